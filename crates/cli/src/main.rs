@@ -1,0 +1,139 @@
+//! `ddb-rollover`: the operator's command line over the core library. It parses flags, builds
+//! one SDK client, calls the core and prints its report; it decides nothing itself.
+
+mod args;
+mod render;
+
+use std::process::ExitCode;
+
+use aws_config::{BehaviorVersion, Region};
+use chrono::Utc;
+use clap::Parser;
+use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::policy::POLICY_ENV;
+use ddb_rollover::{observe, run, status, ApplyOptions, Operation, Policy, PolicyDocument, PolicyError};
+
+use args::{Cli, Command, Output};
+
+/// Exit codes: 0 nothing failed, 1 an action or AWS call failed, 2 bad input (before any AWS call).
+const EXIT_FAILED: u8 = 1;
+const EXIT_BAD_INPUT: u8 = 2;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("DDB_ROLLOVER_LOG").unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let policy = match load_policy(&cli) {
+        Ok(policy) => policy,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let control = DynamoDb::new(client(&cli).await);
+    let now = cli.at.unwrap_or_else(Utc::now);
+    let options = ApplyOptions {
+        dry_run: cli.dry_run,
+        ..ApplyOptions::default()
+    };
+    match execute(&cli, &policy, &control, now, options).await {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(EXIT_FAILED),
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::from(EXIT_FAILED)
+        }
+    }
+}
+
+/// Runs the subcommand and prints its result; `Ok(false)` when an action failed.
+async fn execute(
+    cli: &Cli,
+    policy: &Policy,
+    control: &DynamoDb,
+    now: chrono::DateTime<Utc>,
+    options: ApplyOptions,
+) -> Result<bool, ddb_rollover::ControlPlaneError> {
+    let operations: &[Operation] = match cli.command {
+        Command::CreateNew => &[Operation::CreateNew],
+        Command::ResizeOld => &[Operation::ResizeOld],
+        Command::Plan => &[Operation::CreateNew, Operation::ResizeOld],
+        Command::Status => {
+            let observation = observe(control, policy, options.concurrency).await?;
+            let report = status::status(policy, now, &observation.tables);
+            match cli.output {
+                Output::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),
+                Output::Table => print!("{}", render::status_report(&report)),
+            }
+            for error in &observation.unreadable {
+                eprintln!("warning: {error}");
+            }
+            return Ok(observation.unreadable.is_empty());
+        }
+    };
+    let options = ApplyOptions {
+        dry_run: options.dry_run || matches!(cli.command, Command::Plan),
+        ..options
+    };
+    let mut reports = Vec::new();
+    for &operation in operations {
+        reports.push(run(control, policy, operation, now, options).await?);
+    }
+    match (cli.output, reports.as_slice()) {
+        (Output::Json, [report]) => {
+            println!("{}", serde_json::to_string_pretty(report).expect("serializable"))
+        }
+        (Output::Json, reports) => {
+            let by_operation: serde_json::Map<String, serde_json::Value> = reports
+                .iter()
+                .map(|r| {
+                    (
+                        r.operation.to_string(),
+                        serde_json::to_value(r).expect("serializable"),
+                    )
+                })
+                .collect();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&by_operation).expect("serializable")
+            );
+        }
+        (Output::Table, reports) => {
+            let text: Vec<String> = reports.iter().map(render::run_report).collect();
+            print!("{}", text.join("\n"));
+        }
+    }
+    Ok(reports.iter().all(|r| r.succeeded()))
+}
+
+/// `--policy FILE`, else `$ROLLOVER_POLICY` (JSON), else the defaults; then `--prefix`.
+fn load_policy(cli: &Cli) -> Result<Policy, PolicyError> {
+    let mut document = match (&cli.policy, std::env::var(POLICY_ENV)) {
+        (Some(path), _) => PolicyDocument::load(path)?,
+        (None, Ok(json)) if !json.trim().is_empty() => PolicyDocument::from_json(&json)?,
+        _ => PolicyDocument::default(),
+    };
+    if let Some(prefix) = &cli.prefix {
+        document.prefix = Some(prefix.clone());
+    }
+    document.validate()
+}
+
+async fn client(cli: &Cli) -> aws_sdk_dynamodb::Client {
+    let mut loader = aws_config::defaults(BehaviorVersion::latest());
+    if let Some(region) = &cli.region {
+        loader = loader.region(Region::new(region.clone()));
+    }
+    if let Some(profile) = &cli.profile {
+        loader = loader.profile_name(profile);
+    }
+    if let Some(endpoint) = &cli.endpoint_url {
+        loader = loader.endpoint_url(endpoint);
+    }
+    aws_sdk_dynamodb::Client::new(&loader.load().await)
+}

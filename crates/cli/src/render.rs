@@ -1,0 +1,138 @@
+//! Human-readable tables for the terminal; `--output json` prints the core's reports as-is.
+
+use ddb_rollover::observed::Billing;
+use ddb_rollover::plan::Decision;
+use ddb_rollover::report::{RunReport, Summary};
+use ddb_rollover::status::StatusReport;
+
+/// Left-aligned columns, two spaces apart; the last column is not padded.
+fn columns(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    for row in std::iter::once(&header).chain(rows) {
+        let last = row.len().saturating_sub(1);
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(i, cell)| {
+                if i == last {
+                    cell.clone()
+                } else {
+                    format!("{cell:<width$}", width = widths[i])
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn opt<T: ToString>(value: Option<T>) -> String {
+    value.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
+fn billing(value: Option<Billing>) -> String {
+    opt(value)
+}
+
+fn action(decision: &Decision) -> String {
+    match decision {
+        Decision::Create(spec) => format!("create {}", spec.capacity),
+        Decision::Update(change) => format!("update to {}", change.to),
+        Decision::Unchanged => "none".into(),
+        Decision::Deferred { .. } => "defer".into(),
+        Decision::Skipped => "skip".into(),
+        Decision::Foreign => "foreign".into(),
+    }
+}
+
+pub fn summary(summary: &Summary) -> String {
+    format!(
+        "{} done, {} planned, {} unchanged, {} deferred, {} failed, {} foreign, {} skipped",
+        summary.done,
+        summary.planned,
+        summary.unchanged,
+        summary.deferred,
+        summary.failed,
+        summary.foreign,
+        summary.skipped
+    )
+}
+
+pub fn run_report(report: &RunReport) -> String {
+    let rows: Vec<Vec<String>> = report
+        .tables
+        .iter()
+        .map(|line| {
+            let reason = match &line.error {
+                Some(error) => format!("{} ({error})", line.item.reason),
+                None => line.item.reason.clone(),
+            };
+            vec![
+                line.item.table.clone(),
+                opt(line.item.age),
+                opt(line.item.phase),
+                opt(line.item.status.clone()),
+                billing(line.item.billing),
+                action(&line.item.decision),
+                line.outcome.as_str().to_string(),
+                reason,
+            ]
+        })
+        .collect();
+    format!(
+        "{}{} at {} (current period {}, prefix {}){}\n{}{}\n",
+        if report.dry_run { "[dry run] " } else { "" },
+        report.operation,
+        report.at.to_rfc3339(),
+        report.current_period,
+        report.prefix,
+        if rows.is_empty() { "\nno tables" } else { "" },
+        columns(
+            &["TABLE", "AGE", "PHASE", "STATUS", "CAPACITY", "ACTION", "OUTCOME", "REASON"],
+            &rows
+        ),
+        summary(&report.summary)
+    )
+}
+
+pub fn status_report(report: &StatusReport) -> String {
+    let rows: Vec<Vec<String>> = report
+        .tables
+        .iter()
+        .map(|line| {
+            let next = match line.pending_change() {
+                Some((operation, next)) => {
+                    format!("{operation}: {}: {}", action(&next.decision), next.reason)
+                }
+                None => "nothing".into(),
+            };
+            vec![
+                line.table.clone(),
+                opt(line.period.clone()),
+                opt(line.age),
+                opt(line.phase),
+                line.status.clone().unwrap_or_else(|| "MISSING".into()),
+                billing(line.billing),
+                next,
+            ]
+        })
+        .collect();
+    format!(
+        "status at {} (current period {}, prefix {})\n{}",
+        report.at.to_rfc3339(),
+        report.current_period,
+        report.prefix,
+        columns(
+            &["TABLE", "PERIOD", "AGE", "PHASE", "STATUS", "CAPACITY", "NEXT RUN"],
+            &rows
+        )
+    )
+}

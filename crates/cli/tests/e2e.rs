@@ -1,0 +1,509 @@
+//! End to end: the real `ddb-rollover` binary against real local DynamoDB servers (moto and
+//! dynalite), each test on its own fresh server. Results are read back with DescribeTable,
+//! never taken from our own report.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, KeySchemaElement, KeyType, ProvisionedThroughput, ScalarAttributeType, TableStatus,
+};
+use aws_sdk_dynamodb::Client;
+use chrono::NaiveDate;
+use serde_json::Value;
+use testkit::{LocalDynamo, Server};
+
+const HOT: (i64, i64) = (300, 1000);
+const WARM: (i64, i64) = (100, 1);
+const COLD: (i64, i64) = (1, 1);
+
+struct Harness {
+    server: LocalDynamo,
+    client: Client,
+}
+
+struct CliRun {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl CliRun {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", self.stdout, self.stderr))
+    }
+}
+
+impl Harness {
+    async fn start(server: Server) -> Harness {
+        let server = LocalDynamo::start(server);
+        let client = server.client().await;
+        Harness { server, client }
+    }
+
+    fn cli(&self, args: &[&str]) -> CliRun {
+        let output = Command::new(env!("CARGO_BIN_EXE_ddb-rollover"))
+            .args(["--endpoint-url", self.server.endpoint(), "--region", "us-east-1"])
+            .args(args)
+            .envs(self.server.env())
+            .env_remove("ROLLOVER_POLICY")
+            .output()
+            .expect("run ddb-rollover");
+        CliRun {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// Runs a command at `at` with JSON output and checks it succeeded.
+    fn run_at(&self, command: &str, at: &str) -> Value {
+        let run = self.cli(&["--output", "json", "--at", at, command]);
+        assert_eq!(
+            run.code,
+            0,
+            "{command} at {at} failed on {}:\n{}\n{}",
+            self.server.name(),
+            run.stdout,
+            run.stderr
+        );
+        run.json()
+    }
+
+    /// Every table with its (RCU, WCU), read back from the server.
+    async fn capacities(&self) -> BTreeMap<String, (i64, i64)> {
+        let names = self
+            .client
+            .list_tables()
+            .into_paginator()
+            .items()
+            .send()
+            .try_collect()
+            .await
+            .unwrap();
+        let mut tables = BTreeMap::new();
+        for name in names {
+            let table = self
+                .client
+                .describe_table()
+                .table_name(&name)
+                .send()
+                .await
+                .unwrap();
+            let throughput = table.table().unwrap().provisioned_throughput().unwrap();
+            tables.insert(
+                name,
+                (
+                    throughput.read_capacity_units().unwrap(),
+                    throughput.write_capacity_units().unwrap(),
+                ),
+            );
+        }
+        tables
+    }
+
+    async fn create_foreign_table(&self, name: &str) {
+        self.client
+            .create_table()
+            .table_name(name)
+            .attribute_definitions(
+                AttributeDefinition::builder()
+                    .attribute_name("id")
+                    .attribute_type(ScalarAttributeType::S)
+                    .build()
+                    .unwrap(),
+            )
+            .key_schema(
+                KeySchemaElement::builder()
+                    .attribute_name("id")
+                    .key_type(KeyType::Hash)
+                    .build()
+                    .unwrap(),
+            )
+            .provisioned_throughput(
+                ProvisionedThroughput::builder()
+                    .read_capacity_units(5)
+                    .write_capacity_units(5)
+                    .build()
+                    .unwrap(),
+            )
+            .send()
+            .await
+            .unwrap();
+    }
+
+    async fn wait_until_active(&self, names: &[&str]) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        for name in names {
+            loop {
+                let table = self
+                    .client
+                    .describe_table()
+                    .table_name(*name)
+                    .send()
+                    .await
+                    .unwrap();
+                if table.table().unwrap().table_status() == Some(&TableStatus::Active) {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "{name} never became ACTIVE");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
+fn day(start: NaiveDate, offset: i64) -> NaiveDate {
+    start + chrono::Duration::days(offset)
+}
+
+fn table(date: NaiveDate) -> String {
+    format!("timeseries_{date}")
+}
+
+/// One scheduled day: create_new at 23:45, then resize_old at 00:15 the next day.
+fn run_day(h: &Harness, date: NaiveDate) {
+    h.run_at("create-new", &format!("{date}T23:45:00Z"));
+    h.run_at("resize-old", &format!("{}T00:15:00Z", day(date, 1)));
+}
+
+fn outcome_of<'a>(report: &'a Value, table: &str) -> &'a str {
+    report["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|line| line["table"] == table)
+        .unwrap_or_else(|| panic!("{table} not in report {report:#}"))["outcome"]
+        .as_str()
+        .unwrap()
+}
+
+fn dynalite() -> Server {
+    Server::Dynalite {
+        create_ms: 0,
+        update_ms: 0,
+    }
+}
+
+async fn ten_day_simulation(server: Server) {
+    let h = Harness::start(server).await;
+    let start = NaiveDate::from_ymd_opt(2018, 10, 20).unwrap();
+    for d in 0..10 {
+        run_day(&h, day(start, d));
+    }
+    // After resize_old at 2018-10-30T00:15 the current table is 10-30: hot; 10-29: yesterday; older: cold.
+    let mut expected: BTreeMap<String, (i64, i64)> = (0..9).map(|d| (table(day(start, d)), COLD)).collect();
+    expected.insert(table(day(start, 9)), WARM);
+    expected.insert(table(day(start, 10)), HOT);
+    assert_eq!(h.capacities().await, expected, "on {}", h.server.name());
+}
+
+#[tokio::test]
+async fn ten_days_end_with_the_blogs_capacities_on_moto() {
+    ten_day_simulation(Server::Moto).await;
+}
+
+#[tokio::test]
+async fn ten_days_end_with_the_blogs_capacities_on_dynalite() {
+    ten_day_simulation(dynalite()).await;
+}
+
+async fn create_new_builds_tomorrows_table(server: Server) {
+    let h = Harness::start(server).await;
+    let run = h.cli(&[
+        "--prefix",
+        "timeseries",
+        "--at",
+        "2018-10-25T23:45:00Z",
+        "create-new",
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("timeseries_2018-10-26"), "{}", run.stdout);
+    let tables = h.capacities().await;
+    assert_eq!(tables.get("timeseries_2018-10-26"), Some(&HOT));
+    h.run_at("resize-old", "2018-10-26T00:15:00Z");
+    h.run_at("create-new", "2018-10-26T23:45:00Z");
+    h.run_at("resize-old", "2018-10-27T00:15:00Z");
+    let tables = h.capacities().await;
+    assert_eq!(tables.get("timeseries_2018-10-25"), Some(&COLD));
+    assert_eq!(tables.get("timeseries_2018-10-26"), Some(&WARM));
+    assert_eq!(tables.get("timeseries_2018-10-27"), Some(&HOT));
+}
+
+#[tokio::test]
+async fn create_new_builds_tomorrows_table_on_moto() {
+    create_new_builds_tomorrows_table(Server::Moto).await;
+}
+
+#[tokio::test]
+async fn create_new_builds_tomorrows_table_on_dynalite() {
+    create_new_builds_tomorrows_table(dynalite()).await;
+}
+
+async fn every_command_twice_changes_nothing_the_second_time(server: Server) {
+    let h = Harness::start(server).await;
+    let start = NaiveDate::from_ymd_opt(2018, 10, 20).unwrap();
+    for d in 0..3 {
+        run_day(&h, day(start, d));
+    }
+    for (command, at) in [
+        ("create-new", "2018-10-23T23:45:00Z"),
+        ("resize-old", "2018-10-24T00:15:00Z"),
+    ] {
+        let first = h.run_at(command, at);
+        assert!(first["summary"]["done"].as_u64().unwrap() > 0, "{first:#}");
+        let after_first = h.capacities().await;
+        let second = h.run_at(command, at);
+        assert_eq!(second["summary"]["done"], 0, "{second:#}");
+        assert_eq!(second["summary"]["failed"], 0);
+        assert_eq!(
+            h.capacities().await,
+            after_first,
+            "{command} changed something the second time"
+        );
+    }
+    for command in ["plan", "status"] {
+        let before = h.capacities().await;
+        h.run_at(command, "2018-10-26T00:15:00Z");
+        assert_eq!(h.capacities().await, before, "{command} changed something");
+    }
+}
+
+#[tokio::test]
+async fn every_command_twice_changes_nothing_the_second_time_on_moto() {
+    every_command_twice_changes_nothing_the_second_time(Server::Moto).await;
+}
+
+#[tokio::test]
+async fn every_command_twice_changes_nothing_the_second_time_on_dynalite() {
+    every_command_twice_changes_nothing_the_second_time(dynalite()).await;
+}
+
+async fn one_run_converges_after_five_skipped_days(server: Server) {
+    let h = Harness::start(server).await;
+    let start = NaiveDate::from_ymd_opt(2018, 10, 20).unwrap();
+    run_day(&h, day(start, 0));
+    run_day(&h, day(start, 1));
+    // Days 2..=6 are missed entirely; on day 7 each job runs once.
+    run_day(&h, day(start, 7));
+    let mut expected = BTreeMap::new();
+    expected.insert(table(day(start, 0)), COLD);
+    expected.insert(table(day(start, 1)), COLD);
+    expected.insert(table(day(start, 2)), COLD);
+    expected.insert(table(day(start, 7)), WARM);
+    expected.insert(table(day(start, 8)), HOT);
+    assert_eq!(h.capacities().await, expected, "on {}", h.server.name());
+    let again = h.run_at("resize-old", &format!("{}T00:15:00Z", day(start, 8)));
+    assert_eq!(again["summary"]["done"], 0);
+}
+
+#[tokio::test]
+async fn one_run_converges_after_five_skipped_days_on_moto() {
+    one_run_converges_after_five_skipped_days(Server::Moto).await;
+}
+
+#[tokio::test]
+async fn one_run_converges_after_five_skipped_days_on_dynalite() {
+    one_run_converges_after_five_skipped_days(dynalite()).await;
+}
+
+async fn foreign_tables_are_untouched(server: Server) {
+    let h = Harness::start(server).await;
+    let foreign = [
+        "timeseries_backup",
+        "timeseries_2018-10-20-copy",
+        "timeseries_eu_2018-10-20",
+        "orders",
+    ];
+    for name in foreign {
+        h.create_foreign_table(name).await;
+    }
+    let start = NaiveDate::from_ymd_opt(2018, 10, 20).unwrap();
+    for d in 0..4 {
+        run_day(&h, day(start, d));
+    }
+    let tables = h.capacities().await;
+    for name in foreign {
+        assert_eq!(
+            tables.get(name),
+            Some(&(5, 5)),
+            "{name} was changed on {}",
+            h.server.name()
+        );
+    }
+    let report = h.run_at("resize-old", "2018-10-25T00:15:00Z");
+    assert_eq!(report["summary"]["foreign"], 3, "{report:#}");
+    assert_eq!(outcome_of(&report, "timeseries_backup"), "foreign");
+}
+
+#[tokio::test]
+async fn foreign_tables_are_untouched_on_moto() {
+    foreign_tables_are_untouched(Server::Moto).await;
+}
+
+#[tokio::test]
+async fn foreign_tables_are_untouched_on_dynalite() {
+    foreign_tables_are_untouched(dynalite()).await;
+}
+
+/// dynalite keeps new and updated tables in CREATING / UPDATING for a while, as DynamoDB does.
+#[tokio::test]
+async fn busy_tables_are_deferred_and_done_on_a_later_run_on_dynalite() {
+    let h = Harness::start(Server::Dynalite {
+        create_ms: 1500,
+        update_ms: 1500,
+    })
+    .await;
+
+    // Created at 23:45 and still CREATING when a (late) resize run comes along.
+    h.run_at("create-new", "2018-10-25T23:45:00Z");
+    let report = h.run_at("resize-old", "2018-10-28T00:15:00Z");
+    assert_eq!(
+        outcome_of(&report, "timeseries_2018-10-25"),
+        "deferred",
+        "{report:#}"
+    );
+    assert_eq!(outcome_of(&report, "timeseries_2018-10-26"), "deferred");
+    assert_eq!(h.capacities().await.get("timeseries_2018-10-25"), Some(&HOT));
+    h.wait_until_active(&["timeseries_2018-10-25", "timeseries_2018-10-26"])
+        .await;
+    let report = h.run_at("resize-old", "2018-10-28T00:15:00Z");
+    assert_eq!(outcome_of(&report, "timeseries_2018-10-25"), "done", "{report:#}");
+    assert_eq!(outcome_of(&report, "timeseries_2018-10-26"), "done");
+
+    // Just updated to the warm phase and still UPDATING when the next phase is due.
+    h.run_at("create-new", "2018-10-28T23:45:00Z");
+    h.wait_until_active(&["timeseries_2018-10-28", "timeseries_2018-10-29"])
+        .await;
+    let report = h.run_at("resize-old", "2018-10-29T00:15:00Z");
+    assert_eq!(outcome_of(&report, "timeseries_2018-10-28"), "done", "{report:#}");
+    let report = h.run_at("resize-old", "2018-10-30T00:15:00Z");
+    assert_eq!(
+        outcome_of(&report, "timeseries_2018-10-28"),
+        "deferred",
+        "{report:#}"
+    );
+    h.wait_until_active(&["timeseries_2018-10-28"]).await;
+    let report = h.run_at("resize-old", "2018-10-30T00:15:00Z");
+    assert_eq!(outcome_of(&report, "timeseries_2018-10-28"), "done", "{report:#}");
+    h.wait_until_active(&["timeseries_2018-10-28", "timeseries_2018-10-29"])
+        .await;
+    let tables = h.capacities().await;
+    assert_eq!(tables.get("timeseries_2018-10-28"), Some(&COLD));
+    assert_eq!(tables.get("timeseries_2018-10-29"), Some(&WARM));
+}
+
+/// ListTables pages at 100 names: tables after the first page must still be found.
+#[tokio::test]
+async fn tables_beyond_the_first_list_page_are_found_on_moto() {
+    let h = Harness::start(Server::Moto).await;
+    for i in 0..105 {
+        h.create_foreign_table(&format!("other_{i:03}")).await;
+    }
+    h.run_at("create-new", "2018-10-25T23:45:00Z");
+    let report = h.run_at("resize-old", "2018-10-27T00:15:00Z");
+    assert_eq!(outcome_of(&report, "timeseries_2018-10-25"), "done", "{report:#}");
+    assert_eq!(outcome_of(&report, "timeseries_2018-10-26"), "done");
+}
+
+#[tokio::test]
+async fn status_shows_age_phase_and_next_run_on_moto() {
+    let h = Harness::start(Server::Moto).await;
+    h.run_at("create-new", "2018-10-25T23:45:00Z");
+    let status = h.run_at("status", "2018-10-27T00:15:00Z");
+    let lines = status["tables"].as_array().unwrap();
+    let by_name: BTreeMap<&str, &Value> = lines.iter().map(|l| (l["table"].as_str().unwrap(), l)).collect();
+    let old = by_name["timeseries_2018-10-25"];
+    assert_eq!(old["age"], 2);
+    assert_eq!(old["phase"], 2);
+    assert_eq!(old["resize_old"]["decision"]["action"], "update");
+    assert_eq!(by_name["timeseries_2018-10-27"]["status"], Value::Null);
+    assert_eq!(
+        by_name["timeseries_2018-10-27"]["create_new"]["decision"]["action"],
+        "create"
+    );
+    let text = h.cli(&["--at", "2018-10-27T00:15:00Z", "status"]);
+    assert_eq!(text.code, 0);
+    assert!(
+        text.stdout.contains("MISSING") && text.stdout.contains("resize_old: update to 1 RCU / 1 WCU"),
+        "{}",
+        text.stdout
+    );
+}
+
+#[tokio::test]
+async fn bad_input_exits_2_before_any_aws_call() {
+    // Nothing listens on this endpoint: a call would fail with exit 1, not 2.
+    let bad = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ddb-rollover"))
+            .args(["--endpoint-url", "http://127.0.0.1:9", "--region", "us-east-1"])
+            .args(args)
+            .env("AWS_ACCESS_KEY_ID", "x")
+            .env("AWS_SECRET_ACCESS_KEY", "x")
+            .env_remove("ROLLOVER_POLICY")
+            .output()
+            .unwrap()
+    };
+    let dir = std::env::temp_dir().join(format!("ddb-rollover-e2e-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let policy = dir.join("bad.toml");
+    std::fs::write(
+        &policy,
+        "premake = 1000\n[[phases]]\nmin_age = 0\nread = 0\nwrite = 5\n",
+    )
+    .unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--prefix", "bad prefix!", "create-new"], "prefix"),
+        (vec!["--at", "yesterday", "create-new"], "--at"),
+        (
+            vec!["--policy", policy.to_str().unwrap(), "plan"],
+            "phases[0].read",
+        ),
+        (
+            vec!["--policy", "/nonexistent/policy.toml", "plan"],
+            "/nonexistent/policy.toml",
+        ),
+        (vec!["--output", "yaml", "status"], "--output"),
+    ];
+    for (args, named) in cases {
+        let started = Instant::now();
+        let output = bad(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(named), "{args:?} should name {named}: {stderr}");
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+    let output = bad(&["--at", "2018-10-25T23:45:00Z", "create-new"]);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "an unreachable endpoint is a failed run, not bad input"
+    );
+}
+
+#[tokio::test]
+async fn policy_from_the_environment_on_moto() {
+    let h = Harness::start(Server::Moto).await;
+    let output = Command::new(env!("CARGO_BIN_EXE_ddb-rollover"))
+        .args(["--endpoint-url", h.server.endpoint(), "--region", "us-east-1", "--output", "json"])
+        .args(["--at", "2018-10-25T10:00:00Z", "create-new"])
+        .envs(h.server.env())
+        .env(
+            "ROLLOVER_POLICY",
+            r#"{"prefix":"metrics","period":"month","premake":2,"phases":[{"min_age":0,"read":5,"write":50}]}"#,
+        )
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let tables = h.capacities().await;
+    let names: Vec<_> = tables.keys().cloned().collect();
+    assert_eq!(names, ["metrics_2018-10", "metrics_2018-11", "metrics_2018-12"]);
+    assert!(tables.values().all(|c| *c == (5, 50)));
+}

@@ -1,0 +1,53 @@
+//! The control-plane calls the executor needs, as a trait: implemented on the AWS SDK client
+//! in [`crate::dynamodb`], and by in-memory fakes in tests.
+
+use std::future::Future;
+
+use crate::observed::ObservedTable;
+use crate::plan::{CapacityChange, TableSpec};
+
+/// How the executor should treat a failed call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// CreateTable on a name that exists (ResourceInUseException): for us, done.
+    AlreadyExists,
+    /// The table is CREATING, UPDATING or DELETING (ResourceInUseException on update): defer.
+    InUse,
+    /// LimitExceededException: too many decreases or concurrent control-plane operations: defer.
+    LimitExceeded,
+    /// ResourceNotFoundException.
+    NotFound,
+    /// Anything else: the table's action failed; the run goes on with the rest.
+    Other,
+}
+
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{operation} {table}: {message}")]
+pub struct ControlPlaneError {
+    pub kind: ErrorKind,
+    pub operation: &'static str,
+    pub table: String,
+    pub message: String,
+}
+
+/// The DynamoDB control plane as the executor sees it.
+pub trait ControlPlane: Sync {
+    /// Every table name that starts with `prefix`, across all ListTables pages.
+    fn list_table_names(
+        &self,
+        prefix: &str,
+    ) -> impl Future<Output = Result<Vec<String>, ControlPlaneError>> + Send;
+
+    /// `Ok(None)` when the table does not exist.
+    fn describe_table(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<ObservedTable>, ControlPlaneError>> + Send;
+
+    fn create_table(&self, spec: &TableSpec) -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
+
+    fn update_capacity(
+        &self,
+        change: &CapacityChange,
+    ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
+}

@@ -1,0 +1,24 @@
+//! ddb-rollover: one DynamoDB table per time period.
+//!
+//! Every decision lives in this crate: [`period`] turns instants into periods and labels,
+//! [`policy`] describes what each table should look like at each age, [`plan`] is the pure
+//! planner, [`apply`] executes a plan through a [`control::ControlPlane`], and [`dynamodb`]
+//! implements that control plane on `aws_sdk_dynamodb::Client`.
+
+pub mod apply;
+pub mod control;
+pub mod dynamodb;
+pub mod limits;
+pub mod naming;
+pub mod observed;
+pub mod period;
+pub mod plan;
+pub mod policy;
+pub mod report;
+pub mod status;
+
+pub use apply::{apply, observe, run, ApplyOptions};
+pub use control::{ControlPlane, ControlPlaneError, ErrorKind};
+pub use plan::{plan, Decision, Operation, Plan, PlanItem};
+pub use policy::{Policy, PolicyDocument, PolicyError};
+pub use report::{Outcome, RunReport};

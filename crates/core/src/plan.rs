@@ -1,0 +1,369 @@
+//! The planner: `plan(policy, now, observed tables, operation)` decides everything a run does.
+//!
+//! Pure on purpose: no I/O, no clock, no randomness. The same inputs always give the same
+//! plan, so a retried scheduled run decides the same thing, and every rule is testable with a
+//! fixed clock. Every item carries the reason for its decision, including the reasons for
+//! doing nothing.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::limits::decrease_allowed;
+use crate::naming::Ownership;
+use crate::observed::{Billing, ObservedTable, TableStatus};
+use crate::period::Slot;
+use crate::policy::{Capacity, KeySchema, Policy};
+
+/// The two scheduled jobs of the blog's DailyResize.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
+    /// Before a boundary: make sure the current and the next `premake` tables exist.
+    CreateNew,
+    /// After a boundary: move every aged table to the phase its age calls for.
+    ResizeOld,
+}
+
+impl Operation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::CreateNew => "create_new",
+            Operation::ResizeOld => "resize_old",
+        }
+    }
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Operation {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "create_new" | "create-new" => Ok(Operation::CreateNew),
+            "resize_old" | "resize-old" => Ok(Operation::ResizeOld),
+            other => Err(format!(
+                "unknown operation {other:?}: use \"create_new\" or \"resize_old\""
+            )),
+        }
+    }
+}
+
+/// Everything CreateTable needs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TableSpec {
+    pub name: String,
+    pub key: KeySchema,
+    pub capacity: Capacity,
+}
+
+/// An UpdateTable that sets provisioned throughput (switching to provisioned if needed).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CapacityChange {
+    pub name: String,
+    pub from: Billing,
+    pub to: Capacity,
+}
+
+impl CapacityChange {
+    /// Whether DynamoDB counts this update against the table's daily decrease budget.
+    pub fn is_decrease(&self) -> bool {
+        match self.from {
+            Billing::Provisioned(from) => self.to.read < from.read || self.to.write < from.write,
+            Billing::OnDemand => false,
+        }
+    }
+}
+
+/// What the run does with one table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Decision {
+    Create(TableSpec),
+    Update(CapacityChange),
+    /// Already as the policy wants it.
+    Unchanged,
+    /// Needs a change that DynamoDB would refuse now; a later run does it.
+    Deferred {
+        retry_after: Option<DateTime<Utc>>,
+    },
+    /// Not this operation's concern.
+    Skipped,
+    /// Has the prefix but no label we can parse: never touched.
+    Foreign,
+}
+
+impl Decision {
+    pub fn is_change(&self) -> bool {
+        matches!(self, Decision::Create(_) | Decision::Update(_))
+    }
+}
+
+/// One table's decision and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PlanItem {
+    pub table: String,
+    /// The period label, for tables we own.
+    pub period: Option<String>,
+    /// Periods since the table's period: 0 is current, negative is a pre-built future table.
+    pub age: Option<i64>,
+    /// Index into the policy's phases that the table's age calls for.
+    pub phase: Option<usize>,
+    /// TableStatus as observed; `None` when the table does not exist.
+    pub status: Option<String>,
+    /// Throughput as observed.
+    pub billing: Option<Billing>,
+    pub decision: Decision,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    pub operation: Operation,
+    pub at: DateTime<Utc>,
+    pub prefix: String,
+    pub current_period: String,
+    /// Sorted by table name, which for owned tables is time order.
+    pub items: Vec<PlanItem>,
+}
+
+/// Decides what `operation` does at `now`, given the tables that exist.
+///
+/// `observed` may hold any tables; only names `{prefix}_{label}` are acted on, names with the
+/// prefix and an unparseable rest are reported as foreign, and all others are ignored.
+pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], operation: Operation) -> Plan {
+    let naming = policy.naming();
+    let calendar = naming.calendar();
+    let current = calendar.floor(now);
+
+    let mut owned: BTreeMap<Slot, &ObservedTable> = BTreeMap::new();
+    let mut items = Vec::new();
+    for table in observed {
+        match naming.classify(&table.name) {
+            Ownership::Owned(slot) => {
+                owned.insert(slot, table);
+            }
+            Ownership::Foreign => items.push(foreign_item(policy, table)),
+            Ownership::Unrelated => {}
+        }
+    }
+
+    let ctx = Context { policy, now, current };
+    match operation {
+        Operation::CreateNew => {
+            let targets = ctx.premake_slots();
+            for &slot in &targets {
+                items.push(ctx.create_new_item(slot, owned.get(&slot).copied()));
+            }
+            for (&slot, table) in &owned {
+                if !targets.contains(&slot) {
+                    let why = if slot < current {
+                        "past period: resize_old's concern"
+                    } else {
+                        "future period beyond premake: left as is until it comes within reach"
+                    };
+                    items.push(ctx.item(slot, Some(table), Decision::Skipped, why.into()));
+                }
+            }
+        }
+        Operation::ResizeOld => {
+            for (&slot, table) in &owned {
+                items.push(ctx.resize_old_item(slot, table));
+            }
+        }
+    }
+    items.sort_by(|a, b| a.table.cmp(&b.table));
+
+    Plan {
+        operation,
+        at: now,
+        prefix: policy.prefix.clone(),
+        current_period: calendar.label(current),
+        items,
+    }
+}
+
+struct Context<'a> {
+    policy: &'a Policy,
+    now: DateTime<Utc>,
+    current: Slot,
+}
+
+impl Context<'_> {
+    /// The current period and the `premake` periods after it.
+    fn premake_slots(&self) -> Vec<Slot> {
+        let calendar = self.policy.calendar();
+        let mut slots = vec![self.current];
+        for _ in 0..self.policy.premake {
+            let last = *slots.last().expect("starts non-empty");
+            slots.push(calendar.next(last));
+        }
+        slots
+    }
+
+    fn age(&self, slot: Slot) -> i64 {
+        self.policy.calendar().periods_between(slot, self.current)
+    }
+
+    fn item(
+        &self,
+        slot: Slot,
+        table: Option<&ObservedTable>,
+        decision: Decision,
+        reason: String,
+    ) -> PlanItem {
+        let naming = self.policy.naming();
+        let age = self.age(slot);
+        PlanItem {
+            table: naming.table_name(slot),
+            period: Some(naming.calendar().label(slot)),
+            age: Some(age),
+            phase: Some(self.policy.phase_index_for_age(age)),
+            status: table.map(|t| t.status.as_str().to_string()),
+            billing: table.map(|t| t.billing),
+            decision,
+            reason,
+        }
+    }
+
+    fn create_new_item(&self, slot: Slot, table: Option<&ObservedTable>) -> PlanItem {
+        let hot = self.policy.hot_phase().capacity;
+        let name = self.policy.naming().table_name(slot);
+        let Some(table) = table else {
+            let when = if slot == self.current {
+                "current"
+            } else {
+                "upcoming"
+            };
+            let spec = TableSpec {
+                name,
+                key: self.policy.key.clone(),
+                capacity: hot,
+            };
+            return self.item(
+                slot,
+                None,
+                Decision::Create(spec),
+                format!("{when} period's table is missing: create it with phase 0 ({hot})"),
+            );
+        };
+        let (decision, reason) = match (&table.status, table.billing) {
+            (TableStatus::Active, Billing::Provisioned(have)) => {
+                let want = Capacity {
+                    read: have.read.max(hot.read),
+                    write: have.write.max(hot.write),
+                };
+                if want == have {
+                    (
+                        Decision::Unchanged,
+                        format!("exists with {have}, at or above phase 0 ({hot})"),
+                    )
+                } else {
+                    let change = CapacityChange {
+                        name,
+                        from: table.billing,
+                        to: want,
+                    };
+                    (
+                        Decision::Update(change),
+                        format!(
+                            "exists with {have}, below phase 0 ({hot}): raise it (create_new never lowers)"
+                        ),
+                    )
+                }
+            }
+            (TableStatus::Active, Billing::OnDemand) => (
+                Decision::Unchanged,
+                "exists and is on-demand: it takes any load; left as is".into(),
+            ),
+            (status, _) => (
+                Decision::Unchanged,
+                format!("exists ({}); left as is", status.as_str()),
+            ),
+        };
+        self.item(slot, Some(table), decision, reason)
+    }
+
+    fn resize_old_item(&self, slot: Slot, table: &ObservedTable) -> PlanItem {
+        let age = self.age(slot);
+        if age <= 0 {
+            let why = if age == 0 {
+                "current period: kept hot by create_new"
+            } else {
+                "future period: kept hot by create_new"
+            };
+            return self.item(slot, Some(table), Decision::Skipped, why.into());
+        }
+        let phase_index = self.policy.phase_index_for_age(age);
+        let want = self.policy.phases[phase_index].capacity;
+        let phase = format!("phase {phase_index} ({want}) for age {age}");
+
+        if table.status != TableStatus::Active {
+            return self.item(
+                slot,
+                Some(table),
+                Decision::Deferred { retry_after: None },
+                format!(
+                    "needs {phase} but is {}: DynamoDB updates only ACTIVE tables; a later run retries",
+                    table.status.as_str()
+                ),
+            );
+        }
+        if table.billing == Billing::Provisioned(want) {
+            return self.item(
+                slot,
+                Some(table),
+                Decision::Unchanged,
+                format!("already at {phase}"),
+            );
+        }
+        let change = CapacityChange {
+            name: table.name.clone(),
+            from: table.billing,
+            to: want,
+        };
+        if change.is_decrease() {
+            if let Err(retry_after) = decrease_allowed(self.now, table.decreases_today, table.last_decrease) {
+                return self.item(
+                    slot,
+                    Some(table),
+                    Decision::Deferred {
+                        retry_after: Some(retry_after),
+                    },
+                    format!(
+                        "needs {phase} but DynamoDB's decrease budget is used up ({} decreases today, last at {}); allowed again at {}",
+                        table.decreases_today,
+                        table.last_decrease.map(|t| t.to_rfc3339()).unwrap_or_default(),
+                        retry_after.to_rfc3339()
+                    ),
+                );
+            }
+        }
+        let reason = format!("{} -> {phase}", table.billing);
+        self.item(slot, Some(table), Decision::Update(change), reason)
+    }
+}
+
+fn foreign_item(policy: &Policy, table: &ObservedTable) -> PlanItem {
+    PlanItem {
+        table: table.name.clone(),
+        period: None,
+        age: None,
+        phase: None,
+        status: Some(table.status.as_str().to_string()),
+        billing: Some(table.billing),
+        decision: Decision::Foreign,
+        reason: format!(
+            "starts with {:?} but the rest is not a {} label: not ours, never touched",
+            format!("{}_", policy.prefix),
+            policy.period
+        ),
+    }
+}

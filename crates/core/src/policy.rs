@@ -1,0 +1,541 @@
+//! The lifecycle policy: which tables exist, what they are called, and what each looks like
+//! at each age. One document (TOML or JSON) serves the CLI and the Lambda functions.
+//!
+//! Parsing is two-step: serde reads a [`PolicyDocument`] whose every field is optional and
+//! unknown keys are rejected; [`PolicyDocument::validate`] fills the blog's defaults and checks
+//! every field, naming the field and what is allowed, before anything talks to AWS.
+
+use std::fmt;
+use std::path::Path;
+
+use chrono_tz::Tz;
+use serde::{Deserialize, Serialize};
+
+use crate::naming::TableNaming;
+use crate::period::{Calendar, PeriodKind};
+
+/// Upper bound for `premake`: each run may create `premake + 1` tables at once, and DynamoDB
+/// allows at most 500 tables in CREATING at a time (fewer on new accounts).
+pub const MAX_PREMAKE: u32 = 100;
+
+/// The environment variable that carries the policy as JSON (Lambda functions, and the CLI
+/// when no `--policy` is given).
+pub const POLICY_ENV: &str = "ROLLOVER_POLICY";
+
+/// A validated policy. Build one with [`Policy::from_toml`], [`Policy::from_json`],
+/// [`Policy::load`] or [`PolicyDocument::validate`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Policy {
+    pub prefix: String,
+    pub period: PeriodKind,
+    pub timezone: Tz,
+    pub premake: u32,
+    pub key: KeySchema,
+    pub phases: Vec<Phase>,
+}
+
+/// Primary key of every table the policy creates.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeySchema {
+    pub partition: KeyAttribute,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sort: Option<KeyAttribute>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyAttribute {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: AttributeKind,
+}
+
+/// DynamoDB scalar key types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AttributeKind {
+    S,
+    N,
+    B,
+}
+
+/// Provisioned read and write capacity units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Capacity {
+    pub read: i64,
+    pub write: i64,
+}
+
+impl fmt::Display for Capacity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} RCU / {} WCU", self.read, self.write)
+    }
+}
+
+/// The settings a table should have once it is at least `min_age` periods old.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Phase {
+    pub min_age: u32,
+    pub capacity: Capacity,
+}
+
+/// The policy document as written by the user: every field optional, unknown keys rejected.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyDocument {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub premake: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<KeySchema>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<Vec<PhaseDocument>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseDocument {
+    pub min_age: i64,
+    pub read: i64,
+    pub write: i64,
+}
+
+/// One invalid field: its path in the document and what to change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("cannot read policy file {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("policy is not valid {format}: {message}")]
+    Syntax { format: &'static str, message: String },
+    #[error("invalid policy:\n  {}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n  "))]
+    Invalid(Vec<FieldError>),
+}
+
+impl PolicyError {
+    /// The invalid fields, if this is a validation error.
+    pub fn fields(&self) -> &[FieldError] {
+        match self {
+            PolicyError::Invalid(fields) => fields,
+            _ => &[],
+        }
+    }
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        PolicyDocument::default()
+            .validate()
+            .expect("the default policy is valid")
+    }
+}
+
+impl Policy {
+    pub fn from_toml(text: &str) -> Result<Policy, PolicyError> {
+        PolicyDocument::from_toml(text)?.validate()
+    }
+
+    pub fn from_json(text: &str) -> Result<Policy, PolicyError> {
+        PolicyDocument::from_json(text)?.validate()
+    }
+
+    /// Reads a policy file: `.json` as JSON, anything else as TOML.
+    pub fn load(path: &Path) -> Result<Policy, PolicyError> {
+        PolicyDocument::load(path)?.validate()
+    }
+
+    pub fn calendar(&self) -> Calendar {
+        Calendar::new(self.period, self.timezone)
+    }
+
+    pub fn naming(&self) -> TableNaming {
+        TableNaming::new(&self.prefix, self.calendar())
+    }
+
+    /// The phase for a table `age` periods old; current and future tables get phase 0.
+    pub fn phase_index_for_age(&self, age: i64) -> usize {
+        self.phases
+            .iter()
+            .rposition(|phase| i64::from(phase.min_age) <= age)
+            .unwrap_or(0)
+    }
+
+    pub fn phase_for_age(&self, age: i64) -> &Phase {
+        &self.phases[self.phase_index_for_age(age)]
+    }
+
+    /// The phase new tables are created with.
+    pub fn hot_phase(&self) -> &Phase {
+        &self.phases[0]
+    }
+
+    /// The document that validates to this policy, for printing and for `ROLLOVER_POLICY`.
+    pub fn to_document(&self) -> PolicyDocument {
+        PolicyDocument {
+            prefix: Some(self.prefix.clone()),
+            period: Some(self.period.to_string()),
+            timezone: Some(self.timezone.name().to_string()),
+            premake: Some(i64::from(self.premake)),
+            key: Some(self.key.clone()),
+            phases: Some(
+                self.phases
+                    .iter()
+                    .map(|p| PhaseDocument {
+                        min_age: i64::from(p.min_age),
+                        read: p.capacity.read,
+                        write: p.capacity.write,
+                    })
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl PolicyDocument {
+    pub fn from_toml(text: &str) -> Result<PolicyDocument, PolicyError> {
+        toml::from_str(text).map_err(|e| PolicyError::Syntax {
+            format: "TOML",
+            message: e.to_string().trim().to_string(),
+        })
+    }
+
+    pub fn from_json(text: &str) -> Result<PolicyDocument, PolicyError> {
+        serde_json::from_str(text).map_err(|e| PolicyError::Syntax {
+            format: "JSON",
+            message: e.to_string(),
+        })
+    }
+
+    pub fn load(path: &Path) -> Result<PolicyDocument, PolicyError> {
+        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        if path.extension().is_some_and(|ext| ext == "json") {
+            Self::from_json(&text)
+        } else {
+            Self::from_toml(&text)
+        }
+    }
+
+    /// Fills the blog's defaults and checks every field; all problems are reported at once.
+    pub fn validate(&self) -> Result<Policy, PolicyError> {
+        let mut errors = Vec::new();
+        let mut fail = |field: &str, message: String| {
+            errors.push(FieldError {
+                field: field.to_string(),
+                message,
+            })
+        };
+
+        let period = match self.period.as_deref().unwrap_or("day").parse::<PeriodKind>() {
+            Ok(period) => Some(period),
+            Err(message) => {
+                fail("period", message.to_string());
+                None
+            }
+        };
+
+        let timezone_name = self.timezone.as_deref().unwrap_or("UTC");
+        let timezone = match timezone_name.parse::<Tz>() {
+            Ok(tz) => Some(tz),
+            Err(_) => {
+                fail(
+                    "timezone",
+                    format!(
+                        "unknown time zone {timezone_name:?}: use an IANA name such as \"UTC\", \"Europe/Berlin\" or \"America/New_York\""
+                    ),
+                );
+                None
+            }
+        };
+
+        let prefix = self.prefix.clone().unwrap_or_else(|| "timeseries".into());
+        if let Some(period) = period {
+            if let Err(message) = TableNaming::check_prefix(&prefix, period) {
+                fail("prefix", message);
+            }
+        }
+
+        let premake = self.premake.unwrap_or(1);
+        if !(0..=i64::from(MAX_PREMAKE)).contains(&premake) {
+            fail(
+                "premake",
+                format!(
+                    "{premake} is out of range: use 0 to {MAX_PREMAKE} periods to pre-build ahead of the current one"
+                ),
+            );
+        }
+
+        let key = self.key.clone().unwrap_or_else(default_key);
+        for (field, attribute) in [
+            ("key.partition", Some(&key.partition)),
+            ("key.sort", key.sort.as_ref()),
+        ] {
+            if let Some(attribute) = attribute {
+                let len = attribute.name.len();
+                if !(1..=255).contains(&len) {
+                    fail(
+                        &format!("{field}.name"),
+                        format!("{:?} must be 1 to 255 bytes long", attribute.name),
+                    );
+                }
+            }
+        }
+        if key
+            .sort
+            .as_ref()
+            .is_some_and(|sort| sort.name == key.partition.name)
+        {
+            fail(
+                "key.sort.name",
+                format!(
+                    "{:?} is also the partition key: use a different attribute name",
+                    key.partition.name
+                ),
+            );
+        }
+
+        let phases = self.phases.clone().unwrap_or_else(default_phases);
+        if phases.is_empty() {
+            fail(
+                "phases",
+                "must list at least one phase, starting with min_age = 0".into(),
+            );
+        }
+        let mut previous_age: Option<i64> = None;
+        for (i, phase) in phases.iter().enumerate() {
+            let field = format!("phases[{i}]");
+            match previous_age {
+                None if phase.min_age != 0 => fail(
+                    &format!("{field}.min_age"),
+                    format!(
+                        "the first phase must have min_age = 0 (the current and pre-built tables), not {}",
+                        phase.min_age
+                    ),
+                ),
+                Some(previous) if phase.min_age <= previous => fail(
+                    &format!("{field}.min_age"),
+                    format!(
+                        "{} must be greater than the previous phase's min_age ({previous}): phases are listed youngest first",
+                        phase.min_age
+                    ),
+                ),
+                _ if phase.min_age > i64::from(u32::MAX) => fail(
+                    &format!("{field}.min_age"),
+                    format!("{} is too large", phase.min_age),
+                ),
+                _ => {}
+            }
+            previous_age = Some(phase.min_age);
+            for (name, units) in [("read", phase.read), ("write", phase.write)] {
+                if units < 1 {
+                    fail(
+                        &format!("{field}.{name}"),
+                        format!("{units} capacity units is below DynamoDB's minimum: use 1 or more"),
+                    );
+                }
+            }
+        }
+
+        if !errors.is_empty() {
+            return Err(PolicyError::Invalid(errors));
+        }
+        Ok(Policy {
+            prefix,
+            period: period.expect("checked above"),
+            timezone: timezone.expect("checked above"),
+            premake: premake as u32,
+            key,
+            phases: phases
+                .into_iter()
+                .map(|p| Phase {
+                    min_age: p.min_age as u32,
+                    capacity: Capacity {
+                        read: p.read,
+                        write: p.write,
+                    },
+                })
+                .collect(),
+        })
+    }
+}
+
+/// The blog's key: numeric partition and sort keys `pk` / `sk`.
+fn default_key() -> KeySchema {
+    KeySchema {
+        partition: KeyAttribute {
+            name: "pk".into(),
+            kind: AttributeKind::N,
+        },
+        sort: Some(KeyAttribute {
+            name: "sk".into(),
+            kind: AttributeKind::N,
+        }),
+    }
+}
+
+/// The blog's capacities: today 300/1000, yesterday 100/1, older 1/1.
+fn default_phases() -> Vec<PhaseDocument> {
+    [(0, 300, 1000), (1, 100, 1), (2, 1, 1)]
+        .into_iter()
+        .map(|(min_age, read, write)| PhaseDocument { min_age, read, write })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_document_gives_the_blogs_defaults() {
+        let policy = Policy::from_toml("").unwrap();
+        assert_eq!(policy.prefix, "timeseries");
+        assert_eq!(policy.period, PeriodKind::Day);
+        assert_eq!(policy.timezone, Tz::UTC);
+        assert_eq!(policy.premake, 1);
+        assert_eq!(policy.key, default_key());
+        let caps: Vec<_> = policy
+            .phases
+            .iter()
+            .map(|p| (p.min_age, p.capacity.read, p.capacity.write))
+            .collect();
+        assert_eq!(caps, vec![(0, 300, 1000), (1, 100, 1), (2, 1, 1)]);
+    }
+
+    #[test]
+    fn toml_and_json_agree() {
+        let toml = r#"
+            prefix = "metrics"
+            period = "hour"
+            timezone = "Europe/Berlin"
+            premake = 3
+            [key]
+            partition = { name = "device", type = "S" }
+            [[phases]]
+            min_age = 0
+            read = 10
+            write = 50
+            [[phases]]
+            min_age = 24
+            read = 1
+            write = 1
+        "#;
+        let json = r#"{"prefix":"metrics","period":"hour","timezone":"Europe/Berlin","premake":3,
+            "key":{"partition":{"name":"device","type":"S"}},
+            "phases":[{"min_age":0,"read":10,"write":50},{"min_age":24,"read":1,"write":1}]}"#;
+        let a = Policy::from_toml(toml).unwrap();
+        let b = Policy::from_json(json).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.period, PeriodKind::Hours(1));
+        assert_eq!(a.key.sort, None);
+        assert_eq!(
+            Policy::from_json(&serde_json::to_string(&a.to_document()).unwrap()).unwrap(),
+            a
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected_with_their_name() {
+        let err = Policy::from_toml("prefx = \"x\"").unwrap_err();
+        assert!(err.to_string().contains("prefx"), "{err}");
+        let err = Policy::from_json(r#"{"phases":[{"min_age":0,"read":1,"write":1,"rcu":5}]}"#).unwrap_err();
+        assert!(err.to_string().contains("rcu"), "{err}");
+    }
+
+    fn invalid_fields(toml: &str) -> Vec<String> {
+        match Policy::from_toml(toml) {
+            Err(PolicyError::Invalid(fields)) => fields.into_iter().map(|f| f.field).collect(),
+            other => panic!("expected a validation error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_bad_field_is_named() {
+        assert_eq!(invalid_fields("period = \"fortnight\""), ["period"]);
+        assert_eq!(invalid_fields("timezone = \"Mars/Olympus\""), ["timezone"]);
+        assert_eq!(invalid_fields("prefix = \"bad name!\""), ["prefix"]);
+        assert_eq!(invalid_fields("prefix = \"\""), ["prefix"]);
+        assert_eq!(
+            invalid_fields(&format!("prefix = \"{}\"", "p".repeat(250))),
+            ["prefix"]
+        );
+        assert_eq!(invalid_fields("premake = -1"), ["premake"]);
+        assert_eq!(invalid_fields("premake = 101"), ["premake"]);
+        assert_eq!(
+            invalid_fields("[key]\npartition = { name = \"\", type = \"S\" }"),
+            ["key.partition.name"]
+        );
+        assert_eq!(
+            invalid_fields(
+                "[key]\npartition = { name = \"a\", type = \"S\" }\nsort = { name = \"a\", type = \"N\" }"
+            ),
+            ["key.sort.name"]
+        );
+        assert_eq!(invalid_fields("phases = []"), ["phases"]);
+        assert_eq!(
+            invalid_fields("[[phases]]\nmin_age = 1\nread = 1\nwrite = 1"),
+            ["phases[0].min_age"]
+        );
+        assert_eq!(
+            invalid_fields(
+                "[[phases]]\nmin_age = 0\nread = 0\nwrite = 1\n[[phases]]\nmin_age = 0\nread = 1\nwrite = -5"
+            ),
+            ["phases[0].read", "phases[1].min_age", "phases[1].write"]
+        );
+    }
+
+    #[test]
+    fn messages_say_what_is_allowed() {
+        let err = Policy::from_toml("premake = 500").unwrap_err().to_string();
+        assert!(err.contains("premake") && err.contains("0 to 100"), "{err}");
+        let err = Policy::from_toml("period = \"5h\"").unwrap_err().to_string();
+        assert!(err.contains("period") && err.contains("day"), "{err}");
+        let err = Policy::from_toml("key = { partition = { name = \"a\", type = \"X\" } }")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("X"), "{err}");
+    }
+
+    #[test]
+    fn phase_lookup_by_age() {
+        let policy = Policy::default();
+        assert_eq!(policy.phase_index_for_age(-3), 0);
+        assert_eq!(policy.phase_index_for_age(0), 0);
+        assert_eq!(policy.phase_index_for_age(1), 1);
+        assert_eq!(policy.phase_index_for_age(2), 2);
+        assert_eq!(policy.phase_index_for_age(400), 2);
+    }
+
+    #[test]
+    fn longest_table_name_fits() {
+        let longest_ok = 255 - 1 - crate::naming::max_label_len(PeriodKind::Day);
+        let doc = PolicyDocument {
+            prefix: Some("p".repeat(longest_ok)),
+            ..Default::default()
+        };
+        assert!(doc.validate().is_ok());
+        let doc = PolicyDocument {
+            prefix: Some("p".repeat(longest_ok + 1)),
+            ..Default::default()
+        };
+        assert!(doc.validate().is_err());
+        assert_eq!(crate::naming::MAX_TABLE_NAME, 255);
+    }
+}

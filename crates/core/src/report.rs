@@ -1,0 +1,114 @@
+//! The RunReport: what a run did with each table, as the CLI prints it and the Lambda
+//! functions return it.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::plan::{Operation, PlanItem};
+
+/// What became of one plan item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The change was made (or a concurrent run had made it).
+    Done,
+    /// Dry run: the change would be made.
+    Planned,
+    /// Nothing to change.
+    Unchanged,
+    /// A change is needed but DynamoDB would refuse it now; a later run does it.
+    Deferred,
+    /// The call failed; see `error`.
+    Failed,
+    /// Has the prefix but is not ours; never touched.
+    Foreign,
+    /// Not this operation's concern.
+    Skipped,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Done => "done",
+            Outcome::Planned => "planned",
+            Outcome::Unchanged => "unchanged",
+            Outcome::Deferred => "deferred",
+            Outcome::Failed => "failed",
+            Outcome::Foreign => "foreign",
+            Outcome::Skipped => "skipped",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TableLine {
+    #[serde(flatten)]
+    pub item: PlanItem,
+    pub outcome: Outcome,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub done: usize,
+    pub planned: usize,
+    pub unchanged: usize,
+    pub deferred: usize,
+    pub failed: usize,
+    pub foreign: usize,
+    pub skipped: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RunReport {
+    pub operation: Operation,
+    pub at: DateTime<Utc>,
+    pub prefix: String,
+    pub current_period: String,
+    pub dry_run: bool,
+    pub summary: Summary,
+    pub tables: Vec<TableLine>,
+}
+
+impl RunReport {
+    pub fn new(
+        operation: Operation,
+        at: DateTime<Utc>,
+        prefix: String,
+        current_period: String,
+        dry_run: bool,
+        tables: Vec<TableLine>,
+    ) -> RunReport {
+        let mut summary = Summary::default();
+        for line in &tables {
+            *match line.outcome {
+                Outcome::Done => &mut summary.done,
+                Outcome::Planned => &mut summary.planned,
+                Outcome::Unchanged => &mut summary.unchanged,
+                Outcome::Deferred => &mut summary.deferred,
+                Outcome::Failed => &mut summary.failed,
+                Outcome::Foreign => &mut summary.foreign,
+                Outcome::Skipped => &mut summary.skipped,
+            } += 1;
+        }
+        RunReport {
+            operation,
+            at,
+            prefix,
+            current_period,
+            dry_run,
+            summary,
+            tables,
+        }
+    }
+
+    /// False when any action failed: the CLI exits 1 and the Lambda invocation errors.
+    pub fn succeeded(&self) -> bool {
+        self.summary.failed == 0
+    }
+
+    pub fn lines_with(&self, outcome: Outcome) -> impl Iterator<Item = &TableLine> {
+        self.tables.iter().filter(move |line| line.outcome == outcome)
+    }
+}

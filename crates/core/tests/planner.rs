@@ -1,0 +1,420 @@
+//! The planner's rules, one test each, with a fixed clock.
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use ddb_rollover::observed::{Billing, ObservedTable, TableStatus};
+use ddb_rollover::plan::{plan, CapacityChange, Decision, Operation, Plan};
+use ddb_rollover::policy::{Capacity, Policy};
+
+const HOT: Capacity = Capacity {
+    read: 300,
+    write: 1000,
+};
+const WARM: Capacity = Capacity { read: 100, write: 1 };
+const COLD: Capacity = Capacity { read: 1, write: 1 };
+
+fn at(rfc3339: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(rfc3339).unwrap().with_timezone(&Utc)
+}
+
+fn table(name: &str, capacity: Capacity) -> ObservedTable {
+    ObservedTable {
+        name: name.into(),
+        status: TableStatus::Active,
+        billing: Billing::Provisioned(capacity),
+        decreases_today: 0,
+        last_decrease: None,
+    }
+}
+
+fn with_status(mut t: ObservedTable, status: TableStatus) -> ObservedTable {
+    t.status = status;
+    t
+}
+
+/// (table, action) pairs, where action is create/update with the target capacity.
+fn changes(plan: &Plan) -> Vec<(String, String)> {
+    plan.items
+        .iter()
+        .filter_map(|item| match &item.decision {
+            Decision::Create(spec) => Some((item.table.clone(), format!("create {}", spec.capacity))),
+            Decision::Update(change) => Some((item.table.clone(), format!("update {}", change.to))),
+            _ => None,
+        })
+        .collect()
+}
+
+fn decision_of<'a>(plan: &'a Plan, table: &str) -> &'a Decision {
+    &plan
+        .items
+        .iter()
+        .find(|item| item.table == table)
+        .unwrap_or_else(|| panic!("{table} not in plan: {plan:#?}"))
+        .decision
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+}
+
+#[test]
+fn create_new_before_midnight_builds_tomorrows_table_hot() {
+    let policy = Policy::default();
+    let plan = plan(&policy, at("2018-10-25T23:45:00Z"), &[], Operation::CreateNew);
+    assert_eq!(plan.current_period, "2018-10-25");
+    assert_eq!(
+        changes(&plan),
+        pairs(&[
+            ("timeseries_2018-10-25", "create 300 RCU / 1000 WCU"),
+            ("timeseries_2018-10-26", "create 300 RCU / 1000 WCU"),
+        ])
+    );
+    let Decision::Create(spec) = decision_of(&plan, "timeseries_2018-10-26") else {
+        panic!()
+    };
+    assert_eq!(spec.key, policy.key);
+}
+
+#[test]
+fn create_new_builds_premake_periods_ahead() {
+    let policy = Policy::from_toml("premake = 3").unwrap();
+    let existing = [table("timeseries_2018-10-25", HOT)];
+    let plan = plan(
+        &policy,
+        at("2018-10-25T12:00:00Z"),
+        &existing,
+        Operation::CreateNew,
+    );
+    let created: Vec<_> = changes(&plan).into_iter().map(|(t, _)| t).collect();
+    assert_eq!(
+        created,
+        [
+            "timeseries_2018-10-26",
+            "timeseries_2018-10-27",
+            "timeseries_2018-10-28"
+        ]
+    );
+    assert_eq!(decision_of(&plan, "timeseries_2018-10-25"), &Decision::Unchanged);
+}
+
+#[test]
+fn create_new_never_lowers_but_raises_to_phase_zero() {
+    let policy = Policy::default();
+    let existing = [
+        table(
+            "timeseries_2018-10-25",
+            Capacity {
+                read: 500,
+                write: 2000,
+            },
+        ),
+        table("timeseries_2018-10-26", Capacity { read: 5, write: 1200 }),
+    ];
+    let plan = plan(
+        &policy,
+        at("2018-10-25T23:45:00Z"),
+        &existing,
+        Operation::CreateNew,
+    );
+    assert_eq!(decision_of(&plan, "timeseries_2018-10-25"), &Decision::Unchanged);
+    assert_eq!(
+        decision_of(&plan, "timeseries_2018-10-26"),
+        &Decision::Update(CapacityChange {
+            name: "timeseries_2018-10-26".into(),
+            from: Billing::Provisioned(Capacity { read: 5, write: 1200 }),
+            to: Capacity {
+                read: 300,
+                write: 1200
+            },
+        })
+    );
+}
+
+#[test]
+fn create_new_leaves_past_tables_and_busy_or_on_demand_tables_alone() {
+    let policy = Policy::default();
+    let mut on_demand = table("timeseries_2018-10-26", COLD);
+    on_demand.billing = Billing::OnDemand;
+    let existing = [
+        table("timeseries_2018-10-20", HOT),
+        with_status(table("timeseries_2018-10-25", COLD), TableStatus::Creating),
+        on_demand,
+    ];
+    let plan = plan(
+        &policy,
+        at("2018-10-25T23:45:00Z"),
+        &existing,
+        Operation::CreateNew,
+    );
+    assert!(changes(&plan).is_empty(), "{plan:#?}");
+    assert_eq!(decision_of(&plan, "timeseries_2018-10-20"), &Decision::Skipped);
+    assert_eq!(decision_of(&plan, "timeseries_2018-10-25"), &Decision::Unchanged);
+    assert_eq!(decision_of(&plan, "timeseries_2018-10-26"), &Decision::Unchanged);
+}
+
+#[test]
+fn resize_old_moves_each_table_to_the_phase_of_its_age() {
+    let policy = Policy::default();
+    let existing = [
+        table("timeseries_2018-10-22", HOT),
+        table("timeseries_2018-10-23", WARM),
+        table("timeseries_2018-10-24", COLD),
+        table("timeseries_2018-10-25", HOT),
+        table("timeseries_2018-10-26", HOT),
+        table("timeseries_2018-10-27", HOT),
+    ];
+    let plan = plan(
+        &policy,
+        at("2018-10-26T00:15:00Z"),
+        &existing,
+        Operation::ResizeOld,
+    );
+    assert_eq!(
+        changes(&plan),
+        pairs(&[
+            ("timeseries_2018-10-22", "update 1 RCU / 1 WCU"),
+            ("timeseries_2018-10-23", "update 1 RCU / 1 WCU"),
+            ("timeseries_2018-10-25", "update 100 RCU / 1 WCU"),
+        ])
+    );
+    assert_eq!(decision_of(&plan, "timeseries_2018-10-24"), &Decision::Unchanged);
+    assert_eq!(decision_of(&plan, "timeseries_2018-10-26"), &Decision::Skipped);
+    assert_eq!(decision_of(&plan, "timeseries_2018-10-27"), &Decision::Skipped);
+    let ages: Vec<_> = plan.items.iter().map(|i| i.age.unwrap()).collect();
+    assert_eq!(ages, [4, 3, 2, 1, 0, -1]);
+}
+
+#[test]
+fn resize_old_changes_nothing_that_is_already_right() {
+    let policy = Policy::default();
+    let existing = [
+        table("timeseries_2018-10-24", COLD),
+        table("timeseries_2018-10-25", WARM),
+    ];
+    let plan = plan(
+        &policy,
+        at("2018-10-26T00:15:00Z"),
+        &existing,
+        Operation::ResizeOld,
+    );
+    assert!(changes(&plan).is_empty());
+    assert!(plan.items.iter().all(|i| i.decision == Decision::Unchanged));
+}
+
+#[test]
+fn resize_old_raises_a_table_below_its_phase() {
+    let policy = Policy::default();
+    let existing = [table("timeseries_2018-10-25", COLD)];
+    let plan = plan(
+        &policy,
+        at("2018-10-26T00:15:00Z"),
+        &existing,
+        Operation::ResizeOld,
+    );
+    assert_eq!(
+        changes(&plan),
+        pairs(&[("timeseries_2018-10-25", "update 100 RCU / 1 WCU")])
+    );
+}
+
+#[test]
+fn resize_old_defers_tables_that_are_not_active() {
+    let policy = Policy::default();
+    for status in [
+        TableStatus::Creating,
+        TableStatus::Updating,
+        TableStatus::Deleting,
+        TableStatus::Other("ARCHIVING".into()),
+    ] {
+        let existing = [with_status(table("timeseries_2018-10-20", HOT), status.clone())];
+        let plan = plan(
+            &policy,
+            at("2018-10-26T00:15:00Z"),
+            &existing,
+            Operation::ResizeOld,
+        );
+        assert_eq!(plan.items[0].decision, Decision::Deferred { retry_after: None });
+        assert!(
+            plan.items[0].reason.contains(status.as_str()),
+            "{}",
+            plan.items[0].reason
+        );
+    }
+}
+
+#[test]
+fn resize_old_defers_decreases_beyond_dynamodbs_daily_budget() {
+    let policy = Policy::default();
+    let now = at("2018-10-26T00:15:00Z");
+    let mut spent = table("timeseries_2018-10-24", HOT);
+    spent.decreases_today = 4;
+    spent.last_decrease = Some(now - Duration::minutes(10));
+    let mut rested = table("timeseries_2018-10-23", HOT);
+    rested.decreases_today = 4;
+    rested.last_decrease = Some(now - Duration::minutes(61));
+    let mut yesterday_spent = table("timeseries_2018-10-22", HOT);
+    yesterday_spent.decreases_today = 27;
+    yesterday_spent.last_decrease = Some(now - Duration::minutes(30));
+    let plan = plan(
+        &policy,
+        now,
+        &[spent, rested, yesterday_spent],
+        Operation::ResizeOld,
+    );
+    assert_eq!(
+        decision_of(&plan, "timeseries_2018-10-24"),
+        &Decision::Deferred {
+            retry_after: Some(now + Duration::minutes(50))
+        }
+    );
+    assert!(matches!(
+        decision_of(&plan, "timeseries_2018-10-23"),
+        Decision::Update(_)
+    ));
+    // The last decrease was before midnight UTC: today's budget is fresh.
+    assert!(matches!(
+        decision_of(&plan, "timeseries_2018-10-22"),
+        Decision::Update(_)
+    ));
+}
+
+#[test]
+fn increases_are_not_limited_by_the_decrease_budget() {
+    let policy = Policy::default();
+    let now = at("2018-10-26T00:15:00Z");
+    let mut t = table("timeseries_2018-10-25", COLD);
+    t.decreases_today = 27;
+    t.last_decrease = Some(now - Duration::minutes(1));
+    let plan = plan(&policy, now, &[t], Operation::ResizeOld);
+    assert!(matches!(plan.items[0].decision, Decision::Update(_)));
+}
+
+#[test]
+fn on_demand_tables_switch_to_provisioned_at_any_time() {
+    let policy = Policy::default();
+    let mut t = table("timeseries_2018-10-20", COLD);
+    t.billing = Billing::OnDemand;
+    t.decreases_today = 27;
+    t.last_decrease = Some(at("2018-10-26T00:10:00Z"));
+    let plan = plan(&policy, at("2018-10-26T00:15:00Z"), &[t], Operation::ResizeOld);
+    let Decision::Update(change) = &plan.items[0].decision else {
+        panic!("{plan:#?}")
+    };
+    assert!(!change.is_decrease());
+    assert_eq!(change.to, COLD);
+}
+
+#[test]
+fn foreign_and_unrelated_tables_are_never_touched() {
+    let policy = Policy::default();
+    let existing = [
+        table("timeseries_backup", HOT),
+        table("timeseries_2018-10-20-copy", HOT),
+        table("timeseries_eu_2018-10-20", HOT),
+        table("timeseries2018-10-20", HOT),
+        table("orders", HOT),
+    ];
+    for operation in [Operation::CreateNew, Operation::ResizeOld] {
+        let plan = plan(&policy, at("2018-10-26T00:15:00Z"), &existing, operation);
+        let foreign: Vec<_> = plan
+            .items
+            .iter()
+            .filter(|i| i.decision == Decision::Foreign)
+            .map(|i| i.table.as_str())
+            .collect();
+        assert_eq!(
+            foreign,
+            [
+                "timeseries_2018-10-20-copy",
+                "timeseries_backup",
+                "timeseries_eu_2018-10-20"
+            ]
+        );
+        assert!(changes(&plan)
+            .iter()
+            .all(|(t, _)| t.starts_with("timeseries_2018-10-2") && t.len() == 21));
+        assert!(!plan
+            .items
+            .iter()
+            .any(|i| i.table == "orders" || i.table == "timeseries2018-10-20"));
+    }
+}
+
+#[test]
+fn one_run_catches_up_after_missed_days() {
+    let policy = Policy::default();
+    // Six days of tables, all still hot: the resize runs were missed.
+    let existing: Vec<_> = (20..=26)
+        .map(|d| table(&format!("timeseries_2018-10-{d}"), HOT))
+        .collect();
+    let plan = plan(
+        &policy,
+        at("2018-10-26T00:15:00Z"),
+        &existing,
+        Operation::ResizeOld,
+    );
+    let mut expected: Vec<(String, String)> = (20..=24)
+        .map(|d| {
+            (
+                format!("timeseries_2018-10-{d}"),
+                "update 1 RCU / 1 WCU".to_string(),
+            )
+        })
+        .collect();
+    expected.push(("timeseries_2018-10-25".into(), "update 100 RCU / 1 WCU".into()));
+    assert_eq!(changes(&plan), expected);
+}
+
+#[test]
+fn the_plan_depends_only_on_its_inputs() {
+    let policy = Policy::default();
+    let mut existing: Vec<_> = (15..=26)
+        .map(|d| table(&format!("timeseries_2018-10-{d}"), HOT))
+        .collect();
+    let now = at("2018-10-26T00:15:00Z");
+    let first = plan(&policy, now, &existing, Operation::ResizeOld);
+    existing.reverse();
+    assert_eq!(plan(&policy, now, &existing, Operation::ResizeOld), first);
+}
+
+#[test]
+fn every_item_says_why() {
+    let policy = Policy::default();
+    let existing = [table("timeseries_2018-10-20", HOT), table("timeseries_junk", HOT)];
+    for operation in [Operation::CreateNew, Operation::ResizeOld] {
+        let plan = plan(&policy, at("2018-10-26T00:15:00Z"), &existing, operation);
+        assert!(plan.items.iter().all(|i| !i.reason.is_empty()), "{plan:#?}");
+    }
+}
+
+#[test]
+fn hourly_tables_across_a_dst_change_are_distinct() {
+    let policy = Policy::from_toml("period = \"hour\"\ntimezone = \"Europe/Berlin\"\npremake = 4").unwrap();
+    // 00:30 UTC on 2018-10-28 is 02:30 CEST; Berlin falls back at 01:00 UTC.
+    let plan = plan(
+        &policy,
+        Utc.with_ymd_and_hms(2018, 10, 28, 0, 30, 0).unwrap(),
+        &[],
+        Operation::CreateNew,
+    );
+    let created: Vec<_> = changes(&plan).into_iter().map(|(t, _)| t).collect();
+    assert_eq!(
+        created,
+        [
+            "timeseries_2018-10-28T02",
+            "timeseries_2018-10-28T02.2",
+            "timeseries_2018-10-28T03",
+            "timeseries_2018-10-28T04",
+            "timeseries_2018-10-28T05",
+        ]
+    );
+}
+
+#[test]
+fn monthly_tables_in_a_time_zone() {
+    let policy = Policy::from_toml("period = \"month\"\ntimezone = \"America/New_York\"").unwrap();
+    // 2018-11-01T02:00Z is still October 31st in New York.
+    let plan = plan(&policy, at("2018-11-01T02:00:00Z"), &[], Operation::CreateNew);
+    assert_eq!(plan.current_period, "2018-10");
+    let created: Vec<_> = changes(&plan).into_iter().map(|(t, _)| t).collect();
+    assert_eq!(created, ["timeseries_2018-10", "timeseries_2018-11"]);
+}

@@ -1,0 +1,305 @@
+//! The SDK adapter against aws-smithy-mocks: the error paths no local server produces
+//! (LimitExceededException, ResourceInUseException on update) and response mapping.
+
+use aws_sdk_dynamodb::error::ErrorMetadata;
+use aws_sdk_dynamodb::operation::create_table::CreateTableError;
+use aws_sdk_dynamodb::operation::describe_table::{DescribeTableError, DescribeTableOutput};
+use aws_sdk_dynamodb::operation::list_tables::ListTablesOutput;
+use aws_sdk_dynamodb::operation::update_table::{UpdateTableError, UpdateTableOutput};
+use aws_sdk_dynamodb::types::error::{
+    LimitExceededException, ResourceInUseException, ResourceNotFoundException,
+};
+use aws_sdk_dynamodb::types::{
+    BillingMode, BillingModeSummary, ProvisionedThroughputDescription, TableDescription, TableStatus,
+};
+use aws_sdk_dynamodb::Client;
+use aws_smithy_mocks::{mock, mock_client, RuleMode};
+use chrono::{DateTime, Utc};
+use ddb_rollover::control::{ControlPlane, ErrorKind};
+use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::observed::Billing;
+use ddb_rollover::plan::{CapacityChange, TableSpec};
+use ddb_rollover::policy::{Capacity, Policy};
+use ddb_rollover::{run, ApplyOptions, Operation, Outcome};
+
+fn change(name: &str) -> CapacityChange {
+    CapacityChange {
+        name: name.into(),
+        from: Billing::Provisioned(Capacity {
+            read: 300,
+            write: 1000,
+        }),
+        to: Capacity { read: 1, write: 1 },
+    }
+}
+
+fn described(name: &str, read: i64, write: i64) -> DescribeTableOutput {
+    DescribeTableOutput::builder()
+        .table(
+            TableDescription::builder()
+                .table_name(name)
+                .table_status(TableStatus::Active)
+                .provisioned_throughput(
+                    ProvisionedThroughputDescription::builder()
+                        .read_capacity_units(read)
+                        .write_capacity_units(write)
+                        .number_of_decreases_today(0)
+                        .build(),
+                )
+                .build(),
+        )
+        .build()
+}
+
+#[tokio::test]
+async fn create_on_an_existing_name_means_it_exists() {
+    let rule = mock!(Client::create_table).then_error(|| {
+        CreateTableError::ResourceInUseException(
+            ResourceInUseException::builder()
+                .message("Table already exists")
+                .build(),
+        )
+    });
+    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
+    let spec = TableSpec {
+        name: "timeseries_2018-10-26".into(),
+        key: Policy::default().key,
+        capacity: Capacity {
+            read: 300,
+            write: 1000,
+        },
+    };
+    let error = control.create_table(&spec).await.unwrap_err();
+    assert_eq!(error.kind, ErrorKind::AlreadyExists);
+    assert!(error.message.contains("ResourceInUseException"), "{error}");
+}
+
+#[tokio::test]
+async fn update_errors_are_classified() {
+    let busy = mock!(Client::update_table)
+        .match_requests(|r| r.table_name() == Some("busy"))
+        .then_error(|| UpdateTableError::ResourceInUseException(ResourceInUseException::builder().build()));
+    let limited = mock!(Client::update_table)
+        .match_requests(|r| r.table_name() == Some("limited"))
+        .then_error(|| {
+            UpdateTableError::LimitExceededException(
+                LimitExceededException::builder()
+                    .message("Subscriber limit exceeded: Provisioned throughput decreases are limited")
+                    .build(),
+            )
+        });
+    let invalid = mock!(Client::update_table)
+        .match_requests(|r| r.table_name() == Some("invalid"))
+        .then_error(|| {
+            UpdateTableError::generic(
+                ErrorMetadata::builder()
+                    .code("ValidationException")
+                    .message("The provisioned throughput for the table will not change.")
+                    .build(),
+            )
+        });
+    let client = mock_client!(aws_sdk_dynamodb, RuleMode::MatchAny, [&busy, &limited, &invalid]);
+    let control = DynamoDb::new(client);
+    assert_eq!(
+        control.update_capacity(&change("busy")).await.unwrap_err().kind,
+        ErrorKind::InUse
+    );
+    let error = control.update_capacity(&change("limited")).await.unwrap_err();
+    assert_eq!(error.kind, ErrorKind::LimitExceeded);
+    assert!(error.message.contains("decreases are limited"), "{error}");
+    let error = control.update_capacity(&change("invalid")).await.unwrap_err();
+    assert_eq!(error.kind, ErrorKind::Other);
+    assert!(
+        error
+            .to_string()
+            .contains("UpdateTable invalid: ValidationException"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn update_from_on_demand_switches_billing_mode() {
+    let rule = mock!(Client::update_table)
+        .match_requests(|r| {
+            r.billing_mode() == Some(&BillingMode::Provisioned)
+                && r.provisioned_throughput()
+                    .map(|t| (t.read_capacity_units(), t.write_capacity_units()))
+                    == Some((1, 1))
+        })
+        .then_output(|| UpdateTableOutput::builder().build());
+    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
+    let mut change = change("t");
+    change.from = Billing::OnDemand;
+    control.update_capacity(&change).await.unwrap();
+    assert_eq!(rule.num_calls(), 1);
+}
+
+#[tokio::test]
+async fn list_follows_every_page_and_keeps_only_the_prefix() {
+    let rule = mock!(Client::list_tables)
+        .sequence()
+        .output(|| {
+            ListTablesOutput::builder()
+                .table_names("orders")
+                .table_names("timeseries_2018-10-24")
+                .last_evaluated_table_name("timeseries_2018-10-24")
+                .build()
+        })
+        .output(|| {
+            ListTablesOutput::builder()
+                .table_names("timeseries_2018-10-25")
+                .last_evaluated_table_name("timeseries_2018-10-25")
+                .build()
+        })
+        .output(|| {
+            ListTablesOutput::builder()
+                .table_names("timeseries_2018-10-26")
+                .table_names("zebra")
+                .build()
+        })
+        .build();
+    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
+    let names = control.list_table_names("timeseries_").await.unwrap();
+    assert_eq!(
+        names,
+        [
+            "timeseries_2018-10-24",
+            "timeseries_2018-10-25",
+            "timeseries_2018-10-26"
+        ]
+    );
+    assert_eq!(rule.num_calls(), 3);
+}
+
+#[tokio::test]
+async fn describe_maps_the_fields_decisions_need() {
+    let missing = mock!(Client::describe_table)
+        .match_requests(|r| r.table_name() == Some("gone"))
+        .then_error(|| {
+            DescribeTableError::ResourceNotFoundException(ResourceNotFoundException::builder().build())
+        });
+    let on_demand = mock!(Client::describe_table)
+        .match_requests(|r| r.table_name() == Some("od"))
+        .then_output(|| {
+            DescribeTableOutput::builder()
+                .table(
+                    TableDescription::builder()
+                        .table_name("od")
+                        .table_status(TableStatus::Updating)
+                        .billing_mode_summary(
+                            BillingModeSummary::builder()
+                                .billing_mode(BillingMode::PayPerRequest)
+                                .build(),
+                        )
+                        .build(),
+                )
+                .build()
+        });
+    let provisioned = mock!(Client::describe_table)
+        .match_requests(|r| r.table_name() == Some("prov"))
+        .then_output(|| {
+            DescribeTableOutput::builder()
+                .table(
+                    TableDescription::builder()
+                        .table_name("prov")
+                        .table_status(TableStatus::Active)
+                        .provisioned_throughput(
+                            ProvisionedThroughputDescription::builder()
+                                .read_capacity_units(100)
+                                .write_capacity_units(1)
+                                .number_of_decreases_today(3)
+                                .last_decrease_date_time(aws_smithy_types::DateTime::from_secs(1_540_512_900))
+                                .build(),
+                        )
+                        .build(),
+                )
+                .build()
+        });
+    let client = mock_client!(
+        aws_sdk_dynamodb,
+        RuleMode::MatchAny,
+        [&missing, &on_demand, &provisioned]
+    );
+    let control = DynamoDb::new(client);
+    assert_eq!(control.describe_table("gone").await.unwrap(), None);
+    let od = control.describe_table("od").await.unwrap().unwrap();
+    assert_eq!(od.billing, Billing::OnDemand);
+    assert_eq!(od.status.as_str(), "UPDATING");
+    let prov = control.describe_table("prov").await.unwrap().unwrap();
+    assert_eq!(
+        prov.billing,
+        Billing::Provisioned(Capacity { read: 100, write: 1 })
+    );
+    assert_eq!(prov.decreases_today, 3);
+    assert_eq!(
+        prov.last_decrease,
+        DateTime::<Utc>::from_timestamp(1_540_512_900, 0)
+    );
+}
+
+/// A run goes on past failures: LimitExceeded defers one table, a validation error fails
+/// another, and the third is still resized.
+#[tokio::test]
+async fn one_failing_table_does_not_stop_the_run() {
+    let list = mock!(Client::list_tables).then_output(|| {
+        ListTablesOutput::builder()
+            .table_names("timeseries_2018-10-20")
+            .table_names("timeseries_2018-10-21")
+            .table_names("timeseries_2018-10-22")
+            .build()
+    });
+    // A computed rule answers once, so each table gets its own.
+    let describe = |name: &'static str| {
+        mock!(Client::describe_table)
+            .match_requests(move |r| r.table_name() == Some(name))
+            .then_output(move || described(name, 300, 1000))
+    };
+    let (d20, d21, d22) = (
+        describe("timeseries_2018-10-20"),
+        describe("timeseries_2018-10-21"),
+        describe("timeseries_2018-10-22"),
+    );
+    let limited = mock!(Client::update_table)
+        .match_requests(|r| r.table_name() == Some("timeseries_2018-10-20"))
+        .then_error(|| UpdateTableError::LimitExceededException(LimitExceededException::builder().build()));
+    let invalid = mock!(Client::update_table)
+        .match_requests(|r| r.table_name() == Some("timeseries_2018-10-21"))
+        .then_error(|| {
+            UpdateTableError::generic(ErrorMetadata::builder().code("ValidationException").build())
+        });
+    let ok = mock!(Client::update_table)
+        .match_requests(|r| r.table_name() == Some("timeseries_2018-10-22"))
+        .then_output(|| UpdateTableOutput::builder().build());
+    let client = mock_client!(
+        aws_sdk_dynamodb,
+        RuleMode::MatchAny,
+        [&list, &d20, &d21, &d22, &limited, &invalid, &ok]
+    );
+    let now = DateTime::parse_from_rfc3339("2018-10-26T00:15:00Z")
+        .unwrap()
+        .with_timezone(&Utc);
+    let report = run(
+        &DynamoDb::new(client),
+        &Policy::default(),
+        Operation::ResizeOld,
+        now,
+        ApplyOptions::default(),
+    )
+    .await
+    .unwrap();
+    let outcomes: Vec<_> = report
+        .tables
+        .iter()
+        .map(|l| (l.item.table.as_str(), l.outcome))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("timeseries_2018-10-20", Outcome::Deferred),
+            ("timeseries_2018-10-21", Outcome::Failed),
+            ("timeseries_2018-10-22", Outcome::Done),
+        ]
+    );
+    assert!(!report.succeeded());
+    assert_eq!(ok.num_calls(), 1);
+}

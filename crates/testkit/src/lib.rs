@@ -1,0 +1,393 @@
+//! Test fixture: a fresh local DynamoDB-speaking server per test.
+//!
+//! Servers are started and stopped through `scripts/local-ddb.sh`, which must have been
+//! installed first with `scripts/local-ddb.sh install` (nothing is installed from here).
+//! Each [`LocalDynamo`] owns one server process on a loopback port; dropping it stops
+//! that process. The script is also told this test process's PID, so a test run killed
+//! before its destructors ran leaves no server behind for long (about a second).
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+
+/// Region used by [`LocalDynamo::client`] and [`LocalDynamo::env`].
+pub const REGION: &str = "us-east-1";
+/// Static test credentials used by [`LocalDynamo::client`] and [`LocalDynamo::env`].
+pub const ACCESS_KEY_ID: &str = "test";
+/// See [`ACCESS_KEY_ID`].
+pub const SECRET_ACCESS_KEY: &str = "test";
+
+/// How many times [`LocalDynamo::start`] tries before giving up (two racing starts can
+/// pick the same free port; the loser fails and is retried on a new port).
+const START_ATTEMPTS: u32 = 3;
+
+/// Which local server to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Server {
+    /// moto in server mode: tables are ACTIVE at once; no status transitions.
+    Moto,
+    /// dynalite: tables stay CREATING for `create_ms` and UPDATING for `update_ms`
+    /// (DELETING always lasts 0 ms). Use 0/0 for instant transitions.
+    Dynalite { create_ms: u64, update_ms: u64 },
+}
+
+impl Server {
+    /// `"moto"` or `"dynalite"`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Server::Moto => "moto",
+            Server::Dynalite { .. } => "dynalite",
+        }
+    }
+}
+
+/// A running local server, stopped when dropped.
+#[derive(Debug)]
+pub struct LocalDynamo {
+    endpoint: String,
+    pid: u32,
+    server: Server,
+}
+
+impl LocalDynamo {
+    /// Starts a fresh server through `scripts/local-ddb.sh` (installing nothing: if the
+    /// servers are not installed, panics telling to run `scripts/local-ddb.sh install`).
+    ///
+    /// Blocks until the server answers (typically 0.3 s for dynalite, 0.6 s for moto).
+    pub fn start(server: Server) -> LocalDynamo {
+        let script = repo_root().join("scripts").join("local-ddb.sh");
+        let mut failures = Vec::new();
+        for attempt in 1..=START_ATTEMPTS {
+            let mut cmd = Command::new("bash");
+            cmd.arg(&script).arg("start").arg(server.name());
+            if let Server::Dynalite { create_ms, update_ms } = server {
+                cmd.arg("--create-ms")
+                    .arg(create_ms.to_string())
+                    .arg("--update-ms")
+                    .arg(update_ms.to_string());
+            }
+            cmd.arg("--owner-pid").arg(std::process::id().to_string());
+            cmd.stdin(Stdio::null());
+            let out = cmd
+                .output()
+                .unwrap_or_else(|e| panic!("testkit: cannot run {}: {e}", script.display()));
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if out.status.success() {
+                return match parse_start_line(&stdout) {
+                    Some((endpoint, pid)) => LocalDynamo {
+                        endpoint,
+                        pid,
+                        server,
+                    },
+                    None => panic!(
+                        "testkit: unexpected output from local-ddb.sh start: {stdout:?} (stderr: {stderr})"
+                    ),
+                };
+            }
+            if stderr.contains("not installed") {
+                panic!("testkit: {}", stderr.trim());
+            }
+            failures.push(format!("attempt {attempt}: {}\n{}", out.status, stderr.trim()));
+            std::thread::sleep(Duration::from_millis(100 * u64::from(attempt)));
+        }
+        panic!(
+            "testkit: could not start {} after {START_ATTEMPTS} attempts:\n{}",
+            server.name(),
+            failures.join("\n")
+        );
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// `"moto"` or `"dynalite"`.
+    pub fn name(&self) -> &'static str {
+        self.server.name()
+    }
+
+    /// Which server this is, with its timings.
+    pub fn server(&self) -> Server {
+        self.server
+    }
+
+    /// PID of the server process itself.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// An SDK client for this endpoint: region us-east-1, static test credentials,
+    /// behavior version latest. Reads nothing from the environment or profile files.
+    pub async fn client(&self) -> aws_sdk_dynamodb::Client {
+        let config = aws_sdk_dynamodb::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(Region::new(REGION))
+            .credentials_provider(Credentials::new(
+                ACCESS_KEY_ID,
+                SECRET_ACCESS_KEY,
+                None,
+                None,
+                "testkit",
+            ))
+            .endpoint_url(&self.endpoint)
+            .build();
+        aws_sdk_dynamodb::Client::from_conf(config)
+    }
+
+    /// Environment for child processes (the CLI binary): `AWS_ENDPOINT_URL`,
+    /// `AWS_REGION`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and
+    /// `AWS_EC2_METADATA_DISABLED=true`.
+    pub fn env(&self) -> Vec<(String, String)> {
+        [
+            ("AWS_ENDPOINT_URL", self.endpoint.as_str()),
+            ("AWS_REGION", REGION),
+            ("AWS_ACCESS_KEY_ID", ACCESS_KEY_ID),
+            ("AWS_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY),
+            ("AWS_EC2_METADATA_DISABLED", "true"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+    }
+}
+
+impl Drop for LocalDynamo {
+    fn drop(&mut self) {
+        let script = repo_root().join("scripts").join("local-ddb.sh");
+        let stopped = Command::new("bash")
+            .arg(&script)
+            .arg("stop")
+            .arg(self.pid.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        if !stopped && pid_alive(self.pid) {
+            // The script refused (e.g. its pid file is gone): the PID is still ours.
+            let _ = Command::new("kill")
+                .arg("-KILL")
+                .arg(self.pid.to_string())
+                .status();
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while pid_alive(self.pid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if pid_alive(self.pid) {
+            eprintln!(
+                "testkit: {} server PID {} still running after stop",
+                self.name(),
+                self.pid
+            );
+        }
+    }
+}
+
+/// Repo root (from `CARGO_MANIFEST_DIR/../..`).
+pub fn repo_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .join("..")
+        .join("..")
+        .canonicalize()
+        .unwrap_or_else(|_| manifest.join("..").join(".."))
+}
+
+/// Whether `pid` is a live process. A zombie (exited, not yet reaped by its new parent)
+/// counts as gone.
+pub fn pid_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next());
+            !matches!(state, Some("Z") | Some("X") | None)
+        }
+        Err(_) if std::path::Path::new("/proc/self").exists() => false,
+        Err(_) => Command::new("kill")
+            .arg("-0")
+            .arg(pid.to_string())
+            .stderr(Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false),
+    }
+}
+
+/// Parses `http://127.0.0.1:PORT PID`.
+fn parse_start_line(stdout: &str) -> Option<(String, u32)> {
+    let line = stdout.lines().rev().find(|l| !l.trim().is_empty())?;
+    let (endpoint, pid) = line.trim().split_once(' ')?;
+    if !endpoint.starts_with("http://") {
+        return None;
+    }
+    Some((endpoint.to_owned(), pid.trim().parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_dynamodb::types::{
+        AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
+    };
+
+    async fn create_and_list(db: &LocalDynamo) {
+        let client = db.client().await;
+        client
+            .create_table()
+            .table_name("testkit-table")
+            .billing_mode(BillingMode::PayPerRequest)
+            .key_schema(
+                KeySchemaElement::builder()
+                    .attribute_name("pk")
+                    .key_type(KeyType::Hash)
+                    .build()
+                    .unwrap(),
+            )
+            .attribute_definitions(
+                AttributeDefinition::builder()
+                    .attribute_name("pk")
+                    .attribute_type(ScalarAttributeType::S)
+                    .build()
+                    .unwrap(),
+            )
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{}: CreateTable: {e:?}", db.name()));
+        let tables = client
+            .list_tables()
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{}: ListTables: {e:?}", db.name()));
+        assert_eq!(tables.table_names(), ["testkit-table"], "{}", db.name());
+    }
+
+    fn assert_stops(db: LocalDynamo) {
+        let pid = db.pid();
+        assert!(pid_alive(pid), "{} PID {pid} not running", db.name());
+        drop(db);
+        assert!(!pid_alive(pid), "PID {pid} still running after drop");
+    }
+
+    #[tokio::test]
+    async fn moto_creates_lists_and_stops() {
+        let db = LocalDynamo::start(Server::Moto);
+        assert_eq!(db.name(), "moto");
+        assert!(db.endpoint().starts_with("http://127.0.0.1:"));
+        create_and_list(&db).await;
+        assert_stops(db);
+    }
+
+    #[tokio::test]
+    async fn dynalite_creates_lists_and_stops() {
+        let db = LocalDynamo::start(Server::Dynalite {
+            create_ms: 0,
+            update_ms: 0,
+        });
+        assert_eq!(db.name(), "dynalite");
+        create_and_list(&db).await;
+        assert_stops(db);
+    }
+
+    #[tokio::test]
+    async fn dynalite_honours_create_ms() {
+        let db = LocalDynamo::start(Server::Dynalite {
+            create_ms: 400,
+            update_ms: 0,
+        });
+        let client = db.client().await;
+        let out = client
+            .create_table()
+            .table_name("slow-table")
+            .billing_mode(BillingMode::PayPerRequest)
+            .key_schema(
+                KeySchemaElement::builder()
+                    .attribute_name("pk")
+                    .key_type(KeyType::Hash)
+                    .build()
+                    .unwrap(),
+            )
+            .attribute_definitions(
+                AttributeDefinition::builder()
+                    .attribute_name("pk")
+                    .attribute_type(ScalarAttributeType::S)
+                    .build()
+                    .unwrap(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let status = out.table_description().and_then(|t| t.table_status());
+        assert_eq!(
+            status.map(|s| s.as_str()),
+            Some("CREATING"),
+            "dynalite with create_ms should report CREATING first"
+        );
+    }
+
+    #[test]
+    fn concurrent_starts_get_distinct_servers() {
+        let handles: Vec<_> = [
+            Server::Moto,
+            Server::Moto,
+            Server::Dynalite {
+                create_ms: 0,
+                update_ms: 0,
+            },
+            Server::Dynalite {
+                create_ms: 0,
+                update_ms: 0,
+            },
+            Server::Dynalite {
+                create_ms: 0,
+                update_ms: 0,
+            },
+        ]
+        .into_iter()
+        .map(|s| std::thread::spawn(move || LocalDynamo::start(s)))
+        .collect();
+        let servers: Vec<LocalDynamo> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        let mut endpoints: Vec<&str> = servers.iter().map(|s| s.endpoint()).collect();
+        endpoints.sort_unstable();
+        endpoints.dedup();
+        assert_eq!(endpoints.len(), servers.len());
+        let pids: Vec<u32> = servers.iter().map(|s| s.pid()).collect();
+        drop(servers);
+        for pid in pids {
+            assert!(!pid_alive(pid), "PID {pid} still running after drop");
+        }
+    }
+
+    #[test]
+    fn env_names_endpoint_and_credentials() {
+        let db = LocalDynamo {
+            endpoint: "http://127.0.0.1:1".into(),
+            pid: u32::MAX,
+            server: Server::Moto,
+        };
+        let env = db.env();
+        let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("AWS_ENDPOINT_URL"), Some("http://127.0.0.1:1"));
+        assert_eq!(get("AWS_REGION"), Some("us-east-1"));
+        assert_eq!(get("AWS_ACCESS_KEY_ID"), Some("test"));
+        assert_eq!(get("AWS_SECRET_ACCESS_KEY"), Some("test"));
+        assert_eq!(get("AWS_EC2_METADATA_DISABLED"), Some("true"));
+        std::mem::forget(db); // no server behind it
+    }
+
+    #[test]
+    fn parses_start_line() {
+        assert_eq!(
+            parse_start_line("http://127.0.0.1:4567 1234\n"),
+            Some(("http://127.0.0.1:4567".to_owned(), 1234))
+        );
+        assert_eq!(parse_start_line("garbage\n"), None);
+        assert_eq!(parse_start_line(""), None);
+    }
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The demo: starts a local DynamoDB server, then plays a week of the blog's schedule against
+# it (create-new at 23:45, resize-old at 00:15 the next day) with the ddb-rollover CLI,
+# printing `status` after each step. Stops the server when done.
+#
+#   scripts/demo.sh [moto|dynalite] [START_DATE] [DAYS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+server="${1:-moto}"
+start="${2:-2018-10-20}"
+days="${3:-7}"
+
+scripts/local-ddb.sh install
+cargo build --quiet -p ddb-rollover-cli
+cli=target/debug/ddb-rollover
+
+read -r endpoint pid < <(scripts/local-ddb.sh start "$server")
+trap 'scripts/local-ddb.sh stop "$pid" >/dev/null' EXIT
+echo "== $server listening on $endpoint (pid $pid)"
+
+export AWS_ACCESS_KEY_ID=demo AWS_SECRET_ACCESS_KEY=demo AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
+rollover() { "$cli" --endpoint-url "$endpoint" "$@"; }
+
+for ((i = 0; i < days; i++)); do
+  today=$(date -u -d "$start + $i day" +%F)
+  tomorrow=$(date -u -d "$start + $((i + 1)) day" +%F)
+  echo
+  echo "================ $today 23:45 UTC: create-new"
+  rollover --at "${today}T23:45:00Z" create-new
+  echo
+  rollover --at "${today}T23:50:00Z" status
+  echo
+  echo "================ $tomorrow 00:15 UTC: resize-old"
+  rollover --at "${tomorrow}T00:15:00Z" resize-old
+  echo
+  rollover --at "${tomorrow}T00:20:00Z" status
+done
+echo
+echo "== after $days days: the current table is hot (300/1000), yesterday's 100/1, older ones 1/1"

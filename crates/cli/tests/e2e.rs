@@ -6,9 +6,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use aws_sdk_dynamodb::types::{
-    AttributeDefinition, KeySchemaElement, KeyType, ProvisionedThroughput, ScalarAttributeType, TableStatus,
-};
+use aws_sdk_dynamodb::types::TableStatus;
 use aws_sdk_dynamodb::Client;
 use chrono::NaiveDate;
 use serde_json::Value;
@@ -105,33 +103,7 @@ impl Harness {
     }
 
     async fn create_foreign_table(&self, name: &str) {
-        self.client
-            .create_table()
-            .table_name(name)
-            .attribute_definitions(
-                AttributeDefinition::builder()
-                    .attribute_name("id")
-                    .attribute_type(ScalarAttributeType::S)
-                    .build()
-                    .unwrap(),
-            )
-            .key_schema(
-                KeySchemaElement::builder()
-                    .attribute_name("id")
-                    .key_type(KeyType::Hash)
-                    .build()
-                    .unwrap(),
-            )
-            .provisioned_throughput(
-                ProvisionedThroughput::builder()
-                    .read_capacity_units(5)
-                    .write_capacity_units(5)
-                    .build()
-                    .unwrap(),
-            )
-            .send()
-            .await
-            .unwrap();
+        testkit::create_plain_table(&self.client, name).await;
     }
 
     async fn wait_until_active(&self, names: &[&str]) {

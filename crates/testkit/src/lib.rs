@@ -220,6 +220,45 @@ pub fn pid_alive(pid: u32) -> bool {
     }
 }
 
+/// Creates a table the way a user outside ddb-rollover would: key `id` (S), 5 RCU / 5 WCU.
+/// Returns the TableStatus CreateTable reported.
+pub async fn create_plain_table(client: &aws_sdk_dynamodb::Client, name: &str) -> String {
+    use aws_sdk_dynamodb::types::{
+        AttributeDefinition, KeySchemaElement, KeyType, ProvisionedThroughput, ScalarAttributeType,
+    };
+    let out = client
+        .create_table()
+        .table_name(name)
+        .attribute_definitions(
+            AttributeDefinition::builder()
+                .attribute_name("id")
+                .attribute_type(ScalarAttributeType::S)
+                .build()
+                .expect("name and type are set"),
+        )
+        .key_schema(
+            KeySchemaElement::builder()
+                .attribute_name("id")
+                .key_type(KeyType::Hash)
+                .build()
+                .expect("name and key type are set"),
+        )
+        .provisioned_throughput(
+            ProvisionedThroughput::builder()
+                .read_capacity_units(5)
+                .write_capacity_units(5)
+                .build()
+                .expect("both units are set"),
+        )
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("CreateTable {name}: {e:?}"));
+    out.table_description()
+        .and_then(|t| t.table_status())
+        .map(|s| s.as_str().to_string())
+        .unwrap_or_default()
+}
+
 /// Parses `http://127.0.0.1:PORT PID`.
 fn parse_start_line(stdout: &str) -> Option<(String, u32)> {
     let line = stdout.lines().rev().find(|l| !l.trim().is_empty())?;
@@ -239,27 +278,7 @@ mod tests {
 
     async fn create_and_list(db: &LocalDynamo) {
         let client = db.client().await;
-        client
-            .create_table()
-            .table_name("testkit-table")
-            .billing_mode(BillingMode::PayPerRequest)
-            .key_schema(
-                KeySchemaElement::builder()
-                    .attribute_name("pk")
-                    .key_type(KeyType::Hash)
-                    .build()
-                    .unwrap(),
-            )
-            .attribute_definitions(
-                AttributeDefinition::builder()
-                    .attribute_name("pk")
-                    .attribute_type(ScalarAttributeType::S)
-                    .build()
-                    .unwrap(),
-            )
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("{}: CreateTable: {e:?}", db.name()));
+        create_plain_table(&client, "testkit-table").await;
         let tables = client
             .list_tables()
             .send()
@@ -302,31 +321,9 @@ mod tests {
             update_ms: 0,
         });
         let client = db.client().await;
-        let out = client
-            .create_table()
-            .table_name("slow-table")
-            .billing_mode(BillingMode::PayPerRequest)
-            .key_schema(
-                KeySchemaElement::builder()
-                    .attribute_name("pk")
-                    .key_type(KeyType::Hash)
-                    .build()
-                    .unwrap(),
-            )
-            .attribute_definitions(
-                AttributeDefinition::builder()
-                    .attribute_name("pk")
-                    .attribute_type(ScalarAttributeType::S)
-                    .build()
-                    .unwrap(),
-            )
-            .send()
-            .await
-            .unwrap();
-        let status = out.table_description().and_then(|t| t.table_status());
+        let status = create_plain_table(&client, "slow-table").await;
         assert_eq!(
-            status.map(|s| s.as_str()),
-            Some("CREATING"),
+            status, "CREATING",
             "dynalite with create_ms should report CREATING first"
         );
     }

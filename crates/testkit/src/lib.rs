@@ -272,9 +272,6 @@ fn parse_start_line(stdout: &str) -> Option<(String, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aws_sdk_dynamodb::types::{
-        AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
-    };
 
     async fn create_and_list(db: &LocalDynamo) {
         let client = db.client().await;

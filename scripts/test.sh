@@ -11,5 +11,5 @@ trap 'rm -f "$log"' EXIT
 status=0
 cargo test --workspace --all-targets "$@" 2>&1 | tee "$log" || status=$?
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
-     END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
+     END { printf "tests: %d passed, %d failed\n", p, f }' "$log" | tee -a "${TEST_SUMMARY_FILE:-/dev/null}"
 exit "$status"

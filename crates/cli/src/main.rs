@@ -10,7 +10,6 @@ use aws_config::{BehaviorVersion, Region};
 use chrono::Utc;
 use clap::Parser;
 use ddb_rollover::dynamodb::DynamoDb;
-use ddb_rollover::policy::POLICY_ENV;
 use ddb_rollover::{observe, run, status, ApplyOptions, Operation, Policy, PolicyDocument, PolicyError};
 
 use args::{Cli, Command, Output};
@@ -113,10 +112,9 @@ async fn execute(
 
 /// `--policy FILE`, else `$ROLLOVER_POLICY` (JSON), else the defaults; then `--prefix`.
 fn load_policy(cli: &Cli) -> Result<Policy, PolicyError> {
-    let mut document = match (&cli.policy, std::env::var(POLICY_ENV)) {
-        (Some(path), _) => PolicyDocument::load(path)?,
-        (None, Ok(json)) if !json.trim().is_empty() => PolicyDocument::from_json(&json)?,
-        _ => PolicyDocument::default(),
+    let mut document = match &cli.policy {
+        Some(path) => PolicyDocument::load(path)?,
+        None => PolicyDocument::from_env()?.unwrap_or_default(),
     };
     if let Some(prefix) = &cli.prefix {
         document.prefix = Some(prefix.clone());

@@ -8,6 +8,7 @@
 pub mod apply;
 pub mod control;
 pub mod dynamodb;
+pub mod event;
 pub mod limits;
 pub mod naming;
 pub mod observed;

@@ -255,6 +255,12 @@ impl Context<'_> {
             );
         };
         let (decision, reason) = match (&table.status, table.billing) {
+            // Only pre-built tables are raised: a late retry of the 23:45 run, landing after
+            // resize_old dialled the then-current table down, must not raise it again.
+            (TableStatus::Active, Billing::Provisioned(have)) if slot == self.current => (
+                Decision::Unchanged,
+                format!("current period's table exists with {have}; create_new raises only pre-built tables"),
+            ),
             (TableStatus::Active, Billing::Provisioned(have)) => {
                 let want = Capacity {
                     read: have.read.max(hot.read),

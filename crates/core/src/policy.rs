@@ -234,6 +234,19 @@ impl PolicyDocument {
         }
     }
 
+    /// The document in the `ROLLOVER_POLICY` environment variable (JSON); `None` when it is
+    /// unset or blank, which means the defaults.
+    pub fn from_env() -> Result<Option<PolicyDocument>, PolicyError> {
+        match std::env::var(POLICY_ENV) {
+            Ok(json) if !json.trim().is_empty() => Self::from_json(&json).map(Some),
+            Ok(_) | Err(std::env::VarError::NotPresent) => Ok(None),
+            Err(std::env::VarError::NotUnicode(_)) => Err(PolicyError::Syntax {
+                format: "JSON",
+                message: format!("{POLICY_ENV} is not valid Unicode"),
+            }),
+        }
+    }
+
     /// Fills the blog's defaults and checks every field; all problems are reported at once.
     pub fn validate(&self) -> Result<Policy, PolicyError> {
         let mut errors = Vec::new();

@@ -129,6 +129,25 @@ fn create_new_never_lowers_but_raises_to_phase_zero() {
     );
 }
 
+/// A retry of the 23:45 run delivered after resize_old (still deciding as of 23:45) must not
+/// raise the table resize_old just dialled down.
+#[test]
+fn create_new_never_raises_the_current_table() {
+    let policy = Policy::default();
+    let existing = [
+        table("timeseries_2018-10-25", WARM),
+        table("timeseries_2018-10-26", HOT),
+    ];
+    let plan = plan(
+        &policy,
+        at("2018-10-25T23:45:00Z"),
+        &existing,
+        Operation::CreateNew,
+    );
+    assert!(changes(&plan).is_empty(), "{plan:#?}");
+    assert_eq!(decision_of(&plan, "timeseries_2018-10-25"), &Decision::Unchanged);
+}
+
 #[test]
 fn create_new_leaves_past_tables_and_busy_or_on_demand_tables_alone() {
     let policy = Policy::default();

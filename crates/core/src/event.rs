@@ -1,0 +1,742 @@
+//! The invocation payload of the `create_new` and `resize_old` Lambda functions.
+//!
+//! Pure (no Lambda dependency) so every rule is unit-tested here. What a payload decides is
+//! the run's clock and whether it is a dry run; the operation itself is fixed per function, and
+//! an `Operation` meant for the other function is refused rather than silently run here.
+//!
+//! Accepted payloads:
+//! - `null` or `{}`: run now (a console "Test" with an empty event).
+//! - The AWS blog's `{"Operation": "create_new"}`, optionally with `scheduled_time` (filled
+//!   by EventBridge Scheduler from `<aws.scheduler.scheduled-time>`), `at` (a manual run's
+//!   instant) and `dry_run`. Both times are RFC 3339. When both are given, `scheduled_time`
+//!   wins: it is what makes retries of one scheduled run decide the same thing.
+//! - An EventBridge "Scheduled Event" envelope (rules with a `rate`/`cron` schedule): its
+//!   `time` is the clock; its `detail` may carry `Operation` and `dry_run`.
+//!
+//! A `null` value counts as an absent key. Anything else (an unknown key, a wrong type, a time
+//! that is not RFC 3339) is an [`EventError`] that names the field and what to send instead.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::plan::Operation;
+
+/// The keys of a direct (non-envelope) payload.
+pub const ACCEPTED_KEYS: [&str; 4] = ["Operation", "scheduled_time", "at", "dry_run"];
+/// The keys an EventBridge envelope's `detail` may carry.
+pub const ACCEPTED_DETAIL_KEYS: [&str; 2] = ["Operation", "dry_run"];
+
+/// What an EventBridge rule with a schedule sends as `detail-type` and `source`.
+const SCHEDULED_EVENT_DETAIL_TYPE: &str = "Scheduled Event";
+const SCHEDULED_EVENT_SOURCE: &str = "aws.events";
+
+const EXAMPLE_TIME: &str = "2018-10-25T23:45:00Z";
+
+/// Which input set the run's clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockSource {
+    /// `scheduled_time`: EventBridge Scheduler's `<aws.scheduler.scheduled-time>`.
+    ScheduledTime,
+    /// `at`: a manual run deciding as if it were that instant.
+    At,
+    /// The `time` of an EventBridge Scheduled Event envelope.
+    EnvelopeTime,
+    /// No time in the event: the wall clock when the run starts.
+    WallClock,
+}
+
+impl ClockSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClockSource::ScheduledTime => "scheduled_time",
+            ClockSource::At => "at",
+            ClockSource::EnvelopeTime => "envelope_time",
+            ClockSource::WallClock => "wall_clock",
+        }
+    }
+}
+
+/// One invocation's inputs to [`crate::run`], besides the policy and the function's operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Invocation {
+    /// The instant to decide for; `None` means the wall clock.
+    pub at: Option<DateTime<Utc>>,
+    pub dry_run: bool,
+    pub clock: ClockSource,
+}
+
+impl Invocation {
+    /// A run with no time in its event: now, for real.
+    pub const fn wall_clock() -> Invocation {
+        Invocation {
+            at: None,
+            dry_run: false,
+            clock: ClockSource::WallClock,
+        }
+    }
+
+    /// The instant the run decides for: the event's, else `wall_clock`.
+    pub fn now(&self, wall_clock: DateTime<Utc>) -> DateTime<Utc> {
+        self.at.unwrap_or(wall_clock)
+    }
+}
+
+/// Why a payload was refused. Every message names the field and what to send instead.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EventError {
+    #[error(
+        "the event must be a JSON object such as {{\"Operation\": \"create_new\"}} (or empty), not {found}"
+    )]
+    NotAnObject { found: String },
+
+    #[error("unknown key {key:?} in the {location}{hint}: accepted keys are {}", .accepted.join(", "))]
+    UnknownKey {
+        key: String,
+        /// "event" or "EventBridge event's detail".
+        location: &'static str,
+        accepted: Vec<&'static str>,
+        /// ` (did you mean "dry_run"?)` when the key differs from one only in case or `_`/`-`.
+        hint: String,
+    },
+
+    #[error("{field} must be {expected}, not {found}")]
+    WrongType {
+        field: String,
+        expected: &'static str,
+        found: String,
+    },
+
+    #[error("{field}: {message}")]
+    UnknownOperation { field: String, message: String },
+
+    #[error(
+        "this is the {function} function; it cannot run Operation {requested:?} (invoke the {requested} function instead)",
+        requested = .requested.as_str()
+    )]
+    WrongFunction {
+        function: Operation,
+        requested: Operation,
+    },
+
+    #[error(
+        "{field} is {value:?}: the schedule's Input placeholder was not substituted. EventBridge Scheduler \
+         fills <aws.scheduler.scheduled-time> only when the schedule fires; for a manual or console run, \
+         send a real time such as {{\"at\": \"{EXAMPLE_TIME}\"}}, or no time to run now"
+    )]
+    Placeholder { field: String, value: String },
+
+    #[error("{field} is {value:?}, not an RFC 3339 timestamp ({reason}): use e.g. \"{EXAMPLE_TIME}\"")]
+    BadTimestamp {
+        field: String,
+        value: String,
+        reason: String,
+    },
+
+    #[error(
+        "this function runs on schedules, but got an EventBridge event with detail-type {detail_type} from \
+         source {source_name}: target it with an EventBridge Scheduler schedule or a rule with a schedule \
+         expression (detail-type \"Scheduled Event\", source \"aws.events\")"
+    )]
+    NotAScheduledEvent {
+        detail_type: String,
+        source_name: String,
+    },
+
+    #[error("the EventBridge Scheduled Event has no {field}: {expected}")]
+    Missing { field: String, expected: &'static str },
+}
+
+/// Parses the payload `function`'s Lambda was invoked with. See the module documentation for
+/// what is accepted.
+pub fn parse_invocation(event: &Value, function: Operation) -> Result<Invocation, EventError> {
+    let object = match event {
+        Value::Null => return Ok(Invocation::wall_clock()),
+        Value::Object(object) => object,
+        other => {
+            return Err(EventError::NotAnObject {
+                found: describe(other),
+            })
+        }
+    };
+    if object.contains_key("detail-type") && object.contains_key("source") {
+        parse_envelope(object, function)
+    } else {
+        parse_direct(object, function)
+    }
+}
+
+/// `{"Operation": ..., "scheduled_time": ..., "at": ..., "dry_run": ...}`, every key optional.
+fn parse_direct(object: &Map<String, Value>, function: Operation) -> Result<Invocation, EventError> {
+    check_keys(object, &ACCEPTED_KEYS, "event")?;
+    check_operation(object.get("Operation"), "Operation", function)?;
+    let scheduled_time = timestamp(object.get("scheduled_time"), "scheduled_time")?;
+    let at = timestamp(object.get("at"), "at")?;
+    let dry_run = flag(object.get("dry_run"), "dry_run")?;
+    let (at, clock) = match (scheduled_time, at) {
+        (Some(t), _) => (Some(t), ClockSource::ScheduledTime),
+        (None, Some(t)) => (Some(t), ClockSource::At),
+        (None, None) => (None, ClockSource::WallClock),
+    };
+    Ok(Invocation { at, dry_run, clock })
+}
+
+/// An EventBridge event: only a Scheduled Event from `aws.events` is accepted. Fields other
+/// than `detail-type`, `source`, `time` and `detail` are metadata and ignored.
+fn parse_envelope(object: &Map<String, Value>, function: Operation) -> Result<Invocation, EventError> {
+    let detail_type = object.get("detail-type");
+    let source = object.get("source");
+    if detail_type.and_then(Value::as_str) != Some(SCHEDULED_EVENT_DETAIL_TYPE)
+        || source.and_then(Value::as_str) != Some(SCHEDULED_EVENT_SOURCE)
+    {
+        return Err(EventError::NotAScheduledEvent {
+            detail_type: compact(detail_type),
+            source_name: compact(source),
+        });
+    }
+    let time = timestamp(object.get("time"), "time")?.ok_or_else(|| EventError::Missing {
+        field: "time".into(),
+        expected: "EventBridge always sends the scheduled instant as RFC 3339, e.g. \"2018-10-25T23:45:00Z\"",
+    })?;
+    let dry_run = match object.get("detail") {
+        None | Some(Value::Null) => false,
+        Some(Value::Object(detail)) => {
+            check_keys(detail, &ACCEPTED_DETAIL_KEYS, "EventBridge event's detail")?;
+            check_operation(detail.get("Operation"), "detail.Operation", function)?;
+            flag(detail.get("dry_run"), "detail.dry_run")?
+        }
+        Some(other) => {
+            return Err(EventError::WrongType {
+                field: "detail".into(),
+                expected: "an object such as {} or {\"dry_run\": true}",
+                found: describe(other),
+            })
+        }
+    };
+    Ok(Invocation {
+        at: Some(time),
+        dry_run,
+        clock: ClockSource::EnvelopeTime,
+    })
+}
+
+fn check_keys(
+    object: &Map<String, Value>,
+    accepted: &[&'static str],
+    location: &'static str,
+) -> Result<(), EventError> {
+    match object.keys().find(|key| !accepted.contains(&key.as_str())) {
+        None => Ok(()),
+        Some(key) => {
+            let hint = accepted
+                .iter()
+                .find(|candidate| loose(candidate) == loose(key))
+                .map(|candidate| format!(" (did you mean {candidate:?}?)"))
+                .unwrap_or_default();
+            Err(EventError::UnknownKey {
+                key: key.clone(),
+                location,
+                accepted: accepted.to_vec(),
+                hint,
+            })
+        }
+    }
+}
+
+/// Lower case without `_` and `-`: catches `dryrun`, `operation`, `scheduled-time`.
+fn loose(key: &str) -> String {
+    key.chars()
+        .filter(|c| !matches!(c, '_' | '-'))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// An absent Operation is this function's; anything else must name this function.
+fn check_operation(value: Option<&Value>, field: &str, function: Operation) -> Result<(), EventError> {
+    let requested = match value {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::String(name)) => {
+            name.parse::<Operation>()
+                .map_err(|message| EventError::UnknownOperation {
+                    field: field.to_string(),
+                    message,
+                })?
+        }
+        Some(other) => {
+            return Err(EventError::WrongType {
+                field: field.to_string(),
+                expected: "\"create_new\" or \"resize_old\"",
+                found: describe(other),
+            })
+        }
+    };
+    if requested == function {
+        Ok(())
+    } else {
+        Err(EventError::WrongFunction { function, requested })
+    }
+}
+
+fn timestamp(value: Option<&Value>, field: &str) -> Result<Option<DateTime<Utc>>, EventError> {
+    let text = match value {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(text)) => text,
+        Some(other) => {
+            return Err(EventError::WrongType {
+                field: field.to_string(),
+                expected: "an RFC 3339 timestamp string such as \"2018-10-25T23:45:00Z\"",
+                found: describe(other),
+            })
+        }
+    };
+    // What a console test with a schedule's raw Input sends: `<aws.scheduler.scheduled-time>`.
+    if text.starts_with('<') && text.ends_with('>') {
+        return Err(EventError::Placeholder {
+            field: field.to_string(),
+            value: text.clone(),
+        });
+    }
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| Some(t.with_timezone(&Utc)))
+        .map_err(|e| EventError::BadTimestamp {
+            field: field.to_string(),
+            value: text.clone(),
+            reason: e.to_string(),
+        })
+}
+
+fn flag(value: Option<&Value>, field: &str) -> Result<bool, EventError> {
+    match value {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(flag)) => Ok(*flag),
+        Some(other) => Err(EventError::WrongType {
+            field: field.to_string(),
+            expected: "true or false (a JSON boolean, not a string)",
+            found: describe(other),
+        }),
+    }
+}
+
+/// `a string ("yes")`, `a number (5)`, ...: the JSON type and the value, for error messages.
+fn describe(value: &Value) -> String {
+    let kind = match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    format!("{kind} ({})", compact(Some(value)))
+}
+
+/// The value as JSON, cut short so an error message stays one readable line.
+fn compact(value: Option<&Value>) -> String {
+    const MAX: usize = 60;
+    let text = value.map_or_else(|| "(absent)".to_string(), Value::to_string);
+    match text.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const CREATE: Operation = Operation::CreateNew;
+    const RESIZE: Operation = Operation::ResizeOld;
+
+    fn t(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+    }
+
+    fn ok(event: Value, function: Operation) -> Invocation {
+        parse_invocation(&event, function).unwrap_or_else(|e| panic!("{event} refused: {e}"))
+    }
+
+    fn err(event: Value, function: Operation) -> EventError {
+        match parse_invocation(&event, function) {
+            Ok(invocation) => panic!("{event} accepted as {invocation:?}"),
+            Err(e) => e,
+        }
+    }
+
+    fn envelope(detail: Value) -> Value {
+        json!({
+            "version": "0",
+            "id": "53dc4d37-cffa-4f76-80c9-8b7d4a4d2eaa",
+            "detail-type": "Scheduled Event",
+            "source": "aws.events",
+            "account": "123456789012",
+            "time": "2018-10-25T23:45:00Z",
+            "region": "us-east-1",
+            "resources": ["arn:aws:events:us-east-1:123456789012:rule/create-new"],
+            "detail": detail
+        })
+    }
+
+    #[test]
+    fn null_and_empty_object_run_now_for_real() {
+        for event in [Value::Null, json!({})] {
+            for function in [CREATE, RESIZE] {
+                assert_eq!(ok(event.clone(), function), Invocation::wall_clock());
+            }
+        }
+        assert_eq!(Invocation::wall_clock().clock, ClockSource::WallClock);
+    }
+
+    #[test]
+    fn the_blogs_payloads_are_accepted_by_their_own_function() {
+        assert_eq!(
+            ok(json!({"Operation": "create_new"}), CREATE),
+            Invocation::wall_clock()
+        );
+        assert_eq!(
+            ok(json!({"Operation": "resize_old"}), RESIZE),
+            Invocation::wall_clock()
+        );
+    }
+
+    #[test]
+    fn the_kebab_case_spelling_is_accepted_too() {
+        assert_eq!(
+            ok(json!({"Operation": "create-new"}), CREATE),
+            Invocation::wall_clock()
+        );
+        assert_eq!(
+            ok(json!({"Operation": "resize-old"}), RESIZE),
+            Invocation::wall_clock()
+        );
+    }
+
+    #[test]
+    fn an_operation_for_the_other_function_names_both() {
+        let e = err(json!({"Operation": "resize_old"}), CREATE);
+        assert_eq!(
+            e,
+            EventError::WrongFunction {
+                function: CREATE,
+                requested: RESIZE
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "this is the create_new function; it cannot run Operation \"resize_old\" \
+             (invoke the resize_old function instead)"
+        );
+        let e = err(json!({"Operation": "create-new"}), RESIZE).to_string();
+        assert!(
+            e.contains("this is the resize_old function") && e.contains("invoke the create_new function"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_or_mistyped_operation_is_refused() {
+        let e = err(json!({"Operation": "delete_old"}), CREATE);
+        assert!(matches!(e, EventError::UnknownOperation { .. }), "{e:?}");
+        let e = e.to_string();
+        assert!(
+            e.starts_with("Operation: ") && e.contains("\"delete_old\""),
+            "{e}"
+        );
+        assert!(e.contains("create_new") && e.contains("resize_old"), "{e}");
+        let e = err(json!({"Operation": 1}), CREATE);
+        assert!(matches!(e, EventError::WrongType { .. }), "{e:?}");
+        assert!(e.to_string().starts_with("Operation must be"), "{e}");
+    }
+
+    #[test]
+    fn scheduled_time_sets_the_clock() {
+        let invocation = ok(
+            json!({"Operation": "create_new", "scheduled_time": "2018-10-25T23:45:00Z"}),
+            CREATE,
+        );
+        assert_eq!(
+            invocation,
+            Invocation {
+                at: Some(t("2018-10-25T23:45:00Z")),
+                dry_run: false,
+                clock: ClockSource::ScheduledTime
+            }
+        );
+    }
+
+    #[test]
+    fn at_sets_the_clock_and_offsets_are_converted_to_utc() {
+        let invocation = ok(
+            json!({"at": "2018-10-28T02:15:00+02:00", "dry_run": true}),
+            RESIZE,
+        );
+        assert_eq!(
+            invocation,
+            Invocation {
+                at: Some(t("2018-10-28T00:15:00Z")),
+                dry_run: true,
+                clock: ClockSource::At
+            }
+        );
+    }
+
+    #[test]
+    fn scheduled_time_wins_over_at() {
+        let invocation = ok(
+            json!({"scheduled_time": "2018-10-26T00:15:00Z", "at": "2018-10-28T00:15:00Z"}),
+            RESIZE,
+        );
+        assert_eq!(invocation.at, Some(t("2018-10-26T00:15:00Z")));
+        assert_eq!(invocation.clock, ClockSource::ScheduledTime);
+        // The losing field is still checked: a typo in it is not silently ignored.
+        let e = err(
+            json!({"scheduled_time": "2018-10-26T00:15:00Z", "at": "soon"}),
+            RESIZE,
+        );
+        assert!(
+            matches!(e, EventError::BadTimestamp { ref field, .. } if field == "at"),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn null_values_count_as_absent() {
+        let event = json!({"Operation": null, "scheduled_time": null, "at": null, "dry_run": null});
+        assert_eq!(ok(event, CREATE), Invocation::wall_clock());
+    }
+
+    #[test]
+    fn dry_run_false_is_a_real_run() {
+        assert!(!ok(json!({"dry_run": false}), CREATE).dry_run);
+        assert!(ok(json!({"dry_run": true}), CREATE).dry_run);
+    }
+
+    #[test]
+    fn an_unsubstituted_scheduler_placeholder_says_so() {
+        for field in ["scheduled_time", "at"] {
+            let event = json!({"Operation": "create_new", field: "<aws.scheduler.scheduled-time>"});
+            let e = err(event, CREATE);
+            assert_eq!(
+                e,
+                EventError::Placeholder {
+                    field: field.into(),
+                    value: "<aws.scheduler.scheduled-time>".into()
+                }
+            );
+            let message = e.to_string();
+            assert!(
+                message.starts_with(&format!("{field} is \"<aws.scheduler.scheduled-time>\"")),
+                "{message}"
+            );
+            assert!(message.contains("placeholder was not substituted"), "{message}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_key_is_named_with_the_accepted_ones() {
+        let e = err(json!({"Operation": "create_new", "force": true}), CREATE);
+        assert_eq!(
+            e.to_string(),
+            "unknown key \"force\" in the event: accepted keys are Operation, scheduled_time, at, dry_run"
+        );
+    }
+
+    #[test]
+    fn a_near_miss_key_gets_a_suggestion() {
+        for (typo, meant) in [
+            ("dryrun", "dry_run"),
+            ("dry-run", "dry_run"),
+            ("operation", "Operation"),
+            ("scheduledTime", "scheduled_time"),
+            ("AT", "at"),
+        ] {
+            let e = err(json!({ typo: "x" }), CREATE).to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "unknown key {typo:?} in the event (did you mean {meant:?}?)"
+                )),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_payload_that_is_not_an_object_is_refused() {
+        for (event, found) in [
+            (json!("create_new"), "a string (\"create_new\")"),
+            (json!(5), "a number (5)"),
+            (json!(true), "a boolean (true)"),
+            (json!([{"Operation": "create_new"}]), "an array"),
+        ] {
+            let e = err(event, CREATE);
+            assert!(matches!(e, EventError::NotAnObject { .. }), "{e:?}");
+            let e = e.to_string();
+            assert!(e.starts_with("the event must be a JSON object"), "{e}");
+            assert!(e.contains(found), "{e}");
+        }
+    }
+
+    #[test]
+    fn wrong_types_name_the_field_and_the_expected_form() {
+        for (event, field, expected) in [
+            (json!({"dry_run": "yes"}), "dry_run", "true or false"),
+            (json!({"dry_run": 1}), "dry_run", "true or false"),
+            (json!({"at": 5}), "at", "an RFC 3339 timestamp string"),
+            (
+                json!({"scheduled_time": {}}),
+                "scheduled_time",
+                "an RFC 3339 timestamp string",
+            ),
+        ] {
+            let e = err(event.clone(), CREATE);
+            assert!(matches!(e, EventError::WrongType { .. }), "{event}: {e:?}");
+            let e = e.to_string();
+            assert!(e.starts_with(&format!("{field} must be {expected}")), "{e}");
+        }
+        assert_eq!(
+            err(json!({"dry_run": "yes"}), CREATE).to_string(),
+            "dry_run must be true or false (a JSON boolean, not a string), not a string (\"yes\")"
+        );
+    }
+
+    #[test]
+    fn a_time_that_is_not_rfc_3339_names_the_field_and_an_example() {
+        for value in [
+            "yesterday",
+            "2018-10-25",
+            "2018-10-25 23:45",
+            "2018-10-25T23:45:00",
+        ] {
+            let e = err(json!({ "at": value }), CREATE);
+            assert!(matches!(e, EventError::BadTimestamp { .. }), "{value}: {e:?}");
+            let e = e.to_string();
+            assert!(
+                e.starts_with(&format!("at is {value:?}, not an RFC 3339 timestamp")),
+                "{e}"
+            );
+            assert!(e.ends_with("use e.g. \"2018-10-25T23:45:00Z\""), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_scheduled_event_envelope_uses_its_time() {
+        let invocation = ok(envelope(json!({})), CREATE);
+        assert_eq!(
+            invocation,
+            Invocation {
+                at: Some(t("2018-10-25T23:45:00Z")),
+                dry_run: false,
+                clock: ClockSource::EnvelopeTime
+            }
+        );
+        // Any function may be targeted by a plain schedule; the metadata is ignored.
+        assert_eq!(ok(envelope(json!({})), RESIZE).clock, ClockSource::EnvelopeTime);
+        let mut bare = envelope(Value::Null);
+        bare.as_object_mut().unwrap().remove("detail");
+        assert_eq!(ok(bare, CREATE).at, Some(t("2018-10-25T23:45:00Z")));
+    }
+
+    #[test]
+    fn an_envelopes_detail_may_carry_operation_and_dry_run() {
+        let invocation = ok(
+            envelope(json!({"Operation": "create_new", "dry_run": true})),
+            CREATE,
+        );
+        assert!(invocation.dry_run);
+        assert_eq!(invocation.clock, ClockSource::EnvelopeTime);
+        let e = err(envelope(json!({"Operation": "create_new"})), RESIZE);
+        assert_eq!(
+            e,
+            EventError::WrongFunction {
+                function: RESIZE,
+                requested: CREATE
+            }
+        );
+        let e = err(envelope(json!({"dry_run": "yes"})), CREATE).to_string();
+        assert!(e.starts_with("detail.dry_run must be true or false"), "{e}");
+        let e = err(envelope(json!({"Operation": "nope"})), CREATE).to_string();
+        assert!(e.starts_with("detail.Operation: "), "{e}");
+    }
+
+    #[test]
+    fn an_envelopes_detail_rejects_unknown_keys_and_non_objects() {
+        let e = err(envelope(json!({"at": "2018-10-28T00:15:00Z"})), CREATE).to_string();
+        assert_eq!(
+            e,
+            "unknown key \"at\" in the EventBridge event's detail: accepted keys are Operation, dry_run"
+        );
+        let e = err(envelope(json!("x")), CREATE).to_string();
+        assert!(e.starts_with("detail must be an object"), "{e}");
+    }
+
+    #[test]
+    fn an_envelope_needs_a_valid_time() {
+        let mut event = envelope(json!({}));
+        event.as_object_mut().unwrap().remove("time");
+        let e = err(event.clone(), CREATE);
+        assert!(
+            matches!(e, EventError::Missing { ref field, .. } if field == "time"),
+            "{e:?}"
+        );
+        event["time"] = json!("noon");
+        let e = err(event, CREATE).to_string();
+        assert!(
+            e.starts_with("time is \"noon\", not an RFC 3339 timestamp"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn other_eventbridge_events_are_refused() {
+        let mut event = envelope(json!({}));
+        event["detail-type"] = json!("EC2 Instance State-change Notification");
+        event["source"] = json!("aws.ec2");
+        let e = err(event, CREATE);
+        assert!(matches!(e, EventError::NotAScheduledEvent { .. }), "{e:?}");
+        let e = e.to_string();
+        assert!(
+            e.contains("\"EC2 Instance State-change Notification\"") && e.contains("\"aws.ec2\""),
+            "{e}"
+        );
+        // Only one of the two keys: not an envelope, so both are unknown keys.
+        let e = err(
+            json!({"source": "aws.events", "time": "2018-10-25T23:45:00Z"}),
+            CREATE,
+        );
+        assert!(matches!(e, EventError::UnknownKey { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn now_is_the_events_time_else_the_wall_clock() {
+        let wall = t("2030-01-01T00:00:00Z");
+        assert_eq!(Invocation::wall_clock().now(wall), wall);
+        let at = ok(json!({"at": "2018-10-28T00:15:00Z"}), RESIZE);
+        assert_eq!(at.now(wall), t("2018-10-28T00:15:00Z"));
+    }
+
+    #[test]
+    fn clock_source_serializes_in_snake_case() {
+        let names: Vec<String> = [
+            ClockSource::ScheduledTime,
+            ClockSource::At,
+            ClockSource::EnvelopeTime,
+            ClockSource::WallClock,
+        ]
+        .into_iter()
+        .map(|c| {
+            let name = serde_json::to_value(c).unwrap().as_str().unwrap().to_string();
+            assert_eq!(name, c.as_str());
+            name
+        })
+        .collect();
+        assert_eq!(names, ["scheduled_time", "at", "envelope_time", "wall_clock"]);
+    }
+
+    #[test]
+    fn long_values_are_cut_short_in_messages() {
+        let e = err(json!({"dry_run": "y".repeat(500)}), CREATE).to_string();
+        assert!(e.len() < 200, "{e}");
+        assert!(e.contains("..."), "{e}");
+    }
+}

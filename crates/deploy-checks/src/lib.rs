@@ -1,0 +1,16 @@
+//! Checks of the SAM application against the code it deploys. Test support only: the checks
+//! themselves are in `tests/`.
+//!
+//! - [`template`]: reads `template.yaml` (CloudFormation short-form tags included), resolves
+//!   `!Sub` / `!Ref` / `!GetAtt` with the parameters' defaults, and describes each function:
+//!   its binary, environment, schedules and IAM role.
+//! - [`iam`]: IAM statements, IAM-style `*` / `?` matching, allow/deny evaluation.
+//! - [`recorder`]: an SDK interceptor that records every DynamoDB operation a client sends,
+//!   with the table it names.
+//! - [`scenario`]: runs a function's schedule `Input` through `ddb_rollover_lambda::Handler`
+//!   the way EventBridge Scheduler would deliver it.
+
+pub mod iam;
+pub mod recorder;
+pub mod scenario;
+pub mod template;

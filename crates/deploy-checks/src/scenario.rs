@@ -1,0 +1,67 @@
+//! A function's schedule run the way EventBridge Scheduler delivers it: the `Input` string with
+//! `<aws.scheduler.scheduled-time>` filled in, parsed as the Lambda runtime would, handed to
+//! `ddb_rollover_lambda::Handler::handle` of the function's own operation.
+
+use ddb_rollover::{Operation, RunReport};
+use ddb_rollover_lambda::{Handler, HandlerError};
+
+use crate::template::{Function, Schedule, SCHEDULED_TIME_PLACEHOLDER};
+
+/// The blog's day: `create_new` at 23:45 before the boundary, `resize_old` at 00:15 after it.
+pub const CREATE_AT: &str = "2018-10-25T23:45:00Z";
+pub const RESIZE_AT: &str = "2018-10-26T00:15:00Z";
+
+/// When the scenario runs each operation's schedule.
+pub fn scheduled_time(operation: Operation) -> &'static str {
+    match operation {
+        Operation::CreateNew => CREATE_AT,
+        Operation::ResizeOld => RESIZE_AT,
+    }
+}
+
+/// The event Scheduler would send for `schedule` firing at `at`.
+pub fn scheduler_event(schedule: &Schedule, at: &str) -> serde_json::Value {
+    let input = schedule.input.replace(SCHEDULED_TIME_PLACEHOLDER, at);
+    serde_json::from_str(&input).unwrap_or_else(|e| {
+        panic!(
+            "schedule {}: Input is not JSON once filled in ({e}): {input}",
+            schedule.event
+        )
+    })
+}
+
+/// The function's handler as its binary builds it: its own operation, the policy from its
+/// environment, `client` for DynamoDB.
+pub fn handler(function: &Function, client: aws_sdk_dynamodb::Client) -> Handler {
+    let operation = function.operation().unwrap_or_else(|| {
+        panic!(
+            "{}: binary {} serves no known operation",
+            function.logical_id, function.binary
+        )
+    });
+    let policy = function
+        .policy()
+        .unwrap_or_else(|e| panic!("{}: ROLLOVER_POLICY does not parse: {e}", function.logical_id));
+    Handler::new(operation, policy, client)
+}
+
+/// Runs one schedule of `function` at its scenario time.
+pub async fn run_schedule(
+    function: &Function,
+    schedule: &Schedule,
+    client: aws_sdk_dynamodb::Client,
+) -> Result<RunReport, HandlerError> {
+    let operation = function.operation().expect("checked by handler()");
+    let event = scheduler_event(schedule, scheduled_time(operation));
+    handler(function, client).handle(event).await
+}
+
+/// Functions ordered as a day runs them: every `create_new` before every `resize_old`.
+pub fn in_day_order(mut functions: Vec<Function>) -> Vec<Function> {
+    functions.sort_by_key(|f| match f.operation() {
+        Some(Operation::CreateNew) => 0,
+        Some(Operation::ResizeOld) => 1,
+        None => 2,
+    });
+    functions
+}

@@ -1,0 +1,523 @@
+//! `template.yaml` as the checks need it: parameters, functions, schedules and roles, with the
+//! intrinsic functions resolved the way CloudFormation would for a stack deployed with the
+//! parameters' defaults in [`REGION`] of account [`ACCOUNT_ID`].
+//!
+//! YAML: `yaml_serde` keeps CloudFormation's short-form tags (`!Sub`, `!Ref`, `!GetAtt`) as
+//! `Value::Tagged`, which a plain YAML reader would reject or drop.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use ddb_rollover::{Operation, Policy, PolicyError};
+use yaml_serde::{Mapping, Value};
+
+use crate::iam::Statement;
+
+/// Pseudo parameters of the imagined stack.
+pub const REGION: &str = "us-east-1";
+pub const ACCOUNT_ID: &str = "123456789012";
+pub const PARTITION: &str = "aws";
+pub const STACK_NAME: &str = "ddb-rollover";
+
+/// What EventBridge Scheduler replaces with the schedule's own invocation time.
+pub const SCHEDULED_TIME_PLACEHOLDER: &str = "<aws.scheduler.scheduled-time>";
+
+/// `template.yaml` at the repository root.
+pub fn template_path() -> PathBuf {
+    testkit::repo_root().join("template.yaml")
+}
+
+/// `samconfig.toml` at the repository root.
+pub fn samconfig_path() -> PathBuf {
+    testkit::repo_root().join("samconfig.toml")
+}
+
+/// A parsed template and the values its `!Ref`s and `${}`s resolve to.
+#[derive(Debug)]
+pub struct Template {
+    root: Mapping,
+    /// Parameters (their defaults, or overrides) and pseudo parameters.
+    vars: BTreeMap<String, String>,
+}
+
+/// One `AWS::Serverless::Function`.
+#[derive(Clone, Debug)]
+pub struct Function {
+    pub logical_id: String,
+    /// `Metadata.BuildProperties.Binary`: the cargo binary `sam build` packages.
+    pub binary: String,
+    pub code_uri: String,
+    /// Logical id of the `AWS::IAM::Role` named by `Role: !GetAtt X.Arn`, if any.
+    pub role: Option<String>,
+    /// `Globals.Function.Environment` merged with the function's own, resolved.
+    pub environment: BTreeMap<String, String>,
+    pub schedules: Vec<Schedule>,
+    /// `Timeout` in seconds (Globals or the function's own).
+    pub timeout: Option<u64>,
+    /// `EventInvokeConfig.MaximumEventAgeInSeconds`: how long Lambda keeps retrying an
+    /// asynchronous invocation (Globals or the function's own).
+    pub async_max_event_age: Option<u64>,
+}
+
+/// One `ScheduleV2` event of a function.
+#[derive(Clone, Debug)]
+pub struct Schedule {
+    pub event: String,
+    pub expression: String,
+    pub timezone: Option<String>,
+    /// The `Input` string as Scheduler gets it, placeholders not yet substituted.
+    pub input: String,
+    /// `RetryPolicy.MaximumEventAgeInSeconds`: how long Scheduler keeps trying to deliver.
+    pub max_event_age: Option<u64>,
+}
+
+impl Function {
+    /// The operation the function's binary serves: `create-new` is `create_new`.
+    pub fn operation(&self) -> Option<Operation> {
+        [Operation::CreateNew, Operation::ResizeOld]
+            .into_iter()
+            .find(|op| op.as_str().replace('_', "-") == self.binary)
+    }
+
+    /// The policy the function reads from `ROLLOVER_POLICY`.
+    pub fn policy(&self) -> Result<Policy, PolicyError> {
+        let json = self
+            .environment
+            .get(ddb_rollover::policy::POLICY_ENV)
+            .map(String::as_str)
+            .unwrap_or_default();
+        Policy::from_json(json)
+    }
+}
+
+impl Template {
+    /// Reads and parses `template.yaml`, with the parameters' defaults. Panics with the reason.
+    pub fn load() -> Template {
+        let path = template_path();
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+        Template::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    pub fn parse(text: &str) -> Result<Template, String> {
+        let root = match yaml_serde::from_str::<Value>(text).map_err(|e| format!("not YAML: {e}"))? {
+            Value::Mapping(m) => m,
+            _ => return Err("the template is not a mapping".into()),
+        };
+        let mut template = Template {
+            root,
+            vars: BTreeMap::new(),
+        };
+        let defaults = template.parameter_defaults()?;
+        template.vars = defaults;
+        for (k, v) in [
+            ("AWS::Region", REGION),
+            ("AWS::AccountId", ACCOUNT_ID),
+            ("AWS::Partition", PARTITION),
+            ("AWS::StackName", STACK_NAME),
+            ("AWS::URLSuffix", "amazonaws.com"),
+        ] {
+            template.vars.insert(k.into(), v.into());
+        }
+        Ok(template)
+    }
+
+    /// `Parameters.*.Default`, as strings. A parameter without a default is an error: the
+    /// checks need a value for every `!Ref`.
+    pub fn parameter_defaults(&self) -> Result<BTreeMap<String, String>, String> {
+        let mut out = BTreeMap::new();
+        for (name, param) in self.section("Parameters") {
+            let default = param
+                .get("Default")
+                .ok_or_else(|| format!("parameter {name} has no Default"))?;
+            out.insert(
+                name.clone(),
+                scalar(default).ok_or_else(|| format!("parameter {name}: Default is not a scalar"))?,
+            );
+        }
+        Ok(out)
+    }
+
+    /// Overrides a parameter (as `sam deploy --parameter-overrides` would).
+    pub fn set_parameter(&mut self, name: &str, value: &str) {
+        assert!(
+            self.section("Parameters").iter().any(|(n, _)| n == name),
+            "no parameter {name} in the template"
+        );
+        self.vars.insert(name.into(), value.into());
+    }
+
+    /// A top-level section (`Parameters`, `Resources`, `Outputs`) as (logical id, body) pairs.
+    pub fn section(&self, name: &str) -> Vec<(String, &Value)> {
+        match self.root.get(name) {
+            Some(Value::Mapping(m)) => m
+                .iter()
+                .filter_map(|(k, v)| k.as_str().map(|k| (k.to_owned(), v)))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Resources of one type, as (logical id, body) pairs.
+    pub fn resources_of_type(&self, kind: &str) -> Vec<(String, &Value)> {
+        self.section("Resources")
+            .into_iter()
+            .filter(|(_, r)| r.get("Type").and_then(Value::as_str) == Some(kind))
+            .collect()
+    }
+
+    pub fn resource(&self, logical_id: &str) -> Option<&Value> {
+        self.root.get("Resources").and_then(|r| r.get(logical_id))
+    }
+
+    /// Every `AWS::Serverless::Function`, with Globals applied.
+    pub fn functions(&self) -> Result<Vec<Function>, String> {
+        let globals = self
+            .root
+            .get("Globals")
+            .and_then(|g| g.get("Function"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let mut out = Vec::new();
+        for (id, resource) in self.resources_of_type("AWS::Serverless::Function") {
+            let props = resource.get("Properties").unwrap_or(&Value::Null);
+            let binary = resource
+                .get("Metadata")
+                .and_then(|m| m.get("BuildProperties"))
+                .and_then(|b| b.get("Binary"))
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("{id}: no Metadata.BuildProperties.Binary"))?
+                .to_owned();
+            let code_uri = props
+                .get("CodeUri")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("{id}: CodeUri is not a path"))?
+                .to_owned();
+            let role = match props.get("Role") {
+                None => None,
+                Some(v) => {
+                    Some(getatt_target(v).ok_or_else(|| format!("{id}: Role is not !GetAtt ROLE.Arn"))?)
+                }
+            };
+
+            let mut environment = BTreeMap::new();
+            for source in [&globals, props] {
+                if let Some(Value::Mapping(vars)) = source.get("Environment").and_then(|e| e.get("Variables"))
+                {
+                    for (k, v) in vars {
+                        let k = k
+                            .as_str()
+                            .ok_or_else(|| format!("{id}: environment key is not a string"))?;
+                        let v = self
+                            .resolve(v)
+                            .map_err(|e| format!("{id}: environment {k}: {e}"))?;
+                        environment.insert(k.to_owned(), v);
+                    }
+                }
+            }
+
+            let mut schedules = Vec::new();
+            if let Some(Value::Mapping(events)) = props.get("Events") {
+                for (name, event) in events {
+                    let name = name.as_str().unwrap_or_default().to_owned();
+                    if event.get("Type").and_then(Value::as_str) != Some("ScheduleV2") {
+                        continue;
+                    }
+                    let p = event.get("Properties").unwrap_or(&Value::Null);
+                    let field = |key: &str| -> Result<Option<String>, String> {
+                        p.get(key)
+                            .map(|v| self.resolve(v))
+                            .transpose()
+                            .map_err(|e| format!("{id}.{name}.{key}: {e}"))
+                    };
+                    let max_event_age = p
+                        .get("RetryPolicy")
+                        .and_then(|r| r.get("MaximumEventAgeInSeconds"))
+                        .map(|v| self.resolve_u64(v))
+                        .transpose()
+                        .map_err(|e| format!("{id}.{name}.RetryPolicy: {e}"))?;
+                    schedules.push(Schedule {
+                        max_event_age,
+                        expression: field("ScheduleExpression")?
+                            .ok_or_else(|| format!("{id}.{name}: no ScheduleExpression"))?,
+                        timezone: field("ScheduleExpressionTimezone")?,
+                        input: field("Input")?.ok_or_else(|| format!("{id}.{name}: no Input"))?,
+                        event: name,
+                    });
+                }
+            }
+            // The function's own value wins over Globals', key by key.
+            let number = |path: &[&str]| -> Result<Option<u64>, String> {
+                lookup_path(props, path)
+                    .or_else(|| lookup_path(&globals, path))
+                    .map(|v| self.resolve_u64(v))
+                    .transpose()
+                    .map_err(|e| format!("{id}: {}: {e}", path.join(".")))
+            };
+            let timeout = number(&["Timeout"])?;
+            let async_max_event_age = number(&["EventInvokeConfig", "MaximumEventAgeInSeconds"])?;
+            out.push(Function {
+                timeout,
+                async_max_event_age,
+                logical_id: id,
+                binary,
+                code_uri,
+                role,
+                environment,
+                schedules,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The statements of every inline policy of an `AWS::IAM::Role`, resolved. Managed
+    /// policies cannot be evaluated here: a role that has any is an error.
+    pub fn role_statements(&self, role: &str) -> Result<Vec<Statement>, String> {
+        let resource = self.resource(role).ok_or_else(|| format!("no resource {role}"))?;
+        if resource.get("Type").and_then(Value::as_str) != Some("AWS::IAM::Role") {
+            return Err(format!("{role} is not an AWS::IAM::Role"));
+        }
+        let props = resource.get("Properties").unwrap_or(&Value::Null);
+        if props.get("ManagedPolicyArns").is_some() {
+            return Err(format!(
+                "{role} has ManagedPolicyArns, which this check cannot evaluate: use inline policies"
+            ));
+        }
+        let mut out = Vec::new();
+        for policy in props
+            .get("Policies")
+            .and_then(Value::as_sequence)
+            .into_iter()
+            .flatten()
+        {
+            let name = policy.get("PolicyName").and_then(Value::as_str).unwrap_or("?");
+            let statements = policy
+                .get("PolicyDocument")
+                .and_then(|d| d.get("Statement"))
+                .ok_or_else(|| format!("{role} policy {name}: no PolicyDocument.Statement"))?;
+            let statements = match statements {
+                Value::Sequence(s) => s.clone(),
+                one => vec![one.clone()],
+            };
+            for s in &statements {
+                out.push(
+                    self.statement(s)
+                        .map_err(|e| format!("{role} policy {name}: {e}"))?,
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    fn statement(&self, s: &Value) -> Result<Statement, String> {
+        let list = |key: &str| -> Result<Vec<String>, String> {
+            match s.get(key) {
+                None => Ok(Vec::new()),
+                Some(Value::Sequence(items)) => items.iter().map(|i| self.resolve(i)).collect(),
+                Some(one) => Ok(vec![self.resolve(one)?]),
+            }
+        };
+        Ok(Statement {
+            sid: s.get("Sid").and_then(Value::as_str).map(str::to_owned),
+            effect: s
+                .get("Effect")
+                .and_then(Value::as_str)
+                .ok_or("a statement without Effect")?
+                .to_owned(),
+            actions: list("Action")?,
+            not_actions: list("NotAction")?,
+            resources: list("Resource")?,
+            not_resources: list("NotResource")?,
+            has_condition: s.get("Condition").is_some(),
+        })
+    }
+
+    /// A value as CloudFormation would pass it: strings and numbers as they are, `!Ref` of a
+    /// parameter or pseudo parameter to its value, `!Sub` with `${Name}` substituted.
+    /// References to resources become readable placeholders: `{ref:Id}`, `{Id.Attr}`.
+    pub fn resolve(&self, value: &Value) -> Result<String, String> {
+        if let Some(s) = scalar(value) {
+            return Ok(s);
+        }
+        let (function, arg) = intrinsic(value).ok_or_else(|| format!("cannot resolve {value:?}"))?;
+        match function.as_str() {
+            "Ref" => {
+                let name = arg.as_str().ok_or("Ref of a non-string")?;
+                Ok(self.lookup(name))
+            }
+            "GetAtt" => {
+                let (id, attr) = getatt_parts(arg).ok_or("GetAtt needs Id.Attr or [Id, Attr]")?;
+                Ok(format!("{{{id}.{attr}}}"))
+            }
+            "Sub" => match arg {
+                Value::String(s) => self.substitute(s, &BTreeMap::new()),
+                Value::Sequence(items) if items.len() == 2 => {
+                    let text = items[0].as_str().ok_or("Sub's first item must be a string")?;
+                    let mut local = BTreeMap::new();
+                    if let Value::Mapping(m) = &items[1] {
+                        for (k, v) in m {
+                            local.insert(k.as_str().unwrap_or_default().to_owned(), self.resolve(v)?);
+                        }
+                    }
+                    self.substitute(text, &local)
+                }
+                _ => Err("Sub needs a string or [string, {vars}]".into()),
+            },
+            other => Err(format!("intrinsic {other} is not supported by this check")),
+        }
+    }
+
+    fn resolve_u64(&self, value: &Value) -> Result<u64, String> {
+        let text = self.resolve(value)?;
+        text.parse()
+            .map_err(|_| format!("{text:?} is not a whole number"))
+    }
+
+    fn lookup(&self, name: &str) -> String {
+        match self.vars.get(name) {
+            Some(v) => v.clone(),
+            None => format!("{{ref:{name}}}"),
+        }
+    }
+
+    /// `${Name}`, `${Id.Attr}` and `${!Literal}` as in Fn::Sub.
+    fn substitute(&self, text: &str, local: &BTreeMap<String, String>) -> Result<String, String> {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(start) = rest.find("${") {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + 2..];
+            let end = after
+                .find('}')
+                .ok_or_else(|| format!("unclosed ${{ in {text:?}"))?;
+            let name = &after[..end];
+            if let Some(literal) = name.strip_prefix('!') {
+                out.push_str("${");
+                out.push_str(literal);
+                out.push('}');
+            } else if let Some(v) = local.get(name) {
+                out.push_str(v);
+            } else if name.contains('.') && !self.vars.contains_key(name) {
+                out.push_str(&format!("{{{name}}}"));
+            } else {
+                out.push_str(&self.lookup(name));
+            }
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+}
+
+fn lookup_path<'a>(root: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(root, |v, key| v.get(*key))
+}
+
+fn scalar(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// `!Fn arg` or `{"Fn::Fn": arg}` / `{"Ref": arg}`, as (function name without `Fn::`, arg).
+fn intrinsic(value: &Value) -> Option<(String, &Value)> {
+    match value {
+        Value::Tagged(t) => {
+            let tag = t.tag.to_string();
+            let name = tag.trim_start_matches('!');
+            Some((name.to_owned(), &t.value))
+        }
+        Value::Mapping(m) if m.len() == 1 => {
+            let (k, v) = m.iter().next()?;
+            let k = k.as_str()?;
+            let name = k.strip_prefix("Fn::").unwrap_or(k);
+            (k == "Ref" || k.starts_with("Fn::")).then(|| (name.to_owned(), v))
+        }
+        _ => None,
+    }
+}
+
+fn getatt_parts(arg: &Value) -> Option<(String, String)> {
+    match arg {
+        Value::String(s) => {
+            let (id, attr) = s.split_once('.')?;
+            Some((id.to_owned(), attr.to_owned()))
+        }
+        Value::Sequence(items) if items.len() == 2 => {
+            Some((items[0].as_str()?.to_owned(), items[1].as_str()?.to_owned()))
+        }
+        _ => None,
+    }
+}
+
+/// The logical id in `!GetAtt Id.Arn`.
+fn getatt_target(value: &Value) -> Option<String> {
+    let (function, arg) = intrinsic(value)?;
+    if function != "GetAtt" {
+        return None;
+    }
+    let (id, attr) = getatt_parts(arg)?;
+    (attr == "Arn").then_some(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL: &str = r#"
+Parameters:
+  Prefix:
+    Type: String
+    Default: ts
+  Count:
+    Type: Number
+    Default: 3
+Resources:
+  Role:
+    Type: AWS::IAM::Role
+    Properties:
+      Policies:
+        - PolicyName: p
+          PolicyDocument:
+            Statement:
+              - Effect: Allow
+                Action: dynamodb:ListTables
+                Resource: "*"
+              - Effect: Allow
+                Action: [dynamodb:DescribeTable]
+                Resource:
+                  - !Sub arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${Prefix}_*
+                  - Fn::Sub: "${Q.Arn}"
+"#;
+
+    #[test]
+    fn resolves_sub_ref_and_getatt() {
+        let t = Template::parse(SMALL).unwrap();
+        let text = |yaml: &str| t.resolve(&yaml_serde::from_str(yaml).unwrap()).unwrap();
+        assert_eq!(text("!Ref Prefix"), "ts");
+        assert_eq!(text("!Ref Count"), "3");
+        assert_eq!(text("!Ref AWS::Region"), "us-east-1");
+        assert_eq!(text("!Ref Queue"), "{ref:Queue}");
+        assert_eq!(text("!GetAtt Queue.Arn"), "{Queue.Arn}");
+        assert_eq!(
+            text("!Sub '${Prefix}-${Count} ${!Literal} ${Q.Arn}'"),
+            "ts-3 ${Literal} {Q.Arn}"
+        );
+        assert_eq!(text("!Sub ['${A}/${Prefix}', {A: !Ref Count}]"), "3/ts");
+        assert_eq!(text("{Ref: Prefix}"), "ts");
+    }
+
+    #[test]
+    fn reads_role_statements() {
+        let t = Template::parse(SMALL).unwrap();
+        let statements = t.role_statements("Role").unwrap();
+        assert_eq!(statements.len(), 2);
+        assert_eq!(statements[0].resources, ["*"]);
+        assert_eq!(
+            statements[1].resources,
+            ["arn:aws:dynamodb:us-east-1:123456789012:table/ts_*", "{Q.Arn}"]
+        );
+    }
+}

@@ -1,0 +1,213 @@
+//! The glue both Lambda functions share: event in, [`RunReport`] out.
+//!
+//! Thin on purpose: [`ddb_rollover::event`] decides what a payload means and
+//! [`ddb_rollover::run`] decides everything else; this crate builds the policy and the SDK
+//! client once per cold start and turns a run with failed actions into a function error, so
+//! EventBridge Scheduler's retries, the dead-letter queue and error alarms see it.
+
+use std::fmt;
+
+use aws_config::BehaviorVersion;
+use chrono::Utc;
+use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::event::{parse_invocation, EventError};
+use ddb_rollover::policy::{Policy, PolicyDocument, PolicyError, POLICY_ENV};
+use ddb_rollover::{ApplyOptions, ControlPlaneError, Operation, Outcome, RunReport};
+use lambda_runtime::{service_fn, Diagnostic, LambdaEvent};
+use serde_json::Value;
+
+/// Why a function could not start. Returned before any AWS call.
+#[derive(thiserror::Error)]
+pub enum InitError {
+    #[error("{POLICY_ENV} is not a usable policy; fix the function's {POLICY_ENV} environment variable (JSON, or unset for the defaults): {0}")]
+    Policy(#[source] PolicyError),
+}
+
+/// The message, not the structure: `main` returning this error prints it with `{:?}`.
+impl fmt::Debug for InitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// One failed table action, as listed in [`HandlerError::ActionsFailed`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FailedAction {
+    pub table: String,
+    pub error: String,
+}
+
+impl fmt::Display for FailedAction {
+    /// The error alone when it already names the table (`CreateTable timeseries_...: ...`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.error.contains(&self.table) {
+            f.write_str(&self.error)
+        } else {
+            write!(f, "{}: {}", self.table, self.error)
+        }
+    }
+}
+
+/// Why an invocation is a function error.
+#[derive(thiserror::Error)]
+pub enum HandlerError {
+    /// The payload was refused; nothing was called.
+    #[error("bad event, nothing was done: {0}")]
+    BadEvent(#[from] EventError),
+    /// Listing the tables failed, so nothing was decided or changed.
+    #[error(
+        "could not list the tables, nothing was changed: {0}. Check the function's network access to \
+         DynamoDB, its region, and that its role allows dynamodb:ListTables"
+    )]
+    ControlPlane(#[from] ControlPlaneError),
+    /// Some table actions failed; the others were carried out. The whole report is logged.
+    #[error(
+        "{operation}: {} of {} tables failed ({}). A retry or the next scheduled run tries them again; \
+         the full RunReport is in the function's log",
+        .failed.len(),
+        .report.tables.len(),
+        .failed.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
+    ActionsFailed {
+        operation: Operation,
+        failed: Vec<FailedAction>,
+        /// Boxed: a report is large and the error path should stay cheap to move.
+        report: Box<RunReport>,
+    },
+}
+
+impl HandlerError {
+    /// The `errorType` Lambda reports: stable names to filter logs and alarms on.
+    pub fn error_type(&self) -> &'static str {
+        match self {
+            HandlerError::BadEvent(_) => "BadEvent",
+            HandlerError::ControlPlane(_) => "ListTablesFailed",
+            HandlerError::ActionsFailed { .. } => "ActionsFailed",
+        }
+    }
+}
+
+/// One readable line: the runtime logs a handler's error with `{:?}`, and a derived Debug
+/// would dump the whole report (already logged as JSON) in Rust syntax.
+impl fmt::Debug for HandlerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {self}", self.error_type())
+    }
+}
+
+impl From<HandlerError> for Diagnostic {
+    fn from(error: HandlerError) -> Diagnostic {
+        Diagnostic {
+            error_type: error.error_type().to_string(),
+            error_message: error.to_string(),
+        }
+    }
+}
+
+/// One function's state, built once per cold start and shared by its invocations.
+#[derive(Debug)]
+pub struct Handler {
+    operation: Operation,
+    policy: Policy,
+    control: DynamoDb,
+}
+
+impl Handler {
+    pub fn new(operation: Operation, policy: Policy, client: aws_sdk_dynamodb::Client) -> Self {
+        Handler {
+            operation,
+            policy,
+            control: DynamoDb::new(client),
+        }
+    }
+
+    /// Cold start: the validated policy from `ROLLOVER_POLICY` (JSON; unset or empty = the
+    /// defaults) and an SDK client from the environment. A bad policy fails here, with the
+    /// field named, before any AWS call: a misconfigured function errors on its first
+    /// invocation instead of acting on a policy nobody wrote.
+    pub async fn from_env(operation: Operation) -> Result<Self, InitError> {
+        let policy = policy_from_env()?;
+        let config = aws_config::load_defaults(BehaviorVersion::latest()).await;
+        Ok(Handler::new(
+            operation,
+            policy,
+            aws_sdk_dynamodb::Client::new(&config),
+        ))
+    }
+
+    pub fn operation(&self) -> Operation {
+        self.operation
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// One invocation: parse the event, run the core, return its report. A run with failed
+    /// actions is an error (deferred ones are not): Lambda then counts an error, so Scheduler
+    /// retries, the dead-letter queue and alarms work.
+    pub async fn handle(&self, event: Value) -> Result<RunReport, HandlerError> {
+        let invocation = parse_invocation(&event, self.operation)?;
+        let now = invocation.now(Utc::now());
+        let options = ApplyOptions {
+            dry_run: invocation.dry_run,
+            ..ApplyOptions::default()
+        };
+        let report = ddb_rollover::run(&self.control, &self.policy, self.operation, now, options).await?;
+        let s = &report.summary;
+        tracing::info!(
+            operation = %self.operation,
+            at = %report.at,
+            clock = invocation.clock.as_str(),
+            dry_run = report.dry_run,
+            current_period = %report.current_period,
+            done = s.done,
+            planned = s.planned,
+            unchanged = s.unchanged,
+            deferred = s.deferred,
+            failed = s.failed,
+            foreign = s.foreign,
+            skipped = s.skipped,
+            "summary"
+        );
+        if report.succeeded() {
+            return Ok(report);
+        }
+        let json =
+            serde_json::to_string(&report).unwrap_or_else(|e| format!("(report not serializable: {e})"));
+        tracing::error!(report = %json, "some table actions failed");
+        let failed = report
+            .lines_with(Outcome::Failed)
+            .map(|line| FailedAction {
+                table: line.item.table.clone(),
+                error: line.error.clone().unwrap_or_else(|| line.item.reason.clone()),
+            })
+            .collect();
+        Err(HandlerError::ActionsFailed {
+            operation: self.operation,
+            failed,
+            report: Box::new(report),
+        })
+    }
+}
+
+/// The policy from `ROLLOVER_POLICY`: unset, empty or blank means the defaults.
+pub fn policy_from_env() -> Result<Policy, InitError> {
+    PolicyDocument::from_env()
+        .and_then(|document| document.unwrap_or_default().validate())
+        .map_err(InitError::Policy)
+}
+
+/// What each function's `main` calls: JSON-capable logs (Lambda's LoggingConfig LogFormat),
+/// the handler built once, then the runtime loop.
+pub async fn serve(operation: Operation) -> Result<(), lambda_runtime::Error> {
+    lambda_runtime::tracing::init_default_subscriber();
+    let handler = Handler::from_env(operation).await.inspect_err(|e| {
+        tracing::error!(error = %e, "cannot start the {operation} function");
+    })?;
+    let handler = &handler;
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
+        handler.handle(event.payload).await
+    }))
+    .await
+}

@@ -1,0 +1,452 @@
+//! The Lambda handler against real local DynamoDB servers (moto and dynalite), each test on its
+//! own fresh server, fed the payloads in `events/`. Results are read back with DescribeTable,
+//! never taken from our own report.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use aws_sdk_dynamodb::config::retry::RetryConfig;
+use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+use aws_sdk_dynamodb::types::TableDescription;
+use aws_sdk_dynamodb::Client;
+use chrono::{DateTime, Utc};
+use ddb_rollover::event::parse_invocation;
+use ddb_rollover::period::Slot;
+use ddb_rollover::{Operation, Policy, RunReport};
+use ddb_rollover_lambda::{Handler, HandlerError};
+use lambda_runtime::Diagnostic;
+use serde_json::{json, Value};
+use testkit::{LocalDynamo, Server};
+
+const HOT: (i64, i64) = (300, 1000);
+const WARM: (i64, i64) = (100, 1);
+const COLD: (i64, i64) = (1, 1);
+
+/// Every file in `events/` and the function it is for.
+const EVENT_FILES: [(&str, Operation); 6] = [
+    ("create_new.json", Operation::CreateNew),
+    ("resize_old.json", Operation::ResizeOld),
+    ("scheduler_create_new.json", Operation::CreateNew),
+    ("scheduler_resize_old.json", Operation::ResizeOld),
+    ("manual_dry_run.json", Operation::ResizeOld),
+    ("eventbridge_scheduled_event.json", Operation::CreateNew),
+];
+
+fn event_file(name: &str) -> Value {
+    let path = testkit::repo_root().join("events").join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()))
+}
+
+struct Harness {
+    _server: LocalDynamo,
+    client: Client,
+}
+
+impl Harness {
+    async fn start(server: Server) -> Harness {
+        let server = LocalDynamo::start(server);
+        let client = server.client().await;
+        Harness {
+            _server: server,
+            client,
+        }
+    }
+
+    fn handler(&self, operation: Operation) -> Handler {
+        Handler::new(operation, Policy::default(), self.client.clone())
+    }
+
+    async fn run(&self, operation: Operation, event: Value) -> RunReport {
+        self.handler(operation)
+            .handle(event.clone())
+            .await
+            .unwrap_or_else(|e| panic!("{operation} with {event}: {e}"))
+    }
+
+    async fn describe_all(&self) -> BTreeMap<String, TableDescription> {
+        let names: Vec<String> = self
+            .client
+            .list_tables()
+            .into_paginator()
+            .items()
+            .send()
+            .try_collect()
+            .await
+            .unwrap();
+        let mut tables = BTreeMap::new();
+        for name in names {
+            let out = self
+                .client
+                .describe_table()
+                .table_name(&name)
+                .send()
+                .await
+                .unwrap();
+            tables.insert(name, out.table().unwrap().clone());
+        }
+        tables
+    }
+
+    /// Every table with its (RCU, WCU), read back from the server.
+    async fn capacities(&self) -> BTreeMap<String, (i64, i64)> {
+        self.describe_all()
+            .await
+            .into_iter()
+            .map(|(name, table)| {
+                let t = table.provisioned_throughput().unwrap();
+                (
+                    name,
+                    (
+                        t.read_capacity_units().unwrap(),
+                        t.write_capacity_units().unwrap(),
+                    ),
+                )
+            })
+            .collect()
+    }
+}
+
+fn dynalite() -> Server {
+    Server::Dynalite {
+        create_ms: 0,
+        update_ms: 0,
+    }
+}
+
+/// A client for an endpoint where nothing listens (port 9, discard: privileged, so no test
+/// server ever takes it), with one attempt so the test does not sit through retries.
+fn unreachable_client() -> Client {
+    let config = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("test", "test", None, None, "test"))
+        .endpoint_url("http://127.0.0.1:9")
+        .retry_config(RetryConfig::standard().with_max_attempts(1))
+        .build();
+    Client::from_conf(config)
+}
+
+fn tables(entries: &[(&str, (i64, i64))]) -> BTreeMap<String, (i64, i64)> {
+    entries
+        .iter()
+        .map(|(name, cap)| (name.to_string(), *cap))
+        .collect()
+}
+
+fn at(instant: DateTime<Utc>) -> Value {
+    json!({ "at": instant.to_rfc3339() })
+}
+
+#[test]
+fn every_event_file_is_listed_and_parses_for_its_function() {
+    let dir = testkit::repo_root().join("events");
+    let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".json"))
+        .collect();
+    on_disk.sort();
+    let mut listed: Vec<String> = EVENT_FILES.iter().map(|(name, _)| name.to_string()).collect();
+    listed.sort();
+    assert_eq!(
+        on_disk, listed,
+        "a new events/*.json needs a line in EVENT_FILES and a test"
+    );
+    for (name, function) in EVENT_FILES {
+        parse_invocation(&event_file(name), function).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    let readme = std::fs::read_to_string(PathBuf::from(&dir).join("README.md")).unwrap();
+    for (name, _) in EVENT_FILES {
+        assert!(readme.contains(name), "events/README.md does not mention {name}");
+    }
+}
+
+/// `create_new.json` has no time: the run uses the wall clock. The expected names come from
+/// the same policy's calendar, at the instants just before and just after the run, so a run
+/// that straddles a period boundary (midnight UTC) still passes.
+#[tokio::test]
+async fn create_new_json_runs_now_on_moto() {
+    let h = Harness::start(Server::Moto).await;
+    let policy = Policy::default();
+    let (calendar, naming) = (policy.calendar(), policy.naming());
+    let expected = |now: DateTime<Utc>| {
+        let current = calendar.floor(now);
+        let mut expected = BTreeMap::new();
+        expected.insert(naming.table_name(current), HOT);
+        expected.insert(naming.table_name(calendar.next(current)), HOT);
+        expected
+    };
+    let before = Utc::now();
+    let report = h.run(Operation::CreateNew, event_file("create_new.json")).await;
+    let after = Utc::now();
+    let found = h.capacities().await;
+    assert!(
+        found == expected(before) || found == expected(after),
+        "tables {found:?}, expected {:?} (or {:?} if the run straddled midnight)",
+        expected(before),
+        expected(after)
+    );
+    assert!(
+        before <= report.at && report.at <= after,
+        "report.at {}",
+        report.at
+    );
+    assert!(!report.dry_run);
+}
+
+/// `resize_old.json` has no time either. Four periods are seeded through the create_new
+/// handler (with `at`); after the run each is at the phase its age calls for relative to the
+/// wall clock's period, before or (if the run straddles a boundary) after the run.
+#[tokio::test]
+async fn resize_old_json_runs_now_on_moto() {
+    let h = Harness::start(Server::Moto).await;
+    let policy = Policy::default();
+    let (calendar, naming) = (policy.calendar(), policy.naming());
+    let before = Utc::now();
+    let current = calendar.floor(before);
+    let p1 = calendar.previous(current);
+    let p2 = calendar.previous(p1);
+    let p3 = calendar.previous(p2);
+    // create_new at p3 makes p3 and p2; at p1 it makes p1 and the current period.
+    h.run(Operation::CreateNew, at(p3.start())).await;
+    h.run(Operation::CreateNew, at(p1.start())).await;
+    let seeded = [p3, p2, p1, current];
+    assert_eq!(h.capacities().await.len(), 4);
+
+    h.run(Operation::ResizeOld, event_file("resize_old.json")).await;
+    let after = Utc::now();
+
+    let expected = |now: Slot| -> BTreeMap<String, (i64, i64)> {
+        // Index of `now` in the seeded slots, or one past the end if a boundary was crossed.
+        let now_index = seeded.iter().position(|s| *s == now).unwrap_or(seeded.len()) as i64;
+        seeded
+            .iter()
+            .enumerate()
+            .map(|(i, slot)| {
+                let capacity = match now_index - i as i64 {
+                    age if age >= 2 => COLD,
+                    1 => WARM,
+                    _ => HOT,
+                };
+                (naming.table_name(*slot), capacity)
+            })
+            .collect()
+    };
+    let found = h.capacities().await;
+    let (early, late) = (expected(current), expected(calendar.floor(after)));
+    assert!(
+        found == early || found == late,
+        "tables {found:?}, expected {early:?} (or {late:?} if the run straddled midnight)"
+    );
+}
+
+/// The two scheduled runs of one boundary, as EventBridge Scheduler sends them; a retry of a
+/// scheduled run decides the same thing and changes nothing more.
+#[tokio::test]
+async fn scheduler_payloads_create_then_dial_down_on_moto() {
+    let h = Harness::start(Server::Moto).await;
+    let report = h
+        .run(Operation::CreateNew, event_file("scheduler_create_new.json"))
+        .await;
+    assert_eq!(
+        h.capacities().await,
+        tables(&[("timeseries_2018-10-25", HOT), ("timeseries_2018-10-26", HOT)])
+    );
+    // The function's response is the RunReport as JSON.
+    let response = serde_json::to_value(&report).unwrap();
+    assert_eq!(response["operation"], "create_new");
+    assert_eq!(response["at"], "2018-10-25T23:45:00Z");
+    assert_eq!(response["summary"]["done"], 2, "{response:#}");
+
+    h.run(Operation::ResizeOld, event_file("scheduler_resize_old.json"))
+        .await;
+    let after_resize = h.capacities().await;
+    assert_eq!(
+        after_resize,
+        tables(&[("timeseries_2018-10-25", WARM), ("timeseries_2018-10-26", HOT)])
+    );
+
+    // Scheduler retries deliver the same payload: same decision, nothing left to do.
+    let retry = h
+        .run(Operation::ResizeOld, event_file("scheduler_resize_old.json"))
+        .await;
+    assert_eq!(retry.summary.done, 0, "{retry:#?}");
+    assert_eq!(h.capacities().await, after_resize);
+}
+
+#[tokio::test]
+async fn manual_dry_run_changes_nothing_on_moto() {
+    let h = Harness::start(Server::Moto).await;
+    h.run(Operation::CreateNew, event_file("scheduler_create_new.json"))
+        .await;
+    let before = h.describe_all().await;
+    assert_eq!(before.len(), 2);
+
+    let report = h
+        .run(Operation::ResizeOld, event_file("manual_dry_run.json"))
+        .await;
+
+    assert_eq!(h.describe_all().await, before, "a dry run changed a table");
+    assert!(report.dry_run);
+    assert_eq!(serde_json::to_value(&report).unwrap()["dry_run"], true);
+    // At 2018-10-28T00:15Z both tables are 2 or more days old: it would dial both to 1 / 1.
+    assert_eq!(report.summary.planned, 2, "{report:#?}");
+    assert_eq!(report.summary.done, 0);
+}
+
+#[tokio::test]
+async fn eventbridge_scheduled_event_uses_its_time_on_moto() {
+    let h = Harness::start(Server::Moto).await;
+    let report = h
+        .run(
+            Operation::CreateNew,
+            event_file("eventbridge_scheduled_event.json"),
+        )
+        .await;
+    assert_eq!(report.at.to_rfc3339(), "2018-10-25T23:45:00+00:00");
+    assert_eq!(
+        h.capacities().await,
+        tables(&[("timeseries_2018-10-25", HOT), ("timeseries_2018-10-26", HOT)])
+    );
+}
+
+#[tokio::test]
+async fn an_operation_for_the_other_function_is_refused_on_moto() {
+    let h = Harness::start(Server::Moto).await;
+    for (function, file) in [
+        (Operation::CreateNew, "resize_old.json"),
+        (Operation::CreateNew, "scheduler_resize_old.json"),
+        (Operation::CreateNew, "manual_dry_run.json"),
+        (Operation::ResizeOld, "create_new.json"),
+        (Operation::ResizeOld, "scheduler_create_new.json"),
+    ] {
+        let error = h.handler(function).handle(event_file(file)).await.unwrap_err();
+        assert!(matches!(error, HandlerError::BadEvent(_)), "{file}: {error:?}");
+        let message = error.to_string();
+        let other = match function {
+            Operation::CreateNew => "resize_old",
+            Operation::ResizeOld => "create_new",
+        };
+        assert!(
+            message.contains(&format!("this is the {function} function"))
+                && message.contains(&format!("invoke the {other} function instead")),
+            "{file}: {message}"
+        );
+    }
+    assert!(h.capacities().await.is_empty(), "a refused event created a table");
+}
+
+/// Bad events are refused before any AWS call: the handler points at an endpoint where
+/// nothing listens, so any call would surface as a ListTables error instead.
+#[tokio::test]
+async fn bad_events_are_refused_before_any_aws_call() {
+    let handler = Handler::new(Operation::CreateNew, Policy::default(), unreachable_client());
+    for (event, names) in [
+        (json!({"Operation": "resize_old"}), "resize_old"),
+        (
+            json!({"Operation": "create_new", "scheduled_time": "<aws.scheduler.scheduled-time>"}),
+            "placeholder was not substituted",
+        ),
+        (json!({"dryrun": true}), "did you mean \"dry_run\"?"),
+        (json!({"dry_run": "yes"}), "dry_run must be true or false"),
+        (json!({"at": 5}), "at must be an RFC 3339 timestamp"),
+        (json!("create_new"), "must be a JSON object"),
+    ] {
+        let started = Instant::now();
+        let error = handler.handle(event.clone()).await.unwrap_err();
+        assert!(matches!(error, HandlerError::BadEvent(_)), "{event}: {error:?}");
+        assert!(error.to_string().contains(names), "{event}: {error}");
+        assert_eq!(Diagnostic::from(error).error_type, "BadEvent");
+        assert!(started.elapsed() < Duration::from_secs(1));
+    }
+}
+
+/// A table action the server refuses makes the invocation an error that names the tables.
+///
+/// The policy only checks DynamoDB's minimum capacity (1). dynalite, like DynamoDB, also has an
+/// upper bound and refuses CreateTable above it with a ValidationException ("Given value
+/// 2000000000000 for ReadCapacityUnits is out of bounds"): a real server-side failure, not a
+/// fake. moto accepts any number, hence dynalite.
+#[tokio::test]
+async fn a_failed_create_table_is_a_function_error_on_dynalite() {
+    let h = Harness::start(dynalite()).await;
+    let policy =
+        Policy::from_json(r#"{"phases":[{"min_age":0,"read":2000000000000,"write":1000}]}"#).unwrap();
+    let handler = Handler::new(Operation::CreateNew, policy, h.client.clone());
+
+    let error = handler
+        .handle(event_file("scheduler_create_new.json"))
+        .await
+        .unwrap_err();
+
+    let HandlerError::ActionsFailed {
+        operation,
+        failed,
+        report,
+    } = &error
+    else {
+        panic!("expected ActionsFailed, got {error:?}");
+    };
+    assert_eq!(*operation, Operation::CreateNew);
+    let failed_tables: Vec<&str> = failed.iter().map(|f| f.table.as_str()).collect();
+    assert_eq!(failed_tables, ["timeseries_2018-10-25", "timeseries_2018-10-26"]);
+    assert!(
+        failed.iter().all(|f| f.error.contains("out of bounds")),
+        "{failed:?}"
+    );
+    assert_eq!(report.summary.failed, 2);
+    let message = error.to_string();
+    assert!(
+        message.starts_with("create_new: 2 of 2 tables failed (CreateTable timeseries_2018-10-25: "),
+        "{message}"
+    );
+    assert!(
+        message.contains("; CreateTable timeseries_2018-10-26: "),
+        "{message}"
+    );
+    let diagnostic = Diagnostic::from(error);
+    assert_eq!(diagnostic.error_type, "ActionsFailed");
+    assert!(diagnostic.error_message.contains("out of bounds"));
+    assert!(h.capacities().await.is_empty());
+}
+
+/// Deferred is not failed: a table still CREATING when resize_old comes is left for the next
+/// run, and the invocation succeeds.
+#[tokio::test]
+async fn deferred_tables_are_not_a_function_error_on_dynalite() {
+    let h = Harness::start(Server::Dynalite {
+        create_ms: 5000,
+        update_ms: 0,
+    })
+    .await;
+    h.run(Operation::CreateNew, event_file("scheduler_create_new.json"))
+        .await;
+    let report = h
+        .run(Operation::ResizeOld, event_file("scheduler_resize_old.json"))
+        .await;
+    assert_eq!(report.summary.deferred, 1, "{report:#?}");
+    assert!(report.succeeded());
+    assert_eq!(h.capacities().await.get("timeseries_2018-10-25"), Some(&HOT));
+}
+
+/// A server that is not there: ListTables fails, nothing is decided, the invocation errors.
+#[tokio::test]
+async fn an_unreachable_server_is_a_function_error() {
+    let handler = Handler::new(Operation::ResizeOld, Policy::default(), unreachable_client());
+    let error = handler
+        .handle(event_file("scheduler_resize_old.json"))
+        .await
+        .unwrap_err();
+    let HandlerError::ControlPlane(cause) = &error else {
+        panic!("expected a ListTables error, got {error:?}");
+    };
+    assert_eq!(cause.operation, "ListTables");
+    let message = error.to_string();
+    assert!(
+        message.starts_with("could not list the tables, nothing was changed: ListTables timeseries_: "),
+        "{message}"
+    );
+    assert_eq!(Diagnostic::from(error).error_type, "ListTablesFailed");
+}

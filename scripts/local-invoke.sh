@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Invokes both Lambda functions locally, as the Lambda runtime would, against moto:
+#   1. moto on a free loopback port (scripts/local-ddb.sh),
+#   2. `cargo lambda watch`, the Lambda runtime emulator, serving the workspace's binaries
+#      with ROLLOVER_POLICY and AWS_ENDPOINT_URL pointing at moto,
+#   3. `cargo lambda invoke create-new --data-file events/create_new.json`, then resize-old
+#      with events/resize_old.json: each response must be a RunReport with no failed table.
+# Both servers are stopped by PID on exit. Exits non-zero on any failure.
+#
+# Needs cargo-lambda on PATH (scripts/release-check.sh puts .local/release-venv/tools/bin
+# there; or `pip install cargo-lambda`), and python3 for moto.
+set -euo pipefail
+
+SCRIPT_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
+ROOT="$(cd -- "$SCRIPT_DIR/.." && pwd -P)"
+cd "$ROOT"
+RUN_DIR="$ROOT/.local/run"
+TOOLS_BIN="$ROOT/.local/release-venv/tools/bin"
+
+# The template's default policy (template.yaml's ROLLOVER_POLICY with the parameter defaults;
+# crates/deploy-checks asserts the two are the same).
+POLICY='{"prefix":"timeseries","period":"day","timezone":"UTC","premake":1,"key":{"partition":{"name":"pk","type":"N"},"sort":{"name":"sk","type":"N"}},"phases":[{"min_age":0,"read":300,"write":1000},{"min_age":1,"read":100,"write":1},{"min_age":2,"read":1,"write":1}]}'
+
+die() {
+  printf 'local-invoke: %s\n' "$*" >&2
+  exit 1
+}
+
+if ! command -v cargo-lambda >/dev/null && [[ -x $TOOLS_BIN/cargo-lambda ]]; then
+  PATH="$TOOLS_BIN:$PATH"
+fi
+command -v cargo-lambda >/dev/null || die "cargo-lambda not found: run scripts/release-check.sh once, or pip install cargo-lambda"
+
+# Longest wait for one invocation: the functions' Timeout in template.yaml.
+INVOKE_TIMEOUT=300
+
+MOTO_PID=""
+WATCH_PID=""
+WATCH_LOG="$RUN_DIR/cargo-lambda-watch-$$.log"
+OUT="$(mktemp)"
+
+cleanup() {
+  local rc=$?
+  if [[ -n $WATCH_PID ]]; then
+    # The watcher leads its own process group (setsid): stop it and the function processes
+    # it started, and nothing else.
+    kill -TERM -- "-$WATCH_PID" 2>/dev/null || true
+    for _ in $(seq 50); do
+      kill -0 "$WATCH_PID" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL -- "-$WATCH_PID" 2>/dev/null || true
+  fi
+  if [[ -n $MOTO_PID ]]; then
+    scripts/local-ddb.sh stop "$MOTO_PID" || true
+  fi
+  if [[ $rc != 0 && -f $WATCH_LOG ]]; then
+    printf 'local-invoke: last lines of the cargo lambda watch log:\n' >&2
+    tail -n 40 "$WATCH_LOG" >&2 || true
+  fi
+  rm -f "$WATCH_LOG" "$OUT"
+  exit "$rc"
+}
+trap cleanup EXIT
+
+free_port() {
+  python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])
+s.close()'
+}
+
+# wait_port PORT PID SECONDS: until something listens on 127.0.0.1:PORT, while PID lives.
+wait_port() {
+  local port=$1 pid=$2 deadline=$((SECONDS + $3))
+  while ((SECONDS < deadline)); do
+    kill -0 "$pid" 2>/dev/null || die "cargo lambda watch exited during start-up"
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      return 0
+    fi
+    sleep 0.2
+  done
+  die "cargo lambda watch did not listen on port $port within $3 s"
+}
+
+# check_report NAME OPERATION FILE: the response is a RunReport of OPERATION, nothing failed.
+check_report() {
+  python3 - "$@" <<'PY'
+import json, sys
+
+name, operation, path = sys.argv[1:4]
+with open(path) as f:
+    text = f.read()
+try:
+    report = json.loads(text)
+except ValueError:
+    sys.exit(f"{name}: the response is not JSON: {text[:500]}")
+if not isinstance(report, dict) or "operation" not in report:
+    sys.exit(f"{name}: the response is not a RunReport (no \"operation\"): {text[:500]}")
+if report["operation"] != operation:
+    sys.exit(f"{name}: operation {report['operation']!r}, expected {operation!r}")
+failed = [t for t in report.get("tables", []) if t.get("outcome") == "failed"]
+if failed or report.get("summary", {}).get("failed", 0) != 0:
+    sys.exit(f"{name}: failed tables: {json.dumps(failed, indent=1)}")
+s = report["summary"]
+print(f"{name}: {report['operation']} at {report['at']}, current period {report['current_period']}: "
+      f"{s['done']} done, {s['unchanged']} unchanged, {s['deferred']} deferred, {s['skipped']} skipped, "
+      f"{s['failed']} failed")
+for t in report.get("tables", []):
+    print(f"  {t['table']}: {t['outcome']} - {t['reason']}")
+PY
+}
+
+scripts/local-ddb.sh install
+mkdir -p "$RUN_DIR"
+
+# Build the host binaries first, so the first invoke does not wait for a compile.
+cargo build --quiet -p create-new -p resize-old
+
+read -r endpoint MOTO_PID < <(scripts/local-ddb.sh start moto --owner-pid $$)
+[[ -n $MOTO_PID ]] || die "moto did not start"
+echo "local-invoke: moto at $endpoint (PID $MOTO_PID)"
+
+port="$(free_port)"
+# The functions inherit this environment from the watcher.
+env -u AWS_PROFILE -u AWS_SESSION_TOKEN \
+  AWS_ENDPOINT_URL="$endpoint" AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1 \
+  AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_EC2_METADATA_DISABLED=true \
+  ROLLOVER_POLICY="$POLICY" \
+  setsid cargo lambda watch --invoke-address 127.0.0.1 --invoke-port "$port" --ignore-changes \
+  </dev/null >"$WATCH_LOG" 2>&1 &
+WATCH_PID=$!
+wait_port "$port" "$WATCH_PID" 120
+echo "local-invoke: cargo lambda watch on 127.0.0.1:$port (PID $WATCH_PID)"
+
+for fn in create-new resize-old; do
+  event="events/${fn//-/_}.json"
+  [[ -f $event ]] || die "$event is missing"
+  # A function that fails at start-up (e.g. a bad ROLLOVER_POLICY) leaves the invoke waiting.
+  if ! timeout "$INVOKE_TIMEOUT" cargo lambda invoke "$fn" --invoke-address 127.0.0.1 --invoke-port "$port" \
+    --data-file "$event" --output-format json >"$OUT" 2>&1; then
+    cat "$OUT" >&2
+    die "$fn: invoke with $event failed (or got no answer within $INVOKE_TIMEOUT s)"
+  fi
+  check_report "$fn" "${fn//-/_}" "$OUT"
+done
+echo "local-invoke: both functions answered with a RunReport and no failed table"

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Release checks of the SAM application (template.yaml, samconfig.toml), run by CI after the tests:
+#   1. sam validate --lint     SAM transform + cfn-lint, offline (no AWS credentials or calls)
+#   2. cfn-lint template.yaml  on its own, so its findings print in full
+#   3. checkov                 policy-as-code scan (framework cloudformation): no failed check;
+#                              the few that do not apply are skipped in the template with a reason
+#   4. sam build               both functions for arm64 (rust-cargolambda: cargo-lambda + zig, no
+#                              Docker), then the stripped bootstrap sizes and `file` of each
+#   5. scripts/local-invoke.sh both functions invoked locally against moto
+# Installs its tools itself, pinned in scripts/requirements-release.txt, into the gitignored
+# .local/release-venv (two venvs, see that file), and the aarch64-unknown-linux-gnu Rust target.
+# Re-runs install nothing when the requirements and python3 are unchanged.
+# Prints each step's duration; exits non-zero on the first failure.
+set -euo pipefail
+
+SCRIPT_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
+ROOT="$(cd -- "$SCRIPT_DIR/.." && pwd -P)"
+cd "$ROOT"
+
+VENVS="$ROOT/.local/release-venv"
+REQS="$SCRIPT_DIR/requirements-release.txt"
+STAMP="$VENVS/install.stamp"
+TOOLS_BIN="$VENVS/tools/bin"
+CHECKOV_BIN="$VENVS/checkov/bin"
+TARGET=aarch64-unknown-linux-gnu
+
+# Nothing here calls AWS or reports usage (SAM CLI's telemetry off; checkov's platform
+# mapping and update check off). SAM CLI still looks up its latest version on PyPI once a week.
+export SAM_CLI_TELEMETRY=0
+export BC_SKIP_MAPPING=TRUE CKV_SKIP_PACKAGE_UPDATE_CHECK=TRUE
+export AWS_EC2_METADATA_DISABLED=true
+
+die() {
+  printf 'release-check: %s\n' "$*" >&2
+  exit 1
+}
+
+declare -a SUMMARY=()
+# step NAME COMMAND...: runs COMMAND, prints and records how long it took.
+step() {
+  local name=$1 start end
+  shift
+  printf '\n== %s\n' "$name"
+  start=$(date +%s.%N)
+  "$@"
+  end=$(date +%s.%N)
+  local took
+  took=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+  printf -- '-- %s: %s s\n' "$name" "$took"
+  SUMMARY+=("$(printf '%-28s %8s s' "$name" "$took")")
+}
+
+# ---------------------------------------------------------------- install
+
+# The requirements of one section ("tools" or "checkov") of requirements-release.txt.
+section() {
+  awk -v want="# [$1]" '
+    /^# \[[a-z]+\]/ { on = (index($0, want) == 1); next }
+    on && /^[^#[:space:]]/ { print }
+  ' "$REQS"
+}
+
+install_hash() {
+  {
+    cat -- "$REQS"
+    python3 -V 2>&1
+  } | sha256sum | cut -d' ' -f1
+}
+
+install_venv() {
+  local name=$1 dir="$VENVS/$1" reqs
+  reqs="$(mktemp)"
+  section "$name" >"$reqs"
+  [[ -s $reqs ]] || die "no [$name] section in $REQS"
+  # A venv made by another python3 than the current one is rebuilt.
+  if [[ -x $dir/bin/python && "$("$dir/bin/python" -V 2>&1)" != "$(python3 -V 2>&1)" ]]; then
+    rm -rf "$dir"
+  fi
+  [[ -x $dir/bin/python ]] || python3 -m venv "$dir"
+  "$dir/bin/python" -m pip install --disable-pip-version-check --no-input --quiet -r "$reqs"
+  rm -f "$reqs"
+}
+
+install_tools() {
+  command -v python3 >/dev/null || die "python3 not found"
+  command -v cargo >/dev/null || die "cargo not found (rustup.rs)"
+  command -v rustup >/dev/null || die "rustup not found: it adds the $TARGET target"
+  command -v file >/dev/null || die "file not found (apt-get install file)"
+  mkdir -p "$VENVS"
+  local want
+  want="$(install_hash)"
+  if [[ -f $STAMP && "$(<"$STAMP")" == "$want" && -x $TOOLS_BIN/sam && -x $CHECKOV_BIN/checkov ]]; then
+    echo "release tools up to date in $VENVS"
+  else
+    rm -f "$STAMP"
+    install_venv tools
+    install_venv checkov
+    printf '%s\n' "$want" >"$STAMP"
+  fi
+  if ! rustup target list --installed | grep -qx "$TARGET"; then
+    rustup target add "$TARGET"
+  fi
+  "$TOOLS_BIN/sam" --version
+  "$TOOLS_BIN/cfn-lint" --version
+  printf 'checkov %s\n' "$("$CHECKOV_BIN/checkov" --version)"
+  "$TOOLS_BIN/cargo-lambda" lambda --version
+  printf 'zig %s\n' "$("$TOOLS_BIN/python" -m ziglang version)"
+}
+
+# ---------------------------------------------------------------- checks
+
+sam_validate() {
+  # Offline: the SAM transform runs locally and --lint runs cfn-lint; no credentials needed.
+  "$TOOLS_BIN/sam" validate --lint --template-file template.yaml
+}
+
+cfn_lint() {
+  "$TOOLS_BIN/cfn-lint" template.yaml
+}
+
+checkov_scan() {
+  "$CHECKOV_BIN/checkov" --file template.yaml --framework cloudformation \
+    --skip-download --compact --quiet
+}
+
+sam_build() {
+  # cargo-lambda, and `python3 -m ziglang` for cargo-zigbuild, come from the tools venv.
+  PATH="$TOOLS_BIN:$PATH" "$TOOLS_BIN/sam" build --template-file template.yaml
+}
+
+print_artifacts() {
+  local f size found=0
+  for f in .aws-sam/build/*/bootstrap; do
+    [[ -f $f ]] || continue
+    found=1
+    size=$(stat -c %s "$f")
+    printf '%-48s %10d bytes  %6.2f MiB\n' "$f" "$size" "$(awk -v s="$size" 'BEGIN { print s / 1048576 }')"
+    file -b "$f" | sed 's/^/    /'
+    case "$(file -b "$f")" in
+      *"ARM aarch64"*", stripped"*) ;;
+      *) die "$f is not a stripped aarch64 executable" ;;
+    esac
+  done
+  [[ $found == 1 ]] || die "no .aws-sam/build/*/bootstrap after sam build"
+}
+
+local_invoke() {
+  PATH="$TOOLS_BIN:$PATH" bash "$SCRIPT_DIR/local-invoke.sh"
+}
+
+started=$(date +%s)
+step "install tools" install_tools
+step "sam validate --lint" sam_validate
+step "cfn-lint" cfn_lint
+step "checkov" checkov_scan
+step "sam build (arm64)" sam_build
+step "bootstrap sizes" print_artifacts
+step "local invoke (moto)" local_invoke
+
+printf '\n== durations\n'
+printf '%s\n' "${SUMMARY[@]}"
+echo "release-check: all checks passed in $(($(date +%s) - started)) s"

@@ -72,34 +72,18 @@ impl Harness {
 
     /// Every table with its (RCU, WCU), read back from the server.
     async fn capacities(&self) -> BTreeMap<String, (i64, i64)> {
-        let names = self
-            .client
-            .list_tables()
-            .into_paginator()
-            .items()
-            .send()
-            .try_collect()
+        testkit::describe_all(&self.client)
             .await
-            .unwrap();
-        let mut tables = BTreeMap::new();
-        for name in names {
-            let table = self
-                .client
-                .describe_table()
-                .table_name(&name)
-                .send()
-                .await
-                .unwrap();
-            let throughput = table.table().unwrap().provisioned_throughput().unwrap();
-            tables.insert(
-                name,
-                (
-                    throughput.read_capacity_units().unwrap(),
-                    throughput.write_capacity_units().unwrap(),
-                ),
-            );
-        }
-        tables
+            .into_iter()
+            .map(|(name, table)| {
+                let throughput = table.provisioned_throughput().expect("provisioned throughput");
+                let units = (
+                    throughput.read_capacity_units().unwrap_or(0),
+                    throughput.write_capacity_units().unwrap_or(0),
+                );
+                (name, units)
+            })
+            .collect()
     }
 
     async fn create_foreign_table(&self, name: &str) {

@@ -66,27 +66,7 @@ impl Harness {
     }
 
     async fn describe_all(&self) -> BTreeMap<String, TableDescription> {
-        let names: Vec<String> = self
-            .client
-            .list_tables()
-            .into_paginator()
-            .items()
-            .send()
-            .try_collect()
-            .await
-            .unwrap();
-        let mut tables = BTreeMap::new();
-        for name in names {
-            let out = self
-                .client
-                .describe_table()
-                .table_name(&name)
-                .send()
-                .await
-                .unwrap();
-            tables.insert(name, out.table().unwrap().clone());
-        }
-        tables
+        testkit::describe_all(&self.client).await
     }
 
     /// Every table with its (RCU, WCU), read back from the server.

@@ -220,6 +220,32 @@ pub fn pid_alive(pid: u32) -> bool {
     }
 }
 
+/// Every table on the server, as DescribeTable reports it: how tests read results back
+/// instead of trusting the code under test.
+pub async fn describe_all(
+    client: &aws_sdk_dynamodb::Client,
+) -> std::collections::BTreeMap<String, aws_sdk_dynamodb::types::TableDescription> {
+    let names: Vec<String> = client
+        .list_tables()
+        .into_paginator()
+        .items()
+        .send()
+        .try_collect()
+        .await
+        .unwrap_or_else(|e| panic!("ListTables: {e:?}"));
+    let mut tables = std::collections::BTreeMap::new();
+    for name in names {
+        let out = client
+            .describe_table()
+            .table_name(&name)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("DescribeTable {name}: {e:?}"));
+        tables.insert(name, out.table().expect("DescribeTable has a table").clone());
+    }
+    tables
+}
+
 /// Creates a table the way a user outside ddb-rollover would: key `id` (S), 5 RCU / 5 WCU.
 /// Returns the TableStatus CreateTable reported.
 pub async fn create_plain_table(client: &aws_sdk_dynamodb::Client, name: &str) -> String {

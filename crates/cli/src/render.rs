@@ -44,8 +44,9 @@ fn billing(value: Option<Billing>) -> String {
 
 fn action(decision: &Decision) -> String {
     match decision {
-        Decision::Create(spec) => format!("create {}", spec.capacity),
+        Decision::Create(spec) => format!("create {}", spec.billing),
         Decision::Update(change) => format!("update to {}", change.to),
+        Decision::UpdateClass(change) => format!("class to {}", change.to),
         Decision::Unchanged => "none".into(),
         Decision::Deferred { .. } => "defer".into(),
         Decision::Skipped => "skip".into(),

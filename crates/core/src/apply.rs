@@ -102,25 +102,32 @@ pub async fn apply<C: ControlPlane>(
 
 async fn execute<C: ControlPlane>(control: &C, item: PlanItem, dry_run: bool) -> TableLine {
     let result = match (&item.decision, dry_run) {
-        (Decision::Create(_) | Decision::Update(_), true) => Ok(Outcome::Planned),
+        (Decision::Create(_) | Decision::Update(_) | Decision::UpdateClass(_), true) => Ok(Outcome::Planned),
         (Decision::Create(spec), false) => match control.create_table(spec).await {
             Ok(()) => Ok(Outcome::Done),
             // A concurrent run, or a retry of this one, created it first.
             Err(e) if e.kind == ErrorKind::AlreadyExists => Ok(Outcome::Done),
             Err(e) => Err(e),
         },
-        (Decision::Update(change), false) => match control.update_capacity(change).await {
-            Ok(()) => Ok(Outcome::Done),
-            Err(e) if matches!(e.kind, ErrorKind::InUse | ErrorKind::LimitExceeded) => {
-                tracing::warn!(table = %item.table, error = %e, "deferred");
-                return TableLine {
-                    item,
-                    outcome: Outcome::Deferred,
-                    error: Some(e.message),
-                };
+        (Decision::Update(_) | Decision::UpdateClass(_), false) => {
+            let sent = match &item.decision {
+                Decision::Update(change) => control.update_capacity(change).await,
+                Decision::UpdateClass(change) => control.update_table_class(change).await,
+                _ => unreachable!("matched above"),
+            };
+            match sent {
+                Ok(()) => Ok(Outcome::Done),
+                Err(e) if matches!(e.kind, ErrorKind::InUse | ErrorKind::LimitExceeded) => {
+                    tracing::warn!(table = %item.table, error = %e, "deferred");
+                    return TableLine {
+                        item,
+                        outcome: Outcome::Deferred,
+                        error: Some(e.message),
+                    };
+                }
+                Err(e) => Err(e),
             }
-            Err(e) => Err(e),
-        },
+        }
         (Decision::Unchanged, _) => Ok(Outcome::Unchanged),
         (Decision::Deferred { .. }, _) => Ok(Outcome::Deferred),
         (Decision::Skipped, _) => Ok(Outcome::Skipped),

@@ -4,7 +4,7 @@
 use std::future::Future;
 
 use crate::observed::ObservedTable;
-use crate::plan::{CapacityChange, TableSpec};
+use crate::plan::{CapacityChange, ClassChange, TableSpec};
 
 /// How the executor should treat a failed call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,5 +49,10 @@ pub trait ControlPlane: Sync {
     fn update_capacity(
         &self,
         change: &CapacityChange,
+    ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
+
+    fn update_table_class(
+        &self,
+        change: &ClassChange,
     ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
 }

@@ -36,6 +36,30 @@ pub fn decrease_allowed(
     Err(hour_after_last.min(next_midnight))
 }
 
+/// Provisioned to on-demand switches: DynamoDB allows 4 per table in a rolling 24 hours
+/// ("Considerations when switching capacity modes"); on-demand to provisioned at any time.
+/// DescribeTable reports only the last switch (BillingModeSummary), so the planner allows one
+/// switch every 6 hours, which can never exceed 4 in any 24 hours.
+pub const ON_DEMAND_SWITCH_SPACING: Duration = Duration::hours(6);
+
+/// Table class changes: DynamoDB limits how often a table's class may change in a trailing
+/// 30 days (2, per the developer guide as we read it). DescribeTable reports only the last
+/// change (TableClassSummary), so the planner allows one change every 15 days, which can never
+/// exceed 2 in any 30 days.
+pub const TABLE_CLASS_CHANGE_SPACING: Duration = Duration::days(15);
+
+/// Whether a change limited to one per `spacing` may be sent at `now`; `Err(t)` is when it may.
+pub fn spaced_change_allowed(
+    now: DateTime<Utc>,
+    last_change: Option<DateTime<Utc>>,
+    spacing: Duration,
+) -> Result<(), DateTime<Utc>> {
+    match last_change {
+        Some(last) if now < last + spacing => Err(last + spacing),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,6 +98,27 @@ mod tests {
         assert_eq!(
             decrease_allowed(now, 10, Some(late)),
             Err(Utc.with_ymd_and_hms(2018, 10, 27, 0, 0, 0).unwrap())
+        );
+    }
+
+    #[test]
+    fn spaced_changes() {
+        assert_eq!(
+            spaced_change_allowed(at(0, 15), None, ON_DEMAND_SWITCH_SPACING),
+            Ok(())
+        );
+        assert_eq!(
+            spaced_change_allowed(at(6, 0), Some(at(0, 15)), ON_DEMAND_SWITCH_SPACING),
+            Err(at(6, 15))
+        );
+        assert_eq!(
+            spaced_change_allowed(at(6, 15), Some(at(0, 15)), ON_DEMAND_SWITCH_SPACING),
+            Ok(())
+        );
+        let two_weeks_ago = at(0, 15) - Duration::days(14);
+        assert_eq!(
+            spaced_change_allowed(at(0, 15), Some(two_weeks_ago), TABLE_CLASS_CHANGE_SPACING),
+            Err(at(0, 15) + Duration::days(1))
         );
     }
 

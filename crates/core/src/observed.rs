@@ -38,20 +38,75 @@ impl TableStatus {
     }
 }
 
-/// How a table pays for throughput.
+/// How a table pays for throughput: the policy's wish for a phase, or what DescribeTable says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "mode", rename_all = "snake_case")]
 pub enum Billing {
     Provisioned(Capacity),
-    OnDemand,
+    OnDemand(OnDemandLimits),
+}
+
+/// On-demand maximum throughput (request units per second); `None` is DynamoDB's default, no
+/// table-level maximum.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct OnDemandLimits {
+    pub max_read: Option<i64>,
+    pub max_write: Option<i64>,
 }
 
 impl std::fmt::Display for Billing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Billing::Provisioned(capacity) => capacity.fmt(f),
-            Billing::OnDemand => f.write_str("on-demand"),
+            Billing::OnDemand(OnDemandLimits {
+                max_read: None,
+                max_write: None,
+            }) => f.write_str("on-demand"),
+            Billing::OnDemand(limits) => {
+                let max = |v: Option<i64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
+                write!(
+                    f,
+                    "on-demand (max {} / {})",
+                    max(limits.max_read),
+                    max(limits.max_write)
+                )
+            }
         }
+    }
+}
+
+/// DynamoDB's table classes: Standard-IA stores for less and charges more per request.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TableClass {
+    #[default]
+    Standard,
+    StandardIa,
+}
+
+impl TableClass {
+    /// The policy's spelling: `standard` or `standard_ia`.
+    pub fn from_policy_str(value: &str) -> Result<TableClass, String> {
+        match value {
+            "standard" => Ok(TableClass::Standard),
+            "standard_ia" => Ok(TableClass::StandardIa),
+            other => Err(format!(
+                "unknown table class {other:?}: use \"standard\" or \"standard_ia\""
+            )),
+        }
+    }
+
+    pub fn as_policy_str(self) -> &'static str {
+        match self {
+            TableClass::Standard => "standard",
+            TableClass::StandardIa => "standard_ia",
+        }
+    }
+}
+
+impl std::fmt::Display for TableClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_policy_str())
     }
 }
 
@@ -63,4 +118,25 @@ pub struct ObservedTable {
     pub billing: Billing,
     pub decreases_today: u32,
     pub last_decrease: Option<DateTime<Utc>>,
+    /// When the table last switched to on-demand (BillingModeSummary).
+    pub last_switch_to_on_demand: Option<DateTime<Utc>>,
+    pub table_class: TableClass,
+    /// When the table class last changed (TableClassSummary).
+    pub table_class_updated: Option<DateTime<Utc>>,
+}
+
+impl ObservedTable {
+    /// An ACTIVE, never-changed table: the starting point for tests and fakes.
+    pub fn active(name: &str, billing: Billing) -> ObservedTable {
+        ObservedTable {
+            name: name.to_string(),
+            status: TableStatus::Active,
+            billing,
+            decreases_today: 0,
+            last_decrease: None,
+            last_switch_to_on_demand: None,
+            table_class: TableClass::Standard,
+            table_class_updated: None,
+        }
+    }
 }

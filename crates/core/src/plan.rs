@@ -12,11 +12,13 @@ use std::str::FromStr;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::limits::decrease_allowed;
+use crate::limits::{
+    decrease_allowed, spaced_change_allowed, ON_DEMAND_SWITCH_SPACING, TABLE_CLASS_CHANGE_SPACING,
+};
 use crate::naming::Ownership;
-use crate::observed::{Billing, ObservedTable, TableStatus};
+use crate::observed::{Billing, ObservedTable, TableClass, TableStatus};
 use crate::period::Slot;
-use crate::policy::{Capacity, KeySchema, Policy};
+use crate::policy::{Capacity, KeySchema, Phase, Policy};
 
 /// The two scheduled jobs of the blog's DailyResize.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -61,25 +63,45 @@ impl FromStr for Operation {
 pub struct TableSpec {
     pub name: String,
     pub key: KeySchema,
-    pub capacity: Capacity,
+    pub billing: Billing,
+    /// `None`: DynamoDB's default (Standard).
+    pub table_class: Option<TableClass>,
 }
 
-/// An UpdateTable that sets provisioned throughput (switching to provisioned if needed).
+/// An UpdateTable that sets the billing mode and throughput.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CapacityChange {
     pub name: String,
     pub from: Billing,
-    pub to: Capacity,
+    pub to: Billing,
 }
 
 impl CapacityChange {
     /// Whether DynamoDB counts this update against the table's daily decrease budget.
     pub fn is_decrease(&self) -> bool {
-        match self.from {
-            Billing::Provisioned(from) => self.to.read < from.read || self.to.write < from.write,
-            Billing::OnDemand => false,
+        match (self.from, self.to) {
+            (Billing::Provisioned(from), Billing::Provisioned(to)) => {
+                to.read < from.read || to.write < from.write
+            }
+            _ => false,
         }
     }
+
+    /// Whether this is a provisioned to on-demand switch, which DynamoDB limits.
+    pub fn is_switch_to_on_demand(&self) -> bool {
+        matches!(
+            (self.from, self.to),
+            (Billing::Provisioned(_), Billing::OnDemand(_))
+        )
+    }
+}
+
+/// An UpdateTable that changes the table class; sent on its own, never with a capacity change.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ClassChange {
+    pub name: String,
+    pub from: TableClass,
+    pub to: TableClass,
 }
 
 /// What the run does with one table.
@@ -88,6 +110,7 @@ impl CapacityChange {
 pub enum Decision {
     Create(TableSpec),
     Update(CapacityChange),
+    UpdateClass(ClassChange),
     /// Already as the policy wants it.
     Unchanged,
     /// Needs a change that DynamoDB would refuse now; a later run does it.
@@ -102,7 +125,10 @@ pub enum Decision {
 
 impl Decision {
     pub fn is_change(&self) -> bool {
-        matches!(self, Decision::Create(_) | Decision::Update(_))
+        matches!(
+            self,
+            Decision::Create(_) | Decision::Update(_) | Decision::UpdateClass(_)
+        )
     }
 }
 
@@ -234,7 +260,7 @@ impl Context<'_> {
     }
 
     fn create_new_item(&self, slot: Slot, table: Option<&ObservedTable>) -> PlanItem {
-        let hot = self.policy.hot_phase().capacity;
+        let hot = self.policy.hot_phase();
         let name = self.policy.naming().table_name(slot);
         let Some(table) = table else {
             let when = if slot == self.current {
@@ -245,23 +271,30 @@ impl Context<'_> {
             let spec = TableSpec {
                 name,
                 key: self.policy.key.clone(),
-                capacity: hot,
+                billing: hot.billing,
+                table_class: hot.table_class,
             };
             return self.item(
                 slot,
                 None,
                 Decision::Create(spec),
-                format!("{when} period's table is missing: create it with phase 0 ({hot})"),
+                format!(
+                    "{when} period's table is missing: create it with phase 0 ({})",
+                    hot.billing
+                ),
             );
         };
-        let (decision, reason) = match (&table.status, table.billing) {
+        let (decision, reason) = match (&table.status, table.billing, hot.billing) {
             // Only pre-built tables are raised: a late retry of the 23:45 run, landing after
             // resize_old dialled the then-current table down, must not raise it again.
-            (TableStatus::Active, Billing::Provisioned(have)) if slot == self.current => (
+            (TableStatus::Active, _, _) if slot == self.current => (
                 Decision::Unchanged,
-                format!("current period's table exists with {have}; create_new raises only pre-built tables"),
+                format!(
+                    "current period's table exists with {}; create_new raises only pre-built tables",
+                    table.billing
+                ),
             ),
-            (TableStatus::Active, Billing::Provisioned(have)) => {
+            (TableStatus::Active, Billing::Provisioned(have), Billing::Provisioned(hot)) => {
                 let want = Capacity {
                     read: have.read.max(hot.read),
                     write: have.write.max(hot.write),
@@ -275,21 +308,19 @@ impl Context<'_> {
                     let change = CapacityChange {
                         name,
                         from: table.billing,
-                        to: want,
+                        to: Billing::Provisioned(want),
                     };
                     (
                         Decision::Update(change),
-                        format!(
-                            "exists with {have}, below phase 0 ({hot}): raise it (create_new never lowers)"
-                        ),
+                        format!("pre-built with {have}, below phase 0 ({hot}): raise it (create_new never lowers)"),
                     )
                 }
             }
-            (TableStatus::Active, Billing::OnDemand) => (
+            (TableStatus::Active, have, _) => (
                 Decision::Unchanged,
-                "exists and is on-demand: it takes any load; left as is".into(),
+                format!("exists with {have}; create_new raises only provisioned capacity: left as is"),
             ),
-            (status, _) => (
+            (status, _, _) => (
                 Decision::Unchanged,
                 format!("exists ({}); left as is", status.as_str()),
             ),
@@ -308,8 +339,8 @@ impl Context<'_> {
             return self.item(slot, Some(table), Decision::Skipped, why.into());
         }
         let phase_index = self.policy.phase_index_for_age(age);
-        let want = self.policy.phases[phase_index].capacity;
-        let phase = format!("phase {phase_index} ({want}) for age {age}");
+        let want: &Phase = &self.policy.phases[phase_index];
+        let phase = format!("phase {phase_index} ({}) for age {age}", describe_phase(want));
 
         if table.status != TableStatus::Active {
             return self.item(
@@ -322,38 +353,101 @@ impl Context<'_> {
                 ),
             );
         }
-        if table.billing == Billing::Provisioned(want) {
-            return self.item(
-                slot,
-                Some(table),
-                Decision::Unchanged,
-                format!("already at {phase}"),
-            );
+        let class_change = want
+            .table_class
+            .filter(|class| *class != table.table_class)
+            .map(|to| ClassChange {
+                name: table.name.clone(),
+                from: table.table_class,
+                to,
+            });
+        if table.billing == want.billing {
+            let Some(change) = class_change else {
+                return self.item(
+                    slot,
+                    Some(table),
+                    Decision::Unchanged,
+                    format!("already at {phase}"),
+                );
+            };
+            if let Err(retry_after) =
+                spaced_change_allowed(self.now, table.table_class_updated, TABLE_CLASS_CHANGE_SPACING)
+            {
+                return self.deferred(
+                    slot,
+                    table,
+                    retry_after,
+                    format!(
+                        "needs {phase} but its table class changed recently; at most one change per 15 days"
+                    ),
+                );
+            }
+            let reason = format!("table class {} -> {} for {phase}", change.from, change.to);
+            return self.item(slot, Some(table), Decision::UpdateClass(change), reason);
         }
         let change = CapacityChange {
             name: table.name.clone(),
             from: table.billing,
-            to: want,
+            to: want.billing,
         };
         if change.is_decrease() {
             if let Err(retry_after) = decrease_allowed(self.now, table.decreases_today, table.last_decrease) {
-                return self.item(
+                return self.deferred(
                     slot,
-                    Some(table),
-                    Decision::Deferred {
-                        retry_after: Some(retry_after),
-                    },
+                    table,
+                    retry_after,
                     format!(
-                        "needs {phase} but DynamoDB's decrease budget is used up ({} decreases today, last at {}); allowed again at {}",
+                        "needs {phase} but DynamoDB's decrease budget is used up ({} decreases today, last at {})",
                         table.decreases_today,
                         table.last_decrease.map(|t| t.to_rfc3339()).unwrap_or_default(),
-                        retry_after.to_rfc3339()
                     ),
                 );
             }
         }
-        let reason = format!("{} -> {phase}", table.billing);
+        if change.is_switch_to_on_demand() {
+            if let Err(retry_after) =
+                spaced_change_allowed(self.now, table.last_switch_to_on_demand, ON_DEMAND_SWITCH_SPACING)
+            {
+                return self.deferred(
+                    slot,
+                    table,
+                    retry_after,
+                    format!(
+                        "needs {phase} but it switched to on-demand recently; at most one switch per 6 hours"
+                    ),
+                );
+            }
+        }
+        let mut reason = format!("{} -> {phase}", table.billing);
+        if class_change.is_some() {
+            reason.push_str("; the table class follows in a later run (one change per UpdateTable)");
+        }
         self.item(slot, Some(table), Decision::Update(change), reason)
+    }
+
+    fn deferred(
+        &self,
+        slot: Slot,
+        table: &ObservedTable,
+        retry_after: DateTime<Utc>,
+        why: String,
+    ) -> PlanItem {
+        self.item(
+            slot,
+            Some(table),
+            Decision::Deferred {
+                retry_after: Some(retry_after),
+            },
+            format!("{why}; allowed again at {}", retry_after.to_rfc3339()),
+        )
+    }
+}
+
+/// "100 RCU / 1 WCU", "on-demand, standard_ia".
+fn describe_phase(phase: &Phase) -> String {
+    match phase.table_class {
+        Some(class) => format!("{}, {class}", phase.billing),
+        None => phase.billing.to_string(),
     }
 }
 

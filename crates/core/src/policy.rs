@@ -12,6 +12,7 @@ use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
 use crate::naming::TableNaming;
+use crate::observed::{Billing, OnDemandLimits, TableClass};
 use crate::period::{Calendar, PeriodKind};
 
 /// Upper bound for `premake`: each run may create `premake + 1` tables at once, and DynamoDB
@@ -76,7 +77,10 @@ impl fmt::Display for Capacity {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Phase {
     pub min_age: u32,
-    pub capacity: Capacity,
+    /// Provisioned capacity, or on-demand with optional maximum throughput.
+    pub billing: Billing,
+    /// `None` leaves the table class as it is.
+    pub table_class: Option<TableClass>,
 }
 
 /// The policy document as written by the user: every field optional, unknown keys rejected.
@@ -97,12 +101,26 @@ pub struct PolicyDocument {
     pub phases: Option<Vec<PhaseDocument>>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PhaseDocument {
     pub min_age: i64,
-    pub read: i64,
-    pub write: i64,
+    /// `"provisioned"` (default) or `"on_demand"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub billing: Option<String>,
+    /// Provisioned read / write capacity units; required for provisioned phases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write: Option<i64>,
+    /// On-demand maximum read / write request units per second; optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_read: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_write: Option<i64>,
+    /// `"standard"` or `"standard_ia"`; absent leaves the class as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_class: Option<String>,
 }
 
 /// One invalid field: its path in the document and what to change.
@@ -196,10 +214,24 @@ impl Policy {
             phases: Some(
                 self.phases
                     .iter()
-                    .map(|p| PhaseDocument {
-                        min_age: i64::from(p.min_age),
-                        read: p.capacity.read,
-                        write: p.capacity.write,
+                    .map(|p| {
+                        let mut doc = PhaseDocument {
+                            min_age: i64::from(p.min_age),
+                            table_class: p.table_class.map(|c| c.as_policy_str().to_string()),
+                            ..PhaseDocument::default()
+                        };
+                        match p.billing {
+                            Billing::Provisioned(c) => {
+                                doc.read = Some(c.read);
+                                doc.write = Some(c.write);
+                            }
+                            Billing::OnDemand(limits) => {
+                                doc.billing = Some("on_demand".into());
+                                doc.max_read = limits.max_read;
+                                doc.max_write = limits.max_write;
+                            }
+                        }
+                        doc
                     })
                     .collect(),
             ),
@@ -333,6 +365,7 @@ impl PolicyDocument {
             );
         }
         let mut previous_age: Option<i64> = None;
+        let mut parsed_phases = Vec::new();
         for (i, phase) in phases.iter().enumerate() {
             let field = format!("phases[{i}]");
             match previous_age {
@@ -357,14 +390,13 @@ impl PolicyDocument {
                 _ => {}
             }
             previous_age = Some(phase.min_age);
-            for (name, units) in [("read", phase.read), ("write", phase.write)] {
-                if units < 1 {
-                    fail(
-                        &format!("{field}.{name}"),
-                        format!("{units} capacity units is below DynamoDB's minimum: use 1 or more"),
-                    );
+            let settings = phase_settings(phase, &field);
+            if let Err(problems) = &settings {
+                for (name, message) in problems {
+                    fail(&format!("{field}.{name}"), message.clone());
                 }
             }
+            parsed_phases.push(settings.ok());
         }
 
         if !errors.is_empty() {
@@ -377,13 +409,15 @@ impl PolicyDocument {
             premake: premake as u32,
             key,
             phases: phases
-                .into_iter()
-                .map(|p| Phase {
-                    min_age: p.min_age as u32,
-                    capacity: Capacity {
-                        read: p.read,
-                        write: p.write,
-                    },
+                .iter()
+                .zip(parsed_phases)
+                .map(|(p, settings)| {
+                    let (billing, table_class) = settings.expect("checked above");
+                    Phase {
+                        min_age: p.min_age as u32,
+                        billing,
+                        table_class,
+                    }
                 })
                 .collect(),
         })
@@ -408,8 +442,95 @@ fn default_key() -> KeySchema {
 fn default_phases() -> Vec<PhaseDocument> {
     [(0, 300, 1000), (1, 100, 1), (2, 1, 1)]
         .into_iter()
-        .map(|(min_age, read, write)| PhaseDocument { min_age, read, write })
+        .map(|(min_age, read, write)| PhaseDocument {
+            min_age,
+            read: Some(read),
+            write: Some(write),
+            ..PhaseDocument::default()
+        })
         .collect()
+}
+
+/// Problems with one phase: (field within the phase, what to change).
+type PhaseProblems = Vec<(&'static str, String)>;
+
+/// A phase's billing and table class, or every problem with it.
+fn phase_settings(
+    phase: &PhaseDocument,
+    field: &str,
+) -> Result<(Billing, Option<TableClass>), PhaseProblems> {
+    let mut problems = Vec::new();
+    let table_class = match phase.table_class.as_deref().map(TableClass::from_policy_str) {
+        None => None,
+        Some(Ok(class)) => Some(class),
+        Some(Err(message)) => {
+            problems.push(("table_class", message));
+            None
+        }
+    };
+    let positive = |problems: &mut PhaseProblems, name: &'static str, value: Option<i64>| {
+        if let Some(units) = value.filter(|units| *units < 1) {
+            problems.push((
+                name,
+                format!("{units} is below DynamoDB's minimum: use 1 or more"),
+            ));
+        }
+    };
+    let billing = match phase.billing.as_deref().unwrap_or("provisioned") {
+        "provisioned" => {
+            for (name, value) in [("max_read", phase.max_read), ("max_write", phase.max_write)] {
+                if value.is_some() {
+                    problems.push((
+                        name,
+                        format!(
+                            "only for on-demand phases: remove it, or set {field}.billing = \"on_demand\""
+                        ),
+                    ));
+                }
+            }
+            for (name, value) in [("read", phase.read), ("write", phase.write)] {
+                if value.is_none() {
+                    problems.push((
+                        name,
+                        format!("required for a provisioned phase (capacity units, 1 or more), or set {field}.billing = \"on_demand\""),
+                    ));
+                }
+                positive(&mut problems, name, value);
+            }
+            Billing::Provisioned(Capacity {
+                read: phase.read.unwrap_or(1),
+                write: phase.write.unwrap_or(1),
+            })
+        }
+        "on_demand" => {
+            for (name, value) in [("read", phase.read), ("write", phase.write)] {
+                if value.is_some() {
+                    problems.push((
+                        name,
+                        "not used by an on-demand phase: remove it (max_read / max_write cap on-demand throughput)".to_string(),
+                    ));
+                }
+            }
+            positive(&mut problems, "max_read", phase.max_read);
+            positive(&mut problems, "max_write", phase.max_write);
+            Billing::OnDemand(OnDemandLimits {
+                max_read: phase.max_read,
+                max_write: phase.max_write,
+            })
+        }
+        other => {
+            problems.push((
+                "billing",
+                format!("unknown billing {other:?}: use \"provisioned\" or \"on_demand\""),
+            ));
+            Billing::OnDemand(OnDemandLimits::default())
+        }
+    };
+    if problems.is_empty() {
+        Ok((billing, table_class))
+    } else {
+        Err(problems)
+    }
 }
 
 #[cfg(test)]
@@ -427,9 +548,17 @@ mod tests {
         let caps: Vec<_> = policy
             .phases
             .iter()
-            .map(|p| (p.min_age, p.capacity.read, p.capacity.write))
+            .map(|p| (p.min_age, p.billing, p.table_class))
             .collect();
-        assert_eq!(caps, vec![(0, 300, 1000), (1, 100, 1), (2, 1, 1)]);
+        let provisioned = |read, write| Billing::Provisioned(Capacity { read, write });
+        assert_eq!(
+            caps,
+            vec![
+                (0, provisioned(300, 1000), None),
+                (1, provisioned(100, 1), None),
+                (2, provisioned(1, 1), None)
+            ]
+        );
     }
 
     #[test]
@@ -512,6 +641,41 @@ mod tests {
             ),
             ["phases[0].read", "phases[1].min_age", "phases[1].write"]
         );
+    }
+
+    #[test]
+    fn phase_billing_and_class_rules() {
+        let phase = |body: &str| format!("[[phases]]\nmin_age = 0\n{body}");
+        assert_eq!(
+            invalid_fields(&phase("billing = \"on_demand\"\nread = 5")),
+            ["phases[0].read"]
+        );
+        assert_eq!(invalid_fields(&phase("read = 5")), ["phases[0].write"]);
+        assert_eq!(
+            invalid_fields(&phase("read = 5\nwrite = 5\nmax_read = 9")),
+            ["phases[0].max_read"]
+        );
+        assert_eq!(
+            invalid_fields(&phase("billing = \"spot\"")),
+            ["phases[0].billing"]
+        );
+        assert_eq!(
+            invalid_fields(&phase("billing = \"on_demand\"\nmax_write = 0")),
+            ["phases[0].max_write"]
+        );
+        assert_eq!(
+            invalid_fields(&phase("billing = \"on_demand\"\ntable_class = \"glacier\"")),
+            ["phases[0].table_class"]
+        );
+        let policy =
+            Policy::from_toml(&phase("billing = \"on_demand\"\ntable_class = \"standard_ia\"")).unwrap();
+        assert_eq!(
+            policy.phases[0].billing,
+            Billing::OnDemand(OnDemandLimits::default())
+        );
+        assert_eq!(policy.phases[0].table_class, Some(TableClass::StandardIa));
+        let round_trip = Policy::from_json(&serde_json::to_string(&policy.to_document()).unwrap()).unwrap();
+        assert_eq!(round_trip, policy);
     }
 
     #[test]

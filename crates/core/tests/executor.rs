@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use ddb_rollover::control::{ControlPlane, ControlPlaneError, ErrorKind};
-use ddb_rollover::observed::{Billing, ObservedTable, TableStatus};
-use ddb_rollover::plan::{CapacityChange, TableSpec};
+use ddb_rollover::observed::{Billing, ObservedTable};
+use ddb_rollover::plan::{CapacityChange, ClassChange, TableSpec};
 use ddb_rollover::policy::{Capacity, Policy};
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome};
 
@@ -29,13 +29,7 @@ impl FakeDynamo {
         for (name, capacity) in names {
             fake.tables.lock().unwrap().insert(
                 name.to_string(),
-                ObservedTable {
-                    name: name.to_string(),
-                    status: TableStatus::Active,
-                    billing: Billing::Provisioned(*capacity),
-                    decreases_today: 0,
-                    last_decrease: None,
-                },
+                ObservedTable::active(name, Billing::Provisioned(*capacity)),
             );
         }
         fake
@@ -94,23 +88,25 @@ impl ControlPlane for FakeDynamo {
 
     async fn create_table(&self, spec: &TableSpec) -> Result<(), ControlPlaneError> {
         self.call("CreateTable", &spec.name).await?;
-        self.tables.lock().unwrap().insert(
-            spec.name.clone(),
-            ObservedTable {
-                name: spec.name.clone(),
-                status: TableStatus::Active,
-                billing: Billing::Provisioned(spec.capacity),
-                decreases_today: 0,
-                last_decrease: None,
-            },
-        );
+        self.tables
+            .lock()
+            .unwrap()
+            .insert(spec.name.clone(), ObservedTable::active(&spec.name, spec.billing));
+        Ok(())
+    }
+
+    async fn update_table_class(&self, change: &ClassChange) -> Result<(), ControlPlaneError> {
+        self.call("UpdateTable", &change.name).await?;
+        if let Some(table) = self.tables.lock().unwrap().get_mut(&change.name) {
+            table.table_class = change.to;
+        }
         Ok(())
     }
 
     async fn update_capacity(&self, change: &CapacityChange) -> Result<(), ControlPlaneError> {
         self.call("UpdateTable", &change.name).await?;
         if let Some(table) = self.tables.lock().unwrap().get_mut(&change.name) {
-            table.billing = Billing::Provisioned(change.to);
+            table.billing = change.to;
         }
         Ok(())
     }

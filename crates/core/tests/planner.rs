@@ -1,8 +1,8 @@
 //! The planner's rules, one test each, with a fixed clock.
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use ddb_rollover::observed::{Billing, ObservedTable, TableStatus};
-use ddb_rollover::plan::{plan, CapacityChange, Decision, Operation, Plan};
+use ddb_rollover::observed::{Billing, ObservedTable, OnDemandLimits, TableClass, TableStatus};
+use ddb_rollover::plan::{plan, CapacityChange, ClassChange, Decision, Operation, Plan};
 use ddb_rollover::policy::{Capacity, Policy};
 
 const HOT: Capacity = Capacity {
@@ -17,13 +17,7 @@ fn at(rfc3339: &str) -> DateTime<Utc> {
 }
 
 fn table(name: &str, capacity: Capacity) -> ObservedTable {
-    ObservedTable {
-        name: name.into(),
-        status: TableStatus::Active,
-        billing: Billing::Provisioned(capacity),
-        decreases_today: 0,
-        last_decrease: None,
-    }
+    ObservedTable::active(name, Billing::Provisioned(capacity))
 }
 
 fn with_status(mut t: ObservedTable, status: TableStatus) -> ObservedTable {
@@ -36,7 +30,7 @@ fn changes(plan: &Plan) -> Vec<(String, String)> {
     plan.items
         .iter()
         .filter_map(|item| match &item.decision {
-            Decision::Create(spec) => Some((item.table.clone(), format!("create {}", spec.capacity))),
+            Decision::Create(spec) => Some((item.table.clone(), format!("create {}", spec.billing))),
             Decision::Update(change) => Some((item.table.clone(), format!("update {}", change.to))),
             _ => None,
         })
@@ -121,10 +115,10 @@ fn create_new_never_lowers_but_raises_to_phase_zero() {
         &Decision::Update(CapacityChange {
             name: "timeseries_2018-10-26".into(),
             from: Billing::Provisioned(Capacity { read: 5, write: 1200 }),
-            to: Capacity {
+            to: Billing::Provisioned(Capacity {
                 read: 300,
                 write: 1200
-            },
+            }),
         })
     );
 }
@@ -152,7 +146,7 @@ fn create_new_never_raises_the_current_table() {
 fn create_new_leaves_past_tables_and_busy_or_on_demand_tables_alone() {
     let policy = Policy::default();
     let mut on_demand = table("timeseries_2018-10-26", COLD);
-    on_demand.billing = Billing::OnDemand;
+    on_demand.billing = Billing::OnDemand(Default::default());
     let existing = [
         table("timeseries_2018-10-20", HOT),
         with_status(table("timeseries_2018-10-25", COLD), TableStatus::Creating),
@@ -311,7 +305,7 @@ fn increases_are_not_limited_by_the_decrease_budget() {
 fn on_demand_tables_switch_to_provisioned_at_any_time() {
     let policy = Policy::default();
     let mut t = table("timeseries_2018-10-20", COLD);
-    t.billing = Billing::OnDemand;
+    t.billing = Billing::OnDemand(Default::default());
     t.decreases_today = 27;
     t.last_decrease = Some(at("2018-10-26T00:10:00Z"));
     let plan = plan(&policy, at("2018-10-26T00:15:00Z"), &[t], Operation::ResizeOld);
@@ -319,7 +313,7 @@ fn on_demand_tables_switch_to_provisioned_at_any_time() {
         panic!("{plan:#?}")
     };
     assert!(!change.is_decrease());
-    assert_eq!(change.to, COLD);
+    assert_eq!(change.to, Billing::Provisioned(COLD));
 }
 
 #[test]
@@ -436,4 +430,123 @@ fn monthly_tables_in_a_time_zone() {
     assert_eq!(plan.current_period, "2018-10");
     let created: Vec<_> = changes(&plan).into_iter().map(|(t, _)| t).collect();
     assert_eq!(created, ["timeseries_2018-10", "timeseries_2018-11"]);
+}
+
+/// Blog phases, then on-demand in Standard-IA from a week old.
+fn tiered_policy() -> Policy {
+    Policy::from_toml(
+        r#"
+        [[phases]]
+        min_age = 0
+        read = 300
+        write = 1000
+        [[phases]]
+        min_age = 1
+        read = 100
+        write = 1
+        [[phases]]
+        min_age = 7
+        billing = "on_demand"
+        max_read = 50
+        table_class = "standard_ia"
+        "#,
+    )
+    .unwrap()
+}
+
+const ARCHIVE_BILLING: Billing = Billing::OnDemand(OnDemandLimits {
+    max_read: Some(50),
+    max_write: None,
+});
+
+#[test]
+fn an_on_demand_phase_switches_billing_first_then_the_table_class() {
+    let policy = tiered_policy();
+    let now = at("2018-10-26T00:15:00Z");
+    let old = table("timeseries_2018-10-19", WARM);
+    let plan1 = plan(&policy, now, std::slice::from_ref(&old), Operation::ResizeOld);
+    let Decision::Update(change) = &plan1.items[0].decision else {
+        panic!("{plan1:#?}")
+    };
+    assert!(change.is_switch_to_on_demand());
+    assert_eq!(change.to, ARCHIVE_BILLING);
+    assert!(
+        plan1.items[0].reason.contains("table class follows"),
+        "{}",
+        plan1.items[0].reason
+    );
+
+    let mut switched = old.clone();
+    switched.billing = ARCHIVE_BILLING;
+    switched.last_switch_to_on_demand = Some(now);
+    let plan2 = plan(
+        &policy,
+        now,
+        std::slice::from_ref(&switched),
+        Operation::ResizeOld,
+    );
+    assert_eq!(
+        plan2.items[0].decision,
+        Decision::UpdateClass(ClassChange {
+            name: "timeseries_2018-10-19".into(),
+            from: TableClass::Standard,
+            to: TableClass::StandardIa,
+        })
+    );
+
+    switched.table_class = TableClass::StandardIa;
+    switched.table_class_updated = Some(now);
+    let plan3 = plan(&policy, now, &[switched], Operation::ResizeOld);
+    assert_eq!(plan3.items[0].decision, Decision::Unchanged);
+}
+
+#[test]
+fn switches_to_on_demand_are_spaced_six_hours_apart() {
+    let policy = tiered_policy();
+    let now = at("2018-10-26T00:15:00Z");
+    let mut t = table("timeseries_2018-10-19", WARM);
+    t.last_switch_to_on_demand = Some(now - Duration::hours(2));
+    let plan = plan(&policy, now, &[t], Operation::ResizeOld);
+    assert_eq!(
+        plan.items[0].decision,
+        Decision::Deferred {
+            retry_after: Some(now + Duration::hours(4))
+        }
+    );
+}
+
+#[test]
+fn table_class_changes_are_spaced_fifteen_days_apart() {
+    let policy = tiered_policy();
+    let now = at("2018-10-26T00:15:00Z");
+    let mut t = table("timeseries_2018-10-01", WARM);
+    t.billing = ARCHIVE_BILLING;
+    t.table_class_updated = Some(now - Duration::days(3));
+    let plan = plan(&policy, now, &[t], Operation::ResizeOld);
+    assert_eq!(
+        plan.items[0].decision,
+        Decision::Deferred {
+            retry_after: Some(now + Duration::days(12))
+        }
+    );
+}
+
+#[test]
+fn an_on_demand_hot_phase_creates_on_demand_tables_in_its_class() {
+    let policy = Policy::from_toml(
+        "[[phases]]\nmin_age = 0\nbilling = \"on_demand\"\nmax_write = 4000\ntable_class = \"standard\"",
+    )
+    .unwrap();
+    let plan = plan(&policy, at("2018-10-25T23:45:00Z"), &[], Operation::CreateNew);
+    let Decision::Create(spec) = &plan.items[1].decision else {
+        panic!("{plan:#?}")
+    };
+    assert_eq!(
+        spec.billing,
+        Billing::OnDemand(OnDemandLimits {
+            max_read: None,
+            max_write: Some(4000)
+        })
+    );
+    assert_eq!(spec.table_class, Some(TableClass::Standard));
 }

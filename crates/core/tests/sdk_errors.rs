@@ -29,7 +29,7 @@ fn change(name: &str) -> CapacityChange {
             read: 300,
             write: 1000,
         }),
-        to: Capacity { read: 1, write: 1 },
+        to: Billing::Provisioned(Capacity { read: 1, write: 1 }),
     }
 }
 
@@ -64,10 +64,11 @@ async fn create_on_an_existing_name_means_it_exists() {
     let spec = TableSpec {
         name: "timeseries_2018-10-26".into(),
         key: Policy::default().key,
-        capacity: Capacity {
+        billing: Billing::Provisioned(Capacity {
             read: 300,
             write: 1000,
-        },
+        }),
+        table_class: None,
     };
     let error = control.create_table(&spec).await.unwrap_err();
     assert_eq!(error.kind, ErrorKind::AlreadyExists);
@@ -129,7 +130,7 @@ async fn update_from_on_demand_switches_billing_mode() {
         .then_output(|| UpdateTableOutput::builder().build());
     let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
     let mut change = change("t");
-    change.from = Billing::OnDemand;
+    change.from = Billing::OnDemand(Default::default());
     control.update_capacity(&change).await.unwrap();
     assert_eq!(rule.num_calls(), 1);
 }
@@ -223,7 +224,7 @@ async fn describe_maps_the_fields_decisions_need() {
     let control = DynamoDb::new(client);
     assert_eq!(control.describe_table("gone").await.unwrap(), None);
     let od = control.describe_table("od").await.unwrap().unwrap();
-    assert_eq!(od.billing, Billing::OnDemand);
+    assert_eq!(od.billing, Billing::OnDemand(Default::default()));
     assert_eq!(od.status.as_str(), "UPDATING");
     let prov = control.describe_table("prov").await.unwrap().unwrap();
     assert_eq!(
@@ -302,4 +303,127 @@ async fn one_failing_table_does_not_stop_the_run() {
     );
     assert!(!report.succeeded());
     assert_eq!(ok.num_calls(), 1);
+}
+
+/// What no local server keeps: on-demand maximum throughput and the table class.
+#[tokio::test]
+async fn on_demand_limits_and_table_class_reach_the_wire() {
+    use aws_sdk_dynamodb::operation::create_table::CreateTableOutput;
+    use aws_sdk_dynamodb::types::TableClass as SdkTableClass;
+    use ddb_rollover::observed::{OnDemandLimits, TableClass};
+    use ddb_rollover::plan::ClassChange;
+
+    let to_on_demand = mock!(Client::update_table)
+        .match_requests(|r| {
+            r.billing_mode() == Some(&BillingMode::PayPerRequest)
+                && r.provisioned_throughput().is_none()
+                && r.on_demand_throughput()
+                    .map(|t| (t.max_read_request_units(), t.max_write_request_units()))
+                    == Some((Some(50), Some(-1)))
+        })
+        .then_output(|| UpdateTableOutput::builder().build());
+    let class = mock!(Client::update_table)
+        .match_requests(|r| {
+            r.table_class() == Some(&SdkTableClass::StandardInfrequentAccess) && r.billing_mode().is_none()
+        })
+        .then_output(|| UpdateTableOutput::builder().build());
+    let create = mock!(Client::create_table)
+        .match_requests(|r| {
+            r.billing_mode() == Some(&BillingMode::PayPerRequest)
+                && r.provisioned_throughput().is_none()
+                && r.table_class() == Some(&SdkTableClass::StandardInfrequentAccess)
+                && r.on_demand_throughput().and_then(|t| t.max_write_request_units()) == Some(4000)
+        })
+        .then_output(|| CreateTableOutput::builder().build());
+    let client = mock_client!(
+        aws_sdk_dynamodb,
+        RuleMode::MatchAny,
+        [&to_on_demand, &class, &create]
+    );
+    let control = DynamoDb::new(client);
+
+    let limits = OnDemandLimits {
+        max_read: Some(50),
+        max_write: None,
+    };
+    let mut switch = change("t");
+    switch.to = Billing::OnDemand(limits);
+    control.update_capacity(&switch).await.unwrap();
+    control
+        .update_table_class(&ClassChange {
+            name: "t".into(),
+            from: TableClass::Standard,
+            to: TableClass::StandardIa,
+        })
+        .await
+        .unwrap();
+    let spec = TableSpec {
+        name: "t".into(),
+        key: Policy::default().key,
+        billing: Billing::OnDemand(OnDemandLimits {
+            max_read: None,
+            max_write: Some(4000),
+        }),
+        table_class: Some(TableClass::StandardIa),
+    };
+    control.create_table(&spec).await.unwrap();
+    assert_eq!(
+        (to_on_demand.num_calls(), class.num_calls(), create.num_calls()),
+        (1, 1, 1)
+    );
+}
+
+#[tokio::test]
+async fn describe_maps_table_class_and_on_demand_limits() {
+    use aws_sdk_dynamodb::types::{OnDemandThroughput, TableClass as SdkTableClass, TableClassSummary};
+    use ddb_rollover::observed::{OnDemandLimits, TableClass};
+
+    let rule = mock!(Client::describe_table).then_output(|| {
+        DescribeTableOutput::builder()
+            .table(
+                TableDescription::builder()
+                    .table_name("t")
+                    .table_status(TableStatus::Active)
+                    .billing_mode_summary(
+                        BillingModeSummary::builder()
+                            .billing_mode(BillingMode::PayPerRequest)
+                            .last_update_to_pay_per_request_date_time(aws_smithy_types::DateTime::from_secs(
+                                1_540_512_900,
+                            ))
+                            .build(),
+                    )
+                    .on_demand_throughput(
+                        OnDemandThroughput::builder()
+                            .max_read_request_units(50)
+                            .max_write_request_units(-1)
+                            .build(),
+                    )
+                    .table_class_summary(
+                        TableClassSummary::builder()
+                            .table_class(SdkTableClass::StandardInfrequentAccess)
+                            .last_update_date_time(aws_smithy_types::DateTime::from_secs(1_540_000_000))
+                            .build(),
+                    )
+                    .build(),
+            )
+            .build()
+    });
+    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
+    let table = control.describe_table("t").await.unwrap().unwrap();
+    assert_eq!(
+        table.billing,
+        Billing::OnDemand(OnDemandLimits {
+            max_read: Some(50),
+            max_write: None
+        })
+    );
+    assert_eq!(
+        table.last_switch_to_on_demand,
+        DateTime::<Utc>::from_timestamp(1_540_512_900, 0)
+    );
+    assert_eq!(table.table_class, TableClass::StandardIa);
+    assert_eq!(
+        table.table_class_updated,
+        DateTime::<Utc>::from_timestamp(1_540_000_000, 0)
+    );
 }

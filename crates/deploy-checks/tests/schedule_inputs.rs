@@ -94,9 +94,13 @@ fn env_policy_follows_the_parameters() {
         let capacities: Vec<_> = p
             .phases
             .iter()
-            .map(|ph| (ph.min_age, ph.capacity.read, ph.capacity.write))
+            .map(|ph| (ph.min_age, ph.billing.to_string()))
             .collect();
-        assert_eq!(capacities, [(0, 50, 60), (1, 7, 8), (2, 2, 3)]);
+        let expected: Vec<(u32, String)> = [(0, 50, 60), (1, 7, 8), (2, 2, 3)]
+            .into_iter()
+            .map(|(age, read, write)| (age, format!("{read} RCU / {write} WCU")))
+            .collect();
+        assert_eq!(capacities, expected);
         for s in &f.schedules {
             assert_eq!(
                 s.timezone.as_deref(),

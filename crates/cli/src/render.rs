@@ -115,6 +115,9 @@ pub fn status_report(report: &StatusReport) -> String {
                 }
                 None => "nothing".into(),
             };
+            let next_phase = line
+                .next_phase
+                .map(|n| format!("{} from {}", n.phase, n.from.format("%Y-%m-%d %H:%M UTC")));
             vec![
                 line.table.clone(),
                 opt(line.period.clone()),
@@ -122,6 +125,7 @@ pub fn status_report(report: &StatusReport) -> String {
                 opt(line.phase),
                 line.status.clone().unwrap_or_else(|| "MISSING".into()),
                 billing(line.billing),
+                opt(next_phase),
                 next,
             ]
         })

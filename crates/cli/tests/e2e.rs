@@ -375,6 +375,13 @@ async fn status_shows_age_phase_and_next_run_on_moto() {
     assert_eq!(old["age"], 2);
     assert_eq!(old["phase"], 2);
     assert_eq!(old["resize_old"]["decision"]["action"], "update");
+    assert_eq!(old["next_phase"], Value::Null, "already due for the last phase");
+    let tomorrow = by_name["timeseries_2018-10-26"];
+    assert_eq!(tomorrow["next_phase"]["phase"], 2);
+    assert_eq!(tomorrow["next_phase"]["from"], "2018-10-28T00:00:00Z");
+    let future = by_name["timeseries_2018-10-27"];
+    assert_eq!(future["next_phase"]["phase"], 1);
+    assert_eq!(future["next_phase"]["from"], "2018-10-28T00:00:00Z");
     assert_eq!(by_name["timeseries_2018-10-27"]["status"], Value::Null);
     assert_eq!(
         by_name["timeseries_2018-10-27"]["create_new"]["decision"]["action"],

@@ -17,6 +17,13 @@ pub struct NextRun {
     pub reason: String,
 }
 
+/// The next phase a table will move to, and from when (resize_old's first run after).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct NextPhase {
+    pub phase: usize,
+    pub from: DateTime<Utc>,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TableStatusLine {
     pub table: String,
@@ -28,6 +35,8 @@ pub struct TableStatusLine {
     pub billing: Option<Billing>,
     pub create_new: Option<NextRun>,
     pub resize_old: Option<NextRun>,
+    /// `None` for foreign tables and tables already in the last phase.
+    pub next_phase: Option<NextPhase>,
 }
 
 impl TableStatusLine {
@@ -76,12 +85,33 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
             }
         }
     }
+    let mut tables: Vec<TableStatusLine> = lines.into_values().collect();
+    for line in &mut tables {
+        line.next_phase = next_phase(policy, line);
+    }
     StatusReport {
         at: now,
         prefix: policy.prefix.clone(),
         current_period: create.current_period,
-        tables: lines.into_values().collect(),
+        tables,
     }
+}
+
+/// When the table's age reaches the next phase's `min_age`: the start of the period that many
+/// periods after its own.
+fn next_phase(policy: &Policy, line: &TableStatusLine) -> Option<NextPhase> {
+    let calendar = policy.calendar();
+    let slot = calendar.parse(line.period.as_deref()?).ok()?;
+    let phase = line.phase? + 1;
+    let min_age = policy.phases.get(phase)?.min_age;
+    let mut due = slot;
+    for _ in 0..min_age {
+        due = calendar.next(due);
+    }
+    Some(NextPhase {
+        phase,
+        from: due.start(),
+    })
 }
 
 fn empty_line(item: &PlanItem) -> TableStatusLine {
@@ -94,5 +124,6 @@ fn empty_line(item: &PlanItem) -> TableStatusLine {
         billing: item.billing,
         create_new: None,
         resize_old: None,
+        next_phase: None,
     }
 }

@@ -5,7 +5,7 @@
 //! fixed clock. Every item carries the reason for its decision, including the reasons for
 //! doing nothing.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::str::FromStr;
 
@@ -17,7 +17,7 @@ use crate::limits::{
 };
 use crate::naming::Ownership;
 use crate::observed::{Billing, ObservedTable, TableClass, TableStatus};
-use crate::period::Slot;
+use crate::period::{Calendar, Slot};
 use crate::policy::{Capacity, KeySchema, Phase, Policy};
 
 /// The two scheduled jobs of the blog's DailyResize.
@@ -181,10 +181,16 @@ pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], ope
         }
     }
 
-    let ctx = Context { policy, now, current };
+    let targets = premake_slots(policy, current);
+    let ages = ages_from(calendar, current, owned.keys().chain(&targets).copied());
+    let ctx = Context {
+        policy,
+        now,
+        current,
+        ages,
+    };
     match operation {
         Operation::CreateNew => {
-            let targets = ctx.premake_slots();
             for &slot in &targets {
                 items.push(ctx.create_new_item(slot, owned.get(&slot).copied()));
             }
@@ -220,22 +226,45 @@ struct Context<'a> {
     policy: &'a Policy,
     now: DateTime<Utc>,
     current: Slot,
+    /// Age of every slot the plan looks at, computed once by [`ages_from`].
+    ages: BTreeMap<Slot, i64>,
+}
+
+/// The current period and the `premake` periods after it.
+fn premake_slots(policy: &Policy, current: Slot) -> Vec<Slot> {
+    let calendar = policy.calendar();
+    let mut slots = vec![current];
+    for _ in 0..policy.premake {
+        let last = *slots.last().expect("starts non-empty");
+        slots.push(calendar.next(last));
+    }
+    slots
+}
+
+/// The age of each slot relative to `current`. Hourly periods in a zone with DST are counted by
+/// walking, so slots are taken in order outward from `current` and each stretch of time is
+/// walked once, not once per table.
+fn ages_from(calendar: &Calendar, current: Slot, slots: impl Iterator<Item = Slot>) -> BTreeMap<Slot, i64> {
+    let slots: BTreeSet<Slot> = slots.collect();
+    let mut ages = BTreeMap::new();
+    let (mut nearest, mut age) = (current, 0);
+    for &slot in slots.range(..current).rev() {
+        age += calendar.periods_between(slot, nearest);
+        ages.insert(slot, age);
+        nearest = slot;
+    }
+    let (mut nearest, mut age) = (current, 0);
+    for &slot in slots.range(current..) {
+        age -= calendar.periods_between(nearest, slot);
+        ages.insert(slot, age);
+        nearest = slot;
+    }
+    ages
 }
 
 impl Context<'_> {
-    /// The current period and the `premake` periods after it.
-    fn premake_slots(&self) -> Vec<Slot> {
-        let calendar = self.policy.calendar();
-        let mut slots = vec![self.current];
-        for _ in 0..self.policy.premake {
-            let last = *slots.last().expect("starts non-empty");
-            slots.push(calendar.next(last));
-        }
-        slots
-    }
-
     fn age(&self, slot: Slot) -> i64 {
-        self.policy.calendar().periods_between(slot, self.current)
+        self.ages[&slot]
     }
 
     fn item(

@@ -550,3 +550,31 @@ fn an_on_demand_hot_phase_creates_on_demand_tables_in_its_class() {
     );
     assert_eq!(spec.table_class, Some(TableClass::Standard));
 }
+
+#[test]
+fn ages_across_a_dst_change_match_the_calendar() {
+    let policy = Policy::from_toml("period = \"hour\"\ntimezone = \"Europe/Berlin\"\npremake = 3").unwrap();
+    let calendar = policy.calendar();
+    let naming = policy.naming();
+    let now = Utc.with_ymd_and_hms(2018, 10, 28, 6, 30, 0).unwrap();
+    let current = calendar.floor(now);
+    // Every other hour from two days before to one day after the fall-back change.
+    let mut slot = calendar.floor(now - Duration::days(2));
+    let mut existing = Vec::new();
+    while slot.start() < now + Duration::days(1) {
+        existing.push(table(&naming.table_name(slot), HOT));
+        slot = calendar.next(calendar.next(slot));
+    }
+    for operation in [Operation::CreateNew, Operation::ResizeOld] {
+        let plan = plan(&policy, now, &existing, operation);
+        for item in &plan.items {
+            let slot = calendar.parse(item.period.as_deref().unwrap()).unwrap();
+            assert_eq!(
+                item.age,
+                Some(calendar.periods_between(slot, current)),
+                "{}",
+                item.table
+            );
+        }
+    }
+}

@@ -34,6 +34,8 @@ Usage:
   scripts/local-ddb.sh stop PID|all
       Stop a server started by this script (TERM, then KILL after 5 s) and remove
       its pid file and log; "all" stops every server that has a pid file.
+  scripts/local-ddb.sh free-port
+      Print a free loopback port (for other local servers, e.g. cargo lambda watch).
 
 Environment:
   LOCAL_DDB_START_TIMEOUT  seconds to wait for a server to answer (default 30)
@@ -413,6 +415,7 @@ main() {
     install) cmd_install "$@" ;;
     start) cmd_start "$@" ;;
     stop) cmd_stop "$@" ;;
+    free-port) free_port ;;
     -h | --help | help) usage ;;
     *)
       usage >&2

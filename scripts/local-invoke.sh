@@ -17,9 +17,8 @@ cd "$ROOT"
 RUN_DIR="$ROOT/.local/run"
 TOOLS_BIN="$ROOT/.local/release-venv/tools/bin"
 
-# The template's default policy (template.yaml's ROLLOVER_POLICY with the parameter defaults;
-# crates/deploy-checks asserts the two are the same).
-POLICY='{"prefix":"timeseries","period":"day","timezone":"UTC","premake":1,"key":{"partition":{"name":"pk","type":"N"},"sort":{"name":"sk","type":"N"}},"phases":[{"min_age":0,"read":300,"write":1000},{"min_age":1,"read":100,"write":1},{"min_age":2,"read":1,"write":1}]}'
+# Set ROLLOVER_POLICY so the real binary's cold start reads it; the rest are the defaults.
+POLICY='{"prefix":"timeseries"}'
 
 die() {
   printf 'local-invoke: %s\n' "$*" >&2
@@ -62,14 +61,6 @@ cleanup() {
   exit "$rc"
 }
 trap cleanup EXIT
-
-free_port() {
-  python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])
-s.close()'
-}
 
 # wait_port PORT PID SECONDS: until something listens on 127.0.0.1:PORT, while PID lives.
 wait_port() {
@@ -122,7 +113,7 @@ read -r endpoint MOTO_PID < <(scripts/local-ddb.sh start moto --owner-pid $$)
 [[ -n $MOTO_PID ]] || die "moto did not start"
 echo "local-invoke: moto at $endpoint (PID $MOTO_PID)"
 
-port="$(free_port)"
+port="$(scripts/local-ddb.sh free-port)"
 # The functions inherit this environment from the watcher.
 env -u AWS_PROFILE -u AWS_SESSION_TOKEN \
   AWS_ENDPOINT_URL="$endpoint" AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1 \

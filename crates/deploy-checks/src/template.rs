@@ -52,11 +52,6 @@ pub struct Function {
     /// `Globals.Function.Environment` merged with the function's own, resolved.
     pub environment: BTreeMap<String, String>,
     pub schedules: Vec<Schedule>,
-    /// `Timeout` in seconds (Globals or the function's own).
-    pub timeout: Option<u64>,
-    /// `EventInvokeConfig.MaximumEventAgeInSeconds`: how long Lambda keeps retrying an
-    /// asynchronous invocation (Globals or the function's own).
-    pub async_max_event_age: Option<u64>,
 }
 
 /// One `ScheduleV2` event of a function.
@@ -67,8 +62,6 @@ pub struct Schedule {
     pub timezone: Option<String>,
     /// The `Input` string as Scheduler gets it, placeholders not yet substituted.
     pub input: String,
-    /// `RetryPolicy.MaximumEventAgeInSeconds`: how long Scheduler keeps trying to deliver.
-    pub max_event_age: Option<u64>,
 }
 
 impl Function {
@@ -229,14 +222,7 @@ impl Template {
                             .transpose()
                             .map_err(|e| format!("{id}.{name}.{key}: {e}"))
                     };
-                    let max_event_age = p
-                        .get("RetryPolicy")
-                        .and_then(|r| r.get("MaximumEventAgeInSeconds"))
-                        .map(|v| self.resolve_u64(v))
-                        .transpose()
-                        .map_err(|e| format!("{id}.{name}.RetryPolicy: {e}"))?;
                     schedules.push(Schedule {
-                        max_event_age,
                         expression: field("ScheduleExpression")?
                             .ok_or_else(|| format!("{id}.{name}: no ScheduleExpression"))?,
                         timezone: field("ScheduleExpressionTimezone")?,
@@ -245,19 +231,7 @@ impl Template {
                     });
                 }
             }
-            // The function's own value wins over Globals', key by key.
-            let number = |path: &[&str]| -> Result<Option<u64>, String> {
-                lookup_path(props, path)
-                    .or_else(|| lookup_path(&globals, path))
-                    .map(|v| self.resolve_u64(v))
-                    .transpose()
-                    .map_err(|e| format!("{id}: {}: {e}", path.join(".")))
-            };
-            let timeout = number(&["Timeout"])?;
-            let async_max_event_age = number(&["EventInvokeConfig", "MaximumEventAgeInSeconds"])?;
             out.push(Function {
-                timeout,
-                async_max_event_age,
                 logical_id: id,
                 binary,
                 code_uri,
@@ -366,12 +340,6 @@ impl Template {
         }
     }
 
-    fn resolve_u64(&self, value: &Value) -> Result<u64, String> {
-        let text = self.resolve(value)?;
-        text.parse()
-            .map_err(|_| format!("{text:?} is not a whole number"))
-    }
-
     fn lookup(&self, name: &str) -> String {
         match self.vars.get(name) {
             Some(v) => v.clone(),
@@ -406,10 +374,6 @@ impl Template {
         out.push_str(rest);
         Ok(out)
     }
-}
-
-fn lookup_path<'a>(root: &'a Value, path: &[&str]) -> Option<&'a Value> {
-    path.iter().try_fold(root, |v, key| v.get(*key))
 }
 
 fn scalar(value: &Value) -> Option<String> {

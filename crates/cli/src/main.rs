@@ -10,7 +10,7 @@ use aws_config::{BehaviorVersion, Region};
 use chrono::Utc;
 use clap::Parser;
 use ddb_rollover::dynamodb::DynamoDb;
-use ddb_rollover::{observe, run, status, ApplyOptions, Operation, Policy, PolicyDocument, PolicyError};
+use ddb_rollover::{observe, run_each, status, ApplyOptions, Operation, Policy, PolicyDocument, PolicyError};
 
 use args::{Cli, Command, Output};
 
@@ -79,10 +79,7 @@ async fn execute(
         dry_run: options.dry_run || matches!(cli.command, Command::Plan),
         ..options
     };
-    let mut reports = Vec::new();
-    for &operation in operations {
-        reports.push(run(control, policy, operation, now, options).await?);
-    }
+    let reports = run_each(control, policy, operations, now, options).await?;
     match (cli.output, reports.as_slice()) {
         (Output::Json, [report]) => {
             println!("{}", serde_json::to_string_pretty(report).expect("serializable"))

@@ -66,9 +66,26 @@ pub async fn run<C: ControlPlane>(
     now: DateTime<Utc>,
     options: ApplyOptions,
 ) -> Result<RunReport, ControlPlaneError> {
+    let mut reports = run_each(control, policy, &[operation], now, options).await?;
+    Ok(reports.pop().expect("one report per operation"))
+}
+
+/// Observe once, then plan and apply each operation in turn against that one observation:
+/// what `ddb-rollover plan` does for both operations without listing the tables twice.
+pub async fn run_each<C: ControlPlane>(
+    control: &C,
+    policy: &Policy,
+    operations: &[Operation],
+    now: DateTime<Utc>,
+    options: ApplyOptions,
+) -> Result<Vec<RunReport>, ControlPlaneError> {
     let observation = observe(control, policy, options.concurrency).await?;
-    let plan = plan(policy, now, &observation.tables, operation);
-    Ok(apply(control, plan, &observation.unreadable, options).await)
+    let mut reports = Vec::with_capacity(operations.len());
+    for &operation in operations {
+        let plan = plan(policy, now, &observation.tables, operation);
+        reports.push(apply(control, plan, &observation.unreadable, options).await);
+    }
+    Ok(reports)
 }
 
 /// Carries out a plan. Tables that could not be described are reported as failed and get no

@@ -18,7 +18,7 @@ pub mod policy;
 pub mod report;
 pub mod status;
 
-pub use apply::{apply, observe, run, ApplyOptions};
+pub use apply::{apply, observe, run, run_each, ApplyOptions};
 pub use control::{ControlPlane, ControlPlaneError, ErrorKind};
 pub use plan::{plan, Decision, Operation, Plan, PlanItem};
 pub use policy::{Policy, PolicyDocument, PolicyError};

@@ -10,7 +10,9 @@ use aws_config::{BehaviorVersion, Region};
 use chrono::Utc;
 use clap::Parser;
 use ddb_rollover::dynamodb::DynamoDb;
-use ddb_rollover::{observe, run_each, status, ApplyOptions, Operation, Policy, PolicyDocument, PolicyError};
+use ddb_rollover::{
+    observe, run_each, status, ApplyOptions, Operation, Policy, PolicyDocument, PolicyError, Scope,
+};
 
 use args::{Cli, Command, Output};
 
@@ -63,7 +65,7 @@ async fn execute(
         Command::ResizeOld => &[Operation::ResizeOld],
         Command::Plan => &[Operation::CreateNew, Operation::ResizeOld],
         Command::Status => {
-            let observation = observe(control, policy, options.concurrency).await?;
+            let observation = observe(control, policy, Scope::All, options.concurrency).await?;
             let report = status::status(policy, now, &observation.tables);
             match cli.output {
                 Output::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),

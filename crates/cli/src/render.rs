@@ -47,6 +47,12 @@ fn action(decision: &Decision) -> String {
         Decision::Create(spec) => format!("create {}", spec.billing),
         Decision::Update(change) => format!("update to {}", change.to),
         Decision::UpdateClass(change) => format!("class to {}", change.to),
+        Decision::Tag(change) => format!("tag {}", change.tags.len()),
+        Decision::EnableTtl(change) => format!("ttl on {}", change.attribute),
+        Decision::EnablePointInTimeRecovery { .. } => "pitr on".into(),
+        Decision::Configure(change) => change.setting.to_string(),
+        Decision::Export(_) => "export".into(),
+        Decision::Delete(_) => "delete".into(),
         Decision::Unchanged => "none".into(),
         Decision::Deferred { .. } => "defer".into(),
         Decision::Skipped => "skip".into(),
@@ -109,11 +115,38 @@ pub fn status_report(report: &StatusReport) -> String {
         .tables
         .iter()
         .map(|line| {
-            let next = match line.pending_change() {
+            let mut next = match line.pending_change() {
                 Some((operation, next)) => {
                     format!("{operation}: {}: {}", action(&next.decision), next.reason)
                 }
                 None => "nothing".into(),
+            };
+            for other in &line.other_changes {
+                next.push_str(&format!(
+                    "; {}: {}: {}",
+                    other.operation,
+                    action(&other.decision),
+                    other.reason
+                ));
+            }
+            if let Some(deferral) = &line.last_deferral {
+                next.push_str(&format!(" (last deferred {deferral})"));
+            }
+            let day = |t: chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M UTC").to_string();
+            let mut retention = Vec::new();
+            if let Some(archive) = &line.archive {
+                retention.push(match archive.state {
+                    "not_due" | "due" => format!("archive {}", opt(archive.due.map(day))),
+                    state => format!("archive {state}"),
+                });
+            }
+            if let Some(due) = line.delete_due {
+                retention.push(format!("delete {}", day(due)));
+            }
+            let retention = if retention.is_empty() {
+                "-".to_string()
+            } else {
+                retention.join(", ")
             };
             let next_phase = line
                 .next_phase
@@ -126,6 +159,7 @@ pub fn status_report(report: &StatusReport) -> String {
                 line.status.clone().unwrap_or_else(|| "MISSING".into()),
                 billing(line.billing),
                 opt(next_phase),
+                retention,
                 next,
             ]
         })
@@ -136,7 +170,17 @@ pub fn status_report(report: &StatusReport) -> String {
         report.current_period,
         report.prefix,
         columns(
-            &["TABLE", "PERIOD", "AGE", "PHASE", "STATUS", "CAPACITY", "NEXT RUN"],
+            &[
+                "TABLE",
+                "PERIOD",
+                "AGE",
+                "PHASE",
+                "STATUS",
+                "CAPACITY",
+                "NEXT PHASE",
+                "RETENTION",
+                "NEXT RUN"
+            ],
             &rows
         )
     )

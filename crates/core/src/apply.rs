@@ -3,12 +3,16 @@
 
 use chrono::{DateTime, Utc};
 use futures::stream::{self, StreamExt};
+use futures::FutureExt;
+
+use std::collections::BTreeMap;
 
 use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
-use crate::observed::ObservedTable;
-use crate::plan::{plan, Decision, Operation, Plan, PlanItem};
+use crate::observe::{observe, Scope};
+use crate::plan::{plan, Decision, Operation, Plan, PlanItem, TagChange};
 use crate::policy::Policy;
 use crate::report::{Outcome, RunReport, TableLine};
+use crate::template::{export_tag_value, MAX_TAG_VALUE_LEN, TAG_EXPORT, TAG_LAST_DEFERRAL};
 
 #[derive(Clone, Copy, Debug)]
 pub struct ApplyOptions {
@@ -25,37 +29,6 @@ impl Default for ApplyOptions {
             concurrency: 8,
         }
     }
-}
-
-/// The tables a run could see, and the ones it could not describe.
-#[derive(Debug, Default)]
-pub struct Observation {
-    pub tables: Vec<ObservedTable>,
-    pub unreadable: Vec<ControlPlaneError>,
-}
-
-/// Lists every table named `{prefix}_...` and describes each. Tables that vanish between the
-/// two calls are dropped; tables that cannot be described are returned as `unreadable`.
-pub async fn observe<C: ControlPlane>(
-    control: &C,
-    policy: &Policy,
-    concurrency: usize,
-) -> Result<Observation, ControlPlaneError> {
-    let names = control.list_table_names(&policy.naming().name_prefix()).await?;
-    let described: Vec<_> = stream::iter(names)
-        .map(|name| async move { control.describe_table(&name).await })
-        .buffered(concurrency.max(1))
-        .collect()
-        .await;
-    let mut observation = Observation::default();
-    for result in described {
-        match result {
-            Ok(Some(table)) => observation.tables.push(table),
-            Ok(None) => {}
-            Err(error) => observation.unreadable.push(error),
-        }
-    }
-    Ok(observation)
 }
 
 /// Observe, plan and apply one operation: what a scheduled run does.
@@ -79,11 +52,24 @@ pub async fn run_each<C: ControlPlane>(
     now: DateTime<Utc>,
     options: ApplyOptions,
 ) -> Result<Vec<RunReport>, ControlPlaneError> {
-    let observation = observe(control, policy, options.concurrency).await?;
+    let scope = if operations == [Operation::CreateNew] {
+        Scope::Upcoming(now)
+    } else {
+        Scope::All
+    };
+    // Boxed: nesting every control-plane future in one type would exceed the compiler's
+    // recursion limit when the Lambda binaries lay out their handler's future.
+    let observation = observe(control, policy, scope, options.concurrency)
+        .boxed()
+        .await?;
     let mut reports = Vec::with_capacity(operations.len());
     for &operation in operations {
         let plan = plan(policy, now, &observation.tables, operation);
-        reports.push(apply(control, plan, &observation.unreadable, options).await);
+        reports.push(
+            apply(control, plan, &observation.unreadable, options)
+                .boxed()
+                .await,
+        );
     }
     Ok(reports)
 }
@@ -106,59 +92,66 @@ pub async fn apply<C: ControlPlane>(
     let (blocked, items): (Vec<_>, Vec<_>) = items
         .into_iter()
         .partition(|item| unreadable.iter().any(|e| e.table == item.table));
-    let mut lines: Vec<TableLine> = stream::iter(items)
-        .map(|item| execute(control, item, options.dry_run))
+    // A table's items run in order (its main change first, a delete after lifting protection);
+    // different tables run concurrently.
+    let mut by_table: Vec<Vec<PlanItem>> = Vec::new();
+    for item in items {
+        match by_table.last_mut() {
+            Some(group) if group[0].table == item.table => group.push(item),
+            _ => by_table.push(vec![item]),
+        }
+    }
+    let mut lines: Vec<TableLine> = stream::iter(by_table)
+        .map(|group| async move {
+            let mut lines = Vec::with_capacity(group.len());
+            for item in group {
+                lines.push(execute(control, item, options.dry_run).await);
+            }
+            lines
+        })
         .buffered(options.concurrency.max(1))
+        .flat_map(stream::iter)
         .collect()
         .await;
     lines.extend(unreadable.iter().map(|error| unreadable_line(error, &blocked)));
     lines.sort_by(|a, b| a.item.table.cmp(&b.item.table));
+    if !options.dry_run {
+        record_deferrals(control, &lines, at).await;
+    }
     tracing::info!(%operation, %at, tables = lines.len(), "run finished");
     RunReport::new(operation, at, prefix, current_period, options.dry_run, lines)
 }
 
 async fn execute<C: ControlPlane>(control: &C, item: PlanItem, dry_run: bool) -> TableLine {
-    let result = match (&item.decision, dry_run) {
-        (Decision::Create(_) | Decision::Update(_) | Decision::UpdateClass(_), true) => Ok(Outcome::Planned),
-        (Decision::Create(spec), false) => match control.create_table(spec).await {
-            Ok(()) => Ok(Outcome::Done),
-            // A concurrent run, or a retry of this one, created it first.
-            Err(e) if e.kind == ErrorKind::AlreadyExists => Ok(Outcome::Done),
-            Err(e) => Err(e),
-        },
-        (Decision::Update(_) | Decision::UpdateClass(_), false) => {
-            let sent = match &item.decision {
-                Decision::Update(change) => control.update_capacity(change).await,
-                Decision::UpdateClass(change) => control.update_table_class(change).await,
-                _ => unreachable!("matched above"),
-            };
-            match sent {
-                Ok(()) => Ok(Outcome::Done),
-                Err(e) if matches!(e.kind, ErrorKind::InUse | ErrorKind::LimitExceeded) => {
-                    tracing::warn!(table = %item.table, error = %e, "deferred");
-                    return TableLine {
-                        item,
-                        outcome: Outcome::Deferred,
-                        error: Some(e.message),
-                    };
-                }
-                Err(e) => Err(e),
-            }
-        }
+    let outcome = match (&item.decision, dry_run) {
+        (decision, true) if decision.is_change() => Ok(Outcome::Planned),
         (Decision::Unchanged, _) => Ok(Outcome::Unchanged),
         (Decision::Deferred { .. }, _) => Ok(Outcome::Deferred),
         (Decision::Skipped, _) => Ok(Outcome::Skipped),
         (Decision::Foreign, _) => Ok(Outcome::Foreign),
+        (decision, _) => send(control, decision).await.map(|()| Outcome::Done),
     };
-    match result {
+    match outcome {
         Ok(outcome) => {
             if outcome == Outcome::Done {
-                tracing::info!(table = %item.table, reason = %item.reason, "changed");
+                tracing::info!(table = %item.table, action = item.decision.action(), reason = %item.reason, "changed");
             }
             TableLine {
                 item,
                 outcome,
                 error: None,
+            }
+        }
+        // DynamoDB refused for now (busy table, too many operations, decrease budget): a
+        // later run does it.
+        Err(e)
+            if matches!(e.kind, ErrorKind::InUse | ErrorKind::LimitExceeded) && item.decision.is_change() =>
+        {
+            tracing::warn!(table = %item.table, error = %e, "deferred");
+            TableLine {
+                item,
+                outcome: Outcome::Deferred,
+                error: Some(e.message),
             }
         }
         Err(e) => {
@@ -168,6 +161,67 @@ async fn execute<C: ControlPlane>(control: &C, item: PlanItem, dry_run: bool) ->
                 outcome: Outcome::Failed,
                 error: Some(e.to_string()),
             }
+        }
+    }
+}
+
+/// Makes one change.
+async fn send<C: ControlPlane>(control: &C, decision: &Decision) -> Result<(), ControlPlaneError> {
+    match decision {
+        Decision::Create(spec) => match control.create_table(spec).await {
+            // A concurrent run, or a retry of this one, created it first.
+            Err(e) if e.kind == ErrorKind::AlreadyExists => Ok(()),
+            other => other,
+        },
+        Decision::Update(change) => control.update_capacity(change).await,
+        Decision::UpdateClass(change) => control.update_table_class(change).await,
+        Decision::Tag(change) => control.tag_table(change).await,
+        Decision::EnableTtl(change) => control.enable_ttl(change).await,
+        Decision::EnablePointInTimeRecovery { name } => control.enable_point_in_time_recovery(name).await,
+        Decision::Configure(change) => control.configure(change).await,
+        Decision::Export(request) => {
+            let export_arn = control.export_table(request).await?;
+            // The tag is how later runs find the export; without it they would start another.
+            let record = TagChange {
+                name: request.name.clone(),
+                arn: request.table_arn.clone(),
+                tags: BTreeMap::from([(
+                    TAG_EXPORT.to_string(),
+                    export_tag_value(&request.table_arn, &export_arn),
+                )]),
+            };
+            control.tag_table(&record).await.map_err(|e| ControlPlaneError {
+                message: format!(
+                    "export {export_arn} started but could not be recorded: {}",
+                    e.message
+                ),
+                ..e
+            })
+        }
+        Decision::Delete(request) => control.delete_table(request).await,
+        Decision::Unchanged | Decision::Deferred { .. } | Decision::Skipped | Decision::Foreign => Ok(()),
+    }
+}
+
+/// Tags each table DynamoDB refused a change for at run time with when and why, so `status`
+/// can show the last deferral reason. Best effort: a failed tag only logs.
+async fn record_deferrals<C: ControlPlane>(control: &C, lines: &[TableLine], at: DateTime<Utc>) {
+    for line in lines {
+        let (Outcome::Deferred, Some(error), Some(arn)) = (line.outcome, &line.error, &line.item.arn) else {
+            continue;
+        };
+        let value: String = format!("{} {}: {error}", at.to_rfc3339(), line.item.decision.action())
+            .chars()
+            .filter(|c| c.is_alphanumeric() || c.is_whitespace() || "_.:/=+-@".contains(*c))
+            .take(MAX_TAG_VALUE_LEN)
+            .collect();
+        let change = TagChange {
+            name: line.item.table.clone(),
+            arn: arn.clone(),
+            tags: BTreeMap::from([(TAG_LAST_DEFERRAL.to_string(), value)]),
+        };
+        if let Err(error) = control.tag_table(&change).await {
+            tracing::warn!(table = %line.item.table, %error, "could not record the deferral");
         }
     }
 }
@@ -184,6 +238,7 @@ fn unreadable_line(error: &ControlPlaneError, blocked: &[PlanItem]) -> TableLine
             phase: None,
             status: None,
             billing: None,
+            arn: None,
             decision: Decision::Skipped,
             reason: String::new(),
         });

@@ -1,10 +1,13 @@
 //! The control-plane calls the executor needs, as a trait: implemented on the AWS SDK client
 //! in [`crate::dynamodb`], and by in-memory fakes in tests.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 
-use crate::observed::ObservedTable;
-use crate::plan::{CapacityChange, ClassChange, TableSpec};
+use crate::observed::{ExportState, ObservedTable, TtlState};
+use crate::plan::{
+    CapacityChange, ClassChange, DeleteRequest, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
+};
 
 /// How the executor should treat a failed call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,5 +57,50 @@ pub trait ControlPlane: Sync {
     fn update_table_class(
         &self,
         change: &ClassChange,
+    ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
+
+    /// The table's tags (ListTagsOfResource, every page).
+    fn list_tags(
+        &self,
+        arn: &str,
+    ) -> impl Future<Output = Result<BTreeMap<String, String>, ControlPlaneError>> + Send;
+
+    fn describe_ttl(&self, name: &str) -> impl Future<Output = Result<TtlState, ControlPlaneError>> + Send;
+
+    /// Whether point-in-time recovery is on (DescribeContinuousBackups).
+    fn describe_point_in_time_recovery(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<bool, ControlPlaneError>> + Send;
+
+    /// `table` is for error reports.
+    fn describe_export(
+        &self,
+        table: &str,
+        arn: &str,
+    ) -> impl Future<Output = Result<ExportState, ControlPlaneError>> + Send;
+
+    fn tag_table(&self, change: &TagChange) -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
+
+    fn enable_ttl(&self, change: &TtlChange) -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
+
+    fn enable_point_in_time_recovery(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
+
+    fn configure(&self, change: &SettingChange)
+        -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
+
+    /// Starts the export; returns its ARN.
+    fn export_table(
+        &self,
+        request: &ExportRequest,
+    ) -> impl Future<Output = Result<String, ControlPlaneError>> + Send;
+
+    /// Lifts deletion protection first when the request says so, then deletes.
+    fn delete_table(
+        &self,
+        request: &DeleteRequest,
     ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
 }

@@ -5,17 +5,28 @@
 
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::update_table::UpdateTableError;
+use std::collections::BTreeMap;
+
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, OnDemandThroughput, ProvisionedThroughput,
-    ScalarAttributeType, TableClass as SdkTableClass, TableDescription,
+    AttributeDefinition, BillingMode, ExportFormat, ExportStatus as SdkExportStatus, KeySchemaElement,
+    KeyType, OnDemandThroughput, PointInTimeRecoverySpecification, PointInTimeRecoveryStatus,
+    ProvisionedThroughput, ScalarAttributeType, SseSpecification, SseStatus, SseType, StreamSpecification,
+    StreamViewType, TableClass as SdkTableClass, TableDescription, Tag, TimeToLiveSpecification,
 };
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 
 use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
-use crate::observed::{Billing, ObservedTable, OnDemandLimits, TableClass, TableStatus};
-use crate::plan::{CapacityChange, ClassChange, TableSpec};
+use crate::observed::{
+    Billing, ExportState, ExportStatus, ObservedEncryption, ObservedTable, OnDemandLimits, TableClass,
+    TableStatus, TtlState,
+};
+use crate::plan::{
+    CapacityChange, ClassChange, DeleteRequest, ExportRequest, SettingChange, TableSetting, TableSpec,
+    TagChange, TtlChange,
+};
 use crate::policy::{AttributeKind, Capacity, KeyAttribute};
+use crate::template::{Encryption, StreamSetting, StreamView};
 
 /// The DynamoDB control plane through an SDK client built once by the caller.
 #[derive(Clone, Debug)]
@@ -91,6 +102,18 @@ impl ControlPlane for DynamoDb {
         if let Some(class) = spec.table_class {
             request = request.table_class(sdk_table_class(class));
         }
+        if spec.deletion_protection {
+            request = request.deletion_protection_enabled(true);
+        }
+        if let Some(view) = spec.stream {
+            request = request.stream_specification(stream_specification(Some(view)));
+        }
+        if let Some(encryption) = &spec.encryption {
+            request = request.sse_specification(sse_specification(encryption));
+        }
+        if !spec.tags.is_empty() {
+            request = request.set_tags(Some(tags(&spec.tags)));
+        }
         request.send().await.map(drop).map_err(|e| {
             let kind = e.as_service_error().and_then(|e| {
                 if e.is_resource_in_use_exception() {
@@ -146,6 +169,239 @@ impl ControlPlane for DynamoDb {
             .map(drop)
             .map_err(|e| update_error(&change.name, &e))
     }
+
+    async fn list_tags(&self, arn: &str) -> Result<BTreeMap<String, String>, ControlPlaneError> {
+        let table = table_name_of(arn);
+        let mut found = BTreeMap::new();
+        let mut next_token = None;
+        loop {
+            let page = self
+                .client
+                .list_tags_of_resource()
+                .resource_arn(arn)
+                .set_next_token(next_token)
+                .send()
+                .await
+                .map_err(|e| classify("ListTagsOfResource", table, &e, None))?;
+            for tag in page.tags() {
+                found.insert(tag.key().to_string(), tag.value().to_string());
+            }
+            next_token = page.next_token().map(str::to_string);
+            if next_token.is_none() {
+                return Ok(found);
+            }
+        }
+    }
+
+    async fn describe_ttl(&self, name: &str) -> Result<TtlState, ControlPlaneError> {
+        let output = self
+            .client
+            .describe_time_to_live()
+            .table_name(name)
+            .send()
+            .await
+            .map_err(|e| classify("DescribeTimeToLive", name, &e, None))?;
+        let description = output.time_to_live_description();
+        Ok(TtlState {
+            status: description
+                .and_then(|d| d.time_to_live_status())
+                .map_or("DISABLED", |s| s.as_str())
+                .to_string(),
+            attribute: description.and_then(|d| d.attribute_name()).map(str::to_string),
+        })
+    }
+
+    async fn describe_point_in_time_recovery(&self, name: &str) -> Result<bool, ControlPlaneError> {
+        let output = self
+            .client
+            .describe_continuous_backups()
+            .table_name(name)
+            .send()
+            .await
+            .map_err(|e| classify("DescribeContinuousBackups", name, &e, None))?;
+        Ok(output
+            .continuous_backups_description()
+            .and_then(|d| d.point_in_time_recovery_description())
+            .and_then(|d| d.point_in_time_recovery_status())
+            .is_some_and(|s| *s == PointInTimeRecoveryStatus::Enabled))
+    }
+
+    async fn describe_export(&self, table: &str, arn: &str) -> Result<ExportState, ControlPlaneError> {
+        let output = self
+            .client
+            .describe_export()
+            .export_arn(arn)
+            .send()
+            .await
+            .map_err(|e| classify("DescribeExport", table, &e, None))?;
+        let description = output.export_description();
+        let status = match description.and_then(|d| d.export_status()) {
+            Some(SdkExportStatus::Completed) => ExportStatus::Completed,
+            Some(SdkExportStatus::Failed) => ExportStatus::Failed,
+            _ => ExportStatus::InProgress,
+        };
+        let failure = description.and_then(|d| match (d.failure_code(), d.failure_message()) {
+            (None, None) => None,
+            (code, message) => Some(format!("{}: {}", code.unwrap_or("?"), message.unwrap_or(""))),
+        });
+        Ok(ExportState {
+            arn: arn.to_string(),
+            status,
+            end_time: description.and_then(|d| d.end_time()).and_then(utc),
+            failure,
+        })
+    }
+
+    async fn tag_table(&self, change: &TagChange) -> Result<(), ControlPlaneError> {
+        self.client
+            .tag_resource()
+            .resource_arn(&change.arn)
+            .set_tags(Some(tags(&change.tags)))
+            .send()
+            .await
+            .map(drop)
+            .map_err(|e| classify("TagResource", &change.name, &e, None))
+    }
+
+    async fn enable_ttl(&self, change: &TtlChange) -> Result<(), ControlPlaneError> {
+        let specification = TimeToLiveSpecification::builder()
+            .enabled(true)
+            .attribute_name(&change.attribute)
+            .build()
+            .expect("both required fields are set");
+        self.client
+            .update_time_to_live()
+            .table_name(&change.name)
+            .time_to_live_specification(specification)
+            .send()
+            .await
+            .map(drop)
+            .map_err(|e| classify("UpdateTimeToLive", &change.name, &e, None))
+    }
+
+    async fn enable_point_in_time_recovery(&self, name: &str) -> Result<(), ControlPlaneError> {
+        let specification = PointInTimeRecoverySpecification::builder()
+            .point_in_time_recovery_enabled(true)
+            .build()
+            .expect("the required field is set");
+        self.client
+            .update_continuous_backups()
+            .table_name(name)
+            .point_in_time_recovery_specification(specification)
+            .send()
+            .await
+            .map(drop)
+            .map_err(|e| classify("UpdateContinuousBackups", name, &e, None))
+    }
+
+    async fn configure(&self, change: &SettingChange) -> Result<(), ControlPlaneError> {
+        let request = self.client.update_table().table_name(&change.name);
+        let request = match &change.setting {
+            TableSetting::DeletionProtection(on) => request.deletion_protection_enabled(*on),
+            TableSetting::Stream(stream) => request.stream_specification(stream_specification(*stream)),
+            TableSetting::Encryption(encryption) => request.sse_specification(sse_specification(encryption)),
+        };
+        request
+            .send()
+            .await
+            .map(drop)
+            .map_err(|e| update_error(&change.name, &e))
+    }
+
+    async fn export_table(&self, request: &ExportRequest) -> Result<String, ControlPlaneError> {
+        let output = self
+            .client
+            .export_table_to_point_in_time()
+            .table_arn(&request.table_arn)
+            .s3_bucket(&request.bucket)
+            .s3_prefix(&request.prefix)
+            .export_format(ExportFormat::DynamodbJson)
+            .send()
+            .await
+            .map_err(|e| classify("ExportTableToPointInTime", &request.name, &e, None))?;
+        output
+            .export_description()
+            .and_then(|d| d.export_arn())
+            .map(str::to_string)
+            .ok_or_else(|| ControlPlaneError {
+                kind: ErrorKind::Other,
+                operation: "ExportTableToPointInTime",
+                table: request.name.clone(),
+                message: "the response has no ExportArn".into(),
+            })
+    }
+
+    async fn delete_table(&self, request: &DeleteRequest) -> Result<(), ControlPlaneError> {
+        if request.lift_deletion_protection {
+            self.configure(&SettingChange {
+                name: request.name.clone(),
+                setting: TableSetting::DeletionProtection(false),
+            })
+            .await?;
+        }
+        match self.client.delete_table().table_name(&request.name).send().await {
+            Ok(_) => Ok(()),
+            // Deleted by a concurrent run, or by a retry of this one.
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_resource_not_found_exception()) =>
+            {
+                Ok(())
+            }
+            Err(e) => {
+                let kind = e.as_service_error().and_then(|e| {
+                    if e.is_resource_in_use_exception() {
+                        Some(ErrorKind::InUse)
+                    } else if e.is_limit_exceeded_exception() {
+                        Some(ErrorKind::LimitExceeded)
+                    } else {
+                        None
+                    }
+                });
+                Err(classify("DeleteTable", &request.name, &e, kind))
+            }
+        }
+    }
+}
+
+/// The table name in a table ARN (`...:table/NAME`), for error reports.
+fn table_name_of(arn: &str) -> &str {
+    arn.rsplit_once(":table/").map_or(arn, |(_, name)| name)
+}
+
+fn tags(tags: &BTreeMap<String, String>) -> Vec<Tag> {
+    tags.iter()
+        .map(|(key, value)| {
+            Tag::builder()
+                .key(key)
+                .value(value)
+                .build()
+                .expect("both required fields are set")
+        })
+        .collect()
+}
+
+fn stream_specification(stream: StreamSetting) -> StreamSpecification {
+    StreamSpecification::builder()
+        .stream_enabled(stream.is_some())
+        .set_stream_view_type(stream.map(|view| StreamViewType::from(view.as_wire_str())))
+        .build()
+        .expect("the required field is set")
+}
+
+fn sse_specification(encryption: &Encryption) -> SseSpecification {
+    match encryption {
+        Encryption::AwsOwned => SseSpecification::builder().enabled(false).build(),
+        Encryption::AwsManaged => SseSpecification::builder()
+            .enabled(true)
+            .sse_type(SseType::Kms)
+            .build(),
+        Encryption::CustomerManaged { kms_key } => SseSpecification::builder()
+            .enabled(true)
+            .sse_type(SseType::Kms)
+            .kms_master_key_id(kms_key)
+            .build(),
+    }
 }
 
 /// UpdateTable's ResourceInUseException means the table is busy: defer, as for LimitExceeded.
@@ -180,6 +436,7 @@ where
     let kind = kind.unwrap_or(match error.code() {
         Some("LimitExceededException") => ErrorKind::LimitExceeded,
         Some("ResourceNotFoundException") => ErrorKind::NotFound,
+        Some("ResourceInUseException") => ErrorKind::InUse,
         _ => ErrorKind::Other,
     });
     let message = match error.as_service_error() {
@@ -237,6 +494,30 @@ fn observed_table(name: &str, table: &TableDescription) -> ObservedTable {
             .table_class_summary()
             .and_then(|c| c.last_update_date_time())
             .and_then(utc),
+        arn: table.table_arn().map(str::to_string),
+        deletion_protection: table.deletion_protection_enabled().unwrap_or(false),
+        stream: table
+            .stream_specification()
+            .filter(|s| s.stream_enabled())
+            .and_then(|s| s.stream_view_type())
+            .and_then(|v| StreamView::from_wire(v.as_str())),
+        encryption: match table.sse_description() {
+            Some(sse)
+                if matches!(
+                    sse.status(),
+                    Some(SseStatus::Enabled | SseStatus::Enabling | SseStatus::Updating)
+                ) =>
+            {
+                ObservedEncryption::Kms {
+                    key_arn: sse.kms_master_key_arn().map(str::to_string),
+                }
+            }
+            _ => ObservedEncryption::AwsOwned,
+        },
+        tags: None,
+        ttl: None,
+        point_in_time_recovery: None,
+        export: None,
     }
 }
 

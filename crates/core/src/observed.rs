@@ -1,9 +1,12 @@
 //! What a run sees of a table: the facts DescribeTable gives that decisions depend on.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::policy::Capacity;
+use crate::template::StreamSetting;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -123,6 +126,64 @@ pub struct ObservedTable {
     pub table_class: TableClass,
     /// When the table class last changed (TableClassSummary).
     pub table_class_updated: Option<DateTime<Utc>>,
+    pub arn: Option<String>,
+    pub deletion_protection: bool,
+    pub stream: StreamSetting,
+    pub encryption: ObservedEncryption,
+    /// The next fields come from calls besides DescribeTable, made only when the policy needs
+    /// them; `None` means not read.
+    pub tags: Option<BTreeMap<String, String>>,
+    pub ttl: Option<TtlState>,
+    pub point_in_time_recovery: Option<bool>,
+    /// The archive export named by the table's export tag, as DescribeExport reports it.
+    pub export: Option<ExportState>,
+}
+
+/// Whose key encrypts the table, as SSEDescription reports it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(tag = "key", rename_all = "snake_case")]
+pub enum ObservedEncryption {
+    /// No SSEDescription (or DISABLED): DynamoDB's own key.
+    #[default]
+    AwsOwned,
+    /// A KMS key, AWS managed or the customer's; DescribeTable does not say which.
+    Kms { key_arn: Option<String> },
+}
+
+/// DescribeTimeToLive's answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TtlState {
+    /// ENABLED, ENABLING, DISABLED or DISABLING.
+    pub status: String,
+    pub attribute: Option<String>,
+}
+
+impl TtlState {
+    /// Whether TTL is on (or turning on) with this attribute.
+    pub fn is_on_with(&self, attribute: &str) -> bool {
+        matches!(self.status.as_str(), "ENABLED" | "ENABLING") && self.attribute.as_deref() == Some(attribute)
+    }
+
+    pub fn is_on(&self) -> bool {
+        matches!(self.status.as_str(), "ENABLED" | "ENABLING")
+    }
+}
+
+/// An export's progress, as DescribeExport reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ExportStatus {
+    InProgress,
+    Completed,
+    Failed,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ExportState {
+    pub arn: String,
+    pub status: ExportStatus,
+    pub end_time: Option<DateTime<Utc>>,
+    pub failure: Option<String>,
 }
 
 impl ObservedTable {
@@ -137,6 +198,14 @@ impl ObservedTable {
             last_switch_to_on_demand: None,
             table_class: TableClass::Standard,
             table_class_updated: None,
+            arn: Some(format!("arn:aws:dynamodb:us-east-1:123456789012:table/{name}")),
+            deletion_protection: false,
+            stream: None,
+            encryption: ObservedEncryption::AwsOwned,
+            tags: None,
+            ttl: None,
+            point_in_time_recovery: None,
+            export: None,
         }
     }
 }

@@ -19,6 +19,10 @@ use crate::naming::Ownership;
 use crate::observed::{Billing, ObservedTable, TableClass, TableStatus};
 use crate::period::{Calendar, Slot};
 use crate::policy::{Capacity, KeySchema, Phase, Policy};
+use crate::template::{Encryption, StreamSetting, TAG_PERIOD_END, TAG_PERIOD_START, TAG_POLICY_HASH};
+
+mod retention;
+mod upkeep;
 
 /// The two scheduled jobs of the blog's DailyResize.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -66,6 +70,12 @@ pub struct TableSpec {
     pub billing: Billing,
     /// `None`: DynamoDB's default (Standard).
     pub table_class: Option<TableClass>,
+    pub deletion_protection: bool,
+    pub stream: StreamSetting,
+    /// `None`: DynamoDB's default (AWS owned key).
+    pub encryption: Option<Encryption>,
+    /// The user's tags and ours.
+    pub tags: BTreeMap<String, String>,
 }
 
 /// An UpdateTable that sets the billing mode and throughput.
@@ -104,6 +114,73 @@ pub struct ClassChange {
     pub to: TableClass,
 }
 
+/// TagResource: set these tags (added, or overwriting the same keys).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TagChange {
+    pub name: String,
+    pub arn: String,
+    pub tags: BTreeMap<String, String>,
+}
+
+/// UpdateTimeToLive: turn TTL on with this attribute.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TtlChange {
+    pub name: String,
+    pub attribute: String,
+}
+
+/// One UpdateTable that changes a setting besides capacity and class.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SettingChange {
+    pub name: String,
+    pub setting: TableSetting,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TableSetting {
+    DeletionProtection(bool),
+    Stream(StreamSetting),
+    Encryption(Encryption),
+}
+
+impl fmt::Display for TableSetting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TableSetting::DeletionProtection(on) => write!(f, "deletion protection {}", on_off(*on)),
+            TableSetting::Stream(None) => f.write_str("stream off"),
+            TableSetting::Stream(Some(view)) => write!(f, "stream {}", view.as_policy_str()),
+            TableSetting::Encryption(encryption) => write!(f, "encryption {encryption}"),
+        }
+    }
+}
+
+pub(crate) fn on_off(on: bool) -> &'static str {
+    if on {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+/// ExportTableToPointInTime of the table as it is now, to `s3://{bucket}/{prefix}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ExportRequest {
+    pub name: String,
+    pub table_arn: String,
+    pub bucket: String,
+    pub prefix: String,
+}
+
+/// DeleteTable, after lifting deletion protection if the table has it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DeleteRequest {
+    pub name: String,
+    pub lift_deletion_protection: bool,
+    /// The completed export that archived the table, when archiving is on.
+    pub archived_by: Option<String>,
+}
+
 /// What the run does with one table.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
@@ -111,6 +188,16 @@ pub enum Decision {
     Create(TableSpec),
     Update(CapacityChange),
     UpdateClass(ClassChange),
+    /// Template upkeep.
+    Tag(TagChange),
+    EnableTtl(TtlChange),
+    EnablePointInTimeRecovery {
+        name: String,
+    },
+    Configure(SettingChange),
+    /// Retention.
+    Export(ExportRequest),
+    Delete(DeleteRequest),
     /// Already as the policy wants it.
     Unchanged,
     /// Needs a change that DynamoDB would refuse now; a later run does it.
@@ -125,10 +212,38 @@ pub enum Decision {
 
 impl Decision {
     pub fn is_change(&self) -> bool {
+        !matches!(
+            self,
+            Decision::Unchanged | Decision::Deferred { .. } | Decision::Skipped | Decision::Foreign
+        )
+    }
+
+    /// Whether this is an UpdateTable: DynamoDB takes one at a time per table, so a plan holds
+    /// at most one per table and defers the rest.
+    pub fn updates_table(&self) -> bool {
         matches!(
             self,
-            Decision::Create(_) | Decision::Update(_) | Decision::UpdateClass(_)
+            Decision::Update(_) | Decision::UpdateClass(_) | Decision::Configure(_)
         )
+    }
+
+    /// The action's name as reports print it.
+    pub fn action(&self) -> &'static str {
+        match self {
+            Decision::Create(_) => "create",
+            Decision::Update(_) => "update",
+            Decision::UpdateClass(_) => "update_class",
+            Decision::Tag(_) => "tag",
+            Decision::EnableTtl(_) => "enable_ttl",
+            Decision::EnablePointInTimeRecovery { .. } => "enable_point_in_time_recovery",
+            Decision::Configure(_) => "configure",
+            Decision::Export(_) => "export",
+            Decision::Delete(_) => "delete",
+            Decision::Unchanged => "unchanged",
+            Decision::Deferred { .. } => "deferred",
+            Decision::Skipped => "skipped",
+            Decision::Foreign => "foreign",
+        }
     }
 }
 
@@ -146,6 +261,9 @@ pub struct PlanItem {
     pub status: Option<String>,
     /// Throughput as observed.
     pub billing: Option<Billing>,
+    /// The table's ARN, for the executor's own tags; not part of reports.
+    #[serde(skip)]
+    pub arn: Option<String>,
     pub decision: Decision,
     pub reason: String,
 }
@@ -162,55 +280,88 @@ pub struct Plan {
 
 /// Decides what `operation` does at `now`, given the tables that exist.
 ///
-/// `observed` may hold any tables; only names `{prefix}_{label}` are acted on, names with the
-/// prefix and an unparseable rest are reported as foreign, and all others are ignored.
+/// `observed` may hold any tables; only names `{prefix}_{label}` (or `{prefix}_...` tables
+/// carrying ddb-rollover's period tags) are acted on, other names with the prefix are
+/// reported as foreign, and all others are ignored. Each table gets its main item first (create,
+/// capacity, class), then one item per template setting to restore and per retention step.
 pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], operation: Operation) -> Plan {
     let naming = policy.naming();
     let calendar = naming.calendar();
     let current = calendar.floor(now);
 
-    let mut owned: BTreeMap<Slot, &ObservedTable> = BTreeMap::new();
+    let mut owned: Vec<Owned> = Vec::new();
     let mut items = Vec::new();
     for table in observed {
-        match naming.classify(&table.name) {
-            Ownership::Owned(slot) => {
-                owned.insert(slot, table);
-            }
-            Ownership::Foreign => items.push(foreign_item(policy, table)),
-            Ownership::Unrelated => {}
+        let period = || table.name[naming.name_prefix().len()..].to_string();
+        match (naming.classify(&table.name), tagged_slot(calendar, table)) {
+            (Ownership::Owned(slot), tagged) => owned.push(Owned {
+                slot: tagged.unwrap_or(slot),
+                period: period(),
+                table,
+            }),
+            (Ownership::Foreign, Some(slot)) => owned.push(Owned {
+                slot,
+                period: period(),
+                table,
+            }),
+            (Ownership::Foreign, None) => items.push(foreign_item(policy, table)),
+            (Ownership::Unrelated, _) => {}
         }
     }
+    owned.sort_by(|a, b| (a.slot, &a.table.name).cmp(&(b.slot, &b.table.name)));
 
     let targets = premake_slots(policy, current);
-    let ages = ages_from(calendar, current, owned.keys().chain(&targets).copied());
+    let ages = ages_from(
+        calendar,
+        current,
+        owned.iter().map(|o| o.slot).chain(targets.iter().copied()),
+    );
     let ctx = Context {
         policy,
         now,
         current,
         ages,
+        policy_hash: policy.hash(),
     };
     match operation {
         Operation::CreateNew => {
+            let target_names: BTreeSet<String> = targets.iter().map(|&s| naming.table_name(s)).collect();
             for &slot in &targets {
-                items.push(ctx.create_new_item(slot, owned.get(&slot).copied()));
-            }
-            for (&slot, table) in &owned {
-                if !targets.contains(&slot) {
-                    let why = if slot < current {
-                        "past period: resize_old's concern"
-                    } else {
-                        "future period beyond premake: left as is until it comes within reach"
-                    };
-                    items.push(ctx.item(slot, Some(table), Decision::Skipped, why.into()));
+                let name = naming.table_name(slot);
+                let existing = owned.iter().find(|o| o.table.name == name);
+                let main = ctx.create_new_item(slot, &name, existing.map(|o| o.table));
+                let updates_table = main.decision.updates_table();
+                items.push(main);
+                if let Some(existing) = existing {
+                    items.extend(ctx.upkeep_items(existing, updates_table));
                 }
+            }
+            for o in owned.iter().filter(|o| !target_names.contains(&o.table.name)) {
+                let why = if o.slot < current {
+                    "past period: resize_old's concern"
+                } else {
+                    "future period beyond premake: left as is until it comes within reach"
+                };
+                items.push(ctx.item(o, Decision::Skipped, why.into()));
             }
         }
         Operation::ResizeOld => {
-            for (&slot, table) in &owned {
-                items.push(ctx.resize_old_item(slot, table));
+            let mut retention = ctx.retention_items(&owned);
+            for o in &owned {
+                let steps = retention.remove(&o.table.name).unwrap_or_default();
+                if steps.iter().any(|s| matches!(s.decision, Decision::Delete(_))) {
+                    items.extend(steps);
+                    continue;
+                }
+                let main = ctx.resize_old_item(o);
+                let updates_table = main.decision.updates_table();
+                items.push(main);
+                items.extend(ctx.upkeep_items(o, updates_table));
+                items.extend(steps);
             }
         }
     }
+    // Stable: a table's items keep their order (main item first).
     items.sort_by(|a, b| a.table.cmp(&b.table));
 
     Plan {
@@ -222,12 +373,29 @@ pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], ope
     }
 }
 
-struct Context<'a> {
-    policy: &'a Policy,
-    now: DateTime<Utc>,
-    current: Slot,
+/// An existing table the policy owns, and the period it holds.
+pub(crate) struct Owned<'a> {
+    pub slot: Slot,
+    /// The label part of the name.
+    pub period: String,
+    pub table: &'a ObservedTable,
+}
+
+/// The period a table's own tags name, placed in the policy's calendar by its last instant, so
+/// a table created under another period length or zone still ages by when its data ended.
+fn tagged_slot(calendar: &Calendar, table: &ObservedTable) -> Option<Slot> {
+    let end = table.tags.as_ref()?.get(TAG_PERIOD_END)?;
+    let end = DateTime::parse_from_rfc3339(end).ok()?.with_timezone(&Utc);
+    Some(calendar.floor(end - chrono::Duration::seconds(1)))
+}
+
+pub(crate) struct Context<'a> {
+    pub policy: &'a Policy,
+    pub now: DateTime<Utc>,
+    pub current: Slot,
     /// Age of every slot the plan looks at, computed once by [`ages_from`].
-    ages: BTreeMap<Slot, i64>,
+    pub ages: BTreeMap<Slot, i64>,
+    pub policy_hash: String,
 }
 
 /// The current period and the `premake` periods after it.
@@ -263,48 +431,60 @@ fn ages_from(calendar: &Calendar, current: Slot, slots: impl Iterator<Item = Slo
 }
 
 impl Context<'_> {
-    fn age(&self, slot: Slot) -> i64 {
+    pub fn age(&self, slot: Slot) -> i64 {
         self.ages[&slot]
     }
 
-    fn item(
+    /// An item for an existing table.
+    pub fn item(&self, owned: &Owned, decision: Decision, reason: String) -> PlanItem {
+        self.item_for(
+            owned.slot,
+            &owned.table.name,
+            &owned.period,
+            Some(owned.table),
+            decision,
+            reason,
+        )
+    }
+
+    fn item_for(
         &self,
         slot: Slot,
+        name: &str,
+        period: &str,
         table: Option<&ObservedTable>,
         decision: Decision,
         reason: String,
     ) -> PlanItem {
-        let naming = self.policy.naming();
         let age = self.age(slot);
         PlanItem {
-            table: naming.table_name(slot),
-            period: Some(naming.calendar().label(slot)),
+            table: name.to_string(),
+            period: Some(period.to_string()),
             age: Some(age),
             phase: Some(self.policy.phase_index_for_age(age)),
             status: table.map(|t| t.status.as_str().to_string()),
             billing: table.map(|t| t.billing),
+            arn: table.and_then(|t| t.arn.clone()),
             decision,
             reason,
         }
     }
 
-    fn create_new_item(&self, slot: Slot, table: Option<&ObservedTable>) -> PlanItem {
+    fn create_new_item(&self, slot: Slot, name: &str, table: Option<&ObservedTable>) -> PlanItem {
         let hot = self.policy.hot_phase();
-        let name = self.policy.naming().table_name(slot);
+        let period = self.policy.calendar().label(slot);
+        let name = name.to_string();
         let Some(table) = table else {
             let when = if slot == self.current {
                 "current"
             } else {
                 "upcoming"
             };
-            let spec = TableSpec {
-                name,
-                key: self.policy.key.clone(),
-                billing: hot.billing,
-                table_class: hot.table_class,
-            };
-            return self.item(
+            let spec = self.table_spec(slot, name.clone());
+            return self.item_for(
                 slot,
+                &name,
+                &period,
                 None,
                 Decision::Create(spec),
                 format!(
@@ -335,7 +515,7 @@ impl Context<'_> {
                     )
                 } else {
                     let change = CapacityChange {
-                        name,
+                        name: name.clone(),
                         from: table.billing,
                         to: Billing::Provisioned(want),
                     };
@@ -354,10 +534,41 @@ impl Context<'_> {
                 format!("exists ({}); left as is", status.as_str()),
             ),
         };
-        self.item(slot, Some(table), decision, reason)
+        self.item_for(slot, &name, &period, Some(table), decision, reason)
     }
 
-    fn resize_old_item(&self, slot: Slot, table: &ObservedTable) -> PlanItem {
+    /// CreateTable for `slot`: phase 0's billing and class, and the template's settings and
+    /// tags (ours included, so the table's period never depends on its name again).
+    fn table_spec(&self, slot: Slot, name: String) -> TableSpec {
+        let hot = self.policy.hot_phase();
+        let template = &self.policy.template;
+        let mut tags = template.tags.clone();
+        tags.extend(self.own_tags(slot));
+        TableSpec {
+            name,
+            key: self.policy.key.clone(),
+            billing: hot.billing,
+            table_class: hot.table_class,
+            deletion_protection: template.deletion_protection.unwrap_or(false),
+            stream: template.stream.flatten(),
+            encryption: template.encryption.clone(),
+            tags,
+        }
+    }
+
+    /// The tags ddb-rollover sets on a table of `slot` at creation.
+    pub fn own_tags(&self, slot: Slot) -> BTreeMap<String, String> {
+        let calendar = self.policy.calendar();
+        let rfc3339 = |t: DateTime<Utc>| t.with_timezone(&calendar.tz()).to_rfc3339();
+        BTreeMap::from([
+            (TAG_PERIOD_START.to_string(), rfc3339(slot.start())),
+            (TAG_PERIOD_END.to_string(), rfc3339(calendar.end(slot))),
+            (TAG_POLICY_HASH.to_string(), self.policy_hash.clone()),
+        ])
+    }
+
+    fn resize_old_item(&self, owned: &Owned) -> PlanItem {
+        let (slot, table) = (owned.slot, owned.table);
         let age = self.age(slot);
         if age <= 0 {
             let why = if age == 0 {
@@ -365,7 +576,7 @@ impl Context<'_> {
             } else {
                 "future period: kept hot by create_new"
             };
-            return self.item(slot, Some(table), Decision::Skipped, why.into());
+            return self.item(owned, Decision::Skipped, why.into());
         }
         let phase_index = self.policy.phase_index_for_age(age);
         let want: &Phase = &self.policy.phases[phase_index];
@@ -373,8 +584,7 @@ impl Context<'_> {
 
         if table.status != TableStatus::Active {
             return self.item(
-                slot,
-                Some(table),
+                owned,
                 Decision::Deferred { retry_after: None },
                 format!(
                     "needs {phase} but is {}: DynamoDB updates only ACTIVE tables; a later run retries",
@@ -392,19 +602,13 @@ impl Context<'_> {
             });
         if table.billing == want.billing {
             let Some(change) = class_change else {
-                return self.item(
-                    slot,
-                    Some(table),
-                    Decision::Unchanged,
-                    format!("already at {phase}"),
-                );
+                return self.item(owned, Decision::Unchanged, format!("already at {phase}"));
             };
             if let Err(retry_after) =
                 spaced_change_allowed(self.now, table.table_class_updated, TABLE_CLASS_CHANGE_SPACING)
             {
                 return self.deferred(
-                    slot,
-                    table,
+                    owned,
                     retry_after,
                     format!(
                         "needs {phase} but its table class changed recently; at most one change per 15 days"
@@ -412,7 +616,7 @@ impl Context<'_> {
                 );
             }
             let reason = format!("table class {} -> {} for {phase}", change.from, change.to);
-            return self.item(slot, Some(table), Decision::UpdateClass(change), reason);
+            return self.item(owned, Decision::UpdateClass(change), reason);
         }
         let change = CapacityChange {
             name: table.name.clone(),
@@ -422,8 +626,7 @@ impl Context<'_> {
         if change.is_decrease() {
             if let Err(retry_after) = decrease_allowed(self.now, table.decreases_today, table.last_decrease) {
                 return self.deferred(
-                    slot,
-                    table,
+                    owned,
                     retry_after,
                     format!(
                         "needs {phase} but DynamoDB's decrease budget is used up ({} decreases today, last at {})",
@@ -438,8 +641,7 @@ impl Context<'_> {
                 spaced_change_allowed(self.now, table.last_switch_to_on_demand, ON_DEMAND_SWITCH_SPACING)
             {
                 return self.deferred(
-                    slot,
-                    table,
+                    owned,
                     retry_after,
                     format!(
                         "needs {phase} but it switched to on-demand recently; at most one switch per 6 hours"
@@ -451,19 +653,12 @@ impl Context<'_> {
         if class_change.is_some() {
             reason.push_str("; the table class follows in a later run (one change per UpdateTable)");
         }
-        self.item(slot, Some(table), Decision::Update(change), reason)
+        self.item(owned, Decision::Update(change), reason)
     }
 
-    fn deferred(
-        &self,
-        slot: Slot,
-        table: &ObservedTable,
-        retry_after: DateTime<Utc>,
-        why: String,
-    ) -> PlanItem {
+    pub fn deferred(&self, owned: &Owned, retry_after: DateTime<Utc>, why: String) -> PlanItem {
         self.item(
-            slot,
-            Some(table),
+            owned,
             Decision::Deferred {
                 retry_after: Some(retry_after),
             },
@@ -488,6 +683,7 @@ fn foreign_item(policy: &Policy, table: &ObservedTable) -> PlanItem {
         phase: None,
         status: Some(table.status.as_str().to_string()),
         billing: Some(table.billing),
+        arn: None,
         decision: Decision::Foreign,
         reason: format!(
             "starts with {:?} but the rest is not a {} label: not ours, never touched",

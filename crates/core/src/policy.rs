@@ -14,6 +14,8 @@ use serde::{Deserialize, Serialize};
 use crate::naming::TableNaming;
 use crate::observed::{Billing, OnDemandLimits, TableClass};
 use crate::period::{Calendar, PeriodKind};
+use crate::retention::{Retention, RetentionDocument};
+use crate::template::{TableTemplate, TemplateDocument};
 
 /// Upper bound for `premake`: each run may create `premake + 1` tables at once, and DynamoDB
 /// allows at most 500 tables in CREATING at a time (fewer on new accounts).
@@ -33,6 +35,10 @@ pub struct Policy {
     pub premake: u32,
     pub key: KeySchema,
     pub phases: Vec<Phase>,
+    /// Settings besides capacity that every table carries.
+    pub template: TableTemplate,
+    /// Archive and delete old tables; `None` keeps every table.
+    pub retention: Option<Retention>,
 }
 
 /// Primary key of every table the policy creates.
@@ -99,6 +105,10 @@ pub struct PolicyDocument {
     pub key: Option<KeySchema>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases: Option<Vec<PhaseDocument>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<TemplateDocument>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention: Option<RetentionDocument>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -198,6 +208,27 @@ impl Policy {
         &self.phases[self.phase_index_for_age(age)]
     }
 
+    /// Whether tables need point-in-time recovery: asked for, or needed by archive exports.
+    pub fn wants_point_in_time_recovery(&self) -> bool {
+        self.template.point_in_time_recovery || self.archive().is_some()
+    }
+
+    pub fn archive(&self) -> Option<&crate::retention::Archive> {
+        self.retention.as_ref().and_then(|r| r.archive.as_ref())
+    }
+
+    /// A short, stable hash of the policy (first 16 hex digits of the SHA-256 of its canonical
+    /// JSON document), tagged on every table it creates.
+    pub fn hash(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let json = serde_json::to_vec(&self.to_document()).expect("a policy document serializes");
+        Sha256::digest(json)
+            .iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
     /// The phase new tables are created with.
     pub fn hot_phase(&self) -> &Phase {
         &self.phases[0]
@@ -235,6 +266,8 @@ impl Policy {
                     })
                     .collect(),
             ),
+            template: self.template.to_document(),
+            retention: self.retention.as_ref().map(Retention::to_document),
         }
     }
 }
@@ -399,10 +432,43 @@ impl PolicyDocument {
             parsed_phases.push(settings.ok());
         }
 
+        let template = match self.template.clone().unwrap_or_default().validate() {
+            Ok(template) => Some(template),
+            Err(problems) => {
+                for (name, message) in problems {
+                    fail(&format!("template.{name}"), message);
+                }
+                None
+            }
+        };
+        let retention = match self.retention.as_ref().map(RetentionDocument::validate) {
+            None => None,
+            Some(Ok(retention)) => Some(retention),
+            Some(Err(problems)) => {
+                for (name, message) in problems {
+                    fail(&format!("retention.{name}"), message);
+                }
+                None
+            }
+        };
+        let archiving = self.retention.as_ref().is_some_and(|r| r.archive_after.is_some());
+        let pitr_off = self
+            .template
+            .as_ref()
+            .is_some_and(|t| t.point_in_time_recovery == Some(false));
+        if archiving && pitr_off {
+            fail(
+                "template.point_in_time_recovery",
+                "retention.archive_after exports with ExportTableToPointInTime, which needs point-in-time recovery: remove this or set it to true".into(),
+            );
+        }
+
         if !errors.is_empty() {
             return Err(PolicyError::Invalid(errors));
         }
         Ok(Policy {
+            template: template.expect("checked above"),
+            retention,
             prefix,
             period: period.expect("checked above"),
             timezone: timezone.expect("checked above"),

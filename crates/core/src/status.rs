@@ -6,15 +6,35 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::observed::{Billing, ObservedTable};
+use crate::observed::{Billing, ExportStatus, ObservedTable};
+use crate::period::Slot;
 use crate::plan::{plan, Decision, Operation, PlanItem};
 use crate::policy::Policy;
+use crate::template::{TAG_ARCHIVED, TAG_EXPORT, TAG_LAST_DEFERRAL};
 
 /// What one operation would do with a table next time it runs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct NextRun {
     pub decision: Decision,
     pub reason: String,
+}
+
+/// A change besides a table's main one (template upkeep, retention) that a run will make.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct OtherChange {
+    pub operation: Operation,
+    pub decision: Decision,
+    pub reason: String,
+}
+
+/// Where a table stands with its archive export.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ArchiveStatus {
+    /// `not_due`, `due`, `in_progress`, `completed`, `failed` or `unknown`.
+    pub state: &'static str,
+    /// When the table reaches `archive_after` (resize_old's first run after exports it).
+    pub due: Option<DateTime<Utc>>,
+    pub export: Option<String>,
 }
 
 /// The next phase a table will move to, and from when (resize_old's first run after).
@@ -37,6 +57,14 @@ pub struct TableStatusLine {
     pub resize_old: Option<NextRun>,
     /// `None` for foreign tables and tables already in the last phase.
     pub next_phase: Option<NextPhase>,
+    /// Template upkeep and retention steps the next runs take, after the main change.
+    pub other_changes: Vec<OtherChange>,
+    /// `None` when archiving is off or the table is not ours.
+    pub archive: Option<ArchiveStatus>,
+    /// When the table reaches `delete_after`; `None` when deleting is off.
+    pub delete_due: Option<DateTime<Utc>>,
+    /// The last change DynamoDB refused at run time, with when (from the table's tag).
+    pub last_deferral: Option<String>,
 }
 
 impl TableStatusLine {
@@ -75,19 +103,47 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
             let line = lines
                 .entry(item.table.clone())
                 .or_insert_with(|| empty_line(&item));
-            let next = Some(NextRun {
-                decision: item.decision,
-                reason: item.reason,
-            });
-            match operation {
-                Operation::CreateNew => line.create_new = next,
-                Operation::ResizeOld => line.resize_old = next,
+            let main = match operation {
+                Operation::CreateNew => &mut line.create_new,
+                Operation::ResizeOld => &mut line.resize_old,
+            };
+            if main.is_none() {
+                *main = Some(NextRun {
+                    decision: item.decision,
+                    reason: item.reason,
+                });
+            } else if !line.other_changes.iter().any(|c| c.decision == item.decision) {
+                line.other_changes.push(OtherChange {
+                    operation,
+                    decision: item.decision,
+                    reason: item.reason,
+                });
             }
         }
     }
     let mut tables: Vec<TableStatusLine> = lines.into_values().collect();
     for line in &mut tables {
         line.next_phase = next_phase(policy, line);
+        let table = observed.iter().find(|t| t.name == line.table);
+        line.last_deferral = table
+            .and_then(|t| t.tags.as_ref())
+            .and_then(|tags| tags.get(TAG_LAST_DEFERRAL))
+            .cloned();
+        let slot = line
+            .period
+            .as_deref()
+            .and_then(|p| policy.calendar().parse(p).ok());
+        if let Some(slot) = slot {
+            line.delete_due = policy
+                .retention
+                .as_ref()
+                .and_then(|r| r.delete_after)
+                .map(|after| periods_after(policy, slot, after));
+            line.archive = policy.archive().map(|archive| {
+                let due = periods_after(policy, slot, archive.after);
+                archive_status(table, due, now)
+            });
+        }
     }
     StatusReport {
         at: now,
@@ -104,14 +160,45 @@ fn next_phase(policy: &Policy, line: &TableStatusLine) -> Option<NextPhase> {
     let slot = calendar.parse(line.period.as_deref()?).ok()?;
     let phase = line.phase? + 1;
     let min_age = policy.phases.get(phase)?.min_age;
-    let mut due = slot;
-    for _ in 0..min_age {
-        due = calendar.next(due);
-    }
     Some(NextPhase {
         phase,
-        from: due.start(),
+        from: periods_after(policy, slot, min_age),
     })
+}
+
+/// The start of the period `n` periods after `slot`: when a table of `slot` turns `n` old.
+fn periods_after(policy: &Policy, slot: Slot, n: u32) -> DateTime<Utc> {
+    let calendar = policy.calendar();
+    let mut due = slot;
+    for _ in 0..n {
+        due = calendar.next(due);
+    }
+    due.start()
+}
+
+fn archive_status(table: Option<&ObservedTable>, due: DateTime<Utc>, now: DateTime<Utc>) -> ArchiveStatus {
+    let tags = table.and_then(|t| t.tags.as_ref());
+    let export = tags.and_then(|t| t.get(TAG_EXPORT)).cloned();
+    let state = if tags.is_some_and(|t| t.contains_key(TAG_ARCHIVED)) {
+        "completed"
+    } else if let Some(state) = table.and_then(|t| t.export.as_ref()) {
+        match state.status {
+            ExportStatus::Completed => "completed",
+            ExportStatus::InProgress => "in_progress",
+            ExportStatus::Failed => "failed",
+        }
+    } else if export.is_some() {
+        "unknown"
+    } else if due <= now {
+        "due"
+    } else {
+        "not_due"
+    };
+    ArchiveStatus {
+        state,
+        due: Some(due),
+        export,
+    }
 }
 
 fn empty_line(item: &PlanItem) -> TableStatusLine {
@@ -125,5 +212,9 @@ fn empty_line(item: &PlanItem) -> TableStatusLine {
         create_new: None,
         resize_old: None,
         next_phase: None,
+        other_changes: Vec::new(),
+        archive: None,
+        delete_due: None,
+        last_deferral: None,
     }
 }

@@ -8,8 +8,11 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use ddb_rollover::control::{ControlPlane, ControlPlaneError, ErrorKind};
-use ddb_rollover::observed::{Billing, ObservedTable};
-use ddb_rollover::plan::{CapacityChange, ClassChange, TableSpec};
+use ddb_rollover::observed::{Billing, ExportState, ExportStatus, ObservedTable, TtlState};
+use ddb_rollover::plan::{
+    CapacityChange, ClassChange, DeleteRequest, ExportRequest, SettingChange, TableSetting, TableSpec,
+    TagChange, TtlChange,
+};
 use ddb_rollover::policy::{Capacity, Policy};
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome};
 
@@ -19,6 +22,7 @@ struct FakeDynamo {
     /// Calls that fail: (operation, table) -> kind.
     failures: BTreeMap<(&'static str, String), ErrorKind>,
     calls: Mutex<Vec<String>>,
+    exports: Mutex<BTreeMap<String, ExportState>>,
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
 }
@@ -63,10 +67,18 @@ impl FakeDynamo {
             .lock()
             .unwrap()
             .iter()
-            .filter(|c| !c.starts_with("DescribeTable"))
+            .filter(|c| !c.starts_with("Describe") && !c.starts_with("ListTags"))
             .cloned()
             .collect()
     }
+
+    fn with_table<T>(&self, name: &str, f: impl FnOnce(&mut ObservedTable) -> T) -> Option<T> {
+        self.tables.lock().unwrap().get_mut(name).map(f)
+    }
+}
+
+fn name_of(arn: &str) -> &str {
+    arn.rsplit_once(":table/").map_or(arn, |(_, name)| name)
 }
 
 impl ControlPlane for FakeDynamo {
@@ -110,6 +122,107 @@ impl ControlPlane for FakeDynamo {
         }
         Ok(())
     }
+
+    async fn list_tags(&self, arn: &str) -> Result<BTreeMap<String, String>, ControlPlaneError> {
+        self.call("ListTagsOfResource", name_of(arn)).await?;
+        Ok(self
+            .with_table(name_of(arn), |t| t.tags.clone().unwrap_or_default())
+            .unwrap_or_default())
+    }
+
+    async fn describe_ttl(&self, name: &str) -> Result<TtlState, ControlPlaneError> {
+        self.call("DescribeTimeToLive", name).await?;
+        let disabled = TtlState {
+            status: "DISABLED".into(),
+            attribute: None,
+        };
+        Ok(self
+            .with_table(name, |t| t.ttl.clone())
+            .flatten()
+            .unwrap_or(disabled))
+    }
+
+    async fn describe_point_in_time_recovery(&self, name: &str) -> Result<bool, ControlPlaneError> {
+        self.call("DescribeContinuousBackups", name).await?;
+        Ok(self
+            .with_table(name, |t| t.point_in_time_recovery.unwrap_or(false))
+            .unwrap_or(false))
+    }
+
+    async fn describe_export(&self, table: &str, arn: &str) -> Result<ExportState, ControlPlaneError> {
+        self.call("DescribeExport", table).await?;
+        Ok(self.exports.lock().unwrap()[arn].clone())
+    }
+
+    async fn tag_table(&self, change: &TagChange) -> Result<(), ControlPlaneError> {
+        self.call("TagResource", &change.name).await?;
+        self.with_table(&change.name, |t| {
+            t.tags
+                .get_or_insert_with(BTreeMap::new)
+                .extend(change.tags.clone())
+        });
+        Ok(())
+    }
+
+    async fn enable_ttl(&self, change: &TtlChange) -> Result<(), ControlPlaneError> {
+        self.call("UpdateTimeToLive", &change.name).await?;
+        self.with_table(&change.name, |t| {
+            t.ttl = Some(TtlState {
+                status: "ENABLED".into(),
+                attribute: Some(change.attribute.clone()),
+            })
+        });
+        Ok(())
+    }
+
+    async fn enable_point_in_time_recovery(&self, name: &str) -> Result<(), ControlPlaneError> {
+        self.call("UpdateContinuousBackups", name).await?;
+        self.with_table(name, |t| t.point_in_time_recovery = Some(true));
+        Ok(())
+    }
+
+    async fn configure(&self, change: &SettingChange) -> Result<(), ControlPlaneError> {
+        self.call("UpdateTable", &change.name).await?;
+        self.with_table(&change.name, |t| match &change.setting {
+            TableSetting::DeletionProtection(on) => t.deletion_protection = *on,
+            TableSetting::Stream(stream) => t.stream = *stream,
+            TableSetting::Encryption(_) => {}
+        });
+        Ok(())
+    }
+
+    async fn export_table(&self, request: &ExportRequest) -> Result<String, ControlPlaneError> {
+        self.call("ExportTableToPointInTime", &request.name).await?;
+        let mut exports = self.exports.lock().unwrap();
+        let arn = format!("{}/export/{}", request.table_arn, exports.len());
+        let state = ExportState {
+            arn: arn.clone(),
+            status: ExportStatus::Completed,
+            end_time: None,
+            failure: None,
+        };
+        exports.insert(arn.clone(), state);
+        Ok(arn)
+    }
+
+    async fn delete_table(&self, request: &DeleteRequest) -> Result<(), ControlPlaneError> {
+        if request.lift_deletion_protection {
+            self.call("UpdateTable", &request.name).await?;
+            self.with_table(&request.name, |t| t.deletion_protection = false);
+        }
+        self.call("DeleteTable", &request.name).await?;
+        let mut tables = self.tables.lock().unwrap();
+        if tables.get(&request.name).is_some_and(|t| t.deletion_protection) {
+            return Err(ControlPlaneError {
+                kind: ErrorKind::Other,
+                operation: "DeleteTable",
+                table: request.name.clone(),
+                message: "protected".into(),
+            });
+        }
+        tables.remove(&request.name);
+        Ok(())
+    }
 }
 
 const HOT: Capacity = Capacity {
@@ -121,12 +234,15 @@ fn at(rfc3339: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(rfc3339).unwrap().with_timezone(&Utc)
 }
 
+/// Each table's main item (its first): template upkeep items follow it.
 fn outcomes(report: &ddb_rollover::RunReport) -> Vec<(String, Outcome)> {
-    report
+    let mut main: Vec<(String, Outcome)> = report
         .tables
         .iter()
         .map(|l| (l.item.table.clone(), l.outcome))
-        .collect()
+        .collect();
+    main.dedup_by(|b, a| a.0 == b.0);
+    main
 }
 
 #[tokio::test]
@@ -226,12 +342,19 @@ async fn busy_or_limited_updates_are_deferred_and_others_fail_without_stopping_t
             ("timeseries_2018-10-23".to_string(), Outcome::Done),
         ]
     );
-    assert!(report.tables[2]
-        .error
-        .as_deref()
-        .unwrap()
-        .contains("injected Other"));
+    let failed = report.lines_with(Outcome::Failed).next().unwrap();
+    assert!(failed.error.as_deref().unwrap().contains("injected Other"));
     assert!(!report.succeeded());
+    // Refusals at run time are recorded on the table for `status`.
+    let deferral = fake
+        .with_table("timeseries_2018-10-20", |t| t.tags.clone().unwrap_or_default())
+        .unwrap()
+        .remove("ddb-rollover:last-deferral")
+        .expect("the deferral is tagged");
+    assert!(
+        deferral.starts_with("2018-10-26T00:15:00+00:00 update: injected"),
+        "{deferral}"
+    );
 }
 
 #[tokio::test]
@@ -254,7 +377,12 @@ async fn a_table_that_cannot_be_described_gets_no_action() {
             ("timeseries_2018-10-21".to_string(), Outcome::Done),
         ]
     );
-    assert_eq!(fake.mutating_calls(), ["UpdateTable timeseries_2018-10-21"]);
+    let calls = fake.mutating_calls();
+    assert!(
+        calls.iter().all(|c| c.ends_with("timeseries_2018-10-21")),
+        "{calls:?}"
+    );
+    assert!(calls.contains(&"UpdateTable timeseries_2018-10-21".to_string()));
 }
 
 #[tokio::test]
@@ -279,4 +407,141 @@ async fn report_serializes_with_a_line_per_table() {
     assert_eq!(lines[0]["decision"]["action"], "create");
     assert_eq!(lines[0]["outcome"], "done");
     assert_eq!(lines[2]["outcome"], "foreign");
+}
+
+/// A policy that archives after 2 days and deletes after 4, one deletion per run.
+fn retention_policy(extra: &str) -> Policy {
+    Policy::from_toml(&format!(
+        "[retention]\narchive_after = 2\nbucket = \"archive\"\ndelete_after = 4\nmax_deletes_per_run = 1\nkeep_newest = 2\n{extra}"
+    ))
+    .unwrap()
+}
+
+fn old_tables(days: std::ops::RangeInclusive<u32>) -> FakeDynamo {
+    let names: Vec<String> = days.map(|d| format!("timeseries_2018-10-{d:02}")).collect();
+    let fake = FakeDynamo::with_tables(&names.iter().map(|n| (n.as_str(), HOT)).collect::<Vec<_>>());
+    for name in &names {
+        fake.with_table(name, |t| {
+            t.tags = Some(BTreeMap::new());
+            t.point_in_time_recovery = Some(true);
+        });
+    }
+    fake
+}
+
+#[tokio::test]
+async fn a_failed_export_or_delete_blocks_neither_other_tables_nor_create_new() {
+    // On 10-26: 10-20 and 10-21 are due for deletion (age 6, 5) but not archived; 10-22 (age 4)
+    // too; 10-23 (age 3) and 10-24 (age 2) are due for archiving.
+    let fake = old_tables(20..=24).fail(
+        "ExportTableToPointInTime",
+        "timeseries_2018-10-20",
+        ErrorKind::Other,
+    );
+    let policy = retention_policy("");
+    let now = at("2018-10-26T00:15:00Z");
+    let report = run(&fake, &policy, Operation::ResizeOld, now, ApplyOptions::default())
+        .await
+        .unwrap();
+    let exports: Vec<(String, Outcome)> = report
+        .tables
+        .iter()
+        .filter(|l| l.item.decision.action() == "export")
+        .map(|l| (l.item.table.clone(), l.outcome))
+        .collect();
+    assert_eq!(
+        exports,
+        [
+            ("timeseries_2018-10-20".to_string(), Outcome::Failed),
+            ("timeseries_2018-10-21".to_string(), Outcome::Done),
+            ("timeseries_2018-10-22".to_string(), Outcome::Done),
+            ("timeseries_2018-10-23".to_string(), Outcome::Done),
+            ("timeseries_2018-10-24".to_string(), Outcome::Done),
+        ]
+    );
+    // Nothing was deleted before its export completed.
+    assert!(!fake.mutating_calls().iter().any(|c| c.starts_with("DeleteTable")));
+    assert_eq!(report.summary.failed, 1);
+
+    let created = run(
+        &fake,
+        &policy,
+        Operation::CreateNew,
+        at("2018-10-26T23:45:00Z"),
+        ApplyOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert!(created.succeeded(), "{created:?}");
+    assert!(fake.tables.lock().unwrap().contains_key("timeseries_2018-10-27"));
+
+    // The next run records the completed exports and deletes the oldest archived table only
+    // (budget 1); 10-20 is exported again.
+    let report = run(
+        &fake,
+        &policy,
+        Operation::ResizeOld,
+        at("2018-10-27T00:15:00Z"),
+        ApplyOptions::default(),
+    )
+    .await
+    .unwrap();
+    let deleted: Vec<&str> = report
+        .lines_with(Outcome::Done)
+        .filter(|l| l.item.decision.action() == "delete")
+        .map(|l| l.item.table.as_str())
+        .collect();
+    assert_eq!(deleted, ["timeseries_2018-10-21"]);
+    let budget = report
+        .tables
+        .iter()
+        .find(|l| l.item.table == "timeseries_2018-10-22" && l.outcome == Outcome::Deferred)
+        .expect("10-22 waits for the budget");
+    assert!(
+        budget.item.reason.contains("max_deletes_per_run"),
+        "{}",
+        budget.item.reason
+    );
+}
+
+#[tokio::test]
+async fn deletion_protection_is_lifted_right_before_the_delete_and_the_newest_are_kept() {
+    let fake = old_tables(10..=25);
+    for day in 10..=25 {
+        fake.with_table(&format!("timeseries_2018-10-{day:02}"), |t| {
+            t.deletion_protection = true;
+            t.tags = Some(BTreeMap::from([(
+                "ddb-rollover:archived".to_string(),
+                "x".to_string(),
+            )]));
+        });
+    }
+    let policy = Policy::from_toml(
+        "[template]\ndeletion_protection = true\n[retention]\ndelete_after = 2\nkeep_newest = 14\nmax_deletes_per_run = 5",
+    )
+    .unwrap();
+    run(
+        &fake,
+        &policy,
+        Operation::ResizeOld,
+        at("2018-10-26T00:15:00Z"),
+        ApplyOptions::default(),
+    )
+    .await
+    .unwrap();
+    let calls = fake.mutating_calls();
+    let deletes = calls.iter().filter(|c| c.starts_with("DeleteTable")).count();
+    // 16 tables, the newest 14 kept: only 10-10 and 10-11 go, each unprotected just before
+    // (the other tables' UpdateTable calls are their capacity changes).
+    assert_eq!(deletes, 2);
+    for day in ["10-10", "10-11"] {
+        let table_calls: Vec<&String> = calls.iter().filter(|c| c.ends_with(day)).collect();
+        assert_eq!(
+            table_calls,
+            [
+                &format!("UpdateTable timeseries_2018-{day}"),
+                &format!("DeleteTable timeseries_2018-{day}")
+            ]
+        );
+    }
 }

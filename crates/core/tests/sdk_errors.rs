@@ -69,6 +69,10 @@ async fn create_on_an_existing_name_means_it_exists() {
             write: 1000,
         }),
         table_class: None,
+        deletion_protection: false,
+        stream: None,
+        encryption: None,
+        tags: Default::default(),
     };
     let error = control.create_table(&spec).await.unwrap_err();
     assert_eq!(error.kind, ErrorKind::AlreadyExists);
@@ -365,6 +369,10 @@ async fn on_demand_limits_and_table_class_reach_the_wire() {
             max_write: Some(4000),
         }),
         table_class: Some(TableClass::StandardIa),
+        deletion_protection: false,
+        stream: None,
+        encryption: None,
+        tags: Default::default(),
     };
     control.create_table(&spec).await.unwrap();
     assert_eq!(

@@ -1,0 +1,232 @@
+//! Retention, opt-in: archive old tables to S3 with ExportTableToPointInTime, and delete them
+//! once they are old enough (and, when archiving, only after their export COMPLETED).
+
+use serde::{Deserialize, Serialize};
+
+/// Upper bound for `max_deletes_per_run`: DeleteTable is a control-plane operation and
+/// DynamoDB allows at most 500 of those in flight per account.
+pub const MAX_DELETES_PER_RUN: u32 = 100;
+
+/// The validated `[retention]` section.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Retention {
+    pub archive: Option<Archive>,
+    /// Periods after which a table is deleted; `None` keeps tables forever.
+    pub delete_after: Option<u32>,
+    pub max_deletes_per_run: u32,
+    /// The newest N tables (by period, current and pre-built included) are never deleted.
+    pub keep_newest: u32,
+}
+
+/// Where and when tables are exported.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Archive {
+    /// Periods after which a table is exported.
+    pub after: u32,
+    pub bucket: String,
+    /// Key prefix; each table's export goes under `{prefix}{table}/`.
+    pub prefix: String,
+}
+
+impl Archive {
+    /// The S3 key prefix for one table's export.
+    pub fn prefix_for(&self, table: &str) -> String {
+        format!("{}{table}/", self.prefix)
+    }
+}
+
+/// The `[retention]` section as written.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetentionDocument {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archive_after: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bucket: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_after: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_deletes_per_run: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_newest: Option<i64>,
+}
+
+const DEFAULT_PREFIX: &str = "ddb-rollover/";
+const DEFAULT_MAX_DELETES: u32 = 5;
+const DEFAULT_KEEP_NEWEST: u32 = 3;
+
+impl RetentionDocument {
+    /// The retention rules, or every problem as (field within `retention`, what to change).
+    pub fn validate(&self) -> Result<Retention, Vec<(String, String)>> {
+        let mut problems: Vec<(String, String)> = Vec::new();
+        let mut periods = |field: &str, value: Option<i64>, min: i64, max: i64| -> Option<u32> {
+            let value = value?;
+            if (min..=max).contains(&value) {
+                Some(value as u32)
+            } else {
+                problems.push((
+                    field.into(),
+                    format!("{value} is out of range: use {min} to {max}"),
+                ));
+                None
+            }
+        };
+        let archive_after = periods("archive_after", self.archive_after, 1, i64::from(u32::MAX));
+        let delete_after = periods("delete_after", self.delete_after, 1, i64::from(u32::MAX));
+        let max_deletes = periods(
+            "max_deletes_per_run",
+            self.max_deletes_per_run,
+            1,
+            i64::from(MAX_DELETES_PER_RUN),
+        )
+        .unwrap_or(DEFAULT_MAX_DELETES);
+        let keep_newest =
+            periods("keep_newest", self.keep_newest, 1, i64::from(u32::MAX)).unwrap_or(DEFAULT_KEEP_NEWEST);
+
+        if self.archive_after.is_none() && self.delete_after.is_none() {
+            problems.push((
+                "archive_after".into(),
+                "set archive_after, delete_after or both (or remove [retention])".into(),
+            ));
+        }
+        let bucket = self.bucket.clone().filter(|b| !b.is_empty());
+        match (&bucket, self.archive_after) {
+            (None, Some(_)) => problems.push((
+                "bucket".into(),
+                "required with archive_after: the S3 bucket exports are written to".into(),
+            )),
+            (Some(_), None) => problems.push((
+                "archive_after".into(),
+                "required with bucket: the age in periods at which tables are exported".into(),
+            )),
+            (Some(name), Some(_)) if !valid_bucket_name(name) => problems.push((
+                "bucket".into(),
+                format!(
+                    "{name:?} is not an S3 bucket name: 3 to 63 lowercase letters, digits, dots and hyphens"
+                ),
+            )),
+            _ => {}
+        }
+        if self.prefix.is_some() && self.archive_after.is_none() {
+            problems.push(("prefix".into(), "only with archive_after and bucket".into()));
+        }
+        if let (Some(archive), Some(delete)) = (self.archive_after, self.delete_after) {
+            if delete <= archive {
+                problems.push((
+                    "delete_after".into(),
+                    format!(
+                        "{delete} must be greater than archive_after ({archive}): a table is deleted only after its export completed"
+                    ),
+                ));
+            }
+        }
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        Ok(Retention {
+            archive: archive_after.zip(bucket).map(|(after, bucket)| Archive {
+                after,
+                bucket,
+                prefix: self.prefix.clone().unwrap_or_else(|| DEFAULT_PREFIX.into()),
+            }),
+            delete_after,
+            max_deletes_per_run: max_deletes,
+            keep_newest,
+        })
+    }
+}
+
+impl Retention {
+    pub fn to_document(&self) -> RetentionDocument {
+        RetentionDocument {
+            archive_after: self.archive.as_ref().map(|a| i64::from(a.after)),
+            bucket: self.archive.as_ref().map(|a| a.bucket.clone()),
+            prefix: self.archive.as_ref().map(|a| a.prefix.clone()),
+            delete_after: self.delete_after.map(i64::from),
+            max_deletes_per_run: Some(i64::from(self.max_deletes_per_run)),
+            keep_newest: Some(i64::from(self.keep_newest)),
+        }
+    }
+}
+
+/// S3's bucket naming rules, the part that can be checked offline.
+fn valid_bucket_name(name: &str) -> bool {
+    (3..=63).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-')
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(doc: RetentionDocument) -> Vec<String> {
+        doc.validate().unwrap_err().into_iter().map(|(f, _)| f).collect()
+    }
+
+    fn archive(after: i64, delete: Option<i64>) -> RetentionDocument {
+        RetentionDocument {
+            archive_after: Some(after),
+            bucket: Some("my-archive".into()),
+            delete_after: delete,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn defaults_and_round_trip() {
+        let retention = archive(30, Some(90)).validate().unwrap();
+        let archive_part = retention.archive.clone().unwrap();
+        assert_eq!(
+            (archive_part.after, archive_part.prefix.as_str()),
+            (30, "ddb-rollover/")
+        );
+        assert_eq!(archive_part.prefix_for("t_1"), "ddb-rollover/t_1/");
+        assert_eq!(
+            (
+                retention.delete_after,
+                retention.max_deletes_per_run,
+                retention.keep_newest
+            ),
+            (Some(90), 5, 3)
+        );
+        assert_eq!(retention.to_document().validate().unwrap(), retention);
+    }
+
+    #[test]
+    fn each_bad_field_is_named() {
+        assert_eq!(fields(RetentionDocument::default()), ["archive_after"]);
+        assert_eq!(fields(archive(30, Some(30))), ["delete_after"]);
+        assert_eq!(fields(archive(0, None)), ["archive_after"]);
+        let mut doc = archive(30, None);
+        doc.bucket = None;
+        assert_eq!(fields(doc), ["bucket"]);
+        let mut doc = archive(30, None);
+        doc.bucket = Some("My_Bucket".into());
+        assert_eq!(fields(doc), ["bucket"]);
+        let doc = RetentionDocument {
+            delete_after: Some(10),
+            max_deletes_per_run: Some(0),
+            keep_newest: Some(0),
+            prefix: Some("p/".into()),
+            ..Default::default()
+        };
+        assert_eq!(fields(doc), ["max_deletes_per_run", "keep_newest", "prefix"]);
+    }
+
+    #[test]
+    fn delete_without_archive_is_allowed() {
+        let retention = RetentionDocument {
+            delete_after: Some(7),
+            ..Default::default()
+        }
+        .validate()
+        .unwrap();
+        assert_eq!((retention.archive, retention.delete_after), (None, Some(7)));
+    }
+}

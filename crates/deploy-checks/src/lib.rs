@@ -2,14 +2,16 @@
 //! themselves are in `tests/`.
 //!
 //! - [`template`]: reads `template.yaml` (CloudFormation short-form tags included), resolves
-//!   `!Sub` / `!Ref` / `!GetAtt` with the parameters' defaults, and describes each function:
-//!   its binary, environment, schedules and IAM role.
+//!   `!Sub` / `!Ref` / `!GetAtt` / `!If` and `Conditions` with the parameters' defaults or
+//!   overrides, and describes each function: its binary, environment, schedules and IAM role.
+//! - [`features`]: the optional parts the parameters turn on, and the actions each needs.
 //! - [`iam`]: IAM statements, IAM-style `*` / `?` matching, allow/deny evaluation.
 //! - [`recorder`]: an SDK interceptor that records every DynamoDB operation a client sends,
-//!   with the table it names.
+//!   with the table or ARN it names.
 //! - [`scenario`]: runs a function's schedule `Input` through `ddb_rollover_lambda::Handler`
 //!   the way EventBridge Scheduler would deliver it.
 
+pub mod features;
 pub mod iam;
 pub mod recorder;
 pub mod scenario;

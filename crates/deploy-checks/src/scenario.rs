@@ -51,9 +51,29 @@ pub async fn run_schedule(
     schedule: &Schedule,
     client: aws_sdk_dynamodb::Client,
 ) -> Result<RunReport, HandlerError> {
-    let operation = function.operation().expect("checked by handler()");
-    let event = scheduler_event(schedule, scheduled_time(operation));
+    let operation = function.operation().expect("a function with an operation");
+    run_schedule_at(function, schedule, client, scheduled_time(operation)).await
+}
+
+/// Runs one schedule of `function` as Scheduler would fire it at `at` (RFC 3339): how a
+/// scenario walks several days.
+pub async fn run_schedule_at(
+    function: &Function,
+    schedule: &Schedule,
+    client: aws_sdk_dynamodb::Client,
+    at: &str,
+) -> Result<RunReport, HandlerError> {
+    let event = scheduler_event(schedule, at);
     handler(function, client).handle(event).await
+}
+
+/// Day `day` (0 = the blog's 2018-10-25) of the scenario, at `operation`'s time of day:
+/// create_new at 23:45 that day, resize_old at 00:15 the next.
+pub fn scheduled_time_on_day(operation: Operation, day: u32) -> String {
+    let first: chrono::DateTime<chrono::Utc> = scheduled_time(operation)
+        .parse()
+        .expect("CREATE_AT and RESIZE_AT are RFC 3339");
+    (first + chrono::Duration::days(i64::from(day))).to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 /// Functions ordered as a day runs them: every `create_new` before every `resize_old`.
@@ -64,4 +84,23 @@ pub fn in_day_order(mut functions: Vec<Function>) -> Vec<Function> {
         None => 2,
     });
     functions
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_step_from_the_blogs_day() {
+        assert_eq!(scheduled_time_on_day(Operation::CreateNew, 0), CREATE_AT);
+        assert_eq!(scheduled_time_on_day(Operation::ResizeOld, 0), RESIZE_AT);
+        assert_eq!(
+            scheduled_time_on_day(Operation::CreateNew, 7),
+            "2018-11-01T23:45:00Z"
+        );
+        assert_eq!(
+            scheduled_time_on_day(Operation::ResizeOld, 6),
+            "2018-11-01T00:15:00Z"
+        );
+    }
 }

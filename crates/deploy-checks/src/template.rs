@@ -1,6 +1,13 @@
 //! `template.yaml` as the checks need it: parameters, functions, schedules and roles, with the
 //! intrinsic functions resolved the way CloudFormation would for a stack deployed with the
-//! parameters' defaults in [`REGION`] of account [`ACCOUNT_ID`].
+//! parameters' defaults (or [`Template::set_parameter`] overrides) in [`REGION`] of account
+//! [`ACCOUNT_ID`].
+//!
+//! Supported: `Ref`, `Fn::GetAtt`, `Fn::Sub` (with a variable map), `Conditions` with
+//! `Fn::Equals` / `Fn::Not` / `Fn::And` / `Fn::Or` / `Condition`, `Fn::If`, and
+//! `AWS::NoValue` (a list item or mapping entry that resolves to it is dropped, as
+//! CloudFormation drops it). Optional parts of the template are written that way, so the checks
+//! must see exactly what a stack with given parameters would get.
 //!
 //! YAML: `yaml_serde` keeps CloudFormation's short-form tags (`!Sub`, `!Ref`, `!GetAtt`) as
 //! `Value::Tagged`, which a plain YAML reader would reject or drop.
@@ -256,13 +263,14 @@ impl Template {
                 "{role} has ManagedPolicyArns, which this check cannot evaluate: use inline policies"
             ));
         }
+        // Conditional policies and statements (`!If [Cond, {...}, !Ref AWS::NoValue]`) are
+        // chosen first, so what follows sees the role a stack with these parameters would get.
+        let policies = match props.get("Policies") {
+            Some(p) => self.resolve_structure(p)?.unwrap_or(Value::Null),
+            None => Value::Null,
+        };
         let mut out = Vec::new();
-        for policy in props
-            .get("Policies")
-            .and_then(Value::as_sequence)
-            .into_iter()
-            .flatten()
-        {
+        for policy in policies.as_sequence().into_iter().flatten() {
             let name = policy.get("PolicyName").and_then(Value::as_str).unwrap_or("?");
             let statements = policy
                 .get("PolicyDocument")
@@ -336,7 +344,121 @@ impl Template {
                 }
                 _ => Err("Sub needs a string or [string, {vars}]".into()),
             },
+            "If" => {
+                let branch = self.if_branch(arg)?;
+                if is_no_value(branch) {
+                    return Err("Fn::If chose AWS::NoValue where a value is needed".into());
+                }
+                self.resolve(branch)
+            }
             other => Err(format!("intrinsic {other} is not supported by this check")),
+        }
+    }
+
+    /// `value` with every `Fn::If` replaced by the branch its condition chooses, and every
+    /// `AWS::NoValue` removed: `None` if `value` itself is `AWS::NoValue`, list items and
+    /// mapping entries that are dropped. Other intrinsics are kept for [`Template::resolve`].
+    pub fn resolve_structure(&self, value: &Value) -> Result<Option<Value>, String> {
+        if is_no_value(value) {
+            return Ok(None);
+        }
+        if let Some((function, arg)) = intrinsic(value) {
+            return match function.as_str() {
+                "If" => self.resolve_structure(self.if_branch(arg)?),
+                _ => Ok(Some(value.clone())),
+            };
+        }
+        match value {
+            Value::Mapping(m) => {
+                let mut out = Mapping::new();
+                for (k, v) in m {
+                    if let Some(v) = self.resolve_structure(v)? {
+                        out.insert(k.clone(), v);
+                    }
+                }
+                Ok(Some(Value::Mapping(out)))
+            }
+            Value::Sequence(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    out.extend(self.resolve_structure(item)?);
+                }
+                Ok(Some(Value::Sequence(out)))
+            }
+            other => Ok(Some(other.clone())),
+        }
+    }
+
+    /// Whether the named entry of `Conditions` holds for the current parameters.
+    pub fn condition(&self, name: &str) -> Result<bool, String> {
+        self.named_condition(name, 0)
+    }
+
+    fn named_condition(&self, name: &str, depth: usize) -> Result<bool, String> {
+        // Conditions may name each other; CloudFormation refuses cycles, so must we.
+        if depth > MAX_CONDITION_DEPTH {
+            return Err(format!("condition {name}: nested too deep (a cycle?)"));
+        }
+        let body = self
+            .root
+            .get("Conditions")
+            .and_then(|c| c.get(name))
+            .ok_or_else(|| format!("no condition {name} in Conditions"))?;
+        self.eval_condition(body, depth + 1)
+            .map_err(|e| format!("condition {name}: {e}"))
+    }
+
+    /// A condition function: `Fn::Equals`, `Fn::Not`, `Fn::And`, `Fn::Or`, `Condition`.
+    fn eval_condition(&self, value: &Value, depth: usize) -> Result<bool, String> {
+        if let Some(name) = condition_reference(value) {
+            return self.named_condition(name, depth);
+        }
+        let (function, arg) = intrinsic(value).ok_or_else(|| format!("not a condition: {value:?}"))?;
+        let args = |n: Option<usize>| -> Result<&Vec<Value>, String> {
+            match arg {
+                Value::Sequence(items) if n.is_none_or(|n| items.len() == n) => Ok(items),
+                _ => Err(format!("Fn::{function}: wrong arguments {arg:?}")),
+            }
+        };
+        match function.as_str() {
+            "Equals" => {
+                let items = args(Some(2))?;
+                Ok(self.resolve(&items[0])? == self.resolve(&items[1])?)
+            }
+            "Not" => Ok(!self.eval_condition(&args(Some(1))?[0], depth)?),
+            "And" | "Or" => {
+                let items = args(None)?;
+                if !(2..=10).contains(&items.len()) {
+                    return Err(format!("Fn::{function} takes 2 to 10 conditions"));
+                }
+                let values = items
+                    .iter()
+                    .map(|c| self.eval_condition(c, depth))
+                    .collect::<Result<Vec<bool>, String>>()?;
+                Ok(if function == "And" {
+                    values.iter().all(|&b| b)
+                } else {
+                    values.iter().any(|&b| b)
+                })
+            }
+            other => Err(format!("Fn::{other} is not a condition function")),
+        }
+    }
+
+    /// The branch `Fn::If [Condition, then, else]` chooses.
+    fn if_branch<'v>(&self, arg: &'v Value) -> Result<&'v Value, String> {
+        match arg {
+            Value::Sequence(items) if items.len() == 3 => {
+                let name = items[0]
+                    .as_str()
+                    .ok_or("Fn::If's first item must be a condition name")?;
+                Ok(if self.condition(name)? {
+                    &items[1]
+                } else {
+                    &items[2]
+                })
+            }
+            _ => Err(format!("Fn::If needs [Condition, then, else], got {arg:?}")),
         }
     }
 
@@ -373,6 +495,23 @@ impl Template {
         }
         out.push_str(rest);
         Ok(out)
+    }
+}
+
+/// How deep conditions may name other conditions before the check calls it a cycle.
+const MAX_CONDITION_DEPTH: usize = 32;
+
+/// `!Ref AWS::NoValue` or `{Ref: AWS::NoValue}`.
+fn is_no_value(value: &Value) -> bool {
+    matches!(intrinsic(value), Some((f, Value::String(name))) if f == "Ref" && name == "AWS::NoValue")
+}
+
+/// The name in `!Condition Name` or `{Condition: Name}` (how And / Or / Not refer to one).
+fn condition_reference(value: &Value) -> Option<&str> {
+    match value {
+        Value::Tagged(t) if t.tag.to_string().trim_start_matches('!') == "Condition" => t.value.as_str(),
+        Value::Mapping(m) if m.len() == 1 => m.get("Condition").and_then(Value::as_str),
+        _ => None,
     }
 }
 
@@ -482,6 +621,145 @@ Resources:
         assert_eq!(
             statements[1].resources,
             ["arn:aws:dynamodb:us-east-1:123456789012:table/ts_*", "{Q.Arn}"]
+        );
+    }
+
+    const CONDITIONAL: &str = r#"
+Parameters:
+  Bucket:
+    Type: String
+    Default: ""
+  Days:
+    Type: Number
+    Default: 0
+  Flag:
+    Type: String
+    Default: "false"
+Conditions:
+  HasBucket: !Not [!Equals [!Ref Bucket, ""]]
+  HasDays: !Not [{"Fn::Equals": [!Ref Days, 0]}]
+  FlagOn: !Equals [!Ref Flag, "true"]
+  Either: !Or [!Condition HasBucket, {Condition: HasDays}]
+  Both: !And [!Condition HasBucket, !Condition HasDays, !Not [!Condition FlagOn]]
+  Loop: !Not [!Condition Loop]
+Resources:
+  Role:
+    Type: AWS::IAM::Role
+    Properties:
+      Policies:
+        - PolicyName: always
+          PolicyDocument:
+            Statement:
+              - Sid: Always
+                Effect: Allow
+                Action: dynamodb:ListTables
+                Resource: "*"
+              - !If
+                - HasDays
+                - Sid: Delete
+                  Effect: Allow
+                  Action: dynamodb:DeleteTable
+                  Resource: !Sub arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/x_*
+                - !Ref AWS::NoValue
+              - Sid: Flagged
+                Effect: Allow
+                Action: !If [FlagOn, [a:B, a:C], a:B]
+                Resource: "*"
+        - Fn::If:
+            - HasBucket
+            - PolicyName: archive
+              PolicyDocument:
+                Statement:
+                  - Sid: Objects
+                    Effect: Allow
+                    Action: s3:PutObject
+                    Resource: !Sub arn:aws:s3:::${Bucket}/*
+            - {Ref: AWS::NoValue}
+"#;
+
+    fn conditional(overrides: &[(&str, &str)]) -> Template {
+        let mut t = Template::parse(CONDITIONAL).unwrap();
+        for (name, value) in overrides {
+            t.set_parameter(name, value);
+        }
+        t
+    }
+
+    fn sids(t: &Template) -> Vec<String> {
+        t.role_statements("Role")
+            .unwrap()
+            .into_iter()
+            .map(|s| s.sid.unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn evaluates_conditions_with_defaults_and_overrides() {
+        let t = conditional(&[]);
+        for (name, expected) in [
+            ("HasBucket", false),
+            ("HasDays", false),
+            ("FlagOn", false),
+            ("Either", false),
+            ("Both", false),
+        ] {
+            assert_eq!(t.condition(name), Ok(expected), "{name} with defaults");
+        }
+        let t = conditional(&[("Bucket", "b"), ("Days", "2")]);
+        for (name, expected) in [
+            ("HasBucket", true),
+            ("HasDays", true),
+            ("Either", true),
+            ("Both", true),
+        ] {
+            assert_eq!(t.condition(name), Ok(expected), "{name} with Bucket and Days");
+        }
+        let t = conditional(&[("Days", "2"), ("Flag", "true")]);
+        assert_eq!(t.condition("Either"), Ok(true));
+        assert_eq!(t.condition("Both"), Ok(false));
+        assert!(t.condition("Nope").unwrap_err().contains("no condition Nope"));
+        assert!(t.condition("Loop").unwrap_err().contains("cycle"));
+    }
+
+    #[test]
+    fn if_and_no_value_choose_statements_and_policies() {
+        assert_eq!(sids(&conditional(&[])), ["Always", "Flagged"]);
+        assert_eq!(
+            sids(&conditional(&[("Days", "1")])),
+            ["Always", "Delete", "Flagged"]
+        );
+        let t = conditional(&[("Bucket", "my-bucket"), ("Flag", "true")]);
+        let statements = t.role_statements("Role").unwrap();
+        let labels: Vec<_> = statements.iter().map(|s| s.label()).collect();
+        assert_eq!(labels, ["Always", "Flagged", "Objects"]);
+        assert_eq!(statements[1].actions, ["a:B", "a:C"]);
+        assert_eq!(statements[2].resources, ["arn:aws:s3:::my-bucket/*"]);
+        assert_eq!(
+            conditional(&[]).role_statements("Role").unwrap()[1].actions,
+            ["a:B"]
+        );
+    }
+
+    #[test]
+    fn if_inside_sub_variables_and_no_value_where_a_value_is_needed() {
+        let text = |t: &Template, yaml: &str| t.resolve(&yaml_serde::from_str(yaml).unwrap());
+        let sub = r#"!Sub ['{"bucket":${B},"days":${D}}', {B: !If [HasBucket, !Sub '"${Bucket}"', "null"], D: !If [HasDays, !Ref Days, "null"]}]"#;
+        assert_eq!(
+            text(&conditional(&[]), sub).unwrap(),
+            r#"{"bucket":null,"days":null}"#
+        );
+        assert_eq!(
+            text(&conditional(&[("Bucket", "b"), ("Days", "7")]), sub).unwrap(),
+            r#"{"bucket":"b","days":7}"#
+        );
+        let t = conditional(&[]);
+        assert!(text(&t, "!If [HasBucket, x, !Ref AWS::NoValue]")
+            .unwrap_err()
+            .contains("NoValue"));
+        assert!(text(&t, "!If [HasBucket, x]").is_err());
+        assert_eq!(
+            t.resolve_structure(&yaml_serde::from_str("!Ref AWS::NoValue").unwrap()),
+            Ok(None)
         );
     }
 }

@@ -155,6 +155,126 @@ impl LocalDynamo {
     }
 }
 
+/// S3 on the same server, for archive exports. moto serves every service on its one port and
+/// accepts unsigned requests, so a plain HTTP/1.1 request over a TcpStream does: no S3 SDK
+/// (and its build time) just to make a bucket and read a listing back.
+impl LocalDynamo {
+    /// Creates the S3 bucket `name` (moto only: dynalite has no S3). Panics on a non-2xx reply.
+    pub fn create_bucket(&self, name: &str) {
+        self.require_s3();
+        let path = format!("/{}", percent_encode(name));
+        let (status, body) = http_request(&self.endpoint, "PUT", &path);
+        if !(200..300).contains(&status) {
+            panic!(
+                "testkit: creating S3 bucket {name:?} on {}: HTTP {status}: {body}",
+                self.endpoint
+            );
+        }
+    }
+
+    /// The keys of the objects in `bucket` that start with `prefix`, in S3's (lexicographic)
+    /// order. Panics on a non-2xx reply, or if the listing is truncated (over 1000 keys).
+    pub fn list_objects(&self, bucket: &str, prefix: &str) -> Vec<String> {
+        self.require_s3();
+        let path = format!(
+            "/{}?list-type=2&prefix={}",
+            percent_encode(bucket),
+            percent_encode(prefix)
+        );
+        let (status, body) = http_request(&self.endpoint, "GET", &path);
+        if !(200..300).contains(&status) {
+            panic!(
+                "testkit: listing s3://{bucket}/{prefix} on {}: HTTP {status}: {body}",
+                self.endpoint
+            );
+        }
+        assert!(
+            !body.contains("<IsTruncated>true</IsTruncated>"),
+            "testkit: listing s3://{bucket}/{prefix} is truncated; list a narrower prefix"
+        );
+        xml_elements(&body, "Key")
+    }
+
+    fn require_s3(&self) {
+        assert!(
+            self.server == Server::Moto,
+            "testkit: {} serves no S3; use Server::Moto",
+            self.name()
+        );
+    }
+}
+
+/// One request with an empty body over a fresh connection; returns (status, body).
+/// `Connection: close` lets the body be read to the end of the stream.
+fn http_request(endpoint: &str, method: &str, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let authority = endpoint
+        .strip_prefix("http://")
+        .unwrap_or_else(|| panic!("testkit: {endpoint} is not http://HOST:PORT"));
+    let mut stream = std::net::TcpStream::connect(authority)
+        .unwrap_or_else(|e| panic!("testkit: connect to {authority}: {e}"));
+    let timeout = Some(Duration::from_secs(30));
+    stream.set_read_timeout(timeout).expect("a non-zero timeout");
+    stream.set_write_timeout(timeout).expect("a non-zero timeout");
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    stream
+        .write_all(request.as_bytes())
+        .unwrap_or_else(|e| panic!("testkit: {method} {path}: {e}"));
+    let mut response = Vec::new();
+    stream
+        .read_to_end(&mut response)
+        .unwrap_or_else(|e| panic!("testkit: {method} {path}: reading the reply: {e}"));
+    parse_http_response(&String::from_utf8_lossy(&response))
+        .unwrap_or_else(|| panic!("testkit: {method} {path}: not an HTTP reply: {response:?}"))
+}
+
+/// (status, body) of a whole HTTP/1.1 reply. Chunked bodies are not decoded: moto sends
+/// Content-Length, and a chunked reply is refused rather than misread.
+fn parse_http_response(text: &str) -> Option<(u16, String)> {
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    let status = head.lines().next()?.split_whitespace().nth(1)?.parse().ok()?;
+    let chunked = head
+        .lines()
+        .any(|l| l.to_ascii_lowercase().replace(' ', "") == "transfer-encoding:chunked");
+    (!chunked).then(|| (status, body.to_owned()))
+}
+
+/// The text of every `<name>...</name>` element, XML entities decoded: enough for S3's flat
+/// listings, which nest no element of the same name.
+fn xml_elements(xml: &str, name: &str) -> Vec<String> {
+    let (open, close) = (format!("<{name}>"), format!("</{name}>"));
+    let mut out = Vec::new();
+    let mut rest = xml;
+    while let Some(start) = rest.find(&open) {
+        let after = &rest[start + open.len()..];
+        let Some(end) = after.find(&close) else { break };
+        out.push(xml_unescape(&after[..end]));
+        rest = &after[end + close.len()..];
+    }
+    out
+}
+
+fn xml_unescape(text: &str) -> String {
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+}
+
+/// RFC 3986 percent-encoding of everything but the unreserved characters.
+fn percent_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 impl Drop for LocalDynamo {
     fn drop(&mut self) {
         let script = repo_root().join("scripts").join("local-ddb.sh");
@@ -399,6 +519,41 @@ mod tests {
         assert_eq!(get("AWS_SECRET_ACCESS_KEY"), Some("test"));
         assert_eq!(get("AWS_EC2_METADATA_DISABLED"), Some("true"));
         std::mem::forget(db); // no server behind it
+    }
+
+    #[test]
+    fn moto_serves_s3_buckets_and_listings() {
+        let db = LocalDynamo::start(Server::Moto);
+        db.create_bucket("testkit-bucket");
+        assert_eq!(db.list_objects("testkit-bucket", ""), Vec::<String>::new());
+        for key in ["a/x&y.json", "a/b c.json", "b/z.json"] {
+            let path = format!("/testkit-bucket/{}", percent_encode(key).replace("%2F", "/"));
+            let (status, body) = http_request(db.endpoint(), "PUT", &path);
+            assert_eq!(status, 200, "PUT {path}: {body}");
+        }
+        assert_eq!(
+            db.list_objects("testkit-bucket", "a/"),
+            ["a/b c.json", "a/x&y.json"]
+        );
+        let missing = std::panic::catch_unwind(|| db.list_objects("no-such-bucket", ""));
+        let message = *missing.unwrap_err().downcast::<String>().unwrap();
+        assert!(message.contains("HTTP 404"), "{message}");
+    }
+
+    #[test]
+    fn parses_http_replies_and_s3_keys() {
+        assert_eq!(
+            parse_http_response("HTTP/1.1 404 NOT FOUND\r\nContent-Length: 2\r\n\r\nno"),
+            Some((404, "no".to_owned()))
+        );
+        assert_eq!(
+            parse_http_response("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok"),
+            None
+        );
+        assert_eq!(parse_http_response("garbage"), None);
+        let xml = "<R><Contents><Key>a/&amp;b&lt;</Key></Contents><Contents><Key>c</Key></Contents></R>";
+        assert_eq!(xml_elements(xml, "Key"), ["a/&b<", "c"]);
+        assert_eq!(percent_encode("ddb-rollover/x y"), "ddb-rollover%2Fx%20y");
     }
 
     #[test]

@@ -1,0 +1,134 @@
+//! The optional parts of the stack, as its parameters turn them on, and the DynamoDB actions
+//! each function needs for them. Read from the parameter values the way the README documents
+//! them, not from the template's `Conditions`: those are what the checks verify.
+
+use std::collections::BTreeSet;
+
+use ddb_rollover::Operation;
+
+/// Parameter values that switch every optional part on, and their "off" values: each
+/// combination of them is a stack the checks resolve.
+pub const SWITCHES: [(&str, &str, &str); 5] = [
+    ("TtlAttribute", "", "expires_at"),
+    ("PointInTimeRecovery", "false", "true"),
+    ("DeletionProtection", "false", "true"),
+    ("ArchiveBucket", "", "archive-bucket"),
+    // Above ArchiveAfter's default (30): the policy deletes only after archiving.
+    ("DeleteAfter", "0", "40"),
+];
+
+/// Every on/off combination of [`SWITCHES`], as parameter overrides.
+pub fn combinations() -> Vec<Vec<(&'static str, &'static str)>> {
+    (0..1u32 << SWITCHES.len())
+        .map(|bits| {
+            SWITCHES
+                .iter()
+                .enumerate()
+                .map(|(i, &(name, off, on))| (name, if bits & (1 << i) != 0 { on } else { off }))
+                .collect()
+        })
+        .collect()
+}
+
+/// What a stack with these parameter overrides (the rest at their defaults) turns on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Features {
+    pub ttl: bool,
+    /// Point-in-time recovery asked for (archiving needs it too: see [`Features::pitr`]).
+    pub pitr_requested: bool,
+    pub deletion_protection: bool,
+    pub archive: bool,
+    pub delete: bool,
+}
+
+impl Features {
+    pub fn of(overrides: &[(&str, &str)]) -> Features {
+        let value = |name: &str, default: &'static str| {
+            overrides
+                .iter()
+                .rev()
+                .find(|(n, _)| *n == name)
+                .map_or(default, |(_, v)| *v)
+                .to_owned()
+        };
+        Features {
+            ttl: !value("TtlAttribute", "").is_empty(),
+            pitr_requested: value("PointInTimeRecovery", "false") == "true",
+            deletion_protection: value("DeletionProtection", "false") == "true",
+            archive: !value("ArchiveBucket", "").is_empty(),
+            delete: value("DeleteAfter", "0") != "0",
+        }
+    }
+
+    /// Point-in-time recovery on: asked for, or needed by archive exports.
+    pub fn pitr(&self) -> bool {
+        self.pitr_requested || self.archive
+    }
+
+    /// The DynamoDB actions `operation` sends with these features, and so the ones its role
+    /// must grant, no more.
+    pub fn needed(&self, operation: Operation) -> BTreeSet<&'static str> {
+        // TagResource: CreateTable with tags, and tags brought back to the policy's.
+        let mut actions = vec![
+            "dynamodb:ListTables",
+            "dynamodb:DescribeTable",
+            "dynamodb:UpdateTable",
+            "dynamodb:ListTagsOfResource",
+            "dynamodb:TagResource",
+        ];
+        if operation == Operation::CreateNew {
+            actions.push("dynamodb:CreateTable");
+        }
+        if self.ttl {
+            actions.extend(["dynamodb:DescribeTimeToLive", "dynamodb:UpdateTimeToLive"]);
+        }
+        if self.pitr() {
+            actions.extend([
+                "dynamodb:DescribeContinuousBackups",
+                "dynamodb:UpdateContinuousBackups",
+            ]);
+        }
+        if operation == Operation::ResizeOld {
+            if self.archive {
+                actions.extend(["dynamodb:ExportTableToPointInTime", "dynamodb:DescribeExport"]);
+            }
+            if self.delete {
+                actions.push("dynamodb:DeleteTable");
+            }
+        }
+        actions.into_iter().collect()
+    }
+}
+
+/// What DynamoDB's export to S3 needs on the objects it writes, with the caller's
+/// permissions (DynamoDB Developer Guide, "Requesting a table export in DynamoDB").
+pub const EXPORT_S3_ACTIONS: [&str; 3] = ["s3:AbortMultipartUpload", "s3:PutObject", "s3:PutObjectAcl"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn combinations_cover_every_switch_setting_once() {
+        let all = combinations();
+        assert_eq!(all.len(), 32);
+        let distinct: BTreeSet<_> = all.iter().collect();
+        assert_eq!(distinct.len(), 32);
+        assert_eq!(Features::of(&all[0]), Features::default());
+        let on = Features::of(&all[31]);
+        assert!(on.ttl && on.pitr_requested && on.deletion_protection && on.archive && on.delete);
+    }
+
+    #[test]
+    fn archiving_implies_pitr_and_only_resize_old_exports_or_deletes() {
+        let archive = Features::of(&[("ArchiveBucket", "b")]);
+        assert!(archive.pitr() && !archive.pitr_requested);
+        let create = archive.needed(Operation::CreateNew);
+        assert!(create.contains("dynamodb:UpdateContinuousBackups"));
+        assert!(!create.contains("dynamodb:ExportTableToPointInTime"));
+        let resize = Features::of(&[("DeleteAfter", "3")]).needed(Operation::ResizeOld);
+        assert!(resize.contains("dynamodb:DeleteTable"));
+        assert!(!resize.contains("dynamodb:DescribeExport"));
+        assert_eq!(Features::default().needed(Operation::ResizeOld).len(), 5);
+    }
+}

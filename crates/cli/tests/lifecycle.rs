@@ -1,0 +1,214 @@
+//! The whole lifecycle on moto: 120 days of the two scheduled runs with a table template and
+//! retention (archive after 30 days, delete after 90). Results are read back with the SDK
+//! (DescribeTable, ListTagsOfResource, DescribeTimeToLive, DescribeContinuousBackups, S3
+//! listings), never taken from our own reports.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use aws_sdk_dynamodb::types::PointInTimeRecoveryStatus;
+use aws_sdk_dynamodb::Client;
+use chrono::{DateTime, Duration, NaiveDate, Utc};
+use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::plan::Decision;
+use ddb_rollover::{run, ApplyOptions, Operation, Outcome, Policy, RunReport};
+use testkit::{LocalDynamo, Server};
+
+const POLICY: &str = r#"
+prefix = "timeseries"
+period = "day"
+premake = 1
+
+[template]
+ttl_attribute = "expires_at"
+deletion_protection = true
+stream = "new_and_old_images"
+tags = { team = "iot" }
+
+[retention]
+archive_after = 30
+bucket = "archive"
+prefix = "exports/"
+delete_after = 90
+max_deletes_per_run = 5
+keep_newest = 3
+"#;
+
+const DAYS: i64 = 120;
+
+fn at(day: NaiveDate, time: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(&format!("{day}T{time}Z"))
+        .unwrap()
+        .with_timezone(&Utc)
+}
+
+async fn tags(client: &Client, arn: &str) -> BTreeMap<String, String> {
+    let out = client
+        .list_tags_of_resource()
+        .resource_arn(arn)
+        .send()
+        .await
+        .unwrap();
+    out.tags()
+        .iter()
+        .map(|t| (t.key().to_string(), t.value().to_string()))
+        .collect()
+}
+
+fn check(report: &RunReport) {
+    assert!(
+        report.succeeded(),
+        "{} at {} failed: {:#?}",
+        report.operation,
+        report.at,
+        report.lines_with(Outcome::Failed).collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test]
+async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
+    let server = LocalDynamo::start(Server::Moto);
+    server.create_bucket("archive");
+    let client = server.client().await;
+    let control = DynamoDb::new(client.clone());
+    let policy = Policy::from_toml(POLICY).unwrap();
+    // Has the prefix but no date: never ours, never deleted.
+    testkit::create_plain_table(&client, "timeseries_audit").await;
+
+    let start = NaiveDate::from_ymd_opt(2018, 7, 1).unwrap();
+    let mut deleted: Vec<(String, Option<String>)> = Vec::new();
+    let mut exported: BTreeSet<String> = BTreeSet::new();
+    let mut exported_when: BTreeMap<String, i64> = BTreeMap::new();
+    let mut max_deletes_in_a_run = 0;
+    for d in 0..DAYS {
+        let day = start + Duration::days(d);
+        let create = run(
+            &control,
+            &policy,
+            Operation::CreateNew,
+            at(day, "23:45:00"),
+            ApplyOptions::default(),
+        )
+        .await
+        .unwrap();
+        check(&create);
+        let resize = run(
+            &control,
+            &policy,
+            Operation::ResizeOld,
+            at(day + Duration::days(1), "00:15:00"),
+            ApplyOptions::default(),
+        )
+        .await
+        .unwrap();
+        check(&resize);
+        let mut deletes = 0;
+        for line in resize.lines_with(Outcome::Done) {
+            match &line.item.decision {
+                Decision::Export(request) => {
+                    exported.insert(request.name.clone());
+                    exported_when.insert(request.name.clone(), d);
+                }
+                Decision::Delete(request) => {
+                    deletes += 1;
+                    deleted.push((request.name.clone(), request.archived_by.clone()));
+                }
+                _ => {}
+            }
+        }
+        max_deletes_in_a_run = max_deletes_in_a_run.max(deletes);
+    }
+
+    // The last create_new ran on day 119 and pre-built day 120, the current day of the last
+    // resize_old (2018-10-29): tables exist for days 0..=120, minus those 90 or more days old
+    // (days 0..=30).
+    let current = start + Duration::days(DAYS);
+    let expected_deleted: Vec<String> = (0..=DAYS - 90)
+        .map(|d| format!("timeseries_{}", start + Duration::days(d)))
+        .collect();
+    let expected_kept: BTreeSet<String> = (DAYS - 90 + 1..=DAYS)
+        .map(|d| format!("timeseries_{}", start + Duration::days(d)))
+        .collect();
+
+    let tables = testkit::describe_all(&client).await;
+    let owned: BTreeSet<String> = tables
+        .keys()
+        .filter(|n| n.starts_with("timeseries_2"))
+        .cloned()
+        .collect();
+    assert_eq!(owned, expected_kept);
+    assert!(tables.contains_key("timeseries_audit"), "the foreign table survives");
+
+    // Every deleted table was exported first (in an earlier run), its export recorded, and
+    // its data is in S3.
+    let deleted_names: Vec<String> = deleted.iter().map(|(n, _)| n.clone()).collect();
+    assert_eq!(deleted_names, expected_deleted);
+    assert!(max_deletes_in_a_run <= 5);
+    for (name, archived_by) in &deleted {
+        assert!(exported.contains(name), "{name} deleted without an export");
+        assert!(archived_by.is_some(), "{name}: delete names no export");
+        let objects = server.list_objects("archive", &format!("exports/{name}/"));
+        assert!(!objects.is_empty(), "{name}: nothing in s3://archive/exports/{name}/");
+    }
+    // Exports happen when a table turns 30.
+    for (name, day) in &exported_when {
+        let table_day = NaiveDate::parse_from_str(name.trim_start_matches("timeseries_"), "%Y-%m-%d").unwrap();
+        assert_eq!((start + Duration::days(*day + 1) - table_day).num_days(), 30, "{name}");
+    }
+
+    for name in &expected_kept {
+        let table = &tables[name];
+        let day = NaiveDate::parse_from_str(name.trim_start_matches("timeseries_"), "%Y-%m-%d").unwrap();
+        let age = (current - day).num_days();
+        let throughput = table.provisioned_throughput().unwrap();
+        let capacity = (
+            throughput.read_capacity_units().unwrap(),
+            throughput.write_capacity_units().unwrap(),
+        );
+        let want = match age {
+            ..=0 => (300, 1000),
+            1 => (100, 1),
+            _ => (1, 1),
+        };
+        assert_eq!(capacity, want, "{name} (age {age})");
+        assert_eq!(table.deletion_protection_enabled(), Some(true), "{name}");
+        assert!(
+            table.stream_specification().is_some_and(|s| s.stream_enabled()),
+            "{name}: stream"
+        );
+
+        let arn = table.table_arn().unwrap();
+        let tags = tags(&client, arn).await;
+        assert_eq!(tags.get("team").map(String::as_str), Some("iot"), "{name}");
+        assert_eq!(
+            tags.get("ddb-rollover:period-start").map(String::as_str),
+            Some(format!("{day}T00:00:00+00:00").as_str()),
+            "{name}"
+        );
+        assert_eq!(
+            tags.contains_key("ddb-rollover:archived"),
+            age >= 31,
+            "{name} (age {age}): archived once its export completed"
+        );
+        assert_eq!(tags.contains_key("ddb-rollover:export"), age >= 30, "{name} (age {age})");
+
+        let ttl = client.describe_time_to_live().table_name(name).send().await.unwrap();
+        let ttl = ttl.time_to_live_description().unwrap();
+        assert_eq!(ttl.attribute_name(), Some("expires_at"), "{name}");
+
+        let backups = client
+            .describe_continuous_backups()
+            .table_name(name)
+            .send()
+            .await
+            .unwrap();
+        let pitr = backups
+            .continuous_backups_description()
+            .and_then(|d| d.point_in_time_recovery_description())
+            .and_then(|d| d.point_in_time_recovery_status());
+        // Archiving needs point-in-time recovery, so every table has it (the pre-built one
+        // from resize_old's next run).
+        if age >= 0 {
+            assert_eq!(pitr, Some(&PointInTimeRecoveryStatus::Enabled), "{name}");
+        }
+    }
+}

@@ -91,11 +91,31 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
         .await
         .unwrap();
         check(&create);
+        let resize_at = at(day + Duration::days(1), "00:15:00");
+        if d == 89 {
+            // The day the first table turns 90: a dry run shows the pending deletion and
+            // export before they happen.
+            let dry = ApplyOptions {
+                dry_run: true,
+                ..ApplyOptions::default()
+            };
+            let plan = run(&control, &policy, Operation::ResizeOld, resize_at, dry).await.unwrap();
+            let pending: Vec<(&str, &str)> = plan
+                .lines_with(Outcome::Planned)
+                .filter(|l| matches!(l.item.decision, Decision::Export(_) | Decision::Delete(_)))
+                .map(|l| (l.item.decision.action(), l.item.table.as_str()))
+                .collect();
+            assert_eq!(
+                pending,
+                [("delete", "timeseries_2018-07-01"), ("export", "timeseries_2018-08-30")]
+            );
+            assert!(testkit::describe_all(&client).await.contains_key("timeseries_2018-07-01"));
+        }
         let resize = run(
             &control,
             &policy,
             Operation::ResizeOld,
-            at(day + Duration::days(1), "00:15:00"),
+            resize_at,
             ApplyOptions::default(),
         )
         .await

@@ -99,7 +99,9 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
                 dry_run: true,
                 ..ApplyOptions::default()
             };
-            let plan = run(&control, &policy, Operation::ResizeOld, resize_at, dry).await.unwrap();
+            let plan = run(&control, &policy, Operation::ResizeOld, resize_at, dry)
+                .await
+                .unwrap();
             let pending: Vec<(&str, &str)> = plan
                 .lines_with(Outcome::Planned)
                 .filter(|l| matches!(l.item.decision, Decision::Export(_) | Decision::Delete(_)))
@@ -107,9 +109,14 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
                 .collect();
             assert_eq!(
                 pending,
-                [("delete", "timeseries_2018-07-01"), ("export", "timeseries_2018-08-30")]
+                [
+                    ("delete", "timeseries_2018-07-01"),
+                    ("export", "timeseries_2018-08-30")
+                ]
             );
-            assert!(testkit::describe_all(&client).await.contains_key("timeseries_2018-07-01"));
+            assert!(testkit::describe_all(&client)
+                .await
+                .contains_key("timeseries_2018-07-01"));
         }
         let resize = run(
             &control,
@@ -156,7 +163,10 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
         .cloned()
         .collect();
     assert_eq!(owned, expected_kept);
-    assert!(tables.contains_key("timeseries_audit"), "the foreign table survives");
+    assert!(
+        tables.contains_key("timeseries_audit"),
+        "the foreign table survives"
+    );
 
     // Every deleted table was exported first (in an earlier run), its export recorded, and
     // its data is in S3.
@@ -167,12 +177,20 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
         assert!(exported.contains(name), "{name} deleted without an export");
         assert!(archived_by.is_some(), "{name}: delete names no export");
         let objects = server.list_objects("archive", &format!("exports/{name}/"));
-        assert!(!objects.is_empty(), "{name}: nothing in s3://archive/exports/{name}/");
+        assert!(
+            !objects.is_empty(),
+            "{name}: nothing in s3://archive/exports/{name}/"
+        );
     }
     // Exports happen when a table turns 30.
     for (name, day) in &exported_when {
-        let table_day = NaiveDate::parse_from_str(name.trim_start_matches("timeseries_"), "%Y-%m-%d").unwrap();
-        assert_eq!((start + Duration::days(*day + 1) - table_day).num_days(), 30, "{name}");
+        let table_day =
+            NaiveDate::parse_from_str(name.trim_start_matches("timeseries_"), "%Y-%m-%d").unwrap();
+        assert_eq!(
+            (start + Duration::days(*day + 1) - table_day).num_days(),
+            30,
+            "{name}"
+        );
     }
 
     for name in &expected_kept {
@@ -209,9 +227,18 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
             age >= 31,
             "{name} (age {age}): archived once its export completed"
         );
-        assert_eq!(tags.contains_key("ddb-rollover:export"), age >= 30, "{name} (age {age})");
+        assert_eq!(
+            tags.contains_key("ddb-rollover:export"),
+            age >= 30,
+            "{name} (age {age})"
+        );
 
-        let ttl = client.describe_time_to_live().table_name(name).send().await.unwrap();
+        let ttl = client
+            .describe_time_to_live()
+            .table_name(name)
+            .send()
+            .await
+            .unwrap();
         let ttl = ttl.time_to_live_description().unwrap();
         assert_eq!(ttl.attribute_name(), Some("expires_at"), "{name}");
 

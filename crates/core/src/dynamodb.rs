@@ -333,11 +333,17 @@ impl ControlPlane for DynamoDb {
 
     async fn delete_table(&self, request: &DeleteRequest) -> Result<(), ControlPlaneError> {
         if request.lift_deletion_protection {
-            self.configure(&SettingChange {
-                name: request.name.clone(),
-                setting: TableSetting::DeletionProtection(false),
-            })
-            .await?;
+            let lifted = self
+                .configure(&SettingChange {
+                    name: request.name.clone(),
+                    setting: TableSetting::DeletionProtection(false),
+                })
+                .await;
+            match lifted {
+                // Deleted by a concurrent run, or by a retry of this one.
+                Err(e) if e.kind == ErrorKind::NotFound => return Ok(()),
+                other => other?,
+            }
         }
         match self.client.delete_table().table_name(&request.name).send().await {
             Ok(_) => Ok(()),

@@ -383,7 +383,7 @@ pub(crate) struct Owned<'a> {
 
 /// The period a table's own tags name, placed in the policy's calendar by its last instant, so
 /// a table created under another period length or zone still ages by when its data ended.
-fn tagged_slot(calendar: &Calendar, table: &ObservedTable) -> Option<Slot> {
+pub(crate) fn tagged_slot(calendar: &Calendar, table: &ObservedTable) -> Option<Slot> {
     let end = table.tags.as_ref()?.get(TAG_PERIOD_END)?;
     let end = DateTime::parse_from_rfc3339(end).ok()?.with_timezone(&Utc);
     Some(calendar.floor(end - chrono::Duration::seconds(1)))

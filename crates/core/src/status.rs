@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::observed::{Billing, ExportStatus, ObservedTable};
 use crate::period::Slot;
-use crate::plan::{plan, Decision, Operation, PlanItem};
+use crate::plan::{plan, tagged_slot, Decision, Operation, PlanItem};
 use crate::policy::Policy;
 use crate::template::{TAG_ARCHIVED, TAG_EXPORT, TAG_LAST_DEFERRAL};
 
@@ -112,7 +112,11 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
                     decision: item.decision,
                     reason: item.reason,
                 });
-            } else if !line.other_changes.iter().any(|c| c.decision == item.decision) {
+            } else if !line
+                .other_changes
+                .iter()
+                .any(|c| c.decision == item.decision && c.reason == item.reason)
+            {
                 line.other_changes.push(OtherChange {
                     operation,
                     decision: item.decision,
@@ -123,17 +127,21 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
     }
     let mut tables: Vec<TableStatusLine> = lines.into_values().collect();
     for line in &mut tables {
-        line.next_phase = next_phase(policy, line);
         let table = observed.iter().find(|t| t.name == line.table);
         line.last_deferral = table
             .and_then(|t| t.tags.as_ref())
             .and_then(|tags| tags.get(TAG_LAST_DEFERRAL))
             .cloned();
-        let slot = line
-            .period
-            .as_deref()
-            .and_then(|p| policy.calendar().parse(p).ok());
+        // As the planner does: the period tags when the table has them, else the name.
+        let slot = table
+            .and_then(|t| tagged_slot(&policy.calendar(), t))
+            .or_else(|| {
+                line.period
+                    .as_deref()
+                    .and_then(|p| policy.calendar().parse(p).ok())
+            });
         if let Some(slot) = slot {
+            line.next_phase = next_phase(policy, slot, line.phase);
             line.delete_due = policy
                 .retention
                 .as_ref()
@@ -155,10 +163,8 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
 
 /// When the table's age reaches the next phase's `min_age`: the start of the period that many
 /// periods after its own.
-fn next_phase(policy: &Policy, line: &TableStatusLine) -> Option<NextPhase> {
-    let calendar = policy.calendar();
-    let slot = calendar.parse(line.period.as_deref()?).ok()?;
-    let phase = line.phase? + 1;
+fn next_phase(policy: &Policy, slot: Slot, phase: Option<usize>) -> Option<NextPhase> {
+    let phase = phase? + 1;
     let min_age = policy.phases.get(phase)?.min_age;
     Some(NextPhase {
         phase,

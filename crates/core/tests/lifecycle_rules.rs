@@ -1,0 +1,834 @@
+//! The table template and retention rules of the planner and `status`, one rule per test, with
+//! a fixed clock: resize_old's run just after midnight UTC, 2018-10-26 being the current day.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Duration, NaiveDate, Utc};
+use ddb_rollover::observed::{
+    Billing, ExportState, ExportStatus, ObservedEncryption, ObservedTable, TableStatus, TtlState,
+};
+use ddb_rollover::plan::{
+    plan, Decision, DeleteRequest, ExportRequest, Operation, Plan, PlanItem, SettingChange, TableSetting,
+    TagChange, TtlChange,
+};
+use ddb_rollover::policy::{Capacity, Policy, PolicyError};
+use ddb_rollover::status::{status, TableStatusLine};
+use ddb_rollover::template::{
+    Encryption, StreamView, TAG_ARCHIVED, TAG_EXPORT, TAG_LAST_DEFERRAL, TAG_PERIOD_END, TAG_PERIOD_START,
+    TAG_POLICY_HASH,
+};
+
+const HOT: Capacity = Capacity {
+    read: 300,
+    write: 1000,
+};
+const WARM: Capacity = Capacity { read: 100, write: 1 };
+const COLD: Capacity = Capacity { read: 1, write: 1 };
+
+/// One phase at 1 / 1, so an old table's main item is Unchanged and only the rule under test acts.
+const ONE_PHASE: &str = "[[phases]]\nmin_age = 0\nread = 1\nwrite = 1\n";
+
+/// Archive at 2 days, delete at 4, keep the newest 2, delete one table per run.
+const ARCHIVE: &str = r#"
+[retention]
+archive_after = 2
+delete_after = 4
+keep_newest = 2
+max_deletes_per_run = 1
+bucket = "my-archive"
+"#;
+
+/// Every template setting that upkeep restores on an existing table.
+const UPKEEP: &str = r#"
+[template]
+ttl_attribute = "expires_at"
+point_in_time_recovery = true
+deletion_protection = true
+tags = { team = "iot" }
+"#;
+
+fn at(rfc3339: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(rfc3339).unwrap().with_timezone(&Utc)
+}
+
+fn now() -> DateTime<Utc> {
+    at("2018-10-26T00:15:00Z")
+}
+
+/// The day `age` days before the current one.
+fn day(age: i64) -> NaiveDate {
+    NaiveDate::from_ymd_opt(2018, 10, 26).unwrap() - Duration::days(age)
+}
+
+fn name(age: i64) -> String {
+    format!("timeseries_{}", day(age))
+}
+
+fn policy(toml: &str) -> Policy {
+    Policy::from_toml(toml).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn one_phase(rest: &str) -> Policy {
+    policy(&format!("{ONE_PHASE}{rest}"))
+}
+
+fn tags(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Our own tags for the table `age` days old (UTC days).
+fn own_tags(policy: &Policy, age: i64) -> BTreeMap<String, String> {
+    tags(&[
+        (TAG_PERIOD_START, &format!("{}T00:00:00+00:00", day(age))),
+        (TAG_PERIOD_END, &format!("{}T00:00:00+00:00", day(age - 1))),
+        (TAG_POLICY_HASH, &policy.hash()),
+    ])
+}
+
+/// A table `age` days old, as `policy` created it and observe() reads it: ACTIVE at 1 / 1, our
+/// tags set, point-in-time recovery on.
+fn ours(policy: &Policy, age: i64) -> ObservedTable {
+    let mut table = ObservedTable::active(&name(age), Billing::Provisioned(COLD));
+    table.tags = Some(own_tags(policy, age));
+    table.point_in_time_recovery = Some(true);
+    table
+}
+
+/// A table `age` days old whose template settings were all read and are all missing.
+fn bare(age: i64, capacity: Capacity) -> ObservedTable {
+    let mut table = ObservedTable::active(&name(age), Billing::Provisioned(capacity));
+    table.tags = Some(BTreeMap::new());
+    table.ttl = Some(TtlState {
+        status: "DISABLED".into(),
+        attribute: None,
+    });
+    table.point_in_time_recovery = Some(false);
+    table
+}
+
+fn tagged(mut table: ObservedTable, key: &str, value: &str) -> ObservedTable {
+    table
+        .tags
+        .get_or_insert_with(BTreeMap::new)
+        .insert(key.into(), value.into());
+    table
+}
+
+fn archived(policy: &Policy, age: i64) -> ObservedTable {
+    tagged(ours(policy, age), TAG_ARCHIVED, "2018-10-20T03:00:00+00:00")
+}
+
+fn export_arn(age: i64) -> String {
+    format!(
+        "arn:aws:dynamodb:us-east-1:123456789012:table/{}/export/01540000000000-abcdef12",
+        name(age)
+    )
+}
+
+/// A table whose export (recorded in its export tag) DescribeExport reports as `status`.
+fn exporting(policy: &Policy, age: i64, status: ExportStatus, failure: Option<&str>) -> ObservedTable {
+    let mut table = tagged(ours(policy, age), TAG_EXPORT, "export/01540000000000-abcdef12");
+    table.export = Some(ExportState {
+        arn: export_arn(age),
+        status,
+        end_time: Some(at("2018-10-25T03:00:00Z")),
+        failure: failure.map(str::to_string),
+    });
+    table
+}
+
+fn resize(policy: &Policy, tables: &[ObservedTable]) -> Plan {
+    plan(policy, now(), tables, Operation::ResizeOld)
+}
+
+fn items<'a>(plan: &'a Plan, table: &str) -> Vec<&'a PlanItem> {
+    plan.items.iter().filter(|item| item.table == table).collect()
+}
+
+fn decisions(plan: &Plan, table: &str) -> Vec<Decision> {
+    items(plan, table)
+        .into_iter()
+        .map(|i| i.decision.clone())
+        .collect()
+}
+
+fn actions(plan: &Plan, table: &str) -> Vec<&'static str> {
+    items(plan, table)
+        .into_iter()
+        .map(|i| i.decision.action())
+        .collect()
+}
+
+/// The table's last item: its retention step, when it has one.
+fn last<'a>(plan: &'a Plan, table: &str) -> &'a PlanItem {
+    items(plan, table)
+        .pop()
+        .unwrap_or_else(|| panic!("{table} not in plan: {plan:#?}"))
+}
+
+/// The tables with an item of this action, in plan order (oldest first).
+fn tables_with(plan: &Plan, action: &str) -> Vec<String> {
+    plan.items
+        .iter()
+        .filter(|item| item.decision.action() == action)
+        .map(|item| item.table.clone())
+        .collect()
+}
+
+fn line<'a>(lines: &'a [TableStatusLine], table: &str) -> &'a TableStatusLine {
+    lines
+        .iter()
+        .find(|l| l.table == table)
+        .unwrap_or_else(|| panic!("{table} not in status"))
+}
+
+// ---- 1. create_new: the template at CreateTable ----
+
+#[test]
+fn created_tables_carry_the_template_and_period_tags_in_the_policy_zone() {
+    let policy = policy(
+        r#"
+        timezone = "Europe/Berlin"
+        [template]
+        deletion_protection = true
+        stream = "new_and_old_images"
+        encryption = "customer_managed"
+        kms_key = "alias/archive"
+        tags = { team = "iot", env = "prod" }
+        "#,
+    );
+    let plan = plan(&policy, at("2018-10-25T12:00:00Z"), &[], Operation::CreateNew);
+    let Decision::Create(spec) = &items(&plan, "timeseries_2018-10-26")[0].decision else {
+        panic!("{plan:#?}")
+    };
+    assert_eq!(
+        spec.tags,
+        tags(&[
+            ("env", "prod"),
+            ("team", "iot"),
+            (TAG_PERIOD_START, "2018-10-26T00:00:00+02:00"),
+            (TAG_PERIOD_END, "2018-10-27T00:00:00+02:00"),
+            (TAG_POLICY_HASH, &policy.hash()),
+        ])
+    );
+    assert!(spec.deletion_protection);
+    assert_eq!(spec.stream, Some(StreamView::NewAndOldImages));
+    assert_eq!(
+        spec.encryption,
+        Some(Encryption::CustomerManaged {
+            kms_key: "alias/archive".into()
+        })
+    );
+}
+
+#[test]
+fn period_tags_take_each_instants_own_offset_across_a_dst_change() {
+    let policy = policy("timezone = \"Europe/Berlin\"\npremake = 0");
+    let plan = plan(&policy, at("2018-10-28T12:00:00Z"), &[], Operation::CreateNew);
+    let Decision::Create(spec) = &items(&plan, "timeseries_2018-10-28")[0].decision else {
+        panic!("{plan:#?}")
+    };
+    assert_eq!(spec.tags[TAG_PERIOD_START], "2018-10-28T00:00:00+02:00");
+    assert_eq!(spec.tags[TAG_PERIOD_END], "2018-10-29T00:00:00+01:00");
+}
+
+#[test]
+fn the_policy_hash_tag_is_16_hex_digits_and_changes_with_the_policy() {
+    let a = policy("[template]\ntags = { team = \"iot\" }");
+    let b = policy("[template]\ntags = { team = \"web\" }");
+    let hash = a.hash();
+    assert_eq!(hash.len(), 16, "{hash}");
+    assert!(hash.chars().all(|c| c.is_ascii_hexdigit()), "{hash}");
+    assert_eq!(hash, a.clone().hash(), "stable");
+    assert_ne!(hash, b.hash());
+    let plan = plan(&a, now(), &[], Operation::CreateNew);
+    let Decision::Create(spec) = &plan.items[0].decision else {
+        panic!("{plan:#?}")
+    };
+    assert_eq!(spec.tags[TAG_POLICY_HASH], hash);
+}
+
+#[test]
+fn without_a_template_tables_get_dynamodb_defaults_and_only_our_tags() {
+    let policy = Policy::default();
+    let plan = plan(&policy, now(), &[], Operation::CreateNew);
+    let Decision::Create(spec) = &plan.items[0].decision else {
+        panic!("{plan:#?}")
+    };
+    assert!(!spec.deletion_protection);
+    assert_eq!((spec.stream, &spec.encryption), (None, &None));
+    assert_eq!(spec.tags, own_tags(&policy, 0));
+}
+
+// ---- 2. Template upkeep on existing tables ----
+
+#[test]
+fn upkeep_restores_tags_ttl_pitr_and_deletion_protection() {
+    let policy = policy(UPKEEP);
+    let table = bare(3, COLD);
+    let arn = table.arn.clone().unwrap();
+    let plan = resize(&policy, &[table]);
+    let mut want_tags = own_tags(&policy, 3);
+    want_tags.insert("team".into(), "iot".into());
+    let name = name(3);
+    assert_eq!(
+        decisions(&plan, &name),
+        [
+            Decision::Unchanged,
+            Decision::Tag(TagChange {
+                name: name.clone(),
+                arn,
+                tags: want_tags,
+            }),
+            Decision::EnableTtl(TtlChange {
+                name: name.clone(),
+                attribute: "expires_at".into(),
+            }),
+            Decision::EnablePointInTimeRecovery { name: name.clone() },
+            Decision::Configure(SettingChange {
+                name: name.clone(),
+                setting: TableSetting::DeletionProtection(true),
+            }),
+        ]
+    );
+}
+
+#[test]
+fn a_setting_change_waits_while_the_main_item_updates_the_table() {
+    let policy = policy(UPKEEP);
+    let plan = resize(&policy, &[bare(1, HOT)]);
+    let items = items(&plan, &name(1));
+    assert!(matches!(items[0].decision, Decision::Update(_)), "{items:#?}");
+    assert!(!actions(&plan, &name(1)).contains(&"configure"), "{items:#?}");
+    let last = items.last().unwrap();
+    assert_eq!(last.decision, Decision::Deferred { retry_after: None });
+    assert!(last.reason.contains("deletion protection on"), "{}", last.reason);
+    assert!(
+        last.reason.contains("one table update at a time"),
+        "{}",
+        last.reason
+    );
+}
+
+#[test]
+fn our_tags_are_never_rewritten_but_changed_user_tags_are() {
+    let policy = policy(UPKEEP);
+    let mut table = bare(3, COLD);
+    table.tags = Some(tags(&[
+        (TAG_PERIOD_START, "2018-10-01T00:00:00+00:00"),
+        (TAG_PERIOD_END, "2018-10-02T00:00:00+00:00"),
+        (TAG_POLICY_HASH, "0000000000000000"),
+        ("team", "web"),
+    ]));
+    let plan = resize(&policy, &[table]);
+    let tag_changes: Vec<_> = decisions(&plan, &name(3))
+        .into_iter()
+        .filter_map(|d| match d {
+            Decision::Tag(change) => Some(change.tags),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(tag_changes, [tags(&[("team", "iot")])]);
+}
+
+#[test]
+fn ttl_on_another_attribute_is_left_as_it_is() {
+    let policy = policy(UPKEEP);
+    let mut table = bare(3, COLD);
+    table.ttl = Some(TtlState {
+        status: "ENABLED".into(),
+        attribute: Some("valid_until".into()),
+    });
+    let plan = resize(&policy, &[table]);
+    assert!(!actions(&plan, &name(3)).contains(&"enable_ttl"), "{plan:#?}");
+    let ttl = items(&plan, &name(3))
+        .into_iter()
+        .find(|i| i.reason.contains("TTL"))
+        .unwrap_or_else(|| panic!("no TTL item: {plan:#?}"));
+    assert_eq!(ttl.decision, Decision::Unchanged);
+    assert!(ttl.reason.contains("\"valid_until\""), "{}", ttl.reason);
+}
+
+#[test]
+fn a_table_that_is_not_active_gets_no_upkeep() {
+    let policy = policy(UPKEEP);
+    for status in [TableStatus::Updating, TableStatus::Creating] {
+        let mut table = bare(3, COLD);
+        table.status = status;
+        let plan = resize(&policy, &[table]);
+        assert_eq!(actions(&plan, &name(3)), ["deferred"], "{plan:#?}");
+    }
+}
+
+#[test]
+fn settings_the_template_leaves_out_are_not_enforced() {
+    let policy = policy("[template]\nttl_attribute = \"expires_at\"");
+    let mut table = ours(&policy, 3);
+    table.deletion_protection = true;
+    table.stream = Some(StreamView::KeysOnly);
+    table.encryption = ObservedEncryption::Kms { key_arn: None };
+    table.point_in_time_recovery = Some(false);
+    table.ttl = Some(TtlState {
+        status: "ENABLED".into(),
+        attribute: Some("expires_at".into()),
+    });
+    let plan = resize(&policy, &[table]);
+    assert_eq!(decisions(&plan, &name(3)), [Decision::Unchanged]);
+}
+
+// ---- 3. Stream ----
+
+#[test]
+fn a_stream_with_another_view_is_turned_off_first() {
+    let policy = policy("[template]\nstream = \"new_and_old_images\"");
+    let mut table = ours(&policy, 3);
+    table.stream = Some(StreamView::KeysOnly);
+    let plan = resize(&policy, &[table]);
+    assert_eq!(
+        decisions(&plan, &name(3))[1..],
+        [Decision::Configure(SettingChange {
+            name: name(3),
+            setting: TableSetting::Stream(None),
+        })]
+    );
+}
+
+#[test]
+fn a_missing_stream_is_turned_on_with_the_template_view() {
+    let policy = policy("[template]\nstream = \"new_and_old_images\"");
+    let plan = resize(&policy, &[ours(&policy, 3)]);
+    assert_eq!(
+        decisions(&plan, &name(3))[1..],
+        [Decision::Configure(SettingChange {
+            name: name(3),
+            setting: TableSetting::Stream(Some(StreamView::NewAndOldImages)),
+        })]
+    );
+}
+
+// ---- 4. Retention ----
+
+#[test]
+fn tables_past_archive_after_with_pitr_on_are_exported() {
+    let policy = one_phase(ARCHIVE);
+    let tables: Vec<_> = (1..=7).map(|age| ours(&policy, age)).collect();
+    let plan = resize(&policy, &tables);
+    let oldest_first: Vec<_> = (2..=7).rev().map(name).collect();
+    assert_eq!(tables_with(&plan, "export"), oldest_first);
+    assert_eq!(
+        last(&plan, &name(2)).decision,
+        Decision::Export(ExportRequest {
+            name: name(2),
+            table_arn: tables[1].arn.clone().unwrap(),
+            bucket: "my-archive".into(),
+            prefix: format!("ddb-rollover/{}/", name(2)),
+        })
+    );
+    assert!(tables_with(&plan, "delete").is_empty(), "{plan:#?}");
+    let due = last(&plan, &name(5));
+    assert!(due.reason.contains("deleted once it completes"), "{}", due.reason);
+}
+
+#[test]
+fn an_export_waits_for_point_in_time_recovery() {
+    let policy = one_phase(ARCHIVE);
+    let mut table = ours(&policy, 3);
+    table.point_in_time_recovery = Some(false);
+    let plan = resize(&policy, &[table, ours(&policy, 1)]);
+    assert_eq!(
+        actions(&plan, &name(3)),
+        ["unchanged", "enable_point_in_time_recovery", "deferred"]
+    );
+    let waiting = last(&plan, &name(3));
+    assert!(
+        waiting.reason.contains("point-in-time recovery"),
+        "{}",
+        waiting.reason
+    );
+}
+
+#[test]
+fn an_export_in_progress_is_left_to_finish() {
+    let policy = one_phase(ARCHIVE);
+    let plan = resize(&policy, &[exporting(&policy, 3, ExportStatus::InProgress, None)]);
+    assert_eq!(actions(&plan, &name(3)), ["unchanged", "unchanged"]);
+    assert!(last(&plan, &name(3)).reason.contains("IN_PROGRESS"));
+}
+
+#[test]
+fn a_failed_export_is_started_again_with_the_failure_in_the_reason() {
+    let policy = one_phase(ARCHIVE);
+    let table = exporting(
+        &policy,
+        3,
+        ExportStatus::Failed,
+        Some("S3NoSuchBucket: The bucket does not exist"),
+    );
+    let plan = resize(&policy, &[table]);
+    let retry = last(&plan, &name(3));
+    assert!(matches!(retry.decision, Decision::Export(_)), "{retry:#?}");
+    assert!(retry.reason.contains("FAILED"), "{}", retry.reason);
+    assert!(retry.reason.contains("S3NoSuchBucket"), "{}", retry.reason);
+}
+
+#[test]
+fn a_completed_export_is_recorded_and_the_table_deleted_in_the_same_plan() {
+    let policy = one_phase(ARCHIVE);
+    let tables = [
+        exporting(&policy, 5, ExportStatus::Completed, None),
+        ours(&policy, 1),
+        ours(&policy, 2),
+    ];
+    let plan = resize(&policy, &tables);
+    assert_eq!(
+        decisions(&plan, &name(5)),
+        [
+            Decision::Tag(TagChange {
+                name: name(5),
+                arn: tables[0].arn.clone().unwrap(),
+                tags: tags(&[(TAG_ARCHIVED, "2018-10-25T03:00:00+00:00")]),
+            }),
+            Decision::Delete(DeleteRequest {
+                name: name(5),
+                lift_deletion_protection: false,
+                archived_by: Some(export_arn(5)),
+            }),
+        ]
+    );
+}
+
+#[test]
+fn a_completed_export_not_yet_due_for_deletion_is_only_recorded() {
+    let policy = one_phase(ARCHIVE);
+    let plan = resize(&policy, &[exporting(&policy, 3, ExportStatus::Completed, None)]);
+    assert_eq!(actions(&plan, &name(3)), ["unchanged", "tag"]);
+}
+
+#[test]
+fn only_archived_tables_are_deleted_oldest_first_within_the_budget() {
+    let policy = one_phase(ARCHIVE);
+    let mut tables = vec![ours(&policy, 8)];
+    tables.extend((4..=7).map(|age| archived(&policy, age)));
+    tables.extend([ours(&policy, 1), ours(&policy, 2)]);
+    let plan = resize(&policy, &tables);
+    assert_eq!(tables_with(&plan, "delete"), [name(7)]);
+    assert!(
+        matches!(last(&plan, &name(8)).decision, Decision::Export(_)),
+        "not archived: exported, not deleted"
+    );
+    for age in 4..=6 {
+        let waiting = last(&plan, &name(age));
+        assert_eq!(waiting.decision, Decision::Deferred { retry_after: None });
+        assert!(
+            waiting.reason.contains("max_deletes_per_run"),
+            "{}",
+            waiting.reason
+        );
+    }
+}
+
+#[test]
+fn the_newest_keep_newest_tables_are_never_deleted() {
+    let policy = one_phase("[retention]\ndelete_after = 1\nkeep_newest = 3\n");
+    let tables: Vec<_> = (1..=4).map(|age| ours(&policy, age)).collect();
+    let plan = resize(&policy, &tables);
+    assert_eq!(tables_with(&plan, "delete"), [name(4)]);
+    for age in 1..=3 {
+        let kept = last(&plan, &name(age));
+        assert_eq!(kept.decision, Decision::Skipped);
+        assert!(kept.reason.contains("keep_newest"), "{}", kept.reason);
+    }
+}
+
+#[test]
+fn current_and_future_tables_are_never_deleted() {
+    let policy = one_phase("[retention]\ndelete_after = 1\nkeep_newest = 1\n");
+    let tables: Vec<_> = (-2..=2).map(|age| ours(&policy, age)).collect();
+    let plan = resize(&policy, &tables);
+    assert_eq!(tables_with(&plan, "delete"), [name(2), name(1)]);
+    for age in [-1, 0] {
+        assert_eq!(actions(&plan, &name(age)), ["skipped"], "{plan:#?}");
+    }
+}
+
+#[test]
+fn delete_lifts_deletion_protection_only_when_the_table_has_it() {
+    let policy = one_phase("[retention]\ndelete_after = 3\nkeep_newest = 1\n");
+    let mut protected = ours(&policy, 3);
+    protected.deletion_protection = true;
+    let plan = resize(&policy, &[ours(&policy, 1), protected, ours(&policy, 4)]);
+    let lift = |age| match &last(&plan, &name(age)).decision {
+        Decision::Delete(request) => request.lift_deletion_protection,
+        other => panic!("{other:?}"),
+    };
+    assert!(lift(3));
+    assert!(!lift(4));
+}
+
+#[test]
+fn a_table_being_deleted_gets_no_other_items() {
+    let policy = policy(
+        "[template]\nttl_attribute = \"expires_at\"\ndeletion_protection = false\n\
+         [retention]\ndelete_after = 2\nkeep_newest = 1\n",
+    );
+    let mut table = bare(3, HOT);
+    table.deletion_protection = true;
+    let plan = resize(&policy, &[table, bare(1, WARM)]);
+    assert_eq!(
+        decisions(&plan, &name(3)),
+        [Decision::Delete(DeleteRequest {
+            name: name(3),
+            lift_deletion_protection: true,
+            archived_by: None,
+        })]
+    );
+}
+
+#[test]
+fn create_new_never_exports_or_deletes() {
+    let policy = one_phase(ARCHIVE);
+    let mut tables: Vec<_> = (-1..=4).map(|age| ours(&policy, age)).collect();
+    tables.extend((5..=7).map(|age| archived(&policy, age)));
+    let plan = plan(&policy, now(), &tables, Operation::CreateNew);
+    assert!(tables_with(&plan, "export").is_empty(), "{plan:#?}");
+    assert!(tables_with(&plan, "delete").is_empty(), "{plan:#?}");
+}
+
+// ---- 5. Deleting without archiving ----
+
+#[test]
+fn delete_after_without_archiving_deletes_without_any_export() {
+    let policy = one_phase("[retention]\ndelete_after = 3\n");
+    let tables: Vec<_> = (1..=6).map(|age| ours(&policy, age)).collect();
+    let plan = resize(&policy, &tables);
+    assert_eq!(tables_with(&plan, "delete"), [name(6), name(5), name(4)]);
+    assert!(tables_with(&plan, "export").is_empty(), "{plan:#?}");
+    assert_eq!(
+        last(&plan, &name(6)).decision,
+        Decision::Delete(DeleteRequest {
+            name: name(6),
+            lift_deletion_protection: false,
+            archived_by: None,
+        })
+    );
+}
+
+// ---- 6. Age from tags ----
+
+#[test]
+fn a_table_carrying_period_tags_is_owned_and_aged_by_its_period_end() {
+    let policy = policy(&format!(
+        "period = \"hour\"\n{ONE_PHASE}[retention]\ndelete_after = 48\nkeep_newest = 1\n"
+    ));
+    let current = ObservedTable::active("timeseries_2018-10-26T00", Billing::Provisioned(COLD));
+    let daily = ObservedTable::active("timeseries_2018-10-20", Billing::Provisioned(COLD));
+    let untagged = resize(&policy, &[daily.clone(), current.clone()]);
+    assert_eq!(decisions(&untagged, "timeseries_2018-10-20"), [Decision::Foreign]);
+
+    let daily = tagged(
+        tagged(daily, TAG_PERIOD_START, "2018-10-20T00:00:00+00:00"),
+        TAG_PERIOD_END,
+        "2018-10-21T00:00:00+00:00",
+    );
+    let plan = resize(&policy, &[daily, current]);
+    let items = items(&plan, "timeseries_2018-10-20");
+    // The last hour of 2018-10-20 is 5 days and 1 hour before the current hour.
+    assert_eq!(items[0].age, Some(121), "{items:#?}");
+    assert_eq!(
+        decisions(&plan, "timeseries_2018-10-20"),
+        [Decision::Delete(DeleteRequest {
+            name: "timeseries_2018-10-20".into(),
+            lift_deletion_protection: false,
+            archived_by: None,
+        })]
+    );
+}
+
+// ---- 7. status ----
+
+#[test]
+fn status_reports_each_archive_state() {
+    let policy = one_phase(ARCHIVE);
+    let tables = [
+        ours(&policy, 1),
+        ours(&policy, 3),
+        exporting(&policy, 4, ExportStatus::InProgress, None),
+        archived(&policy, 5),
+    ];
+    let report = status(&policy, now(), &tables);
+    let archive = |age| line(&report.tables, &name(age)).archive.clone().unwrap();
+    assert_eq!(archive(1).state, "not_due");
+    assert_eq!(archive(1).due, Some(at("2018-10-27T00:00:00Z")));
+    assert_eq!(archive(3).state, "due");
+    assert_eq!(archive(3).due, Some(at("2018-10-25T00:00:00Z")));
+    assert_eq!(archive(4).state, "in_progress");
+    assert_eq!(
+        archive(4).export.as_deref(),
+        Some("export/01540000000000-abcdef12")
+    );
+    assert_eq!(archive(5).state, "completed");
+}
+
+#[test]
+fn status_reports_when_deletion_is_due() {
+    let policy = one_phase(ARCHIVE);
+    let report = status(&policy, now(), &[ours(&policy, 1)]);
+    assert_eq!(
+        line(&report.tables, &name(1)).delete_due,
+        Some(at("2018-10-29T00:00:00Z"))
+    );
+}
+
+#[test]
+fn status_reports_the_last_deferral_from_its_tag() {
+    let policy = Policy::default();
+    let deferral = "2018-10-25T00:15:00+00:00 update: LimitExceededException";
+    let table = tagged(ours(&policy, 1), TAG_LAST_DEFERRAL, deferral);
+    let report = status(&policy, now(), &[table, ours(&policy, 2)]);
+    assert_eq!(
+        line(&report.tables, &name(1)).last_deferral.as_deref(),
+        Some(deferral)
+    );
+    assert_eq!(line(&report.tables, &name(2)).last_deferral, None);
+}
+
+#[test]
+fn status_lists_upkeep_and_retention_after_the_main_change() {
+    let policy = one_phase(ARCHIVE);
+    let mut table = ours(&policy, 3);
+    table.point_in_time_recovery = Some(false);
+    let report = status(&policy, now(), &[table]);
+    let line = line(&report.tables, &name(3));
+    assert_eq!(
+        line.resize_old.as_ref().map(|n| &n.decision),
+        Some(&Decision::Unchanged)
+    );
+    let other: Vec<_> = line
+        .other_changes
+        .iter()
+        .map(|c| (c.operation, c.decision.action()))
+        .collect();
+    assert_eq!(
+        other,
+        [
+            (Operation::ResizeOld, "enable_point_in_time_recovery"),
+            (Operation::ResizeOld, "deferred"),
+        ]
+    );
+}
+
+/// Two steps can share a decision (both wait, `Deferred`) but not a reason: each is listed.
+#[test]
+fn status_lists_every_deferred_step_with_its_own_reason() {
+    let policy = policy(&format!("[template]\ndeletion_protection = true\n{ARCHIVE}"));
+    let mut table = ours(&policy, 3);
+    table.billing = Billing::Provisioned(HOT);
+    table.point_in_time_recovery = Some(false);
+    let plan = resize(&policy, std::slice::from_ref(&table));
+    assert_eq!(
+        actions(&plan, &name(3)),
+        ["update", "enable_point_in_time_recovery", "deferred", "deferred"]
+    );
+    let report = status(&policy, now(), &[table]);
+    let other: Vec<_> = line(&report.tables, &name(3))
+        .other_changes
+        .iter()
+        .map(|c| c.decision.action())
+        .collect();
+    assert_eq!(other, ["enable_point_in_time_recovery", "deferred", "deferred"]);
+}
+
+/// status() is built from the planner, so a table the planner ages by its tags has a delete time.
+#[test]
+fn status_ages_a_tag_owned_table_by_its_tags_too() {
+    let policy = policy(&format!(
+        "period = \"hour\"\n{ONE_PHASE}[retention]\ndelete_after = 48\nkeep_newest = 1\n"
+    ));
+    let daily = tagged(
+        tagged(
+            ObservedTable::active("timeseries_2018-10-20", Billing::Provisioned(COLD)),
+            TAG_PERIOD_START,
+            "2018-10-20T00:00:00+00:00",
+        ),
+        TAG_PERIOD_END,
+        "2018-10-21T00:00:00+00:00",
+    );
+    let report = status(&policy, now(), &[daily]);
+    // Its last hour, 2018-10-20T23, turns 48 hours old at 2018-10-22T23:00.
+    assert_eq!(
+        line(&report.tables, "timeseries_2018-10-20").delete_due,
+        Some(at("2018-10-22T23:00:00Z"))
+    );
+}
+
+// ---- 8. Policy validation ----
+
+fn invalid_fields(toml: &str) -> Vec<String> {
+    match Policy::from_toml(toml) {
+        Err(PolicyError::Invalid(fields)) => fields.into_iter().map(|f| f.field).collect(),
+        other => panic!("expected a validation error, got {other:?}"),
+    }
+}
+
+#[test]
+fn each_bad_template_field_is_named() {
+    assert_eq!(
+        invalid_fields("[template]\nstream = \"all\""),
+        ["template.stream"]
+    );
+    assert_eq!(
+        invalid_fields("[template]\ntags = { x = \"a|b\" }"),
+        ["template.tags.x"]
+    );
+    assert_eq!(
+        invalid_fields("[template]\nencryption = \"customer_managed\""),
+        ["template.kms_key"]
+    );
+}
+
+#[test]
+fn each_bad_retention_field_is_named() {
+    assert_eq!(
+        invalid_fields("[retention]\narchive_after = 2"),
+        ["retention.bucket"]
+    );
+    for delete_after in [3, 4] {
+        assert_eq!(
+            invalid_fields(&format!(
+                "[retention]\narchive_after = 4\ndelete_after = {delete_after}\nbucket = \"my-archive\""
+            )),
+            ["retention.delete_after"]
+        );
+    }
+}
+
+#[test]
+fn archiving_with_point_in_time_recovery_turned_off_is_refused() {
+    assert_eq!(
+        invalid_fields(
+            "[template]\npoint_in_time_recovery = false\n\
+             [retention]\narchive_after = 2\nbucket = \"my-archive\""
+        ),
+        ["template.point_in_time_recovery"]
+    );
+}
+
+#[test]
+fn json_null_leaves_optional_fields_unset() {
+    let json = r#"{
+        "template": {"ttl_attribute": null, "point_in_time_recovery": null, "deletion_protection": null,
+                     "stream": null, "encryption": null, "kms_key": null, "tags": null},
+        "retention": {"archive_after": null, "bucket": null, "prefix": null, "delete_after": 3,
+                      "max_deletes_per_run": null, "keep_newest": null}
+    }"#;
+    let policy = Policy::from_json(json).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        policy,
+        Policy::from_toml("[retention]\ndelete_after = 3").unwrap()
+    );
+    let nulls = Policy::from_json(r#"{"template": null, "retention": null}"#).unwrap();
+    assert_eq!(nulls, Policy::default());
+}

@@ -1,9 +1,10 @@
 //! Command-line flags, modelled on the AWS CLI's.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 
 /// Keep time-series data in DynamoDB as one table per period: pre-build the next tables,
 /// dial old ones down, never touch tables that are not ours.
@@ -63,10 +64,95 @@ pub enum Command {
     Plan,
     /// Each table of the policy: period, age, phase, status, capacity, and what the next run would do.
     Status,
+    /// Which table holds a time (--at, default now), or every table of a range; needs no AWS access.
+    Route(RouteArgs),
+    /// Size a table with AWS's method: period, shards, WCU and partitions. Needs no AWS access.
+    Capacity(CapacityArgs),
+}
+
+/// A time range `[from, to)`; without one, the table holding `--at` (or now).
+#[derive(Debug, Args)]
+pub struct RouteArgs {
+    /// Start of the range (RFC 3339), inclusive.
+    #[arg(long, value_name = "RFC3339", value_parser = parse_at, requires = "to")]
+    pub from: Option<DateTime<Utc>>,
+
+    /// End of the range (RFC 3339), exclusive.
+    #[arg(long, value_name = "RFC3339", value_parser = parse_at, requires = "from")]
+    pub to: Option<DateTime<Utc>>,
+}
+
+/// One of three questions: a steady write rate, a bulk load, or a throughput's partitions.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Sizing", group(
+    ArgGroup::new("mode")
+        .required(true)
+        .multiple(true)
+        .args(["events_per_sec", "items", "read_units", "write_units"])
+))]
+pub struct CapacityArgs {
+    /// Size of one item in bytes (1 to 409600).
+    #[arg(
+        long,
+        value_name = "BYTES",
+        required_unless_present_any = ["read_units", "write_units"],
+        conflicts_with_all = ["read_units", "write_units"]
+    )]
+    pub item_bytes: Option<u64>,
+
+    /// Average items written per second.
+    #[arg(
+        long,
+        value_name = "RATE",
+        allow_negative_numbers = true,
+        conflicts_with_all = ["items", "within", "read_units", "write_units"]
+    )]
+    pub events_per_sec: Option<f64>,
+
+    /// Busiest items per second; sets the WCU and shards. Default: the average.
+    #[arg(
+        long,
+        value_name = "RATE",
+        allow_negative_numbers = true,
+        requires = "events_per_sec",
+        conflicts_with_all = ["items", "within", "read_units", "write_units"]
+    )]
+    pub peak_events_per_sec: Option<f64>,
+
+    /// Bulk load: how many items to write (with --within).
+    #[arg(long, value_name = "N", requires = "within", conflicts_with_all = ["read_units", "write_units"])]
+    pub items: Option<u64>,
+
+    /// Bulk load: how long the load may take: 90s, 30m, 3h, 1d, or combined such as 1h30m.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        requires = "items",
+        conflicts_with_all = ["read_units", "write_units"]
+    )]
+    pub within: Option<Duration>,
+
+    /// Provisioned read units, to count partitions.
+    #[arg(long, value_name = "RCU")]
+    pub read_units: Option<u64>,
+
+    /// Provisioned write units, to count partitions.
+    #[arg(long, value_name = "WCU")]
+    pub write_units: Option<u64>,
 }
 
 fn parse_at(value: &str) -> Result<DateTime<Utc>, String> {
     DateTime::parse_from_rfc3339(value)
         .map(|t| t.with_timezone(&Utc))
         .map_err(|e| format!("{e}: use RFC 3339, such as 2018-10-25T23:45:00Z"))
+}
+
+/// Durations such as `90s`, `30m`, `3h`, `1d` or `1h30m` (humantime's syntax).
+fn parse_duration(value: &str) -> Result<Duration, String> {
+    humantime::parse_duration(value).map_err(|e| {
+        format!(
+            "{value:?} is not a duration ({e}): use a number and a unit, such as 90s, 30m, 3h, 1d or 1h30m"
+        )
+    })
 }

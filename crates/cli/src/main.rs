@@ -1,7 +1,9 @@
 //! `ddb-rollover`: the operator's command line over the core library. It parses flags, builds
-//! one SDK client, calls the core and prints its report; it decides nothing itself.
+//! one SDK client, calls the core and prints its report; it decides nothing itself. `capacity`
+//! and `route` are arithmetic and answer before any AWS configuration is read.
 
 mod args;
+mod capacity;
 mod render;
 
 use std::process::ExitCode;
@@ -9,12 +11,13 @@ use std::process::ExitCode;
 use aws_config::{BehaviorVersion, Region};
 use chrono::Utc;
 use clap::Parser;
+use ddb_rollover::app;
 use ddb_rollover::dynamodb::DynamoDb;
 use ddb_rollover::{
     observe, run_each, status, ApplyOptions, Operation, Policy, PolicyDocument, PolicyError, Scope,
 };
 
-use args::{Cli, Command, Output};
+use args::{Cli, Command, Output, RouteArgs};
 
 /// Exit codes: 0 nothing failed, 1 an action or AWS call failed, 2 bad input (before any AWS call).
 const EXIT_FAILED: u8 = 1;
@@ -29,6 +32,19 @@ async fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    // Sizing is arithmetic: it runs before any policy or AWS configuration is read.
+    if let Command::Capacity(args) = &cli.command {
+        return match capacity::report(args, cli.output) {
+            Ok(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("error: {error}");
+                ExitCode::from(EXIT_BAD_INPUT)
+            }
+        };
+    }
     let policy = match load_policy(&cli) {
         Ok(policy) => policy,
         Err(error) => {
@@ -36,8 +52,12 @@ async fn main() -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    let control = DynamoDb::new(client(&cli).await);
     let now = cli.at.unwrap_or_else(Utc::now);
+    // Routing is the policy's arithmetic too: no AWS call.
+    if let Command::Route(args) = &cli.command {
+        return route(args, &policy, now, cli.output);
+    }
+    let control = DynamoDb::new(client(&cli).await);
     let options = ApplyOptions {
         dry_run: cli.dry_run,
         ..ApplyOptions::default()
@@ -76,6 +96,9 @@ async fn execute(
             }
             return Ok(observation.unreadable.is_empty());
         }
+        Command::Capacity(_) | Command::Route(_) => {
+            unreachable!("capacity and route are answered before any AWS client is built")
+        }
     };
     let options = ApplyOptions {
         dry_run: options.dry_run || matches!(cli.command, Command::Plan),
@@ -107,6 +130,27 @@ async fn execute(
         }
     }
     Ok(reports.iter().all(|r| r.succeeded()))
+}
+
+/// Prints the tables holding `[from, to)`, or the one holding `now`.
+fn route(args: &RouteArgs, policy: &Policy, now: chrono::DateTime<Utc>, output: Output) -> ExitCode {
+    let tables = match (args.from, args.to) {
+        (Some(from), Some(to)) => app::tables_between(policy, from, to),
+        _ => app::table_for(policy, now).map(|table| vec![table]),
+    };
+    match tables {
+        Ok(tables) => {
+            match output {
+                Output::Json => println!("{}", serde_json::to_string_pretty(&tables).expect("serializable")),
+                Output::Table => print!("{}", render::period_tables(&tables)),
+            }
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
 }
 
 /// `--policy FILE`, else `$ROLLOVER_POLICY` (JSON), else the defaults; then `--prefix`.

@@ -1,21 +1,28 @@
 //! Human-readable tables for the terminal; `--output json` prints the core's reports as-is.
 
+use ddb_rollover::app::PeriodTable;
 use ddb_rollover::observed::Billing;
 use ddb_rollover::plan::Decision;
 use ddb_rollover::report::{RunReport, Summary};
 use ddb_rollover::status::StatusReport;
 
-/// Left-aligned columns, two spaces apart; the last column is not padded.
+/// Left-aligned columns under a header, two spaces apart; the last column is not padded.
 fn columns(header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
-    for row in rows {
+    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    aligned(std::iter::once(&header).chain(rows))
+}
+
+/// Left-aligned columns, two spaces apart; the last column is not padded.
+pub fn aligned<'a>(rows: impl Iterator<Item = &'a Vec<String>> + Clone) -> String {
+    let mut widths: Vec<usize> = Vec::new();
+    for row in rows.clone() {
+        widths.resize(widths.len().max(row.len()), 0);
         for (width, cell) in widths.iter_mut().zip(row) {
             *width = (*width).max(cell.chars().count());
         }
     }
     let mut out = String::new();
-    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
-    for row in std::iter::once(&header).chain(rows) {
+    for row in rows {
         let last = row.len().saturating_sub(1);
         let cells: Vec<String> = row
             .iter()
@@ -32,6 +39,15 @@ fn columns(header: &[&str], rows: &[Vec<String>]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The tables holding a time or a time range, oldest first.
+pub fn period_tables(tables: &[PeriodTable]) -> String {
+    let rows: Vec<Vec<String>> = tables
+        .iter()
+        .map(|t| vec![t.name.clone(), rfc3339(t.start), rfc3339(t.end)])
+        .collect();
+    columns(&["TABLE", "FROM", "UNTIL"], &rows)
 }
 
 fn opt<T: ToString>(value: Option<T>) -> String {
@@ -184,4 +200,8 @@ pub fn status_report(report: &StatusReport) -> String {
             &rows
         )
     )
+}
+
+fn rfc3339(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }

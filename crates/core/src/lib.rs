@@ -5,7 +5,9 @@
 //! planner, [`apply`] executes a plan through a [`control::ControlPlane`], and [`dynamodb`]
 //! implements that control plane on `aws_sdk_dynamodb::Client`.
 
+pub mod app;
 pub mod apply;
+pub mod capacity;
 pub mod control;
 pub mod dynamodb;
 pub mod event;

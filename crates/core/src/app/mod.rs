@@ -1,0 +1,117 @@
+//! The applications' side: what writers and readers of the period tables need, from the same
+//! rules the Lambda functions use.
+//!
+//! - [`route`]: which table holds time `t` ([`table_for`], [`tables_between`]);
+//! - [`shard`]: write sharding, random or calculated;
+//! - [`keys`]: granularity, composite and sort keys, TTL values;
+//! - [`write`]: put and batch-write to the right table and shard ([`Writer`]);
+//! - [`query`]: one time range read across periods and shards, merged in order ([`query`](query::query)).
+//!
+//! A [`Layout`] ties them to one policy: items carry the shard key `{base}#{n}` in the policy's
+//! partition key and `sort_key(time, unique)` in its sort key, both strings.
+
+pub mod keys;
+pub mod query;
+pub mod route;
+pub mod shard;
+pub mod write;
+
+pub use keys::Granularity;
+pub use query::{Order, QueryError, QueryOutcome, TimeRange};
+pub use route::{table_for, tables_between, PeriodTable, RouteError};
+pub use shard::{ShardChoice, Sharding};
+pub use write::{BatchWritten, Item, Record, WriteError, Writer};
+
+use crate::policy::{AttributeKind, Policy};
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{field} is {found}: {allowed}")]
+pub struct LayoutError {
+    pub field: &'static str,
+    pub found: String,
+    pub allowed: &'static str,
+}
+
+/// How an application's items sit in the policy's tables.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    policy: Policy,
+    sharding: Sharding,
+}
+
+impl Layout {
+    /// Checks that the policy's key fits sharded time series: a string partition key (it holds
+    /// `{base}#{n}`) and a string sort key (it holds the ISO 8601 time and a unique suffix).
+    pub fn new(policy: &Policy, sharding: Sharding) -> Result<Layout, LayoutError> {
+        let key = &policy.key;
+        if key.partition.kind != AttributeKind::S {
+            return Err(LayoutError {
+                field: "key.partition.type",
+                found: format!("{:?}", key.partition.kind),
+                allowed: "use \"S\": the partition key holds the shard key {base}#{n}",
+            });
+        }
+        match &key.sort {
+            Some(sort) if sort.kind == AttributeKind::S => {}
+            other => {
+                return Err(LayoutError {
+                    field: "key.sort.type",
+                    found: other
+                        .as_ref()
+                        .map_or("absent".to_string(), |s| format!("{:?}", s.kind)),
+                    allowed: "use \"S\": the sort key holds the ISO 8601 time and a unique suffix",
+                })
+            }
+        }
+        Ok(Layout {
+            policy: policy.clone(),
+            sharding,
+        })
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    pub fn sharding(&self) -> &Sharding {
+        &self.sharding
+    }
+
+    pub fn partition_key(&self) -> &str {
+        &self.policy.key.partition.name
+    }
+
+    pub fn sort_key(&self) -> &str {
+        &self
+            .policy
+            .key
+            .sort
+            .as_ref()
+            .expect("checked in Layout::new")
+            .name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_need_string_keys() {
+        let sharding = Sharding::new(4).unwrap();
+        let err = Layout::new(&Policy::default(), sharding.clone()).unwrap_err();
+        assert_eq!(err.field, "key.partition.type");
+        let no_sort = Policy::from_toml("[key]\npartition = { name = \"pk\", type = \"S\" }").unwrap();
+        let err = Layout::new(&no_sort, sharding.clone()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "key.sort.type is absent: use \"S\": the sort key holds the ISO 8601 time and a unique suffix"
+        );
+        let good = Policy::from_toml(
+            "[key]\npartition = { name = \"pk\", type = \"S\" }\nsort = { name = \"sk\", type = \"S\" }",
+        )
+        .unwrap();
+        let layout = Layout::new(&good, sharding).unwrap();
+        assert_eq!((layout.partition_key(), layout.sort_key()), ("pk", "sk"));
+    }
+}

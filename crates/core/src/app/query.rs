@@ -1,0 +1,294 @@
+//! One time-range read of a base key across every period table and shard, merged in order.
+//!
+//! Each (table, shard) pair is one paginated Query; up to `concurrency` run at once, in time
+//! order of their tables. Tables hold disjoint times, so each table's shards are merged by sort
+//! key and the tables are concatenated. With a limit, reading stops as soon as enough items
+//! are in, and no shard reads more than the limit.
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::Client;
+use chrono::{DateTime, Utc};
+use futures::stream::{self, StreamExt};
+use itertools::Itertools;
+use serde::Serialize;
+
+use super::keys::sort_key_time;
+use super::route::{tables_between, PeriodTable, RouteError};
+use super::write::Item;
+use super::Layout;
+
+/// Concurrent Query calls when none is given.
+pub const DEFAULT_CONCURRENCY: usize = 8;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum Order {
+    #[default]
+    OldestFirst,
+    NewestFirst,
+}
+
+/// What to read: the items of `base` with times in `[from, to)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimeRange {
+    pub base: String,
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    pub order: Order,
+    pub limit: Option<usize>,
+    /// Only this shard (1-based), for items written with a calculated shard.
+    pub shard: Option<u32>,
+    /// Items per Query call (DynamoDB's `Limit`); `None` lets pages run to 1 MB.
+    pub page_size: Option<usize>,
+    pub concurrency: usize,
+    pub consistent_read: bool,
+}
+
+impl TimeRange {
+    pub fn new(base: impl Into<String>, from: DateTime<Utc>, to: DateTime<Utc>) -> TimeRange {
+        TimeRange {
+            base: base.into(),
+            from,
+            to,
+            order: Order::OldestFirst,
+            limit: None,
+            shard: None,
+            page_size: None,
+            concurrency: DEFAULT_CONCURRENCY,
+            consistent_read: false,
+        }
+    }
+
+    pub fn newest_first(mut self) -> TimeRange {
+        self.order = Order::NewestFirst;
+        self
+    }
+
+    pub fn limit(mut self, limit: usize) -> TimeRange {
+        self.limit = Some(limit);
+        self
+    }
+
+    pub fn shard(mut self, shard: u32) -> TimeRange {
+        self.shard = Some(shard);
+        self
+    }
+
+    pub fn page_size(mut self, items: usize) -> TimeRange {
+        self.page_size = Some(items);
+        self
+    }
+
+    pub fn concurrency(mut self, concurrency: usize) -> TimeRange {
+        self.concurrency = concurrency;
+        self
+    }
+
+    pub fn consistent_read(mut self) -> TimeRange {
+        self.consistent_read = true;
+        self
+    }
+}
+
+/// The merged items and what it took to read them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QueryOutcome {
+    /// In sort-key order (reversed for newest first), at most `limit`.
+    pub items: Vec<Item>,
+    /// Tables of the range that do not exist (deleted, or never created): skipped.
+    pub missing_tables: Vec<String>,
+    /// Tables read (missing ones included); fewer than the range has when a limit stopped early.
+    pub tables_read: usize,
+    /// Query calls, one per page.
+    pub requests: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    /// Bad input, found before any call.
+    #[error("{field} is {found}: {allowed}")]
+    Invalid {
+        field: &'static str,
+        found: String,
+        allowed: String,
+    },
+    #[error(transparent)]
+    Route(#[from] RouteError),
+    #[error("querying {table} for {partition_key}: {source}")]
+    Sdk {
+        table: String,
+        partition_key: String,
+        #[source]
+        source: Box<aws_sdk_dynamodb::Error>,
+    },
+}
+
+/// Reads the items of `range.base` in `[from, to)` from every table and shard.
+pub async fn query(client: &Client, layout: &Layout, range: &TimeRange) -> Result<QueryOutcome, QueryError> {
+    check(layout, range)?;
+    let mut tables = tables_between(layout.policy(), range.from, range.to)?;
+    if range.order == Order::NewestFirst {
+        tables.reverse();
+    }
+    let keys = match range.shard {
+        Some(n) => vec![layout.sharding().key(&range.base, n)],
+        None => layout.sharding().keys(&range.base),
+    };
+    let reads = tables
+        .iter()
+        .flat_map(|table| keys.iter().map(move |key| (table, key)))
+        .map(|(table, key)| read_shard(client, layout, range, table, key));
+    // `buffered` keeps table order and runs up to `concurrency` reads ahead; dropping the
+    // stream on an early stop cancels the reads not needed.
+    let mut results = stream::iter(reads).buffered(range.concurrency);
+
+    let mut outcome = QueryOutcome::default();
+    let mut table_reads: Vec<ShardRead> = Vec::with_capacity(keys.len());
+    let sort_key = layout.sort_key();
+    while let Some(read) = results.next().await {
+        let read = read?;
+        outcome.requests += read.requests;
+        table_reads.push(read);
+        if table_reads.len() < keys.len() {
+            continue;
+        }
+        let reads = std::mem::take(&mut table_reads);
+        outcome.tables_read += 1;
+        if let Some(missing) = reads.iter().find(|r| r.missing) {
+            tracing::warn!(table = %missing.table, "skipping a table of the range that does not exist");
+            outcome.missing_tables.push(missing.table.clone());
+            continue;
+        }
+        let merged = reads
+            .into_iter()
+            .map(|r| r.items)
+            .kmerge_by(|a: &Item, b: &Item| match range.order {
+                Order::OldestFirst => sort_text(a, sort_key) < sort_text(b, sort_key),
+                Order::NewestFirst => sort_text(a, sort_key) > sort_text(b, sort_key),
+            });
+        let room = range
+            .limit
+            .map_or(usize::MAX, |limit| limit - outcome.items.len());
+        outcome.items.extend(merged.take(room));
+        if range.limit.is_some_and(|limit| outcome.items.len() >= limit) {
+            break;
+        }
+    }
+    Ok(outcome)
+}
+
+fn sort_text<'a>(item: &'a Item, sort_key: &str) -> &'a str {
+    item.get(sort_key)
+        .and_then(|v| v.as_s().ok())
+        .map_or("", String::as_str)
+}
+
+fn check(layout: &Layout, range: &TimeRange) -> Result<(), QueryError> {
+    let invalid = |field, found: String, allowed: String| {
+        Err(QueryError::Invalid {
+            field,
+            found,
+            allowed,
+        })
+    };
+    if range.base.is_empty() {
+        return invalid(
+            "base",
+            "empty".into(),
+            "use the base key the items were written with".into(),
+        );
+    }
+    if range.limit == Some(0) {
+        return invalid("limit", "0".into(), "use at least 1, or no limit".into());
+    }
+    if range.page_size == Some(0) {
+        return invalid(
+            "page_size",
+            "0".into(),
+            "use at least 1, or none for 1 MB pages".into(),
+        );
+    }
+    if range.concurrency == 0 {
+        return invalid("concurrency", "0".into(), "use at least 1".into());
+    }
+    let shards = layout.sharding().shards();
+    if let Some(n) = range.shard.filter(|n| !(1..=shards).contains(n)) {
+        return invalid(
+            "shard",
+            n.to_string(),
+            format!("use 1 to {shards}, the shard count"),
+        );
+    }
+    Ok(())
+}
+
+/// One (table, shard) pair's items, in the requested order.
+struct ShardRead {
+    table: String,
+    items: Vec<Item>,
+    requests: usize,
+    missing: bool,
+}
+
+async fn read_shard(
+    client: &Client,
+    layout: &Layout,
+    range: &TimeRange,
+    table: &PeriodTable,
+    partition_key: &str,
+) -> Result<ShardRead, QueryError> {
+    // BETWEEN is inclusive, but every sort key is `time#suffix`, longer than the bare time:
+    // items at `to` sort above the upper bound, items at `from` above the lower one.
+    let lower = sort_key_time(range.from.max(table.start));
+    let upper = sort_key_time(range.to.min(table.end));
+    // A shard never needs more than `limit` items, so no page asks for more.
+    let page_size = match (range.page_size, range.limit) {
+        (Some(size), Some(limit)) => Some(size.min(limit)),
+        (size, limit) => size.or(limit),
+    }
+    .map(|size| i32::try_from(size).unwrap_or(i32::MAX));
+    let mut pages = client
+        .query()
+        .table_name(&table.name)
+        .key_condition_expression("#pk = :pk AND #sk BETWEEN :lower AND :upper")
+        .expression_attribute_names("#pk", layout.partition_key())
+        .expression_attribute_names("#sk", layout.sort_key())
+        .expression_attribute_values(":pk", AttributeValue::S(partition_key.to_string()))
+        .expression_attribute_values(":lower", AttributeValue::S(lower))
+        .expression_attribute_values(":upper", AttributeValue::S(upper))
+        .scan_index_forward(range.order == Order::OldestFirst)
+        .consistent_read(range.consistent_read)
+        .set_limit(page_size)
+        .into_paginator()
+        .send();
+    let mut read = ShardRead {
+        table: table.name.clone(),
+        items: Vec::new(),
+        requests: 0,
+        missing: false,
+    };
+    while let Some(page) = pages.next().await {
+        read.requests += 1;
+        match page {
+            Ok(page) => read.items.extend(page.items.unwrap_or_default()),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_resource_not_found_exception()) =>
+            {
+                read.missing = true;
+                break;
+            }
+            Err(e) => {
+                return Err(QueryError::Sdk {
+                    table: table.name.clone(),
+                    partition_key: partition_key.to_string(),
+                    source: Box::new(e.into()),
+                })
+            }
+        }
+        if let Some(limit) = range.limit.filter(|&limit| read.items.len() >= limit) {
+            read.items.truncate(limit);
+            break;
+        }
+    }
+    Ok(read)
+}

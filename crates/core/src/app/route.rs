@@ -1,0 +1,169 @@
+//! Which table holds time `t`: the planner's own naming, so applications and the Lambda
+//! functions can never disagree about where an item lives.
+
+use chrono::{DateTime, Datelike, Utc};
+use serde::Serialize;
+
+use crate::period::Slot;
+use crate::policy::Policy;
+
+/// Instants have table names only in the years 1000 to 9999 (four-digit labels).
+const YEARS: std::ops::RangeInclusive<i32> = 1000..=9999;
+
+/// One period's table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PeriodTable {
+    /// The table name, `{prefix}_{label}`, exactly as create_new names it.
+    pub name: String,
+    /// The period label, such as `2024-12-01`.
+    pub label: String,
+    /// First instant of the period.
+    pub start: DateTime<Utc>,
+    /// First instant after the period.
+    pub end: DateTime<Utc>,
+    #[serde(skip)]
+    pub slot: Slot,
+}
+
+impl PeriodTable {
+    pub fn contains(&self, t: DateTime<Utc>) -> bool {
+        self.start <= t && t < self.end
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RouteError {
+    #[error("{field} is {value}: tables exist only for instants in the years 1000 to 9999")]
+    OutOfRange {
+        field: &'static str,
+        value: DateTime<Utc>,
+    },
+    #[error("from ({from}) is after to ({to}): a time range needs from <= to")]
+    Reversed { from: DateTime<Utc>, to: DateTime<Utc> },
+}
+
+/// The table that holds items stamped `t`.
+pub fn table_for(policy: &Policy, t: DateTime<Utc>) -> Result<PeriodTable, RouteError> {
+    check_range("t", t)?;
+    Ok(period_table(policy, policy.calendar().floor(t)))
+}
+
+/// Every table holding part of `[from, to)`, oldest first. Empty when `from == to`.
+pub fn tables_between(
+    policy: &Policy,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<Vec<PeriodTable>, RouteError> {
+    check_range("from", from)?;
+    check_range("to", to)?;
+    if from > to {
+        return Err(RouteError::Reversed { from, to });
+    }
+    let calendar = policy.calendar();
+    let mut tables = Vec::new();
+    if from == to {
+        return Ok(tables);
+    }
+    let mut slot = calendar.floor(from);
+    while slot.start() < to {
+        let table = period_table(policy, slot);
+        slot = calendar.next(slot);
+        tables.push(table);
+    }
+    Ok(tables)
+}
+
+fn period_table(policy: &Policy, slot: Slot) -> PeriodTable {
+    let naming = policy.naming();
+    let calendar = naming.calendar();
+    PeriodTable {
+        name: naming.table_name(slot),
+        label: calendar.label(slot),
+        start: slot.start(),
+        end: calendar.end(slot),
+        slot,
+    }
+}
+
+fn check_range(field: &'static str, value: DateTime<Utc>) -> Result<(), RouteError> {
+    if YEARS.contains(&value.year()) {
+        Ok(())
+    } else {
+        Err(RouteError::OutOfRange { field, value })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::naming::Ownership;
+    use chrono::TimeZone;
+
+    fn policy(text: &str) -> Policy {
+        Policy::from_toml(text).unwrap()
+    }
+
+    fn utc(y: i32, m: u32, d: u32, h: u32, min: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(y, m, d, h, min, 0).unwrap()
+    }
+
+    #[test]
+    fn the_table_for_an_instant_is_the_one_the_planner_names() {
+        let policy = policy("prefix = \"iot\"\nperiod = \"day\"\ntimezone = \"Europe/Berlin\"");
+        // 23:30 UTC on 1 December is already 2 December in Berlin.
+        let table = table_for(&policy, utc(2024, 12, 1, 23, 30)).unwrap();
+        assert_eq!(table.name, "iot_2024-12-02");
+        assert_eq!(table.start, utc(2024, 12, 1, 23, 0));
+        assert_eq!(table.end, utc(2024, 12, 2, 23, 0));
+        assert!(table.contains(utc(2024, 12, 1, 23, 30)));
+        assert_eq!(
+            policy.naming().classify(&table.name),
+            Ownership::Owned(table.slot),
+            "the planner owns the routed name"
+        );
+    }
+
+    #[test]
+    fn a_range_lists_every_overlapping_table_in_order() {
+        let policy = policy("prefix = \"m\"\nperiod = \"6h\"");
+        let tables = tables_between(&policy, utc(2024, 12, 1, 5, 0), utc(2024, 12, 1, 12, 0)).unwrap();
+        let names: Vec<_> = tables.iter().map(|t| t.name.as_str()).collect();
+        // [05:00, 12:00) touches 00-06 and 06-12 but not 12-18: the end is exclusive.
+        assert_eq!(names, ["m_2024-12-01T00", "m_2024-12-01T06"]);
+        assert!(
+            tables_between(&policy, utc(2024, 12, 1, 5, 0), utc(2024, 12, 1, 5, 0))
+                .unwrap()
+                .is_empty()
+        );
+        for pair in tables.windows(2) {
+            assert_eq!(pair[0].end, pair[1].start, "periods tile the range");
+        }
+    }
+
+    #[test]
+    fn a_repeated_dst_hour_gets_its_own_table() {
+        let policy = policy("prefix = \"h\"\nperiod = \"hour\"\ntimezone = \"Europe/Berlin\"");
+        // 2024-10-27: 02:00-03:00 happens twice in Berlin (00:00 and 01:00 UTC).
+        let tables = tables_between(&policy, utc(2024, 10, 27, 0, 0), utc(2024, 10, 27, 2, 0)).unwrap();
+        let names: Vec<_> = tables.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["h_2024-10-27T02", "h_2024-10-27T02.2"]);
+        assert_eq!(
+            table_for(&policy, utc(2024, 10, 27, 1, 59)).unwrap().name,
+            "h_2024-10-27T02.2"
+        );
+    }
+
+    #[test]
+    fn bad_ranges_are_named() {
+        let policy = Policy::default();
+        let err = tables_between(&policy, utc(2024, 12, 2, 0, 0), utc(2024, 12, 1, 0, 0)).unwrap_err();
+        assert!(matches!(err, RouteError::Reversed { .. }), "{err}");
+        let far = Utc.with_ymd_and_hms(10_000, 1, 1, 0, 0, 0).unwrap();
+        let err = table_for(&policy, far).unwrap_err();
+        assert!(err.to_string().starts_with("t is +10000"), "{err}");
+        assert!(tables_between(&policy, utc(2024, 1, 1, 0, 0), far)
+            .unwrap_err()
+            .to_string()
+            .starts_with("to is"));
+    }
+}

@@ -10,7 +10,7 @@ use aws_sdk_dynamodb::types::TableStatus;
 use aws_sdk_dynamodb::Client;
 use chrono::NaiveDate;
 use serde_json::Value;
-use testkit::{LocalDynamo, Server};
+use testkit::{LocalDynamo, ProcessRun, Server};
 
 const HOT: (i64, i64) = (300, 1000);
 const WARM: (i64, i64) = (100, 1);
@@ -21,19 +21,6 @@ struct Harness {
     client: Client,
 }
 
-struct CliRun {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl CliRun {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", self.stdout, self.stderr))
-    }
-}
-
 impl Harness {
     async fn start(server: Server) -> Harness {
         let server = LocalDynamo::start(server);
@@ -41,19 +28,14 @@ impl Harness {
         Harness { server, client }
     }
 
-    fn cli(&self, args: &[&str]) -> CliRun {
-        let output = Command::new(env!("CARGO_BIN_EXE_ddb-rollover"))
-            .args(["--endpoint-url", self.server.endpoint(), "--region", "us-east-1"])
-            .args(args)
-            .envs(self.server.env())
-            .env_remove("ROLLOVER_POLICY")
-            .output()
-            .expect("run ddb-rollover");
-        CliRun {
-            code: output.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        }
+    fn cli(&self, args: &[&str]) -> ProcessRun {
+        ProcessRun::of(
+            Command::new(env!("CARGO_BIN_EXE_ddb-rollover"))
+                .args(["--endpoint-url", self.server.endpoint(), "--region", "us-east-1"])
+                .args(args)
+                .envs(self.server.env())
+                .env_remove("ROLLOVER_POLICY"),
+        )
     }
 
     /// Runs a command at `at` with JSON output and checks it succeeded.

@@ -5,51 +5,35 @@
 use std::process::Command;
 
 use serde_json::Value;
+use testkit::ProcessRun;
 
 /// One partition's storage as the core reads "about 10 GB".
 const PARTITION_BYTES: f64 = 1e10;
 
-struct CliRun {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl CliRun {
-    fn json(&self) -> Value {
-        assert_eq!(self.code, 0, "stderr: {}", self.stderr);
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", self.stdout, self.stderr))
-    }
-}
-
-fn capacity(args: &[&str]) -> CliRun {
+fn capacity(args: &[&str]) -> ProcessRun {
     let mut with_command = vec!["capacity"];
     with_command.extend(args);
     ddb_rollover(&with_command, "{ this is not a policy")
 }
 
 /// The binary with nothing from this machine's environment but `policy` in ROLLOVER_POLICY.
-fn ddb_rollover(args: &[&str], policy: &str) -> CliRun {
-    let output = Command::new(env!("CARGO_BIN_EXE_ddb-rollover"))
-        .args(args)
-        .env_clear()
-        .env("ROLLOVER_POLICY", policy)
-        .env("AWS_CONFIG_FILE", "/nonexistent/config")
-        .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
-        .output()
-        .expect("run ddb-rollover");
-    CliRun {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+fn ddb_rollover(args: &[&str], policy: &str) -> ProcessRun {
+    ProcessRun::of(
+        Command::new(env!("CARGO_BIN_EXE_ddb-rollover"))
+            .args(args)
+            .env_clear()
+            .env("ROLLOVER_POLICY", policy)
+            .env("AWS_CONFIG_FILE", "/nonexistent/config")
+            .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials"),
+    )
 }
 
 fn json(args: &[&str]) -> Value {
     let mut with_json = args.to_vec();
     with_json.extend(["--output", "json"]);
-    capacity(&with_json).json()
+    let run = capacity(&with_json);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    run.json()
 }
 
 fn number(value: &Value, key: &str) -> f64 {

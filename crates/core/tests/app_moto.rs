@@ -102,18 +102,6 @@ fn sort_keys(items: &[Item]) -> Vec<String> {
     items.iter().map(|item| text(item, "sk")).collect()
 }
 
-async fn scan_all(client: &Client, table: &str) -> Vec<Item> {
-    client
-        .scan()
-        .table_name(table)
-        .into_paginator()
-        .items()
-        .send()
-        .collect::<Result<Vec<_>, _>>()
-        .await
-        .unwrap()
-}
-
 #[tokio::test]
 async fn fan_out_returns_exactly_the_written_items_in_order() {
     let f = fixture().await;
@@ -128,7 +116,7 @@ async fn fan_out_returns_exactly_the_written_items_in_order() {
     assert_eq!(tables.len(), 2);
     let mut stored = Vec::new();
     for table in &tables {
-        let items = scan_all(&f.client, &table.name).await;
+        let items = testkit::scan(&f.client, &table.name).await;
         assert!(!items.is_empty(), "{} holds items", table.name);
         for item in &items {
             let (time, _) = ddb_rollover::app::keys::parse_sort_key(&text(item, "sk")).unwrap();
@@ -289,7 +277,7 @@ async fn writes_to_a_missing_table_fail_clearly_and_are_counted() {
     f.writer.write_batch(pinned.clone()).await.unwrap();
     f.writer.write_batch(pinned).await.unwrap();
     assert_eq!(
-        scan_all(&f.client, "fan_2024-12-01T02").await.len(),
+        testkit::scan(&f.client, "fan_2024-12-01T02").await.len(),
         10,
         "no duplicates"
     );

@@ -566,3 +566,47 @@ mod tests {
         assert_eq!(parse_start_line(""), None);
     }
 }
+
+/// What a binary under test did: exit code and output.
+#[derive(Debug)]
+pub struct ProcessRun {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl ProcessRun {
+    /// Runs `command` to completion.
+    pub fn of(command: &mut std::process::Command) -> ProcessRun {
+        let output = command
+            .output()
+            .unwrap_or_else(|e| panic!("run {command:?}: {e}"));
+        ProcessRun {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// Stdout as JSON, whatever the exit code.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", self.stdout, self.stderr))
+    }
+}
+
+/// Every item of `table`, by a paginated Scan.
+pub async fn scan(
+    client: &aws_sdk_dynamodb::Client,
+    table: &str,
+) -> Vec<std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>> {
+    client
+        .scan()
+        .table_name(table)
+        .into_paginator()
+        .items()
+        .send()
+        .try_collect()
+        .await
+        .unwrap_or_else(|e| panic!("Scan {table}: {e:?}"))
+}

@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, TimeToLiveStatus};
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
 use serde_json::Value;
-use testkit::{LocalDynamo, Server};
+use testkit::{LocalDynamo, ProcessRun, Server};
 
 const PREFIX: &str = "iot_test";
 const DAY: &str = "2024-12-01";
@@ -28,32 +28,28 @@ struct Run {
 
 /// Runs the binary with small sizes against `server`, JSON output.
 fn ingest(server: &LocalDynamo) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_iot-ingest"))
-        .args([
-            "--endpoint-url",
-            server.endpoint(),
-            "--region",
-            "us-east-1",
-            "--output",
-            "json",
-        ])
-        .args([
-            "--prefix", PREFIX, "--day", DAY, "--period", "6h", "--sensor", "7",
-        ])
-        .args(["--sensors", &SENSORS.to_string()])
-        .args(["--every-seconds", &EVERY_SECONDS.to_string()])
-        .args(["--shards", &SHARDS.to_string()])
-        .envs(server.env())
-        .output()
-        .expect("run iot-ingest");
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    let json = serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {stdout}\nstderr: {stderr}"));
+    let run = ProcessRun::of(
+        Command::new(env!("CARGO_BIN_EXE_iot-ingest"))
+            .args([
+                "--endpoint-url",
+                server.endpoint(),
+                "--region",
+                "us-east-1",
+                "--output",
+                "json",
+            ])
+            .args([
+                "--prefix", PREFIX, "--day", DAY, "--period", "6h", "--sensor", "7",
+            ])
+            .args(["--sensors", &SENSORS.to_string()])
+            .args(["--every-seconds", &EVERY_SECONDS.to_string()])
+            .args(["--shards", &SHARDS.to_string()])
+            .envs(server.env()),
+    );
     Run {
-        code: output.status.code().unwrap_or(-1),
-        json,
-        stderr,
+        code: run.code,
+        json: run.json(),
+        stderr: run.stderr,
     }
 }
 
@@ -61,15 +57,7 @@ fn ingest(server: &LocalDynamo) -> Run {
 async fn scan_all(client: &Client) -> BTreeMap<String, Vec<Item>> {
     let mut all = BTreeMap::new();
     for name in testkit::describe_all(client).await.into_keys() {
-        let items: Vec<Item> = client
-            .scan()
-            .table_name(&name)
-            .into_paginator()
-            .items()
-            .send()
-            .try_collect()
-            .await
-            .unwrap_or_else(|e| panic!("Scan {name}: {e:?}"));
+        let items = testkit::scan(client, &name).await;
         all.insert(name, items);
     }
     all

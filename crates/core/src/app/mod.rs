@@ -9,6 +9,41 @@
 //!
 //! A [`Layout`] ties them to one policy: items carry the shard key `{base}#{n}` in the policy's
 //! partition key and `sort_key(time, unique)` in its sort key, both strings.
+//!
+//! ```no_run
+//! # async fn example(client: aws_sdk_dynamodb::Client) -> Result<(), Box<dyn std::error::Error>> {
+//! use aws_sdk_dynamodb::types::AttributeValue;
+//! use chrono::{TimeDelta, Utc};
+//! use ddb_rollover::app::keys::ttl_epoch_seconds;
+//! use ddb_rollover::app::{query::query, Layout, Record, Sharding, TimeRange, Writer};
+//! use ddb_rollover::Policy;
+//!
+//! let policy = Policy::from_toml(r#"
+//!     prefix = "iot"
+//!     [key]
+//!     partition = { name = "pk", type = "S" }
+//!     sort = { name = "sk", type = "S" }
+//!     [template]
+//!     ttl_attribute = "expires_at"
+//! "#)?;
+//! let layout = Layout::new(&policy, Sharding::new(4)?)?;
+//! let writer = Writer::new(client.clone(), layout.clone());
+//!
+//! let time = Utc::now();
+//! writer
+//!     .write_batch(vec![Record::new("SENSOR#0007", time)
+//!         .attribute("celsius", AttributeValue::N("21.5".into()))
+//!         .expires_at(ttl_epoch_seconds(time, TimeDelta::days(30)))])
+//!     .await?;
+//!
+//! let (from, to) = (time - TimeDelta::days(1), time + TimeDelta::seconds(1));
+//! let day = query(&client, &layout, &TimeRange::new("SENSOR#0007", from, to)).await?;
+//! let latest = TimeRange::new("SENSOR#0007", from, to).newest_first().limit(5);
+//! let latest = query(&client, &layout, &latest).await?;
+//! assert!(latest.items.len() <= day.items.len());
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod keys;
 pub mod query;

@@ -11,7 +11,9 @@ use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use ddb_rollover::app::keys::{sort_key, sort_key_time};
 use ddb_rollover::app::query::{query, TimeRange};
 use ddb_rollover::app::write::{Item, UnwrittenReason};
-use ddb_rollover::app::{table_for, tables_between, Layout, Record, Sharding, WriteError, Writer};
+use ddb_rollover::app::{
+    table_for, tables_between, ItemStream, Layout, Record, Sharding, WriteError, Writer,
+};
 use ddb_rollover::dynamodb::DynamoDb;
 use ddb_rollover::{run, ApplyOptions, Operation, Policy};
 use testkit::{LocalDynamo, Server};
@@ -62,6 +64,16 @@ async fn fixture() -> Fixture {
         layout,
         writer,
     }
+}
+
+/// Everything an [`ItemStream`] yields, and its missing tables.
+async fn drain(f: &Fixture, range: &TimeRange) -> (Vec<Item>, Vec<String>) {
+    let mut stream = ItemStream::new(&f.client, &f.layout, range).unwrap();
+    let mut items = Vec::new();
+    while let Some(item) = stream.next().await {
+        items.push(item.unwrap());
+    }
+    (items, stream.missing_tables().to_vec())
 }
 
 /// `n` readings per base spread over [00:00, 02:00), with pairs at the same instant.
@@ -281,4 +293,46 @@ async fn writes_to_a_missing_table_fail_clearly_and_are_counted() {
         10,
         "no duplicates"
     );
+}
+
+#[tokio::test]
+async fn the_stream_yields_what_the_query_returns_reading_lazily() {
+    let f = fixture().await;
+    let records = readings(&["SENSOR#5"], 200);
+    f.writer.write_batch(records.clone()).await.unwrap();
+    let (from, to) = (start() - TimeDelta::hours(1), start() + TimeDelta::hours(3));
+    let expected = expected_sort_keys(&records, "SENSOR#5", from, to);
+    assert_eq!(expected.len(), 200);
+
+    for range in [
+        TimeRange::new("SENSOR#5", from, to),
+        TimeRange::new("SENSOR#5", from, to).page_size(3),
+        TimeRange::new("SENSOR#5", from, to).newest_first().page_size(10),
+        TimeRange::new("SENSOR#5", from, to).newest_first().limit(17),
+    ] {
+        let (streamed, mut missing) = drain(&f, &range).await;
+        missing.sort();
+        let queried = query(&f.client, &f.layout, &range).await.unwrap();
+        assert_eq!(sort_keys(&streamed), sort_keys(&queried.items), "{range:?}");
+        let mut want = expected.clone();
+        if range.order == ddb_rollover::app::Order::NewestFirst {
+            want.reverse();
+        }
+        want.truncate(range.limit.unwrap_or(usize::MAX));
+        assert_eq!(sort_keys(&streamed), want, "{range:?}");
+        let expected_missing: &[&str] = if range.limit.is_some() {
+            &["fan_2024-12-01T02"]
+        } else {
+            &["fan_2024-11-30T23", "fan_2024-12-01T02"]
+        };
+        assert_eq!(missing, expected_missing, "{range:?}");
+    }
+
+    // Three items from pages of 5: one page per shard of the first table, nothing more.
+    let range = TimeRange::new("SENSOR#5", start(), to).page_size(5);
+    let mut stream = ItemStream::new(&f.client, &f.layout, &range).unwrap();
+    for want in &expected[..3] {
+        assert_eq!(&text(&stream.next().await.unwrap().unwrap(), "sk"), want);
+    }
+    assert_eq!(stream.requests(), SHARDS as usize);
 }

@@ -14,7 +14,7 @@ use aws_smithy_mocks::{mock, mock_client, RuleMode};
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use ddb_rollover::app::query::{query, QueryError as FanOutError, TimeRange};
 use ddb_rollover::app::write::{Backoff, UnwrittenReason};
-use ddb_rollover::app::{Layout, Record, ShardChoice, Sharding, WriteError, Writer};
+use ddb_rollover::app::{ItemStream, Layout, Record, ShardChoice, Sharding, WriteError, Writer};
 use ddb_rollover::Policy;
 
 const POLICY: &str = "prefix = \"m\"\n[key]\npartition = { name = \"pk\", type = \"S\" }\nsort = { name = \"sk\", type = \"S\" }\n";
@@ -154,26 +154,36 @@ async fn a_failing_shard_fails_the_read_and_names_it() {
     });
     let client = mock_client!(aws_sdk_dynamodb, RuleMode::MatchAny, [&rule]);
     let range = TimeRange::new("b", noon(), noon() + TimeDelta::hours(1));
-    let err = query(&client, &layout(), &range).await.unwrap_err();
+    let layout = layout();
+    let err = query(&client, &layout, &range).await.unwrap_err();
     assert!(
         matches!(&err, FanOutError::Sdk { table, partition_key, .. } if table == "m_2024-12-01" && partition_key == "b#2"),
         "{err}"
     );
 
+    // The stream ends after the error: nothing half-merged is yielded.
+    let mut stream = ItemStream::new(&client, &layout, &range).unwrap();
+    let mut yielded = Vec::new();
+    while let Some(item) = stream.next().await {
+        yielded.push(item);
+    }
+    assert_eq!(yielded.len(), 1, "one error, then the end");
+    assert!(matches!(&yielded[0], Err(FanOutError::Sdk { partition_key, .. }) if partition_key == "b#2"));
+
     let bad = TimeRange::new("b", noon(), noon()).shard(3);
-    let err = query(&client, &layout(), &bad).await.unwrap_err();
+    let err = query(&client, &layout, &bad).await.unwrap_err();
     assert_eq!(err.to_string(), "shard is 3: use 1 to 2, the shard count");
-    let err = query(&client, &layout(), &TimeRange::new("b", noon(), noon()).limit(0))
+    let err = query(&client, &layout, &TimeRange::new("b", noon(), noon()).limit(0))
         .await
         .unwrap_err();
     assert_eq!(err.to_string(), "limit is 0: use at least 1, or no limit");
     let reversed = TimeRange::new("b", noon(), noon() - TimeDelta::hours(1));
-    assert!(query(&client, &layout(), &reversed)
+    assert!(query(&client, &layout, &reversed)
         .await
         .unwrap_err()
         .to_string()
         .contains("from"));
-    assert!(calls.load(Ordering::SeqCst) <= 2, "bad input makes no call");
+    assert!(calls.load(Ordering::SeqCst) <= 4, "bad input makes no call");
 }
 
 #[tokio::test]

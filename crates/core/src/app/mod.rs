@@ -5,7 +5,8 @@
 //! - [`shard`]: write sharding, random or calculated;
 //! - [`keys`]: granularity, composite and sort keys, TTL values;
 //! - [`write`]: put and batch-write to the right table and shard ([`Writer`]);
-//! - [`query`]: one time range read across periods and shards, merged in order ([`query`](query::query)).
+//! - [`query`]: one time range read across periods and shards, merged in order ([`query`](query::query));
+//! - [`stream`]: the same read item by item, in bounded memory ([`ItemStream`]).
 //!
 //! A [`Layout`] ties them to one policy: items carry the shard key `{base}#{n}` in the policy's
 //! partition key and `sort_key(time, unique)` in its sort key, both strings.
@@ -49,12 +50,14 @@ pub mod keys;
 pub mod query;
 pub mod route;
 pub mod shard;
+pub mod stream;
 pub mod write;
 
 pub use keys::Granularity;
 pub use query::{Order, QueryError, QueryOutcome, TimeRange};
 pub use route::{table_for, tables_between, PeriodTable, RouteError};
 pub use shard::{ShardChoice, Sharding};
+pub use stream::ItemStream;
 pub use write::{BatchWritten, Item, Record, WriteError, Writer};
 
 use crate::policy::{AttributeKind, Policy};

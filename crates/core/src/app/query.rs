@@ -5,8 +5,12 @@
 //! key and the tables are concatenated. With a limit, reading stops as soon as enough items
 //! are in, and no shard reads more than the limit.
 
+use aws_sdk_dynamodb::config::http::HttpResponse;
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::operation::query::{QueryError as SdkQueryError, QueryOutput};
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
+use aws_smithy_async::future::pagination_stream::PaginationStream;
 use chrono::{DateTime, Utc};
 use futures::stream::{self, StreamExt};
 use itertools::Itertools;
@@ -176,13 +180,13 @@ pub async fn query(client: &Client, layout: &Layout, range: &TimeRange) -> Resul
     Ok(outcome)
 }
 
-fn sort_text<'a>(item: &'a Item, sort_key: &str) -> &'a str {
+pub(super) fn sort_text<'a>(item: &'a Item, sort_key: &str) -> &'a str {
     item.get(sort_key)
         .and_then(|v| v.as_s().ok())
         .map_or("", String::as_str)
 }
 
-fn check(layout: &Layout, range: &TimeRange) -> Result<(), QueryError> {
+pub(super) fn check(layout: &Layout, range: &TimeRange) -> Result<(), QueryError> {
     let invalid = |field, found: String, allowed: String| {
         Err(QueryError::Invalid {
             field,
@@ -236,6 +240,40 @@ async fn read_shard(
     table: &PeriodTable,
     partition_key: &str,
 ) -> Result<ShardRead, QueryError> {
+    let mut pages = shard_pages(client, layout, range, table, partition_key);
+    let mut read = ShardRead {
+        table: table.name.clone(),
+        items: Vec::new(),
+        requests: 0,
+        missing: false,
+    };
+    while let Some(page) = next_page(&mut pages, table, partition_key).await {
+        read.requests += 1;
+        match page? {
+            Page::Items(items) => read.items.extend(items),
+            Page::TableMissing => {
+                read.missing = true;
+                break;
+            }
+        }
+        if let Some(limit) = range.limit.filter(|&limit| read.items.len() >= limit) {
+            read.items.truncate(limit);
+            break;
+        }
+    }
+    Ok(read)
+}
+
+/// The pages of one (table, shard) pair; no call is made until the first page is awaited.
+pub(super) type ShardPages = PaginationStream<Result<QueryOutput, SdkError<SdkQueryError, HttpResponse>>>;
+
+pub(super) fn shard_pages(
+    client: &Client,
+    layout: &Layout,
+    range: &TimeRange,
+    table: &PeriodTable,
+    partition_key: &str,
+) -> ShardPages {
     // BETWEEN is inclusive, but every sort key is `time#suffix`, longer than the bare time:
     // items at `to` sort above the upper bound, items at `from` above the lower one.
     let lower = sort_key_time(range.from.max(table.start));
@@ -246,7 +284,7 @@ async fn read_shard(
         (size, limit) => size.or(limit),
     }
     .map(|size| i32::try_from(size).unwrap_or(i32::MAX));
-    let mut pages = client
+    client
         .query()
         .table_name(&table.name)
         .key_condition_expression("#pk = :pk AND #sk BETWEEN :lower AND :upper")
@@ -259,36 +297,34 @@ async fn read_shard(
         .consistent_read(range.consistent_read)
         .set_limit(page_size)
         .into_paginator()
-        .send();
-    let mut read = ShardRead {
-        table: table.name.clone(),
-        items: Vec::new(),
-        requests: 0,
-        missing: false,
+        .send()
+}
+
+/// One page of a shard, or the news that its table does not exist.
+pub(super) enum Page {
+    Items(Vec<Item>),
+    TableMissing,
+}
+
+/// The next page; `None` after the last one.
+pub(super) async fn next_page(
+    pages: &mut ShardPages,
+    table: &PeriodTable,
+    partition_key: &str,
+) -> Option<Result<Page, QueryError>> {
+    let page = match pages.next().await? {
+        Ok(page) => Ok(Page::Items(page.items.unwrap_or_default())),
+        Err(e)
+            if e.as_service_error()
+                .is_some_and(|e| e.is_resource_not_found_exception()) =>
+        {
+            Ok(Page::TableMissing)
+        }
+        Err(e) => Err(QueryError::Sdk {
+            table: table.name.clone(),
+            partition_key: partition_key.to_string(),
+            source: Box::new(e.into()),
+        }),
     };
-    while let Some(page) = pages.next().await {
-        read.requests += 1;
-        match page {
-            Ok(page) => read.items.extend(page.items.unwrap_or_default()),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|e| e.is_resource_not_found_exception()) =>
-            {
-                read.missing = true;
-                break;
-            }
-            Err(e) => {
-                return Err(QueryError::Sdk {
-                    table: table.name.clone(),
-                    partition_key: partition_key.to_string(),
-                    source: Box::new(e.into()),
-                })
-            }
-        }
-        if let Some(limit) = range.limit.filter(|&limit| read.items.len() >= limit) {
-            read.items.truncate(limit);
-            break;
-        }
-    }
-    Ok(read)
+    Some(page)
 }

@@ -128,15 +128,7 @@ pub enum QueryError {
 
 /// Reads the items of `range.base` in `[from, to)` from every table and shard.
 pub async fn query(client: &Client, layout: &Layout, range: &TimeRange) -> Result<QueryOutcome, QueryError> {
-    check(layout, range)?;
-    let mut tables = tables_between(layout.policy(), range.from, range.to)?;
-    if range.order == Order::NewestFirst {
-        tables.reverse();
-    }
-    let keys = match range.shard {
-        Some(n) => vec![layout.sharding().key(&range.base, n)],
-        None => layout.sharding().keys(&range.base),
-    };
+    let (tables, keys) = reads_of(layout, range)?;
     let reads = tables
         .iter()
         .flat_map(|table| keys.iter().map(move |key| (table, key)))
@@ -186,7 +178,25 @@ pub(super) fn sort_text<'a>(item: &'a Item, sort_key: &str) -> &'a str {
         .map_or("", String::as_str)
 }
 
-pub(super) fn check(layout: &Layout, range: &TimeRange) -> Result<(), QueryError> {
+/// Checks a range (before any call) and lists what to read: its tables in reading order, and
+/// the partition keys of the shards to read in each.
+pub(super) fn reads_of(
+    layout: &Layout,
+    range: &TimeRange,
+) -> Result<(Vec<PeriodTable>, Vec<String>), QueryError> {
+    check(layout, range)?;
+    let mut tables = tables_between(layout.policy(), range.from, range.to)?;
+    if range.order == Order::NewestFirst {
+        tables.reverse();
+    }
+    let keys = match range.shard {
+        Some(n) => vec![layout.sharding().key(&range.base, n)],
+        None => layout.sharding().keys(&range.base),
+    };
+    Ok((tables, keys))
+}
+
+fn check(layout: &Layout, range: &TimeRange) -> Result<(), QueryError> {
     let invalid = |field, found: String, allowed: String| {
         Err(QueryError::Invalid {
             field,

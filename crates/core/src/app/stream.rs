@@ -9,9 +9,9 @@ use aws_sdk_dynamodb::Client;
 use futures::stream::{self, StreamExt};
 
 use super::query::{
-    check, next_page, shard_pages, sort_text, Order, Page, QueryError, ShardPages, TimeRange,
+    next_page, reads_of, shard_pages, sort_text, Order, Page, QueryError, ShardPages, TimeRange,
 };
-use super::route::{tables_between, PeriodTable};
+use super::route::PeriodTable;
 use super::write::Item;
 use super::Layout;
 
@@ -55,15 +55,7 @@ impl<'a> ItemStream<'a> {
         layout: &'a Layout,
         range: &'a TimeRange,
     ) -> Result<ItemStream<'a>, QueryError> {
-        check(layout, range)?;
-        let mut tables = tables_between(layout.policy(), range.from, range.to)?;
-        if range.order == Order::NewestFirst {
-            tables.reverse();
-        }
-        let keys = match range.shard {
-            Some(n) => vec![layout.sharding().key(&range.base, n)],
-            None => layout.sharding().keys(&range.base),
-        };
+        let (tables, keys) = reads_of(layout, range)?;
         Ok(ItemStream {
             client,
             layout,

@@ -1,20 +1,25 @@
 //! The SDK adapter against aws-smithy-mocks: the error paths no local server produces
 //! (LimitExceededException, ResourceInUseException on update) and response mapping.
 
+mod common;
+
 use aws_sdk_dynamodb::error::ErrorMetadata;
 use aws_sdk_dynamodb::operation::create_table::CreateTableError;
-use aws_sdk_dynamodb::operation::describe_table::{DescribeTableError, DescribeTableOutput};
+use aws_sdk_dynamodb::operation::describe_table::DescribeTableError;
 use aws_sdk_dynamodb::operation::list_tables::ListTablesOutput;
 use aws_sdk_dynamodb::operation::update_table::{UpdateTableError, UpdateTableOutput};
+use aws_sdk_dynamodb::types::builders::TableDescriptionBuilder;
 use aws_sdk_dynamodb::types::error::{
     LimitExceededException, ResourceInUseException, ResourceNotFoundException,
 };
 use aws_sdk_dynamodb::types::{
-    BillingMode, BillingModeSummary, ProvisionedThroughputDescription, TableDescription, TableStatus,
+    BillingMode, BillingModeSummary, ProvisionedThroughputDescription, TableStatus,
 };
 use aws_sdk_dynamodb::Client;
 use aws_smithy_mocks::{mock, mock_client, RuleMode};
+
 use chrono::{DateTime, Utc};
+use common::describes;
 use ddb_rollover::control::{ControlPlane, ErrorKind};
 use ddb_rollover::dynamodb::DynamoDb;
 use ddb_rollover::observed::Billing;
@@ -33,22 +38,17 @@ fn change(name: &str) -> CapacityChange {
     }
 }
 
-fn described(name: &str, read: i64, write: i64) -> DescribeTableOutput {
-    DescribeTableOutput::builder()
-        .table(
-            TableDescription::builder()
-                .table_name(name)
-                .table_status(TableStatus::Active)
-                .provisioned_throughput(
-                    ProvisionedThroughputDescription::builder()
-                        .read_capacity_units(read)
-                        .write_capacity_units(write)
-                        .number_of_decreases_today(0)
-                        .build(),
-                )
+/// An ACTIVE provisioned table with no decreases today.
+fn active_provisioned(read: i64, write: i64) -> impl Fn(TableDescriptionBuilder) -> TableDescriptionBuilder {
+    move |t| {
+        t.table_status(TableStatus::Active).provisioned_throughput(
+            ProvisionedThroughputDescription::builder()
+                .read_capacity_units(read)
+                .write_capacity_units(write)
+                .number_of_decreases_today(0)
                 .build(),
         )
-        .build()
+    }
 }
 
 #[tokio::test]
@@ -183,43 +183,23 @@ async fn describe_maps_the_fields_decisions_need() {
         .then_error(|| {
             DescribeTableError::ResourceNotFoundException(ResourceNotFoundException::builder().build())
         });
-    let on_demand = mock!(Client::describe_table)
-        .match_requests(|r| r.table_name() == Some("od"))
-        .then_output(|| {
-            DescribeTableOutput::builder()
-                .table(
-                    TableDescription::builder()
-                        .table_name("od")
-                        .table_status(TableStatus::Updating)
-                        .billing_mode_summary(
-                            BillingModeSummary::builder()
-                                .billing_mode(BillingMode::PayPerRequest)
-                                .build(),
-                        )
-                        .build(),
-                )
-                .build()
-        });
-    let provisioned = mock!(Client::describe_table)
-        .match_requests(|r| r.table_name() == Some("prov"))
-        .then_output(|| {
-            DescribeTableOutput::builder()
-                .table(
-                    TableDescription::builder()
-                        .table_name("prov")
-                        .table_status(TableStatus::Active)
-                        .provisioned_throughput(
-                            ProvisionedThroughputDescription::builder()
-                                .read_capacity_units(100)
-                                .write_capacity_units(1)
-                                .number_of_decreases_today(3)
-                                .last_decrease_date_time(aws_smithy_types::DateTime::from_secs(1_540_512_900))
-                                .build(),
-                        )
-                        .build(),
-                )
-                .build()
-        });
+    let on_demand = describes("od", |t| {
+        t.table_status(TableStatus::Updating).billing_mode_summary(
+            BillingModeSummary::builder()
+                .billing_mode(BillingMode::PayPerRequest)
+                .build(),
+        )
+    });
+    let provisioned = describes("prov", |t| {
+        t.table_status(TableStatus::Active).provisioned_throughput(
+            ProvisionedThroughputDescription::builder()
+                .read_capacity_units(100)
+                .write_capacity_units(1)
+                .number_of_decreases_today(3)
+                .last_decrease_date_time(aws_smithy_types::DateTime::from_secs(1_540_512_900))
+                .build(),
+        )
+    });
     let client = mock_client!(
         aws_sdk_dynamodb,
         RuleMode::MatchAny,
@@ -254,11 +234,7 @@ async fn one_failing_table_does_not_stop_the_run() {
             .build()
     });
     // A computed rule answers once, so each table gets its own.
-    let describe = |name: &'static str| {
-        mock!(Client::describe_table)
-            .match_requests(move |r| r.table_name() == Some(name))
-            .then_output(move || described(name, 300, 1000))
-    };
+    let describe = |name: &'static str| describes(name, active_provisioned(300, 1000));
     let (d20, d21, d22) = (
         describe("timeseries_2018-10-20"),
         describe("timeseries_2018-10-21"),
@@ -386,35 +362,28 @@ async fn describe_maps_table_class_and_on_demand_limits() {
     use aws_sdk_dynamodb::types::{OnDemandThroughput, TableClass as SdkTableClass, TableClassSummary};
     use ddb_rollover::observed::{OnDemandLimits, TableClass};
 
-    let rule = mock!(Client::describe_table).then_output(|| {
-        DescribeTableOutput::builder()
-            .table(
-                TableDescription::builder()
-                    .table_name("t")
-                    .table_status(TableStatus::Active)
-                    .billing_mode_summary(
-                        BillingModeSummary::builder()
-                            .billing_mode(BillingMode::PayPerRequest)
-                            .last_update_to_pay_per_request_date_time(aws_smithy_types::DateTime::from_secs(
-                                1_540_512_900,
-                            ))
-                            .build(),
-                    )
-                    .on_demand_throughput(
-                        OnDemandThroughput::builder()
-                            .max_read_request_units(50)
-                            .max_write_request_units(-1)
-                            .build(),
-                    )
-                    .table_class_summary(
-                        TableClassSummary::builder()
-                            .table_class(SdkTableClass::StandardInfrequentAccess)
-                            .last_update_date_time(aws_smithy_types::DateTime::from_secs(1_540_000_000))
-                            .build(),
-                    )
+    let rule = describes("t", |t| {
+        t.table_status(TableStatus::Active)
+            .billing_mode_summary(
+                BillingModeSummary::builder()
+                    .billing_mode(BillingMode::PayPerRequest)
+                    .last_update_to_pay_per_request_date_time(aws_smithy_types::DateTime::from_secs(
+                        1_540_512_900,
+                    ))
                     .build(),
             )
-            .build()
+            .on_demand_throughput(
+                OnDemandThroughput::builder()
+                    .max_read_request_units(50)
+                    .max_write_request_units(-1)
+                    .build(),
+            )
+            .table_class_summary(
+                TableClassSummary::builder()
+                    .table_class(SdkTableClass::StandardInfrequentAccess)
+                    .last_update_date_time(aws_smithy_types::DateTime::from_secs(1_540_000_000))
+                    .build(),
+            )
     });
     let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
     let table = control.describe_table("t").await.unwrap().unwrap();

@@ -1,6 +1,8 @@
 //! The SDK adapter's template and retention calls against aws-smithy-mocks: what reaches the
 //! wire, how DynamoDB's answers map back, and how its errors are classified.
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::config::retry::RetryConfig;
@@ -9,7 +11,6 @@ use aws_sdk_dynamodb::operation::create_table::CreateTableOutput;
 use aws_sdk_dynamodb::operation::delete_table::{DeleteTableError, DeleteTableOutput};
 use aws_sdk_dynamodb::operation::describe_continuous_backups::DescribeContinuousBackupsOutput;
 use aws_sdk_dynamodb::operation::describe_export::DescribeExportOutput;
-use aws_sdk_dynamodb::operation::describe_table::DescribeTableOutput;
 use aws_sdk_dynamodb::operation::describe_time_to_live::DescribeTimeToLiveOutput;
 use aws_sdk_dynamodb::operation::export_table_to_point_in_time::{
     ExportTableToPointInTimeError, ExportTableToPointInTimeOutput,
@@ -26,12 +27,14 @@ use aws_sdk_dynamodb::types::{
     ContinuousBackupsDescription, ContinuousBackupsStatus, ExportDescription, ExportFormat,
     ExportStatus as SdkExportStatus, PointInTimeRecoveryDescription, PointInTimeRecoveryStatus,
     ProvisionedThroughputDescription, SseDescription, SseSpecification, SseStatus, SseType,
-    StreamSpecification, StreamViewType, TableDescription, TableStatus as SdkTableStatus, Tag,
-    TimeToLiveDescription, TimeToLiveStatus,
+    StreamSpecification, StreamViewType, TableStatus as SdkTableStatus, Tag, TimeToLiveDescription,
+    TimeToLiveStatus,
 };
 use aws_sdk_dynamodb::Client;
 use aws_smithy_mocks::{mock, mock_client, RuleMode};
+
 use chrono::{DateTime, Utc};
+use common::describes;
 use ddb_rollover::control::{ControlPlane, ErrorKind};
 use ddb_rollover::dynamodb::DynamoDb;
 use ddb_rollover::observed::{Billing, ExportStatus, ObservedEncryption};
@@ -479,54 +482,36 @@ async fn list_tags_follows_next_token_across_pages() {
 
 #[tokio::test]
 async fn describe_table_maps_arn_deletion_protection_stream_and_kms_key() {
-    let full = mock!(Client::describe_table)
-        .match_requests(|r| r.table_name() == Some("t"))
-        .then_output(|| {
-            DescribeTableOutput::builder()
-                .table(
-                    TableDescription::builder()
-                        .table_name("t")
-                        .table_status(SdkTableStatus::Active)
-                        .table_arn(TABLE_ARN)
-                        .deletion_protection_enabled(true)
-                        .stream_specification(
-                            StreamSpecification::builder()
-                                .stream_enabled(true)
-                                .stream_view_type(StreamViewType::NewAndOldImages)
-                                .build()
-                                .unwrap(),
-                        )
-                        .sse_description(
-                            SseDescription::builder()
-                                .status(SseStatus::Enabled)
-                                .sse_type(SseType::Kms)
-                                .kms_master_key_arn(KEY_ARN)
-                                .build(),
-                        )
-                        .build(),
-                )
-                .build()
-        });
-    let plain = mock!(Client::describe_table)
-        .match_requests(|r| r.table_name() == Some("plain"))
-        .then_output(|| {
-            DescribeTableOutput::builder()
-                .table(
-                    TableDescription::builder()
-                        .table_name("plain")
-                        .table_status(SdkTableStatus::Active)
-                        .stream_specification(
-                            StreamSpecification::builder()
-                                .stream_enabled(false)
-                                .stream_view_type(StreamViewType::KeysOnly)
-                                .build()
-                                .unwrap(),
-                        )
-                        .sse_description(SseDescription::builder().status(SseStatus::Disabled).build())
-                        .build(),
-                )
-                .build()
-        });
+    let full = describes("t", |t| {
+        t.table_status(SdkTableStatus::Active)
+            .table_arn(TABLE_ARN)
+            .deletion_protection_enabled(true)
+            .stream_specification(
+                StreamSpecification::builder()
+                    .stream_enabled(true)
+                    .stream_view_type(StreamViewType::NewAndOldImages)
+                    .build()
+                    .unwrap(),
+            )
+            .sse_description(
+                SseDescription::builder()
+                    .status(SseStatus::Enabled)
+                    .sse_type(SseType::Kms)
+                    .kms_master_key_arn(KEY_ARN)
+                    .build(),
+            )
+    });
+    let plain = describes("plain", |t| {
+        t.table_status(SdkTableStatus::Active)
+            .stream_specification(
+                StreamSpecification::builder()
+                    .stream_enabled(false)
+                    .stream_view_type(StreamViewType::KeysOnly)
+                    .build()
+                    .unwrap(),
+            )
+            .sse_description(SseDescription::builder().status(SseStatus::Disabled).build())
+    });
     let control = DynamoDb::new(mock_client!(
         aws_sdk_dynamodb,
         RuleMode::MatchAny,
@@ -627,22 +612,15 @@ async fn an_export_refused_for_limits_is_deferred_and_the_run_succeeds() {
 
     let list =
         mock!(Client::list_tables).then_output(|| ListTablesOutput::builder().table_names(NAME).build());
-    let describe = mock!(Client::describe_table).then_output(|| {
-        DescribeTableOutput::builder()
-            .table(
-                TableDescription::builder()
-                    .table_name(NAME)
-                    .table_arn(ARN)
-                    .table_status(SdkTableStatus::Active)
-                    .provisioned_throughput(
-                        ProvisionedThroughputDescription::builder()
-                            .read_capacity_units(1)
-                            .write_capacity_units(1)
-                            .build(),
-                    )
+    let describe = describes(NAME, |t| {
+        t.table_arn(ARN)
+            .table_status(SdkTableStatus::Active)
+            .provisioned_throughput(
+                ProvisionedThroughputDescription::builder()
+                    .read_capacity_units(1)
+                    .write_capacity_units(1)
                     .build(),
             )
-            .build()
     });
     let own_tags = mock!(Client::list_tags_of_resource).then_output(move || {
         let tag = |k: &str, v: &str| Tag::builder().key(k).value(v).build().unwrap();

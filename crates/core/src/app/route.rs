@@ -4,6 +4,7 @@
 use chrono::{DateTime, Datelike, Utc};
 use serde::Serialize;
 
+use crate::naming::TableNaming;
 use crate::period::Slot;
 use crate::policy::Policy;
 
@@ -45,7 +46,9 @@ pub enum RouteError {
 /// The table that holds items stamped `t`.
 pub fn table_for(policy: &Policy, t: DateTime<Utc>) -> Result<PeriodTable, RouteError> {
     check_range("t", t)?;
-    Ok(period_table(policy, policy.calendar().floor(t)))
+    let naming = policy.naming();
+    let slot = naming.calendar().floor(t);
+    Ok(period_table(&naming, slot))
 }
 
 /// Every table holding part of `[from, to)`, oldest first. Empty when `from == to`.
@@ -59,22 +62,22 @@ pub fn tables_between(
     if from > to {
         return Err(RouteError::Reversed { from, to });
     }
-    let calendar = policy.calendar();
+    let naming = policy.naming();
+    let calendar = naming.calendar();
     let mut tables = Vec::new();
     if from == to {
         return Ok(tables);
     }
     let mut slot = calendar.floor(from);
     while slot.start() < to {
-        let table = period_table(policy, slot);
+        let table = period_table(&naming, slot);
         slot = calendar.next(slot);
         tables.push(table);
     }
     Ok(tables)
 }
 
-fn period_table(policy: &Policy, slot: Slot) -> PeriodTable {
-    let naming = policy.naming();
+fn period_table(naming: &TableNaming, slot: Slot) -> PeriodTable {
     let calendar = naming.calendar();
     PeriodTable {
         name: naming.table_name(slot),

@@ -15,6 +15,7 @@ use aws_sdk_dynamodb::Client;
 use aws_smithy_async::rt::sleep::default_async_sleep;
 use chrono::{DateTime, Utc};
 use futures::stream::{self, StreamExt};
+use itertools::Itertools;
 
 use super::keys::{sort_key, unique_suffix};
 use super::route::{table_for, PeriodTable};
@@ -302,14 +303,13 @@ impl Writer {
                 .or_default()
                 .push(routed);
         }
-        let chunks: Vec<(String, Vec<Routed>)> = by_table
-            .into_iter()
-            .flat_map(|(table, routed)| {
-                let chunks: Vec<Vec<Routed>> =
-                    routed.chunks(MAX_BATCH_ITEMS).map(<[Routed]>::to_vec).collect();
-                chunks.into_iter().map(move |chunk| (table.clone(), chunk))
-            })
-            .collect();
+        // Moved into calls of 25, not copied: items can be large.
+        let mut chunks: Vec<(String, Vec<Routed>)> = Vec::new();
+        for (table, routed) in by_table {
+            for chunk in &routed.into_iter().chunks(MAX_BATCH_ITEMS) {
+                chunks.push((table.clone(), chunk.collect()));
+            }
+        }
         let results: Vec<ChunkResult> = stream::iter(chunks)
             .map(|(table, chunk)| self.write_chunk(table, chunk))
             .buffer_unordered(self.concurrency)

@@ -1,0 +1,22 @@
+//! Mock rules shared by the SDK-adapter tests.
+
+use aws_sdk_dynamodb::operation::describe_table::DescribeTableOutput;
+use aws_sdk_dynamodb::types::builders::TableDescriptionBuilder;
+use aws_sdk_dynamodb::types::TableDescription;
+use aws_sdk_dynamodb::Client;
+use aws_smithy_mocks::{mock, Rule};
+
+/// A DescribeTable rule for table `name`, answering with the table `fill` describes (it gets a
+/// builder that already carries the name).
+pub fn describes(
+    name: &'static str,
+    fill: impl Fn(TableDescriptionBuilder) -> TableDescriptionBuilder + Send + Sync + 'static,
+) -> Rule {
+    mock!(Client::describe_table)
+        .match_requests(move |r| r.table_name() == Some(name))
+        .then_output(move || {
+            DescribeTableOutput::builder()
+                .table(fill(TableDescription::builder().table_name(name)).build())
+                .build()
+        })
+}

@@ -28,6 +28,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "URL")]
     pub endpoint_url: Option<String>,
 
+    /// Let resize-old decide for an instant more than one period after the wall clock (for
+    /// simulations). Without it such an --at is refused: it would dial live tables down.
+    #[arg(long, global = true)]
+    pub allow_future_clock: bool,
+
     /// AWS region; default from the environment or profile.
     #[arg(long, global = true)]
     pub region: Option<String>,

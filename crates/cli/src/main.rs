@@ -12,6 +12,7 @@ use aws_config::{BehaviorVersion, Region};
 use chrono::Utc;
 use clap::Parser;
 use ddb_rollover::app;
+use ddb_rollover::clock::{check_clock, ClockAllowance, ClockError};
 use ddb_rollover::dynamodb::DynamoDb;
 use ddb_rollover::{
     observe, run_each, status, ApplyOptions, Operation, Policy, PolicyDocument, PolicyError, Scope,
@@ -52,10 +53,15 @@ async fn main() -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    let now = cli.at.unwrap_or_else(Utc::now);
+    let wall = Utc::now();
+    let now = cli.at.unwrap_or(wall);
     // Routing is the policy's arithmetic too: no AWS call.
     if let Command::Route(args) = &cli.command {
         return route(args, &policy, now, cli.output);
+    }
+    if let Err(error) = check_clock_for(&cli, &policy, now, wall) {
+        eprintln!("error: --at {error}");
+        return ExitCode::from(EXIT_BAD_INPUT);
     }
     let control = DynamoDb::new(client(&cli).await);
     let options = ApplyOptions {
@@ -151,6 +157,28 @@ fn route(args: &RouteArgs, policy: &Policy, now: chrono::DateTime<Utc>, output: 
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }
+}
+
+/// The clock every operation the command runs will decide for, refused before any AWS call
+/// when it could hurt live tables (see [`ddb_rollover::clock`]).
+fn check_clock_for(
+    cli: &Cli,
+    policy: &Policy,
+    now: chrono::DateTime<Utc>,
+    wall: chrono::DateTime<Utc>,
+) -> Result<(), ClockError> {
+    let (operations, changes): (&[Operation], bool) = match cli.command {
+        Command::CreateNew => (&[Operation::CreateNew], true),
+        Command::ResizeOld => (&[Operation::ResizeOld], true),
+        _ => (&[Operation::CreateNew, Operation::ResizeOld], false),
+    };
+    let allowance = ClockAllowance {
+        dry_run: cli.dry_run || !changes,
+        allow_future_clock: cli.allow_future_clock,
+    };
+    operations
+        .iter()
+        .try_for_each(|&operation| check_clock(policy, operation, now, wall, allowance))
 }
 
 /// `--policy FILE`, else `$ROLLOVER_POLICY` (JSON), else the defaults; then `--prefix`.

@@ -73,11 +73,12 @@ fn action(decision: &Decision) -> String {
         Decision::Deferred { .. } => "defer".into(),
         Decision::Skipped => "skip".into(),
         Decision::Foreign => "foreign".into(),
+        Decision::Blocked => "blocked".into(),
     }
 }
 
 pub fn summary(summary: &Summary) -> String {
-    format!(
+    let mut text = format!(
         "{} done, {} planned, {} unchanged, {} deferred, {} failed, {} foreign, {} skipped",
         summary.done,
         summary.planned,
@@ -86,7 +87,25 @@ pub fn summary(summary: &Summary) -> String {
         summary.failed,
         summary.foreign,
         summary.skipped
-    )
+    );
+    if summary.gone > 0 {
+        text.push_str(&format!(
+            ", {} gone (deleted by another run meanwhile)",
+            summary.gone
+        ));
+    }
+    if summary.failed > 0 {
+        text.push_str(&format!(
+            "; {} of {} tables failed",
+            summary.failed_tables, summary.tables
+        ));
+    }
+    text
+}
+
+/// `warning: ...` lines, one per warning.
+fn warnings(warnings: &[String]) -> String {
+    warnings.iter().map(|w| format!("warning: {w}\n")).collect()
 }
 
 pub fn run_report(report: &RunReport) -> String {
@@ -111,7 +130,7 @@ pub fn run_report(report: &RunReport) -> String {
         })
         .collect();
     format!(
-        "{}{} at {} (current period {}, prefix {}){}\n{}{}\n",
+        "{}{} at {} (current period {}, prefix {}){}\n{}{}\n{}",
         if report.dry_run { "[dry run] " } else { "" },
         report.operation,
         report.at.to_rfc3339(),
@@ -122,7 +141,8 @@ pub fn run_report(report: &RunReport) -> String {
             &["TABLE", "AGE", "PHASE", "STATUS", "CAPACITY", "ACTION", "OUTCOME", "REASON"],
             &rows
         ),
-        summary(&report.summary)
+        summary(&report.summary),
+        warnings(&report.warnings)
     )
 }
 
@@ -181,7 +201,7 @@ pub fn status_report(report: &StatusReport) -> String {
         })
         .collect();
     format!(
-        "status at {} (current period {}, prefix {})\n{}",
+        "status at {} (current period {}, prefix {})\n{}{}",
         report.at.to_rfc3339(),
         report.current_period,
         report.prefix,
@@ -198,7 +218,8 @@ pub fn status_report(report: &StatusReport) -> String {
                 "NEXT RUN"
             ],
             &rows
-        )
+        ),
+        warnings(&report.warnings)
     )
 }
 

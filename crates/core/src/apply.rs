@@ -9,7 +9,11 @@ use std::collections::BTreeMap;
 
 use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use crate::observe::{observe, Scope};
-use crate::plan::{plan, Decision, Operation, Plan, PlanItem, TagChange};
+use crate::observed::TableStatus;
+use crate::plan::{
+    plan, Decision, DeleteRequest, ExportRequest, Operation, Plan, PlanItem, SettingChange, TableSetting,
+    TagChange,
+};
 use crate::policy::Policy;
 use crate::report::{Outcome, RunReport, TableLine};
 use crate::template::{export_tag_value, MAX_TAG_VALUE_LEN, TAG_EXPORT, TAG_LAST_DEFERRAL};
@@ -88,6 +92,7 @@ pub async fn apply<C: ControlPlane>(
         prefix,
         current_period,
         items,
+        warnings,
     } = plan;
     let (blocked, items): (Vec<_>, Vec<_>) = items
         .into_iter()
@@ -104,8 +109,20 @@ pub async fn apply<C: ControlPlane>(
     let mut lines: Vec<TableLine> = stream::iter(by_table)
         .map(|group| async move {
             let mut lines = Vec::with_capacity(group.len());
+            let mut gone = false;
             for item in group {
-                lines.push(execute(control, item, options.dry_run).await);
+                let line = if gone {
+                    // The table vanished under an earlier step: no more calls for it.
+                    TableLine {
+                        item,
+                        outcome: Outcome::Gone,
+                        error: None,
+                    }
+                } else {
+                    execute(control, operation, item, options.dry_run).await
+                };
+                gone = line.outcome == Outcome::Gone;
+                lines.push(line);
             }
             lines
         })
@@ -119,18 +136,34 @@ pub async fn apply<C: ControlPlane>(
         record_deferrals(control, &lines, at).await;
     }
     tracing::info!(%operation, %at, tables = lines.len(), "run finished");
-    RunReport::new(operation, at, prefix, current_period, options.dry_run, lines)
+    for warning in &warnings {
+        tracing::warn!(%warning, "neighbours");
+    }
+    RunReport::new(operation, at, prefix, current_period, options.dry_run, lines).with_warnings(warnings)
 }
 
-async fn execute<C: ControlPlane>(control: &C, item: PlanItem, dry_run: bool) -> TableLine {
+async fn execute<C: ControlPlane>(
+    control: &C,
+    operation: Operation,
+    item: PlanItem,
+    dry_run: bool,
+) -> TableLine {
     let outcome = match (&item.decision, dry_run) {
+        (Decision::Blocked, _) => Err(ControlPlaneError {
+            kind: ErrorKind::Other,
+            operation: "plan",
+            table: item.table.clone(),
+            message: item.reason.clone(),
+        }),
         (decision, true) if decision.is_change() => Ok(Outcome::Planned),
         (Decision::Unchanged, _) => Ok(Outcome::Unchanged),
         (Decision::Deferred { .. }, _) => Ok(Outcome::Deferred),
         (Decision::Skipped, _) => Ok(Outcome::Skipped),
         (Decision::Foreign, _) => Ok(Outcome::Foreign),
-        (decision, _) => send(control, decision).await.map(|()| Outcome::Done),
+        (decision, _) => send(control, decision).await,
     };
+    // create_new's own tables must exist when it ends: one that vanished is not "gone".
+    let must_exist = operation == Operation::CreateNew && item.age.is_some_and(|age| age <= 0);
     match outcome {
         Ok(outcome) => {
             if outcome == Outcome::Done {
@@ -142,6 +175,21 @@ async fn execute<C: ControlPlane>(control: &C, item: PlanItem, dry_run: bool) ->
                 error: None,
             }
         }
+        // Deleted by another run (or by hand) since this run listed it: nothing left to do.
+        Err(e) if e.kind == ErrorKind::NotFound && !must_exist => {
+            tracing::info!(table = %item.table, error = %e, "table gone");
+            TableLine {
+                item,
+                outcome: Outcome::Gone,
+                error: None,
+            }
+        }
+        // Another run made the same change first.
+        Err(e) if e.kind == ErrorKind::NoChange => TableLine {
+            item,
+            outcome: Outcome::Unchanged,
+            error: None,
+        },
         // DynamoDB refused for now (busy table, too many operations, decrease budget): a
         // later run does it.
         Err(e)
@@ -155,6 +203,17 @@ async fn execute<C: ControlPlane>(control: &C, item: PlanItem, dry_run: bool) ->
             }
         }
         Err(e) => {
+            let e = if e.kind == ErrorKind::NotFound {
+                ControlPlaneError {
+                    message: format!(
+                        "{}. The table vanished during the run: the next create_new run creates it again",
+                        e.message
+                    ),
+                    ..e
+                }
+            } else {
+                e
+            };
             tracing::error!(table = %item.table, error = %e, "failed");
             TableLine {
                 item,
@@ -165,8 +224,9 @@ async fn execute<C: ControlPlane>(control: &C, item: PlanItem, dry_run: bool) ->
     }
 }
 
-/// Makes one change.
-async fn send<C: ControlPlane>(control: &C, decision: &Decision) -> Result<(), ControlPlaneError> {
+/// Makes one change; `Ok` says how it ended (done, or gone when a delete found the table
+/// already deleting or deleted).
+async fn send<C: ControlPlane>(control: &C, decision: &Decision) -> Result<Outcome, ControlPlaneError> {
     match decision {
         Decision::Create(spec) => match control.create_table(spec).await {
             // A concurrent run, or a retry of this one, created it first.
@@ -179,28 +239,67 @@ async fn send<C: ControlPlane>(control: &C, decision: &Decision) -> Result<(), C
         Decision::EnableTtl(change) => control.enable_ttl(change).await,
         Decision::EnablePointInTimeRecovery { name } => control.enable_point_in_time_recovery(name).await,
         Decision::Configure(change) => control.configure(change).await,
-        Decision::Export(request) => {
-            let export_arn = control.export_table(request).await?;
-            // The tag is how later runs find the export; without it they would start another.
-            let record = TagChange {
-                name: request.name.clone(),
-                arn: request.table_arn.clone(),
-                tags: BTreeMap::from([(
-                    TAG_EXPORT.to_string(),
-                    export_tag_value(&request.table_arn, &export_arn),
-                )]),
-            };
-            control.tag_table(&record).await.map_err(|e| ControlPlaneError {
-                message: format!(
-                    "export {export_arn} started but could not be recorded: {}",
-                    e.message
-                ),
-                ..e
-            })
-        }
-        Decision::Delete(request) => control.delete_table(request).await,
-        Decision::Unchanged | Decision::Deferred { .. } | Decision::Skipped | Decision::Foreign => Ok(()),
+        Decision::Export(request) => export(control, request).await,
+        Decision::Delete(request) => return delete(control, request).await,
+        Decision::Unchanged
+        | Decision::Deferred { .. }
+        | Decision::Skipped
+        | Decision::Foreign
+        | Decision::Blocked => Ok(()),
     }
+    .map(|()| Outcome::Done)
+}
+
+/// Starts the export, then records it in the table's tag: later runs find it there, and
+/// without it they would start another.
+async fn export<C: ControlPlane>(control: &C, request: &ExportRequest) -> Result<(), ControlPlaneError> {
+    let export_arn = control.export_table(request).await?;
+    let record = TagChange {
+        name: request.name.clone(),
+        arn: request.table_arn.clone(),
+        tags: BTreeMap::from([(
+            TAG_EXPORT.to_string(),
+            export_tag_value(&request.table_arn, &export_arn),
+        )]),
+    };
+    control.tag_table(&record).await.map_err(|e| ControlPlaneError {
+        message: format!(
+            "export {export_arn} started but could not be recorded: {}",
+            e.message
+        ),
+        ..e
+    })
+}
+
+/// Lifts deletion protection when the table has it, then deletes. A table another run is
+/// already deleting, or has deleted, is gone: the same end state, so not a failure.
+async fn delete<C: ControlPlane>(control: &C, request: &DeleteRequest) -> Result<Outcome, ControlPlaneError> {
+    let gone_or = |result: Result<(), ControlPlaneError>| async move {
+        match result {
+            Ok(()) => Ok(None),
+            Err(e) if e.kind == ErrorKind::NotFound => Ok(Some(Outcome::Gone)),
+            // Busy: deleting already (then gone), or creating or updating (then deferred).
+            Err(e) if e.kind == ErrorKind::InUse => match control.describe_table(&request.name).await {
+                Ok(None) => Ok(Some(Outcome::Gone)),
+                Ok(Some(table)) if table.status == TableStatus::Deleting => Ok(Some(Outcome::Gone)),
+                _ => Err(e),
+            },
+            Err(e) => Err(e),
+        }
+    };
+    if request.lift_deletion_protection {
+        let lifted = control
+            .configure(&SettingChange {
+                name: request.name.clone(),
+                setting: TableSetting::DeletionProtection(false),
+            })
+            .await;
+        if let Some(outcome) = gone_or(lifted).await? {
+            return Ok(outcome);
+        }
+    }
+    let deleted = control.delete_table(&request.name).await;
+    Ok(gone_or(deleted).await?.unwrap_or(Outcome::Done))
 }
 
 /// Tags each table DynamoDB refused a change for at run time with when and why, so `status`

@@ -6,7 +6,7 @@ use std::future::Future;
 
 use crate::observed::{ExportState, ObservedTable, TtlState};
 use crate::plan::{
-    CapacityChange, ClassChange, DeleteRequest, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
+    CapacityChange, ClassChange, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
 
 /// How the executor should treat a failed call.
@@ -18,8 +18,11 @@ pub enum ErrorKind {
     InUse,
     /// LimitExceededException: too many decreases or concurrent control-plane operations: defer.
     LimitExceeded,
-    /// ResourceNotFoundException.
+    /// ResourceNotFoundException: the table is gone (another run, or a person, deleted it).
     NotFound,
+    /// UpdateTable's ValidationException "The provisioned throughput for the table will not
+    /// change": another run made the same change first.
+    NoChange,
     /// Anything else: the table's action failed; the run goes on with the rest.
     Other,
 }
@@ -98,9 +101,6 @@ pub trait ControlPlane: Sync {
         request: &ExportRequest,
     ) -> impl Future<Output = Result<String, ControlPlaneError>> + Send;
 
-    /// Lifts deletion protection first when the request says so, then deletes.
-    fn delete_table(
-        &self,
-        request: &DeleteRequest,
-    ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
+    /// DeleteTable. Lifting deletion protection first is the executor's step ([`Self::configure`]).
+    fn delete_table(&self, name: &str) -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
 }

@@ -3,7 +3,7 @@
 //! Retries with backoff for throttling and transient errors come from the SDK's own retry
 //! config; this module only translates shapes and classifies the errors that are left.
 
-use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::update_table::UpdateTableError;
 use std::collections::BTreeMap;
 
@@ -22,10 +22,9 @@ use crate::observed::{
     TableStatus, TtlState,
 };
 use crate::plan::{
-    CapacityChange, ClassChange, DeleteRequest, ExportRequest, SettingChange, TableSetting, TableSpec,
-    TagChange, TtlChange,
+    CapacityChange, ClassChange, ExportRequest, SettingChange, TableSetting, TableSpec, TagChange, TtlChange,
 };
-use crate::policy::{AttributeKind, Capacity, KeyAttribute};
+use crate::policy::{AttributeKind, Capacity, KeyAttribute, KeySchema};
 use crate::template::{Encryption, StreamSetting, StreamView};
 
 /// The DynamoDB control plane through an SDK client built once by the caller.
@@ -331,42 +330,27 @@ impl ControlPlane for DynamoDb {
             })
     }
 
-    async fn delete_table(&self, request: &DeleteRequest) -> Result<(), ControlPlaneError> {
-        if request.lift_deletion_protection {
-            let lifted = self
-                .configure(&SettingChange {
-                    name: request.name.clone(),
-                    setting: TableSetting::DeletionProtection(false),
-                })
-                .await;
-            match lifted {
-                // Deleted by a concurrent run, or by a retry of this one.
-                Err(e) if e.kind == ErrorKind::NotFound => return Ok(()),
-                other => other?,
-            }
-        }
-        match self.client.delete_table().table_name(&request.name).send().await {
-            Ok(_) => Ok(()),
-            // Deleted by a concurrent run, or by a retry of this one.
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|e| e.is_resource_not_found_exception()) =>
-            {
-                Ok(())
-            }
-            Err(e) => {
+    async fn delete_table(&self, name: &str) -> Result<(), ControlPlaneError> {
+        self.client
+            .delete_table()
+            .table_name(name)
+            .send()
+            .await
+            .map(drop)
+            .map_err(|e| {
                 let kind = e.as_service_error().and_then(|e| {
                     if e.is_resource_in_use_exception() {
                         Some(ErrorKind::InUse)
                     } else if e.is_limit_exceeded_exception() {
                         Some(ErrorKind::LimitExceeded)
+                    } else if e.is_resource_not_found_exception() {
+                        Some(ErrorKind::NotFound)
                     } else {
                         None
                     }
                 });
-                Err(classify("DeleteTable", &request.name, &e, kind))
-            }
-        }
+                classify("DeleteTable", name, &e, kind)
+            })
     }
 }
 
@@ -410,8 +394,15 @@ fn sse_specification(encryption: &Encryption) -> SseSpecification {
     }
 }
 
+/// The start of DynamoDB's ValidationException message for an UpdateTable whose throughput is
+/// already what it asks for (another run got there first).
+const UNCHANGED_THROUGHPUT: &str = "will not change";
+
 /// UpdateTable's ResourceInUseException means the table is busy: defer, as for LimitExceeded.
-fn update_error<R: std::fmt::Debug>(table: &str, error: &SdkError<UpdateTableError, R>) -> ControlPlaneError {
+fn update_error<R: std::fmt::Debug + 'static>(
+    table: &str,
+    error: &SdkError<UpdateTableError, R>,
+) -> ControlPlaneError {
     let kind = error.as_service_error().and_then(|e| {
         if e.is_resource_in_use_exception() {
             Some(ErrorKind::InUse)
@@ -419,6 +410,12 @@ fn update_error<R: std::fmt::Debug>(table: &str, error: &SdkError<UpdateTableErr
             Some(ErrorKind::LimitExceeded)
         } else if e.is_resource_not_found_exception() {
             Some(ErrorKind::NotFound)
+        } else if e.meta().code() == Some("ValidationException")
+            && e.meta()
+                .message()
+                .is_some_and(|m| m.contains(UNCHANGED_THROUGHPUT))
+        {
+            Some(ErrorKind::NoChange)
         } else {
             None
         }
@@ -437,7 +434,7 @@ fn classify<E, R>(
 ) -> ControlPlaneError
 where
     E: ProvideErrorMetadata + std::error::Error + 'static,
-    R: std::fmt::Debug,
+    R: std::fmt::Debug + 'static,
 {
     let kind = kind.unwrap_or(match error.code() {
         Some("LimitExceededException") => ErrorKind::LimitExceeded,
@@ -446,12 +443,27 @@ where
         _ => ErrorKind::Other,
     });
     let message = match error.as_service_error() {
-        Some(service) => match (service.code(), service.message()) {
-            (Some(code), Some(message)) => format!("{code}: {message}"),
-            (Some(code), None) => code.to_string(),
-            _ => service.to_string(),
-        },
-        None => DisplayErrorContext(error).to_string(),
+        Some(service) => {
+            let text = match (service.code(), service.message()) {
+                (Some(code), Some(message)) => format!("{code}: {message}"),
+                (Some(code), None) => code.to_string(),
+                _ => one_line(service),
+            };
+            match service.code().and_then(|code| advice_for_code(code, operation)) {
+                Some(advice) => format!("{text}. {advice}"),
+                None => text,
+            }
+        }
+        None => {
+            let advice = match error {
+                SdkError::DispatchFailure(_) | SdkError::TimeoutError(_) => {
+                    "DynamoDB could not be reached: check the endpoint, the region and the network; a later run retries"
+                }
+                SdkError::ResponseError(_) => "DynamoDB's answer could not be read; a later run retries",
+                _ => "the request could not be built or sent; a later run retries",
+            };
+            format!("{}. {advice}", one_line(error))
+        }
     };
     ControlPlaneError {
         kind,
@@ -459,6 +471,38 @@ where
         table: table.to_string(),
         message,
     }
+}
+
+/// An error and its sources as one line (`dispatch failure: io error: Connection refused`),
+/// without the Rust debug dump the SDK's own context printer appends.
+fn one_line(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next = Some(error);
+    while let Some(error) = next {
+        let text = error.to_string();
+        // Wrappers often repeat their source's text: keep each piece once.
+        if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        next = error.source();
+    }
+    parts.join(": ").replace('\n', " ")
+}
+
+/// What to do about a service error, for the codes where the answer is known.
+fn advice_for_code(code: &str, operation: &str) -> Option<String> {
+    Some(match code {
+        "AccessDeniedException" | "UnrecognizedClientException" => format!(
+            "the caller may not call dynamodb:{operation} on this table: check the role's policy (and its family-tag conditions) or the credentials"
+        ),
+        "ThrottlingException" | "ProvisionedThroughputExceededException" | "RequestLimitExceeded" => {
+            "DynamoDB throttled the call after the SDK's retries: a later run retries; spread runs out if it persists".into()
+        }
+        "InternalServerError" | "ServiceUnavailable" | "InternalFailure" => {
+            "DynamoDB failed on its side: a later run retries".into()
+        }
+        _ => return None,
+    })
 }
 
 fn observed_table(name: &str, table: &TableDescription) -> ObservedTable {
@@ -484,6 +528,7 @@ fn observed_table(name: &str, table: &TableDescription) -> ObservedTable {
     ObservedTable {
         name: table.table_name().unwrap_or(name).to_string(),
         status: TableStatus::from_wire(table.table_status().map(|s| s.as_str()).unwrap_or("UNKNOWN")),
+        key: key_schema(table),
         billing,
         decreases_today: throughput
             .and_then(|t| t.number_of_decreases_today())
@@ -525,6 +570,47 @@ fn observed_table(name: &str, table: &TableDescription) -> ObservedTable {
         point_in_time_recovery: None,
         export: None,
     }
+}
+
+/// The table's primary key with its attribute types; `None` when the description lacks it.
+fn key_schema(table: &TableDescription) -> Option<KeySchema> {
+    let attribute = |key_type: KeyType| -> Option<KeyAttribute> {
+        let name = table
+            .key_schema()
+            .iter()
+            .find(|k| *k.key_type() == key_type)?
+            .attribute_name();
+        let kind = match table
+            .attribute_definitions()
+            .iter()
+            .find(|a| a.attribute_name() == name)?
+            .attribute_type()
+        {
+            ScalarAttributeType::S => AttributeKind::S,
+            ScalarAttributeType::N => AttributeKind::N,
+            ScalarAttributeType::B => AttributeKind::B,
+            _ => return None,
+        };
+        Some(KeyAttribute {
+            name: name.to_string(),
+            kind,
+        })
+    };
+    let partition = attribute(KeyType::Hash)?;
+    let sort = table
+        .key_schema()
+        .iter()
+        .any(|k| *k.key_type() == KeyType::Range)
+        .then(|| attribute(KeyType::Range));
+    Some(KeySchema {
+        partition,
+        sort: match sort {
+            None => None,
+            Some(Some(sort)) => Some(sort),
+            // A sort key whose type is not described: the key is unknown.
+            Some(None) => return None,
+        },
+    })
 }
 
 fn utc(time: &aws_sdk_dynamodb::primitives::DateTime) -> Option<DateTime<Utc>> {

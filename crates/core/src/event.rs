@@ -8,7 +8,8 @@
 //! - `null` or `{}`: run now (a console "Test" with an empty event).
 //! - The AWS blog's `{"Operation": "create_new"}`, optionally with `scheduled_time` (filled
 //!   by EventBridge Scheduler from `<aws.scheduler.scheduled-time>`), `at` (a manual run's
-//!   instant) and `dry_run`. Both times are RFC 3339. When both are given, `scheduled_time`
+//!   instant), `dry_run` and `allow_future_clock` (see [`crate::clock`]). Both times are
+//!   RFC 3339. When both are given, `scheduled_time`
 //!   wins: it is what makes retries of one scheduled run decide the same thing.
 //! - An EventBridge "Scheduled Event" envelope (rules with a `rate`/`cron` schedule): its
 //!   `time` is the clock; its `detail` may carry `Operation` and `dry_run`.
@@ -20,10 +21,18 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::clock::{check_clock, ClockAllowance};
 use crate::plan::Operation;
+use crate::policy::Policy;
 
 /// The keys of a direct (non-envelope) payload.
-pub const ACCEPTED_KEYS: [&str; 4] = ["Operation", "scheduled_time", "at", "dry_run"];
+pub const ACCEPTED_KEYS: [&str; 5] = [
+    "Operation",
+    "scheduled_time",
+    "at",
+    "dry_run",
+    "allow_future_clock",
+];
 /// The keys an EventBridge envelope's `detail` may carry.
 pub const ACCEPTED_DETAIL_KEYS: [&str; 2] = ["Operation", "dry_run"];
 
@@ -64,6 +73,9 @@ pub struct Invocation {
     /// The instant to decide for; `None` means the wall clock.
     pub at: Option<DateTime<Utc>>,
     pub dry_run: bool,
+    /// An explicit opt-in to an instant far ahead of the wall clock, for simulations (see
+    /// [`crate::clock`]).
+    pub allow_future_clock: bool,
     pub clock: ClockSource,
 }
 
@@ -73,6 +85,7 @@ impl Invocation {
         Invocation {
             at: None,
             dry_run: false,
+            allow_future_clock: false,
             clock: ClockSource::WallClock,
         }
     }
@@ -80,6 +93,26 @@ impl Invocation {
     /// The instant the run decides for: the event's, else `wall_clock`.
     pub fn now(&self, wall_clock: DateTime<Utc>) -> DateTime<Utc> {
         self.at.unwrap_or(wall_clock)
+    }
+
+    /// The instant the run decides for, checked against the wall clock before any AWS call
+    /// (see [`crate::clock`]); a refusal names the field that carried the instant.
+    pub fn checked_now(
+        &self,
+        policy: &Policy,
+        operation: Operation,
+        wall_clock: DateTime<Utc>,
+    ) -> Result<DateTime<Utc>, EventError> {
+        let now = self.now(wall_clock);
+        let allowance = ClockAllowance {
+            dry_run: self.dry_run,
+            allow_future_clock: self.allow_future_clock,
+        };
+        check_clock(policy, operation, now, wall_clock, allowance).map_err(|error| EventError::Clock {
+            field: self.clock.as_str(),
+            message: error.to_string(),
+        })?;
+        Ok(now)
     }
 }
 
@@ -144,6 +177,9 @@ pub enum EventError {
         source_name: String,
     },
 
+    #[error("{field}: {message}")]
+    Clock { field: &'static str, message: String },
+
     #[error("the EventBridge Scheduled Event has no {field}: {expected}")]
     Missing { field: String, expected: &'static str },
 }
@@ -174,12 +210,18 @@ fn parse_direct(object: &Map<String, Value>, function: Operation) -> Result<Invo
     let scheduled_time = timestamp(object.get("scheduled_time"), "scheduled_time")?;
     let at = timestamp(object.get("at"), "at")?;
     let dry_run = flag(object.get("dry_run"), "dry_run")?;
+    let allow_future_clock = flag(object.get("allow_future_clock"), "allow_future_clock")?;
     let (at, clock) = match (scheduled_time, at) {
         (Some(t), _) => (Some(t), ClockSource::ScheduledTime),
         (None, Some(t)) => (Some(t), ClockSource::At),
         (None, None) => (None, ClockSource::WallClock),
     };
-    Ok(Invocation { at, dry_run, clock })
+    Ok(Invocation {
+        at,
+        dry_run,
+        allow_future_clock,
+        clock,
+    })
 }
 
 /// An EventBridge event: only a Scheduled Event from `aws.events` is accepted. Fields other
@@ -217,6 +259,7 @@ fn parse_envelope(object: &Map<String, Value>, function: Operation) -> Result<In
     Ok(Invocation {
         at: Some(time),
         dry_run,
+        allow_future_clock: false,
         clock: ClockSource::EnvelopeTime,
     })
 }
@@ -460,6 +503,7 @@ mod tests {
             Invocation {
                 at: Some(t("2018-10-25T23:45:00Z")),
                 dry_run: false,
+                allow_future_clock: false,
                 clock: ClockSource::ScheduledTime
             }
         );
@@ -476,6 +520,7 @@ mod tests {
             Invocation {
                 at: Some(t("2018-10-28T00:15:00Z")),
                 dry_run: true,
+                allow_future_clock: false,
                 clock: ClockSource::At
             }
         );
@@ -538,7 +583,7 @@ mod tests {
         let e = err(json!({"Operation": "create_new", "force": true}), CREATE);
         assert_eq!(
             e.to_string(),
-            "unknown key \"force\" in the event: accepted keys are Operation, scheduled_time, at, dry_run"
+            "unknown key \"force\" in the event: accepted keys are Operation, scheduled_time, at, dry_run, allow_future_clock"
         );
     }
 
@@ -627,6 +672,7 @@ mod tests {
             Invocation {
                 at: Some(t("2018-10-25T23:45:00Z")),
                 dry_run: false,
+                allow_future_clock: false,
                 clock: ClockSource::EnvelopeTime
             }
         );
@@ -738,5 +784,46 @@ mod tests {
         let e = err(json!({"dry_run": "y".repeat(500)}), CREATE).to_string();
         assert!(e.len() < 200, "{e}");
         assert!(e.contains("..."), "{e}");
+    }
+
+    #[test]
+    fn a_far_future_clock_is_refused_for_resize_old_naming_the_field_unless_allowed() {
+        let policy = Policy::default();
+        let wall = t("2018-10-25T10:00:00Z");
+        let event = json!({"at": "9999-12-30T23:59:59Z"});
+        let e = ok(event.clone(), RESIZE)
+            .checked_now(&policy, RESIZE, wall)
+            .unwrap_err();
+        assert!(matches!(e, EventError::Clock { field: "at", .. }), "{e:?}");
+        assert!(e.to_string().starts_with("at: 9999-12-30"), "{e}");
+        let e = ok(json!({"scheduled_time": "2019-01-01T00:15:00Z"}), RESIZE)
+            .checked_now(&policy, RESIZE, wall)
+            .unwrap_err();
+        assert!(e.to_string().starts_with("scheduled_time: "), "{e}");
+        // create_new may look ahead; so may an explicit simulation or a dry run.
+        assert!(ok(event.clone(), CREATE)
+            .checked_now(&policy, CREATE, wall)
+            .is_ok());
+        for allowed in [
+            json!({"at": "9999-12-30T23:59:59Z", "allow_future_clock": true}),
+            json!({"at": "9999-12-30T23:59:59Z", "dry_run": true}),
+        ] {
+            assert_eq!(
+                ok(allowed, RESIZE).checked_now(&policy, RESIZE, wall),
+                Ok(t("9999-12-30T23:59:59Z"))
+            );
+        }
+        // No label for the next day: refused for everyone.
+        let e = ok(
+            json!({"at": "9999-12-31T23:59:59Z", "allow_future_clock": true}),
+            CREATE,
+        )
+        .checked_now(&policy, CREATE, wall)
+        .unwrap_err();
+        assert!(e.to_string().contains("1000 to 9999"), "{e}");
+        assert_eq!(
+            err(json!({"allow_future_clock": "yes"}), RESIZE).to_string(),
+            "allow_future_clock must be true or false (a JSON boolean, not a string), not a string (\"yes\")"
+        );
     }
 }

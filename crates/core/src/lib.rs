@@ -8,6 +8,7 @@
 pub mod app;
 pub mod apply;
 pub mod capacity;
+pub mod clock;
 pub mod control;
 pub mod dynamodb;
 pub mod event;
@@ -15,6 +16,7 @@ pub mod limits;
 pub mod naming;
 pub mod observe;
 pub mod observed;
+pub mod ownership;
 pub mod period;
 pub mod plan;
 pub mod policy;

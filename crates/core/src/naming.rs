@@ -1,4 +1,5 @@
-//! Table names: `{prefix}_{label}`. The one place that decides which tables are ours.
+//! Table names: `{prefix}_{label}`, and what a name alone says about a table. Whether a
+//! table is ours also depends on its tags and key schema: see [`crate::ownership`].
 
 use crate::period::{Calendar, PeriodKind, Slot};
 
@@ -9,9 +10,9 @@ pub const MAX_TABLE_NAME: usize = 255;
 /// Whether a table name belongs to the policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ownership {
-    /// `{prefix}_{label}` with a label that parses: this period's table.
+    /// `{prefix}_{label}` with a label that parses: named as this period's table.
     Owned(Slot),
-    /// Starts with `{prefix}_` but the rest is not a label: never touched, only reported.
+    /// Starts with `{prefix}_` but the rest is not a label of this period.
     Foreign,
     /// Does not start with `{prefix}_`: not ours to mention.
     Unrelated,
@@ -60,6 +61,17 @@ impl TableNaming {
             Ok(slot) => Ownership::Owned(slot),
             Err(_) => Ownership::Foreign,
         }
+    }
+
+    /// Whether the name is `{prefix}_{label}` for a label of *any* period kind in this zone:
+    /// the shape of a table this family made under an earlier `period` setting.
+    pub fn is_label_of_any_period(&self, table_name: &str) -> bool {
+        let Some(label) = table_name.strip_prefix(&self.name_prefix()) else {
+            return false;
+        };
+        PeriodKind::ALL
+            .into_iter()
+            .any(|kind| Calendar::new(kind, self.calendar.tz()).parse(label).is_ok())
     }
 
     /// Checks that every table name built from `prefix` is a valid DynamoDB table name.

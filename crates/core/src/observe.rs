@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use futures::stream::{self, StreamExt};
 
-use crate::control::{ControlPlane, ControlPlaneError};
+use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use crate::observed::{ObservedTable, TableStatus};
 use crate::policy::Policy;
 use crate::template::{export_arn_from_tag, TAG_ARCHIVED, TAG_EXPORT};
@@ -27,7 +27,7 @@ pub enum Scope {
 }
 
 /// Lists every table named `{prefix}_...` and describes each. Tables that vanish between the
-/// calls are dropped; tables that cannot be read are returned as `unreadable`, so no decision
+/// calls (ResourceNotFoundException on any read) are dropped, as if never listed; tables that cannot be read are returned as `unreadable`, so no decision
 /// is made on half the facts.
 pub async fn observe<C: ControlPlane>(
     control: &C,
@@ -52,7 +52,13 @@ pub async fn observe<C: ControlPlane>(
     let read: Vec<_> = stream::iter(names)
         .map(|name| {
             let full = upcoming.as_ref().is_none_or(|names| names.contains(&name));
-            async move { read_table(control, policy, &name, full).await }
+            async move {
+                match read_table(control, policy, &name, full).await {
+                    // Deleted between the listing and one of its reads: gone, not unreadable.
+                    Err(e) if e.kind == ErrorKind::NotFound => Ok(None),
+                    other => other,
+                }
+            }
         })
         .buffered(concurrency.max(1))
         .collect()

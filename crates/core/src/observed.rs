@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::policy::Capacity;
+use crate::policy::{Capacity, KeySchema};
 use crate::template::StreamSetting;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -118,6 +118,9 @@ impl std::fmt::Display for TableClass {
 pub struct ObservedTable {
     pub name: String,
     pub status: TableStatus,
+    /// The primary key, as KeySchema and AttributeDefinitions describe it; `None` when the
+    /// answer did not say (then only the name and tags can tell whose table it is).
+    pub key: Option<KeySchema>,
     pub billing: Billing,
     pub decreases_today: u32,
     pub last_decrease: Option<DateTime<Utc>>,
@@ -192,6 +195,7 @@ impl ObservedTable {
         ObservedTable {
             name: name.to_string(),
             status: TableStatus::Active,
+            key: None,
             billing,
             decreases_today: 0,
             last_decrease: None,

@@ -156,6 +156,23 @@ impl Calendar {
         self.tz
     }
 
+    /// The period containing `t`, if it has a label this calendar can read back: instants
+    /// outside [`LABEL_YEARS`] have none, so no table name may be made or aged from them.
+    pub fn labelled_floor(&self, t: DateTime<Utc>) -> Option<Slot> {
+        self.try_floor(t).filter(|&s| self.is_labelled(s))
+    }
+
+    /// The period right after `s`, if it has a label this calendar can read back.
+    pub fn labelled_next(&self, s: Slot) -> Option<Slot> {
+        self.try_next(s).filter(|&s| self.is_labelled(s))
+    }
+
+    /// Whether `label(s)` reads back as `s` (false outside [`LABEL_YEARS`]).
+    pub fn is_labelled(&self, s: Slot) -> bool {
+        (LABEL_YEARS.start() - 1..=LABEL_YEARS.end() + 1).contains(&s.start.year())
+            && self.parse(&self.label(s)) == Ok(s)
+    }
+
     /// The period containing `t`.
     pub fn floor(&self, t: DateTime<Utc>) -> Slot {
         self.try_floor(t).expect(OUT_OF_RANGE)
@@ -376,7 +393,7 @@ impl Calendar {
     /// Reads a label's nominal boundary and whether it names the repeat of an hour; `None`
     /// unless the label has exactly the shape [`label`](Self::label) produces.
     fn parse_nominal(&self, label: &str) -> Option<(NaiveDateTime, bool)> {
-        let year = |y: u32| (1000..=9999).contains(&y).then_some(y as i32);
+        let year = |y: u32| i32::try_from(y).ok().filter(|y| LABEL_YEARS.contains(y));
         let midnight = |d: NaiveDate| d.and_time(NaiveTime::MIN);
         let nominal = match self.kind {
             PeriodKind::Hours(_) => {
@@ -425,6 +442,9 @@ impl Calendar {
         }
     }
 }
+
+/// The years whose periods have labels: four digits, so labels sort in time order.
+pub const LABEL_YEARS: std::ops::RangeInclusive<i32> = 1000..=9999;
 
 const OUT_OF_RANGE: &str = "instant outside the range chrono can represent";
 

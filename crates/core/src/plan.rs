@@ -15,11 +15,14 @@ use serde::{Deserialize, Serialize};
 use crate::limits::{
     decrease_allowed, spaced_change_allowed, ON_DEMAND_SWITCH_SPACING, TABLE_CLASS_CHANGE_SPACING,
 };
-use crate::naming::Ownership;
+use crate::naming::TableNaming;
 use crate::observed::{Billing, ObservedTable, TableClass, TableStatus};
+use crate::ownership::{claim, describe_key, Claim, DeleteGuard, NotOurs};
 use crate::period::{Calendar, Slot};
 use crate::policy::{Capacity, KeySchema, Phase, Policy};
-use crate::template::{Encryption, StreamSetting, TAG_PERIOD_END, TAG_PERIOD_START, TAG_POLICY_HASH};
+use crate::template::{
+    Encryption, StreamSetting, TAG_FAMILY, TAG_PERIOD_END, TAG_PERIOD_START, TAG_POLICY_HASH,
+};
 
 mod retention;
 mod upkeep;
@@ -206,15 +209,22 @@ pub enum Decision {
     },
     /// Not this operation's concern.
     Skipped,
-    /// Has the prefix but no label we can parse: never touched.
+    /// Has the prefix but is not provably ours: never touched.
     Foreign,
+    /// A change the run must make but cannot without an operator (the next period's table
+    /// name is held by a table that is not ours): reported as failed.
+    Blocked,
 }
 
 impl Decision {
     pub fn is_change(&self) -> bool {
         !matches!(
             self,
-            Decision::Unchanged | Decision::Deferred { .. } | Decision::Skipped | Decision::Foreign
+            Decision::Unchanged
+                | Decision::Deferred { .. }
+                | Decision::Skipped
+                | Decision::Foreign
+                | Decision::Blocked
         )
     }
 
@@ -243,6 +253,7 @@ impl Decision {
             Decision::Deferred { .. } => "deferred",
             Decision::Skipped => "skipped",
             Decision::Foreign => "foreign",
+            Decision::Blocked => "blocked",
         }
     }
 }
@@ -276,13 +287,16 @@ pub struct Plan {
     pub current_period: String,
     /// Sorted by table name, which for owned tables is time order.
     pub items: Vec<PlanItem>,
+    /// Things an operator should know that are not a table's decision (neighbours under our
+    /// name prefix).
+    pub warnings: Vec<String>,
 }
 
 /// Decides what `operation` does at `now`, given the tables that exist.
 ///
-/// `observed` may hold any tables; only names `{prefix}_{label}` (or `{prefix}_...` tables
-/// carrying ddb-rollover's period tags) are acted on, other names with the prefix are
-/// reported as foreign, and all others are ignored. Each table gets its main item first (create,
+/// `observed` may hold any tables; only the ones [`claim`] finds ours are acted on, other names
+/// with the prefix are reported as foreign (with a warning for another family's), and all
+/// others are ignored. Each table gets its main item first (create,
 /// capacity, class), then one item per template setting to restore and per retention step.
 pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], operation: Operation) -> Plan {
     let naming = policy.naming();
@@ -291,21 +305,20 @@ pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], ope
 
     let mut owned: Vec<Owned> = Vec::new();
     let mut items = Vec::new();
+    let mut not_ours = Vec::new();
     for table in observed {
-        let period = || table.name[naming.name_prefix().len()..].to_string();
-        match (naming.classify(&table.name), tagged_slot(calendar, table)) {
-            (Ownership::Owned(slot), tagged) => owned.push(Owned {
-                slot: tagged.unwrap_or(slot),
-                period: period(),
-                table,
-            }),
-            (Ownership::Foreign, Some(slot)) => owned.push(Owned {
+        match claim(&naming, &policy.key, table) {
+            Claim::Ours { slot, delete, .. } => owned.push(Owned {
                 slot,
-                period: period(),
+                period: table.name[naming.name_prefix().len()..].to_string(),
                 table,
+                delete,
             }),
-            (Ownership::Foreign, None) => items.push(foreign_item(policy, table)),
-            (Ownership::Unrelated, _) => {}
+            Claim::NotOurs(why) => {
+                items.push(foreign_item(policy, table, &why));
+                not_ours.push((table.name.as_str(), why));
+            }
+            Claim::Unrelated => {}
         }
     }
     owned.sort_by(|a, b| (a.slot, &a.table.name).cmp(&(b.slot, &b.table.name)));
@@ -328,6 +341,17 @@ pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], ope
             let target_names: BTreeSet<String> = targets.iter().map(|&s| naming.table_name(s)).collect();
             for &slot in &targets {
                 let name = naming.table_name(slot);
+                // A table that is not ours holds the name: writes for the period would land
+                // in it, and creating ours is impossible. Loud, never "done".
+                if let Some(taken) = items.iter_mut().find(|i| i.table == name) {
+                    taken.reason = format!(
+                        "the {} period's table name is taken by a table that is not this policy's ({}): rename or delete that table, or change the policy's prefix",
+                        if slot == current { "current" } else { "upcoming" },
+                        taken.reason
+                    );
+                    taken.decision = Decision::Blocked;
+                    continue;
+                }
                 let existing = owned.iter().find(|o| o.table.name == name);
                 let main = ctx.create_new_item(slot, &name, existing.map(|o| o.table));
                 let updates_table = main.decision.updates_table();
@@ -370,7 +394,51 @@ pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], ope
         prefix: policy.prefix.clone(),
         current_period: calendar.label(current),
         items,
+        warnings: neighbour_warnings(&naming, &not_ours),
     }
+}
+
+/// One warning per kind of neighbour under our name prefix: they are never touched, but an
+/// operator should know they share the prefix (and the IAM resource pattern `table/{prefix}_*`).
+fn neighbour_warnings(naming: &TableNaming, not_ours: &[(&str, NotOurs)]) -> Vec<String> {
+    let listed = |names: &[&str]| {
+        const SHOWN: usize = 5;
+        let mut text = names.iter().take(SHOWN).copied().collect::<Vec<_>>().join(", ");
+        if names.len() > SHOWN {
+            text.push_str(&format!(" and {} more", names.len() - SHOWN));
+        }
+        text
+    };
+    let mut families: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut look_alikes = Vec::new();
+    for (name, why) in not_ours {
+        match why {
+            NotOurs::OtherFamily { family } => families.entry(family).or_default().push(name),
+            NotOurs::LookAlike { .. } => look_alikes.push(*name),
+            NotOurs::UnknownName => {}
+        }
+    }
+    let prefix = naming.name_prefix();
+    let mut warnings: Vec<String> = families
+        .into_iter()
+        .map(|(family, names)| {
+            format!(
+                "{} table(s) of another ddb-rollover family ({family:?}) share this policy's name prefix {prefix:?}: {}. \
+                 They are never touched by this policy; IAM patterns like table/{prefix}* match them too",
+                names.len(),
+                listed(&names)
+            )
+        })
+        .collect();
+    if !look_alikes.is_empty() {
+        warnings.push(format!(
+            "{} table(s) named like this policy's have another key schema and no ddb-rollover family tag: {}. \
+             They are not this policy's and are never touched",
+            look_alikes.len(),
+            listed(&look_alikes)
+        ));
+    }
+    warnings
 }
 
 /// An existing table the policy owns, and the period it holds.
@@ -379,14 +447,8 @@ pub(crate) struct Owned<'a> {
     /// The label part of the name.
     pub period: String,
     pub table: &'a ObservedTable,
-}
-
-/// The period a table's own tags name, placed in the policy's calendar by its last instant, so
-/// a table created under another period length or zone still ages by when its data ended.
-pub(crate) fn tagged_slot(calendar: &Calendar, table: &ObservedTable) -> Option<Slot> {
-    let end = table.tags.as_ref()?.get(TAG_PERIOD_END)?;
-    let end = DateTime::parse_from_rfc3339(end).ok()?.with_timezone(&Utc);
-    Some(calendar.floor(end - chrono::Duration::seconds(1)))
+    /// Whether retention may delete it.
+    pub delete: DeleteGuard,
 }
 
 pub(crate) struct Context<'a> {
@@ -561,6 +623,7 @@ impl Context<'_> {
         let calendar = self.policy.calendar();
         let rfc3339 = |t: DateTime<Utc>| t.with_timezone(&calendar.tz()).to_rfc3339();
         BTreeMap::from([
+            (TAG_FAMILY.to_string(), self.policy.prefix.clone()),
             (TAG_PERIOD_START.to_string(), rfc3339(slot.start())),
             (TAG_PERIOD_END.to_string(), rfc3339(calendar.end(slot))),
             (TAG_POLICY_HASH.to_string(), self.policy_hash.clone()),
@@ -675,7 +738,23 @@ fn describe_phase(phase: &Phase) -> String {
     }
 }
 
-fn foreign_item(policy: &Policy, table: &ObservedTable) -> PlanItem {
+fn foreign_item(policy: &Policy, table: &ObservedTable, why: &NotOurs) -> PlanItem {
+    let prefix = format!("{}_", policy.prefix);
+    let reason = match why {
+        NotOurs::OtherFamily { family } => format!(
+            "its {TAG_FAMILY} tag says it belongs to the family {family:?}, not {:?}: another policy's table, never touched",
+            policy.prefix
+        ),
+        NotOurs::UnknownName => format!(
+            "starts with {prefix:?} but the rest is not a {} label and no {TAG_FAMILY} tag claims it: not ours, never touched",
+            policy.period
+        ),
+        NotOurs::LookAlike { have } => format!(
+            "named like this policy's tables but its key is {}, the policy's is {}, and no {TAG_FAMILY} tag claims it: not ours, never touched",
+            describe_key(have),
+            describe_key(&policy.key)
+        ),
+    };
     PlanItem {
         table: table.name.clone(),
         period: None,
@@ -685,10 +764,6 @@ fn foreign_item(policy: &Policy, table: &ObservedTable) -> PlanItem {
         billing: Some(table.billing),
         arn: None,
         decision: Decision::Foreign,
-        reason: format!(
-            "starts with {:?} but the rest is not a {} label: not ours, never touched",
-            format!("{}_", policy.prefix),
-            policy.period
-        ),
+        reason,
     }
 }

@@ -345,10 +345,10 @@ impl PolicyDocument {
         };
 
         let prefix = self.prefix.clone().unwrap_or_else(|| "timeseries".into());
-        if let Some(period) = period {
-            if let Err(message) = TableNaming::check_prefix(&prefix, period) {
-                fail("prefix", message);
-            }
+        // With an invalid period, check the prefix against the shortest label, so its other
+        // problems are still reported in the same answer.
+        if let Err(message) = TableNaming::check_prefix(&prefix, period.unwrap_or(PeriodKind::Year)) {
+            fail("prefix", message);
         }
 
         let premake = self.premake.unwrap_or(1);
@@ -683,6 +683,11 @@ mod tests {
         assert_eq!(
             invalid_fields(&format!("prefix = \"{}\"", "p".repeat(250))),
             ["prefix"]
+        );
+        // A bad period does not hide a bad prefix, nor the reverse.
+        assert_eq!(
+            invalid_fields("prefix = \"a b\"\nperiod = \"x\"\ntimezone = \"Nowhere\"\npremake = -1"),
+            ["period", "timezone", "prefix", "premake"]
         );
         assert_eq!(invalid_fields("premake = -1"), ["premake"]);
         assert_eq!(invalid_fields("premake = 101"), ["premake"]);

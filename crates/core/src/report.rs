@@ -24,6 +24,8 @@ pub enum Outcome {
     Foreign,
     /// Not this operation's concern.
     Skipped,
+    /// The table vanished during the run (another run or a person deleted it): nothing to do.
+    Gone,
 }
 
 impl Outcome {
@@ -36,6 +38,7 @@ impl Outcome {
             Outcome::Failed => "failed",
             Outcome::Foreign => "foreign",
             Outcome::Skipped => "skipped",
+            Outcome::Gone => "gone",
         }
     }
 }
@@ -58,6 +61,11 @@ pub struct Summary {
     pub failed: usize,
     pub foreign: usize,
     pub skipped: usize,
+    pub gone: usize,
+    /// Tables with at least one failed action (a table may have several).
+    pub failed_tables: usize,
+    /// Tables the report covers.
+    pub tables: usize,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -68,6 +76,9 @@ pub struct RunReport {
     pub current_period: String,
     pub dry_run: bool,
     pub summary: Summary,
+    /// What an operator should know besides the tables' outcomes (see [`crate::Plan::warnings`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     pub tables: Vec<TableLine>,
 }
 
@@ -90,8 +101,17 @@ impl RunReport {
                 Outcome::Failed => &mut summary.failed,
                 Outcome::Foreign => &mut summary.foreign,
                 Outcome::Skipped => &mut summary.skipped,
+                Outcome::Gone => &mut summary.gone,
             } += 1;
         }
+        let distinct = |lines: &mut dyn Iterator<Item = &TableLine>| {
+            lines
+                .map(|line| line.item.table.as_str())
+                .collect::<std::collections::BTreeSet<_>>()
+                .len()
+        };
+        summary.tables = distinct(&mut tables.iter());
+        summary.failed_tables = distinct(&mut tables.iter().filter(|l| l.outcome == Outcome::Failed));
         RunReport {
             operation,
             at,
@@ -99,8 +119,13 @@ impl RunReport {
             current_period,
             dry_run,
             summary,
+            warnings: Vec::new(),
             tables,
         }
+    }
+
+    pub fn with_warnings(self, warnings: Vec<String>) -> RunReport {
+        RunReport { warnings, ..self }
     }
 
     /// False when any action failed: the CLI exits 1 and the Lambda invocation errors.

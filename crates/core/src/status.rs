@@ -7,8 +7,9 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::observed::{Billing, ExportStatus, ObservedTable};
+use crate::ownership::tagged_slot;
 use crate::period::Slot;
-use crate::plan::{plan, tagged_slot, Decision, Operation, PlanItem};
+use crate::plan::{plan, Decision, Operation, PlanItem};
 use crate::policy::Policy;
 use crate::template::{TAG_ARCHIVED, TAG_EXPORT, TAG_LAST_DEFERRAL};
 
@@ -89,6 +90,8 @@ pub struct StatusReport {
     pub prefix: String,
     pub current_period: String,
     pub tables: Vec<TableStatusLine>,
+    /// Neighbours under the policy's name prefix, as `plan` reports them.
+    pub warnings: Vec<String>,
 }
 
 pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -> StatusReport {
@@ -132,8 +135,10 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
             .and_then(|t| t.tags.as_ref())
             .and_then(|tags| tags.get(TAG_LAST_DEFERRAL))
             .cloned();
-        // As the planner does: the period tags when the table has them, else the name.
+        // As the planner does: the period tags when the table has them, else the name; only
+        // for tables the planner found ours (they have a period).
         let slot = table
+            .filter(|_| line.period.is_some())
             .and_then(|t| tagged_slot(&policy.calendar(), t))
             .or_else(|| {
                 line.period
@@ -158,6 +163,7 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
         prefix: policy.prefix.clone(),
         current_period: create.current_period,
         tables,
+        warnings: create.warnings,
     }
 }
 

@@ -16,6 +16,9 @@ pub const TAG_NAMESPACE: &str = "ddb-rollover:";
 /// rather than re-parsing the name under a policy that may have changed.
 pub const TAG_PERIOD_START: &str = "ddb-rollover:period-start";
 pub const TAG_PERIOD_END: &str = "ddb-rollover:period-end";
+/// The family the table belongs to: the prefix of the policy that made it. A table is never
+/// another family's just because its name starts with our prefix (`ts_eu_...` under `ts`).
+pub const TAG_FAMILY: &str = "ddb-rollover:family";
 /// Hash of the policy that created the table.
 pub const TAG_POLICY_HASH: &str = "ddb-rollover:policy-hash";
 /// The archive export of the table (its ARN, or the part after the table's ARN).
@@ -29,9 +32,9 @@ pub const TAG_LAST_DEFERRAL: &str = "ddb-rollover:last-deferral";
 pub const MAX_TAGS: usize = 50;
 pub const MAX_TAG_KEY_LEN: usize = 128;
 pub const MAX_TAG_VALUE_LEN: usize = 256;
-/// Tags ddb-rollover may write on one table (period start, end, policy hash, export,
+/// Tags ddb-rollover may write on one table (family, period start, end, policy hash, export,
 /// archived, last deferral), which the user's tags must leave room for.
-pub const OWN_TAGS: usize = 6;
+pub const OWN_TAGS: usize = 7;
 
 /// What DynamoDB Streams records for each item change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -10,8 +10,7 @@ use chrono::{DateTime, Utc};
 use ddb_rollover::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use ddb_rollover::observed::{Billing, ExportState, ExportStatus, ObservedTable, TtlState};
 use ddb_rollover::plan::{
-    CapacityChange, ClassChange, DeleteRequest, ExportRequest, SettingChange, TableSetting, TableSpec,
-    TagChange, TtlChange,
+    CapacityChange, ClassChange, ExportRequest, SettingChange, TableSetting, TableSpec, TagChange, TtlChange,
 };
 use ddb_rollover::policy::{Capacity, Policy};
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome};
@@ -205,22 +204,18 @@ impl ControlPlane for FakeDynamo {
         Ok(arn)
     }
 
-    async fn delete_table(&self, request: &DeleteRequest) -> Result<(), ControlPlaneError> {
-        if request.lift_deletion_protection {
-            self.call("UpdateTable", &request.name).await?;
-            self.with_table(&request.name, |t| t.deletion_protection = false);
-        }
-        self.call("DeleteTable", &request.name).await?;
+    async fn delete_table(&self, name: &str) -> Result<(), ControlPlaneError> {
+        self.call("DeleteTable", name).await?;
         let mut tables = self.tables.lock().unwrap();
-        if tables.get(&request.name).is_some_and(|t| t.deletion_protection) {
+        if tables.get(name).is_some_and(|t| t.deletion_protection) {
             return Err(ControlPlaneError {
                 kind: ErrorKind::Other,
                 operation: "DeleteTable",
-                table: request.name.clone(),
+                table: name.to_string(),
                 message: "protected".into(),
             });
         }
-        tables.remove(&request.name);
+        tables.remove(name);
         Ok(())
     }
 }
@@ -510,10 +505,10 @@ async fn deletion_protection_is_lifted_right_before_the_delete_and_the_newest_ar
     for day in 10..=25 {
         fake.with_table(&format!("timeseries_2018-10-{day:02}"), |t| {
             t.deletion_protection = true;
-            t.tags = Some(BTreeMap::from([(
-                "ddb-rollover:archived".to_string(),
-                "x".to_string(),
-            )]));
+            t.tags = Some(BTreeMap::from([
+                ("ddb-rollover:archived".to_string(), "x".to_string()),
+                ("ddb-rollover:family".to_string(), "timeseries".to_string()),
+            ]));
         });
     }
     let policy = Policy::from_toml(

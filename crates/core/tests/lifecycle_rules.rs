@@ -14,8 +14,8 @@ use ddb_rollover::plan::{
 use ddb_rollover::policy::{Capacity, Policy, PolicyError};
 use ddb_rollover::status::{status, TableStatusLine};
 use ddb_rollover::template::{
-    Encryption, StreamView, TAG_ARCHIVED, TAG_EXPORT, TAG_LAST_DEFERRAL, TAG_PERIOD_END, TAG_PERIOD_START,
-    TAG_POLICY_HASH,
+    Encryption, StreamView, TAG_ARCHIVED, TAG_EXPORT, TAG_FAMILY, TAG_LAST_DEFERRAL, TAG_PERIOD_END,
+    TAG_PERIOD_START, TAG_POLICY_HASH,
 };
 
 const HOT: Capacity = Capacity {
@@ -82,6 +82,7 @@ fn tags(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 /// Our own tags for the table `age` days old (UTC days).
 fn own_tags(policy: &Policy, age: i64) -> BTreeMap<String, String> {
     tags(&[
+        (TAG_FAMILY, &policy.prefix),
         (TAG_PERIOD_START, &format!("{}T00:00:00+00:00", day(age))),
         (TAG_PERIOD_END, &format!("{}T00:00:00+00:00", day(age - 1))),
         (TAG_POLICY_HASH, &policy.hash()),
@@ -209,6 +210,7 @@ fn created_tables_carry_the_template_and_period_tags_in_the_policy_zone() {
         tags(&[
             ("env", "prod"),
             ("team", "iot"),
+            (TAG_FAMILY, "timeseries"),
             (TAG_PERIOD_START, "2018-10-26T00:00:00+02:00"),
             (TAG_PERIOD_END, "2018-10-27T00:00:00+02:00"),
             (TAG_POLICY_HASH, &policy.hash()),
@@ -331,7 +333,11 @@ fn our_tags_are_never_rewritten_but_changed_user_tags_are() {
             _ => None,
         })
         .collect();
-    assert_eq!(tag_changes, [tags(&[("team", "iot")])]);
+    // The family tag is missing (a table from before it existed): added, never rewritten.
+    assert_eq!(
+        tag_changes,
+        [tags(&[("team", "iot"), (TAG_FAMILY, "timeseries")])]
+    );
 }
 
 #[test]
@@ -574,7 +580,7 @@ fn a_table_being_deleted_gets_no_other_items() {
         "[template]\nttl_attribute = \"expires_at\"\ndeletion_protection = false\n\
          [retention]\ndelete_after = 2\nkeep_newest = 1\n",
     );
-    let mut table = bare(3, HOT);
+    let mut table = tagged(bare(3, HOT), TAG_FAMILY, "timeseries");
     table.deletion_protection = true;
     let plan = resize(&policy, &[table, bare(1, WARM)]);
     assert_eq!(
@@ -633,10 +639,21 @@ fn a_table_carrying_period_tags_is_owned_and_aged_by_its_period_end() {
         TAG_PERIOD_END,
         "2018-10-21T00:00:00+00:00",
     );
-    let plan = resize(&policy, &[daily, current]);
+    let plan = resize(&policy, &[daily.clone(), current.clone()]);
     let items = items(&plan, "timeseries_2018-10-20");
     // The last hour of 2018-10-20 is 5 days and 1 hour before the current hour.
     assert_eq!(items[0].age, Some(121), "{items:#?}");
+    // Made before the family tag existed: kept by its period tags, given the family tag by
+    // this run, and deleted only by a later one.
+    let steps = decisions(&plan, "timeseries_2018-10-20");
+    assert!(
+        matches!(&steps[1], Decision::Tag(change) if change.tags.get(TAG_FAMILY).map(String::as_str) == Some("timeseries")),
+        "{steps:#?}"
+    );
+    assert_eq!(steps.last(), Some(&Decision::Deferred { retry_after: None }));
+
+    let daily = tagged(daily, TAG_FAMILY, "timeseries");
+    let plan = resize(&policy, &[daily, current]);
     assert_eq!(
         decisions(&plan, "timeseries_2018-10-20"),
         [Decision::Delete(DeleteRequest {

@@ -103,7 +103,21 @@ async fn update_errors_are_classified() {
                     .build(),
             )
         });
-    let client = mock_client!(aws_sdk_dynamodb, RuleMode::MatchAny, [&busy, &limited, &invalid]);
+    let other_invalid = mock!(Client::update_table)
+        .match_requests(|r| r.table_name() == Some("other"))
+        .then_error(|| {
+            UpdateTableError::generic(
+                ErrorMetadata::builder()
+                    .code("ValidationException")
+                    .message("One or more parameter values were invalid")
+                    .build(),
+            )
+        });
+    let client = mock_client!(
+        aws_sdk_dynamodb,
+        RuleMode::MatchAny,
+        [&busy, &limited, &invalid, &other_invalid]
+    );
     let control = DynamoDb::new(client);
     assert_eq!(
         control.update_capacity(&change("busy")).await.unwrap_err().kind,
@@ -112,13 +126,14 @@ async fn update_errors_are_classified() {
     let error = control.update_capacity(&change("limited")).await.unwrap_err();
     assert_eq!(error.kind, ErrorKind::LimitExceeded);
     assert!(error.message.contains("decreases are limited"), "{error}");
+    // Another run made the same change between our DescribeTable and UpdateTable.
     let error = control.update_capacity(&change("invalid")).await.unwrap_err();
+    assert_eq!(error.kind, ErrorKind::NoChange);
+    let error = control.update_capacity(&change("other")).await.unwrap_err();
     assert_eq!(error.kind, ErrorKind::Other);
-    assert!(
-        error
-            .to_string()
-            .contains("UpdateTable invalid: ValidationException"),
-        "{error}"
+    assert_eq!(
+        error.to_string(),
+        "UpdateTable other: ValidationException: One or more parameter values were invalid"
     );
 }
 

@@ -38,7 +38,9 @@ use common::describes;
 use ddb_rollover::control::{ControlPlane, ErrorKind};
 use ddb_rollover::dynamodb::DynamoDb;
 use ddb_rollover::observed::{Billing, ExportStatus, ObservedEncryption};
-use ddb_rollover::plan::{DeleteRequest, ExportRequest, SettingChange, TableSetting, TableSpec};
+use ddb_rollover::plan::{
+    Decision, DeleteRequest, ExportRequest, Plan, PlanItem, SettingChange, TableSetting, TableSpec,
+};
 use ddb_rollover::policy::{Capacity, Policy};
 use ddb_rollover::template::{Encryption, StreamView, TAG_LAST_DEFERRAL};
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome};
@@ -116,12 +118,38 @@ fn coded(code: &str) -> ErrorMetadata {
     ErrorMetadata::builder().code(code).message("refused").build()
 }
 
-fn delete(name: &str, lift: bool) -> DeleteRequest {
-    DeleteRequest {
-        name: name.into(),
-        lift_deletion_protection: lift,
-        archived_by: None,
-    }
+/// Carries out one planned deletion through the executor, which owns the two-call action
+/// (lift deletion protection, then DeleteTable); returns the line's outcome and error.
+async fn delete(control: &DynamoDb, name: &str, lift: bool) -> (Outcome, Option<String>) {
+    let item = PlanItem {
+        table: name.into(),
+        period: Some("2018-10-01".into()),
+        age: Some(30),
+        phase: Some(2),
+        status: Some("ACTIVE".into()),
+        billing: None,
+        arn: None,
+        decision: Decision::Delete(DeleteRequest {
+            name: name.into(),
+            lift_deletion_protection: lift,
+            archived_by: None,
+        }),
+        reason: "past delete_after".into(),
+    };
+    let plan = Plan {
+        operation: Operation::ResizeOld,
+        at: DateTime::parse_from_rfc3339("2018-10-31T00:15:00Z")
+            .unwrap()
+            .with_timezone(&Utc),
+        prefix: "timeseries".into(),
+        current_period: "2018-10-31".into(),
+        items: vec![item],
+        warnings: Vec::new(),
+    };
+    let options = ApplyOptions::default();
+    let mut report = ddb_rollover::apply(control, plan, &[], options).await;
+    let line = report.tables.remove(0);
+    (line.outcome, line.error)
 }
 
 fn export_request() -> ExportRequest {
@@ -343,7 +371,7 @@ async fn delete_lifts_deletion_protection_first_then_deletes() {
         RuleMode::Sequential,
         [&lift, &delete_rule]
     ));
-    control.delete_table(&delete("t", true)).await.unwrap();
+    assert_eq!(delete(&control, "t", true).await, (Outcome::Done, None));
     assert_eq!((lift.num_calls(), delete_rule.num_calls()), (1, 1));
 }
 
@@ -355,17 +383,58 @@ async fn delete_without_protection_sends_only_delete_table() {
         RuleMode::Sequential,
         [&delete_rule]
     ));
-    control.delete_table(&delete("t", false)).await.unwrap();
+    assert_eq!(delete(&control, "t", false).await, (Outcome::Done, None));
     assert_eq!(delete_rule.num_calls(), 1);
 }
 
 #[tokio::test]
-async fn delete_of_a_table_already_gone_counts_as_done() {
+async fn delete_of_a_table_already_gone_counts_as_gone() {
     let rule = mock!(Client::delete_table).then_error(|| {
         DeleteTableError::ResourceNotFoundException(ResourceNotFoundException::builder().build())
     });
     let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
-    control.delete_table(&delete("t", false)).await.unwrap();
+    assert_eq!(delete(&control, "t", false).await, (Outcome::Gone, None));
+}
+
+/// Another run's DeleteTable is under way: DynamoDB answers ResourceInUseException, and the
+/// table is DELETING (or gone by the time we look): the same end state, so not a failure.
+#[tokio::test]
+async fn delete_of_a_table_another_run_is_deleting_counts_as_gone() {
+    let busy = || {
+        mock!(Client::delete_table).then_error(|| {
+            DeleteTableError::ResourceInUseException(ResourceInUseException::builder().build())
+        })
+    };
+    for status in [Some(SdkTableStatus::Deleting), None] {
+        let busy = busy();
+        let describe = match status.clone() {
+            Some(status) => describes("t", move |t| t.table_status(status.clone())),
+            None => mock!(Client::describe_table).then_error(|| {
+                aws_sdk_dynamodb::operation::describe_table::DescribeTableError::ResourceNotFoundException(
+                    ResourceNotFoundException::builder().build(),
+                )
+            }),
+        };
+        let control = DynamoDb::new(mock_client!(
+            aws_sdk_dynamodb,
+            RuleMode::Sequential,
+            [&busy, &describe]
+        ));
+        assert_eq!(
+            delete(&control, "t", false).await,
+            (Outcome::Gone, None),
+            "{status:?}"
+        );
+    }
+    // Busy because it is UPDATING: deferred to a later run, not gone.
+    let busy = busy();
+    let updating = describes("t", |t| t.table_status(SdkTableStatus::Updating));
+    let control = DynamoDb::new(mock_client!(
+        aws_sdk_dynamodb,
+        RuleMode::Sequential,
+        [&busy, &updating]
+    ));
+    assert_eq!(delete(&control, "t", false).await.0, Outcome::Deferred);
 }
 
 /// A concurrent run (or a retry) deleted the protected table first: lifting its protection
@@ -376,8 +445,7 @@ async fn delete_of_a_protected_table_already_gone_counts_as_done() {
         UpdateTableError::ResourceNotFoundException(ResourceNotFoundException::builder().build())
     });
     let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
-    let result = control.delete_table(&delete("t", true)).await;
-    assert!(result.is_ok(), "{result:?}");
+    assert_eq!(delete(&control, "t", true).await, (Outcome::Gone, None));
 }
 
 #[tokio::test]
@@ -393,9 +461,9 @@ async fn delete_errors_are_classified() {
         RuleMode::MatchAny,
         [&busy, &limited]
     ));
-    let error = control.delete_table(&delete("busy", false)).await.unwrap_err();
+    let error = control.delete_table("busy").await.unwrap_err();
     assert_eq!((error.kind, error.operation), (ErrorKind::InUse, "DeleteTable"));
-    let error = control.delete_table(&delete("limited", false)).await.unwrap_err();
+    let error = control.delete_table("limited").await.unwrap_err();
     assert_eq!(error.kind, ErrorKind::LimitExceeded);
 }
 
@@ -628,6 +696,7 @@ async fn an_export_refused_for_limits_is_deferred_and_the_run_succeeds() {
             .tags(tag("ddb-rollover:period-start", "2018-10-24T00:00:00+00:00"))
             .tags(tag("ddb-rollover:period-end", "2018-10-25T00:00:00+00:00"))
             .tags(tag("ddb-rollover:policy-hash", &hash))
+            .tags(tag("ddb-rollover:family", "timeseries"))
             .build()
     });
     let pitr = mock!(Client::describe_continuous_backups).then_output(|| {

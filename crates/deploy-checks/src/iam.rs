@@ -1,6 +1,167 @@
 //! Just enough of IAM policy evaluation for the template's own statements: identity policies,
-//! `Allow` and `Deny`, `Action` and `Resource` with `*` and `?` wildcards. No conditions,
-//! `NotAction` or `NotResource`: the checks refuse statements that use them.
+//! `Allow` and `Deny`, `Action` and `Resource` with `*` and `?` wildcards, and `Condition`
+//! blocks with the operators `StringEquals`, `StringEqualsIfExists` and `Null` on the keys
+//! `aws:ResourceTag/KEY` (the target resource's tags) and `aws:RequestTag/KEY` (the tags the
+//! request writes). Any other operator or key, `NotAction` or `NotResource` is refused: the
+//! template parser reports it as an error rather than evaluating a statement it does not
+//! understand.
+
+use std::collections::BTreeMap;
+
+/// Tags, key to value.
+pub type Tags = BTreeMap<String, String>;
+
+/// Tags from pairs: `tags(&[("ddb-rollover:family", "ts")])`.
+pub fn tags(pairs: &[(&str, &str)]) -> Tags {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+/// The condition operators this check evaluates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operator {
+    /// The key is present and its value equals one of the values (case-sensitive).
+    StringEquals,
+    /// The key is absent, or its value equals one of the values.
+    StringEqualsIfExists,
+    /// `"true"`: the key is absent; `"false"`: the key is present.
+    Null,
+}
+
+impl Operator {
+    pub fn parse(name: &str) -> Result<Operator, String> {
+        match name {
+            "StringEquals" => Ok(Operator::StringEquals),
+            "StringEqualsIfExists" => Ok(Operator::StringEqualsIfExists),
+            "Null" => Ok(Operator::Null),
+            other => Err(format!(
+                "condition operator {other:?} is not evaluated by this check (only StringEquals, \
+                 StringEqualsIfExists and Null are): extend deploy_checks::iam before using it"
+            )),
+        }
+    }
+}
+
+/// The condition keys this check evaluates.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConditionKey {
+    /// `aws:ResourceTag/KEY`: the tag KEY of the resource the request acts on.
+    ResourceTag(String),
+    /// `aws:RequestTag/KEY`: the tag KEY the request writes (CreateTable's or TagResource's
+    /// `Tags`).
+    RequestTag(String),
+}
+
+impl ConditionKey {
+    /// IAM condition key names are case-insensitive: `AWS:resourcetag/K` is `aws:ResourceTag/K`.
+    pub fn parse(name: &str) -> Result<ConditionKey, String> {
+        let (prefix, tag) = name
+            .split_once('/')
+            .ok_or_else(|| format!("condition key {name:?} is not evaluated by this check"))?;
+        match prefix.to_ascii_lowercase().as_str() {
+            "aws:resourcetag" if !tag.is_empty() => Ok(ConditionKey::ResourceTag(tag.to_owned())),
+            "aws:requesttag" if !tag.is_empty() => Ok(ConditionKey::RequestTag(tag.to_owned())),
+            _ => Err(format!(
+                "condition key {name:?} is not evaluated by this check (only aws:ResourceTag/KEY and \
+                 aws:RequestTag/KEY are): extend deploy_checks::iam before using it"
+            )),
+        }
+    }
+
+    /// The key's value in `request`, if present. Tag keys are looked up case-insensitively, as
+    /// IAM matches the key part of these condition keys.
+    fn value<'r>(&self, request: &'r Request) -> Option<&'r str> {
+        let (tags, key) = match self {
+            ConditionKey::ResourceTag(k) => (&request.resource_tags, k),
+            ConditionKey::RequestTag(k) => (&request.request_tags, k),
+        };
+        tags.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(key))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// One `Operator: {Key: values}` entry of a statement's `Condition` block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Condition {
+    pub operator: Operator,
+    pub key: ConditionKey,
+    /// One or more values; the key matches if it matches any of them.
+    pub values: Vec<String>,
+}
+
+impl Condition {
+    /// A condition from the names and values of a policy; an error for anything this check
+    /// cannot evaluate.
+    pub fn parse(operator: &str, key: &str, values: Vec<String>) -> Result<Condition, String> {
+        let operator = Operator::parse(operator)?;
+        let key = ConditionKey::parse(key)?;
+        if values.is_empty() {
+            return Err(format!("condition {key:?}: no value"));
+        }
+        if operator == Operator::Null && values.iter().any(|v| v != "true" && v != "false") {
+            return Err(format!(
+                "condition Null {key:?}: values must be true or false, got {values:?}"
+            ));
+        }
+        Ok(Condition {
+            operator,
+            key,
+            values,
+        })
+    }
+
+    /// Whether the condition holds for `request`.
+    pub fn holds(&self, request: &Request) -> bool {
+        let value = self.key.value(request);
+        let equals = |v: &str| self.values.iter().any(|want| want == v);
+        match (self.operator, value) {
+            (Operator::StringEquals, Some(v)) => equals(v),
+            (Operator::StringEquals, None) => false,
+            (Operator::StringEqualsIfExists, Some(v)) => equals(v),
+            (Operator::StringEqualsIfExists, None) => true,
+            (Operator::Null, v) => self.values.iter().any(|want| (want == "true") == v.is_none()),
+        }
+    }
+}
+
+/// What IAM evaluates: the action, the resource, and the request context the template's
+/// conditions read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Request {
+    /// `dynamodb:UpdateTable`.
+    pub action: String,
+    /// The resource ARN, or `*`.
+    pub resource: String,
+    /// The tags the resource carries when the request is made: none for a resource that does
+    /// not exist yet (CreateTable), nor for one whose type has no `aws:ResourceTag` key.
+    pub resource_tags: Tags,
+    /// The tags the request writes (CreateTable's `Tags`, TagResource's `Tags`).
+    pub request_tags: Tags,
+}
+
+impl Request {
+    /// `action` on `resource`, with no tags on either side.
+    pub fn new(action: &str, resource: &str) -> Request {
+        Request {
+            action: action.to_owned(),
+            resource: resource.to_owned(),
+            ..Request::default()
+        }
+    }
+
+    pub fn with_resource_tags(mut self, tags: Tags) -> Request {
+        self.resource_tags = tags;
+        self
+    }
+
+    pub fn with_request_tags(mut self, tags: Tags) -> Request {
+        self.request_tags = tags;
+        self
+    }
+}
 
 /// One policy statement, intrinsics resolved.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -11,7 +172,8 @@ pub struct Statement {
     pub not_actions: Vec<String>,
     pub resources: Vec<String>,
     pub not_resources: Vec<String>,
-    pub has_condition: bool,
+    /// Every entry of the `Condition` block: all must hold for the statement to apply.
+    pub conditions: Vec<Condition>,
 }
 
 impl Statement {
@@ -22,9 +184,12 @@ impl Statement {
             .unwrap_or_else(|| format!("{} {:?}", self.effect, self.actions))
     }
 
-    fn applies(&self, action: &str, resource: &str) -> bool {
-        self.actions.iter().any(|p| action_matches(p, action))
-            && self.resources.iter().any(|p| glob_match(p, resource))
+    /// Whether the statement covers `request`: its action, its resource, and every condition
+    /// (IAM ANDs the operators of a block and the keys under each; a key's values are ORed).
+    pub fn applies(&self, request: &Request) -> bool {
+        self.actions.iter().any(|p| action_matches(p, &request.action))
+            && self.resources.iter().any(|p| glob_match(p, &request.resource))
+            && self.conditions.iter().all(|c| c.holds(request))
     }
 }
 
@@ -46,16 +211,16 @@ impl Decision {
 }
 
 /// IAM's order for one identity policy set: an explicit Deny wins, then any Allow, else deny.
-pub fn evaluate(statements: &[Statement], action: &str, resource: &str) -> Decision {
+pub fn evaluate(statements: &[Statement], request: &Request) -> Decision {
     if let Some(s) = statements
         .iter()
-        .find(|s| s.effect == "Deny" && s.applies(action, resource))
+        .find(|s| s.effect == "Deny" && s.applies(request))
     {
         return Decision::ExplicitDeny(s.label());
     }
     match statements
         .iter()
-        .find(|s| s.effect == "Allow" && s.applies(action, resource))
+        .find(|s| s.effect == "Allow" && s.applies(request))
     {
         Some(s) => Decision::Allowed(s.label()),
         None => Decision::ImplicitDeny,
@@ -137,7 +302,7 @@ mod tests {
             not_actions: vec![],
             resources: resources.iter().map(|s| s.to_string()).collect(),
             not_resources: vec![],
-            has_condition: false,
+            conditions: vec![],
         }
     }
 
@@ -146,11 +311,128 @@ mod tests {
         let allow = statement("Allow", &["dynamodb:*"], &["*"]);
         let deny = statement("Deny", &["dynamodb:DeleteTable"], &["*"]);
         let both = [allow.clone(), deny];
-        assert!(evaluate(&both, "dynamodb:CreateTable", "x").is_allowed());
+        assert!(evaluate(&both, &Request::new("dynamodb:CreateTable", "x")).is_allowed());
         assert!(matches!(
-            evaluate(&both, "dynamodb:DeleteTable", "x"),
+            evaluate(&both, &Request::new("dynamodb:DeleteTable", "x")),
             Decision::ExplicitDeny(_)
         ));
-        assert_eq!(evaluate(&[allow], "sqs:SendMessage", "x"), Decision::ImplicitDeny);
+        assert_eq!(
+            evaluate(&[allow], &Request::new("sqs:SendMessage", "x")),
+            Decision::ImplicitDeny
+        );
+    }
+
+    fn condition(operator: &str, key: &str, values: &[&str]) -> Condition {
+        Condition::parse(operator, key, values.iter().map(|v| v.to_string()).collect()).unwrap()
+    }
+
+    #[test]
+    fn string_equals_needs_the_key_and_if_exists_passes_without_it() {
+        let equals = condition("StringEquals", "aws:ResourceTag/team", &["a", "b"]);
+        let if_exists = condition("StringEqualsIfExists", "aws:ResourceTag/team", &["a"]);
+        let request = |t: &[(&str, &str)]| Request::new("x:Y", "r").with_resource_tags(tags(t));
+        assert!(equals.holds(&request(&[("team", "a")])));
+        assert!(equals.holds(&request(&[("team", "b")])), "values are ORed");
+        assert!(!equals.holds(&request(&[("team", "c")])));
+        assert!(
+            !equals.holds(&request(&[("team", "A")])),
+            "values are case-sensitive"
+        );
+        assert!(
+            !equals.holds(&request(&[])),
+            "StringEquals on an absent key is false"
+        );
+        assert!(!equals.holds(&request(&[("other", "a")])));
+        assert!(
+            if_exists.holds(&request(&[])),
+            "IfExists on an absent key is true"
+        );
+        assert!(if_exists.holds(&request(&[("other", "x")])));
+        assert!(if_exists.holds(&request(&[("team", "a")])));
+        assert!(!if_exists.holds(&request(&[("team", "b")])));
+        assert!(
+            equals.holds(&request(&[("TEAM", "a")])),
+            "tag keys match case-insensitively"
+        );
+    }
+
+    #[test]
+    fn resource_and_request_tags_are_separate_keys() {
+        let resource = condition("StringEquals", "aws:ResourceTag/f", &["ts"]);
+        let request_tag = condition("StringEquals", "AWS:requestTag/f", &["ts"]);
+        let on_resource = Request::new("x:Y", "r").with_resource_tags(tags(&[("f", "ts")]));
+        let in_request = Request::new("x:Y", "r").with_request_tags(tags(&[("f", "ts")]));
+        assert!(resource.holds(&on_resource) && !resource.holds(&in_request));
+        assert!(request_tag.holds(&in_request) && !request_tag.holds(&on_resource));
+    }
+
+    #[test]
+    fn null_tests_presence() {
+        let absent = condition("Null", "aws:RequestTag/f", &["true"]);
+        let present = condition("Null", "aws:RequestTag/f", &["false"]);
+        let with = Request::new("x:Y", "r").with_request_tags(tags(&[("f", "")]));
+        let without = Request::new("x:Y", "r");
+        assert!(absent.holds(&without) && !absent.holds(&with));
+        assert!(present.holds(&with) && !present.holds(&without));
+        assert!(Condition::parse("Null", "aws:RequestTag/f", vec!["maybe".into()]).is_err());
+    }
+
+    #[test]
+    fn unknown_operators_and_keys_are_refused() {
+        for operator in [
+            "StringLike",
+            "StringNotEquals",
+            "ForAllValues:StringEquals",
+            "stringequals",
+            "ArnLike",
+        ] {
+            let e = Condition::parse(operator, "aws:ResourceTag/f", vec!["x".into()]).unwrap_err();
+            assert!(e.contains("not evaluated"), "{operator}: {e}");
+        }
+        for key in [
+            "aws:TagKeys",
+            "aws:SourceIp",
+            "dynamodb:LeadingKeys",
+            "aws:ResourceTag/",
+        ] {
+            let e = Condition::parse("StringEquals", key, vec!["x".into()]).unwrap_err();
+            assert!(e.contains("not evaluated"), "{key}: {e}");
+        }
+        assert!(Condition::parse("StringEquals", "aws:ResourceTag/f", vec![]).is_err());
+    }
+
+    #[test]
+    fn every_condition_of_a_statement_must_hold() {
+        let mut s = statement("Allow", &["dynamodb:TagResource"], &["t"]);
+        s.conditions = vec![
+            condition("StringEqualsIfExists", "aws:ResourceTag/f", &["ts"]),
+            condition("StringEqualsIfExists", "aws:RequestTag/f", &["ts"]),
+        ];
+        let request = |resource: &[(&str, &str)], req: &[(&str, &str)]| {
+            Request::new("dynamodb:TagResource", "t")
+                .with_resource_tags(tags(resource))
+                .with_request_tags(tags(req))
+        };
+        let statements = [s];
+        assert!(evaluate(&statements, &request(&[], &[])).is_allowed());
+        assert!(evaluate(&statements, &request(&[("f", "ts")], &[("f", "ts")])).is_allowed());
+        assert_eq!(
+            evaluate(&statements, &request(&[("f", "ts_eu")], &[("f", "ts")])),
+            Decision::ImplicitDeny
+        );
+        assert_eq!(
+            evaluate(&statements, &request(&[("f", "ts")], &[("f", "other")])),
+            Decision::ImplicitDeny
+        );
+        // A conditioned Deny denies only where its condition holds.
+        let mut deny = statement("Deny", &["dynamodb:TagResource"], &["t"]);
+        deny.conditions = vec![condition("Null", "aws:RequestTag/f", &["true"])];
+        let allow = statement("Allow", &["dynamodb:TagResource"], &["t"]);
+        let both = [allow, deny];
+        assert!(matches!(
+            evaluate(&both, &request(&[], &[])),
+            Decision::ExplicitDeny(_)
+        ));
+        assert!(evaluate(&both, &request(&[], &[("f", "x")])).is_allowed());
     }
 }

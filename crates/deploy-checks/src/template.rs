@@ -9,6 +9,9 @@
 //! CloudFormation drops it). Optional parts of the template are written that way, so the checks
 //! must see exactly what a stack with given parameters would get.
 //!
+//! IAM statements keep their `Condition` blocks, parsed into [`crate::iam::Condition`]s: an
+//! operator or key the evaluation does not implement makes [`Template::role_statements`] fail.
+//!
 //! YAML: `yaml_serde` keeps CloudFormation's short-form tags (`!Sub`, `!Ref`, `!GetAtt`) as
 //! `Value::Tagged`, which a plain YAML reader would reject or drop.
 
@@ -18,7 +21,7 @@ use std::path::PathBuf;
 use ddb_rollover::{Operation, Policy, PolicyError};
 use yaml_serde::{Mapping, Value};
 
-use crate::iam::Statement;
+use crate::iam::{Condition, Statement};
 
 /// Pseudo parameters of the imagined stack.
 pub const REGION: &str = "us-east-1";
@@ -309,8 +312,47 @@ impl Template {
             not_actions: list("NotAction")?,
             resources: list("Resource")?,
             not_resources: list("NotResource")?,
-            has_condition: s.get("Condition").is_some(),
+            conditions: match s.get("Condition") {
+                None => Vec::new(),
+                Some(block) => self.conditions(block)?,
+            },
         })
+    }
+
+    /// A statement's `Condition` block, `{Operator: {Key: value or [values]}}`, resolved. An
+    /// operator or key [`iam`](crate::iam) cannot evaluate is an error, never skipped.
+    fn conditions(&self, block: &Value) -> Result<Vec<Condition>, String> {
+        let Value::Mapping(operators) = block else {
+            return Err(format!("Condition is not a mapping: {block:?}"));
+        };
+        let mut out = Vec::new();
+        for (operator, keys) in operators {
+            // YAML reads a plain `Null:` key as null, not as the string: it is the operator.
+            let operator = match operator {
+                Value::Null => "Null",
+                other => other
+                    .as_str()
+                    .ok_or_else(|| format!("Condition operator is not a string: {other:?}"))?,
+            };
+            let Value::Mapping(keys) = keys else {
+                return Err(format!("Condition {operator}: not a mapping of keys to values"));
+            };
+            if keys.is_empty() {
+                return Err(format!("Condition {operator}: no keys"));
+            }
+            for (key, values) in keys {
+                let key = key
+                    .as_str()
+                    .ok_or_else(|| format!("Condition {operator}: key is not a string: {key:?}"))?;
+                let values = match values {
+                    Value::Sequence(items) => items.iter().map(|i| self.resolve(i)).collect(),
+                    one => self.resolve(one).map(|v| vec![v]),
+                }
+                .map_err(|e| format!("Condition {operator} {key}: {e}"))?;
+                out.push(Condition::parse(operator, key, values).map_err(|e| format!("Condition: {e}"))?);
+            }
+        }
+        Ok(out)
     }
 
     /// A value as CloudFormation would pass it: strings and numbers as they are, `!Ref` of a
@@ -621,6 +663,81 @@ Resources:
         assert_eq!(
             statements[1].resources,
             ["arn:aws:dynamodb:us-east-1:123456789012:table/ts_*", "{Q.Arn}"]
+        );
+    }
+
+    const WITH_CONDITIONS: &str = r#"
+Parameters:
+  Prefix:
+    Type: String
+    Default: ts
+  Strict:
+    Type: String
+    Default: "true"
+Conditions:
+  IsStrict: !Equals [!Ref Strict, "true"]
+Resources:
+  Role:
+    Type: AWS::IAM::Role
+    Properties:
+      Policies:
+        - PolicyName: p
+          PolicyDocument:
+            Statement:
+              - Sid: Tag
+                Effect: Allow
+                Action: dynamodb:TagResource
+                Resource: "*"
+                Condition:
+                  StringEqualsIfExists:
+                    "aws:ResourceTag/ddb-rollover:family": !Ref Prefix
+                    "aws:RequestTag/ddb-rollover:family": [!Ref Prefix, !Sub "${Prefix}-old"]
+                  Null:
+                    "aws:RequestTag/team": !If [IsStrict, "false", !Ref AWS::NoValue]
+  Odd:
+    Type: AWS::IAM::Role
+    Properties:
+      Policies:
+        - PolicyName: p
+          PolicyDocument:
+            Statement:
+              - Effect: Allow
+                Action: dynamodb:TagResource
+                Resource: "*"
+                Condition:
+                  ForAllValues:StringEquals:
+                    aws:TagKeys: [a]
+"#;
+
+    #[test]
+    fn reads_conditions_and_refuses_what_it_cannot_evaluate() {
+        use crate::iam::{ConditionKey, Operator};
+        let t = Template::parse(WITH_CONDITIONS).unwrap();
+        let s = &t.role_statements("Role").unwrap()[0];
+        assert_eq!(s.conditions.len(), 3, "{:?}", s.conditions);
+        assert_eq!(s.conditions[0].operator, Operator::StringEqualsIfExists);
+        assert_eq!(
+            s.conditions[0].key,
+            ConditionKey::ResourceTag("ddb-rollover:family".into())
+        );
+        assert_eq!(s.conditions[0].values, ["ts"]);
+        assert_eq!(
+            s.conditions[1].key,
+            ConditionKey::RequestTag("ddb-rollover:family".into())
+        );
+        assert_eq!(s.conditions[1].values, ["ts", "ts-old"]);
+        assert_eq!(s.conditions[2].operator, Operator::Null);
+        assert_eq!(s.conditions[2].values, ["false"]);
+
+        let mut relaxed = Template::parse(WITH_CONDITIONS).unwrap();
+        relaxed.set_parameter("Strict", "false");
+        let mapping_without_keys = relaxed.role_statements("Role").unwrap_err();
+        assert!(mapping_without_keys.contains("Null"), "{mapping_without_keys}");
+
+        let e = t.role_statements("Odd").unwrap_err();
+        assert!(
+            e.contains("ForAllValues:StringEquals") && e.contains("not evaluated"),
+            "{e}"
         );
     }
 

@@ -8,6 +8,13 @@
 //! enforces IAM, so this is where an action the engine starts sending, or a table outside the
 //! prefix it starts touching, shows up before a deployment fails with AccessDenied; and where
 //! a permission nothing uses shows up as a grant to remove.
+//!
+//! Families: every changing statement is conditioned on the tag `ddb-rollover:family` (the
+//! stack's TablePrefix), so that a sibling stack whose prefix nests in ours (`timeseries_eu`
+//! inside `table/timeseries_*`) cannot have its tables changed by our role. Each recorded call
+//! is evaluated with the tags its table carried on moto when it was sent and the tags it wrote;
+//! the same calls are then turned on a sibling's table, on an untagged one, and given another
+//! family, to show the conditions refuse exactly what they should.
 
 use std::collections::BTreeSet;
 
@@ -16,7 +23,7 @@ use aws_sdk_dynamodb::types::{
 };
 use ddb_rollover::Operation;
 use deploy_checks::features::{combinations, Features, EXPORT_S3_ACTIONS};
-use deploy_checks::iam::{self, evaluate, table_arn, Decision, Statement};
+use deploy_checks::iam::{self, evaluate, table_arn, tags, Decision, Request, Statement, Tags};
 use deploy_checks::recorder::{Call, Recorder};
 use deploy_checks::scenario;
 use deploy_checks::template::{Function, Template};
@@ -32,6 +39,46 @@ const RETENTION_STACK: [(&str, &str); 6] = [
     ("DeleteAfter", "2"),
 ];
 const ARCHIVE_OBJECTS: &str = "arn:aws:s3:::archive-bucket/ddb-rollover/*";
+
+/// The tag that says which stack's tables a table belongs to, and our stack's value for it
+/// (TablePrefix's default).
+const FAMILY: &str = "ddb-rollover:family";
+const PREFIX: &str = "timeseries";
+/// A sibling stack's table, inside our resource pattern `table/timeseries_*`: its stack has the
+/// prefix `timeseries_eu`.
+const SIBLING: &str = "timeseries_eu_2018-10-18";
+const SIBLING_FAMILY: &str = "timeseries_eu";
+/// One of our names on a table without the family tag (made before the tag existed).
+const UNTAGGED: &str = "timeseries_2018-10-18";
+
+/// Our family tag.
+fn ours() -> Tags {
+    tags(&[(FAMILY, PREFIX)])
+}
+
+/// The sibling's tags, as its own stack's create_new would have set them.
+fn siblings() -> Tags {
+    tags(&[
+        (FAMILY, SIBLING_FAMILY),
+        ("ddb-rollover:period-start", "2018-10-18T00:00:00+00:00"),
+        ("ddb-rollover:period-end", "2018-10-19T00:00:00+00:00"),
+    ])
+}
+
+/// Whether an action changes a table: everything but reads (`Describe*`, `List*`).
+fn changes(action: &str) -> bool {
+    let name = action.split_once(':').map_or(action, |(_, name)| name);
+    !(name.starts_with("Describe") || name.starts_with("List"))
+}
+
+/// The resource `action` names for `table`: the table, one of its exports, or `*`.
+fn resource_of(action: &str, table: &str) -> String {
+    match action {
+        "dynamodb:ListTables" => "*".into(),
+        "dynamodb:DescribeExport" => format!("{}/export/01234567890123-abcdef12", table_arn(table)),
+        _ => table_arn(table),
+    }
+}
 
 /// What a role may allow besides DynamoDB and the archive's S3 objects: its own log group, and
 /// the failure queue that Lambda's OnFailure destination writes with the function's role.
@@ -228,7 +275,10 @@ fn the_archive_statement_exists_exactly_when_archive_bucket_is_set() {
         "arn:aws:s3:::archive-bucket",
     ] {
         assert_eq!(
-            evaluate(std::slice::from_ref(statement), "s3:PutObject", outside),
+            evaluate(
+                std::slice::from_ref(statement),
+                &Request::new("s3:PutObject", outside)
+            ),
             Decision::ImplicitDeny,
             "{outside}"
         );
@@ -269,11 +319,42 @@ async fn create_keyed_table(client: &aws_sdk_dynamodb::Client, name: &str, read:
         .unwrap_or_else(|e| panic!("CreateTable {name}: {e:?}"));
 }
 
+async fn tag_table(client: &aws_sdk_dynamodb::Client, name: &str, tags: &Tags) {
+    let mut request = client.tag_resource().resource_arn(table_arn(name));
+    for (key, value) in tags {
+        request = request.tags(
+            aws_sdk_dynamodb::types::Tag::builder()
+                .key(key)
+                .value(value)
+                .build()
+                .unwrap(),
+        );
+    }
+    request
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("TagResource {name}: {e:?}"));
+}
+
+async fn tags_of(client: &aws_sdk_dynamodb::Client, name: &str) -> Tags {
+    let out = client
+        .list_tags_of_resource()
+        .resource_arn(table_arn(name))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("ListTagsOfResource {name}: {e:?}"));
+    out.tags()
+        .iter()
+        .map(|t| (t.key().to_owned(), t.value().to_owned()))
+        .collect()
+}
+
 /// Tables the scenarios start with: tomorrow's pre-built too small (create_new raises it:
 /// UpdateTable); a past one made before ddb-rollover tagged its tables or had a template
 /// (resize_old tags it, and brings it to the template); and neighbours the functions must not
-/// touch: same string prefix without the underscore, another prefix, and a foreign name under
-/// the prefix, which may be read but never changed.
+/// touch: same string prefix without the underscore, another prefix, a foreign name under the
+/// prefix, and a sibling family's table under the prefix (with that family's tags), which may be
+/// read but never changed.
 async fn seed_tables(client: &aws_sdk_dynamodb::Client) {
     create_keyed_table(client, "timeseries_2018-10-26", 5, 5).await;
     create_keyed_table(client, "timeseries_2018-10-24", 300, 1000).await;
@@ -281,7 +362,12 @@ async fn seed_tables(client: &aws_sdk_dynamodb::Client) {
         testkit::create_plain_table(client, name).await;
     }
     create_keyed_table(client, "timeseries_backup", 5, 5).await;
+    create_keyed_table(client, SIBLING, 1, 1).await;
+    tag_table(client, SIBLING, &siblings()).await;
 }
+
+/// Tables under the prefix the functions may read but never change.
+const NOT_OURS: [&str; 2] = ["timeseries_backup", SIBLING];
 
 /// Runs every schedule of `d` at `at` with a client that records into `recorder`.
 async fn run_day(d: &Deployed, client: &aws_sdk_dynamodb::Client, recorder: &Recorder, at: &str) {
@@ -319,21 +405,27 @@ fn outside_resources(action: &str) -> Vec<String> {
     }
 }
 
-/// Every recorded call is allowed and stays on the prefix's tables; a foreign name under the
-/// prefix is only read; the actions sent are exactly the DynamoDB actions granted; and each is
-/// denied beside the prefix.
+/// Every recorded call is allowed (with the tags its table carried and the tags it wrote) and
+/// stays on the prefix's tables; a foreign name or a sibling family's table under the prefix is
+/// only read; the actions sent are exactly the DynamoDB actions granted; each is denied beside
+/// the prefix; and the family conditions hold on the calls themselves (see
+/// [`check_family_conditions`]).
 fn check_calls(d: &Deployed, calls: &BTreeSet<Call>) {
     assert!(!calls.is_empty(), "{}: recorded nothing", d.id());
     for call in calls {
-        for action in call.actions() {
-            let decision = evaluate(&d.statements, &action, &call.resource());
+        for request in call.requests() {
+            let decision = evaluate(&d.statements, &request);
             assert!(
                 decision.is_allowed(),
-                "{}: {action} on {} is not allowed by its role ({decision:?}); the deployed function \
-                 would get AccessDenied. Add the action (scoped to the prefix's tables) to the role in \
-                 template.yaml.",
+                "{}: {} on {} is not allowed by its role ({decision:?}); the deployed function would \
+                 get AccessDenied. The table carried {:?}, the request wrote {:?}. Add the action \
+                 (scoped to the prefix's tables) to the role in template.yaml; a CreateTable must \
+                 write {FAMILY} = {PREFIX} in its Tags, a DeleteTable needs a table that carries it.",
                 d.id(),
-                call.resource()
+                request.action,
+                request.resource,
+                request.resource_tags,
+                request.request_tags,
             );
         }
         if let Some(table) = call.table_name() {
@@ -343,10 +435,9 @@ fn check_calls(d: &Deployed, calls: &BTreeSet<Call>) {
                 d.id(),
                 call.action()
             );
-            let read_only = call.operation.starts_with("Describe") || call.operation.starts_with("List");
             assert!(
-                table != "timeseries_backup" || read_only,
-                "{}: changed the foreign table: {call:?}",
+                !NOT_OURS.contains(&table.as_str()) || !changes(&call.action()),
+                "{}: changed a table that is not ours: {call:?}",
                 d.id()
             );
         }
@@ -366,14 +457,112 @@ fn check_calls(d: &Deployed, calls: &BTreeSet<Call>) {
             continue;
         }
         for outside in outside_resources(action) {
+            // Our own family on both sides: only the resource pattern can refuse it.
+            let request = Request::new(action, &outside)
+                .with_resource_tags(ours())
+                .with_request_tags(ours());
             assert_eq!(
-                evaluate(&d.statements, action, &outside),
+                evaluate(&d.statements, &request),
                 Decision::ImplicitDeny,
                 "{}: {action} on {outside}",
                 d.id()
             );
         }
     }
+
+    check_family_conditions(d, calls);
+}
+
+/// The recorded calls turned where the family conditions must decide:
+/// (b) every changing call (CreateTable aside: see below) on the sibling's table, which lies
+///     inside our resource pattern, is denied, and every changing action sent is among them;
+/// (c) a DeleteTable on one of our names without the family tag is denied, while the other
+///     changing calls on it are allowed (tables made before the tag still get it, and are
+///     still managed);
+/// (d) a TagResource writing another family is denied, on a table of ours or an untagged one;
+/// (e) a CreateTable without our family in its Tags, or with another, is denied;
+/// (f) every read on the sibling's table is allowed: the function sees it, and refuses it itself.
+/// A CreateTable is not turned on the sibling: it fails on an existing table whatever IAM says,
+/// and a new table is held by (e), the family it is created with.
+fn check_family_conditions(d: &Deployed, calls: &BTreeSet<Call>) {
+    let denied = |request: &Request, what: &str| {
+        assert_eq!(
+            evaluate(&d.statements, request),
+            Decision::ImplicitDeny,
+            "{}: {what}: {} on {} (table tags {:?}, request tags {:?}) must be denied",
+            d.id(),
+            request.action,
+            request.resource,
+            request.resource_tags,
+            request.request_tags,
+        );
+    };
+    let allowed = |request: &Request, what: &str| {
+        let decision = evaluate(&d.statements, request);
+        assert!(
+            decision.is_allowed(),
+            "{}: {what}: {} on {} (table tags {:?}, request tags {:?}) must be allowed: {decision:?}",
+            d.id(),
+            request.action,
+            request.resource,
+            request.resource_tags,
+            request.request_tags,
+        );
+    };
+
+    let mut refused_on_sibling = BTreeSet::new();
+    for call in calls {
+        if call.table_name().is_none() {
+            continue;
+        }
+        if call.operation == "CreateTable" {
+            // (e)
+            let mut without = call.clone();
+            without.request_tags.remove(FAMILY);
+            denied(&without.requests()[0], "(e) CreateTable without the family tag");
+            let mut other = call.clone();
+            other.request_tags.insert(FAMILY.into(), "other".into());
+            denied(&other.requests()[0], "(e) CreateTable with another family");
+            continue;
+        }
+        let on_sibling = call.retargeted(SIBLING, siblings());
+        let on_untagged = call.retargeted(UNTAGGED, Tags::new());
+        for (sibling, untagged) in on_sibling.requests().iter().zip(on_untagged.requests()) {
+            if changes(&sibling.action) {
+                denied(sibling, "(b) a change on a sibling family's table");
+                refused_on_sibling.insert(sibling.action.clone());
+                if sibling.action == "dynamodb:DeleteTable" {
+                    denied(&untagged, "(c) DeleteTable on a table without the family tag");
+                } else {
+                    allowed(
+                        &untagged,
+                        "a change on one of our tables made before the family tag",
+                    );
+                }
+            } else {
+                allowed(sibling, "(f) a read of a sibling family's table");
+            }
+        }
+        if call.operation == "TagResource" {
+            // (d)
+            for target in [call.clone(), on_untagged] {
+                let mut other = target;
+                other.request_tags.insert(FAMILY.into(), "other".into());
+                denied(&other.requests()[0], "(d) TagResource writing another family");
+            }
+        }
+    }
+    let changing: BTreeSet<String> = d
+        .needed()
+        .into_iter()
+        .filter(|a| changes(a) && a != "dynamodb:CreateTable")
+        .collect();
+    assert_eq!(
+        refused_on_sibling,
+        changing,
+        "{}: changing actions refused on the sibling's table (left) vs. changing actions granted (right)",
+        d.id()
+    );
 }
 
 #[tokio::test]
@@ -384,11 +573,16 @@ async fn every_call_the_functions_send_is_allowed_and_nothing_beside_the_prefix(
     seed_tables(&client).await;
 
     for d in &functions {
-        let recorder = Recorder::new();
+        let recorder = Recorder::new(&client);
         let at = scenario::scheduled_time(d.operation());
         run_day(d, &client, &recorder, at).await;
         check_calls(d, &recorder.take().into_iter().collect());
     }
+    assert_eq!(
+        tags_of(&client, SIBLING).await,
+        siblings(),
+        "the sibling's tags changed"
+    );
 }
 
 /// Days the retention scenario runs: with ArchiveAfter 1, DeleteAfter 2 and the three newest
@@ -403,7 +597,7 @@ async fn with_every_option_on_each_call_is_allowed_and_each_grant_is_used() {
     let client = db.client().await;
     seed_tables(&client).await;
 
-    let recorders: Vec<Recorder> = functions.iter().map(|_| Recorder::new()).collect();
+    let recorders: Vec<Recorder> = functions.iter().map(|_| Recorder::new(&client)).collect();
     for day in 0..RETENTION_DAYS {
         for (d, recorder) in functions.iter().zip(&recorders) {
             let at = scenario::scheduled_time_on_day(d.operation(), day);
@@ -426,7 +620,7 @@ async fn with_every_option_on_each_call_is_allowed_and_each_grant_is_used() {
         let arn = format!("arn:aws:s3:::archive-bucket/{key}");
         for action in EXPORT_S3_ACTIONS {
             assert!(
-                evaluate(&resize.statements, action, &arn).is_allowed(),
+                evaluate(&resize.statements, &Request::new(action, &arn)).is_allowed(),
                 "{action} on {arn}: the export would fail"
             );
         }
@@ -440,13 +634,23 @@ async fn with_every_option_on_each_call_is_allowed_and_each_grant_is_used() {
             remaining.keys()
         );
     }
-    for name in ["timeseries_backup", "timeseriesX_2018-10-25", "other_2018-10-25"] {
+    for name in [
+        "timeseries_backup",
+        "timeseriesX_2018-10-25",
+        "other_2018-10-25",
+        SIBLING,
+    ] {
         assert!(
             remaining.contains_key(name),
             "{name} is gone: {:?}",
             remaining.keys()
         );
     }
+    assert_eq!(
+        tags_of(&client, SIBLING).await,
+        siblings(),
+        "the sibling's tags changed"
+    );
 }
 
 #[test]
@@ -472,7 +676,11 @@ fn actions_beyond_the_needed_ones_are_denied_on_the_prefix_tables() {
                 "dynamodb:CreateBackup",
                 "dynamodb:RestoreTableToPointInTime",
             ] {
-                let allowed = evaluate(&d.statements, action, &own).is_allowed();
+                // Our own family on both sides: only the granted actions can be allowed.
+                let request = Request::new(action, &own)
+                    .with_resource_tags(ours())
+                    .with_request_tags(ours());
+                let allowed = evaluate(&d.statements, &request).is_allowed();
                 assert_eq!(
                     allowed,
                     needed.contains(action),
@@ -481,10 +689,126 @@ fn actions_beyond_the_needed_ones_are_denied_on_the_prefix_tables() {
                 );
             }
             assert!(
-                !iam::evaluate(&d.statements, "dynamodb:DescribeTable", "*").is_allowed(),
+                !iam::evaluate(&d.statements, &Request::new("dynamodb:DescribeTable", "*")).is_allowed(),
                 "{}: DescribeTable on *",
                 d.id()
             );
+        }
+    }
+}
+
+/// The family conditions for every parameter combination, request by request, without moto:
+/// what [`check_family_conditions`] shows on recorded calls, for every action each role grants.
+#[test]
+fn family_tags_decide_every_change_for_every_parameter_combination() {
+    const OWN: &str = "timeseries_2018-10-25";
+    for overrides in combinations() {
+        for d in deploy(&overrides) {
+            let check = |request: Request, expect_allowed: bool, what: &str| {
+                let decision = evaluate(&d.statements, &request);
+                assert_eq!(
+                    decision.is_allowed(),
+                    expect_allowed,
+                    "{} with {overrides:?}: {what}: {} on {} (table tags {:?}, request tags {:?}): \
+                     {decision:?}",
+                    d.id(),
+                    request.action,
+                    request.resource,
+                    request.resource_tags,
+                    request.request_tags,
+                );
+            };
+            for action in d.needed() {
+                if action == "dynamodb:ListTables" {
+                    continue;
+                }
+                let on = |table: &str, resource_tags: Tags, request_tags: Tags| {
+                    Request::new(&action, &resource_of(&action, table))
+                        .with_resource_tags(resource_tags)
+                        .with_request_tags(request_tags)
+                };
+                // What the functions write: our family, with CreateTable and when tagging.
+                let writes = if matches!(action.as_str(), "dynamodb:CreateTable" | "dynamodb:TagResource") {
+                    ours()
+                } else {
+                    Tags::new()
+                };
+
+                if action == "dynamodb:CreateTable" {
+                    // (a), (e): a new table has no tags; only the Tags it is created with count.
+                    check(
+                        on(OWN, Tags::new(), ours()),
+                        true,
+                        "(a) CreateTable of our family",
+                    );
+                    let no_family = tags(&[("ddb-rollover:period-start", "2018-10-25T00:00:00+00:00")]);
+                    check(
+                        on(OWN, Tags::new(), no_family),
+                        false,
+                        "(e) CreateTable without the family tag",
+                    );
+                    check(
+                        on(OWN, Tags::new(), Tags::new()),
+                        false,
+                        "(e) CreateTable without tags",
+                    );
+                    check(
+                        on(OWN, Tags::new(), tags(&[(FAMILY, SIBLING_FAMILY)])),
+                        false,
+                        "(e) CreateTable of another family",
+                    );
+                    continue;
+                }
+
+                // (a) our own tagged table.
+                check(on(OWN, ours(), writes.clone()), true, "(a) our table");
+                if changes(&action) {
+                    // (b) the sibling's table, inside the resource pattern.
+                    check(
+                        on(SIBLING, siblings(), writes.clone()),
+                        false,
+                        "(b) a sibling's table",
+                    );
+                    // (c) untagged: still managed (and tagged), but never deleted.
+                    let delete = action == "dynamodb:DeleteTable";
+                    check(
+                        on(UNTAGGED, Tags::new(), writes.clone()),
+                        !delete,
+                        "(c) an untagged table",
+                    );
+                } else {
+                    // (f) reads of the sibling.
+                    check(
+                        on(SIBLING, siblings(), Tags::new()),
+                        true,
+                        "(f) reading a sibling's table",
+                    );
+                }
+                if action == "dynamodb:TagResource" {
+                    // (d) never writing another family, whatever the table carries; tags without
+                    // the family key are fine on our tables.
+                    let other = || tags(&[(FAMILY, "other")]);
+                    check(on(OWN, ours(), other()), false, "(d) tagging another family");
+                    check(
+                        on(UNTAGGED, Tags::new(), other()),
+                        false,
+                        "(d) tagging another family",
+                    );
+                    let period = tags(&[("ddb-rollover:period-end", "2018-10-26T00:00:00+00:00")]);
+                    check(
+                        on(OWN, ours(), period.clone()),
+                        true,
+                        "tags without the family key",
+                    );
+                    check(
+                        on(UNTAGGED, Tags::new(), period),
+                        true,
+                        "tags without the family key",
+                    );
+                    // The TagResource a CreateTable implies: a table that does not exist yet.
+                    check(on(OWN, Tags::new(), ours()), true, "the Tags of a CreateTable");
+                }
+            }
         }
     }
 }

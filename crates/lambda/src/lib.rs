@@ -7,6 +7,12 @@
 
 use std::fmt;
 
+mod fit;
+mod init_error;
+
+pub use fit::{failure_summary, report_chunks, MAX_LOG_EVENT_BYTES};
+pub use init_error::report_init_error;
+
 use aws_config::BehaviorVersion;
 use chrono::Utc;
 use ddb_rollover::dynamodb::DynamoDb;
@@ -60,14 +66,9 @@ pub enum HandlerError {
          DynamoDB, its region, and that its role allows dynamodb:ListTables"
     )]
     ControlPlane(#[from] ControlPlaneError),
-    /// Some table actions failed; the others were carried out. The whole report is logged.
-    #[error(
-        "{operation}: {} of {} tables failed ({}). A retry or the next scheduled run tries them again; \
-         the full RunReport is in the function's log",
-        .failed.len(),
-        .report.tables.len(),
-        .failed.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
-    )]
+    /// Some table actions failed; the others were carried out. The whole report is logged in
+    /// parts that each fit one CloudWatch Logs event.
+    #[error("{operation}: {}", failure_summary(.report))]
     ActionsFailed {
         operation: Operation,
         failed: Vec<FailedAction>,
@@ -148,7 +149,7 @@ impl Handler {
     /// retries, the dead-letter queue and alarms work.
     pub async fn handle(&self, event: Value) -> Result<RunReport, HandlerError> {
         let invocation = parse_invocation(&event, self.operation)?;
-        let now = invocation.now(Utc::now());
+        let now = invocation.checked_now(&self.policy, self.operation, Utc::now())?;
         let options = ApplyOptions {
             dry_run: invocation.dry_run,
             ..ApplyOptions::default()
@@ -161,21 +162,30 @@ impl Handler {
             clock = invocation.clock.as_str(),
             dry_run = report.dry_run,
             current_period = %report.current_period,
+            tables = s.tables,
             done = s.done,
             planned = s.planned,
             unchanged = s.unchanged,
             deferred = s.deferred,
             failed = s.failed,
+            failed_tables = s.failed_tables,
             foreign = s.foreign,
             skipped = s.skipped,
+            gone = s.gone,
             "summary"
         );
+        for warning in &report.warnings {
+            tracing::warn!(%warning, "neighbours");
+        }
         if report.succeeded() {
             return Ok(report);
         }
-        let json =
-            serde_json::to_string(&report).unwrap_or_else(|e| format!("(report not serializable: {e})"));
-        tracing::error!(report = %json, "some table actions failed");
+        // The whole report, in parts that each fit one CloudWatch Logs event.
+        let parts = report_chunks(&report);
+        let count = parts.len();
+        for (index, part) in parts.into_iter().enumerate() {
+            tracing::error!(part = index + 1, of = count, lines = %part, "run report");
+        }
         let failed = report
             .lines_with(Outcome::Failed)
             .map(|line| FailedAction {
@@ -202,9 +212,17 @@ pub fn policy_from_env() -> Result<Policy, InitError> {
 /// the handler built once, then the runtime loop.
 pub async fn serve(operation: Operation) -> Result<(), lambda_runtime::Error> {
     lambda_runtime::tracing::init_default_subscriber();
-    let handler = Handler::from_env(operation).await.inspect_err(|e| {
-        tracing::error!(error = %e, "cannot start the {operation} function");
-    })?;
+    let handler = match Handler::from_env(operation).await {
+        Ok(handler) => handler,
+        Err(error) => {
+            tracing::error!(error = %error, "cannot start the {operation} function");
+            // Lambda then reports Runtime.InitError with our message, instead of an exit.
+            if let Err(report_error) = report_init_error(&error).await {
+                tracing::error!(error = %report_error, "could not report the init error to the Runtime API");
+            }
+            return Err(error.into());
+        }
+    };
     let handler = &handler;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
         handler.handle(event.payload).await

@@ -5,12 +5,18 @@
 //! Each [`LocalDynamo`] owns one server process on a loopback port; dropping it stops
 //! that process. The script is also told this test process's PID, so a test run killed
 //! before its destructors ran leaves no server behind for long (about a second).
+//!
+//! [`Proxy`] sits in front of such a server and injects the failures real AWS produces
+//! (dropped or reset connections, 5xx, throttling, a table deleted between two calls).
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+
+pub mod proxy;
+pub use proxy::{Call, Fault, Proxy, Rule};
 
 /// Region used by [`LocalDynamo::client`] and [`LocalDynamo::env`].
 pub const REGION: &str = "us-east-1";
@@ -123,36 +129,47 @@ impl LocalDynamo {
     /// An SDK client for this endpoint: region us-east-1, static test credentials,
     /// behavior version latest. Reads nothing from the environment or profile files.
     pub async fn client(&self) -> aws_sdk_dynamodb::Client {
-        let config = aws_sdk_dynamodb::Config::builder()
-            .behavior_version(BehaviorVersion::latest())
-            .region(Region::new(REGION))
-            .credentials_provider(Credentials::new(
-                ACCESS_KEY_ID,
-                SECRET_ACCESS_KEY,
-                None,
-                None,
-                "testkit",
-            ))
-            .endpoint_url(&self.endpoint)
-            .build();
-        aws_sdk_dynamodb::Client::from_conf(config)
+        aws_sdk_dynamodb::Client::from_conf(sdk_config(&self.endpoint).build())
     }
 
     /// Environment for child processes (the CLI binary): `AWS_ENDPOINT_URL`,
     /// `AWS_REGION`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and
     /// `AWS_EC2_METADATA_DISABLED=true`.
     pub fn env(&self) -> Vec<(String, String)> {
-        [
-            ("AWS_ENDPOINT_URL", self.endpoint.as_str()),
-            ("AWS_REGION", REGION),
-            ("AWS_ACCESS_KEY_ID", ACCESS_KEY_ID),
-            ("AWS_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY),
-            ("AWS_EC2_METADATA_DISABLED", "true"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect()
+        endpoint_env(&self.endpoint)
     }
+}
+
+/// The SDK configuration [`LocalDynamo::client`] and [`Proxy::client`] use, for `endpoint`:
+/// region us-east-1, static test credentials, behavior version latest, the SDK's default
+/// retries. Reads nothing from the environment or profile files. Returned as a builder so a
+/// test can change it, e.g. `.retry_config(RetryConfig::disabled())`.
+pub fn sdk_config(endpoint: &str) -> aws_sdk_dynamodb::config::Builder {
+    aws_sdk_dynamodb::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new(REGION))
+        .credentials_provider(Credentials::new(
+            ACCESS_KEY_ID,
+            SECRET_ACCESS_KEY,
+            None,
+            None,
+            "testkit",
+        ))
+        .endpoint_url(endpoint)
+}
+
+/// The environment [`LocalDynamo::env`] and [`Proxy::env`] give a child process, for `endpoint`.
+pub fn endpoint_env(endpoint: &str) -> Vec<(String, String)> {
+    [
+        ("AWS_ENDPOINT_URL", endpoint),
+        ("AWS_REGION", REGION),
+        ("AWS_ACCESS_KEY_ID", ACCESS_KEY_ID),
+        ("AWS_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY),
+        ("AWS_EC2_METADATA_DISABLED", "true"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect()
 }
 
 /// S3 on the same server, for archive exports. moto serves every service on its one port and

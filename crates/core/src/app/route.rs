@@ -1,15 +1,12 @@
 //! Which table holds time `t`: the planner's own naming, so applications and the Lambda
 //! functions can never disagree about where an item lives.
 
-use chrono::{DateTime, Datelike, Utc};
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::naming::TableNaming;
 use crate::period::Slot;
 use crate::policy::Policy;
-
-/// Instants have table names only in the years 1000 to 9999 (four-digit labels).
-const YEARS: std::ops::RangeInclusive<i32> = 1000..=9999;
 
 /// One period's table.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -45,9 +42,8 @@ pub enum RouteError {
 
 /// The table that holds items stamped `t`.
 pub fn table_for(policy: &Policy, t: DateTime<Utc>) -> Result<PeriodTable, RouteError> {
-    check_range("t", t)?;
     let naming = policy.naming();
-    let slot = naming.calendar().floor(t);
+    let slot = labelled_floor(&naming, "t", t)?;
     Ok(period_table(&naming, slot))
 }
 
@@ -57,18 +53,17 @@ pub fn tables_between(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Result<Vec<PeriodTable>, RouteError> {
-    check_range("from", from)?;
-    check_range("to", to)?;
+    let naming = policy.naming();
+    let mut slot = labelled_floor(&naming, "from", from)?;
+    labelled_floor(&naming, "to", to)?;
     if from > to {
         return Err(RouteError::Reversed { from, to });
     }
-    let naming = policy.naming();
     let calendar = naming.calendar();
     let mut tables = Vec::new();
     if from == to {
         return Ok(tables);
     }
-    let mut slot = calendar.floor(from);
     while slot.start() < to {
         let table = period_table(&naming, slot);
         slot = calendar.next(slot);
@@ -88,12 +83,16 @@ fn period_table(naming: &TableNaming, slot: Slot) -> PeriodTable {
     }
 }
 
-fn check_range(field: &'static str, value: DateTime<Utc>) -> Result<(), RouteError> {
-    if YEARS.contains(&value.year()) {
-        Ok(())
-    } else {
-        Err(RouteError::OutOfRange { field, value })
-    }
+/// The period holding `value`, refused when its label would not have a four-digit year.
+fn labelled_floor(
+    naming: &TableNaming,
+    field: &'static str,
+    value: DateTime<Utc>,
+) -> Result<Slot, RouteError> {
+    naming
+        .calendar()
+        .labelled_floor(value)
+        .ok_or(RouteError::OutOfRange { field, value })
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 use super::{Context, Decision, DeleteRequest, ExportRequest, Owned, PlanItem, TagChange};
 use crate::observed::{ExportStatus, ObservedTable, TableStatus};
-use crate::template::{TAG_ARCHIVED, TAG_EXPORT};
+use crate::ownership::{describe_key, DeleteGuard};
+use crate::template::{TAG_ARCHIVED, TAG_EXPORT, TAG_FAMILY};
 
 /// Where a table stands with its archive export.
 enum ArchiveState<'a> {
@@ -105,6 +106,23 @@ impl Context<'_> {
                         format!(
                             "age {age} is past delete_after ({delete_after}) but the table is one of the newest {} (keep_newest): kept",
                             retention.keep_newest
+                        ),
+                    ))
+                } else if let DeleteGuard::KeyDiffers { have } = &o.delete {
+                    Some((
+                        Decision::Skipped,
+                        format!(
+                            "age {age} is past delete_after ({delete_after}) but its key is {}, not the policy's {}: not provably this policy's data, never deleted",
+                            describe_key(have),
+                            describe_key(&self.policy.key)
+                        ),
+                    ))
+                } else if o.delete == DeleteGuard::FamilyTagMissing {
+                    Some((
+                        Decision::Deferred { retry_after: None },
+                        format!(
+                            "due for deletion (age {age}) but it does not carry {TAG_FAMILY} = {:?} yet: this run tags it, a later run deletes it",
+                            self.policy.prefix
                         ),
                     ))
                 } else if table.status != TableStatus::Active {

@@ -1,0 +1,170 @@
+//! The run's clock, checked before any AWS call: an instant that could hurt live tables is
+//! refused, whoever sent it (a manual event, `--at`, a bad scheduler input).
+//!
+//! - Every run needs labels for the current period and the `premake` ones after it; outside the
+//!   years 1000 to 9999 they cannot be written or read back, so such instants are refused.
+//! - `resize_old` (and its retention) lowers and deletes tables by age, so an instant far
+//!   ahead of the wall clock would dial today's tables down: more than one period after the
+//!   wall clock is refused unless the caller explicitly allows it (simulations). `create_new`
+//!   only creates and raises, so it may look ahead; dry runs change nothing, so they may too.
+
+use chrono::{DateTime, Utc};
+
+use crate::period::{Slot, LABEL_YEARS};
+use crate::plan::Operation;
+use crate::policy::Policy;
+
+/// Why a run's instant was refused. The messages say what to send instead; callers prefix the
+/// field that carried the instant (`--at`, `scheduled_time`, ...).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ClockError {
+    #[error(
+        "{at} has no table name: the {what} period's label needs a year from {} to {}",
+        LABEL_YEARS.start(),
+        LABEL_YEARS.end()
+    )]
+    Unlabelled { at: DateTime<Utc>, what: &'static str },
+
+    #[error(
+        "{at} is more than one period after the wall clock ({wall}): resize_old would age today's tables \
+         by it and dial live tables down. Use the real time, or allow it explicitly for a simulation \
+         (--allow-future-clock, or \"allow_future_clock\": true in a manual event)"
+    )]
+    TooFarAhead { at: DateTime<Utc>, wall: DateTime<Utc> },
+}
+
+/// What the caller allows beyond the safe default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClockAllowance {
+    /// The run changes nothing (dry run, plan, status).
+    pub dry_run: bool,
+    /// An explicit opt-in to a future instant, for simulations.
+    pub allow_future_clock: bool,
+}
+
+/// Checks the instant `operation` will decide for, against the wall clock `wall`.
+pub fn check_clock(
+    policy: &Policy,
+    operation: Operation,
+    at: DateTime<Utc>,
+    wall: DateTime<Utc>,
+    allowance: ClockAllowance,
+) -> Result<(), ClockError> {
+    let current = labelled_periods(policy, at)?;
+    let ahead_is_allowed =
+        operation == Operation::CreateNew || allowance.dry_run || allowance.allow_future_clock;
+    if ahead_is_allowed {
+        return Ok(());
+    }
+    let calendar = policy.calendar();
+    // Compare periods, not durations: any instant in the wall clock's period or the next one
+    // is fine (a retried 23:45 run, a scheduler a few minutes early), anything later is not.
+    let latest = calendar
+        .labelled_floor(wall)
+        .and_then(|now| calendar.labelled_next(now));
+    match latest {
+        Some(latest) if current > latest => Err(ClockError::TooFarAhead { at, wall }),
+        _ => Ok(()),
+    }
+}
+
+/// The period of `at`, when it and the `premake` periods after it all have labels.
+fn labelled_periods(policy: &Policy, at: DateTime<Utc>) -> Result<Slot, ClockError> {
+    let calendar = policy.calendar();
+    let current = calendar
+        .labelled_floor(at)
+        .ok_or(ClockError::Unlabelled { at, what: "current" })?;
+    let mut slot = current;
+    for _ in 0..policy.premake {
+        slot = calendar.labelled_next(slot).ok_or(ClockError::Unlabelled {
+            at,
+            what: "pre-built",
+        })?;
+    }
+    Ok(current)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+    }
+
+    const WALL: &str = "2018-10-25T10:00:00Z";
+
+    fn check(operation: Operation, at: &str, allowance: ClockAllowance) -> Result<(), ClockError> {
+        check_clock(&Policy::default(), operation, t(at), t(WALL), allowance)
+    }
+
+    #[test]
+    fn resize_old_accepts_the_wall_clocks_period_the_next_and_the_past() {
+        for at in [
+            WALL,
+            "2018-10-26T23:59:59Z",
+            "2018-10-24T00:15:00Z",
+            "2001-01-01T00:00:00Z",
+        ] {
+            assert_eq!(
+                check(Operation::ResizeOld, at, ClockAllowance::default()),
+                Ok(()),
+                "{at}"
+            );
+        }
+    }
+
+    #[test]
+    fn resize_old_refuses_an_instant_beyond_the_next_period() {
+        for at in ["2018-10-27T00:00:00Z", "9999-12-30T23:59:59Z"] {
+            let error = check(Operation::ResizeOld, at, ClockAllowance::default()).unwrap_err();
+            assert!(matches!(error, ClockError::TooFarAhead { .. }), "{at}: {error}");
+            assert!(error.to_string().contains("--allow-future-clock"), "{error}");
+        }
+    }
+
+    #[test]
+    fn create_new_dry_runs_and_explicit_simulations_may_look_ahead() {
+        let far = "2030-01-01T00:00:00Z";
+        assert_eq!(
+            check(Operation::CreateNew, far, ClockAllowance::default()),
+            Ok(())
+        );
+        for allowance in [
+            ClockAllowance {
+                dry_run: true,
+                ..ClockAllowance::default()
+            },
+            ClockAllowance {
+                allow_future_clock: true,
+                ..ClockAllowance::default()
+            },
+        ] {
+            assert_eq!(check(Operation::ResizeOld, far, allowance), Ok(()));
+        }
+    }
+
+    #[test]
+    fn instants_without_labels_are_refused_for_every_operation_and_allowance() {
+        let everything = ClockAllowance {
+            dry_run: true,
+            allow_future_clock: true,
+        };
+        // With premake = 1 the next day's label would be 10000-01-01.
+        for at in [
+            "9999-12-31T12:00:00Z",
+            "0999-12-31T12:00:00Z",
+            "0001-01-01T00:00:00Z",
+        ] {
+            for operation in [Operation::CreateNew, Operation::ResizeOld] {
+                let error = check(operation, at, everything).unwrap_err();
+                assert!(matches!(error, ClockError::Unlabelled { .. }), "{at}: {error}");
+                assert!(error.to_string().contains("1000 to 9999"), "{error}");
+            }
+        }
+        assert_eq!(
+            check(Operation::CreateNew, "9999-12-30T12:00:00Z", everything),
+            Ok(())
+        );
+    }
+}

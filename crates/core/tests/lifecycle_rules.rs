@@ -849,3 +849,56 @@ fn json_null_leaves_optional_fields_unset() {
     let nulls = Policy::from_json(r#"{"template": null, "retention": null}"#).unwrap();
     assert_eq!(nulls, Policy::default());
 }
+
+// ---- 7. Ownership and retention ----
+
+#[test]
+fn retention_never_deletes_a_table_whose_key_is_not_the_policys_even_when_tagged_ours() {
+    let policy = one_phase("[retention]\ndelete_after = 3\n");
+    let other_key = ddb_rollover::policy::KeySchema {
+        partition: ddb_rollover::policy::KeyAttribute {
+            name: "id".into(),
+            kind: ddb_rollover::policy::AttributeKind::S,
+        },
+        sort: None,
+    };
+    let mut changed_key = ours(&policy, 6);
+    changed_key.key = Some(other_key);
+    let mut same_key = ours(&policy, 5);
+    same_key.key = Some(policy.key.clone());
+    let mut tables = vec![changed_key, same_key];
+    tables.extend((0..=4).map(|age| ours(&policy, age)));
+    let plan = resize(&policy, &tables);
+    assert_eq!(tables_with(&plan, "delete"), [name(5), name(4), name(3)]);
+    let kept = last(&plan, &name(6));
+    assert_eq!(kept.decision, Decision::Skipped, "{kept:#?}");
+    assert!(
+        kept.reason.contains("id (S)") && kept.reason.contains("never deleted"),
+        "{}",
+        kept.reason
+    );
+}
+
+#[test]
+fn another_familys_table_is_foreign_and_warned_about_whatever_its_name() {
+    let policy = one_phase("[retention]\ndelete_after = 1\n");
+    let mut sibling = ours(&policy, 6);
+    sibling.name = format!("timeseries_eu_{}", day(6));
+    sibling
+        .tags
+        .as_mut()
+        .unwrap()
+        .insert(TAG_FAMILY.into(), "timeseries_eu".into());
+    let mut same_name = ours(&policy, 5);
+    same_name
+        .tags
+        .as_mut()
+        .unwrap()
+        .insert(TAG_FAMILY.into(), "timeseries_eu".into());
+    let plan = resize(&policy, &[sibling.clone(), same_name]);
+    assert_eq!(decisions(&plan, &sibling.name), [Decision::Foreign]);
+    assert_eq!(decisions(&plan, &name(5)), [Decision::Foreign]);
+    assert!(tables_with(&plan, "delete").is_empty(), "{plan:#?}");
+    assert_eq!(plan.warnings.len(), 1, "{:?}", plan.warnings);
+    assert!(plan.warnings[0].starts_with("2 table(s) of another ddb-rollover family (\"timeseries_eu\")"));
+}

@@ -92,3 +92,87 @@ fn cut(text: &str, max: usize) -> String {
         None => text.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{DateTime, Utc};
+    use ddb_rollover::plan::{Decision, PlanItem};
+    use ddb_rollover::Operation;
+
+    /// 600 tables, every other one failed with a long SDK error: what a regional outage looks
+    /// like to a run over a big account.
+    fn big_failed_report() -> RunReport {
+        let error = format!(
+            "UpdateTable {{}}: dispatch failure: io error: {}. DynamoDB could not be reached",
+            "connection reset by peer ".repeat(40)
+        );
+        let lines = (0..600)
+            .map(|i| {
+                let table = format!("timeseries_{:04}-01-01", 1000 + i);
+                let failed = i % 2 == 0;
+                TableLine {
+                    item: PlanItem {
+                        table: table.clone(),
+                        period: Some(table[11..].to_string()),
+                        age: Some(3),
+                        phase: Some(2),
+                        status: Some("ACTIVE".into()),
+                        billing: None,
+                        arn: None,
+                        decision: if failed {
+                            Decision::Skipped
+                        } else {
+                            Decision::Unchanged
+                        },
+                        reason: "already at phase 2 (1 RCU / 1 WCU) for age 3".into(),
+                    },
+                    outcome: if failed {
+                        Outcome::Failed
+                    } else {
+                        Outcome::Unchanged
+                    },
+                    error: failed.then(|| error.replace("{}", &table)),
+                }
+            })
+            .collect();
+        let at: DateTime<Utc> = "2018-10-26T00:15:00Z".parse().unwrap();
+        RunReport::new(
+            Operation::ResizeOld,
+            at,
+            "timeseries".into(),
+            "2018-10-26".into(),
+            false,
+            lines,
+        )
+    }
+
+    #[test]
+    fn the_function_error_counts_tables_and_stays_short() {
+        let report = big_failed_report();
+        let summary = failure_summary(&report);
+        assert!(
+            summary.starts_with("300 of 600 tables failed (UpdateTable timeseries_1000-01-01: "),
+            "{summary}"
+        );
+        assert!(summary.contains(" and 290 more."), "{summary}");
+        assert!(summary.len() < 8 * 1024, "{} bytes", summary.len());
+        assert!(!summary.contains('\n'));
+    }
+
+    #[test]
+    fn the_logged_report_is_whole_and_every_part_fits_one_log_event() {
+        let report = big_failed_report();
+        let parts = report_chunks(&report);
+        assert!(parts.len() > 1, "the report should need several parts");
+        let mut tables = 0;
+        for part in &parts {
+            // The JSON log format embeds the part as an escaped string.
+            let escaped = serde_json::to_string(part).unwrap();
+            assert!(escaped.len() < MAX_LOG_EVENT_BYTES / 2, "{} bytes", escaped.len());
+            let lines: Vec<serde_json::Value> = serde_json::from_str(part).unwrap();
+            tables += lines.len();
+        }
+        assert_eq!(tables, 600);
+    }
+}

@@ -343,6 +343,39 @@ async fn bad_events_are_refused_before_any_aws_call() {
     }
 }
 
+/// A clock that would dial live tables down, or that has no table name, is refused before any
+/// call; a manual event may allow a future clock explicitly (a simulation).
+#[tokio::test]
+async fn far_future_and_unlabelled_clocks_are_refused_before_any_aws_call() {
+    let resize = Handler::new(Operation::ResizeOld, Policy::default(), unreachable_client());
+    let create = Handler::new(Operation::CreateNew, Policy::default(), unreachable_client());
+    let years_ahead = (Utc::now() + chrono::Duration::days(5 * 366)).to_rfc3339();
+    for (handler, event, names) in [
+        (&resize, json!({ "at": years_ahead }), "at: "),
+        (
+            &resize,
+            json!({ "scheduled_time": "9999-12-30T23:59:59Z" }),
+            "scheduled_time: ",
+        ),
+        (&create, json!({ "at": "0999-06-01T00:00:00Z" }), "1000 to 9999"),
+        (
+            &create,
+            json!({ "at": "9999-12-31T12:00:00Z", "allow_future_clock": true }),
+            "1000 to 9999",
+        ),
+    ] {
+        let error = handler.handle(event.clone()).await.unwrap_err();
+        assert!(matches!(error, HandlerError::BadEvent(_)), "{event}: {error:?}");
+        assert!(error.to_string().contains(names), "{event}: {error}");
+    }
+    // Allowed explicitly: the run goes ahead, so the unreachable server is reached.
+    let error = resize
+        .handle(json!({ "at": years_ahead, "allow_future_clock": true }))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, HandlerError::ControlPlane(_)), "{error:?}");
+}
+
 /// A table action the server refuses makes the invocation an error that names the tables.
 ///
 /// The policy only checks DynamoDB's minimum capacity (1). dynalite, like DynamoDB, also has an

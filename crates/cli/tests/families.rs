@@ -1,0 +1,291 @@
+//! Neighbours on one account (moto): two ddb-rollover families whose prefixes nest (`x` and
+//! `x_eu`, so `table/x_*` and `x_` match both), both with retention, run 20 simulated days side
+//! by side, next to hand-made tables that look like theirs. Every table of one family is read
+//! back (DescribeTable and ListTagsOfResource) before and after every run of the other: it is
+//! never changed, re-tagged or deleted by it, and each family ends exactly as it would alone.
+
+use std::collections::BTreeMap;
+
+use aws_sdk_dynamodb::Client;
+use chrono::{DateTime, Duration, NaiveDate, Utc};
+use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::{run, ApplyOptions, Operation, Outcome, Policy, RunReport};
+use testkit::{LocalDynamo, Server};
+
+const X: &str = r#"
+prefix = "x"
+premake = 1
+[retention]
+delete_after = 3
+keep_newest = 1
+"#;
+
+/// Other capacities and a longer retention, so that one family acting on the other's tables
+/// would show in their capacity or existence.
+const X_EU: &str = r#"
+prefix = "x_eu"
+premake = 1
+[[phases]]
+min_age = 0
+read = 50
+write = 200
+[[phases]]
+min_age = 1
+read = 20
+write = 2
+[[phases]]
+min_age = 2
+read = 2
+write = 2
+[retention]
+delete_after = 5
+keep_newest = 1
+"#;
+
+const DAYS: i64 = 20;
+
+/// What a reader can see of one table: capacity and every tag.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Seen {
+    capacity: (i64, i64),
+    tags: BTreeMap<String, String>,
+}
+
+async fn seen(client: &Client, prefix: &str) -> BTreeMap<String, Seen> {
+    let mut tables = BTreeMap::new();
+    for (name, table) in testkit::describe_all(client).await {
+        if !name.starts_with(prefix) {
+            continue;
+        }
+        let throughput = table.provisioned_throughput().expect("provisioned");
+        let tags = client
+            .list_tags_of_resource()
+            .resource_arn(table.table_arn().expect("arn"))
+            .send()
+            .await
+            .expect("ListTagsOfResource")
+            .tags()
+            .iter()
+            .map(|t| (t.key().to_string(), t.value().to_string()))
+            .collect();
+        let capacity = (
+            throughput.read_capacity_units().unwrap_or(0),
+            throughput.write_capacity_units().unwrap_or(0),
+        );
+        tables.insert(name, Seen { capacity, tags });
+    }
+    tables
+}
+
+/// The `x_eu` family's tables and the hand-made ones, which `x` must never touch; and `x`'s
+/// tables, which `x_eu` must never touch (`x_eu_...` names start with `x_`, not the reverse).
+async fn not_x(client: &Client) -> BTreeMap<String, Seen> {
+    seen(client, "x_eu")
+        .await
+        .into_iter()
+        .chain(seen(client, "x_").await.into_iter().filter(|(n, _)| handmade(n)))
+        .collect()
+}
+
+async fn not_x_eu(client: &Client) -> BTreeMap<String, Seen> {
+    seen(client, "x_")
+        .await
+        .into_iter()
+        .filter(|(name, _)| !name.starts_with("x_eu_") || handmade(name))
+        .collect()
+}
+
+const HANDMADE: [&str; 3] = ["x_2018-09-25", "x_eu_2018-09-25", "x_eu_backup"];
+
+fn handmade(name: &str) -> bool {
+    HANDMADE.contains(&name)
+}
+
+fn at(day: NaiveDate, time: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(&format!("{day}T{time}Z"))
+        .unwrap()
+        .with_timezone(&Utc)
+}
+
+/// The tables a family keeps after resize_old early on `current` (tomorrow's is made at 23:45),
+/// with their capacity by age: the
+/// same arithmetic a reader would do by hand from the policy.
+fn expected(policy: &Policy, current: NaiveDate) -> BTreeMap<String, (i64, i64)> {
+    let delete_after = i64::from(policy.retention.as_ref().unwrap().delete_after.unwrap());
+    (0..delete_after)
+        .map(|age| {
+            let day = current - Duration::days(age);
+            let capacity = match policy.phase_for_age(age).billing {
+                ddb_rollover::observed::Billing::Provisioned(c) => (c.read, c.write),
+                other => panic!("{other:?}"),
+            };
+            (format!("{}_{day}", policy.prefix), capacity)
+        })
+        .collect()
+}
+
+fn check(report: &RunReport) {
+    assert!(
+        report.succeeded(),
+        "{} of {} at {} failed: {:#?}",
+        report.operation,
+        report.prefix,
+        report.at,
+        report.lines_with(Outcome::Failed).collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test]
+async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tables() {
+    let server = LocalDynamo::start(Server::Moto);
+    let client = server.client().await;
+    let control = DynamoDb::new(client.clone());
+    let x = Policy::from_toml(X).unwrap();
+    let x_eu = Policy::from_toml(X_EU).unwrap();
+    // Hand-made look-alikes: names that parse for each family, another key schema (id, S),
+    // old enough to be past both families' delete_after.
+    for name in HANDMADE {
+        testkit::create_plain_table(&client, name).await;
+    }
+
+    let start = NaiveDate::from_ymd_opt(2018, 10, 1).unwrap();
+    let mut last_day = start;
+    for offset in 0..DAYS {
+        let day = start + Duration::days(offset);
+        let next = day + Duration::days(1);
+        for (instant, operation) in [
+            (at(day, "23:45:00"), Operation::CreateNew),
+            (at(next, "00:15:00"), Operation::ResizeOld),
+        ] {
+            let before = not_x(&client).await;
+            let report = run(&control, &x, operation, instant, ApplyOptions::default())
+                .await
+                .unwrap();
+            check(&report);
+            assert_eq!(
+                not_x(&client).await,
+                before,
+                "x's {operation} at {instant} changed a table that is not x's"
+            );
+            let before = not_x_eu(&client).await;
+            let report = run(&control, &x_eu, operation, instant, ApplyOptions::default())
+                .await
+                .unwrap();
+            check(&report);
+            assert_eq!(
+                not_x_eu(&client).await,
+                before,
+                "x_eu's {operation} at {instant} changed a table that is not x_eu's"
+            );
+        }
+        last_day = next;
+    }
+
+    // Each family ends exactly as it would alone, and the hand-made tables are as made.
+    let x_tables: BTreeMap<String, (i64, i64)> = seen(&client, "x_")
+        .await
+        .into_iter()
+        .filter(|(name, _)| !name.starts_with("x_eu") && !handmade(name))
+        .map(|(name, seen)| (name, seen.capacity))
+        .collect();
+    assert_eq!(x_tables, expected(&x, last_day));
+    let x_eu_tables: BTreeMap<String, (i64, i64)> = seen(&client, "x_eu_")
+        .await
+        .into_iter()
+        .filter(|(name, _)| !handmade(name))
+        .map(|(name, seen)| (name, seen.capacity))
+        .collect();
+    assert_eq!(x_eu_tables, expected(&x_eu, last_day));
+    let all = seen(&client, "x").await;
+    for name in HANDMADE {
+        assert_eq!(
+            all.get(name),
+            Some(&Seen {
+                capacity: (5, 5),
+                tags: BTreeMap::new()
+            }),
+            "{name}"
+        );
+    }
+    // Every table of both families carries its own family tag.
+    for (name, table) in &all {
+        if handmade(name) {
+            continue;
+        }
+        let family = if name.starts_with("x_eu_") { "x_eu" } else { "x" };
+        assert_eq!(
+            table.tags.get("ddb-rollover:family").map(String::as_str),
+            Some(family),
+            "{name}"
+        );
+    }
+
+    // What x reports about its neighbours: the sibling family and the look-alike, with reasons.
+    let report = run(
+        &control,
+        &x,
+        Operation::ResizeOld,
+        at(last_day, "00:20:00"),
+        ApplyOptions {
+            dry_run: true,
+            ..ApplyOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let reason = |table: &str| {
+        let line = report
+            .tables
+            .iter()
+            .find(|l| l.item.table == table)
+            .unwrap_or_else(|| panic!("{table} not reported: {report:#?}"));
+        assert_eq!(line.outcome, Outcome::Foreign, "{line:?}");
+        line.item.reason.clone()
+    };
+    let sibling = format!("x_eu_{last_day}");
+    assert!(
+        reason(&sibling).contains("family \"x_eu\""),
+        "{}",
+        reason(&sibling)
+    );
+    assert!(
+        reason("x_2018-09-25").contains("id (S)"),
+        "{}",
+        reason("x_2018-09-25")
+    );
+    assert!(
+        report.warnings.iter().any(|w| w.contains("\"x_eu\"")),
+        "{:?}",
+        report.warnings
+    );
+    assert!(
+        report.warnings.iter().any(|w| w.contains("x_2018-09-25")),
+        "{:?}",
+        report.warnings
+    );
+
+    // A look-alike holding the next period's name blocks create_new loudly: it is not ours to
+    // take over, and the period would have no table of ours.
+    let report = run(
+        &control,
+        &x,
+        Operation::CreateNew,
+        at(NaiveDate::from_ymd_opt(2018, 9, 24).unwrap(), "23:45:00"),
+        ApplyOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert!(!report.succeeded());
+    let blocked: Vec<&str> = report
+        .lines_with(Outcome::Failed)
+        .map(|l| l.item.table.as_str())
+        .collect();
+    assert_eq!(blocked, ["x_2018-09-25"]);
+    assert_eq!(
+        seen(&client, "x_2018-09-25").await["x_2018-09-25"],
+        Seen {
+            capacity: (5, 5),
+            tags: BTreeMap::new()
+        }
+    );
+}

@@ -80,6 +80,14 @@ pub struct RunReport {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     pub tables: Vec<TableLine>,
+    /// Lines left out of `tables` to fit a size limit (counted in `summary`, never changes or
+    /// failures): see [`RunReport::without_quiet_lines`].
+    #[serde(skip_serializing_if = "is_zero")]
+    pub omitted_lines: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl RunReport {
@@ -121,7 +129,23 @@ impl RunReport {
             summary,
             warnings: Vec::new(),
             tables,
+            omitted_lines: 0,
         }
+    }
+
+    /// The report without the lines where nothing happened (unchanged, skipped, foreign, gone):
+    /// what is left when a report must shrink to fit (a Lambda response is at most 6 MB).
+    /// `summary` still counts every line.
+    pub fn without_quiet_lines(mut self) -> RunReport {
+        let before = self.tables.len();
+        self.tables.retain(|line| {
+            !matches!(
+                line.outcome,
+                Outcome::Unchanged | Outcome::Skipped | Outcome::Foreign | Outcome::Gone
+            )
+        });
+        self.omitted_lines += before - self.tables.len();
+        self
     }
 
     pub fn with_warnings(self, warnings: Vec<String>) -> RunReport {

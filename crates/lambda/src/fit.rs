@@ -14,6 +14,9 @@ pub const MAX_LOG_EVENT_BYTES: usize = 256 * 1024;
 /// worst) and adds its own fields: well under half of [`MAX_LOG_EVENT_BYTES`].
 const PART_BYTES: usize = 96 * 1024;
 
+/// Lambda's limit for a synchronous response is 6 MB; a report is returned whole below this.
+const MAX_RESPONSE_BYTES: usize = 5 * 1024 * 1024;
+
 /// A line's error or reason longer than this is cut in the logged report.
 const MAX_TEXT: usize = 2_000;
 
@@ -76,6 +79,23 @@ pub fn failure_summary(report: &RunReport) -> String {
         ". A retry or the next scheduled run tries them again; every table's outcome is in the function's log (\"run report\")",
     );
     text
+}
+
+/// The report as the function's response: whole when it fits Lambda's 6 MB response limit,
+/// else without the lines where nothing happened (still counted in its summary), else only
+/// the changed and failed lines up to the limit.
+pub fn response(report: RunReport) -> RunReport {
+    let size = |r: &RunReport| serde_json::to_vec(r).map_or(usize::MAX, |json| json.len());
+    if size(&report) <= MAX_RESPONSE_BYTES {
+        return report;
+    }
+    let mut report = report.without_quiet_lines();
+    while size(&report) > MAX_RESPONSE_BYTES && !report.tables.is_empty() {
+        let cut = report.tables.len().div_ceil(10);
+        report.tables.truncate(report.tables.len() - cut);
+        report.omitted_lines += cut;
+    }
+    report
 }
 
 fn shortened(line: &TableLine) -> TableLine {
@@ -158,6 +178,37 @@ mod tests {
         assert!(summary.contains(" and 290 more."), "{summary}");
         assert!(summary.len() < 8 * 1024, "{} bytes", summary.len());
         assert!(!summary.contains('\n'));
+    }
+
+    #[test]
+    fn a_response_over_lambdas_limit_keeps_what_changed_and_counts_the_rest() {
+        let small = big_failed_report();
+        assert_eq!(response(small.clone()), small);
+        // 20,000 tables of one account, a few of them changed: too big for 6 MB as a whole.
+        let mut lines = Vec::new();
+        for copy in 0..34 {
+            for line in &small.tables {
+                let mut line = line.clone();
+                line.item.table = format!("{}_{copy}", line.item.table);
+                line.outcome = if copy == 0 { Outcome::Done } else { Outcome::Unchanged };
+                lines.push(line);
+            }
+        }
+        let big = RunReport::new(
+            small.operation,
+            small.at,
+            small.prefix.clone(),
+            small.current_period.clone(),
+            false,
+            lines,
+        );
+        assert!(serde_json::to_vec(&big).unwrap().len() > MAX_RESPONSE_BYTES);
+        let fitted = response(big.clone());
+        assert!(serde_json::to_vec(&fitted).unwrap().len() <= MAX_RESPONSE_BYTES);
+        assert_eq!(fitted.summary, big.summary);
+        assert_eq!(fitted.tables.len(), 600);
+        assert!(fitted.tables.iter().all(|l| l.outcome == Outcome::Done));
+        assert_eq!(fitted.omitted_lines, 600 * 33);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::fmt;
 mod fit;
 mod init_error;
 
-pub use fit::{failure_summary, report_chunks, MAX_LOG_EVENT_BYTES};
+pub use fit::{failure_summary, report_chunks, response, MAX_LOG_EVENT_BYTES};
 pub use init_error::report_init_error;
 
 use aws_config::BehaviorVersion;
@@ -178,7 +178,7 @@ impl Handler {
             tracing::warn!(%warning, "neighbours");
         }
         if report.succeeded() {
-            return Ok(report);
+            return Ok(fit::response(report));
         }
         // The whole report, in parts that each fit one CloudWatch Logs event.
         let parts = report_chunks(&report);

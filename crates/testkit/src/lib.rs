@@ -372,12 +372,18 @@ pub async fn describe_all(
         .unwrap_or_else(|e| panic!("ListTables: {e:?}"));
     let mut tables = std::collections::BTreeMap::new();
     for name in names {
-        let out = client
-            .describe_table()
-            .table_name(&name)
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("DescribeTable {name}: {e:?}"));
+        let out = match client.describe_table().table_name(&name).send().await {
+            Ok(out) => out,
+            // Listed, then deleted before it could be described (dynalite answers DeleteTable
+            // before it drops the table from its listing): gone.
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_resource_not_found_exception()) =>
+            {
+                continue
+            }
+            Err(e) => panic!("DescribeTable {name}: {e:?}"),
+        };
         tables.insert(name, out.table().expect("DescribeTable has a table").clone());
     }
     tables

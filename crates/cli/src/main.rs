@@ -31,6 +31,8 @@ async fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_env("DDB_ROLLOVER_LOG").unwrap_or_else(|_| "warn".into()),
         )
         .with_writer(std::io::stderr)
+        // Colour only on a terminal: piped into a file or CI log, escapes would garble lines.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = Cli::parse();
     // Sizing is arithmetic: it runs before any policy or AWS configuration is read.

@@ -501,6 +501,12 @@ fn advice_for_code(code: &str, operation: &str) -> Option<String> {
         "InternalServerError" | "ServiceUnavailable" | "InternalFailure" => {
             "DynamoDB failed on its side: a later run retries".into()
         }
+        "ValidationException" => {
+            "DynamoDB refused the request as invalid: check the policy's values for this table (capacity, class, template); every run sends it again until it is fixed".into()
+        }
+        "LimitExceededException" => {
+            "an account or table limit was reached (concurrent table operations, decreases, table quota): a later run retries".into()
+        }
         _ => return None,
     })
 }

@@ -190,7 +190,11 @@ mod tests {
             for line in &small.tables {
                 let mut line = line.clone();
                 line.item.table = format!("{}_{copy}", line.item.table);
-                line.outcome = if copy == 0 { Outcome::Done } else { Outcome::Unchanged };
+                line.outcome = if copy == 0 {
+                    Outcome::Done
+                } else {
+                    Outcome::Unchanged
+                };
                 lines.push(line);
             }
         }

@@ -8,6 +8,7 @@ use futures::FutureExt;
 use std::collections::BTreeMap;
 
 use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
+use crate::limits::TABLE_QUOTA_ADVICE;
 use crate::observe::{observe, Scope};
 use crate::observed::TableStatus;
 use crate::plan::{
@@ -190,6 +191,23 @@ async fn execute<C: ControlPlane>(
             outcome: Outcome::Unchanged,
             error: None,
         },
+        // A period without its table: nothing may wait for a later run. Loud, naming the quota.
+        Err(e) if matches!(item.decision, Decision::Create(_)) => {
+            let e = if e.kind == ErrorKind::LimitExceeded {
+                ControlPlaneError {
+                    message: format!("{}. {TABLE_QUOTA_ADVICE}", e.message),
+                    ..e
+                }
+            } else {
+                e
+            };
+            tracing::error!(table = %item.table, error = %e, "the period's table could not be created");
+            TableLine {
+                item,
+                outcome: Outcome::Failed,
+                error: Some(e.to_string()),
+            }
+        }
         // DynamoDB refused for now (busy table, too many operations, decrease budget): a
         // later run does it.
         Err(e)

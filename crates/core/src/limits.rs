@@ -1,4 +1,5 @@
-//! DynamoDB's rules on how often a table's provisioned throughput may go down.
+//! DynamoDB's rules on how often a table's provisioned throughput may go down, and on how
+//! many tables an account may have.
 //!
 //! From the DynamoDB developer guide (service quotas, "Provisioned throughput decreases"): a
 //! table's throughput may be decreased up to 4 times at any time in a UTC day, plus once more
@@ -7,6 +8,17 @@
 //! than collect a LimitExceededException.
 
 use chrono::{DateTime, Duration, NaiveTime, Utc};
+
+/// Tables per account and Region by default (Service Quotas can raise it, to 10,000 at most
+/// per account). CreateTable past it: LimitExceededException.
+pub const DEFAULT_TABLE_QUOTA: u64 = 2_500;
+
+/// What to do when CreateTable is refused for the account's limits.
+pub const TABLE_QUOTA_ADVICE: &str =
+    "the account may have reached its table quota (2,500 tables per Region by default) \
+     or its 500 table operations in progress: set retention.delete_after so old tables are deleted, \
+     delete tables nobody needs, or ask AWS for a higher quota (Service Quotas, DynamoDB, \
+     \"Maximum number of tables\")";
 
 /// Decreases allowed at any time within one UTC day.
 pub const FREE_DECREASES_PER_DAY: u32 = 4;

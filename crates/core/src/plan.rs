@@ -13,7 +13,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::limits::{
-    decrease_allowed, spaced_change_allowed, ON_DEMAND_SWITCH_SPACING, TABLE_CLASS_CHANGE_SPACING,
+    decrease_allowed, spaced_change_allowed, DEFAULT_TABLE_QUOTA, ON_DEMAND_SWITCH_SPACING,
+    TABLE_CLASS_CHANGE_SPACING,
 };
 use crate::naming::TableNaming;
 use crate::observed::{Billing, ObservedTable, TableClass, TableStatus};
@@ -394,7 +395,34 @@ pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], ope
         prefix: policy.prefix.clone(),
         current_period: calendar.label(current),
         items,
-        warnings: neighbour_warnings(&naming, &not_ours),
+        warnings: neighbour_warnings(&naming, &not_ours)
+            .into_iter()
+            .chain(quota_warning(policy))
+            .collect(),
+    }
+}
+
+/// A warning when the policy, as configured, keeps more tables than an account may have by
+/// default: without `delete_after` every table is kept forever.
+fn quota_warning(policy: &Policy) -> Option<String> {
+    let kept = policy
+        .retention
+        .as_ref()
+        .and_then(|r| r.delete_after)
+        .map(|after| u64::from(after) + u64::from(policy.premake) + 1);
+    match kept {
+        Some(kept) if kept <= DEFAULT_TABLE_QUOTA => None,
+        Some(kept) => Some(format!(
+            "the policy keeps up to {kept} tables (retention.delete_after + premake + the current one), more than \
+             DynamoDB's default quota of {DEFAULT_TABLE_QUOTA} tables per Region: lower delete_after or ask AWS for a higher quota"
+        )),
+        None => Some(format!(
+            "the policy keeps every table (no retention.delete_after): one table a {}, so the account reaches \
+             DynamoDB's default quota of {DEFAULT_TABLE_QUOTA} tables per Region after at most {DEFAULT_TABLE_QUOTA} \
+             periods (sooner with its other tables), and create_new then fails; set retention.delete_after, or ask \
+             AWS for a higher quota in time",
+            policy.period
+        )),
     }
 }
 

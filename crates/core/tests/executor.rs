@@ -308,6 +308,39 @@ async fn create_of_an_existing_table_counts_as_done() {
     assert!(report.succeeded());
 }
 
+/// The account's table quota (or its 500 operations in progress) refuses the next period's
+/// table: writes would fail at the boundary, so the run fails, naming the quota and what to do.
+/// A busy answer fails it just the same: only a table that exists and is CREATING is on its way.
+#[tokio::test]
+async fn a_refused_create_of_the_next_periods_table_fails_the_run_naming_the_quota() {
+    for kind in [ErrorKind::LimitExceeded, ErrorKind::InUse, ErrorKind::Other] {
+        let fake = FakeDynamo::default().fail("CreateTable", "timeseries_2018-10-26", kind);
+        let report = run(
+            &fake,
+            &Policy::default(),
+            Operation::CreateNew,
+            at("2018-10-25T23:45:00Z"),
+            ApplyOptions::default(),
+        )
+        .await
+        .unwrap();
+        assert!(!report.succeeded(), "{kind:?}");
+        assert_eq!(
+            outcomes(&report),
+            [
+                ("timeseries_2018-10-25".to_string(), Outcome::Done),
+                ("timeseries_2018-10-26".to_string(), Outcome::Failed),
+            ]
+        );
+        let error = report.tables[1].error.clone().unwrap();
+        assert_eq!(
+            error.contains("2,500 tables per Region") && error.contains("retention.delete_after"),
+            kind == ErrorKind::LimitExceeded,
+            "{error}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn busy_or_limited_updates_are_deferred_and_others_fail_without_stopping_the_run() {
     let fake = FakeDynamo::with_tables(&[

@@ -902,3 +902,21 @@ fn another_familys_table_is_foreign_and_warned_about_whatever_its_name() {
     assert_eq!(plan.warnings.len(), 1, "{:?}", plan.warnings);
     assert!(plan.warnings[0].starts_with("2 table(s) of another ddb-rollover family (\"timeseries_eu\")"));
 }
+
+#[test]
+fn plans_warn_when_the_policy_keeps_more_tables_than_the_default_quota() {
+    let warnings = |toml: &str| plan(&policy(toml), now(), &[], Operation::CreateNew).warnings;
+    let kept_forever = warnings("");
+    assert_eq!(kept_forever.len(), 1, "{kept_forever:?}");
+    assert!(
+        kept_forever[0].contains("no retention.delete_after")
+            && kept_forever[0].contains("2500 tables per Region"),
+        "{kept_forever:?}"
+    );
+    assert!(warnings("premake = 1\n[retention]\ndelete_after = 2498\n").is_empty());
+    let too_many = warnings("premake = 2\n[retention]\ndelete_after = 2498\n");
+    assert!(
+        too_many[0].starts_with("the policy keeps up to 2501 tables"),
+        "{too_many:?}"
+    );
+}

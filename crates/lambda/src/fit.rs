@@ -14,7 +14,7 @@ pub const MAX_LOG_EVENT_BYTES: usize = 256 * 1024;
 /// worst) and adds its own fields: well under half of [`MAX_LOG_EVENT_BYTES`].
 const PART_BYTES: usize = 96 * 1024;
 
-/// Lambda's limit for a synchronous response is 6 MB; a report is returned whole below this.
+/// Lambda's limit for a synchronous response is 6 MB; a response stays below this.
 const MAX_RESPONSE_BYTES: usize = 5 * 1024 * 1024;
 
 /// A line's error or reason longer than this is cut in the logged report.
@@ -81,15 +81,13 @@ pub fn failure_summary(report: &RunReport) -> String {
     text
 }
 
-/// The report as the function's response: whole when it fits Lambda's 6 MB response limit,
-/// else without the lines where nothing happened (still counted in its summary), else only
-/// the changed and failed lines up to the limit.
+/// The report as the function's response: its summary and the lines where something happened
+/// (changed, planned, deferred, failed); the quiet ones are counted in `omitted_lines` and
+/// logged with the rest. A report over Lambda's 6 MB response limit would fail the invocation
+/// however well it went, so if even that is too big, the last lines are cut and counted too.
 pub fn response(report: RunReport) -> RunReport {
-    let size = |r: &RunReport| serde_json::to_vec(r).map_or(usize::MAX, |json| json.len());
-    if size(&report) <= MAX_RESPONSE_BYTES {
-        return report;
-    }
     let mut report = report.without_quiet_lines();
+    let size = |r: &RunReport| serde_json::to_vec(r).map_or(usize::MAX, |json| json.len());
     while size(&report) > MAX_RESPONSE_BYTES && !report.tables.is_empty() {
         let cut = report.tables.len().div_ceil(10);
         report.tables.truncate(report.tables.len() - cut);
@@ -183,7 +181,9 @@ mod tests {
     #[test]
     fn a_response_over_lambdas_limit_keeps_what_changed_and_counts_the_rest() {
         let small = big_failed_report();
-        assert_eq!(response(small.clone()), small);
+        let quiet = response(small.clone());
+        assert_eq!(quiet.tables.len(), 300, "the unchanged lines are left out");
+        assert_eq!((quiet.omitted_lines, &quiet.summary), (300, &small.summary));
         // 20,000 tables of one account, a few of them changed: too big for 6 MB as a whole.
         let mut lines = Vec::new();
         for copy in 0..34 {

@@ -177,14 +177,19 @@ impl Handler {
         for warning in &report.warnings {
             tracing::warn!(%warning, "neighbours");
         }
-        if report.succeeded() {
-            return Ok(fit::response(report));
-        }
-        // The whole report, in parts that each fit one CloudWatch Logs event.
+        // The whole report, in parts that each fit one CloudWatch Logs event; the response
+        // carries only what happened.
         let parts = report_chunks(&report);
         let count = parts.len();
         for (index, part) in parts.into_iter().enumerate() {
-            tracing::error!(part = index + 1, of = count, lines = %part, "run report");
+            if report.succeeded() {
+                tracing::info!(part = index + 1, of = count, lines = %part, "run report");
+            } else {
+                tracing::error!(part = index + 1, of = count, lines = %part, "run report");
+            }
+        }
+        if report.succeeded() {
+            return Ok(fit::response(report));
         }
         let failed = report
             .lines_with(Outcome::Failed)

@@ -8,12 +8,14 @@ mod render;
 
 use std::process::ExitCode;
 
+use aws_config::retry::RetryConfig;
 use aws_config::{BehaviorVersion, Region};
 use chrono::Utc;
 use clap::Parser;
 use ddb_rollover::app;
 use ddb_rollover::clock::{check_clock, ClockAllowance, ClockError};
 use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::pace::Paced;
 use ddb_rollover::{
     observe, run_each, status, ApplyOptions, Operation, Policy, PolicyDocument, PolicyError, Scope,
 };
@@ -65,7 +67,7 @@ async fn main() -> ExitCode {
         eprintln!("error: --at {error}");
         return ExitCode::from(EXIT_BAD_INPUT);
     }
-    let control = DynamoDb::new(client(&cli).await);
+    let control = Paced::new(DynamoDb::new(client(&cli).await), policy.rates);
     let options = ApplyOptions {
         dry_run: cli.dry_run,
         ..ApplyOptions::default()
@@ -84,7 +86,7 @@ async fn main() -> ExitCode {
 async fn execute(
     cli: &Cli,
     policy: &Policy,
-    control: &DynamoDb,
+    control: &Paced<DynamoDb>,
     now: chrono::DateTime<Utc>,
     options: ApplyOptions,
 ) -> Result<bool, ddb_rollover::ControlPlaneError> {
@@ -94,7 +96,8 @@ async fn execute(
         Command::Plan => &[Operation::CreateNew, Operation::ResizeOld],
         Command::Status => {
             let observation = observe(control, policy, Scope::All, options.concurrency).await?;
-            let report = status::status(policy, now, &observation.tables);
+            let mut report = status::status(policy, now, &observation.tables);
+            report.warnings.extend(observation.skipped.iter().cloned());
             match cli.output {
                 Output::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),
                 Output::Table => print!("{}", render::status_report(&report)),
@@ -196,7 +199,8 @@ fn load_policy(cli: &Cli) -> Result<Policy, PolicyError> {
 }
 
 async fn client(cli: &Cli) -> aws_sdk_dynamodb::Client {
-    let mut loader = aws_config::defaults(BehaviorVersion::latest());
+    // Adaptive retries: throttling that happens anyway slows the client down.
+    let mut loader = aws_config::defaults(BehaviorVersion::latest()).retry_config(RetryConfig::adaptive());
     if let Some(region) = &cli.region {
         loader = loader.region(Region::new(region.clone()));
     }

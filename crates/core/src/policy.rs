@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::naming::TableNaming;
 use crate::observed::{Billing, OnDemandLimits, TableClass};
 use crate::period::{Calendar, PeriodKind};
+use crate::rates::{Rates, RatesDocument};
 use crate::retention::{Retention, RetentionDocument};
 use crate::template::{TableTemplate, TemplateDocument};
 
@@ -39,6 +40,8 @@ pub struct Policy {
     pub template: TableTemplate,
     /// Archive and delete old tables; `None` keeps every table.
     pub retention: Option<Retention>,
+    /// Calls per second to the APIs AWS rate-limits per account.
+    pub rates: Rates,
 }
 
 /// Primary key of every table the policy creates.
@@ -109,6 +112,8 @@ pub struct PolicyDocument {
     pub template: Option<TemplateDocument>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retention: Option<RetentionDocument>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rates: Option<RatesDocument>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -268,6 +273,7 @@ impl Policy {
             ),
             template: self.template.to_document(),
             retention: self.retention.as_ref().map(Retention::to_document),
+            rates: self.rates.to_document(),
         }
     }
 }
@@ -451,6 +457,15 @@ impl PolicyDocument {
                 None
             }
         };
+        let rates = match self.rates.clone().unwrap_or_default().validate() {
+            Ok(rates) => rates,
+            Err(problems) => {
+                for (name, message) in problems {
+                    fail(&format!("rates.{name}"), message);
+                }
+                Rates::default()
+            }
+        };
         let archiving = self.retention.as_ref().is_some_and(|r| r.archive_after.is_some());
         let pitr_off = self
             .template
@@ -469,6 +484,7 @@ impl PolicyDocument {
         Ok(Policy {
             template: template.expect("checked above"),
             retention,
+            rates,
             prefix,
             period: period.expect("checked above"),
             timezone: timezone.expect("checked above"),

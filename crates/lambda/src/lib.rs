@@ -13,10 +13,12 @@ mod init_error;
 pub use fit::{failure_summary, report_chunks, response, MAX_LOG_EVENT_BYTES};
 pub use init_error::report_init_error;
 
+use aws_config::retry::RetryConfig;
 use aws_config::BehaviorVersion;
 use chrono::Utc;
 use ddb_rollover::dynamodb::DynamoDb;
 use ddb_rollover::event::{parse_invocation, EventError};
+use ddb_rollover::pace::Paced;
 use ddb_rollover::policy::{Policy, PolicyDocument, PolicyError, POLICY_ENV};
 use ddb_rollover::{ApplyOptions, ControlPlaneError, Operation, Outcome, RunReport};
 use lambda_runtime::{service_fn, Diagnostic, LambdaEvent};
@@ -110,15 +112,16 @@ impl From<HandlerError> for Diagnostic {
 pub struct Handler {
     operation: Operation,
     policy: Policy,
-    control: DynamoDb,
+    /// DynamoDB with its per-account rate-limited calls paced at the policy's `[rates]`.
+    control: Paced<DynamoDb>,
 }
 
 impl Handler {
     pub fn new(operation: Operation, policy: Policy, client: aws_sdk_dynamodb::Client) -> Self {
         Handler {
             operation,
+            control: Paced::new(DynamoDb::new(client), policy.rates),
             policy,
-            control: DynamoDb::new(client),
         }
     }
 
@@ -128,7 +131,12 @@ impl Handler {
     /// invocation instead of acting on a policy nobody wrote.
     pub async fn from_env(operation: Operation) -> Result<Self, InitError> {
         let policy = policy_from_env()?;
-        let config = aws_config::load_defaults(BehaviorVersion::latest()).await;
+        // Adaptive retries: throttling that happens anyway (another stack of the account
+        // spending the same per-account rate) slows the client down instead of failing calls.
+        let config = aws_config::defaults(BehaviorVersion::latest())
+            .retry_config(RetryConfig::adaptive())
+            .load()
+            .await;
         Ok(Handler::new(
             operation,
             policy,

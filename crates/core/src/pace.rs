@@ -1,0 +1,109 @@
+//! A [`ControlPlane`] that paces the calls AWS rate-limits per account (ListTagsOfResource,
+//! TagResource), so a run over thousands of tables waits its turn instead of collecting
+//! ThrottlingExceptions until the SDK's retries run out. Every other call passes straight
+//! through: DynamoDB's general control-plane limit (2,500 requests per second) is far above
+//! what a run sends.
+
+use std::collections::BTreeMap;
+use std::num::NonZeroU32;
+
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+
+use crate::control::{ControlPlane, ControlPlaneError};
+use crate::observed::{ExportState, ObservedTable, TtlState};
+use crate::plan::{
+    CapacityChange, ClassChange, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
+};
+use crate::rates::Rates;
+
+/// `inner` with its tag calls paced at `rates`.
+#[derive(Debug)]
+pub struct Paced<C> {
+    inner: C,
+    list_tags: DefaultDirectRateLimiter,
+    tag_writes: DefaultDirectRateLimiter,
+}
+
+impl<C> Paced<C> {
+    pub fn new(inner: C, rates: Rates) -> Self {
+        // One call at a time at the rate, no burst: two runs of the account, or another tool,
+        // may be spending the same per-second budget.
+        let quota = |per_second: u32| {
+            Quota::per_second(NonZeroU32::new(per_second.max(1)).expect("at least 1"))
+                .allow_burst(NonZeroU32::MIN)
+        };
+        Paced {
+            inner,
+            list_tags: RateLimiter::direct(quota(rates.list_tags_of_resource)),
+            tag_writes: RateLimiter::direct(quota(rates.tag_resource)),
+        }
+    }
+
+    pub fn inner(&self) -> &C {
+        &self.inner
+    }
+}
+
+impl<C: ControlPlane + Send> ControlPlane for Paced<C> {
+    async fn list_table_names(&self, prefix: &str) -> Result<Vec<String>, ControlPlaneError> {
+        self.inner.list_table_names(prefix).await
+    }
+
+    async fn describe_table(&self, name: &str) -> Result<Option<ObservedTable>, ControlPlaneError> {
+        self.inner.describe_table(name).await
+    }
+
+    async fn create_table(&self, spec: &TableSpec) -> Result<(), ControlPlaneError> {
+        self.inner.create_table(spec).await
+    }
+
+    async fn update_capacity(&self, change: &CapacityChange) -> Result<(), ControlPlaneError> {
+        self.inner.update_capacity(change).await
+    }
+
+    async fn update_table_class(&self, change: &ClassChange) -> Result<(), ControlPlaneError> {
+        self.inner.update_table_class(change).await
+    }
+
+    async fn list_tags(&self, arn: &str) -> Result<BTreeMap<String, String>, ControlPlaneError> {
+        self.list_tags.until_ready().await;
+        self.inner.list_tags(arn).await
+    }
+
+    async fn describe_ttl(&self, name: &str) -> Result<TtlState, ControlPlaneError> {
+        self.inner.describe_ttl(name).await
+    }
+
+    async fn describe_point_in_time_recovery(&self, name: &str) -> Result<bool, ControlPlaneError> {
+        self.inner.describe_point_in_time_recovery(name).await
+    }
+
+    async fn describe_export(&self, table: &str, arn: &str) -> Result<ExportState, ControlPlaneError> {
+        self.inner.describe_export(table, arn).await
+    }
+
+    async fn tag_table(&self, change: &TagChange) -> Result<(), ControlPlaneError> {
+        self.tag_writes.until_ready().await;
+        self.inner.tag_table(change).await
+    }
+
+    async fn enable_ttl(&self, change: &TtlChange) -> Result<(), ControlPlaneError> {
+        self.inner.enable_ttl(change).await
+    }
+
+    async fn enable_point_in_time_recovery(&self, name: &str) -> Result<(), ControlPlaneError> {
+        self.inner.enable_point_in_time_recovery(name).await
+    }
+
+    async fn configure(&self, change: &SettingChange) -> Result<(), ControlPlaneError> {
+        self.inner.configure(change).await
+    }
+
+    async fn export_table(&self, request: &ExportRequest) -> Result<String, ControlPlaneError> {
+        self.inner.export_table(request).await
+    }
+
+    async fn delete_table(&self, name: &str) -> Result<(), ControlPlaneError> {
+        self.inner.delete_table(name).await
+    }
+}

@@ -33,6 +33,11 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub allow_future_clock: bool,
 
+    /// How long the run may take (90s, 5m, ...): changes not started by then are deferred to
+    /// the next run (a period's table not created is a failure). Default: no limit.
+    #[arg(long, global = true, value_name = "DURATION", value_parser = parse_duration)]
+    pub time_budget: Option<Duration>,
+
     /// AWS region; default from the environment or profile.
     #[arg(long, global = true)]
     pub region: Option<String>,

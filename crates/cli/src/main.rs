@@ -7,6 +7,7 @@ mod capacity;
 mod render;
 
 use std::process::ExitCode;
+use std::time::Instant;
 
 use aws_config::retry::RetryConfig;
 use aws_config::{BehaviorVersion, Region};
@@ -70,6 +71,7 @@ async fn main() -> ExitCode {
     let control = Paced::new(DynamoDb::new(client(&cli).await), policy.rates);
     let options = ApplyOptions {
         dry_run: cli.dry_run,
+        deadline: cli.time_budget.map(|budget| Instant::now() + budget),
         ..ApplyOptions::default()
     };
     match execute(&cli, &policy, &control, now, options).await {

@@ -1332,3 +1332,86 @@ async fn aws_rate_limits_on_tag_calls() {
     assert_eq!(retagged, 31, "every table carries the new tag");
     assert_eq!(dialled, 31, "every table dialled down");
 }
+
+// ------------------------------------------------------------------ the time budget
+
+/// A run with a time budget starts no change after it: the first eight UpdateTable calls take
+/// 4 s at the proxy (eight run at once), the budget is 3 s, so the last two tables' changes are
+/// deferred with the reason, the run exits 0 with its report, and the next run makes them. A
+/// create_new that has no time to create the next period's table fails instead.
+#[tokio::test]
+async fn a_time_budget_defers_what_does_not_fit_and_the_next_run_finishes() {
+    let rig = Rig::start().await;
+    let made = rig.cli_direct(&[
+        "--at",
+        "2018-10-01T10:00:00Z",
+        "--policy",
+        &policy_file("budget", "premake = 9\n"),
+        "create-new",
+    ]);
+    assert_eq!(made.code, 0, "{}{}", made.stdout, made.stderr);
+    assert_eq!(rig.tables("timeseries").await.len(), 10);
+
+    rig.proxy.add(
+        Rule::op("UpdateTable").times(8),
+        Fault::Latency(Duration::from_secs(4)),
+    );
+    let started = Instant::now();
+    let run = rig.cli(&[
+        "--output",
+        "json",
+        "--time-budget",
+        "3s",
+        "--at",
+        "2018-10-25T00:15:00Z",
+        "resize-old",
+    ]);
+    let seconds = started.elapsed().as_secs_f64();
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let report = run.json();
+    assert_eq!(report["summary"]["done"], 8, "{report:#}");
+    assert_eq!(report["summary"]["deferred"], 2, "{report:#}");
+    let deferred: Vec<&Value> = report["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["outcome"] == "deferred")
+        .collect();
+    assert!(
+        deferred
+            .iter()
+            .all(|l| l["error"].as_str().unwrap().contains("time budget")),
+        "{deferred:#?}"
+    );
+    assert_eq!(
+        rig.proxy.count("UpdateTable"),
+        8,
+        "no call is started after the budget"
+    );
+    eprintln!("time budget 3 s: the run took {seconds:.1} s");
+    let dialled =
+        |tables: &BTreeMap<String, TableState>| tables.values().filter(|t| t.capacity == COLD).count();
+    assert_eq!(dialled(&rig.tables("timeseries").await), 8);
+
+    rig.proxy.clear();
+    let rest = rig.cli(&["--at", "2018-10-25T00:15:00Z", "resize-old"]);
+    assert_eq!(rest.code, 0, "{}{}", rest.stdout, rest.stderr);
+    assert_eq!(dialled(&rig.tables("timeseries").await), 10);
+
+    let create = rig.cli(&[
+        "--output",
+        "json",
+        "--time-budget",
+        "0s",
+        "--at",
+        "2018-10-25T23:45:00Z",
+        "create-new",
+    ]);
+    assert_eq!(create.code, 1, "{}{}", create.stdout, create.stderr);
+    assert_eq!(rig.proxy.count("CreateTable"), 0);
+    assert!(
+        create.stdout.contains("time budget ended first"),
+        "{}",
+        create.stdout
+    );
+}

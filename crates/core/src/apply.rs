@@ -6,6 +6,7 @@ use futures::stream::{self, StreamExt};
 use futures::FutureExt;
 
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use crate::limits::TABLE_QUOTA_ADVICE;
@@ -25,6 +26,10 @@ pub struct ApplyOptions {
     pub dry_run: bool,
     /// Control-plane calls in flight at once.
     pub concurrency: usize,
+    /// When the run must end (a Lambda function's deadline minus a margin, or `--time-budget`):
+    /// changes not started by then are deferred to the next run, so the run still returns
+    /// its report.
+    pub deadline: Option<Instant>,
 }
 
 impl Default for ApplyOptions {
@@ -32,6 +37,7 @@ impl Default for ApplyOptions {
         ApplyOptions {
             dry_run: false,
             concurrency: 8,
+            deadline: None,
         }
     }
 }
@@ -70,11 +76,12 @@ pub async fn run_each<C: ControlPlane>(
     let mut reports = Vec::with_capacity(operations.len());
     for &operation in operations {
         let plan = plan(policy, now, &observation.tables, operation);
-        reports.push(
-            apply(control, plan, &observation.unreadable, options)
-                .boxed()
-                .await,
-        );
+        let mut report = apply(control, plan, &observation.unreadable, options)
+            .boxed()
+            .await;
+        // APIs the endpoint lacks: said once per report, not once per table.
+        report.warnings.extend(observation.skipped.iter().cloned());
+        reports.push(report);
     }
     Ok(reports)
 }
@@ -119,6 +126,11 @@ pub async fn apply<C: ControlPlane>(
                         outcome: Outcome::Gone,
                         error: None,
                     }
+                } else if item.decision.is_change()
+                    && !options.dry_run
+                    && options.deadline.is_some_and(|d| Instant::now() >= d)
+                {
+                    out_of_time(item)
                 } else {
                     execute(control, operation, item, options.dry_run).await
                 };
@@ -133,7 +145,8 @@ pub async fn apply<C: ControlPlane>(
         .await;
     lines.extend(unreadable.iter().map(|error| unreadable_line(error, &blocked)));
     lines.sort_by(|a, b| a.item.table.cmp(&b.item.table));
-    if !options.dry_run {
+    // Best effort, and never past the deadline: the report matters more than the tag.
+    if !options.dry_run && options.deadline.is_none_or(|d| Instant::now() < d) {
         record_deferrals(control, &lines, at).await;
     }
     tracing::info!(%operation, %at, tables = lines.len(), "run finished");
@@ -239,6 +252,30 @@ async fn execute<C: ControlPlane>(
                 error: Some(e.to_string()),
             }
         }
+    }
+}
+
+/// A change the run has no time left for: deferred to the next run, except a period's table,
+/// which must not wait (loud, like any other create that did not happen).
+fn out_of_time(item: PlanItem) -> TableLine {
+    let creates = matches!(item.decision, Decision::Create(_));
+    let error = if creates {
+        format!(
+            "CreateTable {}: not sent, the run's time budget ended first; the next run (a retry) creates it",
+            item.table
+        )
+    } else {
+        "the run's time budget ended before this change; the next run makes it".to_string()
+    };
+    tracing::warn!(table = %item.table, action = item.decision.action(), "out of time");
+    TableLine {
+        item,
+        outcome: if creates {
+            Outcome::Failed
+        } else {
+            Outcome::Deferred
+        },
+        error: Some(error),
     }
 }
 

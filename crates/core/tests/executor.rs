@@ -269,8 +269,8 @@ async fn concurrency_is_bounded() {
     let policy = Policy::from_toml("premake = 20").unwrap();
     let fake = FakeDynamo::default();
     let options = ApplyOptions {
-        dry_run: false,
         concurrency: 3,
+        ..ApplyOptions::default()
     };
     let report = run(
         &fake,
@@ -339,6 +339,59 @@ async fn a_refused_create_of_the_next_periods_table_fails_the_run_naming_the_quo
             "{error}"
         );
     }
+}
+
+/// Out of time: changes not started by the deadline are deferred (no call is sent), except a
+/// period's table, whose missing create fails the run.
+#[tokio::test]
+async fn past_the_deadline_changes_are_deferred_and_a_missing_periods_table_fails() {
+    let past = Some(std::time::Instant::now());
+    let fake = FakeDynamo::with_tables(&[("timeseries_2018-10-20", HOT), ("timeseries_2018-10-21", HOT)]);
+    let options = ApplyOptions {
+        deadline: past,
+        ..ApplyOptions::default()
+    };
+    let resize = run(
+        &fake,
+        &Policy::default(),
+        Operation::ResizeOld,
+        at("2018-10-26T00:15:00Z"),
+        options,
+    )
+    .await
+    .unwrap();
+    assert!(resize.succeeded());
+    // Both tables' capacity changes and tag upkeep.
+    assert_eq!(resize.summary.deferred, 4, "{resize:#?}");
+    assert!(resize.tables[0].error.as_deref().unwrap().contains("time budget"));
+    let create = run(
+        &fake,
+        &Policy::default(),
+        Operation::CreateNew,
+        at("2018-10-25T23:45:00Z"),
+        options,
+    )
+    .await
+    .unwrap();
+    assert!(!create.succeeded());
+    assert_eq!(create.summary.failed, 2, "{create:#?}");
+    assert!(fake.mutating_calls().is_empty(), "{:?}", fake.mutating_calls());
+
+    // With time left, the same runs go ahead.
+    let options = ApplyOptions {
+        deadline: Some(std::time::Instant::now() + Duration::from_secs(60)),
+        ..ApplyOptions::default()
+    };
+    let resize = run(
+        &fake,
+        &Policy::default(),
+        Operation::ResizeOld,
+        at("2018-10-26T00:15:00Z"),
+        options,
+    )
+    .await
+    .unwrap();
+    assert_eq!(resize.summary.done, 4, "{resize:#?}");
 }
 
 #[tokio::test]

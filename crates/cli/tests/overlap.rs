@@ -155,6 +155,7 @@ impl Sim {
         let server = match self.server.server() {
             Server::Moto => "moto".to_string(),
             Server::Dynalite { create_ms, update_ms } => format!("dynalite {create_ms}/{update_ms} ms"),
+            Server::DynamoDbLocal => "ddblocal".to_string(),
         };
         format!(
             "{server} {}",

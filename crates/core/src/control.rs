@@ -23,6 +23,11 @@ pub enum ErrorKind {
     /// UpdateTable's ValidationException "The provisioned throughput for the table will not
     /// change": another run made the same change first.
     NoChange,
+    /// The endpoint does not implement the operation (UnknownOperationException): DynamoDB
+    /// Local has no tagging API, no continuous backups and no exports; dynalite lacks some
+    /// too. The observation leaves out what needs it and says so once (see
+    /// [`crate::observe::Observation::skipped`]).
+    Unsupported,
     /// Anything else: the table's action failed; the run goes on with the rest.
     Other,
 }

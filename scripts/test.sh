@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# All the tests: installs the local DynamoDB servers (moto, dynalite) if needed, then runs every
-# unit, property, SDK-mock and end-to-end test. Each end-to-end test starts its own server
-# through scripts/local-ddb.sh and stops it by PID. Ends with one line: "tests: N passed, N failed".
+# All the tests: installs the local DynamoDB servers (moto, dynalite, AWS's DynamoDB Local) if
+# needed, then runs every unit, property, SDK-mock and end-to-end test. Each end-to-end test
+# starts its own server through scripts/local-ddb.sh and stops it by PID. Ends with one line:
+# "tests: N passed, N failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -8,7 +8,9 @@
 //! before its destructors ran leaves no server behind for long (about a second).
 //!
 //! [`Proxy`] sits in front of such a server and injects the failures real AWS produces
-//! (dropped or reset connections, 5xx, throttling, a table deleted between two calls).
+//! (dropped or reset connections, 5xx, throttling, a table deleted between two calls), and
+//! behaves as an account does: AWS's per-account API rates, the table quota, and a round trip
+//! per call.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -17,7 +19,7 @@ use std::time::{Duration, Instant};
 use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
 
 pub mod proxy;
-pub use proxy::{Call, Fault, Proxy, Rule};
+pub use proxy::{Call, Fault, Proxy, Rule, AWS_RATES, DEFAULT_TABLE_QUOTA};
 
 /// Region used by [`LocalDynamo::client`] and [`LocalDynamo::env`].
 pub const REGION: &str = "us-east-1";

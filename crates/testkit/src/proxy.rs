@@ -7,11 +7,16 @@
 //! DynamoDB JSON-protocol requests unchanged, records each of them, and fails the ones that a
 //! programmed [`Rule`] or a per-operation rate limit picks.
 //!
+//! It can also behave as an AWS account does where the local servers do not: the documented
+//! per-account rates of the tag APIs ([`Proxy::aws_rates`]), the account's table quota
+//! ([`Proxy::table_quota`]), and the round trip of a real endpoint
+//! ([`Proxy::latency_per_call`]).
+//!
 //! It runs on its own thread with its own tokio runtime, so sync and async tests use it alike,
 //! and stops when dropped. HTTP is hyper's on both sides (HTTP/1.1 with keep-alive, as the SDK
 //! speaks it): no hand-written parser to get wrong.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -34,6 +39,21 @@ const AMZ_JSON: &str = "application/x-amz-json-1.0";
 const TARGET: &str = "x-amz-target";
 /// How long [`Fault::VanishBefore`] waits for the upstream to stop describing the table.
 const VANISH_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// DynamoDB's documented per-account rates, in calls per second, for the control-plane APIs
+/// that have one (API Reference: "You can call ListTagsOfResource up to 10 times per second,
+/// per account"; TagResource and UntagResource "up to five times per second, per account").
+/// DescribeExport and ExportTableToPointInTime document no per-second rate (exports are
+/// limited by how many run at once), so they are not limited here. [`Proxy::aws_rates`]
+/// sets these.
+pub const AWS_RATES: [(&str, u32); 3] = [
+    ("ListTagsOfResource", 10),
+    ("TagResource", 5),
+    ("UntagResource", 5),
+];
+
+/// DynamoDB's default table quota per account and Region (adjustable in Service Quotas).
+pub const DEFAULT_TABLE_QUOTA: usize = 2_500;
 
 /// One request the proxy received, in arrival order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,11 +92,15 @@ pub enum Fault {
     /// Delete the request's table on the upstream first (and wait until it is gone), then
     /// forward the request: as if another run deleted the table between two of our calls.
     VanishBefore,
+    /// HTTP 400 `LimitExceededException` "Subscriber limit exceeded: There is a limit of N
+    /// tables per subscriber": what CreateTable gets when the account already has its quota of
+    /// N tables. [`Proxy::table_quota`] answers with it; a rule may too. Not forwarded.
+    TableQuota(usize),
 }
 
 impl Fault {
     /// The name recorded in [`Call::fault`]: `drop`, `reset`, `status 503`, `throttle`,
-    /// `error LimitExceededException`, `latency 200ms` or `vanish`.
+    /// `error LimitExceededException`, `latency 200ms`, `vanish` or `quota`.
     pub fn label(&self) -> String {
         match self {
             Fault::Drop => "drop".into(),
@@ -86,6 +110,7 @@ impl Fault {
             Fault::Error { error_type, .. } => format!("error {error_type}"),
             Fault::Latency(delay) => format!("latency {delay:?}"),
             Fault::VanishBefore => "vanish".into(),
+            Fault::TableQuota(_) => "quota".into(),
         }
     }
 
@@ -186,6 +211,7 @@ impl Proxy {
                 .pool_max_idle_per_host(0)
                 .build_http(),
             state: Arc::clone(&state),
+            counting: tokio::sync::Mutex::new(()),
         });
         let (stop, stopped) = tokio::sync::oneshot::channel();
         let thread = std::thread::Builder::new()
@@ -253,11 +279,56 @@ impl Proxy {
             .insert(operation.to_owned(), Bucket::new(per_second, Instant::now()));
     }
 
-    /// Removes every rule and rate limit: from now on every request is forwarded.
+    /// Limits every API AWS rate-limits per account to AWS's documented rate ([`AWS_RATES`]:
+    /// ListTagsOfResource 10/s, TagResource and UntagResource 5/s), each with
+    /// [`Proxy::rate_limit`].
+    pub fn aws_rates(&self) {
+        for (operation, per_second) in AWS_RATES {
+            self.rate_limit(operation, per_second);
+        }
+    }
+
+    /// The account's table quota: CreateTable is answered with [`Fault::TableQuota`] (HTTP 400
+    /// `LimitExceededException`, "Subscriber limit exceeded: There is a limit of `n` tables per
+    /// subscriber", recorded as `"quota"`) when the upstream already has `n` tables, counting
+    /// the CreateTable calls in flight.
+    ///
+    /// The proxy counts the upstream's tables with ListTables (all pages, not recorded) on the
+    /// first CreateTable after this call, then keeps the count as CreateTable and DeleteTable
+    /// calls pass through it (and [`Fault::VanishBefore`] deletes). Tables created or deleted
+    /// on the upstream directly after that first count are not seen: call this again to count
+    /// afresh. Applies to requests no rule or rate limit failed; replaces an earlier quota.
+    /// [`DEFAULT_TABLE_QUOTA`] is AWS's default.
+    pub fn table_quota(&self, n: usize) {
+        self.state().quota = Some(TableQuota {
+            limit: n,
+            tables: None,
+            creating: 0,
+        });
+    }
+
+    /// How many tables the proxy counts on the upstream under [`Proxy::table_quota`]: `None`
+    /// without a quota, or before the first CreateTable counted them.
+    pub fn table_count(&self) -> Option<usize> {
+        self.state().quota.as_ref().and_then(|q| q.tables)
+    }
+
+    /// Adds `delay` before every request the proxy forwards (0 to stop): the round trip of a
+    /// real endpoint, which the local servers answer without. Requests the proxy fails itself
+    /// (rules, rate limits, the quota) are answered at once. Not recorded as a fault; adds to a
+    /// [`Fault::Latency`] rule's delay.
+    pub fn latency_per_call(&self, delay: Duration) {
+        self.state().latency = delay;
+    }
+
+    /// Removes every rule, rate limit, table quota and per-call latency: from now on every
+    /// request is forwarded at once.
     pub fn clear(&self) {
         let mut state = self.state();
         state.rules.clear();
         state.limits.clear();
+        state.quota = None;
+        state.latency = Duration::ZERO;
     }
 
     /// Every request received so far (since the last [`Proxy::reset_calls`]), in arrival order.
@@ -274,7 +345,26 @@ impl Proxy {
             .count()
     }
 
-    /// Forgets the recorded calls (rules and rate limits stay).
+    /// How many requests of each operation were received (faulted or not), by operation name.
+    pub fn counts(&self) -> BTreeMap<String, usize> {
+        let mut counts = BTreeMap::new();
+        for call in &self.state().calls {
+            *counts.entry(call.operation.clone()).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    /// How many requests of each operation got a fault (a rule's, a rate limit's or the
+    /// quota's), by operation name.
+    pub fn faulted_counts(&self) -> BTreeMap<String, usize> {
+        let mut counts = BTreeMap::new();
+        for call in self.state().calls.iter().filter(|c| c.fault.is_some()) {
+            *counts.entry(call.operation.clone()).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    /// Forgets the recorded calls (rules, rate limits, the quota and latency stay).
     pub fn reset_calls(&self) {
         self.state().calls.clear();
     }
@@ -301,19 +391,43 @@ impl Drop for Proxy {
     }
 }
 
-/// Rules, rate limits and the record, shared by the test and the proxy thread.
+/// Rules, rate limits, the quota, the latency and the record, shared by the test and the
+/// proxy thread.
 #[derive(Debug, Default)]
 struct State {
     rules: Vec<Armed>,
     limits: HashMap<String, Bucket>,
+    quota: Option<TableQuota>,
+    latency: Duration,
     calls: Vec<Call>,
     connections: usize,
 }
 
+/// The account's table quota and the proxy's count of the upstream's tables.
+#[derive(Debug)]
+struct TableQuota {
+    limit: usize,
+    /// Tables on the upstream; `None` until counted.
+    tables: Option<usize>,
+    /// CreateTable calls forwarded and not yet answered: each holds a place under the quota.
+    creating: usize,
+}
+
+/// What the proxy does with one request.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Verdict {
+    fault: Option<Fault>,
+    /// A CreateTable that holds a place under the quota until its reply: give it back with
+    /// [`State::created`].
+    reserved: bool,
+    /// Added before forwarding ([`Proxy::latency_per_call`]).
+    latency: Duration,
+}
+
 impl State {
     /// Records the request and decides its fault: the first rule whose turn it is, else the
-    /// operation's rate limit.
-    fn decide(&mut self, operation: &str, table: Option<&str>, now: Instant) -> Option<Fault> {
+    /// operation's rate limit, else (CreateTable) the table quota.
+    fn decide(&mut self, operation: &str, table: Option<&str>, now: Instant) -> Verdict {
         let mut fault = None;
         for armed in self.rules.iter_mut() {
             if !armed.rule.matches(operation, table) || armed.applied >= armed.rule.times {
@@ -333,12 +447,52 @@ impl State {
                 }
             }
         }
+        let mut reserved = false;
+        if operation == "CreateTable" && fault.as_ref().is_none_or(Fault::forwards) {
+            if let Some(quota) = self.quota.as_mut() {
+                // Not counted (the upstream could not be listed): nothing to hold against.
+                let used = quota.tables.map(|tables| tables + quota.creating);
+                if used.is_some_and(|used| used >= quota.limit) {
+                    fault = Some(Fault::TableQuota(quota.limit));
+                } else {
+                    quota.creating += 1;
+                    reserved = true;
+                }
+            }
+        }
         self.calls.push(Call {
             operation: operation.to_owned(),
             table: table.map(str::to_owned),
             fault: fault.as_ref().map(Fault::label),
         });
-        fault
+        let forwarded = fault.as_ref().is_none_or(Fault::forwards);
+        Verdict {
+            fault,
+            reserved,
+            latency: if forwarded { self.latency } else { Duration::ZERO },
+        }
+    }
+
+    /// A reserved CreateTable was answered: the table now counts if it was created.
+    fn created(&mut self, success: bool) {
+        if let Some(quota) = self.quota.as_mut() {
+            quota.creating = quota.creating.saturating_sub(1);
+            if success {
+                quota.tables = quota.tables.map(|t| t + 1);
+            }
+        }
+    }
+
+    /// A DeleteTable succeeded on the upstream.
+    fn deleted(&mut self) {
+        if let Some(quota) = self.quota.as_mut() {
+            quota.tables = quota.tables.map(|t| t.saturating_sub(1));
+        }
+    }
+
+    /// Whether the quota is set and its count is still to be made.
+    fn needs_count(&self) -> bool {
+        self.quota.as_ref().is_some_and(|q| q.tables.is_none())
     }
 }
 
@@ -441,6 +595,22 @@ struct Forwarder {
     upstream: String,
     client: Client<HttpConnector, Body>,
     state: Arc<Mutex<State>>,
+    /// Held while counting the upstream's tables for the quota, so concurrent first
+    /// CreateTable calls count once.
+    counting: tokio::sync::Mutex<()>,
+}
+
+/// A CreateTable's place under the quota, given back (and the table counted if it was
+/// created) when dropped: also when the client goes away before the reply.
+struct Reservation<'a> {
+    state: &'a Mutex<State>,
+    created: bool,
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        lock(self.state).created(self.created);
+    }
 }
 
 impl Forwarder {
@@ -455,8 +625,16 @@ impl Forwarder {
         let body = body.collect().await.map_err(|_| CloseConnection)?.to_bytes();
         let operation = operation_of(&parts.headers);
         let table = table_of(&body);
-        let fault = lock(&self.state).decide(&operation, table.as_deref(), Instant::now());
-        match fault {
+        if operation == "CreateTable" && lock(&self.state).needs_count() {
+            self.count_tables(&parts.headers).await;
+        }
+        let verdict = lock(&self.state).decide(&operation, table.as_deref(), Instant::now());
+        // Built only when reserved: a Reservation dropped gives a place back.
+        let mut reservation = verdict.reserved.then(|| Reservation {
+            state: &self.state,
+            created: false,
+        });
+        match verdict.fault {
             None => {}
             Some(Fault::Drop) => return Err(CloseConnection),
             Some(Fault::Reset) => {
@@ -483,6 +661,11 @@ impl Forwarder {
                 error_type,
                 message,
             }) => return Ok(aws_error(status, &error_type, &message)),
+            Some(Fault::TableQuota(limit)) => {
+                let message =
+                    format!("Subscriber limit exceeded: There is a limit of {limit} tables per subscriber");
+                return Ok(aws_error(400, "LimitExceededException", &message));
+            }
             Some(Fault::Latency(delay)) => tokio::time::sleep(delay).await,
             Some(Fault::VanishBefore) => {
                 if let Some(table) = &table {
@@ -490,14 +673,83 @@ impl Forwarder {
                 }
             }
         }
+        if !verdict.latency.is_zero() {
+            tokio::time::sleep(verdict.latency).await;
+        }
         let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-        Ok(self
+        let reply = self
             .send(parts.method, path, &parts.headers, body)
             .await
             .unwrap_or_else(|e| {
                 let message = format!("testkit proxy: upstream {}: {e}", self.upstream);
                 aws_error(502, "BadGateway", &message)
-            }))
+            });
+        let success = reply.status().is_success();
+        if let Some(reservation) = reservation.as_mut() {
+            reservation.created = success;
+        }
+        drop(reservation);
+        if operation == "DeleteTable" && success {
+            lock(&self.state).deleted();
+        }
+        Ok(reply)
+    }
+
+    /// Counts the upstream's tables for the quota (ListTables, every page), unless another
+    /// request did meanwhile. If the upstream cannot be listed, the count stays unknown and the
+    /// next CreateTable tries again.
+    async fn count_tables(&self, headers: &HeaderMap) {
+        let _counting = self.counting.lock().await;
+        if !lock(&self.state).needs_count() {
+            return;
+        }
+        let mut tables = 0;
+        let mut start: Option<String> = None;
+        loop {
+            let body = match &start {
+                Some(name) => serde_json::json!({ "ExclusiveStartTableName": name }),
+                None => serde_json::json!({}),
+            };
+            let Some((status, reply)) = self.call_upstream(headers, "ListTables", &body).await else {
+                return;
+            };
+            let Ok(page) = serde_json::from_str::<serde_json::Value>(&reply) else {
+                return;
+            };
+            if !status.is_success() {
+                return;
+            }
+            tables += page["TableNames"].as_array().map_or(0, Vec::len);
+            match page["LastEvaluatedTableName"].as_str() {
+                Some(last) => start = Some(last.to_owned()),
+                None => break,
+            }
+        }
+        if let Some(quota) = lock(&self.state).quota.as_mut() {
+            quota.tables.get_or_insert(tables);
+        }
+    }
+
+    /// One call of the proxy's own to the upstream (not recorded), with the client's headers
+    /// (Authorization, X-Amz-Date: no server checks signatures, but dynalite wants them present,
+    /// and DynamoDB Local keeps one database per access key and Region) and `operation`'s
+    /// target. Returns the reply's status and body, or `None` if the upstream did not answer.
+    async fn call_upstream(
+        &self,
+        headers: &HeaderMap,
+        operation: &str,
+        body: &serde_json::Value,
+    ) -> Option<(StatusCode, String)> {
+        let mut headers = headers.clone();
+        let target = format!("DynamoDB_20120810.{operation}");
+        headers.insert(TARGET, HeaderValue::from_str(&target).ok()?);
+        let reply = self
+            .send(hyper::Method::POST, "/", &headers, Bytes::from(body.to_string()))
+            .await
+            .ok()?;
+        let status = reply.status();
+        let body = reply.into_body().collect().await.ok()?.to_bytes();
+        Some((status, String::from_utf8_lossy(&body).into_owned()))
     }
 
     /// Sends a request to the upstream with `headers` (less hop-by-hop ones; hyper sets
@@ -526,26 +778,12 @@ impl Forwarder {
 
     /// Deletes `table` on the upstream and waits (up to 5 s) until DescribeTable no longer
     /// finds it: dynalite keeps a table DELETING for a moment. The calls reuse the client's
-    /// headers (Authorization, X-Amz-Date): neither server checks signatures, but dynalite
-    /// wants them present.
+    /// headers ([`Forwarder::call_upstream`]).
     async fn vanish(&self, headers: &HeaderMap, table: &str) {
-        let call = |operation: &str| {
-            let mut headers = headers.clone();
-            let target = format!("DynamoDB_20120810.{operation}");
-            headers.insert(TARGET, HeaderValue::from_str(&target).expect("an ASCII target"));
-            let body = serde_json::json!({ "TableName": table }).to_string();
-            async move {
-                let reply = self
-                    .send(hyper::Method::POST, "/", &headers, Bytes::from(body))
-                    .await
-                    .ok()?;
-                let status = reply.status();
-                let body = reply.into_body().collect().await.ok()?.to_bytes();
-                Some((status, String::from_utf8_lossy(&body).into_owned()))
-            }
-        };
+        let body = serde_json::json!({ "TableName": table });
+        let call = |operation: &'static str| self.call_upstream(headers, operation, &body);
         match call("DeleteTable").await {
-            Some((status, _)) if status.is_success() => {}
+            Some((status, _)) if status.is_success() => lock(&self.state).deleted(),
             // Not there to begin with, or not deletable (deletion protection): nothing to wait for.
             _ => return,
         }
@@ -703,7 +941,7 @@ mod tests {
             ("DescribeTable", "a"),
         ]
         .iter()
-        .map(|(op, table)| state.decide(op, Some(table), now))
+        .map(|(op, table)| state.decide(op, Some(table), now).fault)
         .collect();
         assert_eq!(
             faults,
@@ -730,9 +968,12 @@ mod tests {
             (Rule::op("CreateTable"), Fault::Reset),
             (Rule::op("CreateTable").skip(1), Fault::Throttle),
         ]);
-        assert_eq!(state.decide("CreateTable", None, now), Some(Fault::Reset));
-        assert_eq!(state.decide("CreateTable", None, now), Some(Fault::Throttle));
-        assert_eq!(state.decide("CreateTable", None, now), None);
+        assert_eq!(state.decide("CreateTable", None, now).fault, Some(Fault::Reset));
+        assert_eq!(
+            state.decide("CreateTable", None, now).fault,
+            Some(Fault::Throttle)
+        );
+        assert_eq!(state.decide("CreateTable", None, now).fault, None);
     }
 
     #[test]
@@ -753,10 +994,131 @@ mod tests {
         let now = Instant::now();
         let mut state = state_with(vec![(Rule::op("TagResource"), Fault::Status(503))]);
         state.limits.insert("TagResource".into(), Bucket::new(1, now));
-        assert_eq!(state.decide("TagResource", None, now), Some(Fault::Status(503)));
-        assert_eq!(state.decide("TagResource", None, now), None);
-        assert_eq!(state.decide("TagResource", None, now), Some(Fault::Throttle));
-        assert_eq!(state.decide("UntagResource", None, now), None);
+        assert_eq!(
+            state.decide("TagResource", None, now).fault,
+            Some(Fault::Status(503))
+        );
+        assert_eq!(state.decide("TagResource", None, now).fault, None);
+        assert_eq!(
+            state.decide("TagResource", None, now).fault,
+            Some(Fault::Throttle)
+        );
+        assert_eq!(state.decide("UntagResource", None, now).fault, None);
         assert_eq!(state.calls[2].fault.as_deref(), Some("throttle"));
+    }
+
+    fn with_quota(limit: usize, tables: Option<usize>) -> State {
+        State {
+            quota: Some(TableQuota {
+                limit,
+                tables,
+                creating: 0,
+            }),
+            ..State::default()
+        }
+    }
+
+    #[test]
+    fn quota_counts_tables_and_creates_in_flight() {
+        let now = Instant::now();
+        let mut state = with_quota(3, Some(1));
+        let first = state.decide("CreateTable", Some("a"), now);
+        assert_eq!((first.fault.clone(), first.reserved), (None, true));
+        let second = state.decide("CreateTable", Some("b"), now);
+        assert!(second.reserved);
+        // 1 table and 2 creates in flight: the quota of 3 is used up.
+        let refused = state.decide("CreateTable", Some("c"), now);
+        assert_eq!(
+            (refused.fault, refused.reserved),
+            (Some(Fault::TableQuota(3)), false)
+        );
+        // One create failed upstream (e.g. the name was taken): its place is free again.
+        state.created(false);
+        assert_eq!(state.decide("CreateTable", Some("c"), now).fault, None);
+        state.created(true);
+        state.created(true);
+        assert_eq!(state.quota.as_ref().unwrap().tables, Some(3));
+        assert_eq!(
+            state.decide("CreateTable", Some("d"), now).fault,
+            Some(Fault::TableQuota(3))
+        );
+        // Other operations are never refused for the quota.
+        assert_eq!(state.decide("DescribeTable", Some("d"), now).fault, None);
+        state.deleted();
+        assert_eq!(state.decide("CreateTable", Some("d"), now).fault, None);
+        let labels: Vec<Option<&str>> = state.calls.iter().map(|c| c.fault.as_deref()).collect();
+        assert_eq!(
+            labels,
+            [None, None, Some("quota"), None, Some("quota"), None, None]
+        );
+    }
+
+    #[test]
+    fn quota_not_counted_yet_refuses_nothing() {
+        let now = Instant::now();
+        let mut state = with_quota(0, None);
+        assert!(state.needs_count());
+        assert_eq!(state.decide("CreateTable", Some("a"), now).fault, None);
+        assert!(!with_quota(0, Some(0)).needs_count());
+        assert!(!State::default().needs_count());
+    }
+
+    #[test]
+    fn a_rule_or_throttle_comes_before_the_quota() {
+        let now = Instant::now();
+        let mut state = with_quota(0, Some(5));
+        state.rules.push(Armed {
+            rule: Rule::op("CreateTable"),
+            fault: Fault::Status(500),
+            skipped: 0,
+            applied: 0,
+        });
+        state.limits.insert("CreateTable".into(), Bucket::new(1, now));
+        assert_eq!(
+            state.decide("CreateTable", None, now).fault,
+            Some(Fault::Status(500))
+        );
+        assert_eq!(
+            state.decide("CreateTable", None, now).fault,
+            Some(Fault::TableQuota(0))
+        );
+        assert_eq!(
+            state.decide("CreateTable", None, now).fault,
+            Some(Fault::Throttle)
+        );
+        assert_eq!(state.quota.as_ref().unwrap().creating, 0);
+    }
+
+    #[test]
+    fn latency_only_for_forwarded_requests() {
+        let now = Instant::now();
+        let mut state = State {
+            latency: Duration::from_millis(20),
+            ..State::default()
+        };
+        state.limits.insert("TagResource".into(), Bucket::new(1, now));
+        assert_eq!(
+            state.decide("TagResource", None, now).latency,
+            Duration::from_millis(20)
+        );
+        let throttled = state.decide("TagResource", None, now);
+        assert_eq!(throttled.fault, Some(Fault::Throttle));
+        assert_eq!(throttled.latency, Duration::ZERO);
+        // Per-call latency is no fault.
+        assert_eq!(state.calls[0].fault, None);
+    }
+
+    #[test]
+    fn aws_rates_are_the_documented_ones() {
+        let rates: BTreeMap<&str, u32> = AWS_RATES.into_iter().collect();
+        assert_eq!(
+            rates,
+            BTreeMap::from([
+                ("ListTagsOfResource", 10),
+                ("TagResource", 5),
+                ("UntagResource", 5)
+            ])
+        );
+        assert_eq!(Fault::TableQuota(3).label(), "quota");
     }
 }

@@ -1,5 +1,6 @@
-//! The fault-injecting proxy against a real moto (and dynalite for VanishBefore), through the
-//! SDK: each fault shows up in the SDK as AWS's own failure would.
+//! The fault-injecting proxy against a real moto (and dynalite for VanishBefore and the table
+//! quota), through the SDK: each fault shows up in the SDK as AWS's own failure would; AWS's
+//! rates, the table quota and the per-call latency behave as an AWS account does.
 
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
@@ -9,7 +10,7 @@ use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::describe_table::DescribeTableError;
 use aws_sdk_dynamodb::Client;
-use testkit::{create_plain_table, sdk_config, Call, Fault, LocalDynamo, Proxy, Rule, Server};
+use testkit::{create_plain_table, sdk_config, Call, Fault, LocalDynamo, Proxy, Rule, Server, AWS_RATES};
 
 const TABLE: &str = "proxy_table";
 
@@ -321,5 +322,345 @@ fn stops_when_dropped_outside_any_runtime() {
     assert!(
         std::net::TcpStream::connect(authority).is_err(),
         "still listening after drop"
+    );
+}
+
+/// CreateTable of a plain table `name`, through `client`.
+async fn create(
+    client: &Client,
+    name: &str,
+) -> Result<(), SdkError<aws_sdk_dynamodb::operation::create_table::CreateTableError, HttpResponse>> {
+    use aws_sdk_dynamodb::types::{
+        AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
+    };
+    client
+        .create_table()
+        .table_name(name)
+        .attribute_definitions(
+            AttributeDefinition::builder()
+                .attribute_name("id")
+                .attribute_type(ScalarAttributeType::S)
+                .build()
+                .expect("name and type"),
+        )
+        .key_schema(
+            KeySchemaElement::builder()
+                .attribute_name("id")
+                .key_type(KeyType::Hash)
+                .build()
+                .expect("name and key type"),
+        )
+        .billing_mode(BillingMode::PayPerRequest)
+        .send()
+        .await
+        .map(|_| ())
+}
+
+async fn table_names(db: &LocalDynamo) -> Vec<String> {
+    let mut names: Vec<String> = testkit::describe_all(&db.client().await)
+        .await
+        .into_keys()
+        .collect();
+    names.sort();
+    names
+}
+
+/// The quota counts the upstream's tables (also one made there directly before the first
+/// count), refuses CreateTable past it as AWS does, and follows CreateTable and DeleteTable.
+async fn table_quota_on(server: Server) {
+    let (db, proxy, client) = setup_on(server).await;
+    let name = db.name();
+    // Made on the server directly, before the proxy counts: counted by its ListTables.
+    create_plain_table(&db.client().await, "direct_table").await;
+    proxy.table_quota(4);
+    assert_eq!(
+        proxy.table_count(),
+        None,
+        "{name}: counted on the first CreateTable"
+    );
+    create(&client, "t_a").await.expect("3rd table");
+    assert_eq!(proxy.table_count(), Some(3), "{name}");
+    create(&client, "t_b").await.expect("4th table");
+    let err = create(&client, "t_c")
+        .await
+        .expect_err("a 5th table is past the quota");
+    assert_eq!(
+        service_error(&err),
+        (400, "LimitExceededException".to_owned()),
+        "{name}"
+    );
+    assert!(
+        err.as_service_error()
+            .is_some_and(|e| e.is_limit_exceeded_exception()),
+        "{name}: the SDK models it: {err:?}"
+    );
+    assert_eq!(
+        err.message(),
+        Some("Subscriber limit exceeded: There is a limit of 4 tables per subscriber"),
+        "{name}"
+    );
+    // An existing name is refused by the server, as it is past the quota: not counted twice.
+    assert_eq!(proxy.table_count(), Some(4), "{name}");
+    // A deleted table frees a place.
+    client
+        .delete_table()
+        .table_name("t_a")
+        .send()
+        .await
+        .expect("DeleteTable through the proxy");
+    assert_eq!(proxy.table_count(), Some(3), "{name}");
+    create(&client, "t_c")
+        .await
+        .expect("in quota again after a delete");
+    assert_eq!(
+        table_names(&db).await,
+        ["direct_table", TABLE, "t_b", "t_c"],
+        "{name}: the refused create made nothing"
+    );
+    // The proxy's own ListTables is not recorded; the refused call is, as "quota".
+    let calls: Vec<(String, Option<String>, Option<String>)> = proxy
+        .calls()
+        .into_iter()
+        .map(|c| (c.operation, c.table, c.fault))
+        .collect();
+    let own = |op: &str, t: &str, f: Option<&str>| (op.to_owned(), Some(t.to_owned()), f.map(str::to_owned));
+    assert_eq!(
+        calls,
+        [
+            own("CreateTable", "t_a", None),
+            own("CreateTable", "t_b", None),
+            own("CreateTable", "t_c", Some("quota")),
+            own("DeleteTable", "t_a", None),
+            own("CreateTable", "t_c", None),
+        ],
+        "{name}"
+    );
+    // Set again: counted afresh.
+    proxy.table_quota(10);
+    assert_eq!(proxy.table_count(), None);
+    create(&client, "t_d").await.expect("in the new quota");
+    assert_eq!(proxy.table_count(), Some(5), "{name}");
+    proxy.clear();
+    assert_eq!(proxy.table_count(), None, "clear removes the quota");
+}
+
+#[tokio::test]
+async fn table_quota_refuses_create_table_past_it_on_moto() {
+    table_quota_on(Server::Moto).await;
+}
+
+#[tokio::test]
+async fn table_quota_refuses_create_table_past_it_on_dynalite() {
+    table_quota_on(Server::Dynalite {
+        create_ms: 0,
+        update_ms: 0,
+    })
+    .await;
+}
+
+/// Creates in flight hold their place: ten at once against four free places make four tables.
+#[tokio::test]
+async fn table_quota_holds_for_concurrent_creates() {
+    let (db, proxy, client) = setup().await;
+    proxy.table_quota(5);
+    let mut creates = tokio::task::JoinSet::new();
+    for i in 0..10 {
+        let client = client.clone();
+        creates.spawn(async move { create(&client, &format!("c_{i}")).await });
+    }
+    let (mut made, mut refused) = (0, 0);
+    while let Some(result) = creates.join_next().await {
+        match result.expect("task") {
+            Ok(()) => made += 1,
+            Err(err) => {
+                assert_eq!(service_error(&err), (400, "LimitExceededException".to_owned()));
+                refused += 1;
+            }
+        }
+    }
+    assert_eq!((made, refused), (4, 6));
+    assert_eq!(table_names(&db).await.len(), 5);
+    assert_eq!(proxy.table_count(), Some(5));
+    assert_eq!(proxy.faulted_counts().get("CreateTable"), Some(&6));
+}
+
+/// With the SDK's default retries, a refused CreateTable is tried 3 times (the SDK counts
+/// LimitExceededException as throttling), each refused.
+#[tokio::test]
+async fn table_quota_with_default_retries_is_refused_three_times() {
+    let (_db, proxy, _) = setup().await;
+    proxy.table_quota(1);
+    let client = proxy.client().await;
+    let err = create(&client, "over").await.expect_err("past the quota");
+    assert_eq!(service_error(&err), (400, "LimitExceededException".to_owned()));
+    assert_eq!(
+        proxy.calls(),
+        vec![call("CreateTable", Some("over"), Some("quota")); 3]
+    );
+}
+
+/// `aws_rates` limits the three tag APIs to AWS's documented rates, and nothing else.
+#[tokio::test]
+async fn aws_rates_throttle_the_tag_apis_at_aws_rates() {
+    let (_db, proxy, client) = setup().await;
+    let arn = client
+        .describe_table()
+        .table_name(TABLE)
+        .send()
+        .await
+        .expect("DescribeTable")
+        .table()
+        .and_then(|t| t.table_arn())
+        .expect("a table ARN")
+        .to_owned();
+    proxy.aws_rates();
+    proxy.reset_calls();
+    let tag = || {
+        aws_sdk_dynamodb::types::Tag::builder()
+            .key("k")
+            .value("v")
+            .build()
+            .expect("key and value")
+    };
+    // A burst of 40 calls of each kind at once.
+    let mut burst = tokio::task::JoinSet::new();
+    for _ in 0..40 {
+        let (c, a) = (client.clone(), arn.clone());
+        burst.spawn(async move {
+            c.list_tags_of_resource()
+                .resource_arn(a)
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(|e| e.code().map(str::to_owned))
+        });
+        let (c, a, t) = (client.clone(), arn.clone(), tag());
+        burst.spawn(async move {
+            c.tag_resource()
+                .resource_arn(a)
+                .tags(t)
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(|e| e.code().map(str::to_owned))
+        });
+        let (c, a) = (client.clone(), arn.clone());
+        burst.spawn(async move {
+            c.untag_resource()
+                .resource_arn(a)
+                .tag_keys("k")
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(|e| e.code().map(str::to_owned))
+        });
+        let c = client.clone();
+        burst.spawn(async move {
+            c.describe_table()
+                .table_name(TABLE)
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(|e| e.code().map(str::to_owned))
+        });
+    }
+    let started = Instant::now();
+    while let Some(result) = burst.join_next().await {
+        if let Err(code) = result.expect("task") {
+            assert_eq!(code.as_deref(), Some("ThrottlingException"));
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let passed = |op: &str| {
+        proxy
+            .calls()
+            .iter()
+            .filter(|c| c.operation == op && c.fault.is_none())
+            .count()
+    };
+    assert_eq!(proxy.counts().values().sum::<usize>(), 160);
+    // The burst (one second's worth) plus what refills while the burst lasts.
+    for (operation, rate) in AWS_RATES {
+        let rate = rate as usize;
+        let most = rate + (elapsed * rate as f64).ceil() as usize;
+        let got = passed(operation);
+        assert!(
+            (rate..=most).contains(&got),
+            "{operation}: {got} of 40 passed in {elapsed:.2} s at {rate}/s"
+        );
+    }
+    assert_eq!(passed("DescribeTable"), 40, "DescribeTable is not limited");
+    // A client that keeps to the rates is never throttled.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    proxy.reset_calls();
+    for _ in 0..15 {
+        client
+            .list_tags_of_resource()
+            .resource_arn(&arn)
+            .send()
+            .await
+            .expect("at 10/s, never throttled");
+        tokio::time::sleep(Duration::from_millis(110)).await;
+    }
+    assert_eq!(proxy.faulted_counts(), Default::default());
+}
+
+/// Every forwarded call waits the latency, concurrently (the proxy does not serialise them);
+/// calls the proxy refuses itself do not.
+#[tokio::test]
+async fn latency_per_call_delays_every_forwarded_call() {
+    let (_db, proxy, client) = setup().await;
+    let delay = Duration::from_millis(20);
+    proxy.latency_per_call(delay);
+    let started = Instant::now();
+    for _ in 0..10 {
+        describe(&client).await.expect("a slow call still succeeds");
+    }
+    let sequential = started.elapsed();
+    assert!(sequential >= 10 * delay, "10 calls took {sequential:?}");
+    assert_eq!(
+        proxy.calls(),
+        vec![call("DescribeTable", Some(TABLE), None); 10],
+        "latency is not a fault"
+    );
+
+    proxy.latency_per_call(Duration::from_millis(500));
+    let started = Instant::now();
+    let mut burst = tokio::task::JoinSet::new();
+    for _ in 0..10 {
+        let client = client.clone();
+        burst.spawn(async move { describe(&client).await.map_err(|e| format!("{e:?}")) });
+    }
+    while let Some(result) = burst.join_next().await {
+        result.expect("task").expect("DescribeTable");
+    }
+    let concurrent = started.elapsed();
+    assert!(
+        concurrent >= Duration::from_millis(500) && concurrent < Duration::from_millis(2500),
+        "10 concurrent calls with 500 ms each took {concurrent:?}"
+    );
+
+    // A refused call is answered at once.
+    proxy.add(Rule::op("DescribeTable"), Fault::Status(503));
+    let started = Instant::now();
+    describe(&client).await.expect_err("503");
+    assert!(
+        started.elapsed() < Duration::from_millis(400),
+        "took {:?}",
+        started.elapsed()
+    );
+
+    proxy.latency_per_call(Duration::ZERO);
+    proxy.add(
+        Rule::op("DescribeTable"),
+        Fault::Latency(Duration::from_millis(100)),
+    );
+    proxy.latency_per_call(Duration::from_millis(100));
+    let started = Instant::now();
+    describe(&client).await.expect("both delays, then forwarded");
+    assert!(
+        started.elapsed() >= Duration::from_millis(200),
+        "took {:?}",
+        started.elapsed()
     );
 }

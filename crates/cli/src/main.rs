@@ -97,7 +97,7 @@ async fn execute(
         Command::ResizeOld => &[Operation::ResizeOld],
         Command::Plan => &[Operation::CreateNew, Operation::ResizeOld],
         Command::Status => {
-            let observation = observe(control, policy, Scope::All, options.concurrency).await?;
+            let observation = observe(control, policy, Scope::Full, options.concurrency).await?;
             let mut report = status::status(policy, now, &observation.tables);
             report.warnings.extend(observation.skipped.iter().cloned());
             match cli.output {

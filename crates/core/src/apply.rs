@@ -13,7 +13,7 @@ use crate::limits::TABLE_QUOTA_ADVICE;
 use crate::observe::{observe, Scope};
 use crate::observed::TableStatus;
 use crate::plan::{
-    plan, Decision, DeleteRequest, ExportRequest, Operation, Plan, PlanItem, SettingChange, TableSetting,
+    plan_run, Decision, DeleteRequest, ExportRequest, Operation, Plan, PlanItem, SettingChange, TableSetting,
     TagChange,
 };
 use crate::policy::Policy;
@@ -63,10 +63,10 @@ pub async fn run_each<C: ControlPlane>(
     now: DateTime<Utc>,
     options: ApplyOptions,
 ) -> Result<Vec<RunReport>, ControlPlaneError> {
-    let scope = if operations == [Operation::CreateNew] {
-        Scope::Upcoming(now)
-    } else {
-        Scope::All
+    // One operation: its floor of calls. Several (`plan`): the operator's full view.
+    let scope = match operations {
+        [operation] => Scope::Run(*operation, now),
+        _ => Scope::Full,
     };
     // Boxed: nesting every control-plane future in one type would exceed the compiler's
     // recursion limit when the Lambda binaries lay out their handler's future.
@@ -75,7 +75,13 @@ pub async fn run_each<C: ControlPlane>(
         .await?;
     let mut reports = Vec::with_capacity(operations.len());
     for &operation in operations {
-        let plan = plan(policy, now, &observation.tables, operation);
+        let plan = plan_run(
+            policy,
+            now,
+            &observation.tables,
+            &observation.listed_only,
+            operation,
+        );
         let mut report = apply(control, plan, &observation.unreadable, options)
             .boxed()
             .await;

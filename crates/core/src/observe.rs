@@ -1,6 +1,6 @@
-//! Observation: list the policy's tables and read what decisions depend on. DescribeTable for
-//! every table; tags, TTL, point-in-time recovery and archive exports only when the policy
-//! uses them, and only for the tables the run looks after.
+//! Observation: list the policy's tables and read what decisions depend on, and no more: a
+//! run over thousands of tables must stay at the floor of calls (see [`Scope::Run`]), because
+//! AWS limits the tag APIs to a few calls a second per account.
 //!
 //! Those extra reads are optional APIs: an endpoint that does not implement one (DynamoDB
 //! Local: ListTagsOfResource, DescribeContinuousBackups, DescribeExport; see
@@ -14,7 +14,9 @@ use chrono::{DateTime, Utc};
 use futures::stream::{self, StreamExt};
 
 use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
+use crate::naming::Ownership;
 use crate::observed::{ObservedTable, TableStatus};
+use crate::plan::{reads_needed, target_names, Operation, Reads};
 use crate::policy::Policy;
 use crate::template::{export_arn_from_tag, TAG_ARCHIVED, TAG_EXPORT};
 
@@ -26,6 +28,8 @@ pub struct Observation {
     /// One sentence per optional API the endpoint does not implement, naming it and what was
     /// left out for every table; empty against AWS.
     pub skipped: Vec<String>,
+    /// Names listed under the prefix but not described (the scope did not need them).
+    pub listed_only: Vec<String>,
 }
 
 /// The optional reads, each with what the run leaves out without it.
@@ -103,18 +107,24 @@ impl Unsupported {
     }
 }
 
-/// Which tables get more than DescribeTable.
+/// How much a run reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {
-    /// create_new: the current and pre-built tables at this instant.
-    Upcoming(DateTime<Utc>),
-    /// resize_old and status: every table.
-    All,
+    /// What one run of the operation at this instant needs, and no more (the floor of calls):
+    /// create_new describes only the current and pre-built tables; resize_old describes the
+    /// names that are period labels and never describes a foreign name. Tags, TTL,
+    /// point-in-time recovery and exports are read only for the tables whose decision needs
+    /// them this run ([`crate::plan::reads_needed`]).
+    Run(Operation, DateTime<Utc>),
+    /// Everything about every table under the prefix: `status` and `plan`, an operator's view
+    /// (another family's tables are named as such only here, from their tags).
+    Full,
 }
 
-/// Lists every table named `{prefix}_...` and describes each. Tables that vanish between the
-/// calls (ResourceNotFoundException on any read) are dropped, as if never listed; tables that cannot be read are returned as `unreadable`, so no decision
-/// is made on half the facts.
+/// Lists every table named `{prefix}_...`, describes the ones the scope needs, then reads
+/// what their decisions need. Tables that vanish between the calls (ResourceNotFoundException
+/// on any read) are dropped, as if never listed; tables that cannot be read are returned as
+/// `unreadable`, so no decision is made on half the facts.
 pub async fn observe<C: ControlPlane>(
     control: &C,
     policy: &Policy,
@@ -122,37 +132,53 @@ pub async fn observe<C: ControlPlane>(
     concurrency: usize,
 ) -> Result<Observation, ControlPlaneError> {
     let names = control.list_table_names(&policy.naming().name_prefix()).await?;
-    let upcoming: Option<Vec<String>> = match scope {
-        Scope::All => None,
-        Scope::Upcoming(now) => {
-            let calendar = policy.calendar();
-            let mut slot = calendar.floor(now);
-            let mut names = vec![policy.naming().table_name(slot)];
-            for _ in 0..policy.premake {
-                slot = calendar.next(slot);
-                names.push(policy.naming().table_name(slot));
-            }
-            Some(names)
+    let (described, listed_only) = to_describe(policy, scope, names);
+    let mut observation = Observation {
+        listed_only,
+        ..Observation::default()
+    };
+    let results: Vec<_> = stream::iter(described)
+        .map(|name| async move { control.describe_table(&name).await })
+        .buffered(concurrency.max(1))
+        .collect()
+        .await;
+    let mut tables = Vec::new();
+    for result in results {
+        match result {
+            Ok(Some(table)) => tables.push(table),
+            Ok(None) => {}
+            Err(e) if e.kind == ErrorKind::NotFound => {}
+            Err(error) => observation.unreadable.push(error),
         }
+    }
+    let reads = match scope {
+        Scope::Full => tables
+            .iter()
+            .map(|t| (t.name.clone(), Reads::everything(policy)))
+            .collect(),
+        Scope::Run(operation, now) => reads_needed(policy, now, &tables, operation),
     };
     let unsupported = Unsupported::default();
-    let read: Vec<_> = stream::iter(names)
-        .map(|name| {
-            let full = upcoming.as_ref().is_none_or(|names| names.contains(&name));
+    let results: Vec<_> = stream::iter(tables)
+        .map(|table| {
+            let want = reads.get(&table.name).copied().unwrap_or_default();
             let unsupported = &unsupported;
             async move {
-                match read_table(control, policy, &name, full, unsupported).await {
+                let name = table.name.clone();
+                match read_extras(control, policy, table, want, unsupported).await {
                     // Deleted between the listing and one of its reads: gone, not unreadable.
-                    Err(e) if e.kind == ErrorKind::NotFound => Ok(None),
-                    other => other,
+                    Err(e) if e.kind == ErrorKind::NotFound => {
+                        tracing::info!(table = %name, "gone during the run's reads");
+                        Ok(None)
+                    }
+                    other => other.map(Some),
                 }
             }
         })
         .buffered(concurrency.max(1))
         .collect()
         .await;
-    let mut observation = Observation::default();
-    for result in read {
+    for result in results {
         match result {
             Ok(Some(table)) => observation.tables.push(table),
             Ok(None) => {}
@@ -163,22 +189,42 @@ pub async fn observe<C: ControlPlane>(
     Ok(observation)
 }
 
-/// DescribeTable, then (when `full`) the extra reads the policy needs, except those the
-/// endpoint turned out not to implement.
-async fn read_table<C: ControlPlane>(
+/// The names to describe, and the ones only listed (never described: foreign names, and for
+/// create_new every table but its own).
+fn to_describe(policy: &Policy, scope: Scope, names: Vec<String>) -> (Vec<String>, Vec<String>) {
+    let naming = policy.naming();
+    match scope {
+        Scope::Full => (names, Vec::new()),
+        Scope::Run(Operation::CreateNew, now) => {
+            let targets = target_names(policy, now);
+            names.into_iter().partition(|name| targets.contains(name))
+        }
+        // A name that is a label of some period may be ours (by name, or by our tags when made
+        // under another period setting); any other name never is.
+        Scope::Run(Operation::ResizeOld, _) => names.into_iter().partition(|name| {
+            matches!(naming.classify(name), Ownership::Owned(_)) || naming.is_label_of_any_period(name)
+        }),
+    }
+}
+
+/// DescribeTable's answer plus the extra reads `want` asks for, except those the endpoint
+/// turned out not to implement.
+async fn read_extras<C: ControlPlane>(
     control: &C,
     policy: &Policy,
-    name: &str,
-    full: bool,
+    mut table: ObservedTable,
+    want: Reads,
     unsupported: &Unsupported,
-) -> Result<Option<ObservedTable>, ControlPlaneError> {
-    let Some(mut table) = control.describe_table(name).await? else {
-        return Ok(None);
-    };
-    if !full || table.status == TableStatus::Deleting {
-        return Ok(Some(table));
+) -> Result<ObservedTable, ControlPlaneError> {
+    if table.status == TableStatus::Deleting {
+        return Ok(table);
     }
-    let arn = table.arn.clone().filter(|_| !unsupported.has(OptionalRead::Tags));
+    let name = table.name.clone();
+    let name = name.as_str();
+    let arn = table
+        .arn
+        .clone()
+        .filter(|_| want.tags && !unsupported.has(OptionalRead::Tags));
     if let Some(arn) = arn {
         if let Some(tags) = unsupported.check(OptionalRead::Tags, control.list_tags(&arn).await)? {
             let export = tags
@@ -198,12 +244,12 @@ async fn read_table<C: ControlPlane>(
             table.tags = Some(tags);
         }
     }
-    if policy.template.ttl_attribute.is_some() && !unsupported.has(OptionalRead::Ttl) {
+    if want.ttl && !unsupported.has(OptionalRead::Ttl) {
         table.ttl = unsupported.check(OptionalRead::Ttl, control.describe_ttl(name).await)?;
     }
-    if policy.wants_point_in_time_recovery() && !unsupported.has(OptionalRead::PointInTimeRecovery) {
+    if want.point_in_time_recovery && !unsupported.has(OptionalRead::PointInTimeRecovery) {
         let on = control.describe_point_in_time_recovery(name).await;
         table.point_in_time_recovery = unsupported.check(OptionalRead::PointInTimeRecovery, on)?;
     }
-    Ok(Some(table))
+    Ok(table)
 }

@@ -16,7 +16,7 @@ use crate::limits::{
     decrease_allowed, spaced_change_allowed, DEFAULT_TABLE_QUOTA, ON_DEMAND_SWITCH_SPACING,
     TABLE_CLASS_CHANGE_SPACING,
 };
-use crate::naming::TableNaming;
+use crate::naming::{Ownership, TableNaming};
 use crate::observed::{Billing, ObservedTable, TableClass, TableStatus};
 use crate::ownership::{claim, describe_key, Claim, DeleteGuard, NotOurs};
 use crate::period::{Calendar, Slot};
@@ -467,6 +467,165 @@ fn neighbour_warnings(naming: &TableNaming, not_ours: &[(&str, NotOurs)]) -> Vec
         ));
     }
     warnings
+}
+
+/// The reads besides DescribeTable a table's decision needs in one run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reads {
+    pub tags: bool,
+    pub ttl: bool,
+    pub point_in_time_recovery: bool,
+}
+
+impl Reads {
+    /// Everything the policy uses: the operator's full view (`status`, `plan`).
+    pub fn everything(policy: &Policy) -> Reads {
+        Reads {
+            tags: true,
+            ttl: policy.template.ttl_attribute.is_some(),
+            point_in_time_recovery: policy.wants_point_in_time_recovery(),
+        }
+    }
+
+    /// The template settings that have their own read (template tags, TTL, point-in-time
+    /// recovery), checked on a table that this run looks after anyway.
+    fn upkeep(policy: &Policy) -> Reads {
+        Reads {
+            tags: !policy.template.tags.is_empty(),
+            ..Reads::everything(policy)
+        }
+    }
+
+    fn or(self, other: Reads) -> Reads {
+        Reads {
+            tags: self.tags || other.tags,
+            ttl: self.ttl || other.ttl,
+            point_in_time_recovery: self.point_in_time_recovery || other.point_in_time_recovery,
+        }
+    }
+}
+
+/// The names of the current and pre-built periods' tables at `now`: create_new's tables.
+pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
+    let naming = policy.naming();
+    premake_slots(policy, naming.calendar().floor(now))
+        .into_iter()
+        .map(|slot| naming.table_name(slot))
+        .collect()
+}
+
+/// Which described tables need which extra reads for `operation` at `now`, decided from what
+/// DescribeTable told (a first plan without them), so a steady-state run stays at the floor
+/// of calls. Reads are needed by:
+/// - create_new's own tables: template upkeep (template tags, TTL, point-in-time recovery);
+/// - a table resize_old changes this run: the same upkeep, once per phase change; and the
+///   current and pre-built tables, which create_new made since its last look;
+/// - a table past `archive_after`: its tags (the export and archived tags) and point-in-time
+///   recovery; past `delete_after`: its tags (only a table with our family tag is deleted);
+/// - a name from another period setting: its tags (only our family and period tags make it
+///   ours).
+///
+/// Our own tags on tables made before they existed are restored when a table's tags are read
+/// anyway: they are a convenience, not worth a rate-limited call per table per run.
+pub fn reads_needed(
+    policy: &Policy,
+    now: DateTime<Utc>,
+    described: &[ObservedTable],
+    operation: Operation,
+) -> BTreeMap<String, Reads> {
+    let naming = policy.naming();
+    let upkeep = Reads::upkeep(policy);
+    let first = plan(policy, now, described, operation);
+    let mut reads: BTreeMap<String, Reads> = BTreeMap::new();
+    let mut need = |table: &str, wanted: Reads| {
+        let entry = reads.entry(table.to_string()).or_default();
+        *entry = entry.or(wanted);
+    };
+    let retention = policy.retention.as_ref();
+    for item in &first.items {
+        match (operation, item.age) {
+            (Operation::CreateNew, Some(age)) if age <= 0 && item.status.is_some() => {
+                need(&item.table, upkeep)
+            }
+            (Operation::ResizeOld, Some(age)) => {
+                // The current and pre-built tables too: a table create_new just made gets
+                // its TTL and point-in-time recovery 30 minutes later, not a day later.
+                if item.decision.updates_table() || age <= 0 {
+                    need(&item.table, upkeep);
+                }
+                if policy.archive().is_some_and(|a| age >= i64::from(a.after)) {
+                    need(
+                        &item.table,
+                        Reads {
+                            tags: true,
+                            point_in_time_recovery: true,
+                            ..Reads::default()
+                        },
+                    );
+                }
+                if retention
+                    .and_then(|r| r.delete_after)
+                    .is_some_and(|after| age >= i64::from(after))
+                {
+                    need(
+                        &item.table,
+                        Reads {
+                            tags: true,
+                            ..Reads::default()
+                        },
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    for table in described {
+        if matches!(naming.classify(&table.name), Ownership::Foreign) {
+            need(
+                &table.name,
+                Reads {
+                    tags: true,
+                    ..Reads::default()
+                },
+            );
+        }
+    }
+    reads
+}
+
+/// [`plan`] for what a run observed, with a line for each foreign name it only listed.
+pub fn plan_run(
+    policy: &Policy,
+    now: DateTime<Utc>,
+    observed: &[ObservedTable],
+    listed_only: &[String],
+    operation: Operation,
+) -> Plan {
+    let mut plan = plan(policy, now, observed, operation);
+    let naming = policy.naming();
+    let mut foreign: Vec<PlanItem> = listed_only
+        .iter()
+        .filter(|name| naming.classify(name) == Ownership::Foreign)
+        .map(|name| PlanItem {
+            table: name.clone(),
+            period: None,
+            age: None,
+            phase: None,
+            status: None,
+            billing: None,
+            arn: None,
+            decision: Decision::Foreign,
+            reason: format!(
+                "starts with {:?} but the rest is not a period label: not ours, never described or touched",
+                naming.name_prefix()
+            ),
+        })
+        .collect();
+    if !foreign.is_empty() {
+        plan.items.append(&mut foreign);
+        plan.items.sort_by(|a, b| a.table.cmp(&b.table));
+    }
+    plan
 }
 
 /// An existing table the policy owns, and the period it holds.

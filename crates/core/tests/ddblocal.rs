@@ -302,7 +302,7 @@ async fn observation(control: &DynamoDb) {
     assert!(report.succeeded(), "{report:#?}");
     assert_eq!(report.summary.done, 5, "{report:#?}");
 
-    let observation = observe(control, &policy, Scope::All, 8).await.unwrap();
+    let observation = observe(control, &policy, Scope::Full, 8).await.unwrap();
     assert!(observation.unreadable.is_empty(), "{:?}", observation.unreadable);
     assert_eq!(observation.tables.len(), 5);
     for table in &observation.tables {
@@ -333,11 +333,15 @@ async fn observation(control: &DynamoDb) {
         .iter()
         .filter(|w| w.contains("is not supported by this endpoint"))
         .collect();
-    assert_eq!(
-        skipped,
-        observation.skipped.iter().collect::<Vec<_>>(),
+    // A run says what it skipped only where it needed it, and then once: this steady-state
+    // run needs no tags, so it does not ask (the floor of calls); the full observation above
+    // asked and said so.
+    assert!(
+        skipped.iter().all(|w| observation.skipped.contains(w)),
         "{report:#?}"
     );
+    let unique: std::collections::BTreeSet<&&String> = skipped.iter().collect();
+    assert_eq!(unique.len(), skipped.len(), "{report:#?}");
 }
 
 #[tokio::test]

@@ -73,11 +73,13 @@ impl Features {
             "dynamodb:ListTables",
             "dynamodb:DescribeTable",
             "dynamodb:UpdateTable",
-            "dynamodb:ListTagsOfResource",
             "dynamodb:TagResource",
         ];
-        if operation == Operation::CreateNew {
-            actions.push("dynamodb:CreateTable");
+        match operation {
+            Operation::CreateNew => actions.push("dynamodb:CreateTable"),
+            // Tags of tables whose decision needs them: a name from another period setting,
+            // retention's candidates.
+            Operation::ResizeOld => actions.push("dynamodb:ListTagsOfResource"),
         }
         if self.ttl {
             actions.extend(["dynamodb:DescribeTimeToLive", "dynamodb:UpdateTimeToLive"]);

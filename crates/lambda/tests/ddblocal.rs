@@ -53,25 +53,21 @@ async fn resize_old_json_runs_now_on_dynamodb_local() {
     let after = Utc::now();
     assert!(report.succeeded(), "{report:#?}");
     assert_eq!(report.summary.failed, 0);
+    // A steady-state run needs no tags (the floor of calls), so it never asks the endpoint
+    // for them and has nothing to say about tagging; its response carries its other warnings.
     let skipped: Vec<&String> = report
         .warnings
         .iter()
         .filter(|w| w.contains("ListTagsOfResource"))
         .collect();
-    assert_eq!(skipped.len(), 1, "{:#?}", report.warnings);
-    assert!(
-        skipped[0].starts_with("ListTagsOfResource is not supported by this endpoint"),
-        "{}",
-        skipped[0]
-    );
-    // The function's response carries it.
+    assert!(skipped.is_empty(), "{:#?}", report.warnings);
     let response = serde_json::to_value(&report).unwrap();
     assert!(
         response["warnings"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|w| w.as_str() == Some(skipped[0].as_str())),
+            .any(|w| w.as_str().unwrap().contains("no retention.delete_after")),
         "{response:#}"
     );
 

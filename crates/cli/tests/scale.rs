@@ -1,0 +1,159 @@
+//! An account at the default table quota, as AWS would serve it: 2,500 owned tables plus
+//! foreign ones on moto, behind the proxy with AWS's per-account tag-API rates
+//! (ListTagsOfResource 10/s, TagResource and UntagResource 5/s), the 2,500-table quota and
+//! 20 ms added to every call. A catch-up `resize-old` (every table still hot) and then a
+//! steady-state one both end with every table in its phase and nothing failed, each well
+//! inside the functions' 300 s timeout (printed, not asserted: speed is the bench's business),
+//! and the steady-state run makes exactly the floor of calls:
+//! ceil(tables / 100) ListTables + one DescribeTable per owned table + one call per change.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, KeySchemaElement, KeyType, ProvisionedThroughput, ScalarAttributeType,
+};
+use aws_sdk_dynamodb::Client;
+use chrono::{Duration, NaiveDate};
+use futures::stream::{self, StreamExt};
+use testkit::{LocalDynamo, ProcessRun, Proxy, Server};
+
+const OWNED: usize = 2_500;
+const FOREIGN: [&str; 3] = [
+    "timeseries_backup",
+    "timeseries_eu_2018-10-18",
+    "timeseries_audit",
+];
+
+/// A table as create_new makes it with the default policy: keys pk / sk (N), 300 / 1000.
+async fn create_owned(client: &Client, name: String) {
+    let attribute = |name: &str| {
+        AttributeDefinition::builder()
+            .attribute_name(name)
+            .attribute_type(ScalarAttributeType::N)
+            .build()
+            .unwrap()
+    };
+    let key = |name: &str, key_type: KeyType| {
+        KeySchemaElement::builder()
+            .attribute_name(name)
+            .key_type(key_type)
+            .build()
+            .unwrap()
+    };
+    client
+        .create_table()
+        .table_name(&name)
+        .attribute_definitions(attribute("pk"))
+        .attribute_definitions(attribute("sk"))
+        .key_schema(key("pk", KeyType::Hash))
+        .key_schema(key("sk", KeyType::Range))
+        .provisioned_throughput(
+            ProvisionedThroughput::builder()
+                .read_capacity_units(300)
+                .write_capacity_units(1000)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("CreateTable {name}: {e:?}"));
+}
+
+fn cli(proxy: &Proxy, args: &[&str]) -> ProcessRun {
+    ProcessRun::of(
+        std::process::Command::new(env!("CARGO_BIN_EXE_ddb-rollover"))
+            .args(["--endpoint-url", &proxy.endpoint(), "--region", "us-east-1"])
+            .args(["--output", "json", "--time-budget", "280s"])
+            .args(args)
+            .envs(proxy.env())
+            .env_remove("ROLLOVER_POLICY"),
+    )
+}
+
+#[tokio::test]
+async fn two_thousand_five_hundred_tables_at_awss_rates_catch_up_then_stay_at_the_floor() {
+    let server = LocalDynamo::start(Server::Moto);
+    let client = server.client().await;
+    let first = NaiveDate::from_ymd_opt(2012, 1, 1).unwrap();
+    let names: Vec<String> = (0..OWNED)
+        .map(|i| format!("timeseries_{}", first + Duration::days(i as i64)))
+        .collect();
+    let last = first + Duration::days(OWNED as i64 - 1);
+    stream::iter(names.clone())
+        .for_each_concurrent(16, |name| {
+            let client = client.clone();
+            async move { create_owned(&client, name).await }
+        })
+        .await;
+    for name in FOREIGN {
+        testkit::create_plain_table(&client, name).await;
+    }
+
+    let proxy = Proxy::start(server.endpoint());
+    proxy.aws_rates();
+    proxy.table_quota(OWNED + FOREIGN.len());
+    proxy.latency_per_call(std::time::Duration::from_millis(20));
+    let all_tables = OWNED + FOREIGN.len();
+    let pages = all_tables.div_ceil(100);
+
+    // Catch-up: the day after the last table, every table still hot.
+    let at = format!("{}T00:15:00Z", last + Duration::days(1));
+    let started = Instant::now();
+    let catch_up = cli(&proxy, &["--at", &at, "resize-old"]);
+    let catch_up_seconds = started.elapsed().as_secs_f64();
+    assert_eq!(catch_up.code, 0, "{}", catch_up.stderr);
+    let report = catch_up.json();
+    assert_eq!(report["summary"]["failed"], 0);
+    assert_eq!(report["summary"]["deferred"], 0, "{}", report["summary"]);
+    assert_eq!(report["summary"]["done"], OWNED, "{}", report["summary"]);
+    let catch_up_calls = proxy.counts();
+
+    // Read back: the newest table is warm, all others cold.
+    let capacities: BTreeMap<String, (i64, i64)> = testkit::describe_all(&client)
+        .await
+        .into_iter()
+        .filter(|(name, _)| names.contains(name))
+        .map(|(name, t)| {
+            let p = t.provisioned_throughput().unwrap();
+            (
+                name,
+                (
+                    p.read_capacity_units().unwrap(),
+                    p.write_capacity_units().unwrap(),
+                ),
+            )
+        })
+        .collect();
+    assert_eq!(capacities.len(), OWNED);
+    for (name, capacity) in &capacities {
+        let expected = if *name == names[OWNED - 1] {
+            (100, 1)
+        } else {
+            (1, 1)
+        };
+        assert_eq!(*capacity, expected, "{name}");
+    }
+
+    // Steady state, an hour later: nothing to change, the floor of calls.
+    proxy.reset_calls();
+    let at = format!("{}T01:15:00Z", last + Duration::days(1));
+    let started = Instant::now();
+    let steady = cli(&proxy, &["--at", &at, "resize-old"]);
+    let steady_seconds = started.elapsed().as_secs_f64();
+    assert_eq!(steady.code, 0, "{}", steady.stderr);
+    let report = steady.json();
+    assert_eq!(report["summary"]["done"], 0, "{}", report["summary"]);
+    let floor = BTreeMap::from([
+        ("ListTables".to_string(), pages),
+        ("DescribeTable".to_string(), OWNED),
+    ]);
+    assert_eq!(proxy.counts(), floor);
+    eprintln!(
+        "{OWNED} owned + {} foreign tables, AWS's rates, 20 ms a call: catch-up resize-old {catch_up_seconds:.1} s \
+         ({catch_up_calls:?}), steady state {steady_seconds:.1} s ({:?}, floor {})",
+        FOREIGN.len(),
+        proxy.counts(),
+        pages + OWNED
+    );
+}

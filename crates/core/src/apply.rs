@@ -212,9 +212,9 @@ async fn execute<C: ControlPlane>(
         },
         // A period without its table: nothing may wait for a later run. Loud, naming the quota.
         Err(e) if matches!(item.decision, Decision::Create(_)) => {
-            let e = if e.kind == ErrorKind::LimitExceeded {
+            let e = if e.kind == ErrorKind::LimitExceeded && !e.message.contains(TABLE_QUOTA_ADVICE) {
                 ControlPlaneError {
-                    message: format!("{}. {TABLE_QUOTA_ADVICE}", e.message),
+                    message: format!("{TABLE_QUOTA_ADVICE} ({})", e.message),
                     ..e
                 }
             } else {

@@ -17,6 +17,7 @@ use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 
 use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
+use crate::limits::TABLE_QUOTA_ADVICE;
 use crate::observed::{
     Billing, ExportState, ExportStatus, ObservedEncryption, ObservedTable, OnDemandLimits, TableClass,
     TableStatus, TtlState,
@@ -517,8 +518,10 @@ fn advice_for_code(code: &str, operation: &str) -> Option<String> {
         UNKNOWN_OPERATION => format!(
             "this endpoint does not implement dynamodb:{operation}: local servers (DynamoDB Local, dynalite) lack parts of DynamoDB's API, AWS has it all"
         ),
+        // A period's table that cannot be created must not wait for a later run.
+        "LimitExceededException" if operation == "CreateTable" => TABLE_QUOTA_ADVICE.into(),
         "LimitExceededException" => {
-            "an account or table limit was reached (concurrent table operations, decreases, table quota): a later run retries".into()
+            "an account or table limit was reached (concurrent table operations, decreases): a later run retries".into()
         }
         _ => return None,
     })

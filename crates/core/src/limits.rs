@@ -13,12 +13,12 @@ use chrono::{DateTime, Duration, NaiveTime, Utc};
 /// per account). CreateTable past it: LimitExceededException.
 pub const DEFAULT_TABLE_QUOTA: u64 = 2_500;
 
-/// What to do when CreateTable is refused for the account's limits.
+/// What to do when CreateTable is refused for the account's limits: first in the message, so
+/// it survives when an error is cut short (the Lambda error shows 300 characters a table).
 pub const TABLE_QUOTA_ADVICE: &str =
-    "the account may have reached its table quota (2,500 tables per Region by default) \
-     or its 500 table operations in progress: set retention.delete_after so old tables are deleted, \
-     delete tables nobody needs, or ask AWS for a higher quota (Service Quotas, DynamoDB, \
-     \"Maximum number of tables\")";
+    "the account's table quota (2,500 tables per Region by default) or its 500 \
+     table operations in progress is reached: set retention.delete_after, delete unneeded tables, \
+     or ask AWS for a higher quota (Service Quotas, DynamoDB)";
 
 /// Decreases allowed at any time within one UTC day.
 pub const FREE_DECREASES_PER_DAY: u32 = 4;

@@ -234,18 +234,16 @@ pub fn policy_from_env() -> Result<Policy, InitError> {
 }
 
 /// Time kept back from Lambda's deadline to finish the calls in flight, log the report and
-/// return it.
+/// return it: 20 s, or a quarter of the time left when the function's timeout is short (Lambda's
+/// default is 3 s, `cargo lambda watch`'s 30 s).
 pub const DEADLINE_MARGIN: Duration = Duration::from_secs(20);
 
 /// When a run must stop starting changes: the invocation's deadline (milliseconds since the
-/// epoch, from the Runtime API) less [`DEADLINE_MARGIN`], as an `Instant`.
+/// epoch, from the Runtime API) less the margin, as an `Instant`.
 pub fn run_deadline(deadline_ms: u64, wall: SystemTime) -> Instant {
     let deadline = UNIX_EPOCH + Duration::from_millis(deadline_ms);
-    let left = deadline
-        .duration_since(wall)
-        .unwrap_or_default()
-        .saturating_sub(DEADLINE_MARGIN);
-    Instant::now() + left
+    let left = deadline.duration_since(wall).unwrap_or_default();
+    Instant::now() + left - DEADLINE_MARGIN.min(left / 4)
 }
 
 /// What each function's `main` calls: JSON-capable logs (Lambda's LoggingConfig LogFormat),
@@ -279,14 +277,27 @@ mod tests {
     fn a_run_stops_starting_changes_a_margin_before_lambdas_deadline() {
         let wall = SystemTime::now();
         let ms = |t: SystemTime| t.duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
-        let left = run_deadline(ms(wall + Duration::from_secs(300)), wall) - Instant::now();
-        assert!(
-            left <= Duration::from_secs(280) && left > Duration::from_secs(279),
-            "{left:?}"
-        );
-        // A deadline already inside the margin: no time for changes at all.
         let left =
-            run_deadline(ms(wall + Duration::from_secs(5)), wall).saturating_duration_since(Instant::now());
-        assert!(left < Duration::from_millis(50), "{left:?}");
+            |timeout: u64| run_deadline(ms(wall + Duration::from_secs(timeout)), wall) - Instant::now();
+        // The template's 300 s: 20 s kept back.
+        let long = left(300);
+        assert!(
+            long <= Duration::from_secs(280) && long > Duration::from_secs(279),
+            "{long:?}"
+        );
+        // Lambda's default 3 s, or cargo lambda's 30 s: a quarter kept back, the rest used.
+        let short = left(30);
+        assert!(
+            short <= Duration::from_millis(22_500) && short > Duration::from_millis(22_000),
+            "{short:?}"
+        );
+        let tiny = left(3);
+        assert!(
+            tiny <= Duration::from_millis(2_250) && tiny > Duration::from_millis(2_000),
+            "{tiny:?}"
+        );
+        // A deadline already passed: no time for changes.
+        let past = run_deadline(ms(wall) - 1_000, wall).saturating_duration_since(Instant::now());
+        assert!(past < Duration::from_millis(50), "{past:?}");
     }
 }

@@ -60,7 +60,6 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use aws_sdk_dynamodb::types::Tag;
 use aws_sdk_dynamodb::Client;
 use chrono::{NaiveDate, Utc};
 use serde_json::Value;
@@ -126,7 +125,7 @@ impl Rig {
                 throughput.read_capacity_units().unwrap_or(0),
                 throughput.write_capacity_units().unwrap_or(0),
             );
-            let tags = tags_of(&self.client, table.table_arn().expect("an ARN")).await;
+            let tags = testkit::tags_of(&self.client, table.table_arn().expect("an ARN")).await;
             out.insert(name, TableState { capacity, tags });
         }
         out
@@ -201,19 +200,6 @@ fn run_cli(endpoint: &str, env: Vec<(String, String)>, args: &[&str]) -> Process
     )
 }
 
-async fn tags_of(client: &Client, arn: &str) -> BTreeMap<String, String> {
-    client
-        .list_tags_of_resource()
-        .resource_arn(arn)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("ListTagsOfResource {arn}: {e:?}"))
-        .tags()
-        .iter()
-        .map(|t: &Tag| (t.key().to_owned(), t.value().to_owned()))
-        .collect()
-}
-
 /// A policy file of its own under the temp dir, removed when dropped; derefs to its path.
 struct PolicyFile(String);
 
@@ -246,25 +232,9 @@ fn day(start: NaiveDate, offset: i64) -> NaiveDate {
     start + chrono::Duration::days(offset)
 }
 
-/// The report's lines as (table, action, outcome).
-fn lines(report: &Value) -> Vec<(String, String, String)> {
-    report["tables"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no tables in {report:#}"))
-        .iter()
-        .map(|l| {
-            (
-                l["table"].as_str().unwrap().to_owned(),
-                l["decision"]["action"].as_str().unwrap().to_owned(),
-                l["outcome"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
-}
-
 /// The outcome of `table`'s `action` line.
 fn outcome(report: &Value, table: &str, action: &str) -> String {
-    let found: Vec<String> = lines(report)
+    let found: Vec<String> = testkit::report_lines(report)
         .into_iter()
         .filter(|(t, a, _)| t == table && a == action)
         .map(|(_, _, o)| o)
@@ -287,7 +257,10 @@ fn error_of(report: &Value, table: &str) -> String {
 }
 
 fn tables_in(report: &Value) -> Vec<String> {
-    let mut names: Vec<String> = lines(report).into_iter().map(|(t, _, _)| t).collect();
+    let mut names: Vec<String> = testkit::report_lines(report)
+        .into_iter()
+        .map(|(t, _, _)| t)
+        .collect();
     names.dedup();
     names
 }
@@ -671,7 +644,7 @@ async fn persistent_faults_fail_loudly_and_a_clean_run_repairs() {
     let failed = run(p, "2018-10-23T00:15:00Z", "resize-old");
     let report = expect_exit(&failed, 1, "resize-old with DescribeTable 500 on one table");
     assert_eq!(
-        lines(&report)
+        testkit::report_lines(&report)
             .into_iter()
             .filter(|(t, _, _)| *t == victim)
             .map(|(_, _, o)| o)
@@ -1138,7 +1111,7 @@ async fn refusals_are_unchanged_deferred_gone_or_failed() {
         assert_eq!(report["summary"]["deferred"], 1, "{report:#}");
         assert_eq!(rig.faulted("UpdateTable"), attempts, "{error_type}");
         assert_eq!(rig.capacities(p).await, cleanly(p, HOT), "{error_type}");
-        let tags = tags_of(&rig.client, &rig.arn(&victim).await).await;
+        let tags = testkit::tags_of(&rig.client, &rig.arn(&victim).await).await;
         let recorded = tags
             .get(LAST_DEFERRAL)
             .unwrap_or_else(|| panic!("{error_type}: no {LAST_DEFERRAL} tag on {victim}: {tags:?}"));

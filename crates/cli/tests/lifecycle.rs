@@ -6,7 +6,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use aws_sdk_dynamodb::types::PointInTimeRecoveryStatus;
-use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use ddb_rollover::dynamodb::DynamoDb;
 use ddb_rollover::plan::Decision;
@@ -39,19 +38,6 @@ fn at(day: NaiveDate, time: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(&format!("{day}T{time}Z"))
         .unwrap()
         .with_timezone(&Utc)
-}
-
-async fn tags(client: &Client, arn: &str) -> BTreeMap<String, String> {
-    let out = client
-        .list_tags_of_resource()
-        .resource_arn(arn)
-        .send()
-        .await
-        .unwrap();
-    out.tags()
-        .iter()
-        .map(|t| (t.key().to_string(), t.value().to_string()))
-        .collect()
 }
 
 fn check(report: &RunReport) {
@@ -215,7 +201,7 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
         );
 
         let arn = table.table_arn().unwrap();
-        let tags = tags(&client, arn).await;
+        let tags = testkit::tags_of(&client, arn).await;
         assert_eq!(tags.get("team").map(String::as_str), Some("iot"), "{name}");
         assert_eq!(
             tags.get("ddb-rollover:period-start").map(String::as_str),

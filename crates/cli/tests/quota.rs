@@ -84,21 +84,6 @@ async fn snapshot(client: &Client) -> BTreeMap<String, String> {
     out
 }
 
-fn lines(report: &Value) -> Vec<(String, String, String)> {
-    report["tables"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no tables in {report:#}"))
-        .iter()
-        .map(|l| {
-            (
-                l["table"].as_str().unwrap().to_owned(),
-                l["decision"]["action"].as_str().unwrap().to_owned(),
-                l["outcome"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
-}
-
 fn error_of(report: &Value, table: &str) -> String {
     report["tables"]
         .as_array()
@@ -181,7 +166,7 @@ async fn create_new_fails_loudly_when_the_quota_is_reached() {
     let run = through_proxy(&["--output", "json", "--at", "2018-10-25T23:45:00Z", "create-new"]);
     let seconds = started.elapsed().as_secs_f64();
     let report = expect_exit(&run, 1, "create-new with the quota reached");
-    let created: Vec<(String, String, String)> = lines(&report)
+    let created: Vec<(String, String, String)> = testkit::report_lines(&report)
         .into_iter()
         .filter(|(_, action, _)| action == "create")
         .collect();
@@ -191,7 +176,7 @@ async fn create_new_fails_loudly_when_the_quota_is_reached() {
         "{report:#}"
     );
     assert!(
-        lines(&report)
+        testkit::report_lines(&report)
             .iter()
             .all(|(table, _, outcome)| table == next || outcome != "failed"),
         "only the missing table failed: {report:#}"
@@ -249,7 +234,7 @@ async fn create_new_fails_loudly_when_the_quota_is_reached() {
 
     let report = expect_exit(&run, 1, "create-new of a new family with the quota reached");
     let wanted = ["metrics_2018-10-25", "metrics_2018-10-26"];
-    let failed: Vec<String> = lines(&report)
+    let failed: Vec<String> = testkit::report_lines(&report)
         .into_iter()
         .filter(|(_, _, outcome)| outcome == "failed")
         .map(|(table, _, _)| table)

@@ -175,7 +175,7 @@ async fn measure(options: &Options, owned: usize) -> Row {
     );
     assert_eq!(made.code, 0, "setup create-new: {}\n{}", made.stdout, made.stderr);
     let template = describe(&client, &format!("{PREFIX}_{today}")).await;
-    let tags = tags_of(&client, template.table_arn().expect("an ARN")).await;
+    let tags = testkit::tags_of(&client, template.table_arn().expect("an ARN")).await;
 
     // The older tables, as earlier runs left them.
     let semaphore = Arc::new(tokio::sync::Semaphore::new(CREATE_CONCURRENCY));
@@ -389,19 +389,6 @@ async fn describe(client: &Client, name: &str) -> TableDescription {
         .table()
         .unwrap_or_else(|| panic!("DescribeTable {name}: no table"))
         .clone()
-}
-
-async fn tags_of(client: &Client, arn: &str) -> BTreeMap<String, String> {
-    client
-        .list_tags_of_resource()
-        .resource_arn(arn)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("ListTagsOfResource {arn}: {e:?}"))
-        .tags()
-        .iter()
-        .map(|t| (t.key().to_owned(), t.value().to_owned()))
-        .collect()
 }
 
 async fn list_all(client: &Client) -> Vec<String> {

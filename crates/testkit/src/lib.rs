@@ -663,3 +663,36 @@ pub async fn scan(
         .await
         .unwrap_or_else(|e| panic!("Scan {table}: {e:?}"))
 }
+
+/// A table's tags, read back from the server (ListTagsOfResource).
+pub async fn tags_of(
+    client: &aws_sdk_dynamodb::Client,
+    arn: &str,
+) -> std::collections::BTreeMap<String, String> {
+    client
+        .list_tags_of_resource()
+        .resource_arn(arn)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("ListTagsOfResource {arn}: {e:?}"))
+        .tags()
+        .iter()
+        .map(|t| (t.key().to_owned(), t.value().to_owned()))
+        .collect()
+}
+
+/// A JSON RunReport's lines as (table, action, outcome).
+pub fn report_lines(report: &serde_json::Value) -> Vec<(String, String, String)> {
+    report["tables"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tables in {report:#}"))
+        .iter()
+        .map(|l| {
+            (
+                l["table"].as_str().unwrap().to_owned(),
+                l["decision"]["action"].as_str().unwrap().to_owned(),
+                l["outcome"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}

@@ -12,7 +12,7 @@ trap 'rm -f "$log"' EXIT
 status=0
 cargo test --workspace --all-targets "$@" 2>&1 | tee "$log" || status=$?
 # The library's documentation examples (compiled, not run: they need AWS).
-cargo test --doc -p ddb-rollover 2>&1 | tee -a "$log" || status=$?
+cargo test --doc -p ddb-rollover -p ddb-rollover-app 2>&1 | tee -a "$log" || status=$?
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log" | tee -a "${TEST_SUMMARY_FILE:-/dev/null}"
 exit "$status"

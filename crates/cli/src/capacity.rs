@@ -1,7 +1,7 @@
 //! `ddb-rollover capacity`: turns the flags into one of the core's three sizing questions and
 //! prints the answer, as an aligned table or JSON. Pure: it needs no policy and no AWS client.
 
-use ddb_rollover::capacity::{
+use ddb_rollover_app::capacity::{
     self, BulkLoad, CapacityError, TableSizing, Throughput, WriteLoad, PARTITION_READ_UNITS,
     PARTITION_WRITE_UNITS, WRITE_UNIT_BYTES,
 };

@@ -13,10 +13,10 @@ use aws_config::retry::RetryConfig;
 use aws_config::{BehaviorVersion, Region};
 use chrono::Utc;
 use clap::Parser;
-use ddb_rollover::app;
 use ddb_rollover::clock::{check_clock, ClockAllowance, ClockError};
 use ddb_rollover::dynamodb::DynamoDb;
 use ddb_rollover::pace::Paced;
+use ddb_rollover::route;
 use ddb_rollover::{
     observe, run_each, status, ApplyOptions, Operation, Policy, PolicyDocument, PolicyError, Scope,
 };
@@ -148,8 +148,8 @@ async fn execute(
 /// Prints the tables holding `[from, to)`, or the one holding `now`.
 fn route(args: &RouteArgs, policy: &Policy, now: chrono::DateTime<Utc>, output: Output) -> ExitCode {
     let tables = match (args.from, args.to) {
-        (Some(from), Some(to)) => app::tables_between(policy, from, to),
-        _ => app::table_for(policy, now).map(|table| vec![table]),
+        (Some(from), Some(to)) => route::tables_between(policy, from, to),
+        _ => route::table_for(policy, now).map(|table| vec![table]),
     };
     match tables {
         Ok(tables) => {

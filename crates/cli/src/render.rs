@@ -1,9 +1,9 @@
 //! Human-readable tables for the terminal; `--output json` prints the core's reports as-is.
 
-use ddb_rollover::app::PeriodTable;
 use ddb_rollover::observed::Billing;
 use ddb_rollover::plan::Decision;
 use ddb_rollover::report::{RunReport, Summary};
+use ddb_rollover::route::PeriodTable;
 use ddb_rollover::status::StatusReport;
 
 /// Left-aligned columns under a header, two spaces apart; the last column is not padded.

@@ -350,7 +350,7 @@ fn route_names_the_tables_of_a_range_as_the_library_does() {
         .collect();
     let policy = ddb_rollover::Policy::from_json(BERLIN_HOURS).unwrap();
     let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).unwrap().to_utc();
-    let expected: Vec<String> = ddb_rollover::app::tables_between(&policy, parse(from), parse(to))
+    let expected: Vec<String> = ddb_rollover::route::tables_between(&policy, parse(from), parse(to))
         .unwrap()
         .into_iter()
         .map(|t| t.name)

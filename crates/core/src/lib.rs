@@ -5,13 +5,10 @@
 //! planner, [`apply`] executes a plan through a [`control::ControlPlane`], and [`dynamodb`]
 //! implements that control plane on `aws_sdk_dynamodb::Client`.
 
-pub mod app;
 pub mod apply;
-pub mod capacity;
 pub mod clock;
 pub mod control;
 pub mod dynamodb;
-pub mod event;
 pub mod limits;
 pub mod naming;
 pub mod observe;
@@ -24,6 +21,7 @@ pub mod policy;
 pub mod rates;
 pub mod report;
 pub mod retention;
+pub mod route;
 pub mod status;
 pub mod template;
 

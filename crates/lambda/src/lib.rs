@@ -1,6 +1,6 @@
 //! The glue both Lambda functions share: event in, [`RunReport`] out.
 //!
-//! Thin on purpose: [`ddb_rollover::event`] decides what a payload means and
+//! Thin on purpose: [`event`] decides what a payload means and
 //! [`ddb_rollover::run`] decides everything else; this crate builds the policy and the SDK
 //! client once per cold start and turns a run with failed actions into a function error, so
 //! EventBridge Scheduler's retries, the dead-letter queue and error alarms see it.
@@ -8,17 +8,18 @@
 use std::fmt;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+pub mod event;
 mod fit;
 mod init_error;
 
 pub use fit::{failure_summary, report_chunks, response, MAX_LOG_EVENT_BYTES};
 pub use init_error::report_init_error;
 
+use crate::event::{parse_invocation, EventError};
 use aws_config::retry::RetryConfig;
 use aws_config::BehaviorVersion;
 use chrono::Utc;
 use ddb_rollover::dynamodb::DynamoDb;
-use ddb_rollover::event::{parse_invocation, EventError};
 use ddb_rollover::pace::Paced;
 use ddb_rollover::policy::{Policy, PolicyDocument, PolicyError, POLICY_ENV};
 use ddb_rollover::{ApplyOptions, ControlPlaneError, Operation, Outcome, RunReport};

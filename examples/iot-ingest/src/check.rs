@@ -2,7 +2,7 @@
 //! deliberately broken input; every problem found is described, none stops the others.
 
 use chrono::{DateTime, Utc};
-use ddb_rollover::app::keys::parse_sort_key;
+use ddb_rollover_app::keys::parse_sort_key;
 
 /// Problems with one sensor's day as read: `read` must be exactly `written` (the sort keys the
 /// program wrote for the sensor, in time order), strictly increasing, every time in `[start, end)`.
@@ -47,7 +47,7 @@ pub fn latest(latest: &[String], day: &[String], n: usize) -> Vec<String> {
 mod tests {
     use super::*;
     use chrono::{TimeDelta, TimeZone};
-    use ddb_rollover::app::keys::sort_key;
+    use ddb_rollover_app::keys::sort_key;
 
     fn start() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2024, 12, 1, 0, 0, 0).unwrap()

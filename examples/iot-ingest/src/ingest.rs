@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
-use ddb_rollover::app::query::query;
-use ddb_rollover::app::write::Item;
-use ddb_rollover::app::{BatchWritten, Layout, QueryError, TimeRange, Writer};
+use ddb_rollover_app::query::query;
+use ddb_rollover_app::write::Item;
+use ddb_rollover_app::{BatchWritten, Layout, QueryError, TimeRange, Writer};
 
 use crate::readings::Reading;
 

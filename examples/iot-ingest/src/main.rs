@@ -18,8 +18,8 @@ use std::process::ExitCode;
 
 use aws_config::{BehaviorVersion, Region};
 use chrono::{DateTime, NaiveTime, TimeDelta, Utc};
-use ddb_rollover::app::{tables_between, Layout, PeriodTable, Sharding, Writer};
 use ddb_rollover::Policy;
+use ddb_rollover_app::{tables_between, Layout, PeriodTable, Sharding, Writer};
 
 use args::{Args, Output};
 use readings::Reading;

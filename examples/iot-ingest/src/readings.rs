@@ -8,8 +8,8 @@ use std::f64::consts::TAU;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Datelike, TimeDelta, Timelike, Utc};
-use ddb_rollover::app::keys::{composite_key, sort_key, ttl_epoch_seconds};
-use ddb_rollover::app::Record;
+use ddb_rollover_app::keys::{composite_key, sort_key, ttl_epoch_seconds};
+use ddb_rollover_app::Record;
 
 /// How long DynamoDB keeps a reading (TTL), counted from the reading's time.
 pub const KEEP: TimeDelta = TimeDelta::days(30);

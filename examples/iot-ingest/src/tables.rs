@@ -7,9 +7,9 @@ use std::time::Duration;
 use aws_sdk_dynamodb::client::Waiters;
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
-use ddb_rollover::app::{tables_between, PeriodTable};
 use ddb_rollover::dynamodb::DynamoDb;
 use ddb_rollover::{ApplyOptions, Decision, Operation, Outcome, Policy, RunReport};
+use ddb_rollover_app::{tables_between, PeriodTable};
 
 /// The attribute DynamoDB's TTL reads (epoch seconds).
 pub const TTL_ATTRIBUTE: &str = "expires_at";

@@ -1,12 +1,14 @@
-//! The applications' side: what writers and readers of the period tables need, from the same
-//! rules the Lambda functions use.
+//! ddb-rollover for applications: what writers and readers of the period tables need, from the
+//! same rules the Lambda functions use (routing comes from the engine, `ddb_rollover::route`).
 //!
-//! - [`route`]: which table holds time `t` ([`table_for`], [`tables_between`]);
+//! - [`route`]: which table holds time `t` ([`table_for`], [`tables_between`]), re-exported
+//!   from the engine so the application and the functions can never disagree;
 //! - [`shard`]: write sharding, random or calculated;
 //! - [`keys`]: granularity, composite and sort keys, TTL values;
 //! - [`write`]: put and batch-write to the right table and shard ([`Writer`]);
 //! - [`query`]: one time range read across periods and shards, merged in order ([`query`](query::query));
-//! - [`stream`]: the same read item by item, in bounded memory ([`ItemStream`]).
+//! - [`stream`]: the same read item by item, in bounded memory ([`ItemStream`]);
+//! - [`capacity`]: sizing, the way AWS's guidance does it: period, write shards, WCU.
 //!
 //! A [`Layout`] ties them to one policy: items carry the shard key `{base}#{n}` in the policy's
 //! partition key and `sort_key(time, unique)` in its sort key, both strings.
@@ -15,8 +17,8 @@
 //! # async fn example(client: aws_sdk_dynamodb::Client) -> Result<(), Box<dyn std::error::Error>> {
 //! use aws_sdk_dynamodb::types::AttributeValue;
 //! use chrono::{TimeDelta, Utc};
-//! use ddb_rollover::app::keys::ttl_epoch_seconds;
-//! use ddb_rollover::app::{query::query, Layout, Record, Sharding, TimeRange, Writer};
+//! use ddb_rollover_app::keys::ttl_epoch_seconds;
+//! use ddb_rollover_app::{query::query, Layout, Record, Sharding, TimeRange, Writer};
 //! use ddb_rollover::Policy;
 //!
 //! let policy = Policy::from_toml(r#"
@@ -46,21 +48,21 @@
 //! # }
 //! ```
 
+pub mod capacity;
 pub mod keys;
 pub mod query;
-pub mod route;
 pub mod shard;
 pub mod stream;
 pub mod write;
 
+pub use ddb_rollover::route::{self, table_for, tables_between, PeriodTable, RouteError};
 pub use keys::Granularity;
 pub use query::{Order, QueryError, QueryOutcome, TimeRange};
-pub use route::{table_for, tables_between, PeriodTable, RouteError};
 pub use shard::{ShardChoice, Sharding};
 pub use stream::ItemStream;
 pub use write::{BatchWritten, Item, Record, WriteError, Writer};
 
-use crate::policy::{AttributeKind, Policy};
+use ddb_rollover::policy::{AttributeKind, Policy};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("{field} is {found}: {allowed}")]

@@ -8,18 +8,18 @@ use std::collections::VecDeque;
 use aws_sdk_dynamodb::Client;
 use futures::stream::{self, StreamExt};
 
-use super::query::{
+use crate::query::{
     next_page, reads_of, shard_pages, sort_text, Order, Page, QueryError, ShardPages, TimeRange,
 };
-use super::route::PeriodTable;
-use super::write::Item;
-use super::Layout;
+use crate::write::Item;
+use crate::Layout;
+use ddb_rollover::route::PeriodTable;
 
 /// The items of one [`TimeRange`], one at a time:
 ///
 /// ```no_run
-/// # async fn example(client: aws_sdk_dynamodb::Client, layout: ddb_rollover::app::Layout, range: ddb_rollover::app::TimeRange) -> Result<(), ddb_rollover::app::QueryError> {
-/// let mut items = ddb_rollover::app::ItemStream::new(&client, &layout, &range)?;
+/// # async fn example(client: aws_sdk_dynamodb::Client, layout: ddb_rollover_app::Layout, range: ddb_rollover_app::TimeRange) -> Result<(), ddb_rollover_app::QueryError> {
+/// let mut items = ddb_rollover_app::ItemStream::new(&client, &layout, &range)?;
 /// while let Some(item) = items.next().await {
 ///     println!("{:?}", item?);
 /// }

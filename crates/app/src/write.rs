@@ -17,10 +17,10 @@ use chrono::{DateTime, Utc};
 use futures::stream::{self, StreamExt};
 use itertools::Itertools;
 
-use super::keys::{sort_key, unique_suffix};
-use super::route::{table_for, PeriodTable};
-use super::shard::ShardChoice;
-use super::Layout;
+use crate::keys::{sort_key, unique_suffix};
+use crate::shard::ShardChoice;
+use crate::Layout;
+use ddb_rollover::route::{table_for, PeriodTable};
 
 /// One DynamoDB item: attribute name to value.
 pub type Item = HashMap<String, AttributeValue>;
@@ -512,9 +512,9 @@ fn put_request(item: &Item) -> WriteRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::shard::Sharding;
-    use crate::policy::Policy;
+    use crate::shard::Sharding;
     use chrono::TimeZone;
+    use ddb_rollover::Policy;
 
     fn writer(policy: &str) -> Writer {
         let policy = Policy::from_toml(policy).unwrap();

@@ -8,7 +8,7 @@
 //! - `null` or `{}`: run now (a console "Test" with an empty event).
 //! - The AWS blog's `{"Operation": "create_new"}`, optionally with `scheduled_time` (filled
 //!   by EventBridge Scheduler from `<aws.scheduler.scheduled-time>`), `at` (a manual run's
-//!   instant), `dry_run` and `allow_future_clock` (see [`crate::clock`]). Both times are
+//!   instant), `dry_run` and `allow_future_clock` (see [`ddb_rollover::clock`]). Both times are
 //!   RFC 3339. When both are given, `scheduled_time`
 //!   wins: it is what makes retries of one scheduled run decide the same thing.
 //! - An EventBridge "Scheduled Event" envelope (rules with a `rate`/`cron` schedule): its
@@ -21,9 +21,9 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::clock::{check_clock, ClockAllowance};
-use crate::plan::Operation;
-use crate::policy::Policy;
+use ddb_rollover::clock::{check_clock, ClockAllowance};
+use ddb_rollover::Operation;
+use ddb_rollover::Policy;
 
 /// The keys of a direct (non-envelope) payload.
 pub const ACCEPTED_KEYS: [&str; 5] = [
@@ -67,14 +67,14 @@ impl ClockSource {
     }
 }
 
-/// One invocation's inputs to [`crate::run`], besides the policy and the function's operation.
+/// One invocation's inputs to [`ddb_rollover::run`], besides the policy and the function's operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Invocation {
     /// The instant to decide for; `None` means the wall clock.
     pub at: Option<DateTime<Utc>>,
     pub dry_run: bool,
     /// An explicit opt-in to an instant far ahead of the wall clock, for simulations (see
-    /// [`crate::clock`]).
+    /// [`ddb_rollover::clock`]).
     pub allow_future_clock: bool,
     pub clock: ClockSource,
 }
@@ -96,7 +96,7 @@ impl Invocation {
     }
 
     /// The instant the run decides for, checked against the wall clock before any AWS call
-    /// (see [`crate::clock`]); a refusal names the field that carried the instant.
+    /// (see [`ddb_rollover::clock`]); a refusal names the field that carried the instant.
     pub fn checked_now(
         &self,
         policy: &Policy,

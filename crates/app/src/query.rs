@@ -16,10 +16,10 @@ use futures::stream::{self, StreamExt};
 use itertools::Itertools;
 use serde::Serialize;
 
-use super::keys::sort_key_time;
-use super::route::{tables_between, PeriodTable, RouteError};
-use super::write::Item;
-use super::Layout;
+use crate::keys::sort_key_time;
+use crate::write::Item;
+use crate::Layout;
+use ddb_rollover::route::{tables_between, PeriodTable, RouteError};
 
 /// Concurrent Query calls when none is given.
 pub const DEFAULT_CONCURRENCY: usize = 8;

@@ -8,14 +8,12 @@ use std::collections::BTreeSet;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
-use ddb_rollover::app::keys::{sort_key, sort_key_time};
-use ddb_rollover::app::query::{query, TimeRange};
-use ddb_rollover::app::write::{Item, UnwrittenReason};
-use ddb_rollover::app::{
-    table_for, tables_between, ItemStream, Layout, Record, Sharding, WriteError, Writer,
-};
 use ddb_rollover::dynamodb::DynamoDb;
 use ddb_rollover::{run, ApplyOptions, Operation, Policy};
+use ddb_rollover_app::keys::{sort_key, sort_key_time};
+use ddb_rollover_app::query::{query, TimeRange};
+use ddb_rollover_app::write::{Item, UnwrittenReason};
+use ddb_rollover_app::{table_for, tables_between, ItemStream, Layout, Record, Sharding, WriteError, Writer};
 use testkit::{LocalDynamo, Server};
 
 const POLICY: &str = r#"
@@ -131,7 +129,7 @@ async fn fan_out_returns_exactly_the_written_items_in_order() {
         let items = testkit::scan(&f.client, &table.name).await;
         assert!(!items.is_empty(), "{} holds items", table.name);
         for item in &items {
-            let (time, _) = ddb_rollover::app::keys::parse_sort_key(&text(item, "sk")).unwrap();
+            let (time, _) = ddb_rollover_app::keys::parse_sort_key(&text(item, "sk")).unwrap();
             assert_eq!(table_for(f.layout.policy(), time).unwrap().name, table.name);
         }
         stored.extend(items);
@@ -315,7 +313,7 @@ async fn the_stream_yields_what_the_query_returns_reading_lazily() {
         let queried = query(&f.client, &f.layout, &range).await.unwrap();
         assert_eq!(sort_keys(&streamed), sort_keys(&queried.items), "{range:?}");
         let mut want = expected.clone();
-        if range.order == ddb_rollover::app::Order::NewestFirst {
+        if range.order == ddb_rollover_app::Order::NewestFirst {
             want.reverse();
         }
         want.truncate(range.limit.unwrap_or(usize::MAX));

@@ -12,10 +12,10 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use aws_smithy_mocks::{mock, mock_client, RuleMode};
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
-use ddb_rollover::app::query::{query, QueryError as FanOutError, TimeRange};
-use ddb_rollover::app::write::{Backoff, UnwrittenReason};
-use ddb_rollover::app::{ItemStream, Layout, Record, ShardChoice, Sharding, WriteError, Writer};
 use ddb_rollover::Policy;
+use ddb_rollover_app::query::{query, QueryError as FanOutError, TimeRange};
+use ddb_rollover_app::write::{Backoff, UnwrittenReason};
+use ddb_rollover_app::{ItemStream, Layout, Record, ShardChoice, Sharding, WriteError, Writer};
 
 const POLICY: &str = "prefix = \"m\"\n[key]\npartition = { name = \"pk\", type = \"S\" }\nsort = { name = \"sk\", type = \"S\" }\n";
 

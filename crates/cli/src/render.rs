@@ -1,9 +1,10 @@
 //! Human-readable tables for the terminal; `--output json` prints the core's reports as-is.
 
-use ddb_rollover::observed::Billing;
+use ddb_rollover::observed::ArchiveState;
 use ddb_rollover::plan::Decision;
 use ddb_rollover::report::{RunReport, Summary};
 use ddb_rollover::route::PeriodTable;
+use ddb_rollover::settings::Billing;
 use ddb_rollover::status::StatusReport;
 
 /// Left-aligned columns under a header, two spaces apart; the last column is not padded.
@@ -172,8 +173,8 @@ pub fn status_report(report: &StatusReport) -> String {
             let mut retention = Vec::new();
             if let Some(archive) = &line.archive {
                 retention.push(match archive.state {
-                    "not_due" | "due" => format!("archive {}", opt(archive.due.map(day))),
-                    state => format!("archive {state}"),
+                    ArchiveState::NotStarted => format!("archive {}", day(archive.due)),
+                    ref state => format!("archive {}", state.as_str()),
                 });
             }
             if let Some(due) = line.delete_due {

@@ -116,7 +116,7 @@ fn expected(policy: &Policy, current: NaiveDate) -> BTreeMap<String, (i64, i64)>
         .map(|age| {
             let day = current - Duration::days(age);
             let capacity = match policy.phase_for_age(age).billing {
-                ddb_rollover::observed::Billing::Provisioned(c) => (c.read, c.write),
+                ddb_rollover::settings::Billing::Provisioned(c) => (c.read, c.write),
                 other => panic!("{other:?}"),
             };
             (format!("{}_{day}", policy.prefix), capacity)

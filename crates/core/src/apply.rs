@@ -8,17 +8,16 @@ use futures::FutureExt;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use crate::changes::{DeleteRequest, ExportRequest, SettingChange, TableSetting, TagChange};
 use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use crate::limits::TABLE_QUOTA_ADVICE;
-use crate::observe::{observe, Scope};
+use crate::observe::observe;
 use crate::observed::TableStatus;
-use crate::plan::{
-    plan_run, Decision, DeleteRequest, ExportRequest, Operation, Plan, PlanItem, SettingChange, TableSetting,
-    TagChange,
-};
+use crate::plan::Scope;
+use crate::plan::{plan_run, Decision, Operation, Plan, PlanItem};
 use crate::policy::Policy;
 use crate::report::{Outcome, RunReport, TableLine};
-use crate::template::{export_tag_value, MAX_TAG_VALUE_LEN, TAG_EXPORT, TAG_LAST_DEFERRAL};
+use crate::tags::{deferral_value, export_tag_value, TAG_EXPORT, TAG_LAST_DEFERRAL};
 
 #[derive(Clone, Copy, Debug)]
 pub struct ApplyOptions {
@@ -370,11 +369,7 @@ async fn record_deferrals<C: ControlPlane>(control: &C, lines: &[TableLine], at:
         let (Outcome::Deferred, Some(error), Some(arn)) = (line.outcome, &line.error, &line.item.arn) else {
             continue;
         };
-        let value: String = format!("{} {}: {error}", at.to_rfc3339(), line.item.decision.action())
-            .chars()
-            .filter(|c| c.is_alphanumeric() || c.is_whitespace() || "_.:/=+-@".contains(*c))
-            .take(MAX_TAG_VALUE_LEN)
-            .collect();
+        let value = deferral_value(at, line.item.decision.action(), error);
         let change = TagChange {
             name: line.item.table.clone(),
             arn: arn.clone(),
@@ -394,6 +389,7 @@ fn unreadable_line(error: &ControlPlaneError, blocked: &[PlanItem]) -> TableLine
         .unwrap_or_else(|| PlanItem {
             table: error.table.clone(),
             period: None,
+            slot: None,
             age: None,
             phase: None,
             status: None,

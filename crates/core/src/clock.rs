@@ -74,12 +74,17 @@ fn labelled_periods(policy: &Policy, at: DateTime<Utc>) -> Result<Slot, ClockErr
     let current = calendar
         .labelled_floor(at)
         .ok_or(ClockError::Unlabelled { at, what: "current" })?;
-    let mut slot = current;
-    for _ in 0..policy.premake {
-        slot = calendar.labelled_next(slot).ok_or(ClockError::Unlabelled {
+    let count = policy.premake as usize + 1;
+    let labelled = calendar
+        .periods_from(current)
+        .take(count)
+        .take_while(|slot| calendar.is_labelled(*slot))
+        .count();
+    if labelled < count {
+        return Err(ClockError::Unlabelled {
             at,
             what: "pre-built",
-        })?;
+        });
     }
     Ok(current)
 }

@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 
-use crate::observed::{ExportState, ObservedTable, TtlState};
-use crate::plan::{
+use crate::changes::{
     CapacityChange, ClassChange, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
+use crate::observed::{ExportState, ObservedTable, TtlState};
 
 /// How the executor should treat a failed call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

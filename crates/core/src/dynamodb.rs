@@ -16,17 +16,15 @@ use aws_sdk_dynamodb::types::{
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 
-use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
-use crate::limits::TABLE_QUOTA_ADVICE;
-use crate::observed::{
-    Billing, ExportState, ExportStatus, ObservedEncryption, ObservedTable, OnDemandLimits, TableClass,
-    TableStatus, TtlState,
-};
-use crate::plan::{
+use crate::changes::{
     CapacityChange, ClassChange, ExportRequest, SettingChange, TableSetting, TableSpec, TagChange, TtlChange,
 };
-use crate::policy::{AttributeKind, Capacity, KeyAttribute, KeySchema};
-use crate::template::{Encryption, StreamSetting, StreamView};
+use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
+use crate::limits::TABLE_QUOTA_ADVICE;
+use crate::observed::{ExportState, ExportStatus, ObservedEncryption, ObservedTable, TableStatus, TtlState};
+use crate::settings::{AttributeKind, Capacity, KeyAttribute, KeySchema};
+use crate::settings::{Billing, OnDemandLimits, TableClass};
+use crate::settings::{Encryption, StreamSetting, StreamView};
 
 /// The DynamoDB control plane through an SDK client built once by the caller.
 #[derive(Clone, Debug)]
@@ -115,15 +113,11 @@ impl ControlPlane for DynamoDb {
             request = request.set_tags(Some(tags(&spec.tags)));
         }
         request.send().await.map(drop).map_err(|e| {
-            let kind = e.as_service_error().and_then(|e| {
-                if e.is_resource_in_use_exception() {
-                    Some(ErrorKind::AlreadyExists)
-                } else if e.is_limit_exceeded_exception() {
-                    Some(ErrorKind::LimitExceeded)
-                } else {
-                    None
-                }
-            });
+            // For CreateTable, ResourceInUse means the name is taken, not that a table is busy.
+            let kind = e
+                .as_service_error()
+                .filter(|e| e.is_resource_in_use_exception())
+                .map(|_| ErrorKind::AlreadyExists);
             classify("CreateTable", &spec.name, &e, kind)
         })
     }
@@ -338,20 +332,7 @@ impl ControlPlane for DynamoDb {
             .send()
             .await
             .map(drop)
-            .map_err(|e| {
-                let kind = e.as_service_error().and_then(|e| {
-                    if e.is_resource_in_use_exception() {
-                        Some(ErrorKind::InUse)
-                    } else if e.is_limit_exceeded_exception() {
-                        Some(ErrorKind::LimitExceeded)
-                    } else if e.is_resource_not_found_exception() {
-                        Some(ErrorKind::NotFound)
-                    } else {
-                        None
-                    }
-                });
-                classify("DeleteTable", name, &e, kind)
-            })
+            .map_err(|e| classify("DeleteTable", name, &e, None))
     }
 }
 
@@ -408,34 +389,28 @@ const UNKNOWN_OPERATION: &str = "UnknownOperationException";
 /// already what it asks for (another run got there first).
 const UNCHANGED_THROUGHPUT: &str = "will not change";
 
-/// UpdateTable's ResourceInUseException means the table is busy: defer, as for LimitExceeded.
+/// UpdateTable's one error that means something besides its code: the ValidationException
+/// for throughput that is already what it asks for (another run got there first).
 fn update_error<R: std::fmt::Debug + 'static>(
     table: &str,
     error: &SdkError<UpdateTableError, R>,
 ) -> ControlPlaneError {
-    let kind = error.as_service_error().and_then(|e| {
-        if e.is_resource_in_use_exception() {
-            Some(ErrorKind::InUse)
-        } else if e.is_limit_exceeded_exception() {
-            Some(ErrorKind::LimitExceeded)
-        } else if e.is_resource_not_found_exception() {
-            Some(ErrorKind::NotFound)
-        } else if e.meta().code() == Some("ValidationException")
-            && e.meta()
-                .message()
-                .is_some_and(|m| m.contains(UNCHANGED_THROUGHPUT))
-        {
-            Some(ErrorKind::NoChange)
-        } else {
-            None
-        }
-    });
+    let kind = error
+        .as_service_error()
+        .filter(|e| {
+            e.meta().code() == Some("ValidationException")
+                && e.meta()
+                    .message()
+                    .is_some_and(|m| m.contains(UNCHANGED_THROUGHPUT))
+        })
+        .map(|_| ErrorKind::NoChange);
     classify("UpdateTable", table, error, kind)
 }
 
-/// Describes an SDK error for the report. `kind` is what the caller read from the typed error
-/// (what a ResourceInUseException means differs: "exists" for CreateTable, "busy" for
-/// UpdateTable); without it, the error code decides.
+/// Describes an SDK error for the report. The error code decides its kind (ResourceInUse:
+/// busy, LimitExceeded, ResourceNotFound: gone, UnknownOperation: unsupported), unless the
+/// caller read a different meaning from the typed error (`kind`: CreateTable's ResourceInUse
+/// is "exists", UpdateTable's unchanged-throughput ValidationException is "no change").
 fn classify<E, R>(
     operation: &'static str,
     table: &str,

@@ -6,6 +6,8 @@
 //! implements that control plane on `aws_sdk_dynamodb::Client`.
 
 pub mod apply;
+pub mod blueprint;
+pub mod changes;
 pub mod clock;
 pub mod control;
 pub mod dynamodb;
@@ -22,12 +24,13 @@ pub mod rates;
 pub mod report;
 pub mod retention;
 pub mod route;
+pub mod settings;
 pub mod status;
-pub mod template;
+pub mod tags;
 
 pub use apply::{apply, run, run_each, ApplyOptions};
 pub use control::{ControlPlane, ControlPlaneError, ErrorKind};
-pub use observe::{observe, Observation, Scope};
-pub use plan::{plan, Decision, Operation, Plan, PlanItem};
+pub use observe::{observe, Observation};
+pub use plan::{plan, Decision, Operation, Plan, PlanItem, Scope};
 pub use policy::{Policy, PolicyDocument, PolicyError};
 pub use report::{Outcome, RunReport};

@@ -10,15 +10,13 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use chrono::{DateTime, Utc};
 use futures::stream::{self, StreamExt};
 
 use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
-use crate::naming::Ownership;
 use crate::observed::{ObservedTable, TableStatus};
-use crate::plan::{reads_needed, target_names, Operation, Reads};
+use crate::plan::{names_to_describe, reads_for, Reads, Scope};
 use crate::policy::Policy;
-use crate::template::{export_arn_from_tag, TAG_ARCHIVED, TAG_EXPORT};
+use crate::tags::{export_arn_from_tag, TAG_ARCHIVED, TAG_EXPORT};
 
 /// The tables a run could see, the ones it could not read, and what it could not ask.
 #[derive(Debug, Default)]
@@ -107,20 +105,6 @@ impl Unsupported {
     }
 }
 
-/// How much a run reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scope {
-    /// What one run of the operation at this instant needs, and no more (the floor of calls):
-    /// create_new describes only the current and pre-built tables; resize_old describes the
-    /// names that are period labels and never describes a foreign name. Tags, TTL,
-    /// point-in-time recovery and exports are read only for the tables whose decision needs
-    /// them this run ([`crate::plan::reads_needed`]).
-    Run(Operation, DateTime<Utc>),
-    /// Everything about every table under the prefix: `status` and `plan`, an operator's view
-    /// (another family's tables are named as such only here, from their tags).
-    Full,
-}
-
 /// Lists every table named `{prefix}_...`, describes the ones the scope needs, then reads
 /// what their decisions need. Tables that vanish between the calls (ResourceNotFoundException
 /// on any read) are dropped, as if never listed; tables that cannot be read are returned as
@@ -132,7 +116,7 @@ pub async fn observe<C: ControlPlane>(
     concurrency: usize,
 ) -> Result<Observation, ControlPlaneError> {
     let names = control.list_table_names(&policy.naming().name_prefix()).await?;
-    let (described, listed_only) = to_describe(policy, scope, names);
+    let (described, listed_only) = names_to_describe(policy, scope, names);
     let mut observation = Observation {
         listed_only,
         ..Observation::default()
@@ -151,13 +135,7 @@ pub async fn observe<C: ControlPlane>(
             Err(error) => observation.unreadable.push(error),
         }
     }
-    let reads = match scope {
-        Scope::Full => tables
-            .iter()
-            .map(|t| (t.name.clone(), Reads::everything(policy)))
-            .collect(),
-        Scope::Run(operation, now) => reads_needed(policy, now, &tables, operation),
-    };
+    let reads = reads_for(policy, scope, &tables);
     let unsupported = Unsupported::default();
     let results: Vec<_> = stream::iter(tables)
         .map(|table| {
@@ -187,24 +165,6 @@ pub async fn observe<C: ControlPlane>(
     }
     observation.skipped = unsupported.sentences();
     Ok(observation)
-}
-
-/// The names to describe, and the ones only listed (never described: foreign names, and for
-/// create_new every table but its own).
-fn to_describe(policy: &Policy, scope: Scope, names: Vec<String>) -> (Vec<String>, Vec<String>) {
-    let naming = policy.naming();
-    match scope {
-        Scope::Full => (names, Vec::new()),
-        Scope::Run(Operation::CreateNew, now) => {
-            let targets = target_names(policy, now);
-            names.into_iter().partition(|name| targets.contains(name))
-        }
-        // A name that is a label of some period may be ours (by name, or by our tags when made
-        // under another period setting); any other name never is.
-        Scope::Run(Operation::ResizeOld, _) => names.into_iter().partition(|name| {
-            matches!(naming.classify(name), Ownership::Owned(_)) || naming.is_label_of_any_period(name)
-        }),
-    }
 }
 
 /// DescribeTable's answer plus the extra reads `want` asks for, except those the endpoint

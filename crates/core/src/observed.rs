@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::policy::{Capacity, KeySchema};
-use crate::template::StreamSetting;
+use crate::settings::{Billing, KeySchema, StreamSetting, TableClass};
+use crate::tags::{TAG_ARCHIVED, TAG_EXPORT};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -38,78 +38,6 @@ impl TableStatus {
             TableStatus::Active => "ACTIVE",
             TableStatus::Other(other) => other,
         }
-    }
-}
-
-/// How a table pays for throughput: the policy's wish for a phase, or what DescribeTable says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "mode", rename_all = "snake_case")]
-pub enum Billing {
-    Provisioned(Capacity),
-    OnDemand(OnDemandLimits),
-}
-
-/// On-demand maximum throughput (request units per second); `None` is DynamoDB's default, no
-/// table-level maximum.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct OnDemandLimits {
-    pub max_read: Option<i64>,
-    pub max_write: Option<i64>,
-}
-
-impl std::fmt::Display for Billing {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Billing::Provisioned(capacity) => capacity.fmt(f),
-            Billing::OnDemand(OnDemandLimits {
-                max_read: None,
-                max_write: None,
-            }) => f.write_str("on-demand"),
-            Billing::OnDemand(limits) => {
-                let max = |v: Option<i64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
-                write!(
-                    f,
-                    "on-demand (max {} / {})",
-                    max(limits.max_read),
-                    max(limits.max_write)
-                )
-            }
-        }
-    }
-}
-
-/// DynamoDB's table classes: Standard-IA stores for less and charges more per request.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TableClass {
-    #[default]
-    Standard,
-    StandardIa,
-}
-
-impl TableClass {
-    /// The policy's spelling: `standard` or `standard_ia`.
-    pub fn from_policy_str(value: &str) -> Result<TableClass, String> {
-        match value {
-            "standard" => Ok(TableClass::Standard),
-            "standard_ia" => Ok(TableClass::StandardIa),
-            other => Err(format!(
-                "unknown table class {other:?}: use \"standard\" or \"standard_ia\""
-            )),
-        }
-    }
-
-    pub fn as_policy_str(self) -> &'static str {
-        match self {
-            TableClass::Standard => "standard",
-            TableClass::StandardIa => "standard_ia",
-        }
-    }
-}
-
-impl std::fmt::Display for TableClass {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_policy_str())
     }
 }
 
@@ -189,7 +117,67 @@ pub struct ExportState {
     pub failure: Option<String>,
 }
 
+/// Where a table stands with its archive export: the one reading of the export and archived
+/// tags and DescribeExport's answer, for the planner, `status` and the reports.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum ArchiveState {
+    /// The archived tag is set, or DescribeExport says COMPLETED: the table may be deleted.
+    Completed {
+        export: Option<String>,
+    },
+    InProgress {
+        export: String,
+    },
+    Failed {
+        export: String,
+        message: String,
+    },
+    /// An export is recorded but its state was not read this run.
+    Unknown {
+        export: String,
+    },
+    NotStarted,
+}
+
+impl ArchiveState {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ArchiveState::Completed { .. } => "completed",
+            ArchiveState::InProgress { .. } => "in_progress",
+            ArchiveState::Failed { .. } => "failed",
+            ArchiveState::Unknown { .. } => "unknown",
+            ArchiveState::NotStarted => "not_started",
+        }
+    }
+}
+
 impl ObservedTable {
+    /// The table's archive state, from its tags and the export they name (when read).
+    pub fn archive_state(&self) -> ArchiveState {
+        let tags = self.tags.as_ref();
+        let export_tag = tags.and_then(|t| t.get(TAG_EXPORT)).cloned();
+        if tags.is_some_and(|t| t.contains_key(TAG_ARCHIVED)) {
+            return ArchiveState::Completed { export: export_tag };
+        }
+        match (&self.export, export_tag) {
+            (Some(export), _) => match export.status {
+                ExportStatus::Completed => ArchiveState::Completed {
+                    export: Some(export.arn.clone()),
+                },
+                ExportStatus::InProgress => ArchiveState::InProgress {
+                    export: export.arn.clone(),
+                },
+                ExportStatus::Failed => ArchiveState::Failed {
+                    export: export.arn.clone(),
+                    message: export.failure.clone().unwrap_or_else(|| "no reason given".into()),
+                },
+            },
+            (None, Some(export)) => ArchiveState::Unknown { export },
+            (None, None) => ArchiveState::NotStarted,
+        }
+    }
+
     /// An ACTIVE, never-changed table: the starting point for tests and fakes.
     pub fn active(name: &str, billing: Billing) -> ObservedTable {
         ObservedTable {

@@ -10,13 +10,11 @@
 //! - A table whose key schema differs from the policy's is not ours unless our family tag says
 //!   so, and even then retention never deletes it.
 
-use chrono::{DateTime, Utc};
-
 use crate::naming::{Ownership, TableNaming};
 use crate::observed::ObservedTable;
-use crate::period::{Calendar, Slot};
-use crate::policy::KeySchema;
-use crate::template::{TAG_FAMILY, TAG_PERIOD_END};
+use crate::period::Slot;
+use crate::settings::KeySchema;
+use crate::tags::{tagged_slot, TAG_FAMILY};
 
 /// What a run may do with one listed table.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,7 +77,10 @@ pub fn claim(naming: &TableNaming, key: &KeySchema, table: &ObservedTable) -> Cl
             family: family.clone(),
         });
     }
-    let tagged = tagged_slot(naming.calendar(), table);
+    let tagged = table
+        .tags
+        .as_ref()
+        .and_then(|tags| tagged_slot(naming.calendar(), tags));
     let (slot, by) = match (by_name, family.is_some(), tagged) {
         (Ownership::Owned(slot), _, tagged) => (tagged.unwrap_or(slot), OwnedBy::Name),
         (_, true, Some(slot)) => (slot, OwnedBy::FamilyTag),
@@ -97,31 +98,15 @@ pub fn claim(naming: &TableNaming, key: &KeySchema, table: &ObservedTable) -> Cl
     Claim::Ours { slot, by, delete }
 }
 
-/// The period a table's own tags name, placed in the policy's calendar by its last instant, so
-/// a table created under another period length or zone still ages by when its data ended.
-pub fn tagged_slot(calendar: &Calendar, table: &ObservedTable) -> Option<Slot> {
-    let end = table.tags.as_ref()?.get(TAG_PERIOD_END)?;
-    let end = DateTime::parse_from_rfc3339(end).ok()?.with_timezone(&Utc);
-    calendar.labelled_floor(end - chrono::Duration::seconds(1))
-}
-
-/// `pk (N), sk (N)`: a key schema as messages show it.
-pub fn describe_key(key: &KeySchema) -> String {
-    let attribute = |a: &crate::policy::KeyAttribute| format!("{} ({:?})", a.name, a.kind);
-    match &key.sort {
-        Some(sort) => format!("{}, {}", attribute(&key.partition), attribute(sort)),
-        None => attribute(&key.partition),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::observed::Billing;
-    use crate::policy::{AttributeKind, Capacity, KeyAttribute, Policy};
-    use crate::template::TAG_PERIOD_START;
+    use crate::policy::Policy;
+    use crate::settings::Billing;
+    use crate::settings::{AttributeKind, Capacity, KeyAttribute};
+    use crate::tags::{TAG_PERIOD_END, TAG_PERIOD_START};
 
     fn policy() -> Policy {
         Policy::from_toml("prefix = \"ts\"").unwrap()

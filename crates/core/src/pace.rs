@@ -9,11 +9,11 @@ use std::num::NonZeroU32;
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 
-use crate::control::{ControlPlane, ControlPlaneError};
-use crate::observed::{ExportState, ObservedTable, TtlState};
-use crate::plan::{
+use crate::changes::{
     CapacityChange, ClassChange, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
+use crate::control::{ControlPlane, ControlPlaneError};
+use crate::observed::{ExportState, ObservedTable, TtlState};
 use crate::rates::Rates;
 
 /// `inner` with its tag calls paced at `rates`.

@@ -191,6 +191,20 @@ impl Calendar {
         before.and_then(|t| self.try_floor(t)).expect(OUT_OF_RANGE)
     }
 
+    /// `from`, then every period after it, in time order: the one way to step through
+    /// periods (pre-built tables, ages, due dates, time ranges). Ends where chrono's range ends.
+    pub fn periods_from(&self, from: Slot) -> Periods {
+        Periods {
+            calendar: *self,
+            next: Some(from),
+        }
+    }
+
+    /// The start of the period `n` periods after `s`: when a table of `s` turns `n` old.
+    pub fn start_after(&self, s: Slot, n: u32) -> DateTime<Utc> {
+        self.periods_from(s).nth(n as usize).expect(OUT_OF_RANGE).start
+    }
+
     /// The first instant after `s`.
     pub fn end(&self, s: Slot) -> DateTime<Utc> {
         self.next(s).start
@@ -271,13 +285,7 @@ impl Calendar {
         if has_fixed_offset(self.tz) {
             return (to.start - from.start).num_seconds() / (i64::from(n) * 3600);
         }
-        let mut steps = 0;
-        let mut slot = from;
-        while slot < to {
-            slot = self.next(slot);
-            steps += 1;
-        }
-        steps
+        self.periods_from(from).take_while(|slot| *slot < to).count() as i64
     }
 
     fn try_floor(&self, t: DateTime<Utc>) -> Option<Slot> {
@@ -440,6 +448,23 @@ impl Calendar {
             PeriodKind::Quarter => "YYYY-Qn",
             PeriodKind::Year => "YYYY",
         }
+    }
+}
+
+/// Consecutive periods of one calendar ([`Calendar::periods_from`]).
+#[derive(Clone, Debug)]
+pub struct Periods {
+    calendar: Calendar,
+    next: Option<Slot>,
+}
+
+impl Iterator for Periods {
+    type Item = Slot;
+
+    fn next(&mut self) -> Option<Slot> {
+        let slot = self.next?;
+        self.next = self.calendar.try_next(slot);
+        Some(slot)
     }
 }
 

@@ -12,21 +12,26 @@ use std::str::FromStr;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::changes::{
+    CapacityChange, ClassChange, DeleteRequest, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
+};
 use crate::limits::{
     decrease_allowed, spaced_change_allowed, DEFAULT_TABLE_QUOTA, ON_DEMAND_SWITCH_SPACING,
     TABLE_CLASS_CHANGE_SPACING,
 };
 use crate::naming::{Ownership, TableNaming};
-use crate::observed::{Billing, ObservedTable, TableClass, TableStatus};
-use crate::ownership::{claim, describe_key, Claim, DeleteGuard, NotOurs};
+use crate::observed::{ObservedTable, TableStatus};
+use crate::ownership::{claim, Claim, DeleteGuard, NotOurs};
 use crate::period::{Calendar, Slot};
-use crate::policy::{Capacity, KeySchema, Phase, Policy};
-use crate::template::{
-    Encryption, StreamSetting, TAG_FAMILY, TAG_PERIOD_END, TAG_PERIOD_START, TAG_POLICY_HASH,
-};
+use crate::policy::{Phase, Policy};
+use crate::settings::{Billing, Capacity};
+use crate::tags::{own_tags, TAG_FAMILY};
 
 mod retention;
+mod scope;
 mod upkeep;
+
+pub use scope::{names_to_describe, reads_for, reads_needed, target_names, Reads, Scope};
 
 /// The two scheduled jobs of the blog's DailyResize.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -64,125 +69,6 @@ impl FromStr for Operation {
             )),
         }
     }
-}
-
-/// Everything CreateTable needs.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct TableSpec {
-    pub name: String,
-    pub key: KeySchema,
-    pub billing: Billing,
-    /// `None`: DynamoDB's default (Standard).
-    pub table_class: Option<TableClass>,
-    pub deletion_protection: bool,
-    pub stream: StreamSetting,
-    /// `None`: DynamoDB's default (AWS owned key).
-    pub encryption: Option<Encryption>,
-    /// The user's tags and ours.
-    pub tags: BTreeMap<String, String>,
-}
-
-/// An UpdateTable that sets the billing mode and throughput.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct CapacityChange {
-    pub name: String,
-    pub from: Billing,
-    pub to: Billing,
-}
-
-impl CapacityChange {
-    /// Whether DynamoDB counts this update against the table's daily decrease budget.
-    pub fn is_decrease(&self) -> bool {
-        match (self.from, self.to) {
-            (Billing::Provisioned(from), Billing::Provisioned(to)) => {
-                to.read < from.read || to.write < from.write
-            }
-            _ => false,
-        }
-    }
-
-    /// Whether this is a provisioned to on-demand switch, which DynamoDB limits.
-    pub fn is_switch_to_on_demand(&self) -> bool {
-        matches!(
-            (self.from, self.to),
-            (Billing::Provisioned(_), Billing::OnDemand(_))
-        )
-    }
-}
-
-/// An UpdateTable that changes the table class; sent on its own, never with a capacity change.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct ClassChange {
-    pub name: String,
-    pub from: TableClass,
-    pub to: TableClass,
-}
-
-/// TagResource: set these tags (added, or overwriting the same keys).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct TagChange {
-    pub name: String,
-    pub arn: String,
-    pub tags: BTreeMap<String, String>,
-}
-
-/// UpdateTimeToLive: turn TTL on with this attribute.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct TtlChange {
-    pub name: String,
-    pub attribute: String,
-}
-
-/// One UpdateTable that changes a setting besides capacity and class.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct SettingChange {
-    pub name: String,
-    pub setting: TableSetting,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TableSetting {
-    DeletionProtection(bool),
-    Stream(StreamSetting),
-    Encryption(Encryption),
-}
-
-impl fmt::Display for TableSetting {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TableSetting::DeletionProtection(on) => write!(f, "deletion protection {}", on_off(*on)),
-            TableSetting::Stream(None) => f.write_str("stream off"),
-            TableSetting::Stream(Some(view)) => write!(f, "stream {}", view.as_policy_str()),
-            TableSetting::Encryption(encryption) => write!(f, "encryption {encryption}"),
-        }
-    }
-}
-
-pub(crate) fn on_off(on: bool) -> &'static str {
-    if on {
-        "on"
-    } else {
-        "off"
-    }
-}
-
-/// ExportTableToPointInTime of the table as it is now, to `s3://{bucket}/{prefix}`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct ExportRequest {
-    pub name: String,
-    pub table_arn: String,
-    pub bucket: String,
-    pub prefix: String,
-}
-
-/// DeleteTable, after lifting deletion protection if the table has it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct DeleteRequest {
-    pub name: String,
-    pub lift_deletion_protection: bool,
-    /// The completed export that archived the table, when archiving is on.
-    pub archived_by: Option<String>,
 }
 
 /// What the run does with one table.
@@ -265,6 +151,10 @@ pub struct PlanItem {
     pub table: String,
     /// The period label, for tables we own.
     pub period: Option<String>,
+    /// The period itself (from the table's period tags, else its name): `status` dates the
+    /// table's next phase, archive and deletion from it.
+    #[serde(skip)]
+    pub slot: Option<Slot>,
     /// Periods since the table's period: 0 is current, negative is a pre-built future table.
     pub age: Option<i64>,
     /// Index into the policy's phases that the table's age calls for.
@@ -469,130 +359,6 @@ fn neighbour_warnings(naming: &TableNaming, not_ours: &[(&str, NotOurs)]) -> Vec
     warnings
 }
 
-/// The reads besides DescribeTable a table's decision needs in one run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Reads {
-    pub tags: bool,
-    pub ttl: bool,
-    pub point_in_time_recovery: bool,
-}
-
-impl Reads {
-    /// Everything the policy uses: the operator's full view (`status`, `plan`).
-    pub fn everything(policy: &Policy) -> Reads {
-        Reads {
-            tags: true,
-            ttl: policy.template.ttl_attribute.is_some(),
-            point_in_time_recovery: policy.wants_point_in_time_recovery(),
-        }
-    }
-
-    /// The template settings that have their own read (template tags, TTL, point-in-time
-    /// recovery), checked on a table that this run looks after anyway.
-    fn upkeep(policy: &Policy) -> Reads {
-        Reads {
-            tags: !policy.template.tags.is_empty(),
-            ..Reads::everything(policy)
-        }
-    }
-
-    fn or(self, other: Reads) -> Reads {
-        Reads {
-            tags: self.tags || other.tags,
-            ttl: self.ttl || other.ttl,
-            point_in_time_recovery: self.point_in_time_recovery || other.point_in_time_recovery,
-        }
-    }
-}
-
-/// The names of the current and pre-built periods' tables at `now`: create_new's tables.
-pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
-    let naming = policy.naming();
-    premake_slots(policy, naming.calendar().floor(now))
-        .into_iter()
-        .map(|slot| naming.table_name(slot))
-        .collect()
-}
-
-/// Which described tables need which extra reads for `operation` at `now`, decided from what
-/// DescribeTable told (a first plan without them), so a steady-state run stays at the floor
-/// of calls. Reads are needed by:
-/// - create_new's own tables: template upkeep (template tags, TTL, point-in-time recovery);
-/// - a table resize_old changes this run: the same upkeep, once per phase change; and the
-///   current and pre-built tables, which create_new made since its last look;
-/// - a table past `archive_after`: its tags (the export and archived tags) and point-in-time
-///   recovery; past `delete_after`: its tags (only a table with our family tag is deleted);
-/// - a name from another period setting: its tags (only our family and period tags make it
-///   ours).
-///
-/// Our own tags on tables made before they existed are restored when a table's tags are read
-/// anyway: they are a convenience, not worth a rate-limited call per table per run.
-pub fn reads_needed(
-    policy: &Policy,
-    now: DateTime<Utc>,
-    described: &[ObservedTable],
-    operation: Operation,
-) -> BTreeMap<String, Reads> {
-    let naming = policy.naming();
-    let upkeep = Reads::upkeep(policy);
-    let first = plan(policy, now, described, operation);
-    let mut reads: BTreeMap<String, Reads> = BTreeMap::new();
-    let mut need = |table: &str, wanted: Reads| {
-        let entry = reads.entry(table.to_string()).or_default();
-        *entry = entry.or(wanted);
-    };
-    let retention = policy.retention.as_ref();
-    for item in &first.items {
-        match (operation, item.age) {
-            (Operation::CreateNew, Some(age)) if age <= 0 && item.status.is_some() => {
-                need(&item.table, upkeep)
-            }
-            (Operation::ResizeOld, Some(age)) => {
-                // The current and pre-built tables too: a table create_new just made gets
-                // its TTL and point-in-time recovery 30 minutes later, not a day later.
-                if item.decision.updates_table() || age <= 0 {
-                    need(&item.table, upkeep);
-                }
-                if policy.archive().is_some_and(|a| age >= i64::from(a.after)) {
-                    need(
-                        &item.table,
-                        Reads {
-                            tags: true,
-                            point_in_time_recovery: true,
-                            ..Reads::default()
-                        },
-                    );
-                }
-                if retention
-                    .and_then(|r| r.delete_after)
-                    .is_some_and(|after| age >= i64::from(after))
-                {
-                    need(
-                        &item.table,
-                        Reads {
-                            tags: true,
-                            ..Reads::default()
-                        },
-                    );
-                }
-            }
-            _ => {}
-        }
-    }
-    for table in described {
-        if matches!(naming.classify(&table.name), Ownership::Foreign) {
-            need(
-                &table.name,
-                Reads {
-                    tags: true,
-                    ..Reads::default()
-                },
-            );
-        }
-    }
-    reads
-}
-
 /// [`plan`] for what a run observed, with a line for each foreign name it only listed.
 pub fn plan_run(
     policy: &Policy,
@@ -609,6 +375,7 @@ pub fn plan_run(
         .map(|name| PlanItem {
             table: name.clone(),
             period: None,
+            slot: None,
             age: None,
             phase: None,
             status: None,
@@ -649,13 +416,8 @@ pub(crate) struct Context<'a> {
 
 /// The current period and the `premake` periods after it.
 fn premake_slots(policy: &Policy, current: Slot) -> Vec<Slot> {
-    let calendar = policy.calendar();
-    let mut slots = vec![current];
-    for _ in 0..policy.premake {
-        let last = *slots.last().expect("starts non-empty");
-        slots.push(calendar.next(last));
-    }
-    slots
+    let count = policy.premake as usize + 1;
+    policy.calendar().periods_from(current).take(count).collect()
 }
 
 /// The age of each slot relative to `current`. Hourly periods in a zone with DST are counted by
@@ -709,6 +471,7 @@ impl Context<'_> {
         PlanItem {
             table: name.to_string(),
             period: Some(period.to_string()),
+            slot: Some(slot),
             age: Some(age),
             phase: Some(self.policy.phase_index_for_age(age)),
             status: table.map(|t| t.status.as_str().to_string()),
@@ -807,14 +570,12 @@ impl Context<'_> {
 
     /// The tags ddb-rollover sets on a table of `slot` at creation.
     pub fn own_tags(&self, slot: Slot) -> BTreeMap<String, String> {
-        let calendar = self.policy.calendar();
-        let rfc3339 = |t: DateTime<Utc>| t.with_timezone(&calendar.tz()).to_rfc3339();
-        BTreeMap::from([
-            (TAG_FAMILY.to_string(), self.policy.prefix.clone()),
-            (TAG_PERIOD_START.to_string(), rfc3339(slot.start())),
-            (TAG_PERIOD_END.to_string(), rfc3339(calendar.end(slot))),
-            (TAG_POLICY_HASH.to_string(), self.policy_hash.clone()),
-        ])
+        own_tags(
+            &self.policy.prefix,
+            &self.policy.calendar(),
+            slot,
+            &self.policy_hash,
+        )
     }
 
     fn resize_old_item(&self, owned: &Owned) -> PlanItem {
@@ -938,13 +699,14 @@ fn foreign_item(policy: &Policy, table: &ObservedTable, why: &NotOurs) -> PlanIt
         ),
         NotOurs::LookAlike { have } => format!(
             "named like this policy's tables but its key is {}, the policy's is {}, and no {TAG_FAMILY} tag claims it: not ours, never touched",
-            describe_key(have),
-            describe_key(&policy.key)
+            have,
+            policy.key
         ),
     };
     PlanItem {
         table: table.name.clone(),
         period: None,
+        slot: None,
         age: None,
         phase: None,
         status: Some(table.status.as_str().to_string()),

@@ -11,12 +11,14 @@ use std::path::Path;
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
+use crate::blueprint::{Blueprint, BlueprintDocument};
 use crate::naming::TableNaming;
-use crate::observed::{Billing, OnDemandLimits, TableClass};
 use crate::period::{Calendar, PeriodKind};
 use crate::rates::{Rates, RatesDocument};
 use crate::retention::{Retention, RetentionDocument};
-use crate::template::{TableTemplate, TemplateDocument};
+use crate::settings::{
+    AttributeKind, Billing, Capacity, KeyAttribute, KeySchema, OnDemandLimits, TableClass,
+};
 
 /// Upper bound for `premake`: each run may create `premake + 1` tables at once, and DynamoDB
 /// allows at most 500 tables in CREATING at a time (fewer on new accounts).
@@ -37,49 +39,11 @@ pub struct Policy {
     pub key: KeySchema,
     pub phases: Vec<Phase>,
     /// Settings besides capacity that every table carries.
-    pub template: TableTemplate,
+    pub template: Blueprint,
     /// Archive and delete old tables; `None` keeps every table.
     pub retention: Option<Retention>,
     /// Calls per second to the APIs AWS rate-limits per account.
     pub rates: Rates,
-}
-
-/// Primary key of every table the policy creates.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct KeySchema {
-    pub partition: KeyAttribute,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sort: Option<KeyAttribute>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct KeyAttribute {
-    pub name: String,
-    #[serde(rename = "type")]
-    pub kind: AttributeKind,
-}
-
-/// DynamoDB scalar key types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum AttributeKind {
-    S,
-    N,
-    B,
-}
-
-/// Provisioned read and write capacity units.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Capacity {
-    pub read: i64,
-    pub write: i64,
-}
-
-impl fmt::Display for Capacity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} RCU / {} WCU", self.read, self.write)
-    }
 }
 
 /// The settings a table should have once it is at least `min_age` periods old.
@@ -109,7 +73,7 @@ pub struct PolicyDocument {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases: Option<Vec<PhaseDocument>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub template: Option<TemplateDocument>,
+    pub template: Option<BlueprintDocument>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retention: Option<RetentionDocument>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

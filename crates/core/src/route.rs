@@ -54,22 +54,20 @@ pub fn tables_between(
     to: DateTime<Utc>,
 ) -> Result<Vec<PeriodTable>, RouteError> {
     let naming = policy.naming();
-    let mut slot = labelled_floor(&naming, "from", from)?;
+    let first = labelled_floor(&naming, "from", from)?;
     labelled_floor(&naming, "to", to)?;
     if from > to {
         return Err(RouteError::Reversed { from, to });
     }
-    let calendar = naming.calendar();
-    let mut tables = Vec::new();
     if from == to {
-        return Ok(tables);
+        return Ok(Vec::new());
     }
-    while slot.start() < to {
-        let table = period_table(&naming, slot);
-        slot = calendar.next(slot);
-        tables.push(table);
-    }
-    Ok(tables)
+    Ok(naming
+        .calendar()
+        .periods_from(first)
+        .take_while(|slot| slot.start() < to)
+        .map(|slot| period_table(&naming, slot))
+        .collect())
 }
 
 fn period_table(naming: &TableNaming, slot: Slot) -> PeriodTable {

@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::observed::{Billing, ExportStatus, ObservedTable};
-use crate::ownership::tagged_slot;
+use crate::observed::{ArchiveState, ObservedTable};
 use crate::period::Slot;
 use crate::plan::{plan, Decision, Operation, PlanItem};
 use crate::policy::Policy;
-use crate::template::{TAG_ARCHIVED, TAG_EXPORT, TAG_LAST_DEFERRAL};
+use crate::settings::Billing;
+use crate::tags::TAG_LAST_DEFERRAL;
 
 /// What one operation would do with a table next time it runs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -28,14 +28,13 @@ pub struct OtherChange {
     pub reason: String,
 }
 
-/// Where a table stands with its archive export.
+/// Where a table stands with its archive export, and when it is due.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ArchiveStatus {
-    /// `not_due`, `due`, `in_progress`, `completed`, `failed` or `unknown`.
-    pub state: &'static str,
+    #[serde(flatten)]
+    pub state: ArchiveState,
     /// When the table reaches `archive_after` (resize_old's first run after exports it).
-    pub due: Option<DateTime<Utc>>,
-    pub export: Option<String>,
+    pub due: DateTime<Utc>,
 }
 
 /// The next phase a table will move to, and from when (resize_old's first run after).
@@ -49,6 +48,8 @@ pub struct NextPhase {
 pub struct TableStatusLine {
     pub table: String,
     pub period: Option<String>,
+    #[serde(skip)]
+    pub slot: Option<Slot>,
     pub age: Option<i64>,
     pub phase: Option<usize>,
     /// TableStatus, or `None` for a table create_new would make.
@@ -135,26 +136,18 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
             .and_then(|t| t.tags.as_ref())
             .and_then(|tags| tags.get(TAG_LAST_DEFERRAL))
             .cloned();
-        // As the planner does: the period tags when the table has them, else the name; only
-        // for tables the planner found ours (they have a period).
-        let slot = table
-            .filter(|_| line.period.is_some())
-            .and_then(|t| tagged_slot(&policy.calendar(), t))
-            .or_else(|| {
-                line.period
-                    .as_deref()
-                    .and_then(|p| policy.calendar().parse(p).ok())
-            });
-        if let Some(slot) = slot {
+        // Only tables the planner found ours have a period.
+        if let Some(slot) = line.slot {
+            let calendar = policy.calendar();
             line.next_phase = next_phase(policy, slot, line.phase);
             line.delete_due = policy
                 .retention
                 .as_ref()
                 .and_then(|r| r.delete_after)
-                .map(|after| periods_after(policy, slot, after));
-            line.archive = policy.archive().map(|archive| {
-                let due = periods_after(policy, slot, archive.after);
-                archive_status(table, due, now)
+                .map(|after| calendar.start_after(slot, after));
+            line.archive = policy.archive().map(|archive| ArchiveStatus {
+                state: table.map_or(ArchiveState::NotStarted, ObservedTable::archive_state),
+                due: calendar.start_after(slot, archive.after),
             });
         }
     }
@@ -174,49 +167,15 @@ fn next_phase(policy: &Policy, slot: Slot, phase: Option<usize>) -> Option<NextP
     let min_age = policy.phases.get(phase)?.min_age;
     Some(NextPhase {
         phase,
-        from: periods_after(policy, slot, min_age),
+        from: policy.calendar().start_after(slot, min_age),
     })
-}
-
-/// The start of the period `n` periods after `slot`: when a table of `slot` turns `n` old.
-fn periods_after(policy: &Policy, slot: Slot, n: u32) -> DateTime<Utc> {
-    let calendar = policy.calendar();
-    let mut due = slot;
-    for _ in 0..n {
-        due = calendar.next(due);
-    }
-    due.start()
-}
-
-fn archive_status(table: Option<&ObservedTable>, due: DateTime<Utc>, now: DateTime<Utc>) -> ArchiveStatus {
-    let tags = table.and_then(|t| t.tags.as_ref());
-    let export = tags.and_then(|t| t.get(TAG_EXPORT)).cloned();
-    let state = if tags.is_some_and(|t| t.contains_key(TAG_ARCHIVED)) {
-        "completed"
-    } else if let Some(state) = table.and_then(|t| t.export.as_ref()) {
-        match state.status {
-            ExportStatus::Completed => "completed",
-            ExportStatus::InProgress => "in_progress",
-            ExportStatus::Failed => "failed",
-        }
-    } else if export.is_some() {
-        "unknown"
-    } else if due <= now {
-        "due"
-    } else {
-        "not_due"
-    };
-    ArchiveStatus {
-        state,
-        due: Some(due),
-        export,
-    }
 }
 
 fn empty_line(item: &PlanItem) -> TableStatusLine {
     TableStatusLine {
         table: item.table.clone(),
         period: item.period.clone(),
+        slot: item.slot,
         age: item.age,
         phase: item.phase,
         status: item.status.clone(),

@@ -7,12 +7,14 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use ddb_rollover::control::{ControlPlane, ControlPlaneError, ErrorKind};
-use ddb_rollover::observed::{Billing, ExportState, ExportStatus, ObservedTable, TtlState};
-use ddb_rollover::plan::{
+use ddb_rollover::changes::{
     CapacityChange, ClassChange, ExportRequest, SettingChange, TableSetting, TableSpec, TagChange, TtlChange,
 };
-use ddb_rollover::policy::{Capacity, Policy};
+use ddb_rollover::control::{ControlPlane, ControlPlaneError, ErrorKind};
+use ddb_rollover::observed::{ExportState, ExportStatus, ObservedTable, TtlState};
+use ddb_rollover::policy::Policy;
+use ddb_rollover::settings::Billing;
+use ddb_rollover::settings::Capacity;
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome};
 
 #[derive(Default)]

@@ -4,18 +4,21 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
+use ddb_rollover::changes::{
+    DeleteRequest, ExportRequest, SettingChange, TableSetting, TagChange, TtlChange,
+};
 use ddb_rollover::observed::{
-    Billing, ExportState, ExportStatus, ObservedEncryption, ObservedTable, TableStatus, TtlState,
+    ArchiveState, ExportState, ExportStatus, ObservedEncryption, ObservedTable, TableStatus, TtlState,
 };
-use ddb_rollover::plan::{
-    plan, Decision, DeleteRequest, ExportRequest, Operation, Plan, PlanItem, SettingChange, TableSetting,
-    TagChange, TtlChange,
-};
-use ddb_rollover::policy::{Capacity, Policy, PolicyError};
+use ddb_rollover::plan::{plan, Decision, Operation, Plan, PlanItem};
+use ddb_rollover::policy::{Policy, PolicyError};
+use ddb_rollover::settings::Billing;
+use ddb_rollover::settings::Capacity;
+use ddb_rollover::settings::{Encryption, StreamView};
 use ddb_rollover::status::{status, TableStatusLine};
-use ddb_rollover::template::{
-    Encryption, StreamView, TAG_ARCHIVED, TAG_EXPORT, TAG_FAMILY, TAG_LAST_DEFERRAL, TAG_PERIOD_END,
-    TAG_PERIOD_START, TAG_POLICY_HASH,
+use ddb_rollover::tags::{
+    TAG_ARCHIVED, TAG_EXPORT, TAG_FAMILY, TAG_LAST_DEFERRAL, TAG_PERIOD_END, TAG_PERIOD_START,
+    TAG_POLICY_HASH,
 };
 
 const HOT: Capacity = Capacity {
@@ -677,16 +680,22 @@ fn status_reports_each_archive_state() {
     ];
     let report = status(&policy, now(), &tables);
     let archive = |age| line(&report.tables, &name(age)).archive.clone().unwrap();
-    assert_eq!(archive(1).state, "not_due");
-    assert_eq!(archive(1).due, Some(at("2018-10-27T00:00:00Z")));
-    assert_eq!(archive(3).state, "due");
-    assert_eq!(archive(3).due, Some(at("2018-10-25T00:00:00Z")));
-    assert_eq!(archive(4).state, "in_progress");
-    assert_eq!(
-        archive(4).export.as_deref(),
-        Some("export/01540000000000-abcdef12")
-    );
-    assert_eq!(archive(5).state, "completed");
+    // Not started: due in two days, and due since yesterday.
+    assert_eq!(archive(1).state, ArchiveState::NotStarted);
+    assert_eq!(archive(1).due, at("2018-10-27T00:00:00Z"));
+    assert_eq!(archive(3).state, ArchiveState::NotStarted);
+    assert_eq!(archive(3).due, at("2018-10-25T00:00:00Z"));
+    match archive(4).state {
+        ArchiveState::InProgress { export } => {
+            assert!(export.ends_with("/export/01540000000000-abcdef12"), "{export}")
+        }
+        other => panic!("expected in progress, got {other:?}"),
+    }
+    assert!(matches!(archive(5).state, ArchiveState::Completed { .. }));
+    // The JSON names the state and keeps the due date beside it.
+    let json = serde_json::to_value(archive(4)).unwrap();
+    assert_eq!(json["state"], "in_progress");
+    assert_eq!(json["due"], "2018-10-24T00:00:00Z");
 }
 
 #[test]
@@ -855,10 +864,10 @@ fn json_null_leaves_optional_fields_unset() {
 #[test]
 fn retention_never_deletes_a_table_whose_key_is_not_the_policys_even_when_tagged_ours() {
     let policy = one_phase("[retention]\ndelete_after = 3\n");
-    let other_key = ddb_rollover::policy::KeySchema {
-        partition: ddb_rollover::policy::KeyAttribute {
+    let other_key = ddb_rollover::settings::KeySchema {
+        partition: ddb_rollover::settings::KeyAttribute {
             name: "id".into(),
-            kind: ddb_rollover::policy::AttributeKind::S,
+            kind: ddb_rollover::settings::AttributeKind::S,
         },
         sort: None,
     };

@@ -1,9 +1,12 @@
 //! The planner's rules, one test each, with a fixed clock.
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use ddb_rollover::observed::{Billing, ObservedTable, OnDemandLimits, TableClass, TableStatus};
-use ddb_rollover::plan::{plan, CapacityChange, ClassChange, Decision, Operation, Plan};
-use ddb_rollover::policy::{Capacity, Policy};
+use ddb_rollover::changes::{CapacityChange, ClassChange};
+use ddb_rollover::observed::{ObservedTable, TableStatus};
+use ddb_rollover::plan::{plan, Decision, Operation, Plan};
+use ddb_rollover::policy::Policy;
+use ddb_rollover::settings::Capacity;
+use ddb_rollover::settings::{Billing, OnDemandLimits, TableClass};
 
 const HOT: Capacity = Capacity {
     read: 300,

@@ -19,12 +19,13 @@ use aws_sdk_dynamodb::Client;
 use aws_smithy_mocks::{mock, mock_client, RuleMode};
 
 use chrono::{DateTime, Utc};
-use common::describes;
+use common::{coded, coded_with, describes};
+use ddb_rollover::changes::{CapacityChange, TableSpec};
 use ddb_rollover::control::{ControlPlane, ErrorKind};
 use ddb_rollover::dynamodb::DynamoDb;
-use ddb_rollover::observed::Billing;
-use ddb_rollover::plan::{CapacityChange, TableSpec};
-use ddb_rollover::policy::{Capacity, Policy};
+use ddb_rollover::policy::Policy;
+use ddb_rollover::settings::Billing;
+use ddb_rollover::settings::Capacity;
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome};
 
 fn change(name: &str) -> CapacityChange {
@@ -56,6 +57,7 @@ async fn create_on_an_existing_name_means_it_exists() {
     let rule = mock!(Client::create_table).then_error(|| {
         CreateTableError::ResourceInUseException(
             ResourceInUseException::builder()
+                .meta(coded_with("ResourceInUseException", "Table already exists"))
                 .message("Table already exists")
                 .build(),
         )
@@ -83,12 +85,22 @@ async fn create_on_an_existing_name_means_it_exists() {
 async fn update_errors_are_classified() {
     let busy = mock!(Client::update_table)
         .match_requests(|r| r.table_name() == Some("busy"))
-        .then_error(|| UpdateTableError::ResourceInUseException(ResourceInUseException::builder().build()));
+        .then_error(|| {
+            UpdateTableError::ResourceInUseException(
+                ResourceInUseException::builder()
+                    .meta(coded("ResourceInUseException"))
+                    .build(),
+            )
+        });
     let limited = mock!(Client::update_table)
         .match_requests(|r| r.table_name() == Some("limited"))
         .then_error(|| {
             UpdateTableError::LimitExceededException(
                 LimitExceededException::builder()
+                    .meta(coded_with(
+                        "LimitExceededException",
+                        "Subscriber limit exceeded: Provisioned throughput decreases are limited",
+                    ))
                     .message("Subscriber limit exceeded: Provisioned throughput decreases are limited")
                     .build(),
             )
@@ -199,7 +211,11 @@ async fn describe_maps_the_fields_decisions_need() {
     let missing = mock!(Client::describe_table)
         .match_requests(|r| r.table_name() == Some("gone"))
         .then_error(|| {
-            DescribeTableError::ResourceNotFoundException(ResourceNotFoundException::builder().build())
+            DescribeTableError::ResourceNotFoundException(
+                ResourceNotFoundException::builder()
+                    .meta(coded("ResourceNotFoundException"))
+                    .build(),
+            )
         });
     let on_demand = describes("od", |t| {
         t.table_status(TableStatus::Updating).billing_mode_summary(
@@ -260,7 +276,13 @@ async fn one_failing_table_does_not_stop_the_run() {
     );
     let limited = mock!(Client::update_table)
         .match_requests(|r| r.table_name() == Some("timeseries_2018-10-20"))
-        .then_error(|| UpdateTableError::LimitExceededException(LimitExceededException::builder().build()));
+        .then_error(|| {
+            UpdateTableError::LimitExceededException(
+                LimitExceededException::builder()
+                    .meta(coded("LimitExceededException"))
+                    .build(),
+            )
+        });
     let invalid = mock!(Client::update_table)
         .match_requests(|r| r.table_name() == Some("timeseries_2018-10-21"))
         .then_error(|| {
@@ -308,8 +330,8 @@ async fn one_failing_table_does_not_stop_the_run() {
 async fn on_demand_limits_and_table_class_reach_the_wire() {
     use aws_sdk_dynamodb::operation::create_table::CreateTableOutput;
     use aws_sdk_dynamodb::types::TableClass as SdkTableClass;
-    use ddb_rollover::observed::{OnDemandLimits, TableClass};
-    use ddb_rollover::plan::ClassChange;
+    use ddb_rollover::changes::ClassChange;
+    use ddb_rollover::settings::{OnDemandLimits, TableClass};
 
     let to_on_demand = mock!(Client::update_table)
         .match_requests(|r| {
@@ -378,7 +400,7 @@ async fn on_demand_limits_and_table_class_reach_the_wire() {
 #[tokio::test]
 async fn describe_maps_table_class_and_on_demand_limits() {
     use aws_sdk_dynamodb::types::{OnDemandThroughput, TableClass as SdkTableClass, TableClassSummary};
-    use ddb_rollover::observed::{OnDemandLimits, TableClass};
+    use ddb_rollover::settings::{OnDemandLimits, TableClass};
 
     let rule = describes("t", |t| {
         t.table_status(TableStatus::Active)

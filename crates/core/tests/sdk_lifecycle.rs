@@ -6,7 +6,6 @@ mod common;
 use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::config::retry::RetryConfig;
-use aws_sdk_dynamodb::error::ErrorMetadata;
 use aws_sdk_dynamodb::operation::create_table::CreateTableOutput;
 use aws_sdk_dynamodb::operation::delete_table::{DeleteTableError, DeleteTableOutput};
 use aws_sdk_dynamodb::operation::describe_continuous_backups::DescribeContinuousBackupsOutput;
@@ -34,15 +33,17 @@ use aws_sdk_dynamodb::Client;
 use aws_smithy_mocks::{mock, mock_client, RuleMode};
 
 use chrono::{DateTime, Utc};
-use common::describes;
+use common::{coded, coded_with, describes};
+use ddb_rollover::changes::{DeleteRequest, ExportRequest, SettingChange, TableSetting, TableSpec};
 use ddb_rollover::control::{ControlPlane, ErrorKind};
 use ddb_rollover::dynamodb::DynamoDb;
-use ddb_rollover::observed::{Billing, ExportStatus, ObservedEncryption};
-use ddb_rollover::plan::{
-    Decision, DeleteRequest, ExportRequest, Plan, PlanItem, SettingChange, TableSetting, TableSpec,
-};
-use ddb_rollover::policy::{Capacity, Policy};
-use ddb_rollover::template::{Encryption, StreamView, TAG_LAST_DEFERRAL};
+use ddb_rollover::observed::{ExportStatus, ObservedEncryption};
+use ddb_rollover::plan::{Decision, Plan, PlanItem};
+use ddb_rollover::policy::Policy;
+use ddb_rollover::settings::Billing;
+use ddb_rollover::settings::Capacity;
+use ddb_rollover::settings::{Encryption, StreamView};
+use ddb_rollover::tags::TAG_LAST_DEFERRAL;
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome};
 
 const TABLE_ARN: &str = "arn:aws:dynamodb:us-east-1:123456789012:table/t";
@@ -113,17 +114,13 @@ fn update_fields(r: &UpdateTableInput) -> Vec<&'static str> {
     .collect()
 }
 
-/// A modeled error as it comes off the wire: with its code in the metadata.
-fn coded(code: &str) -> ErrorMetadata {
-    ErrorMetadata::builder().code(code).message("refused").build()
-}
-
 /// Carries out one planned deletion through the executor, which owns the two-call action
 /// (lift deletion protection, then DeleteTable); returns the line's outcome and error.
 async fn delete(control: &DynamoDb, name: &str, lift: bool) -> (Outcome, Option<String>) {
     let item = PlanItem {
         table: name.into(),
         period: Some("2018-10-01".into()),
+        slot: None,
         age: Some(30),
         phase: Some(2),
         status: Some("ACTIVE".into()),
@@ -318,7 +315,10 @@ async fn export_errors_name_export_table_to_point_in_time() {
         ExportTableToPointInTimeError::PointInTimeRecoveryUnavailableException(
             PointInTimeRecoveryUnavailableException::builder()
                 .message("Point in time recovery is not enabled")
-                .meta(coded("PointInTimeRecoveryUnavailableException"))
+                .meta(coded_with(
+                    "PointInTimeRecoveryUnavailableException",
+                    "Point in time recovery is not enabled",
+                ))
                 .build(),
         )
     });
@@ -390,7 +390,11 @@ async fn delete_without_protection_sends_only_delete_table() {
 #[tokio::test]
 async fn delete_of_a_table_already_gone_counts_as_gone() {
     let rule = mock!(Client::delete_table).then_error(|| {
-        DeleteTableError::ResourceNotFoundException(ResourceNotFoundException::builder().build())
+        DeleteTableError::ResourceNotFoundException(
+            ResourceNotFoundException::builder()
+                .meta(coded("ResourceNotFoundException"))
+                .build(),
+        )
     });
     let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
     assert_eq!(delete(&control, "t", false).await, (Outcome::Gone, None));
@@ -402,7 +406,11 @@ async fn delete_of_a_table_already_gone_counts_as_gone() {
 async fn delete_of_a_table_another_run_is_deleting_counts_as_gone() {
     let busy = || {
         mock!(Client::delete_table).then_error(|| {
-            DeleteTableError::ResourceInUseException(ResourceInUseException::builder().build())
+            DeleteTableError::ResourceInUseException(
+                ResourceInUseException::builder()
+                    .meta(coded("ResourceInUseException"))
+                    .build(),
+            )
         })
     };
     for status in [Some(SdkTableStatus::Deleting), None] {
@@ -411,7 +419,9 @@ async fn delete_of_a_table_another_run_is_deleting_counts_as_gone() {
             Some(status) => describes("t", move |t| t.table_status(status.clone())),
             None => mock!(Client::describe_table).then_error(|| {
                 aws_sdk_dynamodb::operation::describe_table::DescribeTableError::ResourceNotFoundException(
-                    ResourceNotFoundException::builder().build(),
+                    ResourceNotFoundException::builder()
+                        .meta(coded("ResourceNotFoundException"))
+                        .build(),
                 )
             }),
         };
@@ -442,7 +452,11 @@ async fn delete_of_a_table_another_run_is_deleting_counts_as_gone() {
 #[tokio::test]
 async fn delete_of_a_protected_table_already_gone_counts_as_done() {
     let rule = mock!(Client::update_table).then_error(|| {
-        UpdateTableError::ResourceNotFoundException(ResourceNotFoundException::builder().build())
+        UpdateTableError::ResourceNotFoundException(
+            ResourceNotFoundException::builder()
+                .meta(coded("ResourceNotFoundException"))
+                .build(),
+        )
     });
     let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
     assert_eq!(delete(&control, "t", true).await, (Outcome::Gone, None));
@@ -452,10 +466,22 @@ async fn delete_of_a_protected_table_already_gone_counts_as_done() {
 async fn delete_errors_are_classified() {
     let busy = mock!(Client::delete_table)
         .match_requests(|r| r.table_name() == Some("busy"))
-        .then_error(|| DeleteTableError::ResourceInUseException(ResourceInUseException::builder().build()));
+        .then_error(|| {
+            DeleteTableError::ResourceInUseException(
+                ResourceInUseException::builder()
+                    .meta(coded("ResourceInUseException"))
+                    .build(),
+            )
+        });
     let limited = mock!(Client::delete_table)
         .match_requests(|r| r.table_name() == Some("limited"))
-        .then_error(|| DeleteTableError::LimitExceededException(LimitExceededException::builder().build()));
+        .then_error(|| {
+            DeleteTableError::LimitExceededException(
+                LimitExceededException::builder()
+                    .meta(coded("LimitExceededException"))
+                    .build(),
+            )
+        });
     let control = DynamoDb::new(mock_client!(
         aws_sdk_dynamodb,
         RuleMode::MatchAny,
@@ -720,7 +746,10 @@ async fn an_export_refused_for_limits_is_deferred_and_the_run_succeeds() {
             ExportTableToPointInTimeError::LimitExceededException(
                 LimitExceededException::builder()
                     .message("Too many exports in progress")
-                    .meta(coded("LimitExceededException"))
+                    .meta(coded_with(
+                        "LimitExceededException",
+                        "Too many exports in progress",
+                    ))
                     .build(),
             )
         });

@@ -133,6 +133,7 @@ mod tests {
                     item: PlanItem {
                         table: table.clone(),
                         period: Some(table[11..].to_string()),
+                        slot: None,
                         age: Some(3),
                         phase: Some(2),
                         status: Some("ACTIVE".into()),

@@ -4,52 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use super::{Context, Decision, DeleteRequest, ExportRequest, Owned, PlanItem, TagChange};
-use crate::observed::{ExportStatus, ObservedTable, TableStatus};
-use crate::ownership::{describe_key, DeleteGuard};
-use crate::template::{TAG_ARCHIVED, TAG_EXPORT, TAG_FAMILY};
-
-/// Where a table stands with its archive export.
-enum ArchiveState<'a> {
-    /// The archived tag is set, or DescribeExport says COMPLETED: safe to delete.
-    Archived {
-        export: Option<String>,
-    },
-    InProgress {
-        arn: &'a str,
-    },
-    Failed {
-        message: String,
-    },
-    /// An export is recorded but its state could not be read this run.
-    Unknown {
-        arn: &'a str,
-    },
-    NotStarted,
-}
-
-fn archive_state(table: &ObservedTable) -> ArchiveState<'_> {
-    let tags = table.tags.as_ref();
-    let export_tag = tags.and_then(|t| t.get(TAG_EXPORT));
-    if tags.is_some_and(|t| t.contains_key(TAG_ARCHIVED)) {
-        return ArchiveState::Archived {
-            export: export_tag.cloned(),
-        };
-    }
-    match (&table.export, export_tag) {
-        (Some(export), _) => match export.status {
-            ExportStatus::Completed => ArchiveState::Archived {
-                export: Some(export.arn.clone()),
-            },
-            ExportStatus::InProgress => ArchiveState::InProgress { arn: &export.arn },
-            ExportStatus::Failed => ArchiveState::Failed {
-                message: export.failure.clone().unwrap_or_else(|| "no reason given".into()),
-            },
-        },
-        (None, Some(arn)) => ArchiveState::Unknown { arn },
-        (None, None) => ArchiveState::NotStarted,
-    }
-}
+use super::{Context, Decision, Owned, PlanItem};
+use crate::changes::{DeleteRequest, ExportRequest, TagChange};
+use crate::observed::{ArchiveState, ExportStatus, TableStatus};
+use crate::ownership::DeleteGuard;
+use crate::tags::{TAG_ARCHIVED, TAG_FAMILY};
 
 impl Context<'_> {
     /// The retention items of each table, by table name; empty without `[retention]`.
@@ -67,7 +26,7 @@ impl Context<'_> {
                 continue;
             }
             let table = o.table;
-            let state = archive_state(table);
+            let state = table.archive_state();
             let archive_due = self.policy.archive().filter(|a| age >= i64::from(a.after));
             let delete_due = retention
                 .delete_after
@@ -96,7 +55,7 @@ impl Context<'_> {
             if delete_due {
                 let delete_after = retention.delete_after.unwrap_or_default();
                 let archived_by = match &state {
-                    ArchiveState::Archived { export } => Some(export.clone()),
+                    ArchiveState::Completed { export } => Some(export.clone()),
                     _ if archive_due.is_none() => Some(None),
                     _ => None,
                 };
@@ -113,8 +72,8 @@ impl Context<'_> {
                         Decision::Skipped,
                         format!(
                             "age {age} is past delete_after ({delete_after}) but its key is {}, not the policy's {}: not provably this policy's data, never deleted",
-                            describe_key(have),
-                            describe_key(&self.policy.key)
+                            have,
+                            self.policy.key
                         ),
                     ))
                 } else if o.delete == DeleteGuard::FamilyTagMissing {
@@ -191,20 +150,20 @@ impl Context<'_> {
                     })
                 };
                 let step = match &state {
-                    ArchiveState::Archived { .. } => None,
+                    ArchiveState::Completed { .. } => None,
                     _ if table.status != TableStatus::Active => Some((
                         Decision::Deferred { retry_after: None },
                         format!("due for archiving but {}: a later run exports it", table.status.as_str()),
                     )),
-                    ArchiveState::InProgress { arn } => Some((
+                    ArchiveState::InProgress { export: arn } => Some((
                         Decision::Unchanged,
                         format!("export {arn} IN_PROGRESS{waiting}"),
                     )),
-                    ArchiveState::Unknown { arn } => Some((
+                    ArchiveState::Unknown { export: arn } => Some((
                         Decision::Unchanged,
                         format!("export {arn} recorded but its state could not be read; a later run checks again"),
                     )),
-                    ArchiveState::Failed { message } => export_now().map(|decision| {
+                    ArchiveState::Failed { message, .. } => export_now().map(|decision| {
                         (
                             decision,
                             format!("the last export FAILED ({message}): export again to s3://{}/{}", archive.bucket, archive.prefix_for(&table.name)),

@@ -4,9 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use super::{Context, Decision, Owned, PlanItem, SettingChange, TableSetting, TagChange, TtlChange};
+use super::{Context, Decision, Owned, PlanItem};
+use crate::changes::{on_off, SettingChange, TableSetting, TagChange, TtlChange};
 use crate::observed::{ObservedEncryption, TableStatus};
-use crate::template::{Encryption, TAG_POLICY_HASH};
+use crate::settings::Encryption;
+use crate::tags::TAG_POLICY_HASH;
 
 impl Context<'_> {
     /// One item per template setting the table lacks. Only ACTIVE tables: DynamoDB refuses
@@ -135,10 +137,7 @@ impl Context<'_> {
             if table.deletion_protection != want {
                 settings.push((
                     TableSetting::DeletionProtection(want),
-                    format!(
-                        "deletion protection is {}",
-                        super::on_off(table.deletion_protection)
-                    ),
+                    format!("deletion protection is {}", on_off(table.deletion_protection)),
                 ));
             }
         }

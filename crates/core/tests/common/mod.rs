@@ -1,5 +1,6 @@
 //! Mock rules shared by the SDK-adapter tests.
 
+use aws_sdk_dynamodb::error::ErrorMetadata;
 use aws_sdk_dynamodb::operation::describe_table::DescribeTableOutput;
 use aws_sdk_dynamodb::types::builders::TableDescriptionBuilder;
 use aws_sdk_dynamodb::types::TableDescription;
@@ -19,4 +20,15 @@ pub fn describes(
                 .table(fill(TableDescription::builder().table_name(name)).build())
                 .build()
         })
+}
+
+/// A modeled error's metadata as it comes off the wire: the SDK's deserializer puts the error
+/// code there, and the adapter classifies by it.
+pub fn coded(code: &str) -> ErrorMetadata {
+    coded_with(code, "refused")
+}
+
+/// [`coded`] with the error's own message, which the metadata repeats on the wire.
+pub fn coded_with(code: &str, message: &str) -> ErrorMetadata {
+    ErrorMetadata::builder().code(code).message(message).build()
 }

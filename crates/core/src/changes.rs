@@ -1,0 +1,129 @@
+//! The change requests the planner hands the executor and the control plane carries out: one
+//! struct per DynamoDB call (CreateTable, UpdateTable, TagResource, ...), holding exactly what
+//! that call needs.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::settings::{Billing, Encryption, KeySchema, StreamSetting, TableClass};
+
+/// Everything CreateTable needs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TableSpec {
+    pub name: String,
+    pub key: KeySchema,
+    pub billing: Billing,
+    /// `None`: DynamoDB's default (Standard).
+    pub table_class: Option<TableClass>,
+    pub deletion_protection: bool,
+    pub stream: StreamSetting,
+    /// `None`: DynamoDB's default (AWS owned key).
+    pub encryption: Option<Encryption>,
+    /// The user's tags and ours.
+    pub tags: BTreeMap<String, String>,
+}
+
+/// An UpdateTable that sets the billing mode and throughput.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CapacityChange {
+    pub name: String,
+    pub from: Billing,
+    pub to: Billing,
+}
+
+impl CapacityChange {
+    /// Whether DynamoDB counts this update against the table's daily decrease budget.
+    pub fn is_decrease(&self) -> bool {
+        match (self.from, self.to) {
+            (Billing::Provisioned(from), Billing::Provisioned(to)) => {
+                to.read < from.read || to.write < from.write
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether this is a provisioned to on-demand switch, which DynamoDB limits.
+    pub fn is_switch_to_on_demand(&self) -> bool {
+        matches!(
+            (self.from, self.to),
+            (Billing::Provisioned(_), Billing::OnDemand(_))
+        )
+    }
+}
+
+/// An UpdateTable that changes the table class; sent on its own, never with a capacity change.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ClassChange {
+    pub name: String,
+    pub from: TableClass,
+    pub to: TableClass,
+}
+
+/// TagResource: set these tags (added, or overwriting the same keys).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TagChange {
+    pub name: String,
+    pub arn: String,
+    pub tags: BTreeMap<String, String>,
+}
+
+/// UpdateTimeToLive: turn TTL on with this attribute.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TtlChange {
+    pub name: String,
+    pub attribute: String,
+}
+
+/// One UpdateTable that changes a setting besides capacity and class.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SettingChange {
+    pub name: String,
+    pub setting: TableSetting,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TableSetting {
+    DeletionProtection(bool),
+    Stream(StreamSetting),
+    Encryption(Encryption),
+}
+
+impl fmt::Display for TableSetting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TableSetting::DeletionProtection(on) => write!(f, "deletion protection {}", on_off(*on)),
+            TableSetting::Stream(None) => f.write_str("stream off"),
+            TableSetting::Stream(Some(view)) => write!(f, "stream {}", view.as_policy_str()),
+            TableSetting::Encryption(encryption) => write!(f, "encryption {encryption}"),
+        }
+    }
+}
+
+pub fn on_off(on: bool) -> &'static str {
+    if on {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+/// ExportTableToPointInTime of the table as it is now, to `s3://{bucket}/{prefix}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ExportRequest {
+    pub name: String,
+    pub table_arn: String,
+    pub bucket: String,
+    pub prefix: String,
+}
+
+/// DeleteTable, after lifting deletion protection if the table has it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DeleteRequest {
+    pub name: String,
+    pub lift_deletion_protection: bool,
+    /// The completed export that archived the table, when archiving is on.
+    pub archived_by: Option<String>,
+}

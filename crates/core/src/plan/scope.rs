@@ -1,0 +1,179 @@
+//! Which tables a run looks at, and what it reads of each: decided here, by the planner, so a
+//! run over thousands of tables stays at the floor of calls (AWS limits the tag APIs to a few
+//! calls a second per account) and reads everything its decisions need.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+
+use super::{plan, premake_slots, Operation};
+use crate::naming::Ownership;
+use crate::observed::ObservedTable;
+use crate::policy::Policy;
+
+/// How much a run reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// What one run of the operation at this instant needs, and no more (the floor of calls):
+    /// create_new describes only the current and pre-built tables; resize_old describes the
+    /// names that are period labels and never describes a foreign name. Tags, TTL,
+    /// point-in-time recovery and exports are read only for the tables whose decision needs
+    /// them this run ([`reads_needed`]).
+    Run(Operation, DateTime<Utc>),
+    /// Everything about every table under the prefix: `status` and `plan`, an operator's view
+    /// (another family's tables are named as such only here, from their tags).
+    Full,
+}
+
+/// The names to describe, and the ones only listed (never described: foreign names, and for
+/// create_new every table but its own).
+pub fn names_to_describe(policy: &Policy, scope: Scope, names: Vec<String>) -> (Vec<String>, Vec<String>) {
+    let naming = policy.naming();
+    match scope {
+        Scope::Full => (names, Vec::new()),
+        Scope::Run(Operation::CreateNew, now) => {
+            let targets = target_names(policy, now);
+            names.into_iter().partition(|name| targets.contains(name))
+        }
+        // A name that is a label of some period may be ours (by name, or by our tags when made
+        // under another period setting); any other name never is.
+        Scope::Run(Operation::ResizeOld, _) => names.into_iter().partition(|name| {
+            matches!(naming.classify(name), Ownership::Owned(_)) || naming.is_label_of_any_period(name)
+        }),
+    }
+}
+
+/// The extra reads each described table needs in `scope`.
+pub fn reads_for(policy: &Policy, scope: Scope, described: &[ObservedTable]) -> BTreeMap<String, Reads> {
+    match scope {
+        Scope::Full => described
+            .iter()
+            .map(|t| (t.name.clone(), Reads::everything(policy)))
+            .collect(),
+        Scope::Run(operation, now) => reads_needed(policy, now, described, operation),
+    }
+}
+
+/// The reads besides DescribeTable a table's decision needs in one run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reads {
+    pub tags: bool,
+    pub ttl: bool,
+    pub point_in_time_recovery: bool,
+}
+
+impl Reads {
+    /// Everything the policy uses: the operator's full view (`status`, `plan`).
+    pub fn everything(policy: &Policy) -> Reads {
+        Reads {
+            tags: true,
+            ttl: policy.template.ttl_attribute.is_some(),
+            point_in_time_recovery: policy.wants_point_in_time_recovery(),
+        }
+    }
+
+    /// The template settings that have their own read (template tags, TTL, point-in-time
+    /// recovery), checked on a table that this run looks after anyway.
+    fn upkeep(policy: &Policy) -> Reads {
+        Reads {
+            tags: !policy.template.tags.is_empty(),
+            ..Reads::everything(policy)
+        }
+    }
+
+    fn or(self, other: Reads) -> Reads {
+        Reads {
+            tags: self.tags || other.tags,
+            ttl: self.ttl || other.ttl,
+            point_in_time_recovery: self.point_in_time_recovery || other.point_in_time_recovery,
+        }
+    }
+}
+
+/// The names of the current and pre-built periods' tables at `now`: create_new's tables.
+pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
+    let naming = policy.naming();
+    premake_slots(policy, naming.calendar().floor(now))
+        .into_iter()
+        .map(|slot| naming.table_name(slot))
+        .collect()
+}
+
+/// Which described tables need which extra reads for `operation` at `now`, decided from what
+/// DescribeTable told (a first plan without them), so a steady-state run stays at the floor
+/// of calls. Reads are needed by:
+/// - create_new's own tables: template upkeep (template tags, TTL, point-in-time recovery);
+/// - a table resize_old changes this run: the same upkeep, once per phase change; and the
+///   current and pre-built tables, which create_new made since its last look;
+/// - a table past `archive_after`: its tags (the export and archived tags) and point-in-time
+///   recovery; past `delete_after`: its tags (only a table with our family tag is deleted);
+/// - a name from another period setting: its tags (only our family and period tags make it
+///   ours).
+///
+/// Our own tags on tables made before they existed are restored when a table's tags are read
+/// anyway: they are a convenience, not worth a rate-limited call per table per run.
+pub fn reads_needed(
+    policy: &Policy,
+    now: DateTime<Utc>,
+    described: &[ObservedTable],
+    operation: Operation,
+) -> BTreeMap<String, Reads> {
+    let naming = policy.naming();
+    let upkeep = Reads::upkeep(policy);
+    let first = plan(policy, now, described, operation);
+    let mut reads: BTreeMap<String, Reads> = BTreeMap::new();
+    let mut need = |table: &str, wanted: Reads| {
+        let entry = reads.entry(table.to_string()).or_default();
+        *entry = entry.or(wanted);
+    };
+    let retention = policy.retention.as_ref();
+    for item in &first.items {
+        match (operation, item.age) {
+            (Operation::CreateNew, Some(age)) if age <= 0 && item.status.is_some() => {
+                need(&item.table, upkeep)
+            }
+            (Operation::ResizeOld, Some(age)) => {
+                // The current and pre-built tables too: a table create_new just made gets
+                // its TTL and point-in-time recovery 30 minutes later, not a day later.
+                if item.decision.updates_table() || age <= 0 {
+                    need(&item.table, upkeep);
+                }
+                if policy.archive().is_some_and(|a| age >= i64::from(a.after)) {
+                    need(
+                        &item.table,
+                        Reads {
+                            tags: true,
+                            point_in_time_recovery: true,
+                            ..Reads::default()
+                        },
+                    );
+                }
+                if retention
+                    .and_then(|r| r.delete_after)
+                    .is_some_and(|after| age >= i64::from(after))
+                {
+                    need(
+                        &item.table,
+                        Reads {
+                            tags: true,
+                            ..Reads::default()
+                        },
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    for table in described {
+        if matches!(naming.classify(&table.name), Ownership::Foreign) {
+            need(
+                &table.name,
+                Reads {
+                    tags: true,
+                    ..Reads::default()
+                },
+            );
+        }
+    }
+    reads
+}

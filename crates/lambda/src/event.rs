@@ -14,18 +14,39 @@
 //! - An EventBridge "Scheduled Event" envelope (rules with a `rate`/`cron` schedule): its
 //!   `time` is the clock; its `detail` may carry `Operation` and `dry_run`.
 //!
+//! Each payload is a serde struct that refuses unknown keys (`deny_unknown_fields`); the
+//! envelope is `aws_lambda_events`' [`EventBridgeEvent`] with such a struct as its `detail`.
+//! serde's own errors name neither the field nor what to send, so its refusals are not shown:
+//! a field takes any JSON and the check that reads it words the error (see `Field`), and an
+//! unknown key is named, with the accepted ones, from the JSON object's keys.
+//!
 //! A `null` value counts as an absent key. Anything else (an unknown key, a wrong type, a time
 //! that is not RFC 3339) is an [`EventError`] that names the field and what to send instead.
 
+use aws_lambda_events::event::eventbridge::EventBridgeEvent;
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use ddb_rollover::clock::{check_clock, ClockAllowance};
 use ddb_rollover::Operation;
 use ddb_rollover::Policy;
 
-/// The keys of a direct (non-envelope) payload.
+/// A direct (non-envelope) payload; every key is optional.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DirectPayload {
+    #[serde(rename = "Operation")]
+    operation: Option<Field<String>>,
+    scheduled_time: Option<Field<String>>,
+    at: Option<Field<String>>,
+    dry_run: Option<Field<bool>>,
+    allow_future_clock: Option<Field<bool>>,
+}
+
+/// The keys of a direct (non-envelope) payload: `DirectPayload`'s fields, in its order (a test
+/// checks both).
 pub const ACCEPTED_KEYS: [&str; 5] = [
     "Operation",
     "scheduled_time",
@@ -33,14 +54,61 @@ pub const ACCEPTED_KEYS: [&str; 5] = [
     "dry_run",
     "allow_future_clock",
 ];
-/// The keys an EventBridge envelope's `detail` may carry.
+
+/// What an EventBridge envelope's `detail` may carry. `Serialize` only because
+/// [`EventBridgeEvent`] requires it of its detail.
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct ScheduledDetail {
+    #[serde(rename = "Operation")]
+    operation: Option<Field<String>>,
+    dry_run: Option<Field<bool>>,
+}
+
+/// The keys an EventBridge envelope's `detail` may carry: `ScheduledDetail`'s fields, in its
+/// order (a test checks both).
 pub const ACCEPTED_DETAIL_KEYS: [&str; 2] = ["Operation", "dry_run"];
+
+/// An EventBridge rule's Scheduled Event; a `null` or absent `detail` is `None`. The metadata
+/// (`version`, `id`, `account`, `region`, `resources`) is typed by the crate and not used.
+type ScheduledEvent = EventBridgeEvent<Option<ScheduledDetail>>;
 
 /// What an EventBridge rule with a schedule sends as `detail-type` and `source`.
 const SCHEDULED_EVENT_DETAIL_TYPE: &str = "Scheduled Event";
 const SCHEDULED_EVENT_SOURCE: &str = "aws.events";
 
+/// How error messages name the two kinds of object whose keys are checked.
+const EVENT: &str = "event";
+const DETAIL: &str = "EventBridge event's detail";
+
 const EXAMPLE_TIME: &str = "2018-10-25T23:45:00Z";
+
+/// A payload field: its value when the JSON has the type `T` expects, else the JSON as sent.
+///
+/// A mistyped field does not fail the whole payload's deserialization: the check that reads the
+/// field then names it and quotes the value, which serde's error would not. `null` never gets
+/// here: an `Option<Field<T>>` is `None` for it, as for an absent key.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Field<T> {
+    Typed(T),
+    Mistyped(Value),
+}
+
+impl<T: DeserializeOwned> Field<T> {
+    fn new(value: Value) -> Self {
+        match T::deserialize(&value) {
+            Ok(typed) => Field::Typed(typed),
+            Err(_) => Field::Mistyped(value),
+        }
+    }
+}
+
+impl<'de, T: DeserializeOwned> Deserialize<'de> for Field<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Value::deserialize(deserializer).map(Field::new)
+    }
+}
 
 /// Which input set the run's clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -182,6 +250,12 @@ pub enum EventError {
 
     #[error("the EventBridge Scheduled Event has no {field}: {expected}")]
     Missing { field: String, expected: &'static str },
+
+    /// A refusal of the typed parse that the checks on the JSON do not explain: in practice an
+    /// envelope's metadata (`version`, `id`, `account`, `region`, `resources`) that is not the
+    /// strings EventBridge sends. serde's message quotes the value but not the field.
+    #[error("the {location} is malformed: {message}")]
+    Malformed { location: &'static str, message: String },
 }
 
 /// Parses the payload `function`'s Lambda was invoked with. See the module documentation for
@@ -197,20 +271,27 @@ pub fn parse_invocation(event: &Value, function: Operation) -> Result<Invocation
         }
     };
     if object.contains_key("detail-type") && object.contains_key("source") {
-        parse_envelope(object, function)
+        parse_envelope(event, object, function)
     } else {
-        parse_direct(object, function)
+        parse_direct(event, object, function)
     }
 }
 
 /// `{"Operation": ..., "scheduled_time": ..., "at": ..., "dry_run": ...}`, every key optional.
-fn parse_direct(object: &Map<String, Value>, function: Operation) -> Result<Invocation, EventError> {
-    check_keys(object, &ACCEPTED_KEYS, "event")?;
-    check_operation(object.get("Operation"), "Operation", function)?;
-    let scheduled_time = timestamp(object.get("scheduled_time"), "scheduled_time")?;
-    let at = timestamp(object.get("at"), "at")?;
-    let dry_run = flag(object.get("dry_run"), "dry_run")?;
-    let allow_future_clock = flag(object.get("allow_future_clock"), "allow_future_clock")?;
+fn parse_direct(
+    event: &Value,
+    object: &Map<String, Value>,
+    function: Operation,
+) -> Result<Invocation, EventError> {
+    // Every field takes any JSON, so serde refuses only an unknown key.
+    let payload = DirectPayload::deserialize(event).map_err(|error| {
+        unknown_key(object, &ACCEPTED_KEYS, EVENT).unwrap_or_else(|| malformed(EVENT, error))
+    })?;
+    check_operation(payload.operation, "Operation", function)?;
+    let scheduled_time = timestamp(payload.scheduled_time, "scheduled_time")?;
+    let at = timestamp(payload.at, "at")?;
+    let dry_run = flag(payload.dry_run, "dry_run")?;
+    let allow_future_clock = flag(payload.allow_future_clock, "allow_future_clock")?;
     let (at, clock) = match (scheduled_time, at) {
         (Some(t), _) => (Some(t), ClockSource::ScheduledTime),
         (None, Some(t)) => (Some(t), ClockSource::At),
@@ -224,9 +305,16 @@ fn parse_direct(object: &Map<String, Value>, function: Operation) -> Result<Invo
     })
 }
 
-/// An EventBridge event: only a Scheduled Event from `aws.events` is accepted. Fields other
-/// than `detail-type`, `source`, `time` and `detail` are metadata and ignored.
-fn parse_envelope(object: &Map<String, Value>, function: Operation) -> Result<Invocation, EventError> {
+/// An EventBridge event: only a Scheduled Event from `aws.events` is accepted. Its `time` is
+/// parsed by the crate's type: chrono's relaxed RFC 3339, which also takes e.g. `+0000` or `UTC`
+/// for the offset (EventBridge sends `Z`).
+fn parse_envelope(
+    event: &Value,
+    object: &Map<String, Value>,
+    function: Operation,
+) -> Result<Invocation, EventError> {
+    // Checked on the JSON first: another rule's event has a detail of its own, which would be
+    // refused as ours with a message about its keys.
     let detail_type = object.get("detail-type");
     let source = object.get("source");
     if detail_type.and_then(Value::as_str) != Some(SCHEDULED_EVENT_DETAIL_TYPE)
@@ -237,25 +325,33 @@ fn parse_envelope(object: &Map<String, Value>, function: Operation) -> Result<In
             source_name: compact(source),
         });
     }
-    let time = timestamp(object.get("time"), "time")?.ok_or_else(|| EventError::Missing {
+    // Also first: serde reads a JSON array as a struct, field by field.
+    let detail = object.get("detail").filter(|detail| !detail.is_null());
+    if let Some(other) = detail.filter(|detail| !detail.is_object()) {
+        return Err(wrong_type(
+            "detail",
+            "an object such as {} or {\"dry_run\": true}",
+            other,
+        ));
+    }
+    // What the crate's type refused, in our words: the time if chrono refused it, else a key
+    // of the detail, else (metadata) serde's message.
+    let envelope = ScheduledEvent::deserialize(event).map_err(|error| {
+        let time = object
+            .get("time")
+            .filter(|time| !time.is_null() && DateTime::<Utc>::deserialize(*time).is_err());
+        timestamp(time.cloned().map(Field::new), "time")
+            .err()
+            .or_else(|| unknown_key(detail?.as_object()?, &ACCEPTED_DETAIL_KEYS, DETAIL))
+            .unwrap_or_else(|| malformed("EventBridge Scheduled Event", error))
+    })?;
+    let time = envelope.time.ok_or_else(|| EventError::Missing {
         field: "time".into(),
         expected: "EventBridge always sends the scheduled instant as RFC 3339, e.g. \"2018-10-25T23:45:00Z\"",
     })?;
-    let dry_run = match object.get("detail") {
-        None | Some(Value::Null) => false,
-        Some(Value::Object(detail)) => {
-            check_keys(detail, &ACCEPTED_DETAIL_KEYS, "EventBridge event's detail")?;
-            check_operation(detail.get("Operation"), "detail.Operation", function)?;
-            flag(detail.get("dry_run"), "detail.dry_run")?
-        }
-        Some(other) => {
-            return Err(EventError::WrongType {
-                field: "detail".into(),
-                expected: "an object such as {} or {\"dry_run\": true}",
-                found: describe(other),
-            })
-        }
-    };
+    let detail = envelope.detail.unwrap_or_default();
+    check_operation(detail.operation, "detail.Operation", function)?;
+    let dry_run = flag(detail.dry_run, "detail.dry_run")?;
     Ok(Invocation {
         at: Some(time),
         dry_run,
@@ -264,26 +360,32 @@ fn parse_envelope(object: &Map<String, Value>, function: Operation) -> Result<In
     })
 }
 
-fn check_keys(
+/// The first key of `object` that is not accepted, as the error naming it and the accepted
+/// keys; `None` when every key is accepted.
+fn unknown_key(
     object: &Map<String, Value>,
     accepted: &[&'static str],
     location: &'static str,
-) -> Result<(), EventError> {
-    match object.keys().find(|key| !accepted.contains(&key.as_str())) {
-        None => Ok(()),
-        Some(key) => {
-            let hint = accepted
-                .iter()
-                .find(|candidate| loose(candidate) == loose(key))
-                .map(|candidate| format!(" (did you mean {candidate:?}?)"))
-                .unwrap_or_default();
-            Err(EventError::UnknownKey {
-                key: key.clone(),
-                location,
-                accepted: accepted.to_vec(),
-                hint,
-            })
-        }
+) -> Option<EventError> {
+    let key = object.keys().find(|key| !accepted.contains(&key.as_str()))?;
+    let hint = accepted
+        .iter()
+        .find(|candidate| loose(candidate) == loose(key))
+        .map(|candidate| format!(" (did you mean {candidate:?}?)"))
+        .unwrap_or_default();
+    Some(EventError::UnknownKey {
+        key: key.clone(),
+        location,
+        accepted: accepted.to_vec(),
+        hint,
+    })
+}
+
+/// A refusal of the typed parse that the checks on the JSON do not explain.
+fn malformed(location: &'static str, error: serde_json::Error) -> EventError {
+    EventError::Malformed {
+        location,
+        message: error.to_string(),
     }
 }
 
@@ -296,22 +398,18 @@ fn loose(key: &str) -> String {
 }
 
 /// An absent Operation is this function's; anything else must name this function.
-fn check_operation(value: Option<&Value>, field: &str, function: Operation) -> Result<(), EventError> {
+fn check_operation(value: Option<Field<String>>, field: &str, function: Operation) -> Result<(), EventError> {
     let requested = match value {
-        None | Some(Value::Null) => return Ok(()),
-        Some(Value::String(name)) => {
+        None => return Ok(()),
+        Some(Field::Typed(name)) => {
             name.parse::<Operation>()
                 .map_err(|message| EventError::UnknownOperation {
                     field: field.to_string(),
                     message,
                 })?
         }
-        Some(other) => {
-            return Err(EventError::WrongType {
-                field: field.to_string(),
-                expected: "\"create_new\" or \"resize_old\"",
-                found: describe(other),
-            })
+        Some(Field::Mistyped(other)) => {
+            return Err(wrong_type(field, "\"create_new\" or \"resize_old\"", &other))
         }
     };
     if requested == function {
@@ -321,43 +419,52 @@ fn check_operation(value: Option<&Value>, field: &str, function: Operation) -> R
     }
 }
 
-fn timestamp(value: Option<&Value>, field: &str) -> Result<Option<DateTime<Utc>>, EventError> {
+fn timestamp(value: Option<Field<String>>, field: &str) -> Result<Option<DateTime<Utc>>, EventError> {
     let text = match value {
-        None | Some(Value::Null) => return Ok(None),
-        Some(Value::String(text)) => text,
-        Some(other) => {
-            return Err(EventError::WrongType {
-                field: field.to_string(),
-                expected: "an RFC 3339 timestamp string such as \"2018-10-25T23:45:00Z\"",
-                found: describe(other),
-            })
+        None => return Ok(None),
+        Some(Field::Typed(text)) => text,
+        Some(Field::Mistyped(other)) => {
+            return Err(wrong_type(
+                field,
+                "an RFC 3339 timestamp string such as \"2018-10-25T23:45:00Z\"",
+                &other,
+            ))
         }
     };
     // What a console test with a schedule's raw Input sends: `<aws.scheduler.scheduled-time>`.
     if text.starts_with('<') && text.ends_with('>') {
         return Err(EventError::Placeholder {
             field: field.to_string(),
-            value: text.clone(),
+            value: text,
         });
     }
-    DateTime::parse_from_rfc3339(text)
-        .map(|t| Some(t.with_timezone(&Utc)))
-        .map_err(|e| EventError::BadTimestamp {
+    match DateTime::parse_from_rfc3339(&text) {
+        Ok(t) => Ok(Some(t.with_timezone(&Utc))),
+        Err(e) => Err(EventError::BadTimestamp {
             field: field.to_string(),
-            value: text.clone(),
+            value: text,
             reason: e.to_string(),
-        })
+        }),
+    }
 }
 
-fn flag(value: Option<&Value>, field: &str) -> Result<bool, EventError> {
+fn flag(value: Option<Field<bool>>, field: &str) -> Result<bool, EventError> {
     match value {
-        None | Some(Value::Null) => Ok(false),
-        Some(Value::Bool(flag)) => Ok(*flag),
-        Some(other) => Err(EventError::WrongType {
-            field: field.to_string(),
-            expected: "true or false (a JSON boolean, not a string)",
-            found: describe(other),
-        }),
+        None => Ok(false),
+        Some(Field::Typed(flag)) => Ok(flag),
+        Some(Field::Mistyped(other)) => Err(wrong_type(
+            field,
+            "true or false (a JSON boolean, not a string)",
+            &other,
+        )),
+    }
+}
+
+fn wrong_type(field: &str, expected: &'static str, found: &Value) -> EventError {
+    EventError::WrongType {
+        field: field.to_string(),
+        expected,
+        found: describe(found),
     }
 }
 
@@ -824,6 +931,117 @@ mod tests {
         assert_eq!(
             err(json!({"allow_future_clock": "yes"}), RESIZE).to_string(),
             "allow_future_clock must be true or false (a JSON boolean, not a string), not a string (\"yes\")"
+        );
+    }
+
+    /// Each accepted-key list is its struct's fields, in the struct's order: serde, refusing a
+    /// key, names every field in backquotes ("expected one of `a`, `b`, ..." or "expected `a`
+    /// or `b`").
+    #[test]
+    fn the_accepted_keys_are_the_structs_fields_in_order() {
+        fn fields<T: DeserializeOwned>() -> Vec<String> {
+            let refusal = T::deserialize(&json!({"?": null})).err().unwrap().to_string();
+            refusal.split('`').skip(3).step_by(2).map(String::from).collect()
+        }
+        assert_eq!(fields::<DirectPayload>(), ACCEPTED_KEYS);
+        assert_eq!(fields::<ScheduledDetail>(), ACCEPTED_DETAIL_KEYS);
+    }
+
+    #[test]
+    fn an_eventbridge_scheduled_event_as_aws_documents_it_parses() {
+        // The example event of the EventBridge User Guide's tutorial "Schedule AWS Lambda
+        // functions using EventBridge" (eb-run-lambda-schedule).
+        let documented = r#"{
+            "version": "0",
+            "id": "53dc4d37-cffa-4f76-80c9-8b7d4a4d2eaa",
+            "detail-type": "Scheduled Event",
+            "source": "aws.events",
+            "account": "123456789012",
+            "time": "2015-10-08T16:53:06Z",
+            "region": "us-east-1",
+            "resources": [
+                "arn:aws:events:us-east-1:123456789012:rule/my-scheduled-rule"
+            ],
+            "detail": {}
+        }"#;
+        let event: Value = serde_json::from_str(documented).unwrap();
+        for function in [CREATE, RESIZE] {
+            assert_eq!(
+                ok(event.clone(), function),
+                Invocation {
+                    at: Some(t("2015-10-08T16:53:06Z")),
+                    dry_run: false,
+                    allow_future_clock: false,
+                    clock: ClockSource::EnvelopeTime
+                }
+            );
+        }
+        // Envelope keys other than the documented ones (a replayed event's `replay-name`) are
+        // metadata: ignored, unlike unknown keys in a direct payload or in `detail`.
+        let mut replayed = event;
+        replayed["replay-name"] = json!("replay-2015-10-08");
+        assert_eq!(ok(replayed, CREATE).at, Some(t("2015-10-08T16:53:06Z")));
+    }
+
+    #[test]
+    fn an_unknown_key_in_detail_names_the_accepted_detail_keys() {
+        let e = err(envelope(json!({"dryRun": true})), CREATE);
+        assert!(
+            matches!(e, EventError::UnknownKey { location: DETAIL, .. }),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "unknown key \"dryRun\" in the EventBridge event's detail (did you mean \"dry_run\"?): \
+             accepted keys are Operation, dry_run"
+        );
+        // serde would read an array as the struct's fields in order: not an object, refused.
+        let e = err(envelope(json!([null, true])), CREATE).to_string();
+        assert!(e.starts_with("detail must be an object"), "{e}");
+    }
+
+    #[test]
+    fn an_envelopes_time_gets_the_same_messages_as_the_other_times() {
+        let mut event = envelope(json!({}));
+        event["time"] = json!("<aws.events.event.ingestion-time>");
+        let e = err(event.clone(), CREATE);
+        assert!(
+            matches!(e, EventError::Placeholder { ref field, .. } if field == "time"),
+            "{e:?}"
+        );
+        event["time"] = json!(1_540_511_100);
+        let e = err(event.clone(), CREATE).to_string();
+        assert!(e.starts_with("time must be an RFC 3339 timestamp string"), "{e}");
+        // The crate's chrono parse is relaxed (here: an offset without a colon); the other
+        // times are strict RFC 3339.
+        event["time"] = json!("2018-10-25T23:45:00+0000");
+        assert_eq!(ok(event.clone(), CREATE).at, Some(t("2018-10-25T23:45:00Z")));
+        assert!(matches!(
+            err(json!({"at": "2018-10-25T23:45:00+0000"}), CREATE),
+            EventError::BadTimestamp { .. }
+        ));
+        // Only a time chrono refused is blamed when the envelope is refused for its detail.
+        let mut both = event.clone();
+        both["detail"] = json!({"force": true});
+        assert!(matches!(err(both, CREATE), EventError::UnknownKey { .. }));
+        event["time"] = Value::Null;
+        let e = err(event, CREATE);
+        assert!(
+            matches!(e, EventError::Missing { ref field, .. } if field == "time"),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn an_envelope_with_metadata_eventbridge_would_not_send_is_malformed() {
+        let mut event = envelope(json!({}));
+        event["account"] = json!(123456789012_u64);
+        let e = err(event, CREATE);
+        assert!(matches!(e, EventError::Malformed { .. }), "{e:?}");
+        assert!(
+            e.to_string()
+                .starts_with("the EventBridge Scheduled Event is malformed: invalid type"),
+            "{e}"
         );
     }
 }

@@ -5,7 +5,7 @@
 //!   from the engine so the application and the functions can never disagree;
 //! - [`shard`]: write sharding, random or calculated;
 //! - [`keys`]: granularity, composite and sort keys, TTL values;
-//! - [`write`]: put and batch-write to the right table and shard ([`Writer`]);
+//! - [`write`](mod@write): put and batch-write to the right table and shard ([`Writer`]);
 //! - [`query`]: one time range read across periods and shards, merged in order ([`query`](query::query));
 //! - [`stream`]: the same read item by item, in bounded memory ([`ItemStream`]);
 //! - [`capacity`]: sizing, the way AWS's guidance does it: period, write shards, WCU.

@@ -1,9 +1,11 @@
-//! ddb-rollover: one DynamoDB table per time period.
+//! ddb-rollover: one DynamoDB table per time period. This crate is the engine; Lambda lives in
+//! `ddb-rollover-lambda`, the applications' side (writes, queries, sizing) in `ddb-rollover-app`.
 //!
-//! Every decision lives in this crate: [`period`] turns instants into periods and labels,
-//! [`policy`] describes what each table should look like at each age, [`plan`] is the pure
-//! planner, [`apply`] executes a plan through a [`control::ControlPlane`], and [`dynamodb`]
-//! implements that control plane on `aws_sdk_dynamodb::Client`.
+//! Every decision lives here: [`period`] turns instants into periods and labels, [`policy`]
+//! describes what each table should look like at each age, [`plan`](mod@plan) is the pure
+//! planner (it also decides what a run reads), [`apply`](mod@apply) observes, plans and executes
+//! through a [`control::ControlPlane`], and [`dynamodb`] implements that control plane on
+//! `aws_sdk_dynamodb::Client`. [`settings`], [`tags`] and [`changes`] are the shared vocabulary.
 
 pub mod apply;
 pub mod blueprint;

@@ -26,7 +26,7 @@ const NAMED_FAILURES: usize = 10;
 /// An error message in the function error is cut after this many characters.
 const MAX_ERROR_IN_SUMMARY: usize = 300;
 
-/// The report's lines as JSON arrays, each at most [`PART_BYTES`]: logged one event per part,
+/// The report's lines as JSON arrays, each at most `PART_BYTES`: logged one event per part,
 /// so the whole report is in the log and no event is cut.
 pub fn report_chunks(report: &RunReport) -> Vec<String> {
     let mut parts = Vec::new();

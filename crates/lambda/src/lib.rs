@@ -18,6 +18,7 @@ pub use init_error::report_init_error;
 use crate::event::{parse_invocation, EventError};
 use aws_config::retry::RetryConfig;
 use aws_config::BehaviorVersion;
+use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
 use chrono::Utc;
 use ddb_rollover::dynamodb::DynamoDb;
 use ddb_rollover::pace::Paced;
@@ -135,7 +136,12 @@ impl Handler {
         let policy = policy_from_env()?;
         // Adaptive retries: throttling that happens anyway (another stack of the account
         // spending the same per-account rate) slows the client down instead of failing calls.
+        // rustls with ring: the SDK's default TLS (aws-lc) would add about 1 MB to each binary.
+        let https = aws_smithy_http_client::Builder::new()
+            .tls_provider(Provider::Rustls(CryptoMode::Ring))
+            .build_https();
         let config = aws_config::defaults(BehaviorVersion::latest())
+            .http_client(https)
             .retry_config(RetryConfig::adaptive())
             .load()
             .await;

@@ -54,14 +54,16 @@
 //!   and dialled down (read back); it prints what it measured (exit code, seconds, calls and
 //!   throttled calls per operation, the report's summary). Before pacing, 7 of 10 runs failed.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::Client;
 use chrono::{NaiveDate, Utc};
+use common::{run_cli, DEBUG_DUMP};
 use serde_json::Value;
 use testkit::{Fault, LocalDynamo, ProcessRun, Proxy, Rule, Server};
 
@@ -74,15 +76,6 @@ const PERIOD_START: &str = "ddb-rollover:period-start";
 const PERIOD_END: &str = "ddb-rollover:period-end";
 const POLICY_HASH: &str = "ddb-rollover:policy-hash";
 const LAST_DEFERRAL: &str = "ddb-rollover:last-deferral";
-
-/// Text that only a Rust debug dump of an SDK error would contain.
-const DEBUG_DUMP: [&str; 5] = [
-    "DispatchFailure(",
-    "ConnectorError {",
-    "{ source:",
-    "ServiceError(",
-    "TimeoutError(",
-];
 
 /// One moto, one proxy in front of it, and a client on moto itself for reading back.
 struct Rig {
@@ -187,17 +180,6 @@ impl Rig {
 struct TableState {
     capacity: (i64, i64),
     tags: BTreeMap<String, String>,
-}
-
-fn run_cli(endpoint: &str, env: Vec<(String, String)>, args: &[&str]) -> ProcessRun {
-    ProcessRun::of(
-        Command::new(env!("CARGO_BIN_EXE_ddb-rollover"))
-            .args(["--endpoint-url", endpoint, "--region", "us-east-1"])
-            .args(args)
-            .envs(env)
-            .env_remove("ROLLOVER_POLICY")
-            .env_remove("DDB_ROLLOVER_LOG"),
-    )
 }
 
 /// A policy file of its own under the temp dir, removed when dropped; derefs to its path.

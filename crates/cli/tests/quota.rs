@@ -14,12 +14,14 @@
 //!   sits through the SDK's retries (LimitExceededException counts as throttling: 3 attempts
 //!   with the adaptive mode's back-off), about half a minute.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::process::Command;
 use std::time::Instant;
 
 use aws_sdk_dynamodb::types::Tag;
 use aws_sdk_dynamodb::Client;
+use common::{run_cli, DEBUG_DUMP};
 use serde_json::Value;
 use testkit::{LocalDynamo, ProcessRun, Proxy, Server};
 
@@ -28,26 +30,6 @@ const QUOTA: &str = "2,500 tables per Region";
 const DELETE_AFTER: &str = "retention.delete_after";
 /// AWS's own message, as the proxy sends it.
 const AWS_MESSAGE: &str = "Subscriber limit exceeded: There is a limit of 3 tables per subscriber";
-
-/// Text that only a Rust debug dump of an SDK error would contain.
-const DEBUG_DUMP: [&str; 5] = [
-    "DispatchFailure(",
-    "ConnectorError {",
-    "{ source:",
-    "ServiceError(",
-    "TimeoutError(",
-];
-
-fn run_cli(endpoint: &str, env: Vec<(String, String)>, args: &[&str]) -> ProcessRun {
-    ProcessRun::of(
-        Command::new(env!("CARGO_BIN_EXE_ddb-rollover"))
-            .args(["--endpoint-url", endpoint, "--region", "us-east-1"])
-            .args(args)
-            .envs(env)
-            .env_remove("ROLLOVER_POLICY")
-            .env_remove("DDB_ROLLOVER_LOG"),
-    )
-}
 
 /// Every table on moto: status, key, capacity and tags, as DescribeTable and
 /// ListTagsOfResource report them.

@@ -1,0 +1,28 @@
+//! Shared by the CLI's integration tests that run the real binary.
+
+use std::process::Command;
+
+use testkit::ProcessRun;
+
+/// Text that only a Rust debug dump of an SDK error would contain: a report line must never
+/// show one.
+pub const DEBUG_DUMP: [&str; 5] = [
+    "DispatchFailure(",
+    "ConnectorError {",
+    "{ source:",
+    "ServiceError(",
+    "TimeoutError(",
+];
+
+/// Runs the `ddb-rollover` binary against `endpoint` with `env`, with no policy or log level
+/// inherited from the caller's environment.
+pub fn run_cli(endpoint: &str, env: Vec<(String, String)>, args: &[&str]) -> ProcessRun {
+    ProcessRun::of(
+        Command::new(env!("CARGO_BIN_EXE_ddb-rollover"))
+            .args(["--endpoint-url", endpoint, "--region", "us-east-1"])
+            .args(args)
+            .envs(env)
+            .env_remove("ROLLOVER_POLICY")
+            .env_remove("DDB_ROLLOVER_LOG"),
+    )
+}

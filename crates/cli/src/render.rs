@@ -185,9 +185,12 @@ pub fn status_report(report: &StatusReport) -> String {
             } else {
                 retention.join(", ")
             };
-            let next_phase = line
+            let mut next_phase = line
                 .next_phase
                 .map(|n| format!("{} from {}", n.phase, n.from.format("%Y-%m-%d %H:%M UTC")));
+            if let (Some(text), Some(until)) = (&mut next_phase, line.grace_until) {
+                text.push_str(&format!(" (write grace until {})", until.format("%H:%M UTC")));
+            }
             vec![
                 line.table.clone(),
                 opt(line.period.clone()),

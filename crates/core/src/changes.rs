@@ -7,7 +7,9 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::settings::{Billing, Encryption, KeySchema, StreamSetting, TableClass};
+use crate::settings::{
+    Billing, Encryption, GlobalIndex, KeySchema, LocalIndex, StreamSetting, TableClass,
+};
 
 /// Everything CreateTable needs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -15,6 +17,10 @@ pub struct TableSpec {
     pub name: String,
     pub key: KeySchema,
     pub billing: Billing,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub global_indexes: Vec<IndexSpec>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub local_indexes: Vec<LocalIndex>,
     /// `None`: DynamoDB's default (Standard).
     pub table_class: Option<TableClass>,
     pub deletion_protection: bool,
@@ -25,23 +31,52 @@ pub struct TableSpec {
     pub tags: BTreeMap<String, String>,
 }
 
-/// An UpdateTable that sets the billing mode and throughput.
+/// A global secondary index and its throughput, as CreateTable or an index creation sends it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct IndexSpec {
+    pub index: GlobalIndex,
+    pub billing: Billing,
+}
+
+/// An UpdateTable that sets the billing mode and throughput of the table and its global
+/// secondary indexes, in one call: DynamoDB needs every index's throughput with a switch to
+/// provisioned, and counts each index's decreases on its own.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CapacityChange {
     pub name: String,
     pub from: Billing,
     pub to: Billing,
+    /// The indexes whose throughput this call sets; empty for a table without indexes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub indexes: Vec<IndexCapacityChange>,
+}
+
+/// One global secondary index's part of a [`CapacityChange`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct IndexCapacityChange {
+    pub index: String,
+    pub from: Billing,
+    pub to: Billing,
+}
+
+/// Whether going from `from` to `to` lowers provisioned throughput.
+pub fn lowers(from: Billing, to: Billing) -> bool {
+    match (from, to) {
+        (Billing::Provisioned(from), Billing::Provisioned(to)) => to.read < from.read || to.write < from.write,
+        _ => false,
+    }
 }
 
 impl CapacityChange {
     /// Whether DynamoDB counts this update against the table's daily decrease budget.
     pub fn is_decrease(&self) -> bool {
-        match (self.from, self.to) {
-            (Billing::Provisioned(from), Billing::Provisioned(to)) => {
-                to.read < from.read || to.write < from.write
-            }
-            _ => false,
-        }
+        lowers(self.from, self.to)
+    }
+
+    /// Whether the table's own throughput or billing mode changes (an UpdateTable may change
+    /// only its indexes').
+    pub fn changes_table(&self) -> bool {
+        self.from != self.to
     }
 
     /// Whether this is a provisioned to on-demand switch, which DynamoDB limits.
@@ -89,6 +124,8 @@ pub enum TableSetting {
     DeletionProtection(bool),
     Stream(StreamSetting),
     Encryption(Encryption),
+    /// Create a global secondary index the policy added (one per UpdateTable).
+    AddIndex(IndexSpec),
 }
 
 impl fmt::Display for TableSetting {
@@ -98,6 +135,11 @@ impl fmt::Display for TableSetting {
             TableSetting::Stream(None) => f.write_str("stream off"),
             TableSetting::Stream(Some(view)) => write!(f, "stream {}", view.as_policy_str()),
             TableSetting::Encryption(encryption) => write!(f, "encryption {encryption}"),
+            TableSetting::AddIndex(spec) => write!(
+                f,
+                "index {} ({}, {}, {})",
+                spec.index.name, spec.index.key, spec.index.projection, spec.billing
+            ),
         }
     }
 }

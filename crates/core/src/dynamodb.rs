@@ -8,21 +8,27 @@ use aws_sdk_dynamodb::operation::update_table::UpdateTableError;
 use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, ExportFormat, ExportStatus as SdkExportStatus, KeySchemaElement,
-    KeyType, OnDemandThroughput, PointInTimeRecoverySpecification, PointInTimeRecoveryStatus,
+    AttributeDefinition, BillingMode, CreateGlobalSecondaryIndexAction, ExportFormat,
+    ExportStatus as SdkExportStatus, GlobalSecondaryIndex, GlobalSecondaryIndexDescription,
+    GlobalSecondaryIndexUpdate, KeySchemaElement, KeyType, LocalSecondaryIndex, OnDemandThroughput,
+    PointInTimeRecoverySpecification, PointInTimeRecoveryStatus, Projection as SdkProjection, ProjectionType,
     ProvisionedThroughput, ScalarAttributeType, SseSpecification, SseStatus, SseType, StreamSpecification,
     StreamViewType, TableClass as SdkTableClass, TableDescription, Tag, TimeToLiveSpecification,
+    UpdateGlobalSecondaryIndexAction,
 };
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 
 use crate::changes::{
-    CapacityChange, ClassChange, ExportRequest, SettingChange, TableSetting, TableSpec, TagChange, TtlChange,
+    CapacityChange, ClassChange, ExportRequest, IndexCapacityChange, IndexSpec, SettingChange, TableSetting,
+    TableSpec, TagChange, TtlChange,
 };
 use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use crate::limits::TABLE_QUOTA_ADVICE;
-use crate::observed::{ExportState, ExportStatus, ObservedEncryption, ObservedTable, TableStatus, TtlState};
-use crate::settings::{AttributeKind, Capacity, KeyAttribute, KeySchema};
+use crate::observed::{
+    ExportState, ExportStatus, ObservedEncryption, ObservedIndex, ObservedTable, TableStatus, TtlState,
+};
+use crate::settings::{AttributeKind, Capacity, KeyAttribute, KeySchema, Projection};
 use crate::settings::{Billing, OnDemandLimits, TableClass};
 use crate::settings::{Encryption, StreamSetting, StreamView};
 
@@ -78,12 +84,35 @@ impl ControlPlane for DynamoDb {
             .client
             .create_table()
             .table_name(&spec.name)
-            .attribute_definitions(attribute(&spec.key.partition))
-            .key_schema(key_element(&spec.key.partition, KeyType::Hash));
-        if let Some(sort) = &spec.key.sort {
-            request = request
-                .attribute_definitions(attribute(sort))
-                .key_schema(key_element(sort, KeyType::Range));
+            .set_key_schema(Some(key_elements(&spec.key)));
+        // One definition per attribute used in any key, the table's or an index's.
+        let mut attributes: BTreeMap<&str, &KeyAttribute> = BTreeMap::new();
+        let keys = std::iter::once(&spec.key)
+            .chain(spec.global_indexes.iter().map(|i| &i.index.key))
+            .flat_map(|key| std::iter::once(&key.partition).chain(&key.sort))
+            .chain(spec.local_indexes.iter().map(|i| &i.sort));
+        for key in keys {
+            attributes.entry(&key.name).or_insert(key);
+        }
+        for key in attributes.values() {
+            request = request.attribute_definitions(attribute(key));
+        }
+        for spec in &spec.global_indexes {
+            request = request.global_secondary_indexes(global_index(spec));
+        }
+        for index in &spec.local_indexes {
+            let key = KeySchema {
+                partition: spec.key.partition.clone(),
+                sort: Some(index.sort.clone()),
+            };
+            request = request.local_secondary_indexes(
+                LocalSecondaryIndex::builder()
+                    .index_name(&index.name)
+                    .set_key_schema(Some(key_elements(&key)))
+                    .projection(projection(&index.projection))
+                    .build()
+                    .expect("the required fields are set"),
+            );
         }
         request = match spec.billing {
             Billing::Provisioned(capacity) => request
@@ -123,8 +152,14 @@ impl ControlPlane for DynamoDb {
     }
 
     async fn update_capacity(&self, change: &CapacityChange) -> Result<(), ControlPlaneError> {
-        let request = self.client.update_table().table_name(&change.name);
+        let mut request = self.client.update_table().table_name(&change.name);
+        for index in &change.indexes {
+            request = request.global_secondary_index_updates(index_update(index));
+        }
         let request = match (change.from, change.to) {
+            // Only the indexes change: the table's throughput is left out (sending it unchanged
+            // is a ValidationException).
+            _ if !change.changes_table() => request,
             (Billing::Provisioned(_), Billing::Provisioned(to)) => {
                 request.provisioned_throughput(throughput(to))
             }
@@ -294,6 +329,26 @@ impl ControlPlane for DynamoDb {
             TableSetting::DeletionProtection(on) => request.deletion_protection_enabled(*on),
             TableSetting::Stream(stream) => request.stream_specification(stream_specification(*stream)),
             TableSetting::Encryption(encryption) => request.sse_specification(sse_specification(encryption)),
+            TableSetting::AddIndex(spec) => {
+                let key = &spec.index.key;
+                let mut create = CreateGlobalSecondaryIndexAction::builder()
+                    .index_name(&spec.index.name)
+                    .set_key_schema(Some(key_elements(key)))
+                    .projection(projection(&spec.index.projection));
+                create = match spec.billing {
+                    Billing::Provisioned(capacity) => create.provisioned_throughput(throughput(capacity)),
+                    Billing::OnDemand(limits) => create.set_on_demand_throughput(on_demand_throughput(limits)),
+                };
+                // The new index's key attributes must be defined; the table's already are.
+                std::iter::once(&key.partition)
+                    .chain(&key.sort)
+                    .fold(request, |request, key| request.attribute_definitions(attribute(key)))
+                    .global_secondary_index_updates(
+                        GlobalSecondaryIndexUpdate::builder()
+                            .create(create.build().expect("the required fields are set"))
+                            .build(),
+                    )
+            }
         };
         request
             .send()
@@ -549,6 +604,16 @@ fn observed_table(name: &str, table: &TableDescription) -> ObservedTable {
             .filter(|s| s.stream_enabled())
             .and_then(|s| s.stream_view_type())
             .and_then(|v| StreamView::from_wire(v.as_str())),
+        global_indexes: table
+            .global_secondary_indexes()
+            .iter()
+            .map(|index| observed_index(index, on_demand))
+            .collect(),
+        local_indexes: table
+            .local_secondary_indexes()
+            .iter()
+            .filter_map(|index| index.index_name().map(str::to_string))
+            .collect(),
         encryption: match table.sse_description() {
             Some(sse)
                 if matches!(
@@ -566,6 +631,33 @@ fn observed_table(name: &str, table: &TableDescription) -> ObservedTable {
         ttl: None,
         point_in_time_recovery: None,
         export: None,
+    }
+}
+
+fn observed_index(index: &GlobalSecondaryIndexDescription, on_demand: bool) -> ObservedIndex {
+    let throughput = index.provisioned_throughput();
+    let billing = if on_demand {
+        let max = |units: Option<i64>| units.filter(|u| *u > 0);
+        let limits = index.on_demand_throughput();
+        Billing::OnDemand(OnDemandLimits {
+            max_read: max(limits.and_then(|l| l.max_read_request_units())),
+            max_write: max(limits.and_then(|l| l.max_write_request_units())),
+        })
+    } else {
+        Billing::Provisioned(Capacity {
+            read: throughput.and_then(|t| t.read_capacity_units()).unwrap_or(0),
+            write: throughput.and_then(|t| t.write_capacity_units()).unwrap_or(0),
+        })
+    };
+    ObservedIndex {
+        name: index.index_name().unwrap_or_default().to_string(),
+        status: TableStatus::from_wire(index.index_status().map_or("ACTIVE", |s| s.as_str())),
+        backfilling: index.backfilling().unwrap_or(false),
+        billing,
+        decreases_today: throughput
+            .and_then(|t| t.number_of_decreases_today())
+            .map_or(0, |n| n.clamp(0, i64::from(u32::MAX)) as u32),
+        last_decrease: throughput.and_then(|t| t.last_decrease_date_time()).and_then(utc),
     }
 }
 
@@ -650,6 +742,55 @@ fn attribute(key: &KeyAttribute) -> AttributeDefinition {
         .attribute_type(kind)
         .build()
         .expect("both required fields are set")
+}
+
+/// A key schema as DynamoDB takes it: the partition (HASH) key, then the sort (RANGE) key.
+fn key_elements(key: &KeySchema) -> Vec<KeySchemaElement> {
+    std::iter::once(key_element(&key.partition, KeyType::Hash))
+        .chain(key.sort.as_ref().map(|sort| key_element(sort, KeyType::Range)))
+        .collect()
+}
+
+fn projection(projection: &Projection) -> SdkProjection {
+    match projection {
+        Projection::KeysOnly => SdkProjection::builder().projection_type(ProjectionType::KeysOnly),
+        Projection::All => SdkProjection::builder().projection_type(ProjectionType::All),
+        Projection::Include(attributes) => SdkProjection::builder()
+            .projection_type(ProjectionType::Include)
+            .set_non_key_attributes(Some(attributes.clone())),
+    }
+    .build()
+}
+
+fn global_index(spec: &IndexSpec) -> GlobalSecondaryIndex {
+    let index = GlobalSecondaryIndex::builder()
+        .index_name(&spec.index.name)
+        .set_key_schema(Some(key_elements(&spec.index.key)))
+        .projection(projection(&spec.index.projection));
+    match spec.billing {
+        Billing::Provisioned(capacity) => index.provisioned_throughput(throughput(capacity)),
+        Billing::OnDemand(limits) => index.set_on_demand_throughput(on_demand_throughput(limits)),
+    }
+    .build()
+    .expect("the required fields are set")
+}
+
+/// One index's throughput in an UpdateTable; on-demand maximums the phase no longer sets are
+/// removed with -1, as for the table.
+fn index_update(change: &IndexCapacityChange) -> GlobalSecondaryIndexUpdate {
+    let update = UpdateGlobalSecondaryIndexAction::builder().index_name(&change.index);
+    let update = match change.to {
+        Billing::Provisioned(capacity) => update.provisioned_throughput(throughput(capacity)),
+        Billing::OnDemand(limits) => update.on_demand_throughput(
+            OnDemandThroughput::builder()
+                .max_read_request_units(limits.max_read.unwrap_or(-1))
+                .max_write_request_units(limits.max_write.unwrap_or(-1))
+                .build(),
+        ),
+    };
+    GlobalSecondaryIndexUpdate::builder()
+        .update(update.build().expect("the required field is set"))
+        .build()
 }
 
 fn key_element(key: &KeyAttribute, key_type: KeyType) -> KeySchemaElement {

@@ -13,6 +13,7 @@ pub mod changes;
 pub mod clock;
 pub mod control;
 pub mod dynamodb;
+pub mod indexes;
 pub mod limits;
 pub mod naming;
 pub mod observe;

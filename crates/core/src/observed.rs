@@ -61,6 +61,10 @@ pub struct ObservedTable {
     pub deletion_protection: bool,
     pub stream: StreamSetting,
     pub encryption: ObservedEncryption,
+    /// Global secondary indexes, as DescribeTable lists them.
+    pub global_indexes: Vec<ObservedIndex>,
+    /// Local secondary indexes' names.
+    pub local_indexes: Vec<String>,
     /// The next fields come from calls besides DescribeTable, made only when the policy needs
     /// them; `None` means not read.
     pub tags: Option<BTreeMap<String, String>>,
@@ -68,6 +72,27 @@ pub struct ObservedTable {
     pub point_in_time_recovery: Option<bool>,
     /// The archive export named by the table's export tag, as DescribeExport reports it.
     pub export: Option<ExportState>,
+}
+
+/// One global secondary index as DescribeTable reports it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ObservedIndex {
+    pub name: String,
+    /// IndexStatus: CREATING, UPDATING, DELETING or ACTIVE.
+    pub status: TableStatus,
+    /// Still filling from the table's items after being added: no updates until done.
+    pub backfilling: bool,
+    /// In the table's billing mode: provisioned capacity, or on-demand maximums.
+    pub billing: Billing,
+    pub decreases_today: u32,
+    pub last_decrease: Option<DateTime<Utc>>,
+}
+
+impl ObservedIndex {
+    /// Whether DynamoDB takes a throughput change for the index now.
+    pub fn is_settled(&self) -> bool {
+        self.status == TableStatus::Active && !self.backfilling
+    }
 }
 
 /// Whose key encrypts the table, as SSEDescription reports it.
@@ -194,6 +219,8 @@ impl ObservedTable {
             deletion_protection: false,
             stream: None,
             encryption: ObservedEncryption::AwsOwned,
+            global_indexes: Vec::new(),
+            local_indexes: Vec::new(),
             tags: None,
             ttl: None,
             point_in_time_recovery: None,

@@ -16,7 +16,7 @@ use crate::changes::{
     CapacityChange, ClassChange, DeleteRequest, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
 use crate::limits::{
-    decrease_allowed, spaced_change_allowed, DEFAULT_TABLE_QUOTA, ON_DEMAND_SWITCH_SPACING,
+    spaced_change_allowed, DEFAULT_TABLE_QUOTA, ON_DEMAND_SWITCH_SPACING,
     TABLE_CLASS_CHANGE_SPACING,
 };
 use crate::naming::{Ownership, TableNaming};
@@ -24,9 +24,10 @@ use crate::observed::{ObservedTable, TableStatus};
 use crate::ownership::{claim, Claim, DeleteGuard, NotOurs};
 use crate::period::{Calendar, Slot};
 use crate::policy::{Phase, Policy};
-use crate::settings::{Billing, Capacity};
+use crate::settings::Billing;
 use crate::tags::{own_tags, TAG_FAMILY};
 
+mod indexes;
 mod retention;
 mod scope;
 mod upkeep;
@@ -473,7 +474,11 @@ impl Context<'_> {
             period: Some(period.to_string()),
             slot: Some(slot),
             age: Some(age),
-            phase: Some(self.policy.phase_index_for_age(age)),
+            // A table in its write grace is still in phase 0.
+            phase: Some(match self.policy.grace_end(slot) {
+                Some(until) if self.now < until => 0,
+                _ => self.policy.phase_index_for_age(age),
+            }),
             status: table.map(|t| t.status.as_str().to_string()),
             billing: table.map(|t| t.billing),
             arn: table.and_then(|t| t.arn.clone()),
@@ -515,26 +520,34 @@ impl Context<'_> {
                     table.billing
                 ),
             ),
-            (TableStatus::Active, Billing::Provisioned(have), Billing::Provisioned(hot)) => {
-                let want = Capacity {
-                    read: have.read.max(hot.read),
-                    write: have.write.max(hot.write),
-                };
-                if want == have {
-                    (
+            (TableStatus::Active, Billing::Provisioned(have), Billing::Provisioned(hot_capacity)) => {
+                match self.raise_to_hot(table, have, hot) {
+                    None => (
                         Decision::Unchanged,
-                        format!("exists with {have}, at or above phase 0 ({hot})"),
-                    )
-                } else {
-                    let change = CapacityChange {
-                        name: name.clone(),
-                        from: table.billing,
-                        to: Billing::Provisioned(want),
-                    };
-                    (
-                        Decision::Update(change),
-                        format!("pre-built with {have}, below phase 0 ({hot}): raise it (create_new never lowers)"),
-                    )
+                        format!("exists with {have}, at or above phase 0 ({hot_capacity})"),
+                    ),
+                    Some(_) if self.unsettled_index(table).is_some() => {
+                        let index = self.unsettled_index(table).expect("checked");
+                        (
+                            Decision::Deferred { retry_after: None },
+                            format!(
+                                "pre-built below phase 0, but its index {} is {}: DynamoDB changes throughput once every index is ACTIVE; a later run raises it",
+                                index.name,
+                                index_state(index)
+                            ),
+                        )
+                    }
+                    Some(change) => {
+                        let what = if change.changes_table() {
+                            format!("pre-built with {have}, below phase 0 ({hot_capacity})")
+                        } else {
+                            "pre-built with indexes below phase 0".to_string()
+                        };
+                        (
+                            Decision::Update(change),
+                            format!("{what}: raise it (create_new never lowers)"),
+                        )
+                    }
                 }
             }
             (TableStatus::Active, have, _) => (
@@ -560,6 +573,8 @@ impl Context<'_> {
             name,
             key: self.policy.key.clone(),
             billing: hot.billing,
+            global_indexes: self.index_specs(),
+            local_indexes: self.policy.local_indexes.clone(),
             table_class: hot.table_class,
             deletion_protection: template.deletion_protection.unwrap_or(false),
             stream: template.stream.flatten(),
@@ -589,6 +604,16 @@ impl Context<'_> {
             };
             return self.item(owned, Decision::Skipped, why.into());
         }
+        if let Some(until) = self.policy.grace_end(slot).filter(|until| self.now < *until) {
+            return self.item(
+                owned,
+                Decision::Unchanged,
+                format!(
+                    "in its write grace until {} (period end + grace): keeps phase 0 for late writes; the first resize_old run after lowers it",
+                    until.to_rfc3339()
+                ),
+            );
+        }
         let phase_index = self.policy.phase_index_for_age(age);
         let want: &Phase = &self.policy.phases[phase_index];
         let phase = format!("phase {phase_index} ({}) for age {age}", describe_phase(want));
@@ -611,7 +636,7 @@ impl Context<'_> {
                 from: table.table_class,
                 to,
             });
-        if table.billing == want.billing {
+        let Some(change) = self.phase_change(table, want) else {
             let Some(change) = class_change else {
                 return self.item(owned, Decision::Unchanged, format!("already at {phase}"));
             };
@@ -628,24 +653,24 @@ impl Context<'_> {
             }
             let reason = format!("table class {} -> {} for {phase}", change.from, change.to);
             return self.item(owned, Decision::UpdateClass(change), reason);
-        }
-        let change = CapacityChange {
-            name: table.name.clone(),
-            from: table.billing,
-            to: want.billing,
         };
-        if change.is_decrease() {
-            if let Err(retry_after) = decrease_allowed(self.now, table.decreases_today, table.last_decrease) {
-                return self.deferred(
-                    owned,
-                    retry_after,
-                    format!(
-                        "needs {phase} but DynamoDB's decrease budget is used up ({} decreases today, last at {})",
-                        table.decreases_today,
-                        table.last_decrease.map(|t| t.to_rfc3339()).unwrap_or_default(),
-                    ),
-                );
-            }
+        if let Some(index) = self.unsettled_index(table) {
+            return self.item(
+                owned,
+                Decision::Deferred { retry_after: None },
+                format!(
+                    "needs {phase} but its index {} is {}: DynamoDB changes throughput once every index is ACTIVE; a later run retries",
+                    index.name,
+                    index_state(index)
+                ),
+            );
+        }
+        if let Err((retry_after, which)) = self.decrease_budget(table, &change) {
+            return self.deferred(
+                owned,
+                retry_after,
+                format!("needs {phase} but DynamoDB's decrease budget is used up: {which}"),
+            );
         }
         if change.is_switch_to_on_demand() {
             if let Err(retry_after) =
@@ -661,6 +686,10 @@ impl Context<'_> {
             }
         }
         let mut reason = format!("{} -> {phase}", table.billing);
+        if !change.indexes.is_empty() {
+            let names: Vec<&str> = change.indexes.iter().map(|i| i.index.as_str()).collect();
+            reason.push_str(&format!(", with indexes {}", names.join(", ")));
+        }
         if class_change.is_some() {
             reason.push_str("; the table class follows in a later run (one change per UpdateTable)");
         }
@@ -675,6 +704,15 @@ impl Context<'_> {
             },
             format!("{why}; allowed again at {}", retry_after.to_rfc3339()),
         )
+    }
+}
+
+/// "CREATING", "ACTIVE, backfilling".
+fn index_state(index: &crate::observed::ObservedIndex) -> String {
+    if index.backfilling {
+        format!("{}, backfilling", index.status.as_str())
+    } else {
+        index.status.as_str().to_string()
     }
 }
 

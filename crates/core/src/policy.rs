@@ -5,19 +5,24 @@
 //! unknown keys are rejected; [`PolicyDocument::validate`] fills the blog's defaults and checks
 //! every field, naming the field and what is allowed, before anything talks to AWS.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
+use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
 use crate::blueprint::{Blueprint, BlueprintDocument};
+use crate::indexes::{validate_indexes, IndexDocument, LocalIndexDocument};
 use crate::naming::TableNaming;
-use crate::period::{Calendar, PeriodKind};
+use crate::period::{Calendar, PeriodKind, Slot};
 use crate::rates::{Rates, RatesDocument};
 use crate::retention::{Retention, RetentionDocument};
 use crate::settings::{
-    AttributeKind, Billing, Capacity, KeyAttribute, KeySchema, OnDemandLimits, TableClass,
+    AttributeKind, Billing, Capacity, GlobalIndex, KeyAttribute, KeySchema, LocalIndex, OnDemandLimits,
+    TableClass,
 };
 
 /// Upper bound for `premake`: each run may create `premake + 1` tables at once, and DynamoDB
@@ -37,7 +42,15 @@ pub struct Policy {
     pub timezone: Tz,
     pub premake: u32,
     pub key: KeySchema,
+    /// Global secondary indexes every table is created with (and current and pre-built tables
+    /// get when the policy adds one).
+    pub indexes: Vec<GlobalIndex>,
+    /// Local secondary indexes, created with each table (DynamoDB cannot add them later).
+    pub local_indexes: Vec<LocalIndex>,
     pub phases: Vec<Phase>,
+    /// How long after its period ends a table keeps phase 0 (late writes from devices that
+    /// buffer); `None`: it moves on at the first resize_old run after the period.
+    pub grace: Option<Duration>,
     /// Settings besides capacity that every table carries.
     pub template: Blueprint,
     /// Archive and delete old tables; `None` keeps every table.
@@ -47,13 +60,58 @@ pub struct Policy {
 }
 
 /// The settings a table should have once it is at least `min_age` periods old.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Phase {
     pub min_age: u32,
     /// Provisioned capacity, or on-demand with optional maximum throughput.
     pub billing: Billing,
+    /// Every global secondary index's throughput, in the table's billing mode.
+    pub index_billing: Billing,
+    /// Provisioned capacity of the indexes that differ from `index_billing`, by index name.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub index_overrides: BTreeMap<String, Capacity>,
     /// `None` leaves the table class as it is.
     pub table_class: Option<TableClass>,
+}
+
+impl Phase {
+    fn to_document(&self) -> PhaseDocument {
+        let mut doc = PhaseDocument {
+            min_age: i64::from(self.min_age),
+            table_class: self.table_class.map(|c| c.as_policy_str().to_string()),
+            index_overrides: (!self.index_overrides.is_empty()).then(|| self.index_overrides.clone()),
+            ..PhaseDocument::default()
+        };
+        match (self.billing, self.index_billing) {
+            (Billing::Provisioned(c), Billing::Provisioned(index)) => {
+                doc.read = Some(c.read);
+                doc.write = Some(c.write);
+                // Only when it differs: the default is the table's.
+                doc.index_read = (index.read != c.read).then_some(index.read);
+                doc.index_write = (index.write != c.write).then_some(index.write);
+            }
+            (limits, index) => {
+                doc.billing = Some("on_demand".into());
+                if let Billing::OnDemand(limits) = limits {
+                    doc.max_read = limits.max_read;
+                    doc.max_write = limits.max_write;
+                }
+                if let Billing::OnDemand(index) = index {
+                    doc.index_max_read = index.max_read;
+                    doc.index_max_write = index.max_write;
+                }
+            }
+        }
+        doc
+    }
+
+    /// The throughput the phase gives the global secondary index `index`.
+    pub fn billing_of_index(&self, index: &str) -> Billing {
+        match (self.index_billing, self.index_overrides.get(index)) {
+            (Billing::Provisioned(_), Some(capacity)) => Billing::Provisioned(*capacity),
+            (billing, _) => billing,
+        }
+    }
 }
 
 /// The policy document as written by the user: every field optional, unknown keys rejected.
@@ -71,7 +129,14 @@ pub struct PolicyDocument {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<KeySchema>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub indexes: Option<Vec<IndexDocument>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_indexes: Option<Vec<LocalIndexDocument>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases: Option<Vec<PhaseDocument>>,
+    /// How long a table keeps phase 0 after its period ends: `"90m"`, `"2h"` (humantime).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grace: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<BlueprintDocument>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -97,6 +162,20 @@ pub struct PhaseDocument {
     pub max_read: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_write: Option<i64>,
+    /// Global secondary indexes' capacity in a provisioned phase; default: `read` / `write`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_read: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_write: Option<i64>,
+    /// Per-index capacity in a provisioned phase, by index name, where one index needs more
+    /// or less than `index_read` / `index_write`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_overrides: Option<BTreeMap<String, Capacity>>,
+    /// Global secondary indexes' on-demand maximums in an on-demand phase; optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_max_read: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_max_write: Option<i64>,
     /// `"standard"` or `"standard_ia"`; absent leaves the class as it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table_class: Option<String>,
@@ -198,6 +277,13 @@ impl Policy {
             .collect()
     }
 
+    /// When a table of `slot` leaves phase 0: its period's end plus the grace; `None` without
+    /// a grace.
+    pub fn grace_end(&self, slot: Slot) -> Option<DateTime<Utc>> {
+        let grace = chrono::Duration::from_std(self.grace?).ok()?;
+        self.calendar().end(slot).checked_add_signed(grace)
+    }
+
     /// The phase new tables are created with.
     pub fn hot_phase(&self) -> &Phase {
         &self.phases[0]
@@ -211,30 +297,12 @@ impl Policy {
             timezone: Some(self.timezone.name().to_string()),
             premake: Some(i64::from(self.premake)),
             key: Some(self.key.clone()),
-            phases: Some(
-                self.phases
-                    .iter()
-                    .map(|p| {
-                        let mut doc = PhaseDocument {
-                            min_age: i64::from(p.min_age),
-                            table_class: p.table_class.map(|c| c.as_policy_str().to_string()),
-                            ..PhaseDocument::default()
-                        };
-                        match p.billing {
-                            Billing::Provisioned(c) => {
-                                doc.read = Some(c.read);
-                                doc.write = Some(c.write);
-                            }
-                            Billing::OnDemand(limits) => {
-                                doc.billing = Some("on_demand".into());
-                                doc.max_read = limits.max_read;
-                                doc.max_write = limits.max_write;
-                            }
-                        }
-                        doc
-                    })
-                    .collect(),
-            ),
+            // Absent when unused, so a policy without them keeps its hash.
+            indexes: (!self.indexes.is_empty()).then(|| self.indexes.iter().map(IndexDocument::from).collect()),
+            local_indexes: (!self.local_indexes.is_empty())
+                .then(|| self.local_indexes.iter().map(LocalIndexDocument::from).collect()),
+            grace: self.grace.map(|d| humantime::format_duration(d).to_string()),
+            phases: Some(self.phases.iter().map(Phase::to_document).collect()),
             template: self.template.to_document(),
             retention: self.retention.as_ref().map(Retention::to_document),
             rates: self.rates.to_document(),
@@ -360,6 +428,33 @@ impl PolicyDocument {
             );
         }
 
+        let indexes = validate_indexes(
+            &key,
+            self.indexes.as_deref().unwrap_or_default(),
+            self.local_indexes.as_deref().unwrap_or_default(),
+        );
+        let index_names: Vec<&str> = match &indexes {
+            Ok((globals, _)) => globals.iter().map(|i| i.name.as_str()).collect(),
+            Err(problems) => {
+                for (name, message) in problems {
+                    fail(name, message.clone());
+                }
+                self.indexes.iter().flatten().map(|i| i.name.as_str()).collect()
+            }
+        };
+
+        let grace = match self.grace.as_deref().map(humantime::parse_duration) {
+            None => None,
+            Some(Ok(grace)) => Some(grace),
+            Some(Err(e)) => {
+                fail(
+                    "grace",
+                    format!("{e}: use a duration such as \"90m\" or \"2h\" (how long a table keeps phase 0 after its period ends)"),
+                );
+                None
+            }
+        };
+
         let phases = self.phases.clone().unwrap_or_else(default_phases);
         if phases.is_empty() {
             fail(
@@ -393,7 +488,7 @@ impl PolicyDocument {
                 _ => {}
             }
             previous_age = Some(phase.min_age);
-            let settings = phase_settings(phase, &field);
+            let settings = phase_settings(phase, &field, &index_names);
             if let Err(problems) = &settings {
                 for (name, message) in problems {
                     fail(&format!("{field}.{name}"), message.clone());
@@ -445,7 +540,11 @@ impl PolicyDocument {
         if !errors.is_empty() {
             return Err(PolicyError::Invalid(errors));
         }
+        let (indexes, local_indexes) = indexes.expect("checked above");
         Ok(Policy {
+            indexes,
+            local_indexes,
+            grace: grace.filter(|g| !g.is_zero()),
             template: template.expect("checked above"),
             retention,
             rates,
@@ -457,13 +556,9 @@ impl PolicyDocument {
             phases: phases
                 .iter()
                 .zip(parsed_phases)
-                .map(|(p, settings)| {
-                    let (billing, table_class) = settings.expect("checked above");
-                    Phase {
-                        min_age: p.min_age as u32,
-                        billing,
-                        table_class,
-                    }
+                .map(|(p, settings)| Phase {
+                    min_age: p.min_age as u32,
+                    ..settings.expect("checked above")
                 })
                 .collect(),
         })
@@ -498,82 +593,140 @@ fn default_phases() -> Vec<PhaseDocument> {
 }
 
 /// Problems with one phase: (field within the phase, what to change).
-type PhaseProblems = Vec<(&'static str, String)>;
+type PhaseProblems = Vec<(String, String)>;
 
-/// A phase's billing and table class, or every problem with it.
-fn phase_settings(
-    phase: &PhaseDocument,
-    field: &str,
-) -> Result<(Billing, Option<TableClass>), PhaseProblems> {
-    let mut problems = Vec::new();
+/// A phase's settings (its `min_age` left at 0), or every problem with it. `indexes`: the
+/// policy's global secondary index names, which `index_overrides` may name.
+fn phase_settings(phase: &PhaseDocument, field: &str, indexes: &[&str]) -> Result<Phase, PhaseProblems> {
+    let mut problems: PhaseProblems = Vec::new();
     let table_class = match phase.table_class.as_deref().map(TableClass::from_policy_str) {
         None => None,
         Some(Ok(class)) => Some(class),
         Some(Err(message)) => {
-            problems.push(("table_class", message));
+            problems.push(("table_class".into(), message));
             None
         }
     };
-    let positive = |problems: &mut PhaseProblems, name: &'static str, value: Option<i64>| {
+    let positive = |problems: &mut PhaseProblems, name: &str, value: Option<i64>| {
         if let Some(units) = value.filter(|units| *units < 1) {
             problems.push((
-                name,
+                name.to_string(),
                 format!("{units} is below DynamoDB's minimum: use 1 or more"),
             ));
         }
     };
-    let billing = match phase.billing.as_deref().unwrap_or("provisioned") {
-        "provisioned" => {
-            for (name, value) in [("max_read", phase.max_read), ("max_write", phase.max_write)] {
-                if value.is_some() {
-                    problems.push((
-                        name,
-                        format!(
-                            "only for on-demand phases: remove it, or set {field}.billing = \"on_demand\""
-                        ),
-                    ));
-                }
+    let only_with = |problems: &mut PhaseProblems, fields: &[(&str, bool)], what: &str| {
+        for (name, set) in fields {
+            if *set {
+                problems.push((name.to_string(), what.to_string()));
             }
+        }
+    };
+    let index_fields_set = phase.index_read.is_some()
+        || phase.index_write.is_some()
+        || phase.index_overrides.is_some()
+        || phase.index_max_read.is_some()
+        || phase.index_max_write.is_some();
+    if indexes.is_empty() && index_fields_set {
+        problems.push((
+            "index_read".into(),
+            "index capacity without [[indexes]]: remove the index_* fields, or add the global secondary indexes".into(),
+        ));
+    }
+    let (billing, index_billing) = match phase.billing.as_deref().unwrap_or("provisioned") {
+        "provisioned" => {
+            only_with(
+                &mut problems,
+                &[
+                    ("max_read", phase.max_read.is_some()),
+                    ("max_write", phase.max_write.is_some()),
+                    ("index_max_read", phase.index_max_read.is_some()),
+                    ("index_max_write", phase.index_max_write.is_some()),
+                ],
+                &format!("only for on-demand phases: remove it, or set {field}.billing = \"on_demand\""),
+            );
             for (name, value) in [("read", phase.read), ("write", phase.write)] {
                 if value.is_none() {
                     problems.push((
-                        name,
+                        name.into(),
                         format!("required for a provisioned phase (capacity units, 1 or more), or set {field}.billing = \"on_demand\""),
                     ));
                 }
                 positive(&mut problems, name, value);
             }
-            Billing::Provisioned(Capacity {
-                read: phase.read.unwrap_or(1),
-                write: phase.write.unwrap_or(1),
-            })
-        }
-        "on_demand" => {
-            for (name, value) in [("read", phase.read), ("write", phase.write)] {
-                if value.is_some() {
+            positive(&mut problems, "index_read", phase.index_read);
+            positive(&mut problems, "index_write", phase.index_write);
+            for (index, capacity) in phase.index_overrides.iter().flatten() {
+                if !indexes.is_empty() && !indexes.contains(&index.as_str()) {
                     problems.push((
-                        name,
-                        "not used by an on-demand phase: remove it (max_read / max_write cap on-demand throughput)".to_string(),
+                        format!("index_overrides.{index}"),
+                        format!("no index {index:?} in [[indexes]]: use one of {}", indexes.join(", ")),
                     ));
                 }
+                positive(&mut problems, &format!("index_overrides.{index}.read"), Some(capacity.read));
+                positive(&mut problems, &format!("index_overrides.{index}.write"), Some(capacity.write));
             }
-            positive(&mut problems, "max_read", phase.max_read);
-            positive(&mut problems, "max_write", phase.max_write);
-            Billing::OnDemand(OnDemandLimits {
-                max_read: phase.max_read,
-                max_write: phase.max_write,
-            })
+            let table = Capacity {
+                read: phase.read.unwrap_or(1),
+                write: phase.write.unwrap_or(1),
+            };
+            (
+                Billing::Provisioned(table),
+                Billing::Provisioned(Capacity {
+                    read: phase.index_read.unwrap_or(table.read),
+                    write: phase.index_write.unwrap_or(table.write),
+                }),
+            )
+        }
+        "on_demand" => {
+            let unused = "not used by an on-demand phase: remove it (max_read / max_write and index_max_read / index_max_write cap on-demand throughput)";
+            only_with(
+                &mut problems,
+                &[
+                    ("read", phase.read.is_some()),
+                    ("write", phase.write.is_some()),
+                    ("index_read", phase.index_read.is_some()),
+                    ("index_write", phase.index_write.is_some()),
+                    ("index_overrides", phase.index_overrides.is_some()),
+                ],
+                unused,
+            );
+            for (name, value) in [
+                ("max_read", phase.max_read),
+                ("max_write", phase.max_write),
+                ("index_max_read", phase.index_max_read),
+                ("index_max_write", phase.index_max_write),
+            ] {
+                positive(&mut problems, name, value);
+            }
+            (
+                Billing::OnDemand(OnDemandLimits {
+                    max_read: phase.max_read,
+                    max_write: phase.max_write,
+                }),
+                Billing::OnDemand(OnDemandLimits {
+                    max_read: phase.index_max_read,
+                    max_write: phase.index_max_write,
+                }),
+            )
         }
         other => {
             problems.push((
-                "billing",
+                "billing".into(),
                 format!("unknown billing {other:?}: use \"provisioned\" or \"on_demand\""),
             ));
-            Billing::OnDemand(OnDemandLimits::default())
+            let any = Billing::OnDemand(OnDemandLimits::default());
+            (any, any)
         }
     };
     if problems.is_empty() {
-        Ok((billing, table_class))
+        Ok(Phase {
+            min_age: 0,
+            billing,
+            index_billing,
+            index_overrides: phase.index_overrides.clone().unwrap_or_default(),
+            table_class,
+        })
     } else {
         Err(problems)
     }

@@ -33,6 +33,7 @@ pub enum AttributeKind {
 
 /// Provisioned read and write capacity units.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Capacity {
     pub read: i64,
     pub write: i64,
@@ -192,4 +193,41 @@ impl fmt::Display for Encryption {
             Encryption::CustomerManaged { kms_key } => write!(f, "customer_managed ({kms_key})"),
         }
     }
+}
+
+/// Which attributes an index copies from the table besides the keys.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Projection {
+    KeysOnly,
+    All,
+    /// The keys and these attributes.
+    Include(Vec<String>),
+}
+
+impl fmt::Display for Projection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Projection::KeysOnly => f.write_str("keys_only"),
+            Projection::All => f.write_str("all"),
+            Projection::Include(attributes) => write!(f, "include {}", attributes.join(", ")),
+        }
+    }
+}
+
+/// A global secondary index the policy's tables carry: its own key and throughput.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GlobalIndex {
+    pub name: String,
+    pub key: KeySchema,
+    pub projection: Projection,
+}
+
+/// A local secondary index: the table's partition key with another sort key. DynamoDB creates
+/// these with the table only.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LocalIndex {
+    pub name: String,
+    pub sort: KeyAttribute,
+    pub projection: Projection,
 }

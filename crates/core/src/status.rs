@@ -59,6 +59,10 @@ pub struct TableStatusLine {
     pub resize_old: Option<NextRun>,
     /// `None` for foreign tables and tables already in the last phase.
     pub next_phase: Option<NextPhase>,
+    /// Until when a past table keeps phase 0 for late writes (the policy's `grace`); `None`
+    /// when there is no grace or it is over.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grace_until: Option<DateTime<Utc>>,
     /// Template upkeep and retention steps the next runs take, after the main change.
     pub other_changes: Vec<OtherChange>,
     /// `None` when archiving is off or the table is not ours.
@@ -139,6 +143,9 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
         // Only tables the planner found ours have a period.
         if let Some(slot) = line.slot {
             let calendar = policy.calendar();
+            line.grace_until = policy
+                .grace_end(slot)
+                .filter(|until| now < *until && line.age.is_some_and(|age| age > 0));
             line.next_phase = next_phase(policy, slot, line.phase);
             line.delete_due = policy
                 .retention
@@ -161,14 +168,16 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
 }
 
 /// When the table's age reaches the next phase's `min_age`: the start of the period that many
-/// periods after its own.
+/// periods after its own, and for phase 0 not before the write grace ends.
 fn next_phase(policy: &Policy, slot: Slot, phase: Option<usize>) -> Option<NextPhase> {
     let phase = phase? + 1;
     let min_age = policy.phases.get(phase)?.min_age;
-    Some(NextPhase {
-        phase,
-        from: policy.calendar().start_after(slot, min_age),
-    })
+    let by_age = policy.calendar().start_after(slot, min_age);
+    let from = match policy.grace_end(slot) {
+        Some(grace_end) if phase == 1 => by_age.max(grace_end),
+        _ => by_age,
+    };
+    Some(NextPhase { phase, from })
 }
 
 fn empty_line(item: &PlanItem) -> TableStatusLine {
@@ -183,6 +192,7 @@ fn empty_line(item: &PlanItem) -> TableStatusLine {
         create_new: None,
         resize_old: None,
         next_phase: None,
+        grace_until: None,
         other_changes: Vec::new(),
         archive: None,
         delete_due: None,

@@ -122,6 +122,7 @@ fn create_new_never_lowers_but_raises_to_phase_zero() {
                 read: 300,
                 write: 1200
             }),
+            indexes: Vec::new(),
         })
     );
 }

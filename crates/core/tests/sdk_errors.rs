@@ -36,6 +36,7 @@ fn change(name: &str) -> CapacityChange {
             write: 1000,
         }),
         to: Billing::Provisioned(Capacity { read: 1, write: 1 }),
+        indexes: Vec::new(),
     }
 }
 
@@ -66,6 +67,8 @@ async fn create_on_an_existing_name_means_it_exists() {
     let spec = TableSpec {
         name: "timeseries_2018-10-26".into(),
         key: Policy::default().key,
+        global_indexes: Vec::new(),
+        local_indexes: Vec::new(),
         billing: Billing::Provisioned(Capacity {
             read: 300,
             write: 1000,
@@ -380,6 +383,8 @@ async fn on_demand_limits_and_table_class_reach_the_wire() {
     let spec = TableSpec {
         name: "t".into(),
         key: Policy::default().key,
+        global_indexes: Vec::new(),
+        local_indexes: Vec::new(),
         billing: Billing::OnDemand(OnDemandLimits {
             max_read: None,
             max_write: Some(4000),

@@ -54,6 +54,8 @@ fn spec(name: &str) -> TableSpec {
     TableSpec {
         name: name.into(),
         key: Policy::default().key,
+        global_indexes: Vec::new(),
+        local_indexes: Vec::new(),
         billing: Billing::Provisioned(Capacity {
             read: 300,
             write: 1000,

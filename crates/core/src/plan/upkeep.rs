@@ -1,6 +1,6 @@
 //! Template upkeep: the settings of the policy's `[template]` that an existing table has lost
-//! or never had (tags, TTL, point-in-time recovery, deletion protection, stream, encryption),
-//! each restored by its own action.
+//! or never had (tags, TTL, point-in-time recovery, deletion protection, stream, encryption,
+//! and the policy's indexes on current and pre-built tables), each restored by its own action.
 
 use std::collections::BTreeMap;
 
@@ -62,6 +62,7 @@ impl Context<'_> {
                 update_planned = true;
             }
         }
+        items.extend(self.index_notes(owned));
         items
     }
 
@@ -174,6 +175,7 @@ impl Context<'_> {
                 ));
             }
         }
+        settings.extend(self.missing_index(owned));
         settings
     }
 }

@@ -7,9 +7,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::settings::{
-    Billing, Encryption, GlobalIndex, KeySchema, LocalIndex, StreamSetting, TableClass,
-};
+use crate::settings::{Billing, Encryption, GlobalIndex, KeySchema, LocalIndex, StreamSetting, TableClass};
 
 /// Everything CreateTable needs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -62,7 +60,9 @@ pub struct IndexCapacityChange {
 /// Whether going from `from` to `to` lowers provisioned throughput.
 pub fn lowers(from: Billing, to: Billing) -> bool {
     match (from, to) {
-        (Billing::Provisioned(from), Billing::Provisioned(to)) => to.read < from.read || to.write < from.write,
+        (Billing::Provisioned(from), Billing::Provisioned(to)) => {
+            to.read < from.read || to.write < from.write
+        }
         _ => false,
     }
 }

@@ -337,12 +337,16 @@ impl ControlPlane for DynamoDb {
                     .projection(projection(&spec.index.projection));
                 create = match spec.billing {
                     Billing::Provisioned(capacity) => create.provisioned_throughput(throughput(capacity)),
-                    Billing::OnDemand(limits) => create.set_on_demand_throughput(on_demand_throughput(limits)),
+                    Billing::OnDemand(limits) => {
+                        create.set_on_demand_throughput(on_demand_throughput(limits))
+                    }
                 };
                 // The new index's key attributes must be defined; the table's already are.
                 std::iter::once(&key.partition)
                     .chain(&key.sort)
-                    .fold(request, |request, key| request.attribute_definitions(attribute(key)))
+                    .fold(request, |request, key| {
+                        request.attribute_definitions(attribute(key))
+                    })
                     .global_secondary_index_updates(
                         GlobalSecondaryIndexUpdate::builder()
                             .create(create.build().expect("the required fields are set"))

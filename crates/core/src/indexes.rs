@@ -44,9 +44,7 @@ pub struct LocalIndexDocument {
 #[serde(untagged)]
 pub enum ProjectionDocument {
     Kind(String),
-    Include {
-        include: Vec<String>,
-    },
+    Include { include: Vec<String> },
 }
 
 type Problems = Vec<(String, String)>;
@@ -61,13 +59,19 @@ pub fn validate_indexes(
     if globals.len() > MAX_GLOBAL_INDEXES {
         problems.push((
             "indexes".into(),
-            format!("{} indexes: DynamoDB allows {MAX_GLOBAL_INDEXES} per table", globals.len()),
+            format!(
+                "{} indexes: DynamoDB allows {MAX_GLOBAL_INDEXES} per table",
+                globals.len()
+            ),
         ));
     }
     if locals.len() > MAX_LOCAL_INDEXES {
         problems.push((
             "local_indexes".into(),
-            format!("{} local indexes: DynamoDB allows {MAX_LOCAL_INDEXES} per table", locals.len()),
+            format!(
+                "{} local indexes: DynamoDB allows {MAX_LOCAL_INDEXES} per table",
+                locals.len()
+            ),
         ));
     }
     if !locals.is_empty() && key.sort.is_none() {
@@ -78,7 +82,10 @@ pub fn validate_indexes(
     }
     // Every attribute used as a key anywhere has one type (one AttributeDefinitions entry).
     let mut types: BTreeMap<String, (AttributeKind, String)> = BTreeMap::new();
-    types.insert(key.partition.name.clone(), (key.partition.kind, "key.partition".into()));
+    types.insert(
+        key.partition.name.clone(),
+        (key.partition.kind, "key.partition".into()),
+    );
     if let Some(sort) = &key.sort {
         types.insert(sort.name.clone(), (sort.kind, "key.sort".into()));
     }
@@ -144,7 +151,10 @@ pub fn validate_indexes(
             if sort.name == doc.partition.name {
                 problems.push((
                     format!("{field}.sort.name"),
-                    format!("{:?} is also the index's partition key: use another attribute", sort.name),
+                    format!(
+                        "{:?} is also the index's partition key: use another attribute",
+                        sort.name
+                    ),
                 ));
             }
         }
@@ -169,7 +179,10 @@ pub fn validate_indexes(
         if doc.sort.name == key.partition.name {
             problems.push((
                 format!("{field}.sort.name"),
-                format!("{:?} is the table's partition key: use another attribute", doc.sort.name),
+                format!(
+                    "{:?} is the table's partition key: use another attribute",
+                    doc.sort.name
+                ),
             ));
         }
         let mut keys = table_keys.clone();

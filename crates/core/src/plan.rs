@@ -16,8 +16,7 @@ use crate::changes::{
     CapacityChange, ClassChange, DeleteRequest, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
 use crate::limits::{
-    spaced_change_allowed, DEFAULT_TABLE_QUOTA, ON_DEMAND_SWITCH_SPACING,
-    TABLE_CLASS_CHANGE_SPACING,
+    spaced_change_allowed, DEFAULT_TABLE_QUOTA, ON_DEMAND_SWITCH_SPACING, TABLE_CLASS_CHANGE_SPACING,
 };
 use crate::naming::{Ownership, TableNaming};
 use crate::observed::{ObservedTable, TableStatus};

@@ -298,7 +298,8 @@ impl Policy {
             premake: Some(i64::from(self.premake)),
             key: Some(self.key.clone()),
             // Absent when unused, so a policy without them keeps its hash.
-            indexes: (!self.indexes.is_empty()).then(|| self.indexes.iter().map(IndexDocument::from).collect()),
+            indexes: (!self.indexes.is_empty())
+                .then(|| self.indexes.iter().map(IndexDocument::from).collect()),
             local_indexes: (!self.local_indexes.is_empty())
                 .then(|| self.local_indexes.iter().map(LocalIndexDocument::from).collect()),
             grace: self.grace.map(|d| humantime::format_duration(d).to_string()),
@@ -660,11 +661,22 @@ fn phase_settings(phase: &PhaseDocument, field: &str, indexes: &[&str]) -> Resul
                 if !indexes.is_empty() && !indexes.contains(&index.as_str()) {
                     problems.push((
                         format!("index_overrides.{index}"),
-                        format!("no index {index:?} in [[indexes]]: use one of {}", indexes.join(", ")),
+                        format!(
+                            "no index {index:?} in [[indexes]]: use one of {}",
+                            indexes.join(", ")
+                        ),
                     ));
                 }
-                positive(&mut problems, &format!("index_overrides.{index}.read"), Some(capacity.read));
-                positive(&mut problems, &format!("index_overrides.{index}.write"), Some(capacity.write));
+                positive(
+                    &mut problems,
+                    &format!("index_overrides.{index}.read"),
+                    Some(capacity.read),
+                );
+                positive(
+                    &mut problems,
+                    &format!("index_overrides.{index}.write"),
+                    Some(capacity.write),
+                );
             }
             let table = Capacity {
                 read: phase.read.unwrap_or(1),
@@ -892,6 +904,108 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("X"), "{err}");
+    }
+
+    #[test]
+    fn indexes_and_grace_round_trip_and_every_bad_field_is_named() {
+        let good = r#"
+            grace = "90m"
+            [key]
+            partition = { name = "pk", type = "S" }
+            sort = { name = "sk", type = "S" }
+            [[indexes]]
+            name = "by_device"
+            partition = { name = "device", type = "S" }
+            sort = { name = "sk", type = "S" }
+            projection = "keys_only"
+            [[indexes]]
+            name = "by_site"
+            partition = { name = "site", type = "S" }
+            projection = { include = ["temp"] }
+            [[local_indexes]]
+            name = "by_time"
+            sort = { name = "ts", type = "N" }
+            [[phases]]
+            min_age = 0
+            read = 50
+            write = 500
+            index_read = 20
+            index_overrides = { by_site = { read = 3, write = 4 } }
+            [[phases]]
+            min_age = 1
+            billing = "on_demand"
+            index_max_read = 9
+        "#;
+        let policy = Policy::from_toml(good).unwrap();
+        assert_eq!(policy.grace, Some(Duration::from_secs(90 * 60)));
+        assert_eq!(policy.indexes.len(), 2);
+        assert_eq!(
+            policy.local_indexes[0].projection,
+            crate::settings::Projection::All
+        );
+        let hot = policy.hot_phase();
+        let provisioned = |read, write| Billing::Provisioned(Capacity { read, write });
+        assert_eq!(hot.billing_of_index("by_device"), provisioned(20, 500));
+        assert_eq!(hot.billing_of_index("by_site"), provisioned(3, 4));
+        assert_eq!(
+            policy.phases[1].billing_of_index("by_device"),
+            Billing::OnDemand(OnDemandLimits {
+                max_read: Some(9),
+                max_write: None
+            })
+        );
+        let round_trip = Policy::from_json(&serde_json::to_string(&policy.to_document()).unwrap()).unwrap();
+        assert_eq!(round_trip, policy);
+        // Without indexes or grace the document, and so the hash, is what it was before them.
+        let plain = serde_json::to_value(Policy::default().to_document()).unwrap();
+        for absent in ["indexes", "local_indexes", "grace"] {
+            assert!(plain.get(absent).is_none(), "{absent}");
+        }
+        assert!(plain["phases"][0].get("index_read").is_none());
+
+        let bad = r#"
+            grace = "soon"
+            [key]
+            partition = { name = "pk", type = "S" }
+            [[indexes]]
+            name = "x"
+            partition = { name = "pk", type = "N" }
+            projection = "some"
+            [[indexes]]
+            name = "by_site"
+            partition = { name = "site", type = "S" }
+            sort = { name = "site", type = "S" }
+            projection = { include = ["pk"] }
+            [[local_indexes]]
+            name = "by_site"
+            sort = { name = "ts", type = "N" }
+            [[phases]]
+            min_age = 0
+            read = 1
+            write = 1
+            index_max_read = 5
+            index_overrides = { nope = { read = 1, write = 0 } }
+        "#;
+        assert_eq!(
+            invalid_fields(bad),
+            [
+                "local_indexes",
+                "indexes[0].partition.type",
+                "indexes[0].name",
+                "indexes[0].projection",
+                "indexes[1].sort.name",
+                "indexes[1].projection",
+                "local_indexes[0].name",
+                "grace",
+                "phases[0].index_max_read",
+                "phases[0].index_overrides.nope",
+                "phases[0].index_overrides.nope.write",
+            ]
+        );
+        assert_eq!(
+            invalid_fields("[[phases]]\nmin_age = 0\nread = 1\nwrite = 1\nindex_read = 2"),
+            ["phases[0].index_read"]
+        );
     }
 
     #[test]

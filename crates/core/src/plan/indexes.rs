@@ -105,7 +105,11 @@ impl Context<'_> {
 
     /// When the change's decreases are all within their budgets: `Err((when, which))` names the
     /// table or indexes whose budget is spent and the earliest time all are allowed again.
-    pub fn decrease_budget(&self, table: &ObservedTable, change: &CapacityChange) -> Result<(), (DateTime<Utc>, String)> {
+    pub fn decrease_budget(
+        &self,
+        table: &ObservedTable,
+        change: &CapacityChange,
+    ) -> Result<(), (DateTime<Utc>, String)> {
         let mut spent: Vec<(DateTime<Utc>, String)> = Vec::new();
         if change.is_decrease() {
             if let Err(at) = decrease_allowed(self.now, table.decreases_today, table.last_decrease) {
@@ -139,44 +143,50 @@ impl Context<'_> {
             None => Ok(()),
             Some(latest) => Err((
                 latest,
-                spent.into_iter().map(|(_, which)| which).collect::<Vec<_>>().join(", "),
+                spent
+                    .into_iter()
+                    .map(|(_, which)| which)
+                    .collect::<Vec<_>>()
+                    .join(", "),
             )),
         }
     }
 
-    /// The first of the policy's indexes that a current or pre-built table lacks, to create
-    /// (DynamoDB creates one index per UpdateTable, and none while another is building); older
-    /// tables keep the indexes they were made with.
-    pub fn missing_index(&self, owned: &Owned) -> Option<(TableSetting, String)> {
+    /// The policy's indexes that a current or pre-built table lacks, to create in order, one
+    /// per UpdateTable (DynamoDB's rule; upkeep defers the rest), and none while another index
+    /// is building. Older tables keep the indexes they were made with.
+    pub fn missing_indexes(&self, owned: &Owned) -> Vec<(TableSetting, String)> {
         let table = owned.table;
         if self.age(owned.slot) > 0 || self.unsettled_index(table).is_some() {
-            return None;
+            return Vec::new();
         }
-        let index = self
-            .policy
-            .indexes
-            .iter()
-            .find(|want| !table.global_indexes.iter().any(|have| have.name == want.name))?;
-        // In the table's own billing mode: phase 0's throughput when it has that mode.
-        let hot = self.policy.hot_phase();
-        let billing = match (table.billing, hot.billing_of_index(&index.name)) {
-            (Billing::Provisioned(_), want @ Billing::Provisioned(_)) => want,
-            (Billing::OnDemand(_), want @ Billing::OnDemand(_)) => want,
-            (Billing::Provisioned(have), Billing::OnDemand(_)) => Billing::Provisioned(have),
-            (Billing::OnDemand(_), Billing::Provisioned(_)) => Billing::OnDemand(Default::default()),
-        };
         let when = if self.age(owned.slot) == 0 {
             "the current"
         } else {
             "a pre-built"
         };
-        Some((
-            TableSetting::AddIndex(IndexSpec {
-                index: index.clone(),
-                billing,
-            }),
-            format!("the policy's index {} is missing on {when} table", index.name),
-        ))
+        // In the table's own billing mode: phase 0's throughput when it has that mode.
+        let hot = self.policy.hot_phase();
+        self.policy
+            .indexes
+            .iter()
+            .filter(|want| !table.global_indexes.iter().any(|have| have.name == want.name))
+            .map(|index| {
+                let billing = match (table.billing, hot.billing_of_index(&index.name)) {
+                    (Billing::Provisioned(_), want @ Billing::Provisioned(_)) => want,
+                    (Billing::OnDemand(_), want @ Billing::OnDemand(_)) => want,
+                    (Billing::Provisioned(have), Billing::OnDemand(_)) => Billing::Provisioned(have),
+                    (Billing::OnDemand(_), Billing::Provisioned(_)) => Billing::OnDemand(Default::default()),
+                };
+                (
+                    TableSetting::AddIndex(IndexSpec {
+                        index: index.clone(),
+                        billing,
+                    }),
+                    format!("the policy's index {} is missing on {when} table", index.name),
+                )
+            })
+            .collect()
     }
 
     /// Notes on indexes that differ from the policy and are left as they are: indexes the

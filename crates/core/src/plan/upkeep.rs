@@ -175,7 +175,7 @@ impl Context<'_> {
                 ));
             }
         }
-        settings.extend(self.missing_index(owned));
+        settings.extend(self.missing_indexes(owned));
         settings
     }
 }

@@ -1,0 +1,355 @@
+//! The planner's rules for global secondary indexes and the write grace, with a fixed clock.
+
+use chrono::{DateTime, Utc};
+use ddb_rollover::changes::{CapacityChange, TableSetting};
+use ddb_rollover::observed::{ObservedIndex, ObservedTable, TableStatus};
+use ddb_rollover::plan::{plan, Decision, Operation, Plan, PlanItem};
+use ddb_rollover::policy::Policy;
+use ddb_rollover::settings::{Billing, Capacity, OnDemandLimits};
+
+const POLICY: &str = r#"
+[key]
+partition = { name = "pk", type = "S" }
+sort = { name = "sk", type = "S" }
+
+[[indexes]]
+name = "by_device"
+partition = { name = "device", type = "S" }
+
+[[indexes]]
+name = "by_site"
+partition = { name = "site", type = "S" }
+
+[[phases]]
+min_age = 0
+read = 300
+write = 1000
+index_read = 20
+index_write = 200
+
+[[phases]]
+min_age = 1
+read = 100
+write = 1
+index_read = 5
+index_write = 1
+"#;
+
+fn at(rfc3339: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(rfc3339).unwrap().with_timezone(&Utc)
+}
+
+fn provisioned(read: i64, write: i64) -> Billing {
+    Billing::Provisioned(Capacity { read, write })
+}
+
+fn index(name: &str, billing: Billing) -> ObservedIndex {
+    ObservedIndex {
+        name: name.into(),
+        status: TableStatus::Active,
+        backfilling: false,
+        billing,
+        decreases_today: 0,
+        last_decrease: None,
+    }
+}
+
+/// A table with the policy's two indexes at `index_billing` (the policy's key).
+fn table(name: &str, billing: Billing, index_billing: Billing) -> ObservedTable {
+    let mut t = ObservedTable::active(name, billing);
+    t.key = Some(Policy::from_toml(POLICY).unwrap().key);
+    t.global_indexes = vec![index("by_device", index_billing), index("by_site", index_billing)];
+    t
+}
+
+fn items<'a>(plan: &'a Plan, table: &str) -> Vec<&'a PlanItem> {
+    plan.items.iter().filter(|i| i.table == table).collect()
+}
+
+fn update_of<'a>(plan: &'a Plan, table: &str) -> &'a CapacityChange {
+    match &items(plan, table)[0].decision {
+        Decision::Update(change) => change,
+        other => panic!("{table}: expected an update, got {other:?}: {plan:#?}"),
+    }
+}
+
+#[test]
+fn a_phase_change_sets_every_policy_index_in_the_same_update() {
+    let policy = Policy::from_toml(POLICY).unwrap();
+    let yesterday = table(
+        "timeseries_2018-10-25",
+        provisioned(300, 1000),
+        provisioned(20, 200),
+    );
+    let plan = plan(
+        &policy,
+        at("2018-10-26T00:15:00Z"),
+        &[yesterday],
+        Operation::ResizeOld,
+    );
+    let change = update_of(&plan, "timeseries_2018-10-25");
+    assert_eq!(change.to, provisioned(100, 1));
+    let parts: Vec<(&str, Billing)> = change.indexes.iter().map(|i| (i.index.as_str(), i.to)).collect();
+    assert_eq!(
+        parts,
+        [("by_device", provisioned(5, 1)), ("by_site", provisioned(5, 1))]
+    );
+}
+
+#[test]
+fn an_index_out_of_decrease_budget_defers_the_change_and_says_which() {
+    let policy = Policy::from_toml(POLICY).unwrap();
+    let mut yesterday = table(
+        "timeseries_2018-10-25",
+        provisioned(300, 1000),
+        provisioned(20, 200),
+    );
+    // The table's own budget is fine; one index used its four free decreases minutes ago.
+    yesterday.global_indexes[1].decreases_today = 4;
+    yesterday.global_indexes[1].last_decrease = Some(at("2018-10-26T00:05:00Z"));
+    let plan = plan(
+        &policy,
+        at("2018-10-26T00:15:00Z"),
+        &[yesterday],
+        Operation::ResizeOld,
+    );
+    let item = items(&plan, "timeseries_2018-10-25")[0];
+    assert_eq!(
+        item.decision,
+        Decision::Deferred {
+            retry_after: Some(at("2018-10-26T01:05:00Z"))
+        }
+    );
+    assert!(item.reason.contains("index by_site"), "{}", item.reason);
+    assert!(!item.reason.contains("by_device"), "{}", item.reason);
+}
+
+#[test]
+fn only_indexes_below_their_phase_are_changed_when_the_table_is_right() {
+    let policy = Policy::from_toml(POLICY).unwrap();
+    let mut yesterday = table("timeseries_2018-10-25", provisioned(100, 1), provisioned(5, 1));
+    yesterday.global_indexes[0].billing = provisioned(20, 200);
+    let plan = plan(
+        &policy,
+        at("2018-10-26T00:15:00Z"),
+        &[yesterday],
+        Operation::ResizeOld,
+    );
+    let change = update_of(&plan, "timeseries_2018-10-25");
+    assert!(!change.changes_table());
+    assert_eq!(change.indexes.len(), 1);
+    assert_eq!(change.indexes[0].index, "by_device");
+}
+
+#[test]
+fn a_switch_to_provisioned_carries_every_index_even_one_the_policy_does_not_name() {
+    let policy = Policy::from_toml(POLICY).unwrap();
+    let on_demand = Billing::OnDemand(OnDemandLimits::default());
+    let mut yesterday = table("timeseries_2018-10-25", on_demand, on_demand);
+    yesterday.global_indexes.push(index("by_hand", on_demand));
+    let plan = plan(
+        &policy,
+        at("2018-10-26T00:15:00Z"),
+        &[yesterday],
+        Operation::ResizeOld,
+    );
+    let change = update_of(&plan, "timeseries_2018-10-25");
+    let parts: Vec<&str> = change.indexes.iter().map(|i| i.index.as_str()).collect();
+    assert_eq!(parts, ["by_device", "by_site", "by_hand"]);
+    assert!(change.indexes.iter().all(|i| i.to == provisioned(5, 1)));
+    // Noted, not otherwise touched.
+    assert!(items(&plan, "timeseries_2018-10-25").iter().any(
+        |i| i.decision == Decision::Unchanged && i.reason.contains("index by_hand is not in the policy")
+    ));
+}
+
+#[test]
+fn an_index_the_policy_does_not_name_is_left_alone_otherwise() {
+    let policy = Policy::from_toml(POLICY).unwrap();
+    let mut yesterday = table(
+        "timeseries_2018-10-25",
+        provisioned(300, 1000),
+        provisioned(20, 200),
+    );
+    yesterday.global_indexes.push(index("by_hand", provisioned(7, 7)));
+    let plan = plan(
+        &policy,
+        at("2018-10-26T00:15:00Z"),
+        &[yesterday],
+        Operation::ResizeOld,
+    );
+    let change = update_of(&plan, "timeseries_2018-10-25");
+    assert!(change.indexes.iter().all(|i| i.index != "by_hand"), "{change:?}");
+}
+
+#[test]
+fn a_building_index_defers_its_tables_change() {
+    let policy = Policy::from_toml(POLICY).unwrap();
+    for (status, backfilling) in [(TableStatus::Creating, false), (TableStatus::Active, true)] {
+        let mut yesterday = table(
+            "timeseries_2018-10-25",
+            provisioned(300, 1000),
+            provisioned(20, 200),
+        );
+        yesterday.global_indexes[0].status = status.clone();
+        yesterday.global_indexes[0].backfilling = backfilling;
+        let plan = plan(
+            &policy,
+            at("2018-10-26T00:15:00Z"),
+            &[yesterday],
+            Operation::ResizeOld,
+        );
+        let item = items(&plan, "timeseries_2018-10-25")[0];
+        assert_eq!(
+            item.decision,
+            Decision::Deferred { retry_after: None },
+            "{status:?}"
+        );
+        assert!(item.reason.contains("index by_device"), "{}", item.reason);
+    }
+}
+
+#[test]
+fn a_new_index_goes_to_current_and_pre_built_tables_one_per_run_and_is_only_noted_on_old_ones() {
+    let policy = Policy::from_toml(POLICY).unwrap();
+    let old_index = |name: &str, billing| {
+        let mut t = table(name, billing, provisioned(5, 1));
+        t.global_indexes.clear();
+        t
+    };
+    let observed = [
+        old_index("timeseries_2018-10-24", provisioned(100, 1)),
+        old_index("timeseries_2018-10-25", provisioned(300, 1000)),
+        old_index("timeseries_2018-10-26", provisioned(300, 1000)),
+    ];
+    let create = plan(
+        &policy,
+        at("2018-10-25T23:45:00Z"),
+        &observed,
+        Operation::CreateNew,
+    );
+    for name in ["timeseries_2018-10-25", "timeseries_2018-10-26"] {
+        let added: Vec<&str> = items(&create, name)
+            .iter()
+            .filter_map(|i| match &i.decision {
+                Decision::Configure(change) => match &change.setting {
+                    TableSetting::AddIndex(spec) => Some(spec.index.name.as_str()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        // One creation per UpdateTable: the second index waits for a later run.
+        assert_eq!(added, ["by_device"], "{name}");
+        assert!(items(&create, name)
+            .iter()
+            .any(|i| matches!(&i.decision, Decision::Deferred { .. }) && i.reason.contains("by_site")));
+    }
+    let resize = plan(
+        &policy,
+        at("2018-10-26T00:15:00Z"),
+        &observed,
+        Operation::ResizeOld,
+    );
+    let old = items(&resize, "timeseries_2018-10-24");
+    assert!(
+        old.iter().all(|i| !matches!(i.decision, Decision::Configure(_))),
+        "{old:#?}"
+    );
+    assert!(old.iter().any(|i| i
+        .reason
+        .contains("the policy's index by_device is not on this table")));
+}
+
+#[test]
+fn a_new_index_waits_while_another_builds() {
+    let policy = Policy::from_toml(POLICY).unwrap();
+    let mut today = table(
+        "timeseries_2018-10-25",
+        provisioned(300, 1000),
+        provisioned(20, 200),
+    );
+    today.global_indexes.truncate(1);
+    today.global_indexes[0].status = TableStatus::Creating;
+    let create = plan(
+        &policy,
+        at("2018-10-25T23:45:00Z"),
+        &[today],
+        Operation::CreateNew,
+    );
+    assert!(items(&create, "timeseries_2018-10-25")
+        .iter()
+        .all(|i| !matches!(i.decision, Decision::Configure(_))));
+}
+
+#[test]
+fn create_new_raises_a_pre_built_tables_indexes_to_phase_0() {
+    let policy = Policy::from_toml(POLICY).unwrap();
+    let tomorrow = table("timeseries_2018-10-26", provisioned(300, 1000), provisioned(5, 1));
+    let today = table(
+        "timeseries_2018-10-25",
+        provisioned(300, 1000),
+        provisioned(20, 200),
+    );
+    let create = plan(
+        &policy,
+        at("2018-10-25T23:45:00Z"),
+        &[today, tomorrow],
+        Operation::CreateNew,
+    );
+    let change = update_of(&create, "timeseries_2018-10-26");
+    assert!(!change.changes_table());
+    assert!(change.indexes.iter().all(|i| i.to == provisioned(20, 200)));
+    assert_eq!(
+        items(&create, "timeseries_2018-10-25")[0].decision,
+        Decision::Unchanged
+    );
+}
+
+#[test]
+fn tables_are_created_with_the_indexes_at_phase_0() {
+    let policy = Policy::from_toml(POLICY).unwrap();
+    let create = plan(&policy, at("2018-10-25T23:45:00Z"), &[], Operation::CreateNew);
+    let Decision::Create(spec) = &create.items[0].decision else {
+        panic!("{create:#?}")
+    };
+    let indexes: Vec<(&str, Billing)> = spec
+        .global_indexes
+        .iter()
+        .map(|i| (i.index.name.as_str(), i.billing))
+        .collect();
+    assert_eq!(
+        indexes,
+        [
+            ("by_device", provisioned(20, 200)),
+            ("by_site", provisioned(20, 200))
+        ]
+    );
+}
+
+#[test]
+fn with_a_grace_yesterdays_table_keeps_phase_0_until_the_grace_ends() {
+    let policy = Policy::from_toml("grace = \"2h\"").unwrap();
+    let yesterday = ObservedTable::active("timeseries_2018-10-25", provisioned(300, 1000));
+    let early = plan(
+        &policy,
+        at("2018-10-26T01:00:00Z"),
+        std::slice::from_ref(&yesterday),
+        Operation::ResizeOld,
+    );
+    let item = items(&early, "timeseries_2018-10-25")[0];
+    assert_eq!(item.decision, Decision::Unchanged);
+    assert_eq!(item.phase, Some(0));
+    assert!(
+        item.reason.contains("2018-10-26T02:00:00+00:00"),
+        "{}",
+        item.reason
+    );
+    let late = plan(
+        &policy,
+        at("2018-10-26T02:15:00Z"),
+        &[yesterday],
+        Operation::ResizeOld,
+    );
+    assert_eq!(update_of(&late, "timeseries_2018-10-25").to, provisioned(100, 1));
+}

@@ -1,5 +1,6 @@
 //! Human-readable tables for the terminal; `--output json` prints the core's reports as-is.
 
+use ddb_rollover::changes::TableSetting;
 use ddb_rollover::observed::ArchiveState;
 use ddb_rollover::plan::Decision;
 use ddb_rollover::report::{RunReport, Summary};
@@ -62,12 +63,19 @@ fn billing(value: Option<Billing>) -> String {
 fn action(decision: &Decision) -> String {
     match decision {
         Decision::Create(spec) => format!("create {}", spec.billing),
-        Decision::Update(change) => format!("update to {}", change.to),
+        Decision::Update(change) => match (change.changes_table(), change.indexes.len()) {
+            (true, 0) => format!("update to {}", change.to),
+            (true, n) => format!("update to {} and {n} index(es)", change.to),
+            (false, n) => format!("update {n} index(es)"),
+        },
         Decision::UpdateClass(change) => format!("class to {}", change.to),
         Decision::Tag(change) => format!("tag {}", change.tags.len()),
         Decision::EnableTtl(change) => format!("ttl on {}", change.attribute),
         Decision::EnablePointInTimeRecovery { .. } => "pitr on".into(),
-        Decision::Configure(change) => change.setting.to_string(),
+        Decision::Configure(change) => match &change.setting {
+            TableSetting::AddIndex(spec) => format!("create index {}", spec.index.name),
+            setting => setting.to_string(),
+        },
         Decision::Export(_) => "export".into(),
         Decision::Delete(_) => "delete".into(),
         Decision::Unchanged => "none".into(),

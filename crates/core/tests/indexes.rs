@@ -238,3 +238,89 @@ async fn ten_days(kind: Server) {
     assert_eq!(throughput(today).1["by_site"], (10, 100));
     assert_eq!(throughput(today).1["by_device"], (20, 200));
 }
+
+/// DynamoDB takes a switch from on-demand to provisioned only with every global index's
+/// throughput in the same UpdateTable; DynamoDB Local enforces it as AWS does, and an index
+/// made outside the policy is carried along at the phase's index capacity.
+#[tokio::test]
+async fn a_switch_to_provisioned_carries_every_index_on_dynamodb_local() {
+    let server = LocalDynamo::start(Server::DynamoDbLocal);
+    let client = server.client().await;
+    let control = ddb_rollover::dynamodb::DynamoDb::new(client.clone());
+    let policy = Policy::from_toml(&POLICY.replace(
+        "min_age = 0\nread = 50\nwrite = 500\nindex_read = 20\nindex_write = 200\nindex_overrides = { by_site = { read = 10, write = 100 } }",
+        "min_age = 0\nbilling = \"on_demand\"",
+    ))
+    .unwrap();
+    assert!(matches!(
+        policy.hot_phase().billing,
+        ddb_rollover::settings::Billing::OnDemand(_)
+    ));
+    let day = NaiveDate::from_ymd_opt(2024, 3, 1).unwrap();
+    check(
+        &run(
+            &control,
+            &policy,
+            Operation::CreateNew,
+            at(day, "23:45:00"),
+            ApplyOptions::default(),
+        )
+        .await
+        .unwrap(),
+    );
+    settle(&client).await;
+    // An index the policy does not name, added by hand to yesterday's table.
+    let yesterday = "metrics_2024-03-01";
+    client
+        .update_table()
+        .table_name(yesterday)
+        .attribute_definitions(
+            aws_sdk_dynamodb::types::AttributeDefinition::builder()
+                .attribute_name("owner")
+                .attribute_type(aws_sdk_dynamodb::types::ScalarAttributeType::S)
+                .build()
+                .unwrap(),
+        )
+        .global_secondary_index_updates(
+            aws_sdk_dynamodb::types::GlobalSecondaryIndexUpdate::builder()
+                .create(
+                    aws_sdk_dynamodb::types::CreateGlobalSecondaryIndexAction::builder()
+                        .index_name("by_hand")
+                        .key_schema(
+                            aws_sdk_dynamodb::types::KeySchemaElement::builder()
+                                .attribute_name("owner")
+                                .key_type(aws_sdk_dynamodb::types::KeyType::Hash)
+                                .build()
+                                .unwrap(),
+                        )
+                        .projection(
+                            aws_sdk_dynamodb::types::Projection::builder()
+                                .projection_type(aws_sdk_dynamodb::types::ProjectionType::KeysOnly)
+                                .build(),
+                        )
+                        .build()
+                        .unwrap(),
+                )
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    settle(&client).await;
+    let resize = run(
+        &control,
+        &policy,
+        Operation::ResizeOld,
+        at(day + Duration::days(1), "00:15:00"),
+        ApplyOptions::default(),
+    )
+    .await
+    .unwrap();
+    check(&resize);
+    let described = testkit::describe_all(&client).await;
+    let ((read, write), indexes) = throughput(&described[yesterday]);
+    assert_eq!((read, write), (20, 1));
+    assert_eq!(indexes["by_device"], (5, 1));
+    assert_eq!(indexes["by_site"], (5, 1));
+    assert_eq!(indexes["by_hand"], (5, 1));
+}

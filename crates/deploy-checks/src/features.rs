@@ -8,13 +8,15 @@ use ddb_rollover::Operation;
 
 /// Parameter values that switch every optional part on, and their "off" values: each
 /// combination of them is a stack the checks resolve.
-pub const SWITCHES: [(&str, &str, &str); 5] = [
+pub const SWITCHES: [(&str, &str, &str); 6] = [
     ("TtlAttribute", "", "expires_at"),
     ("PointInTimeRecovery", "false", "true"),
     ("DeletionProtection", "false", "true"),
     ("ArchiveBucket", "", "archive-bucket"),
     // Above ArchiveAfter's default (30): the policy deletes only after archiving.
     ("DeleteAfter", "0", "40"),
+    // The template's Rule wants a PolicyOverride with it; the roles do not depend on that.
+    ("Autoscaling", "false", "true"),
 ];
 
 /// Every on/off combination of [`SWITCHES`], as parameter overrides.
@@ -39,6 +41,7 @@ pub struct Features {
     pub deletion_protection: bool,
     pub archive: bool,
     pub delete: bool,
+    pub autoscaling: bool,
 }
 
 impl Features {
@@ -57,7 +60,33 @@ impl Features {
             deletion_protection: value("DeletionProtection", "false") == "true",
             archive: !value("ArchiveBucket", "").is_empty(),
             delete: value("DeleteAfter", "0") != "0",
+            autoscaling: value("Autoscaling", "false") == "true",
         }
+    }
+
+    /// The capabilities the stack grants its roles beyond the tables themselves: what
+    /// `ROLLOVER_GRANTS` must say (names of `ddb_rollover_lambda::grants::Capability`).
+    pub fn grants(&self) -> BTreeSet<&'static str> {
+        [
+            (self.ttl, "ttl"),
+            (self.pitr(), "pitr"),
+            (self.archive, "archive"),
+            (self.delete, "delete"),
+            (self.autoscaling, "autoscaling"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect()
+    }
+
+    /// The Application Auto Scaling, CloudWatch and IAM actions both roles need with
+    /// autoscaling on (none without): what the executor sends, what Application Auto Scaling
+    /// checks its caller may do for target tracking, and its service-linked role.
+    pub fn autoscaling_actions(&self) -> BTreeSet<&'static str> {
+        if !self.autoscaling {
+            return BTreeSet::new();
+        }
+        AUTOSCALING_ACTIONS.into_iter().collect()
     }
 
     /// Point-in-time recovery on: asked for, or needed by archive exports.
@@ -102,6 +131,20 @@ impl Features {
     }
 }
 
+/// See [`Features::autoscaling_actions`].
+pub const AUTOSCALING_ACTIONS: [&str; 10] = [
+    "application-autoscaling:RegisterScalableTarget",
+    "application-autoscaling:DeregisterScalableTarget",
+    "application-autoscaling:DescribeScalableTargets",
+    "application-autoscaling:PutScalingPolicy",
+    "application-autoscaling:DeleteScalingPolicy",
+    "application-autoscaling:DescribeScalingPolicies",
+    "cloudwatch:PutMetricAlarm",
+    "cloudwatch:DescribeAlarms",
+    "cloudwatch:DeleteAlarms",
+    "iam:CreateServiceLinkedRole",
+];
+
 /// What DynamoDB's export to S3 needs on the objects it writes, with the caller's
 /// permissions (DynamoDB Developer Guide, "Requesting a table export in DynamoDB").
 pub const EXPORT_S3_ACTIONS: [&str; 3] = ["s3:AbortMultipartUpload", "s3:PutObject", "s3:PutObjectAcl"];
@@ -113,12 +156,16 @@ mod tests {
     #[test]
     fn combinations_cover_every_switch_setting_once() {
         let all = combinations();
-        assert_eq!(all.len(), 32);
+        assert_eq!(all.len(), 64);
         let distinct: BTreeSet<_> = all.iter().collect();
-        assert_eq!(distinct.len(), 32);
+        assert_eq!(distinct.len(), 64);
         assert_eq!(Features::of(&all[0]), Features::default());
-        let on = Features::of(&all[31]);
+        let on = Features::of(&all[63]);
         assert!(on.ttl && on.pitr_requested && on.deletion_protection && on.archive && on.delete);
+        assert!(on.autoscaling);
+        assert_eq!(on.grants().len(), 5);
+        assert!(Features::default().grants().is_empty());
+        assert!(Features::default().autoscaling_actions().is_empty());
     }
 
     #[test]

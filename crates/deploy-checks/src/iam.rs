@@ -1,8 +1,8 @@
 //! Just enough of IAM policy evaluation for the template's own statements: identity policies,
 //! `Allow` and `Deny`, `Action` and `Resource` with `*` and `?` wildcards, and `Condition`
 //! blocks with the operators `StringEquals`, `StringEqualsIfExists` and `Null` on the keys
-//! `aws:ResourceTag/KEY` (the target resource's tags) and `aws:RequestTag/KEY` (the tags the
-//! request writes). Any other operator or key, `NotAction` or `NotResource` is refused: the
+//! `aws:ResourceTag/KEY` (the target resource's tags), `aws:RequestTag/KEY` (the tags the
+//! request writes) and the single-valued service keys of [`CONTEXT_KEYS`]. Any other operator or key, `NotAction` or `NotResource` is refused: the
 //! template parser reports it as an error rather than evaluating a statement it does not
 //! understand.
 
@@ -52,11 +52,27 @@ pub enum ConditionKey {
     /// `aws:RequestTag/KEY`: the tag KEY the request writes (CreateTable's or TagResource's
     /// `Tags`).
     RequestTag(String),
+    /// A service's key with one string value per request, one of [`CONTEXT_KEYS`], lowercased:
+    /// the Application Auto Scaling statements' `application-autoscaling:service-namespace` and
+    /// `iam:AWSServiceName`.
+    Context(String),
 }
+
+/// The single-valued service condition keys this check evaluates ([`ConditionKey::Context`]),
+/// lowercased (IAM condition key names are case-insensitive).
+pub const CONTEXT_KEYS: [&str; 3] = [
+    "application-autoscaling:service-namespace",
+    "application-autoscaling:scalable-dimension",
+    "iam:awsservicename",
+];
 
 impl ConditionKey {
     /// IAM condition key names are case-insensitive: `AWS:resourcetag/K` is `aws:ResourceTag/K`.
     pub fn parse(name: &str) -> Result<ConditionKey, String> {
+        let lower = name.to_ascii_lowercase();
+        if CONTEXT_KEYS.contains(&lower.as_str()) {
+            return Ok(ConditionKey::Context(lower));
+        }
         let (prefix, tag) = name
             .split_once('/')
             .ok_or_else(|| format!("condition key {name:?} is not evaluated by this check"))?;
@@ -76,6 +92,7 @@ impl ConditionKey {
         let (tags, key) = match self {
             ConditionKey::ResourceTag(k) => (&request.resource_tags, k),
             ConditionKey::RequestTag(k) => (&request.request_tags, k),
+            ConditionKey::Context(k) => (&request.context, k),
         };
         tags.iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(key))
@@ -140,6 +157,8 @@ pub struct Request {
     pub resource_tags: Tags,
     /// The tags the request writes (CreateTable's `Tags`, TagResource's `Tags`).
     pub request_tags: Tags,
+    /// Service condition keys ([`CONTEXT_KEYS`]) and their values in this request.
+    pub context: Tags,
 }
 
 impl Request {
@@ -159,6 +178,12 @@ impl Request {
 
     pub fn with_request_tags(mut self, tags: Tags) -> Request {
         self.request_tags = tags;
+        self
+    }
+
+    /// A service condition key's value in the request (`iam:AWSServiceName`, ...).
+    pub fn with_context(mut self, key: &str, value: &str) -> Request {
+        self.context.insert(key.to_ascii_lowercase(), value.to_owned());
         self
     }
 }

@@ -3,10 +3,10 @@
 //! parameters' defaults (or [`Template::set_parameter`] overrides) in [`REGION`] of account
 //! [`ACCOUNT_ID`].
 //!
-//! Supported: `Ref`, `Fn::GetAtt`, `Fn::Sub` (with a variable map), `Conditions` with
-//! `Fn::Equals` / `Fn::Not` / `Fn::And` / `Fn::Or` / `Condition`, `Fn::If`, and
-//! `AWS::NoValue` (a list item or mapping entry that resolves to it is dropped, as
-//! CloudFormation drops it). Optional parts of the template are written that way, so the checks
+//! Supported: `Ref`, `Fn::GetAtt`, `Fn::Sub` (with a variable map), `Fn::FindInMap`,
+//! `Conditions` and `Rules` with `Fn::Equals` / `Fn::Not` / `Fn::And` / `Fn::Or` /
+//! `Condition`, `Fn::If`, and `AWS::NoValue` (a list item or mapping entry that resolves to it
+//! is dropped, as CloudFormation drops it). Optional parts of the template are written that way, so the checks
 //! must see exactly what a stack with given parameters would get.
 //!
 //! IAM statements keep their `Condition` blocks, parsed into [`crate::iam::Condition`]s: an
@@ -393,8 +393,29 @@ impl Template {
                 }
                 self.resolve(branch)
             }
+            "FindInMap" => match arg {
+                Value::Sequence(items) if items.len() == 3 => {
+                    let keys = items
+                        .iter()
+                        .map(|k| self.resolve(k))
+                        .collect::<Result<Vec<String>, String>>()?;
+                    self.mapping_value(&keys[0], &keys[1], &keys[2])
+                }
+                _ => Err("FindInMap needs [MapName, TopLevelKey, SecondLevelKey]".into()),
+            },
             other => Err(format!("intrinsic {other} is not supported by this check")),
         }
+    }
+
+    /// `Mappings.map.top.second`, as a string.
+    pub fn mapping_value(&self, map: &str, top: &str, second: &str) -> Result<String, String> {
+        self.root
+            .get("Mappings")
+            .and_then(|m| m.get(map))
+            .and_then(|m| m.get(top))
+            .and_then(|m| m.get(second))
+            .and_then(scalar)
+            .ok_or_else(|| format!("FindInMap: no Mappings.{map}.{top}.{second}"))
     }
 
     /// `value` with every `Fn::If` replaced by the branch its condition chooses, and every
@@ -429,6 +450,34 @@ impl Template {
             }
             other => Ok(Some(other.clone())),
         }
+    }
+
+    /// Whether the named entry of `Rules` lets a stack with the current parameters be created:
+    /// its `RuleCondition` (absent: always) is false, or every `Assertions[].Assert` holds.
+    pub fn rule_holds(&self, name: &str) -> Result<bool, String> {
+        let rule = self
+            .root
+            .get("Rules")
+            .and_then(|r| r.get(name))
+            .ok_or_else(|| format!("no rule {name} in Rules"))?;
+        if let Some(condition) = rule.get("RuleCondition") {
+            if !self.eval_condition(condition, 0)? {
+                return Ok(true);
+            }
+        }
+        let assertions = rule
+            .get("Assertions")
+            .and_then(Value::as_sequence)
+            .ok_or_else(|| format!("rule {name}: no Assertions"))?;
+        for assertion in assertions {
+            let assert = assertion
+                .get("Assert")
+                .ok_or_else(|| format!("rule {name}: an assertion without Assert"))?;
+            if !self.eval_condition(assert, 0)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// Whether the named entry of `Conditions` holds for the current parameters.

@@ -22,7 +22,7 @@ use aws_sdk_dynamodb::types::{
     AttributeDefinition, KeySchemaElement, KeyType, ProvisionedThroughput, ScalarAttributeType,
 };
 use ddb_rollover::Operation;
-use deploy_checks::features::{combinations, Features, EXPORT_S3_ACTIONS};
+use deploy_checks::features::{combinations, Features, AUTOSCALING_ACTIONS, EXPORT_S3_ACTIONS};
 use deploy_checks::iam::{self, evaluate, table_arn, tags, Decision, Request, Statement, Tags};
 use deploy_checks::recorder::{Call, Recorder};
 use deploy_checks::scenario;
@@ -186,16 +186,65 @@ fn expected_resources(action: &str) -> Vec<String> {
     }
 }
 
+/// The service-linked role Application Auto Scaling creates for DynamoDB, and its service.
+const SCALING_ROLE: &str = "arn:aws:iam::123456789012:role/aws-service-role/dynamodb.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_DynamoDBTable";
+const SCALING_SERVICE: &str = "dynamodb.application-autoscaling.amazonaws.com";
+/// Any DynamoDB scalable target of the account and Region (their ARNs end in a generated id).
+const SCALABLE_TARGETS: &str = "arn:aws:application-autoscaling:us-east-1:123456789012:scalable-target/*";
+/// The alarms target tracking makes for our tables and their indexes.
+const SCALING_ALARMS: &str =
+    "arn:aws:cloudwatch:us-east-1:123456789012:alarm:TargetTracking-table/timeseries_*";
+
+/// The resource patterns an autoscaling action may be granted on: as tight as each allows.
+fn expected_scaling_resources(action: &str) -> Vec<String> {
+    let one = |r: &str| vec![r.to_owned()];
+    match action {
+        "application-autoscaling:DescribeScalableTargets"
+        | "application-autoscaling:DescribeScalingPolicies"
+        | "cloudwatch:DescribeAlarms" => one("*"),
+        "cloudwatch:PutMetricAlarm" | "cloudwatch:DeleteAlarms" => one(SCALING_ALARMS),
+        "iam:CreateServiceLinkedRole" => one(SCALING_ROLE),
+        _ => one(SCALABLE_TARGETS),
+    }
+}
+
+/// A request for an autoscaling action as the executor (or Application Auto Scaling's
+/// validation) would send it for our table `timeseries_2018-10-25`.
+fn scaling_request(action: &str) -> Request {
+    let alarm = "arn:aws:cloudwatch:us-east-1:123456789012:alarm:TargetTracking-table/timeseries_2018-10-25-AlarmHigh-1a2b";
+    match expected_scaling_resources(action)[0].as_str() {
+        "*" => Request::new(action, "*"),
+        SCALING_ALARMS => Request::new(action, alarm),
+        SCALING_ROLE => {
+            Request::new(action, SCALING_ROLE).with_context("iam:AWSServiceName", SCALING_SERVICE)
+        }
+        _ => Request::new(
+            action,
+            "arn:aws:application-autoscaling:us-east-1:123456789012:scalable-target/0123456789abcdef",
+        )
+        .with_context("application-autoscaling:service-namespace", "dynamodb")
+        .with_context(
+            "application-autoscaling:scalable-dimension",
+            "dynamodb:table:WriteCapacityUnits",
+        ),
+    }
+}
+
 /// Every statement's actions are expected ones, each on exactly its expected resources; the
-/// DynamoDB actions granted are those the function needs, and S3 ones only when archiving.
+/// DynamoDB actions granted are those the function needs, S3 ones only when archiving, and the
+/// autoscaling ones only with Autoscaling=true.
 fn check_grants(d: &Deployed, overrides: &[(&str, &str)]) {
     let mut dynamodb = BTreeSet::new();
     let mut s3 = BTreeSet::new();
+    let mut scaling = BTreeSet::new();
     for s in &d.statements {
         for a in &s.actions {
             let what = format!("{} {}: {a} with {overrides:?}", d.id(), s.label());
             let lower = a.to_ascii_lowercase();
-            if lower.starts_with("dynamodb:") || lower.starts_with("s3:") {
+            if AUTOSCALING_ACTIONS.contains(&a.as_str()) {
+                scaling.insert(a.clone());
+                assert_eq!(s.resources, expected_scaling_resources(a), "{what}");
+            } else if lower.starts_with("dynamodb:") || lower.starts_with("s3:") {
                 if lower.starts_with("s3:") {
                     s3.insert(a.clone());
                 } else {
@@ -228,6 +277,104 @@ fn check_grants(d: &Deployed, overrides: &[(&str, &str)]) {
         "{}: S3 actions granted with {overrides:?}",
         d.id()
     );
+    let expected_scaling: BTreeSet<String> = d
+        .features
+        .autoscaling_actions()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        scaling,
+        expected_scaling,
+        "{}: autoscaling actions granted with {overrides:?}",
+        d.id()
+    );
+}
+
+/// The autoscaling grants, request by request: allowed for what the executor does on our
+/// tables exactly when Autoscaling is true; never for another service's scalable targets,
+/// another prefix's alarms, or another service-linked role.
+#[test]
+fn autoscaling_is_granted_only_with_autoscaling_and_only_for_dynamodb() {
+    for overrides in combinations() {
+        for d in deploy(&overrides) {
+            let on = d.features.autoscaling;
+            for action in AUTOSCALING_ACTIONS {
+                let request = scaling_request(action);
+                assert_eq!(
+                    evaluate(&d.statements, &request).is_allowed(),
+                    on,
+                    "{}: {action} on {} with {overrides:?}",
+                    d.id(),
+                    request.resource
+                );
+            }
+            if !on {
+                continue;
+            }
+            let denied = |request: Request, what: &str| {
+                assert_eq!(
+                    evaluate(&d.statements, &request),
+                    Decision::ImplicitDeny,
+                    "{}: {what}: {} on {} ({:?})",
+                    d.id(),
+                    request.action,
+                    request.resource,
+                    request.context
+                );
+            };
+            let target =
+                "arn:aws:application-autoscaling:us-east-1:123456789012:scalable-target/0123456789abcdef";
+            for action in [
+                "application-autoscaling:RegisterScalableTarget",
+                "application-autoscaling:PutScalingPolicy",
+                "application-autoscaling:DeregisterScalableTarget",
+                "application-autoscaling:DeleteScalingPolicy",
+            ] {
+                denied(
+                    Request::new(action, target)
+                        .with_context("application-autoscaling:service-namespace", "ecs"),
+                    "another service's scalable target",
+                );
+                denied(Request::new(action, target), "no service namespace");
+                denied(
+                    Request::new(
+                        action,
+                        "arn:aws:application-autoscaling:eu-west-1:123456789012:scalable-target/0123",
+                    )
+                    .with_context("application-autoscaling:service-namespace", "dynamodb"),
+                    "another Region",
+                );
+            }
+            for action in ["cloudwatch:PutMetricAlarm", "cloudwatch:DeleteAlarms"] {
+                denied(
+                    Request::new(
+                        action,
+                        "arn:aws:cloudwatch:us-east-1:123456789012:alarm:TargetTracking-table/other_2018-10-25-AlarmLow-1",
+                    ),
+                    "another prefix's alarm",
+                );
+                denied(
+                    Request::new(action, "arn:aws:cloudwatch:us-east-1:123456789012:alarm:billing"),
+                    "an alarm not of target tracking",
+                );
+            }
+            denied(
+                Request::new("iam:CreateServiceLinkedRole", SCALING_ROLE)
+                    .with_context("iam:AWSServiceName", "ecs.application-autoscaling.amazonaws.com"),
+                "another service's linked role",
+            );
+            denied(
+                Request::new(
+                    "iam:CreateServiceLinkedRole",
+                    "arn:aws:iam::123456789012:role/aws-service-role/ecs.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_ECSService",
+                )
+                .with_context("iam:AWSServiceName", SCALING_SERVICE),
+                "another role",
+            );
+            denied(Request::new("iam:PassRole", SCALING_ROLE), "passing the role");
+        }
+    }
 }
 
 #[test]
@@ -289,7 +436,8 @@ async fn create_keyed_table(client: &aws_sdk_dynamodb::Client, name: &str, read:
     let attr = |n: &str| {
         AttributeDefinition::builder()
             .attribute_name(n)
-            .attribute_type(ScalarAttributeType::N)
+            // The template's default key types (what the application helpers need).
+            .attribute_type(ScalarAttributeType::S)
             .build()
             .unwrap()
     };

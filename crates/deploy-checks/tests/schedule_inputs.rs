@@ -50,10 +50,11 @@ fn every_function_serves_an_operation_and_its_env_policy_parses() {
         let policy = f
             .policy()
             .unwrap_or_else(|e| panic!("{}: ROLLOVER_POLICY does not parse: {e}", f.logical_id));
-        // The template's defaults are the README's (and the blog's) policy.
+        // The template's defaults are the README's (and the blog's) policy, with string keys
+        // (what the application helpers need).
         let readme_default = ddb_rollover::Policy::from_json(
             r#"{"prefix":"timeseries","period":"day","timezone":"UTC","premake":1,
-                "key":{"partition":{"name":"pk","type":"N"},"sort":{"name":"sk","type":"N"}},
+                "key":{"partition":{"name":"pk","type":"S"},"sort":{"name":"sk","type":"S"}},
                 "phases":[{"min_age":0,"read":300,"write":1000},{"min_age":1,"read":100,"write":1},
                           {"min_age":2,"read":1,"write":1}]}"#,
         )

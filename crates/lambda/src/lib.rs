@@ -10,6 +10,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub mod event;
 mod fit;
+pub mod grants;
 mod init_error;
 
 pub use fit::{failure_summary, report_chunks, response, MAX_LOG_EVENT_BYTES};
@@ -32,6 +33,10 @@ use serde_json::Value;
 pub enum InitError {
     #[error("{POLICY_ENV} is not a usable policy; fix the function's {POLICY_ENV} environment variable (JSON, or unset for the defaults): {0}")]
     Policy(#[source] PolicyError),
+    /// The policy needs permissions the function's role was not given (template.yaml's
+    /// `ROLLOVER_GRANTS` and `ROLLOVER_TABLE_PREFIX`).
+    #[error("{POLICY_ENV} needs more than the stack's parameters granted the function's role; change the policy or the stack parameters: {0}")]
+    Grants(#[source] grants::GrantsError),
 }
 
 /// The message, not the structure: `main` returning this error prints it with `{:?}`.
@@ -131,9 +136,13 @@ impl Handler {
     /// Cold start: the validated policy from `ROLLOVER_POLICY` (JSON; unset or empty = the
     /// defaults) and an SDK client from the environment. A bad policy fails here, with the
     /// field named, before any AWS call: a misconfigured function errors on its first
-    /// invocation instead of acting on a policy nobody wrote.
+    /// invocation instead of acting on a policy nobody wrote. So does a policy that needs
+    /// permissions the role was not given ([`grants`]), when the template says what it gave.
     pub async fn from_env(operation: Operation) -> Result<Self, InitError> {
         let policy = policy_from_env()?;
+        if let Some(grants) = grants::Grants::from_env() {
+            grants.check(&policy).map_err(InitError::Grants)?;
+        }
         // Adaptive retries: throttling that happens anyway (another stack of the account
         // spending the same per-account rate) slows the client down instead of failing calls.
         // rustls with ring: the SDK's default TLS (aws-lc) would add about 1 MB to each binary.

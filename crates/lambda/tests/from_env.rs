@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use ddb_rollover::policy::POLICY_ENV;
 use ddb_rollover::{Operation, Policy};
+use ddb_rollover_lambda::grants::{GRANTS_ENV, TABLE_PREFIX_ENV};
 use ddb_rollover_lambda::Handler;
 use serde_json::json;
 use testkit::{LocalDynamo, Server};
@@ -75,4 +76,25 @@ async fn from_env_reads_the_policy_and_the_client_from_the_environment() {
         .map(|name| (name.to_string(), (5, 50)))
         .collect();
     assert_eq!(tables, expected);
+
+    // What the template granted the role (ROLLOVER_GRANTS, ROLLOVER_TABLE_PREFIX): a policy
+    // needing more fails the cold start, naming the field and the stack parameter to set.
+    std::env::set_var(GRANTS_ENV, "ttl,");
+    std::env::set_var(TABLE_PREFIX_ENV, "timeseries");
+    let message = from_env_error(r#"{"retention":{"delete_after":30}}"#).await;
+    for named in ["ROLLOVER_POLICY", "retention.delete_after", "DeleteAfter"] {
+        assert!(message.contains(named), "should name {named}: {message}");
+    }
+    let message = from_env_error(r#"{"prefix":"metrics"}"#).await;
+    assert!(message.contains("TablePrefix=metrics"), "{message}");
+    std::env::set_var(POLICY_ENV, r#"{"template":{"ttl_attribute":"expires_at"}}"#);
+    Handler::from_env(Operation::ResizeOld).await.unwrap();
+    // Without the variables (the CLI, stacks made before them): no check.
+    std::env::remove_var(GRANTS_ENV);
+    std::env::remove_var(TABLE_PREFIX_ENV);
+    std::env::set_var(
+        POLICY_ENV,
+        r#"{"prefix":"metrics","retention":{"delete_after":30}}"#,
+    );
+    Handler::from_env(Operation::ResizeOld).await.unwrap();
 }

@@ -1,0 +1,308 @@
+//! What the function's role was granted, told by the template, against what the policy needs.
+//!
+//! template.yaml grants the optional permissions (TTL, point-in-time recovery, export to S3,
+//! DeleteTable, Application Auto Scaling) only when its parameters ask for them, and says which
+//! in [`GRANTS_ENV`]; [`TABLE_PREFIX_ENV`] is the one prefix the roles may touch. A policy
+//! given whole (the template's `PolicyOverride`) can ask for more than the parameters granted:
+//! the cold start then refuses it, naming the policy field and the parameter to set, instead
+//! of the run failing table by table with AccessDenied. Neither variable set (the CLI, local
+//! runs, stacks made before them): no check.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use ddb_rollover::policy::Policy;
+
+/// Comma-separated [`Capability`] names the role was granted (empty items ignored).
+pub const GRANTS_ENV: &str = "ROLLOVER_GRANTS";
+/// The table prefix the role's permissions are scoped to (`table/{prefix}_*`).
+pub const TABLE_PREFIX_ENV: &str = "ROLLOVER_TABLE_PREFIX";
+
+/// An optional part of the roles' permissions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Capability {
+    /// DescribeTimeToLive / UpdateTimeToLive.
+    Ttl,
+    /// DescribeContinuousBackups / UpdateContinuousBackups.
+    Pitr,
+    /// ExportTableToPointInTime, DescribeExport and the S3 objects of the archive.
+    Archive,
+    /// DeleteTable.
+    Delete,
+    /// Application Auto Scaling's scalable targets and target-tracking policies.
+    Autoscaling,
+}
+
+impl Capability {
+    pub const ALL: [Capability; 5] = [
+        Capability::Ttl,
+        Capability::Pitr,
+        Capability::Archive,
+        Capability::Delete,
+        Capability::Autoscaling,
+    ];
+
+    /// The name in [`GRANTS_ENV`].
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Capability::Ttl => "ttl",
+            Capability::Pitr => "pitr",
+            Capability::Archive => "archive",
+            Capability::Delete => "delete",
+            Capability::Autoscaling => "autoscaling",
+        }
+    }
+
+    /// The template parameter that grants it.
+    pub fn parameter(self) -> &'static str {
+        match self {
+            Capability::Ttl => "TtlAttribute (the policy's ttl_attribute)",
+            Capability::Pitr => "PointInTimeRecovery=true",
+            Capability::Archive => "ArchiveBucket and ArchivePrefix (the policy's bucket and prefix)",
+            Capability::Delete => "DeleteAfter (not 0)",
+            Capability::Autoscaling => "Autoscaling=true",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Capability> {
+        Capability::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+}
+
+impl fmt::Display for Capability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The capabilities a validated policy needs, each with the policy field that needs it. The
+/// one place that decides it: the cold start and the deploy checks both ask here.
+pub fn needs(policy: &Policy) -> Vec<(Capability, &'static str)> {
+    let mut needs = Vec::new();
+    if policy.template.ttl_attribute.is_some() {
+        needs.push((Capability::Ttl, "template.ttl_attribute"));
+    }
+    if policy.wants_point_in_time_recovery() {
+        let field = if policy.template.point_in_time_recovery {
+            "template.point_in_time_recovery"
+        } else {
+            // Exports read from the point-in-time recovery window.
+            "retention.archive_after"
+        };
+        needs.push((Capability::Pitr, field));
+    }
+    if policy.archive().is_some() {
+        needs.push((Capability::Archive, "retention.archive_after"));
+    }
+    if policy
+        .retention
+        .as_ref()
+        .is_some_and(|r| r.delete_after.is_some())
+    {
+        needs.push((Capability::Delete, "retention.delete_after"));
+    }
+    let uses_autoscaling = false; // lead: wire Policy::uses_autoscaling()
+    if uses_autoscaling {
+        needs.push((Capability::Autoscaling, "phases[].autoscaling"));
+    }
+    needs
+}
+
+/// What the role was granted, as the template says.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Grants {
+    pub capabilities: BTreeSet<Capability>,
+    /// `None`: the prefix is not checked.
+    pub table_prefix: Option<String>,
+}
+
+/// One thing the policy needs that the role lacks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Missing {
+    Capability {
+        capability: Capability,
+        field: &'static str,
+    },
+    Prefix {
+        policy: String,
+        granted: String,
+    },
+}
+
+impl fmt::Display for Missing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Missing::Capability { capability, field } => write!(
+                f,
+                "{field} needs the {capability} permissions, which the function's role was not given: \
+                 set the stack parameter {}",
+                capability.parameter()
+            ),
+            Missing::Prefix { policy, granted } => write!(
+                f,
+                "prefix is {policy:?}, but the function's role may only touch tables named \"{granted}_*\": \
+                 set the stack parameter TablePrefix={policy}, or the policy's prefix to {granted:?}"
+            ),
+        }
+    }
+}
+
+/// Everything the policy needs beyond the grants, at once.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+pub struct GrantsError(pub Vec<Missing>);
+
+impl Grants {
+    /// Reads [`GRANTS_ENV`] and [`TABLE_PREFIX_ENV`]; `None` when neither is set.
+    pub fn from_env() -> Option<Grants> {
+        let grants = std::env::var(GRANTS_ENV).ok();
+        let prefix = std::env::var(TABLE_PREFIX_ENV).ok();
+        (grants.is_some() || prefix.is_some()).then(|| Grants::parse(grants.as_deref(), prefix.as_deref()))
+    }
+
+    /// `grants`: comma-separated capability names; `None` checks no capability. Unknown names
+    /// (a newer template) and empty items are ignored.
+    pub fn parse(grants: Option<&str>, table_prefix: Option<&str>) -> Grants {
+        let capabilities = match grants {
+            Some(text) => text
+                .split(',')
+                .map(str::trim)
+                .filter_map(Capability::parse)
+                .collect(),
+            None => Capability::ALL.into_iter().collect(),
+        };
+        Grants {
+            capabilities,
+            table_prefix: table_prefix.map(str::to_owned),
+        }
+    }
+
+    /// Refuses a policy that needs anything the grants lack.
+    pub fn check(&self, policy: &Policy) -> Result<(), GrantsError> {
+        let mut missing = Vec::new();
+        if let Some(granted) = &self.table_prefix {
+            if &policy.prefix != granted {
+                missing.push(Missing::Prefix {
+                    policy: policy.prefix.clone(),
+                    granted: granted.clone(),
+                });
+            }
+        }
+        for (capability, field) in needs(policy) {
+            if !self.capabilities.contains(&capability) {
+                missing.push(Missing::Capability { capability, field });
+            }
+        }
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(GrantsError(missing))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(json: &str) -> Policy {
+        Policy::from_json(json).unwrap_or_else(|e| panic!("{json}: {e}"))
+    }
+
+    const EVERYTHING: &str = r#"{"template":{"ttl_attribute":"expires_at"},
+        "retention":{"archive_after":3,"bucket":"archive-bucket","prefix":"p/","delete_after":5}}"#;
+
+    #[test]
+    fn needs_name_the_fields_that_need_each_capability() {
+        assert_eq!(needs(&Policy::default()), []);
+        assert_eq!(
+            needs(&policy(EVERYTHING)),
+            [
+                (Capability::Ttl, "template.ttl_attribute"),
+                (Capability::Pitr, "retention.archive_after"),
+                (Capability::Archive, "retention.archive_after"),
+                (Capability::Delete, "retention.delete_after"),
+            ]
+        );
+        assert_eq!(
+            needs(&policy(r#"{"template":{"point_in_time_recovery":true}}"#)),
+            [(Capability::Pitr, "template.point_in_time_recovery")]
+        );
+        // Deletion protection needs only UpdateTable, which every role has.
+        assert_eq!(needs(&policy(r#"{"template":{"deletion_protection":true}}"#)), []);
+    }
+
+    #[test]
+    fn a_policy_needing_what_the_role_lacks_is_refused_naming_field_and_parameter() {
+        let grants = Grants::parse(Some(""), Some("timeseries"));
+        let err = grants
+            .check(&policy(r#"{"retention":{"delete_after":30}}"#))
+            .unwrap_err();
+        assert_eq!(
+            err.0,
+            [Missing::Capability {
+                capability: Capability::Delete,
+                field: "retention.delete_after"
+            }]
+        );
+        let message = err.to_string();
+        for named in ["retention.delete_after", "DeleteAfter"] {
+            assert!(message.contains(named), "{message}");
+        }
+
+        let err = grants.check(&policy(EVERYTHING)).unwrap_err();
+        assert_eq!(err.0.len(), 4, "{err}");
+        for named in [
+            "TtlAttribute",
+            "PointInTimeRecovery",
+            "ArchiveBucket",
+            "DeleteAfter",
+        ] {
+            assert!(err.to_string().contains(named), "{err}");
+        }
+    }
+
+    #[test]
+    fn granted_capabilities_pass_and_trailing_commas_and_unknown_names_are_ignored() {
+        let grants = Grants::parse(Some("ttl,pitr,archive,delete,future-thing,"), Some("timeseries"));
+        assert_eq!(grants.capabilities.len(), 4);
+        assert_eq!(grants.check(&policy(EVERYTHING)), Ok(()));
+        assert_eq!(grants.check(&Policy::default()), Ok(()));
+        // PITR alone does not stand in for archiving.
+        let err = Grants::parse(Some("ttl,pitr,delete"), None)
+            .check(&policy(EVERYTHING))
+            .unwrap_err();
+        assert_eq!(
+            err.0,
+            [Missing::Capability {
+                capability: Capability::Archive,
+                field: "retention.archive_after"
+            }]
+        );
+    }
+
+    #[test]
+    fn another_prefix_than_the_roles_is_refused() {
+        let grants = Grants::parse(Some("ttl"), Some("timeseries"));
+        let err = grants.check(&policy(r#"{"prefix":"metrics"}"#)).unwrap_err();
+        assert_eq!(
+            err.0,
+            [Missing::Prefix {
+                policy: "metrics".into(),
+                granted: "timeseries".into()
+            }]
+        );
+        assert!(err.to_string().contains("TablePrefix=metrics"), "{err}");
+        // A nested prefix is another family: its tables would carry another family tag.
+        assert!(grants.check(&policy(r#"{"prefix":"timeseries_eu"}"#)).is_err());
+    }
+
+    #[test]
+    fn without_the_variables_nothing_is_checked() {
+        // Only the prefix told: every capability counts as granted.
+        let grants = Grants::parse(None, Some("timeseries"));
+        assert_eq!(grants.check(&policy(EVERYTHING)), Ok(()));
+        let grants = Grants::parse(Some("ttl"), None);
+        assert_eq!(grants.check(&policy(r#"{"prefix":"anything"}"#)), Ok(()));
+    }
+}

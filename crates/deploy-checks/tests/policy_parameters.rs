@@ -245,7 +245,7 @@ fn cold_phase_parameters_shape_phase_two() {
             let parsed = f
                 .policy()
                 .unwrap_or_else(|e| panic!("{} with {overrides:?}: {e}", f.logical_id));
-            let cold = parsed.phases[2];
+            let cold = &parsed.phases[2];
             let on_demand = overrides.contains(&("ColdBilling", "on_demand"));
             assert_eq!(
                 matches!(cold.billing, ddb_rollover::settings::Billing::OnDemand(_)),
@@ -265,23 +265,26 @@ fn cold_phase_parameters_shape_phase_two() {
     }
 }
 
-/// The policy without `grace`, for the core parser of this clone.
-// lead: once PolicyDocument has `grace` (Policy.grace), parse the JSON as it is and assert
-// `policy.grace == Some(Duration::from_secs(5400))` below instead of removing it.
-fn without_grace(mut policy: Value) -> String {
-    policy.as_object_mut().unwrap().remove("grace");
-    policy.to_string()
-}
-
 #[test]
 fn write_grace_becomes_the_policys_grace() {
     assert!(policy_with(&[]).get("grace").is_none(), "no grace by default");
-    for grace in ["90m", "1h 30m", "1h30m", "2h", "1d"] {
+    for (grace, seconds) in [
+        ("90m", 5400),
+        ("1h 30m", 5400),
+        ("1h30m", 5400),
+        ("2h", 7200),
+        ("1d", 86400),
+    ] {
         let overrides = [("WriteGrace", grace)];
         let policy = policy_with(&overrides);
         assert_eq!(policy["grace"], grace, "{policy}");
-        ddb_rollover::Policy::from_json(&without_grace(policy.clone()))
+        let parsed = ddb_rollover::Policy::from_json(&policy.to_string())
             .unwrap_or_else(|e| panic!("{grace}: {e}: {policy}"));
+        assert_eq!(
+            parsed.grace,
+            Some(std::time::Duration::from_secs(seconds)),
+            "{grace}"
+        );
     }
 }
 

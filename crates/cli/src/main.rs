@@ -68,7 +68,7 @@ async fn main() -> ExitCode {
         eprintln!("error: --at {error}");
         return ExitCode::from(EXIT_BAD_INPUT);
     }
-    let control = Paced::new(DynamoDb::new(client(&cli).await), policy.rates);
+    let control = Paced::new(control_plane(&cli, &policy).await, policy.rates);
     let options = ApplyOptions {
         dry_run: cli.dry_run,
         deadline: cli.time_budget.map(|budget| Instant::now() + budget),
@@ -200,7 +200,19 @@ fn load_policy(cli: &Cli) -> Result<Policy, PolicyError> {
     document.validate()
 }
 
-async fn client(cli: &Cli) -> aws_sdk_dynamodb::Client {
+/// DynamoDB, with Application Auto Scaling from the same configuration (endpoint, region,
+/// credentials) when the policy has autoscaling phases.
+async fn control_plane(cli: &Cli, policy: &Policy) -> DynamoDb {
+    let config = sdk_config(cli).await;
+    let dynamodb = DynamoDb::new(aws_sdk_dynamodb::Client::new(&config));
+    if policy.uses_autoscaling() {
+        dynamodb.with_autoscaling(aws_sdk_applicationautoscaling::Client::new(&config))
+    } else {
+        dynamodb
+    }
+}
+
+async fn sdk_config(cli: &Cli) -> aws_config::SdkConfig {
     // Adaptive retries: throttling that happens anyway slows the client down.
     let mut loader = aws_config::defaults(BehaviorVersion::latest()).retry_config(RetryConfig::adaptive());
     if let Some(region) = &cli.region {
@@ -212,5 +224,5 @@ async fn client(cli: &Cli) -> aws_sdk_dynamodb::Client {
     if let Some(endpoint) = &cli.endpoint_url {
         loader = loader.endpoint_url(endpoint);
     }
-    aws_sdk_dynamodb::Client::new(&loader.load().await)
+    loader.load().await
 }

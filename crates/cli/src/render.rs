@@ -78,6 +78,11 @@ fn action(decision: &Decision) -> String {
         },
         Decision::Export(_) => "export".into(),
         Decision::Delete(_) => "delete".into(),
+        Decision::RegisterScaling(change) => {
+            let target = change.targets.first().map_or(0, |t| t.target);
+            format!("autoscale {} target(s) at {target}%", change.targets.len())
+        }
+        Decision::DeregisterScaling(change) => format!("stop autoscaling {} target(s)", change.targets.len()),
         Decision::Unchanged => "none".into(),
         Decision::Deferred { .. } => "defer".into(),
         Decision::Skipped => "skip".into(),

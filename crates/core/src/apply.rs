@@ -123,6 +123,7 @@ pub async fn apply<C: ControlPlane>(
         .map(|group| async move {
             let mut lines = Vec::with_capacity(group.len());
             let mut gone = false;
+            let mut still_scaled = false;
             for item in group {
                 let line = if gone {
                     // The table vanished under an earlier step: no more calls for it.
@@ -130,6 +131,15 @@ pub async fn apply<C: ControlPlane>(
                         item,
                         outcome: Outcome::Gone,
                         error: None,
+                    }
+                } else if still_scaled && matches!(item.decision, Decision::Update(_)) {
+                    // Our scalable targets are still on it: the autoscaler would undo the change.
+                    TableLine {
+                        item,
+                        outcome: Outcome::Deferred,
+                        error: Some(
+                            "waits until this policy's scalable targets are deregistered (the step before did not finish); a later run retries".into(),
+                        ),
                     }
                 } else if item.decision.is_change()
                     && !options.dry_run
@@ -140,6 +150,8 @@ pub async fn apply<C: ControlPlane>(
                     execute(control, operation, item, options.dry_run).await
                 };
                 gone = line.outcome == Outcome::Gone;
+                still_scaled |= matches!(line.item.decision, Decision::DeregisterScaling(_))
+                    && !matches!(line.outcome, Outcome::Done | Outcome::Planned);
                 lines.push(line);
             }
             lines
@@ -301,6 +313,8 @@ async fn send<C: ControlPlane>(control: &C, decision: &Decision) -> Result<Outco
         Decision::Configure(change) => control.configure(change).await,
         Decision::Export(request) => export(control, request).await,
         Decision::Delete(request) => return delete(control, request).await,
+        Decision::RegisterScaling(change) => control.register_scaling(change).await,
+        Decision::DeregisterScaling(change) => control.deregister_scaling(change).await,
         Decision::Unchanged
         | Decision::Deferred { .. }
         | Decision::Skipped
@@ -400,7 +414,7 @@ fn unreadable_line(error: &ControlPlaneError, blocked: &[PlanItem]) -> TableLine
         });
     TableLine {
         item: PlanItem {
-            reason: "DescribeTable failed: nothing decided for this table".into(),
+            reason: format!("{} failed: nothing decided for this table", error.operation),
             ..item
         },
         outcome: Outcome::Failed,

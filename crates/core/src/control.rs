@@ -8,6 +8,7 @@ use crate::changes::{
     CapacityChange, ClassChange, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
 use crate::observed::{ExportState, ObservedTable, TtlState};
+use crate::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
 
 /// How the executor should treat a failed call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,4 +109,44 @@ pub trait ControlPlane: Sync {
 
     /// DeleteTable. Lifting deletion protection first is the executor's step ([`Self::configure`]).
     fn delete_table(&self, name: &str) -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
+
+    /// Every DynamoDB scalable target of Application Auto Scaling whose resource id is one of
+    /// `tables`' (`table/NAME`, `table/NAME/index/...`), with the scaling policies attached to
+    /// each: read once per run, and only when the policy has autoscaling phases. `Unsupported`
+    /// by default (a control plane without Application Auto Scaling).
+    fn describe_scaling(
+        &self,
+        tables: &[String],
+    ) -> impl Future<Output = Result<Vec<ObservedScalableTarget>, ControlPlaneError>> + Send {
+        let _ = tables;
+        async { Err(no_autoscaling("DescribeScalableTargets")) }
+    }
+
+    /// RegisterScalableTarget and PutScalingPolicy for each target.
+    fn register_scaling(
+        &self,
+        change: &RegisterScaling,
+    ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send {
+        let _ = change;
+        async { Err(no_autoscaling("RegisterScalableTarget")) }
+    }
+
+    /// DeleteScalingPolicy and DeregisterScalableTarget for each target.
+    fn deregister_scaling(
+        &self,
+        change: &DeregisterScaling,
+    ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send {
+        let _ = change;
+        async { Err(no_autoscaling("DeregisterScalableTarget")) }
+    }
+}
+
+/// The error of a control plane without Application Auto Scaling.
+pub fn no_autoscaling(operation: &'static str) -> ControlPlaneError {
+    ControlPlaneError {
+        kind: ErrorKind::Unsupported,
+        operation,
+        table: String::new(),
+        message: "no Application Auto Scaling client: autoscaling phases need one".into(),
+    }
 }

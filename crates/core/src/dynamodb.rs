@@ -19,32 +19,54 @@ use aws_sdk_dynamodb::types::{
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 
+use crate::autoscaling_sdk;
 use crate::changes::{
     CapacityChange, ClassChange, ExportRequest, IndexCapacityChange, IndexSpec, SettingChange, TableSetting,
     TableSpec, TagChange, TtlChange,
 };
-use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
+use crate::control::{no_autoscaling, ControlPlane, ControlPlaneError, ErrorKind};
 use crate::limits::TABLE_QUOTA_ADVICE;
 use crate::observed::{
     ExportState, ExportStatus, ObservedEncryption, ObservedIndex, ObservedTable, TableStatus, TtlState,
 };
+use crate::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
 use crate::settings::{AttributeKind, Capacity, KeyAttribute, KeySchema, Projection};
 use crate::settings::{Billing, OnDemandLimits, TableClass};
 use crate::settings::{Encryption, StreamSetting, StreamView};
 
-/// The DynamoDB control plane through an SDK client built once by the caller.
+/// The DynamoDB control plane through an SDK client built once by the caller, and Application
+/// Auto Scaling through its own client when the policy has autoscaling phases.
 #[derive(Clone, Debug)]
 pub struct DynamoDb {
     client: Client,
+    autoscaling: Option<aws_sdk_applicationautoscaling::Client>,
 }
 
 impl DynamoDb {
     pub fn new(client: Client) -> Self {
-        DynamoDb { client }
+        DynamoDb {
+            client,
+            autoscaling: None,
+        }
+    }
+
+    /// With Application Auto Scaling, for autoscaling phases ([`crate::autoscaling_sdk`]).
+    pub fn with_autoscaling(self, client: aws_sdk_applicationautoscaling::Client) -> Self {
+        DynamoDb {
+            autoscaling: Some(client),
+            ..self
+        }
     }
 
     pub fn client(&self) -> &Client {
         &self.client
+    }
+
+    fn autoscaling(
+        &self,
+        operation: &'static str,
+    ) -> Result<&aws_sdk_applicationautoscaling::Client, ControlPlaneError> {
+        self.autoscaling.as_ref().ok_or_else(|| no_autoscaling(operation))
     }
 }
 
@@ -393,6 +415,21 @@ impl ControlPlane for DynamoDb {
             .map(drop)
             .map_err(|e| classify("DeleteTable", name, &e, None))
     }
+
+    async fn describe_scaling(
+        &self,
+        tables: &[String],
+    ) -> Result<Vec<ObservedScalableTarget>, ControlPlaneError> {
+        autoscaling_sdk::describe(self.autoscaling("DescribeScalableTargets")?, tables).await
+    }
+
+    async fn register_scaling(&self, change: &RegisterScaling) -> Result<(), ControlPlaneError> {
+        autoscaling_sdk::register(self.autoscaling("RegisterScalableTarget")?, change).await
+    }
+
+    async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
+        autoscaling_sdk::deregister(self.autoscaling("DeregisterScalableTarget")?, change).await
+    }
 }
 
 /// The table name in a table ARN (`...:table/NAME`), for error reports.
@@ -635,6 +672,7 @@ fn observed_table(name: &str, table: &TableDescription) -> ObservedTable {
         ttl: None,
         point_in_time_recovery: None,
         export: None,
+        scaling: None,
     }
 }
 

@@ -8,6 +8,7 @@
 //! `aws_sdk_dynamodb::Client`. [`settings`], [`tags`] and [`changes`] are the shared vocabulary.
 
 pub mod apply;
+pub mod autoscaling_sdk;
 pub mod blueprint;
 pub mod changes;
 pub mod clock;
@@ -27,6 +28,7 @@ pub mod rates;
 pub mod report;
 pub mod retention;
 pub mod route;
+pub mod scaling;
 pub mod settings;
 pub mod status;
 pub mod tags;

@@ -16,6 +16,7 @@ use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use crate::observed::{ObservedTable, TableStatus};
 use crate::plan::{names_to_describe, reads_for, Reads, Scope};
 use crate::policy::Policy;
+use crate::scaling::table_of;
 use crate::tags::{export_arn_from_tag, TAG_ARCHIVED, TAG_EXPORT};
 
 /// The tables a run could see, the ones it could not read, and what it could not ask.
@@ -164,8 +165,49 @@ pub async fn observe<C: ControlPlane>(
         }
     }
     observation.skipped = unsupported.sentences();
+    if policy.uses_autoscaling() && !observation.tables.is_empty() {
+        read_scaling(control, &mut observation).await;
+    }
     Ok(observation)
 }
+
+/// The scalable targets on the observed tables, read once for the whole run. An endpoint
+/// without Application Auto Scaling leaves every table's `scaling` unread (said once); any
+/// other failure makes the tables unreadable: none is resized or registered on half the facts.
+async fn read_scaling<C: ControlPlane>(control: &C, observation: &mut Observation) {
+    let names: Vec<String> = observation.tables.iter().map(|t| t.name.clone()).collect();
+    match control.describe_scaling(&names).await {
+        Ok(targets) => {
+            for table in &mut observation.tables {
+                table.scaling = Some(
+                    targets
+                        .iter()
+                        .filter(|t| table_of(&t.key.resource_id) == Some(table.name.as_str()))
+                        .cloned()
+                        .collect(),
+                );
+            }
+        }
+        Err(error) if error.kind == ErrorKind::Unsupported => {
+            tracing::info!(%error, "{SCALING_UNSUPPORTED}");
+            observation.skipped.push(SCALING_UNSUPPORTED.to_string());
+        }
+        Err(error) => {
+            tracing::warn!(%error, "scalable targets could not be read");
+            for table in std::mem::take(&mut observation.tables) {
+                observation.unreadable.push(ControlPlaneError {
+                    table: table.name,
+                    ..error.clone()
+                });
+            }
+        }
+    }
+}
+
+/// What a run says when the endpoint has no Application Auto Scaling.
+const SCALING_UNSUPPORTED: &str =
+    "Application Auto Scaling is not supported by this endpoint: scalable targets were not \
+     read or registered, and tables in autoscaling phases keep their capacity";
 
 /// DescribeTable's answer plus the extra reads `want` asks for, except those the endpoint
 /// turned out not to implement.

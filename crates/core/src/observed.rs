@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::scaling::ObservedScalableTarget;
 use crate::settings::{Billing, KeySchema, StreamSetting, TableClass};
 use crate::tags::{TAG_ARCHIVED, TAG_EXPORT};
 
@@ -72,6 +73,9 @@ pub struct ObservedTable {
     pub point_in_time_recovery: Option<bool>,
     /// The archive export named by the table's export tag, as DescribeExport reports it.
     pub export: Option<ExportState>,
+    /// The scalable targets on the table and its GSIs (Application Auto Scaling), read only
+    /// when the policy has autoscaling phases.
+    pub scaling: Option<Vec<ObservedScalableTarget>>,
 }
 
 /// One global secondary index as DescribeTable reports it.
@@ -225,6 +229,7 @@ impl ObservedTable {
             ttl: None,
             point_in_time_recovery: None,
             export: None,
+            scaling: None,
         }
     }
 }

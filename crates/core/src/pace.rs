@@ -15,6 +15,7 @@ use crate::changes::{
 use crate::control::{ControlPlane, ControlPlaneError};
 use crate::observed::{ExportState, ObservedTable, TtlState};
 use crate::rates::Rates;
+use crate::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
 
 /// `inner` with its tag calls paced at `rates`.
 #[derive(Debug)]
@@ -105,5 +106,22 @@ impl<C: ControlPlane + Send> ControlPlane for Paced<C> {
 
     async fn delete_table(&self, name: &str) -> Result<(), ControlPlaneError> {
         self.inner.delete_table(name).await
+    }
+
+    // Application Auto Scaling has its own rates, far above a run's few calls; the SDK's
+    // retries cover its throttling.
+    async fn describe_scaling(
+        &self,
+        tables: &[String],
+    ) -> Result<Vec<ObservedScalableTarget>, ControlPlaneError> {
+        self.inner.describe_scaling(tables).await
+    }
+
+    async fn register_scaling(&self, change: &RegisterScaling) -> Result<(), ControlPlaneError> {
+        self.inner.register_scaling(change).await
+    }
+
+    async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
+        self.inner.deregister_scaling(change).await
     }
 }

@@ -23,11 +23,13 @@ use crate::observed::{ObservedTable, TableStatus};
 use crate::ownership::{claim, Claim, DeleteGuard, NotOurs};
 use crate::period::{Calendar, Slot};
 use crate::policy::{Phase, Policy};
+use crate::scaling::{DeregisterScaling, RegisterScaling};
 use crate::settings::Billing;
 use crate::tags::{own_tags, TAG_FAMILY};
 
 mod indexes;
 mod retention;
+mod scaling;
 mod scope;
 mod upkeep;
 
@@ -88,6 +90,10 @@ pub enum Decision {
     /// Retention.
     Export(ExportRequest),
     Delete(DeleteRequest),
+    /// Autoscaling phases: register scalable targets with our target-tracking policy.
+    RegisterScaling(RegisterScaling),
+    /// Leaving an autoscaling phase: remove our policies and scalable targets.
+    DeregisterScaling(DeregisterScaling),
     /// Already as the policy wants it.
     Unchanged,
     /// Needs a change that DynamoDB would refuse now; a later run does it.
@@ -136,6 +142,8 @@ impl Decision {
             Decision::Configure(_) => "configure",
             Decision::Export(_) => "export",
             Decision::Delete(_) => "delete",
+            Decision::RegisterScaling(_) => "register_scaling",
+            Decision::DeregisterScaling(_) => "deregister_scaling",
             Decision::Unchanged => "unchanged",
             Decision::Deferred { .. } => "deferred",
             Decision::Skipped => "skipped",
@@ -246,7 +254,30 @@ pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], ope
                 let existing = owned.iter().find(|o| o.table.name == name);
                 let main = ctx.create_new_item(slot, &name, existing.map(|o| o.table));
                 let updates_table = main.decision.updates_table();
+                let created = matches!(main.decision, Decision::Create(_));
                 items.push(main);
+                // A table created in an autoscaling phase 0 gets its targets in the same run;
+                // a pre-built one gets those it lacks (never the current table: see
+                // create_new_item; resize_old looks after it).
+                match (existing, policy.hot_phase().autoscaling) {
+                    (None, Some(want)) if created => {
+                        let change = ctx.register_new(&name, &want);
+                        let reason = format!(
+                            "phase 0 has {want}: register {} scalable target(s) with a target-tracking policy",
+                            change.targets.len()
+                        );
+                        let period = calendar.label(slot);
+                        let decision = Decision::RegisterScaling(change);
+                        items.push(ctx.item_for(slot, &name, &period, None, decision, reason));
+                    }
+                    (Some(existing), Some(_))
+                        if slot != current && ctx.foreign_targets(existing.table).is_empty() =>
+                    {
+                        let provisioned = scaling::is_provisioned(existing.table.billing);
+                        items.extend(ctx.register_item(existing, provisioned));
+                    }
+                    _ => {}
+                }
                 if let Some(existing) = existing {
                     items.extend(ctx.upkeep_items(existing, updates_table));
                 }
@@ -268,9 +299,9 @@ pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], ope
                     items.extend(steps);
                     continue;
                 }
-                let main = ctx.resize_old_item(o);
-                let updates_table = main.decision.updates_table();
-                items.push(main);
+                let main = ctx.resize_old_items(o);
+                let updates_table = main.iter().any(|item| item.decision.updates_table());
+                items.extend(main);
                 items.extend(ctx.upkeep_items(o, updates_table));
                 items.extend(steps);
             }
@@ -288,6 +319,10 @@ pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], ope
         warnings: neighbour_warnings(&naming, &not_ours)
             .into_iter()
             .chain(quota_warning(policy))
+            .chain(scaling::foreign_scaling_warning(
+                &policy.prefix,
+                &owned.iter().map(|o| o.table).collect::<Vec<_>>(),
+            ))
             .collect(),
     }
 }
@@ -446,6 +481,15 @@ impl Context<'_> {
         self.ages[&slot]
     }
 
+    /// The phase a table of `slot` is in now: by its age, except that a table in its write
+    /// grace (period end + the policy's grace) is still in phase 0.
+    pub fn phase_index(&self, slot: Slot) -> usize {
+        match self.policy.grace_end(slot) {
+            Some(until) if self.now < until => 0,
+            _ => self.policy.phase_index_for_age(self.age(slot)),
+        }
+    }
+
     /// An item for an existing table.
     pub fn item(&self, owned: &Owned, decision: Decision, reason: String) -> PlanItem {
         self.item_for(
@@ -458,7 +502,7 @@ impl Context<'_> {
         )
     }
 
-    fn item_for(
+    pub(crate) fn item_for(
         &self,
         slot: Slot,
         name: &str,
@@ -473,11 +517,7 @@ impl Context<'_> {
             period: Some(period.to_string()),
             slot: Some(slot),
             age: Some(age),
-            // A table in its write grace is still in phase 0.
-            phase: Some(match self.policy.grace_end(slot) {
-                Some(until) if self.now < until => 0,
-                _ => self.policy.phase_index_for_age(age),
-            }),
+            phase: Some(self.phase_index(slot)),
             status: table.map(|t| t.status.as_str().to_string()),
             billing: table.map(|t| t.billing),
             arn: table.and_then(|t| t.arn.clone()),
@@ -517,6 +557,19 @@ impl Context<'_> {
                 format!(
                     "current period's table exists with {}; create_new raises only pre-built tables",
                     table.billing
+                ),
+            ),
+            (TableStatus::Active, have, _) if !self.foreign_targets(table).is_empty() => (
+                Decision::Skipped,
+                format!(
+                    "pre-built with {have}, under scalable target(s) this policy did not create: its capacity is left to them"
+                ),
+            ),
+            (TableStatus::Active, Billing::Provisioned(have), _) if hot.autoscaling.is_some() => (
+                Decision::Unchanged,
+                format!(
+                    "pre-built with {have}; phase 0 has {}: the autoscaler owns its capacity",
+                    hot.autoscaling.expect("matched")
                 ),
             ),
             (TableStatus::Active, Billing::Provisioned(have), Billing::Provisioned(hot_capacity)) => {
@@ -592,6 +645,35 @@ impl Context<'_> {
         )
     }
 
+    /// resize_old's items for a table, in the order they run: deregistration of our scalable
+    /// targets (leaving an autoscaling phase), the capacity or class change, registration
+    /// (entering or staying in one). A table under a foreign scalable target gets one skipped
+    /// item instead; an unchanged main item is left out when a scaling item says more.
+    fn resize_old_items(&self, owned: &Owned) -> Vec<PlanItem> {
+        let table = owned.table;
+        let age = self.age(owned.slot);
+        if table.status == TableStatus::Active {
+            if let Some(item) = self.foreign_scaling_item(owned) {
+                return vec![item];
+            }
+        }
+        let mut items = Vec::new();
+        if age > 0 {
+            items.extend(self.deregister_item(owned));
+        }
+        let main = self.resize_old_item(owned);
+        let provisioned_after = match &main.decision {
+            Decision::Update(change) => scaling::is_provisioned(change.to),
+            _ => scaling::is_provisioned(table.billing),
+        };
+        let register = self.register_item(owned, provisioned_after);
+        if !(main.decision == Decision::Unchanged && (register.is_some() || !items.is_empty())) {
+            items.push(main);
+        }
+        items.extend(register);
+        items
+    }
+
     fn resize_old_item(&self, owned: &Owned) -> PlanItem {
         let (slot, table) = (owned.slot, owned.table);
         let age = self.age(slot);
@@ -613,7 +695,7 @@ impl Context<'_> {
                 ),
             );
         }
-        let phase_index = self.policy.phase_index_for_age(age);
+        let phase_index = self.phase_index(slot);
         let want: &Phase = &self.policy.phases[phase_index];
         let phase = format!("phase {phase_index} ({}) for age {age}", describe_phase(want));
 
@@ -635,7 +717,13 @@ impl Context<'_> {
                 from: table.table_class,
                 to,
             });
-        let Some(change) = self.phase_change(table, want) else {
+        // An autoscaling phase leaves a provisioned table's capacity, and its indexes', to the
+        // autoscaler; only an on-demand table is switched (to provisioned at the minimums).
+        let change = match (want.autoscaling, table.billing) {
+            (Some(_), Billing::Provisioned(_)) => None,
+            _ => self.phase_change(table, want),
+        };
+        let Some(change) = change else {
             let Some(change) = class_change else {
                 return self.item(owned, Decision::Unchanged, format!("already at {phase}"));
             };
@@ -717,9 +805,13 @@ fn index_state(index: &crate::observed::ObservedIndex) -> String {
 
 /// "100 RCU / 1 WCU", "on-demand, standard_ia".
 fn describe_phase(phase: &Phase) -> String {
-    match phase.table_class {
-        Some(class) => format!("{}, {class}", phase.billing),
+    let capacity = match phase.autoscaling {
+        Some(autoscaling) => autoscaling.to_string(),
         None => phase.billing.to_string(),
+    };
+    match phase.table_class {
+        Some(class) => format!("{capacity}, {class}"),
+        None => capacity,
     }
 }
 

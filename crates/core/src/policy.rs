@@ -20,6 +20,7 @@ use crate::naming::TableNaming;
 use crate::period::{Calendar, PeriodKind, Slot};
 use crate::rates::{Rates, RatesDocument};
 use crate::retention::{Retention, RetentionDocument};
+use crate::scaling::{self, Autoscaling, ScalableDimension};
 use crate::settings::{
     AttributeKind, Billing, Capacity, GlobalIndex, KeyAttribute, KeySchema, LocalIndex, OnDemandLimits,
     TableClass,
@@ -72,6 +73,9 @@ pub struct Phase {
     pub index_overrides: BTreeMap<String, Capacity>,
     /// `None` leaves the table class as it is.
     pub table_class: Option<TableClass>,
+    /// Application Auto Scaling keeps the capacity between these bounds (`billing` is then
+    /// provisioned at the minimums, what CreateTable starts a table with).
+    pub autoscaling: Option<Autoscaling>,
 }
 
 impl Phase {
@@ -82,6 +86,16 @@ impl Phase {
             index_overrides: (!self.index_overrides.is_empty()).then(|| self.index_overrides.clone()),
             ..PhaseDocument::default()
         };
+        if let Some(a) = self.autoscaling {
+            doc.autoscaling = Some(AutoscalingDocument {
+                min_read: Some(a.min_read),
+                max_read: Some(a.max_read),
+                min_write: Some(a.min_write),
+                max_write: Some(a.max_write),
+                target: Some(i64::from(a.target)),
+            });
+            return doc;
+        }
         match (self.billing, self.index_billing) {
             (Billing::Provisioned(c), Billing::Provisioned(index)) => {
                 doc.read = Some(c.read);
@@ -179,6 +193,27 @@ pub struct PhaseDocument {
     /// `"standard"` or `"standard_ia"`; absent leaves the class as it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table_class: Option<String>,
+    /// Provisioned phases only, instead of `read` / `write`: Application Auto Scaling bounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autoscaling: Option<AutoscalingDocument>,
+}
+
+/// `autoscaling = { min_read, max_read, min_write, max_write, target = 70 }`: the bounds are
+/// required (checked by validation, so every missing one is named), `target` defaults to 70.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AutoscalingDocument {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_read: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_read: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_write: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_write: Option<i64>,
+    /// Target utilisation in percent, 20 to 90.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<i64>,
 }
 
 /// One invalid field: its path in the document and what to change.
@@ -287,6 +322,12 @@ impl Policy {
     /// The phase new tables are created with.
     pub fn hot_phase(&self) -> &Phase {
         &self.phases[0]
+    }
+
+    /// Whether any phase has autoscaling: only then does a run read or write Application Auto
+    /// Scaling (and only then does the function's role allow it).
+    pub fn uses_autoscaling(&self) -> bool {
+        self.phases.iter().any(|phase| phase.autoscaling.is_some())
     }
 
     /// The document that validates to this policy, for printing and for `ROLLOVER_POLICY`.
@@ -538,6 +579,19 @@ impl PolicyDocument {
             );
         }
 
+        // Our scaling policies' names carry the prefix; Application Auto Scaling caps their length.
+        let longest_policy_name = scaling::policy_name(&prefix, ScalableDimension::TableWrite).len();
+        if phases.iter().any(|p| p.autoscaling.is_some()) && longest_policy_name > scaling::MAX_POLICY_NAME {
+            fail(
+                "prefix",
+                format!(
+                    "too long for autoscaling phases: the scaling policies are named ddb-rollover-{{prefix}}-write, at most {} characters; shorten the prefix by {}",
+                    scaling::MAX_POLICY_NAME,
+                    longest_policy_name - scaling::MAX_POLICY_NAME
+                ),
+            );
+        }
+
         if !errors.is_empty() {
             return Err(PolicyError::Invalid(errors));
         }
@@ -634,7 +688,42 @@ fn phase_settings(phase: &PhaseDocument, field: &str, indexes: &[&str]) -> Resul
             "index capacity without [[indexes]]: remove the index_* fields, or add the global secondary indexes".into(),
         ));
     }
+    let mut autoscaling = None;
     let (billing, index_billing) = match phase.billing.as_deref().unwrap_or("provisioned") {
+        "provisioned" if phase.autoscaling.is_some() => {
+            only_with(
+                &mut problems,
+                &[
+                    ("read", phase.read.is_some()),
+                    ("write", phase.write.is_some()),
+                    ("max_read", phase.max_read.is_some()),
+                    ("max_write", phase.max_write.is_some()),
+                    ("index_read", phase.index_read.is_some()),
+                    ("index_write", phase.index_write.is_some()),
+                    ("index_overrides", phase.index_overrides.is_some()),
+                    ("index_max_read", phase.index_max_read.is_some()),
+                    ("index_max_write", phase.index_max_write.is_some()),
+                ],
+                &format!(
+                    "not used with {field}.autoscaling (the autoscaler sets the capacity of the table and its indexes between its bounds): remove it"
+                ),
+            );
+            autoscaling = autoscaling_bounds(phase.autoscaling.as_ref().expect("matched"), &mut problems);
+            let a = autoscaling.unwrap_or(Autoscaling {
+                min_read: 1,
+                max_read: 1,
+                min_write: 1,
+                max_write: 1,
+                target: scaling::DEFAULT_TARGET,
+            });
+            // CreateTable starts a table and its indexes at the minimums; the autoscaler raises
+            // them from there.
+            let minimums = Billing::Provisioned(Capacity {
+                read: a.min_read,
+                write: a.min_write,
+            });
+            (minimums, minimums)
+        }
         "provisioned" => {
             only_with(
                 &mut problems,
@@ -700,6 +789,7 @@ fn phase_settings(phase: &PhaseDocument, field: &str, indexes: &[&str]) -> Resul
                     ("index_read", phase.index_read.is_some()),
                     ("index_write", phase.index_write.is_some()),
                     ("index_overrides", phase.index_overrides.is_some()),
+                    ("autoscaling", phase.autoscaling.is_some()),
                 ],
                 unused,
             );
@@ -738,10 +828,73 @@ fn phase_settings(phase: &PhaseDocument, field: &str, indexes: &[&str]) -> Resul
             index_billing,
             index_overrides: phase.index_overrides.clone().unwrap_or_default(),
             table_class,
+            autoscaling,
         })
     } else {
         Err(problems)
     }
+}
+
+/// A phase's autoscaling bounds, or `None` after naming every problem with them.
+fn autoscaling_bounds(doc: &AutoscalingDocument, problems: &mut PhaseProblems) -> Option<Autoscaling> {
+    let before = problems.len();
+    // `None` after naming the problem: a missing or invalid bound is not compared.
+    let mut required = |name: &'static str, value: Option<i64>| match value {
+        None => {
+            problems.push((
+                name.to_string(),
+                "required for autoscaling (capacity units, 1 or more)".to_string(),
+            ));
+            None
+        }
+        Some(units) if units < 1 => {
+            problems.push((
+                name.to_string(),
+                format!("{units} is below DynamoDB's minimum: use 1 or more"),
+            ));
+            None
+        }
+        Some(units) => Some(units),
+    };
+    let min_read = required("autoscaling.min_read", doc.min_read);
+    let max_read = required("autoscaling.max_read", doc.max_read);
+    let min_write = required("autoscaling.min_write", doc.min_write);
+    let max_write = required("autoscaling.max_write", doc.max_write);
+    for (name, min_name, min, max) in [
+        ("autoscaling.max_read", "min_read", min_read, max_read),
+        ("autoscaling.max_write", "min_write", min_write, max_write),
+    ] {
+        let (Some(min), Some(max)) = (min, max) else {
+            continue;
+        };
+        if max < min {
+            problems.push((
+                name.to_string(),
+                format!("{max} is below {min_name} ({min}): use at least {min}"),
+            ));
+        }
+    }
+    let target = doc.target.unwrap_or(i64::from(scaling::DEFAULT_TARGET));
+    if !scaling::TARGET_RANGE.contains(&target) {
+        problems.push((
+            "autoscaling.target".into(),
+            format!(
+                "{target} is out of range: use a target utilisation of {} to {} percent",
+                scaling::TARGET_RANGE.start(),
+                scaling::TARGET_RANGE.end()
+            ),
+        ));
+    }
+    if problems.len() > before {
+        return None;
+    }
+    Some(Autoscaling {
+        min_read: min_read?,
+        max_read: max_read?,
+        min_write: min_write?,
+        max_write: max_write?,
+        target: target as u32,
+    })
 }
 
 #[cfg(test)]
@@ -892,6 +1045,96 @@ mod tests {
         assert_eq!(policy.phases[0].table_class, Some(TableClass::StandardIa));
         let round_trip = Policy::from_json(&serde_json::to_string(&policy.to_document()).unwrap()).unwrap();
         assert_eq!(round_trip, policy);
+    }
+
+    #[test]
+    fn autoscaling_phases() {
+        let phase = |body: &str| {
+            format!("[[phases]]\nmin_age = 0\n{body}\n[[phases]]\nmin_age = 1\nread = 1\nwrite = 1")
+        };
+        let policy = Policy::from_toml(&phase(
+            "autoscaling = { min_read = 5, max_read = 500, min_write = 10, max_write = 1000 }",
+        ))
+        .unwrap();
+        let hot = &policy.phases[0];
+        assert_eq!(
+            hot.autoscaling,
+            Some(Autoscaling {
+                min_read: 5,
+                max_read: 500,
+                min_write: 10,
+                max_write: 1000,
+                target: 70
+            })
+        );
+        // CreateTable starts at the minimums.
+        assert_eq!(hot.billing, Billing::Provisioned(Capacity { read: 5, write: 10 }));
+        assert!(policy.uses_autoscaling());
+        assert!(!Policy::default().uses_autoscaling());
+        assert_eq!(policy.phases[1].autoscaling, None);
+        let round_trip = Policy::from_json(&serde_json::to_string(&policy.to_document()).unwrap()).unwrap();
+        assert_eq!(round_trip, policy);
+        let json = Policy::from_json(
+            r#"{"phases":[{"min_age":0,"autoscaling":{"min_read":5,"max_read":500,"min_write":10,"max_write":1000,"target":70}},
+                {"min_age":1,"read":1,"write":1}]}"#,
+        )
+        .unwrap();
+        assert_eq!(json, policy);
+
+        // Every bad field named, at once.
+        assert_eq!(
+            invalid_fields(&phase(
+                "read = 5\nwrite = 5\nautoscaling = { min_read = 0, max_read = 500, max_write = 3, min_write = 4, target = 95 }"
+            )),
+            [
+                "phases[0].read",
+                "phases[0].write",
+                "phases[0].autoscaling.min_read",
+                "phases[0].autoscaling.max_write",
+                "phases[0].autoscaling.target",
+            ]
+        );
+        assert_eq!(
+            invalid_fields(&phase("autoscaling = { min_read = 5 }")),
+            [
+                "phases[0].autoscaling.max_read",
+                "phases[0].autoscaling.min_write",
+                "phases[0].autoscaling.max_write",
+            ]
+        );
+        assert_eq!(
+            invalid_fields(&phase(
+                "billing = \"on_demand\"\nautoscaling = { min_read = 1, max_read = 1, min_write = 1, max_write = 1 }"
+            )),
+            ["phases[0].autoscaling"]
+        );
+        assert_eq!(
+            invalid_fields(&phase(
+                "autoscaling = { min_read = 1, max_read = 1, min_write = 1, max_write = 1, target = 19 }"
+            )),
+            ["phases[0].autoscaling.target"]
+        );
+        let err = Policy::from_toml(&phase(
+            "autoscaling = { min_read = 1, max_read = 1, min_write = 1, max_write = 1, scale_in = false }",
+        ))
+        .unwrap_err();
+        assert!(err.to_string().contains("scale_in"), "{err}");
+        let err = Policy::from_toml(&phase(
+            "autoscaling = { min_read = 9, max_read = 5, min_write = 1, max_write = 1, target = 91 }",
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("below min_read (9)") && err.contains("20 to 90"),
+            "{err}"
+        );
+        // The prefix must leave room for our scaling policies' names.
+        let long = format!(
+            "prefix = \"{}\"\n{}",
+            "p".repeat(240),
+            phase("autoscaling = { min_read = 1, max_read = 1, min_write = 1, max_write = 1 }")
+        );
+        assert_eq!(invalid_fields(&long), ["prefix"]);
     }
 
     #[test]

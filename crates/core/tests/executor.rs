@@ -13,6 +13,10 @@ use ddb_rollover::changes::{
 use ddb_rollover::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use ddb_rollover::observed::{ExportState, ExportStatus, ObservedTable, TtlState};
 use ddb_rollover::policy::Policy;
+use ddb_rollover::scaling::{
+    policy_name, DeregisterScaling, ObservedScalableTarget, ObservedScalingPolicy, RegisterScaling,
+    ScalableDimension, ScalableKey, TargetValue,
+};
 use ddb_rollover::settings::Billing;
 use ddb_rollover::settings::Capacity;
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome};
@@ -218,6 +222,29 @@ impl ControlPlane for FakeDynamo {
             });
         }
         tables.remove(name);
+        Ok(())
+    }
+
+    async fn describe_scaling(
+        &self,
+        tables: &[String],
+    ) -> Result<Vec<ObservedScalableTarget>, ControlPlaneError> {
+        self.call("DescribeScalableTargets", "").await?;
+        let known = self.tables.lock().unwrap();
+        Ok(tables
+            .iter()
+            .filter_map(|name| known.get(name))
+            .flat_map(|t| t.scaling.clone().unwrap_or_default())
+            .collect())
+    }
+
+    async fn register_scaling(&self, change: &RegisterScaling) -> Result<(), ControlPlaneError> {
+        self.call("RegisterScalableTarget", &change.name).await
+    }
+
+    async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
+        self.call("DeregisterScalableTarget", &change.name).await?;
+        self.with_table(&change.name, |t| t.scaling = Some(Vec::new()));
         Ok(())
     }
 }
@@ -627,4 +654,93 @@ async fn deletion_protection_is_lifted_right_before_the_delete_and_the_newest_ar
             ]
         );
     }
+}
+
+/// A table registered by the autoscaling policy below (read side only is enough).
+fn autoscaled(name: &str, capacity: Capacity) -> ObservedTable {
+    let mut table = ObservedTable::active(name, Billing::Provisioned(capacity));
+    let dimension = ScalableDimension::TableRead;
+    table.scaling = Some(vec![ObservedScalableTarget {
+        key: ScalableKey {
+            resource_id: format!("table/{name}"),
+            dimension,
+        },
+        min: 5,
+        max: 500,
+        policies: vec![ObservedScalingPolicy {
+            name: policy_name("timeseries", dimension),
+            policy_type: "TargetTrackingScaling".into(),
+            metric: Some(dimension.metric().into()),
+            target_value: Some(TargetValue(70.0)),
+        }],
+    }]);
+    table
+}
+
+#[tokio::test]
+async fn a_capacity_change_waits_until_the_scalable_targets_are_gone() {
+    let policy = Policy::from_toml(
+        "[[phases]]\nmin_age = 0\nautoscaling = { min_read = 5, max_read = 500, min_write = 5, max_write = 500 }\n\
+         [[phases]]\nmin_age = 1\nread = 1\nwrite = 1",
+    )
+    .unwrap();
+    let table = "timeseries_2018-10-24";
+    for (kind, outcome) in [
+        (ErrorKind::Other, Outcome::Failed),
+        (ErrorKind::InUse, Outcome::Deferred),
+    ] {
+        let fake = FakeDynamo::default().fail("DeregisterScalableTarget", table, kind);
+        fake.tables
+            .lock()
+            .unwrap()
+            .insert(table.into(), autoscaled(table, HOT));
+        let report = run(
+            &fake,
+            &policy,
+            Operation::ResizeOld,
+            at("2018-10-26T00:15:00Z"),
+            ApplyOptions::default(),
+        )
+        .await
+        .unwrap();
+        let lines: Vec<_> = report
+            .tables
+            .iter()
+            .map(|l| (l.item.decision.action(), l.outcome))
+            .collect();
+        assert_eq!(
+            lines,
+            [("deregister_scaling", outcome), ("update", Outcome::Deferred)]
+        );
+        // No UpdateTable (the deferral is recorded in the table's tag, as any other).
+        let calls: Vec<String> = fake
+            .mutating_calls()
+            .into_iter()
+            .filter(|c| !c.starts_with("TagResource"))
+            .collect();
+        assert_eq!(calls, [format!("DeregisterScalableTarget {table}")]);
+    }
+    // Once deregistered, the same run goes on to the capacity change.
+    let fake = FakeDynamo::default();
+    fake.tables
+        .lock()
+        .unwrap()
+        .insert(table.into(), autoscaled(table, HOT));
+    let report = run(
+        &fake,
+        &policy,
+        Operation::ResizeOld,
+        at("2018-10-26T00:15:00Z"),
+        ApplyOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.summary.done, 2, "{:#?}", report.tables);
+    assert_eq!(
+        fake.mutating_calls(),
+        [
+            format!("DeregisterScalableTarget {table}"),
+            format!("UpdateTable {table}")
+        ]
+    );
 }

@@ -101,7 +101,7 @@ pub fn needs(policy: &Policy) -> Vec<(Capability, &'static str)> {
     {
         needs.push((Capability::Delete, "retention.delete_after"));
     }
-    let uses_autoscaling = false; // lead: wire Policy::uses_autoscaling()
+    let uses_autoscaling = policy.uses_autoscaling();
     if uses_autoscaling {
         needs.push((Capability::Autoscaling, "phases[].autoscaling"));
     }

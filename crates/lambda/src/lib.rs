@@ -126,9 +126,14 @@ pub struct Handler {
 
 impl Handler {
     pub fn new(operation: Operation, policy: Policy, client: aws_sdk_dynamodb::Client) -> Self {
+        Handler::with_control(operation, policy, DynamoDb::new(client))
+    }
+
+    /// With a control plane built by the caller (e.g. with Application Auto Scaling).
+    pub fn with_control(operation: Operation, policy: Policy, control: DynamoDb) -> Self {
         Handler {
             operation,
-            control: Paced::new(DynamoDb::new(client), policy.rates),
+            control: Paced::new(control, policy.rates),
             policy,
         }
     }
@@ -154,11 +159,12 @@ impl Handler {
             .retry_config(RetryConfig::adaptive())
             .load()
             .await;
-        Ok(Handler::new(
-            operation,
-            policy,
-            aws_sdk_dynamodb::Client::new(&config),
-        ))
+        let mut control = DynamoDb::new(aws_sdk_dynamodb::Client::new(&config));
+        // The same HTTPS client and configuration; only then does the role allow it.
+        if policy.uses_autoscaling() {
+            control = control.with_autoscaling(aws_sdk_applicationautoscaling::Client::new(&config));
+        }
+        Ok(Handler::with_control(operation, policy, control))
     }
 
     pub fn operation(&self) -> Operation {

@@ -1,0 +1,272 @@
+//! Application Auto Scaling on the AWS SDK's client: the only module that speaks its wire API.
+//! [`crate::dynamodb::DynamoDb`] forwards its scaling calls here when it was given a client
+//! ([`crate::dynamodb::DynamoDb::with_autoscaling`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use aws_sdk_applicationautoscaling::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_applicationautoscaling::types::{
+    MetricType, PolicyType, PredefinedMetricSpecification, ScalableDimension as SdkDimension,
+    ServiceNamespace, TargetTrackingScalingPolicyConfiguration,
+};
+use aws_sdk_applicationautoscaling::Client;
+
+use crate::control::{ControlPlaneError, ErrorKind};
+use crate::scaling::{
+    table_of, DeregisterScaling, ObservedScalableTarget, ObservedScalingPolicy, RegisterScaling,
+    ScalableDimension, ScalableKey, ScalingTarget, TargetValue,
+};
+
+/// Every DynamoDB scalable target on `tables` (and their indexes), with its policies: one
+/// paginated DescribeScalableTargets and one paginated DescribeScalingPolicies for the whole
+/// run, whatever the number of tables, filtered here (ResourceId filters take one id a call).
+pub async fn describe(
+    client: &Client,
+    tables: &[String],
+) -> Result<Vec<ObservedScalableTarget>, ControlPlaneError> {
+    let wanted: BTreeSet<&str> = tables.iter().map(String::as_str).collect();
+    let ours = |resource_id: &str| table_of(resource_id).is_some_and(|t| wanted.contains(t));
+    let mut targets: BTreeMap<ScalableKey, ObservedScalableTarget> = BTreeMap::new();
+    let mut next_token: Option<String> = None;
+    loop {
+        let page = client
+            .describe_scalable_targets()
+            .service_namespace(ServiceNamespace::Dynamodb)
+            .set_next_token(next_token.clone())
+            .send()
+            .await
+            .map_err(|e| classify("DescribeScalableTargets", "", &e))?;
+        for target in page.scalable_targets() {
+            let Some(dimension) = ScalableDimension::from_wire(target.scalable_dimension().as_str()) else {
+                continue;
+            };
+            if !ours(target.resource_id()) {
+                continue;
+            }
+            let key = ScalableKey {
+                resource_id: target.resource_id().to_string(),
+                dimension,
+            };
+            targets.insert(
+                key.clone(),
+                ObservedScalableTarget {
+                    key,
+                    min: i64::from(target.min_capacity()),
+                    max: i64::from(target.max_capacity()),
+                    policies: Vec::new(),
+                },
+            );
+        }
+        match page.next_token() {
+            // A token that repeats would loop for ever (moto 5.2 answers so past 50 targets).
+            Some(token) if next_token.as_deref() != Some(token) => next_token = Some(token.to_string()),
+            _ => break,
+        }
+    }
+    if targets.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut next_token: Option<String> = None;
+    loop {
+        let page = client
+            .describe_scaling_policies()
+            .service_namespace(ServiceNamespace::Dynamodb)
+            .set_next_token(next_token.clone())
+            .send()
+            .await
+            .map_err(|e| classify("DescribeScalingPolicies", "", &e))?;
+        for policy in page.scaling_policies() {
+            let Some(dimension) = ScalableDimension::from_wire(policy.scalable_dimension().as_str()) else {
+                continue;
+            };
+            let key = ScalableKey {
+                resource_id: policy.resource_id().to_string(),
+                dimension,
+            };
+            let Some(target) = targets.get_mut(&key) else {
+                continue;
+            };
+            let tracking = policy.target_tracking_scaling_policy_configuration();
+            target.policies.push(ObservedScalingPolicy {
+                name: policy.policy_name().to_string(),
+                policy_type: policy.policy_type().as_str().to_string(),
+                metric: tracking
+                    .and_then(|t| t.predefined_metric_specification())
+                    .map(|m| m.predefined_metric_type().as_str().to_string()),
+                target_value: tracking.map(|t| TargetValue(t.target_value())),
+            });
+        }
+        match page.next_token() {
+            Some(token) if next_token.as_deref() != Some(token) => next_token = Some(token.to_string()),
+            _ => break,
+        }
+    }
+    Ok(targets.into_values().collect())
+}
+
+/// Registers each target, then puts our target-tracking policy on it. A policy that cannot be
+/// put takes its target back off (best effort): a target without our policy would count as
+/// someone else's in the next run.
+pub async fn register(client: &Client, change: &RegisterScaling) -> Result<(), ControlPlaneError> {
+    for target in &change.targets {
+        client
+            .register_scalable_target()
+            .service_namespace(ServiceNamespace::Dynamodb)
+            .resource_id(&target.key.resource_id)
+            .scalable_dimension(sdk_dimension(target.key.dimension))
+            .min_capacity(units(target.min))
+            .max_capacity(units(target.max))
+            .send()
+            .await
+            .map_err(|e| classify("RegisterScalableTarget", &change.name, &e))?;
+        if let Err(error) = put_policy(client, target).await {
+            let _ = client
+                .deregister_scalable_target()
+                .service_namespace(ServiceNamespace::Dynamodb)
+                .resource_id(&target.key.resource_id)
+                .scalable_dimension(sdk_dimension(target.key.dimension))
+                .send()
+                .await;
+            return Err(classify("PutScalingPolicy", &change.name, &error));
+        }
+    }
+    Ok(())
+}
+
+async fn put_policy(
+    client: &Client,
+    target: &ScalingTarget,
+) -> Result<(), SdkError<aws_sdk_applicationautoscaling::operation::put_scaling_policy::PutScalingPolicyError>>
+{
+    let metric = PredefinedMetricSpecification::builder()
+        .predefined_metric_type(MetricType::from(target.key.dimension.metric()))
+        .build()
+        .expect("the required field is set");
+    let configuration = TargetTrackingScalingPolicyConfiguration::builder()
+        .target_value(f64::from(target.target))
+        .predefined_metric_specification(metric)
+        .build()
+        .expect("the required field is set");
+    client
+        .put_scaling_policy()
+        .policy_name(&target.policy_name)
+        .service_namespace(ServiceNamespace::Dynamodb)
+        .resource_id(&target.key.resource_id)
+        .scalable_dimension(sdk_dimension(target.key.dimension))
+        .policy_type(PolicyType::TargetTrackingScaling)
+        .target_tracking_scaling_policy_configuration(configuration)
+        .send()
+        .await
+        .map(drop)
+}
+
+/// Deletes our policy, then deregisters the target (AWS would delete the policy with the target;
+/// deleting it first also works where that does not happen). Already gone counts as done.
+pub async fn deregister(client: &Client, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
+    for target in &change.targets {
+        let deleted = client
+            .delete_scaling_policy()
+            .policy_name(&target.policy_name)
+            .service_namespace(ServiceNamespace::Dynamodb)
+            .resource_id(&target.key.resource_id)
+            .scalable_dimension(sdk_dimension(target.key.dimension))
+            .send()
+            .await;
+        match deleted {
+            Ok(_) => {}
+            Err(e) if is_not_found(&e) => {}
+            Err(e) => return Err(classify("DeleteScalingPolicy", &change.name, &e)),
+        }
+        let deregistered = client
+            .deregister_scalable_target()
+            .service_namespace(ServiceNamespace::Dynamodb)
+            .resource_id(&target.key.resource_id)
+            .scalable_dimension(sdk_dimension(target.key.dimension))
+            .send()
+            .await;
+        match deregistered {
+            Ok(_) => {}
+            Err(e) if is_not_found(&e) => {}
+            Err(e) => return Err(classify("DeregisterScalableTarget", &change.name, &e)),
+        }
+    }
+    Ok(())
+}
+
+fn sdk_dimension(dimension: ScalableDimension) -> SdkDimension {
+    SdkDimension::from(dimension.as_wire_str())
+}
+
+/// Capacity units as Application Auto Scaling takes them (an i32).
+fn units(value: i64) -> i32 {
+    i32::try_from(value).unwrap_or(i32::MAX)
+}
+
+/// ObjectNotFoundException, or the ValidationException "No scalable target / scaling policy
+/// found" that some servers answer instead.
+fn is_not_found<E: ProvideErrorMetadata, R>(error: &SdkError<E, R>) -> bool {
+    match error.code() {
+        Some("ObjectNotFoundException") => true,
+        Some("ValidationException") => error.message().is_some_and(|m| m.starts_with("No scal")),
+        _ => false,
+    }
+}
+
+/// Describes an SDK error for the report: ConcurrentUpdate is busy, LimitExceeded a limit,
+/// ObjectNotFound gone, a table that does not exist (yet: CREATING) busy, an operation the
+/// endpoint lacks unsupported.
+fn classify<E, R>(operation: &'static str, table: &str, error: &SdkError<E, R>) -> ControlPlaneError
+where
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+    R: std::fmt::Debug + 'static,
+{
+    let message = error.message().unwrap_or_default();
+    let kind = match error.code() {
+        Some("ConcurrentUpdateException") => ErrorKind::InUse,
+        Some("LimitExceededException") => ErrorKind::LimitExceeded,
+        Some("ObjectNotFoundException") => ErrorKind::NotFound,
+        // RegisterScalableTarget on a table still being created.
+        Some("ValidationException") if message.contains("does not exist") => ErrorKind::InUse,
+        Some("UnknownOperationException") => ErrorKind::Unsupported,
+        _ => ErrorKind::Other,
+    };
+    let text = match (error.code(), error.message()) {
+        (Some(code), Some(message)) => format!("{code}: {message}"),
+        (Some(code), None) => code.to_string(),
+        _ => {
+            // The error and its sources on one line (dispatch failures, timeouts).
+            let mut parts = Vec::new();
+            let mut next: Option<&(dyn std::error::Error + 'static)> = Some(error);
+            while let Some(e) = next {
+                let text = e.to_string();
+                if !text.is_empty() && !parts.iter().any(|p: &String| p.contains(&text)) {
+                    parts.push(text);
+                }
+                next = e.source();
+            }
+            format!(
+                "{}. Application Auto Scaling could not be reached or answered oddly; a later run retries",
+                parts.join(": ").replace('\n', " ")
+            )
+        }
+    };
+    let advice = match error.code() {
+        Some("AccessDeniedException") => Some(format!(
+            "the caller may not call application-autoscaling:{operation}: autoscaling phases need Application Auto Scaling permissions and its DynamoDB service-linked role"
+        )),
+        _ if kind == ErrorKind::Unsupported => Some(
+            "this endpoint does not implement Application Auto Scaling (DynamoDB Local and dynalite do not; moto and AWS do)"
+                .to_string(),
+        ),
+        _ => None,
+    };
+    ControlPlaneError {
+        kind,
+        operation,
+        table: table.to_string(),
+        message: match advice {
+            Some(advice) => format!("{}. {advice}", text.trim_end_matches('.')),
+            None => text,
+        },
+    }
+}

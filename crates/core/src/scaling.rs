@@ -1,0 +1,348 @@
+//! The vocabulary of autoscaling phases (Application Auto Scaling on DynamoDB): the scalable
+//! dimensions, resource ids, a phase's bounds, what a run observes of the scalable targets and
+//! their policies, and the two changes between them (register, deregister).
+//!
+//! Ownership is provable from Application Auto Scaling alone: a scalable target is ours when
+//! our target-tracking policy ([`policy_name`], which names the policy's prefix) is attached
+//! to it. Any other target on one of our tables is a foreign one: its table is never resized
+//! against it and the target is never deregistered.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// Application Auto Scaling's service namespace for DynamoDB.
+pub const SERVICE_NAMESPACE: &str = "dynamodb";
+
+/// Target utilisation percentage when a phase gives none (DynamoDB console's default).
+pub const DEFAULT_TARGET: u32 = 70;
+/// The target utilisation DynamoDB's auto scaling allows, in percent.
+pub const TARGET_RANGE: std::ops::RangeInclusive<i64> = 20..=90;
+/// Application Auto Scaling's longest policy name.
+pub const MAX_POLICY_NAME: usize = 256;
+
+/// A phase's autoscaling bounds: the autoscaler keeps the table's (and each GSI's) provisioned
+/// capacity between min and max, aiming at `target` percent utilisation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Autoscaling {
+    pub min_read: i64,
+    pub max_read: i64,
+    pub min_write: i64,
+    pub max_write: i64,
+    /// Percent, 20 to 90.
+    pub target: u32,
+}
+
+impl Autoscaling {
+    /// (min, max) for one dimension.
+    pub fn bounds(&self, dimension: ScalableDimension) -> (i64, i64) {
+        if dimension.is_read() {
+            (self.min_read, self.max_read)
+        } else {
+            (self.min_write, self.max_write)
+        }
+    }
+}
+
+impl fmt::Display for Autoscaling {
+    /// "autoscaling 5-500 RCU / 5-1000 WCU at 70%".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "autoscaling {}-{} RCU / {}-{} WCU at {}%",
+            self.min_read, self.max_read, self.min_write, self.max_write, self.target
+        )
+    }
+}
+
+/// The scalable dimensions of a DynamoDB table and of its global secondary indexes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum ScalableDimension {
+    #[serde(rename = "dynamodb:table:ReadCapacityUnits")]
+    TableRead,
+    #[serde(rename = "dynamodb:table:WriteCapacityUnits")]
+    TableWrite,
+    #[serde(rename = "dynamodb:index:ReadCapacityUnits")]
+    IndexRead,
+    #[serde(rename = "dynamodb:index:WriteCapacityUnits")]
+    IndexWrite,
+}
+
+impl ScalableDimension {
+    pub const ALL: [ScalableDimension; 4] = [
+        ScalableDimension::TableRead,
+        ScalableDimension::TableWrite,
+        ScalableDimension::IndexRead,
+        ScalableDimension::IndexWrite,
+    ];
+
+    pub fn as_wire_str(self) -> &'static str {
+        match self {
+            ScalableDimension::TableRead => "dynamodb:table:ReadCapacityUnits",
+            ScalableDimension::TableWrite => "dynamodb:table:WriteCapacityUnits",
+            ScalableDimension::IndexRead => "dynamodb:index:ReadCapacityUnits",
+            ScalableDimension::IndexWrite => "dynamodb:index:WriteCapacityUnits",
+        }
+    }
+
+    pub fn from_wire(value: &str) -> Option<ScalableDimension> {
+        Self::ALL.into_iter().find(|d| d.as_wire_str() == value)
+    }
+
+    pub fn is_read(self) -> bool {
+        matches!(self, ScalableDimension::TableRead | ScalableDimension::IndexRead)
+    }
+
+    /// The target-tracking metric that goes with the dimension.
+    pub fn metric(self) -> &'static str {
+        if self.is_read() {
+            "DynamoDBReadCapacityUtilization"
+        } else {
+            "DynamoDBWriteCapacityUtilization"
+        }
+    }
+
+    fn short(self) -> &'static str {
+        if self.is_read() {
+            "read"
+        } else {
+            "write"
+        }
+    }
+}
+
+impl fmt::Display for ScalableDimension {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_wire_str())
+    }
+}
+
+/// `table/NAME`, or `table/NAME/index/INDEX` for a GSI.
+pub fn resource_id(table: &str, index: Option<&str>) -> String {
+    match index {
+        Some(index) => format!("table/{table}/index/{index}"),
+        None => format!("table/{table}"),
+    }
+}
+
+/// The table a resource id belongs to (`table/NAME` or `table/NAME/index/INDEX`).
+pub fn table_of(resource_id: &str) -> Option<&str> {
+    let rest = resource_id.strip_prefix("table/")?;
+    Some(rest.split_once("/index/").map_or(rest, |(table, _)| table))
+}
+
+/// One scalable dimension of one resource: what a scalable target is registered for.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct ScalableKey {
+    pub resource_id: String,
+    pub dimension: ScalableDimension,
+}
+
+impl fmt::Display for ScalableKey {
+    /// "table/t read", "table/t/index/by_device write".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.resource_id, self.dimension.short())
+    }
+}
+
+/// Every scalable dimension of a table and its GSIs: the table's read and write, then each
+/// index's read and write, in the order given.
+pub fn scalable_keys<'a>(table: &str, global_indexes: impl IntoIterator<Item = &'a str>) -> Vec<ScalableKey> {
+    let key = |resource_id: &str, dimension| ScalableKey {
+        resource_id: resource_id.to_string(),
+        dimension,
+    };
+    let table_id = resource_id(table, None);
+    let mut keys = vec![
+        key(&table_id, ScalableDimension::TableRead),
+        key(&table_id, ScalableDimension::TableWrite),
+    ];
+    for index in global_indexes {
+        let index_id = resource_id(table, Some(index));
+        keys.push(key(&index_id, ScalableDimension::IndexRead));
+        keys.push(key(&index_id, ScalableDimension::IndexWrite));
+    }
+    keys
+}
+
+/// The name of our target-tracking policy on each of a family's scalable targets:
+/// `ddb-rollover-{prefix}-read` / `-write`. Its presence is what makes a target ours.
+pub fn policy_name(prefix: &str, dimension: ScalableDimension) -> String {
+    format!("ddb-rollover-{prefix}-{}", dimension.short())
+}
+
+/// A target-tracking policy's target value (a double on the wire), compared exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct TargetValue(pub f64);
+
+impl Eq for TargetValue {}
+
+/// One scaling policy attached to a scalable target, as DescribeScalingPolicies reports it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ObservedScalingPolicy {
+    pub name: String,
+    /// `TargetTrackingScaling`, `StepScaling`, ...
+    pub policy_type: String,
+    /// The predefined metric of a target-tracking policy.
+    pub metric: Option<String>,
+    pub target_value: Option<TargetValue>,
+}
+
+/// One scalable target on a table or one of its GSIs, with the policies attached to it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ObservedScalableTarget {
+    pub key: ScalableKey,
+    pub min: i64,
+    pub max: i64,
+    pub policies: Vec<ObservedScalingPolicy>,
+}
+
+impl ObservedScalableTarget {
+    /// Ours: the family's target-tracking policy for this dimension is attached.
+    pub fn is_ours(&self, prefix: &str) -> bool {
+        let ours = policy_name(prefix, self.key.dimension);
+        self.policies.iter().any(|p| p.name == ours)
+    }
+
+    /// Whether the target is registered with, and our policy tracks, exactly what `want` says.
+    pub fn matches(&self, prefix: &str, want: &Autoscaling) -> bool {
+        let ours = policy_name(prefix, self.key.dimension);
+        (self.min, self.max) == want.bounds(self.key.dimension)
+            && self.policies.iter().any(|p| {
+                p.name == ours
+                    && p.policy_type == "TargetTrackingScaling"
+                    && p.metric.as_deref() == Some(self.key.dimension.metric())
+                    && p.target_value == Some(TargetValue(f64::from(want.target)))
+            })
+    }
+}
+
+/// One scalable target to register (or update) with our target-tracking policy.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ScalingTarget {
+    pub key: ScalableKey,
+    pub min: i64,
+    pub max: i64,
+    /// Target utilisation, percent.
+    pub target: u32,
+    pub policy_name: String,
+}
+
+/// RegisterScalableTarget then PutScalingPolicy (target tracking) for each target: the
+/// table's, then its GSIs'. Both calls create or update, so a retry is harmless.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RegisterScaling {
+    pub name: String,
+    pub targets: Vec<ScalingTarget>,
+}
+
+/// One of our scalable targets to remove: its policy, then the target.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ScalingRemoval {
+    pub key: ScalableKey,
+    pub policy_name: String,
+}
+
+/// DeleteScalingPolicy then DeregisterScalableTarget for each of our targets on the table (a
+/// target or policy already gone counts as removed).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DeregisterScaling {
+    pub name: String,
+    pub targets: Vec<ScalingRemoval>,
+}
+
+impl RegisterScaling {
+    /// Registration of every key with the phase's bounds and our policy.
+    pub fn new(prefix: &str, table: &str, keys: Vec<ScalableKey>, want: &Autoscaling) -> RegisterScaling {
+        RegisterScaling {
+            name: table.to_string(),
+            targets: keys
+                .into_iter()
+                .map(|key| {
+                    let (min, max) = want.bounds(key.dimension);
+                    ScalingTarget {
+                        policy_name: policy_name(prefix, key.dimension),
+                        key,
+                        min,
+                        max,
+                        target: want.target,
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resource_ids_and_dimensions() {
+        let keys = scalable_keys("ts_2024-01-02", ["by_device"]);
+        let shown: Vec<String> = keys
+            .iter()
+            .map(|k| format!("{} {}", k.resource_id, k.dimension))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "table/ts_2024-01-02 dynamodb:table:ReadCapacityUnits",
+                "table/ts_2024-01-02 dynamodb:table:WriteCapacityUnits",
+                "table/ts_2024-01-02/index/by_device dynamodb:index:ReadCapacityUnits",
+                "table/ts_2024-01-02/index/by_device dynamodb:index:WriteCapacityUnits",
+            ]
+        );
+        assert_eq!(
+            table_of("table/ts_2024-01-02/index/by_device"),
+            Some("ts_2024-01-02")
+        );
+        assert_eq!(table_of("table/ts_2024-01-02"), Some("ts_2024-01-02"));
+        assert_eq!(table_of("service/cluster/svc"), None);
+        for d in ScalableDimension::ALL {
+            assert_eq!(ScalableDimension::from_wire(d.as_wire_str()), Some(d));
+        }
+        assert_eq!(
+            policy_name("ts", ScalableDimension::IndexWrite),
+            "ddb-rollover-ts-write"
+        );
+    }
+
+    #[test]
+    fn ours_only_with_our_policy_and_matching_only_when_everything_agrees() {
+        let want = Autoscaling {
+            min_read: 5,
+            max_read: 500,
+            min_write: 5,
+            max_write: 1000,
+            target: 70,
+        };
+        let policy = |name: &str, target: f64| ObservedScalingPolicy {
+            name: name.into(),
+            policy_type: "TargetTrackingScaling".into(),
+            metric: Some("DynamoDBWriteCapacityUtilization".into()),
+            target_value: Some(TargetValue(target)),
+        };
+        let mut target = ObservedScalableTarget {
+            key: ScalableKey {
+                resource_id: "table/ts_2024-01-02".into(),
+                dimension: ScalableDimension::TableWrite,
+            },
+            min: 5,
+            max: 1000,
+            policies: vec![policy("someone-elses", 70.0)],
+        };
+        assert!(!target.is_ours("ts"));
+        // Another family's policy name does not make it ours either.
+        target.policies = vec![policy("ddb-rollover-ts_eu-write", 70.0)];
+        assert!(!target.is_ours("ts"));
+        target.policies = vec![policy("ddb-rollover-ts-write", 70.0)];
+        assert!(target.is_ours("ts") && target.matches("ts", &want));
+        target.policies = vec![policy("ddb-rollover-ts-write", 50.0)];
+        assert!(target.is_ours("ts") && !target.matches("ts", &want));
+        target.policies = vec![policy("ddb-rollover-ts-write", 70.0)];
+        target.max = 900;
+        assert!(!target.matches("ts", &want));
+    }
+}

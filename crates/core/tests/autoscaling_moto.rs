@@ -1,0 +1,296 @@
+//! Autoscaling phases end to end on moto (DynamoDB and Application Auto Scaling on one port):
+//! create_new and resize_old over simulated days register scalable targets and target-tracking
+//! policies for the hot tables and deregister them once a table is in a fixed phase, read back
+//! through Application Auto Scaling's own API; a scalable target the test registers itself is
+//! left alone, reported, and its table is not resized.
+
+use std::collections::BTreeMap;
+
+use aws_sdk_applicationautoscaling::config::{BehaviorVersion, Credentials, Region};
+use aws_sdk_applicationautoscaling::types::{
+    MetricType, PolicyType, PredefinedMetricSpecification, ScalableDimension, ServiceNamespace,
+    TargetTrackingScalingPolicyConfiguration,
+};
+use chrono::{DateTime, Duration, NaiveDate, Utc};
+use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::policy::Policy;
+use ddb_rollover::{run, ApplyOptions, Operation, Outcome, RunReport};
+use testkit::{LocalDynamo, Server};
+
+const POLICY: &str = r#"
+prefix = "scaled"
+premake = 1
+[[phases]]
+min_age = 0
+autoscaling = { min_read = 5, max_read = 500, min_write = 10, max_write = 1000, target = 60 }
+[[phases]]
+min_age = 1
+read = 100
+write = 1
+[[phases]]
+min_age = 2
+read = 1
+write = 1
+"#;
+
+fn autoscaling_client(endpoint: &str) -> aws_sdk_applicationautoscaling::Client {
+    let config = aws_sdk_applicationautoscaling::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new(testkit::REGION))
+        .credentials_provider(Credentials::new(
+            testkit::ACCESS_KEY_ID,
+            testkit::SECRET_ACCESS_KEY,
+            None,
+            None,
+            "test",
+        ))
+        .endpoint_url(endpoint)
+        .build();
+    aws_sdk_applicationautoscaling::Client::from_conf(config)
+}
+
+/// One scalable target as read back: (dimension, min, max, [(policy name, type, target value)]).
+type Target = (String, i32, i32, Vec<(String, String, Option<f64>)>);
+
+/// resource id -> its targets, read with the SDK from Application Auto Scaling itself.
+type Registered = BTreeMap<String, Vec<Target>>;
+
+async fn registered(client: &aws_sdk_applicationautoscaling::Client) -> Registered {
+    let targets = client
+        .describe_scalable_targets()
+        .service_namespace(ServiceNamespace::Dynamodb)
+        .send()
+        .await
+        .unwrap();
+    let policies = client
+        .describe_scaling_policies()
+        .service_namespace(ServiceNamespace::Dynamodb)
+        .send()
+        .await
+        .unwrap();
+    let mut found = Registered::new();
+    for target in targets.scalable_targets() {
+        let attached = policies
+            .scaling_policies()
+            .iter()
+            .filter(|p| {
+                p.resource_id() == target.resource_id()
+                    && p.scalable_dimension() == target.scalable_dimension()
+            })
+            .map(|p| {
+                (
+                    p.policy_name().to_string(),
+                    p.policy_type().as_str().to_string(),
+                    p.target_tracking_scaling_policy_configuration()
+                        .map(|c| c.target_value()),
+                )
+            })
+            .collect();
+        found.entry(target.resource_id().to_string()).or_default().push((
+            target.scalable_dimension().as_str().to_string(),
+            target.min_capacity(),
+            target.max_capacity(),
+            attached,
+        ));
+    }
+    for list in found.values_mut() {
+        list.sort_by(|a, b| a.0.cmp(&b.0));
+    }
+    found
+}
+
+/// What the hot phase registers on one table.
+fn hot_targets() -> Vec<Target> {
+    vec![
+        (
+            "dynamodb:table:ReadCapacityUnits".into(),
+            5,
+            500,
+            vec![(
+                "ddb-rollover-scaled-read".into(),
+                "TargetTrackingScaling".into(),
+                Some(60.0),
+            )],
+        ),
+        (
+            "dynamodb:table:WriteCapacityUnits".into(),
+            10,
+            1000,
+            vec![(
+                "ddb-rollover-scaled-write".into(),
+                "TargetTrackingScaling".into(),
+                Some(60.0),
+            )],
+        ),
+    ]
+}
+
+fn day(n: i64) -> NaiveDate {
+    NaiveDate::from_ymd_opt(2030, 3, 1).unwrap() + Duration::days(n)
+}
+
+fn name(n: i64) -> String {
+    format!("scaled_{}", day(n))
+}
+
+fn at(n: i64, hh_mm: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(&format!("{}T{hh_mm}:00Z", day(n)))
+        .unwrap()
+        .with_timezone(&Utc)
+}
+
+async fn capacity(client: &aws_sdk_dynamodb::Client, table: &str) -> (i64, i64) {
+    let out = client.describe_table().table_name(table).send().await.unwrap();
+    let t = out.table().unwrap().provisioned_throughput().unwrap();
+    (
+        t.read_capacity_units().unwrap(),
+        t.write_capacity_units().unwrap(),
+    )
+}
+
+fn assert_no_failures(report: &RunReport) {
+    let failed: Vec<_> = report.lines_with(Outcome::Failed).collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+#[tokio::test]
+async fn autoscaling_hot_phase_registers_and_fixed_phases_deregister_on_moto() {
+    let moto = LocalDynamo::start(Server::Moto);
+    let dynamodb = moto.client().await;
+    let scaling = autoscaling_client(moto.endpoint());
+    let policy = Policy::from_toml(POLICY).unwrap();
+    let control = DynamoDb::new(dynamodb.clone()).with_autoscaling(scaling.clone());
+    let options = ApplyOptions::default();
+
+    // Day 0, 23:45: the current and the next table, created and registered in one run.
+    let report = run(&control, &policy, Operation::CreateNew, at(0, "23:45"), options)
+        .await
+        .unwrap();
+    assert_no_failures(&report);
+    let found = registered(&scaling).await;
+    assert_eq!(
+        found.keys().cloned().collect::<Vec<_>>(),
+        [format!("table/{}", name(0)), format!("table/{}", name(1))]
+    );
+    for targets in found.values() {
+        assert_eq!(*targets, hot_targets());
+    }
+    assert_eq!(
+        capacity(&dynamodb, &name(1)).await,
+        (5, 10),
+        "created at the minimums"
+    );
+    // Running again changes nothing.
+    let again = run(&control, &policy, Operation::CreateNew, at(0, "23:45"), options)
+        .await
+        .unwrap();
+    assert_eq!(again.summary.done, 0, "{:#?}", again.tables);
+
+    // Days 1 to 4: resize_old after each boundary, create_new before the next.
+    for n in 1..=4 {
+        let resize = run(&control, &policy, Operation::ResizeOld, at(n, "00:15"), options)
+            .await
+            .unwrap();
+        assert_no_failures(&resize);
+        let create = run(&control, &policy, Operation::CreateNew, at(n, "23:45"), options)
+            .await
+            .unwrap();
+        assert_no_failures(&create);
+        let found = registered(&scaling).await;
+        // Only the current and the pre-built table are autoscaled.
+        assert_eq!(
+            found.keys().cloned().collect::<Vec<_>>(),
+            [format!("table/{}", name(n)), format!("table/{}", name(n + 1))],
+            "day {n}"
+        );
+        // Yesterday's table: targets gone, then its fixed phase's capacity.
+        assert_eq!(capacity(&dynamodb, &name(n - 1)).await, (100, 1), "day {n}");
+        if n >= 2 {
+            assert_eq!(capacity(&dynamodb, &name(n - 2)).await, (1, 1), "day {n}");
+        }
+    }
+
+    // Someone attaches their own policy to the next table's write target, in place of ours:
+    // that target is no longer this policy's, so the table is left alone from now on.
+    let table = name(5);
+    let resource = format!("table/{table}");
+    scaling
+        .delete_scaling_policy()
+        .service_namespace(ServiceNamespace::Dynamodb)
+        .resource_id(&resource)
+        .scalable_dimension(ScalableDimension::DynamoDbTableWriteCapacityUnits)
+        .policy_name("ddb-rollover-scaled-write")
+        .send()
+        .await
+        .unwrap();
+    scaling
+        .register_scalable_target()
+        .service_namespace(ServiceNamespace::Dynamodb)
+        .resource_id(&resource)
+        .scalable_dimension(ScalableDimension::DynamoDbTableWriteCapacityUnits)
+        .min_capacity(2)
+        .max_capacity(20)
+        .send()
+        .await
+        .unwrap();
+    scaling
+        .put_scaling_policy()
+        .policy_name("their-write-scaling")
+        .service_namespace(ServiceNamespace::Dynamodb)
+        .resource_id(&resource)
+        .scalable_dimension(ScalableDimension::DynamoDbTableWriteCapacityUnits)
+        .policy_type(PolicyType::TargetTrackingScaling)
+        .target_tracking_scaling_policy_configuration(
+            TargetTrackingScalingPolicyConfiguration::builder()
+                .target_value(50.0)
+                .predefined_metric_specification(
+                    PredefinedMetricSpecification::builder()
+                        .predefined_metric_type(MetricType::DynamoDbWriteCapacityUtilization)
+                        .build()
+                        .unwrap(),
+                )
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let before = registered(&scaling).await[&resource].clone();
+
+    // Day 6: the table would move to the fixed phase 1 (100 / 1); day 7: phase 2.
+    for n in 6..=7 {
+        let resize = run(&control, &policy, Operation::ResizeOld, at(n, "00:15"), options)
+            .await
+            .unwrap();
+        assert_no_failures(&resize);
+        let line = resize
+            .tables
+            .iter()
+            .find(|l| l.item.table == table)
+            .expect("the table's line");
+        assert_eq!(line.item.decision.action(), "skipped", "{line:#?}");
+        assert!(
+            line.item.reason.contains("did not create"),
+            "{}",
+            line.item.reason
+        );
+        assert!(
+            resize
+                .warnings
+                .iter()
+                .any(|w| w.contains(&table) && w.contains("Application Auto Scaling")),
+            "{:#?}",
+            resize.warnings
+        );
+        // Never deregistered (ours on the read side neither: the table is theirs now), never resized.
+        assert_eq!(registered(&scaling).await[&resource], before, "day {n}");
+        assert_eq!(capacity(&dynamodb, &table).await, (5, 10), "day {n}");
+        run(&control, &policy, Operation::CreateNew, at(n, "23:45"), options)
+            .await
+            .unwrap();
+    }
+    // The other tables went on as before: day 6's table has left the hot phase by day 7.
+    let found = registered(&scaling).await;
+    assert!(!found.contains_key(&format!("table/{}", name(6))), "{found:#?}");
+    assert_eq!(capacity(&dynamodb, &name(6)).await, (100, 1));
+}

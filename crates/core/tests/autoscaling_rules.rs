@@ -1,0 +1,474 @@
+//! Autoscaling phases in the planner, with a fixed clock: registration when a table enters
+//! (or is created in) an autoscaling phase, deregistration before the capacity change when it
+//! leaves one, no capacity UpdateTable while the autoscaler owns the table, and tables under a
+//! scalable target the policy did not create left alone and reported.
+
+use chrono::{DateTime, Utc};
+use ddb_rollover::observed::ObservedTable;
+use ddb_rollover::plan::{plan as plan_for, Decision, Operation, Plan};
+use ddb_rollover::policy::Policy;
+use ddb_rollover::scaling::{
+    policy_name, ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension, ScalableKey, TargetValue,
+};
+use ddb_rollover::settings::{Billing, Capacity, OnDemandLimits};
+
+/// Hot: autoscaling 5-500 RCU / 10-1000 WCU at 70%; yesterday 100 / 1; older 1 / 1.
+const POLICY: &str = r#"
+prefix = "ts"
+[[phases]]
+min_age = 0
+autoscaling = { min_read = 5, max_read = 500, min_write = 10, max_write = 1000 }
+[[phases]]
+min_age = 1
+read = 100
+write = 1
+[[phases]]
+min_age = 2
+read = 1
+write = 1
+"#;
+
+fn policy() -> Policy {
+    Policy::from_toml(POLICY).unwrap()
+}
+
+fn at(rfc3339: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(rfc3339).unwrap().with_timezone(&Utc)
+}
+
+fn provisioned(read: i64, write: i64) -> Billing {
+    Billing::Provisioned(Capacity { read, write })
+}
+
+/// A table with its scalable targets read (`targets`).
+fn table(name: &str, billing: Billing, targets: Vec<ObservedScalableTarget>) -> ObservedTable {
+    let mut table = ObservedTable::active(name, billing);
+    table.scaling = Some(targets);
+    table
+}
+
+fn target(
+    table: &str,
+    dimension: ScalableDimension,
+    min: i64,
+    max: i64,
+    policy: Option<(&str, f64)>,
+) -> ObservedScalableTarget {
+    ObservedScalableTarget {
+        key: ScalableKey {
+            resource_id: format!("table/{table}"),
+            dimension,
+        },
+        min,
+        max,
+        policies: policy
+            .into_iter()
+            .map(|(name, target)| ObservedScalingPolicy {
+                name: name.into(),
+                policy_type: "TargetTrackingScaling".into(),
+                metric: Some(dimension.metric().into()),
+                target_value: Some(TargetValue(target)),
+            })
+            .collect(),
+    }
+}
+
+/// Our two targets on a table, as the hot phase registers them (or with another target value).
+fn ours(table: &str, target_value: f64) -> Vec<ObservedScalableTarget> {
+    vec![
+        target(
+            table,
+            ScalableDimension::TableRead,
+            5,
+            500,
+            Some((&policy_name("ts", ScalableDimension::TableRead), target_value)),
+        ),
+        target(
+            table,
+            ScalableDimension::TableWrite,
+            10,
+            1000,
+            Some((&policy_name("ts", ScalableDimension::TableWrite), target_value)),
+        ),
+    ]
+}
+
+/// (table, action, detail) for every item, in plan order.
+fn steps(plan: &Plan) -> Vec<(String, &'static str, String)> {
+    plan.items
+        .iter()
+        .map(|item| {
+            let detail = match &item.decision {
+                Decision::Create(spec) => spec.billing.to_string(),
+                Decision::Update(change) => change.to.to_string(),
+                Decision::RegisterScaling(change) => change
+                    .targets
+                    .iter()
+                    .map(|t| format!("{} {}-{} {}% {}", t.key, t.min, t.max, t.target, t.policy_name))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                Decision::DeregisterScaling(change) => change
+                    .targets
+                    .iter()
+                    .map(|t| format!("{} {}", t.key, t.policy_name))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                _ => String::new(),
+            };
+            (item.table.clone(), item.decision.action(), detail)
+        })
+        .collect()
+}
+
+fn step(table: &str, action: &'static str, detail: &str) -> (String, &'static str, String) {
+    (table.to_string(), action, detail.to_string())
+}
+
+const REGISTER_BOTH: &str =
+    "table/T read 5-500 70% ddb-rollover-ts-read; table/T write 10-1000 70% ddb-rollover-ts-write";
+
+fn register_both(table: &str) -> String {
+    REGISTER_BOTH.replace("table/T", &format!("table/{table}"))
+}
+
+#[test]
+fn create_new_creates_at_the_minimums_then_registers_in_the_same_run() {
+    let plan = plan_for(&policy(), at("2018-10-25T23:45:00Z"), &[], Operation::CreateNew);
+    assert_eq!(
+        steps(&plan),
+        [
+            step("ts_2018-10-25", "create", "5 RCU / 10 WCU"),
+            step(
+                "ts_2018-10-25",
+                "register_scaling",
+                &register_both("ts_2018-10-25")
+            ),
+            step("ts_2018-10-26", "create", "5 RCU / 10 WCU"),
+            step(
+                "ts_2018-10-26",
+                "register_scaling",
+                &register_both("ts_2018-10-26")
+            ),
+        ]
+    );
+    assert!(
+        plan.items[1]
+            .reason
+            .contains("autoscaling 5-500 RCU / 10-1000 WCU at 70%"),
+        "{}",
+        plan.items[1].reason
+    );
+}
+
+#[test]
+fn create_new_registers_a_pre_built_table_and_never_raises_its_capacity() {
+    let now = at("2018-10-25T23:45:00Z");
+    // Pre-built below the minimums, no targets: registering brings it within the bounds.
+    let observed = [
+        table("ts_2018-10-25", provisioned(5, 10), ours("ts_2018-10-25", 70.0)),
+        table("ts_2018-10-26", provisioned(1, 1), vec![]),
+    ];
+    let plan = plan_for(&policy(), now, &observed, Operation::CreateNew);
+    assert_eq!(
+        steps(&plan),
+        [
+            step("ts_2018-10-25", "unchanged", ""),
+            step("ts_2018-10-26", "unchanged", ""),
+            step(
+                "ts_2018-10-26",
+                "register_scaling",
+                &register_both("ts_2018-10-26")
+            ),
+        ]
+    );
+    // Registered as the phase says: nothing to do.
+    let observed = [table(
+        "ts_2018-10-26",
+        provisioned(40, 300),
+        ours("ts_2018-10-26", 70.0),
+    )];
+    let plan = plan_for(&policy(), now, &observed, Operation::CreateNew);
+    assert!(
+        !plan
+            .items
+            .iter()
+            .any(|i| i.table == "ts_2018-10-26" && i.decision.is_change()),
+        "{:#?}",
+        plan.items
+    );
+}
+
+#[test]
+fn create_new_leaves_the_current_table_to_resize_old() {
+    // A late retry of the 23:45 run must not register yesterday's table again.
+    let observed = [table("ts_2018-10-25", provisioned(5, 10), vec![])];
+    let plan = plan_for(
+        &policy(),
+        at("2018-10-25T23:45:00Z"),
+        &observed,
+        Operation::CreateNew,
+    );
+    assert!(
+        !plan
+            .items
+            .iter()
+            .any(|i| i.table == "ts_2018-10-25" && i.decision.is_change()),
+        "{:#?}",
+        plan.items
+    );
+}
+
+#[test]
+fn resize_old_registers_the_current_table_create_new_could_not() {
+    // CreateTable's table was still CREATING when create_new tried: resize_old catches up.
+    let observed = [table("ts_2018-10-26", provisioned(5, 10), vec![])];
+    let plan = plan_for(
+        &policy(),
+        at("2018-10-26T00:15:00Z"),
+        &observed,
+        Operation::ResizeOld,
+    );
+    assert_eq!(
+        steps(&plan),
+        [
+            step("ts_2018-10-26", "skipped", ""),
+            step(
+                "ts_2018-10-26",
+                "register_scaling",
+                &register_both("ts_2018-10-26")
+            ),
+        ]
+    );
+}
+
+#[test]
+fn leaving_an_autoscaling_phase_deregisters_then_resizes_in_one_run() {
+    let observed = [
+        table(
+            "ts_2018-10-25",
+            provisioned(240, 800),
+            ours("ts_2018-10-25", 70.0),
+        ),
+        table("ts_2018-10-26", provisioned(5, 10), ours("ts_2018-10-26", 70.0)),
+    ];
+    let plan = plan_for(
+        &policy(),
+        at("2018-10-26T00:15:00Z"),
+        &observed,
+        Operation::ResizeOld,
+    );
+    assert_eq!(
+        steps(&plan),
+        [
+            step(
+                "ts_2018-10-25",
+                "deregister_scaling",
+                "table/ts_2018-10-25 read ddb-rollover-ts-read; table/ts_2018-10-25 write ddb-rollover-ts-write"
+            ),
+            step("ts_2018-10-25", "update", "100 RCU / 1 WCU"),
+            step("ts_2018-10-26", "skipped", ""),
+        ]
+    );
+    // Once deregistered, only the capacity is the policy's business.
+    let observed = [table("ts_2018-10-25", provisioned(100, 1), vec![])];
+    let plan = plan_for(
+        &policy(),
+        at("2018-10-26T00:15:00Z"),
+        &observed,
+        Operation::ResizeOld,
+    );
+    assert_eq!(steps(&plan), [step("ts_2018-10-25", "unchanged", "")]);
+}
+
+#[test]
+fn a_spent_decrease_budget_still_deregisters_and_defers_the_update() {
+    let mut busy = table(
+        "ts_2018-10-25",
+        provisioned(240, 800),
+        ours("ts_2018-10-25", 70.0),
+    );
+    busy.decreases_today = 27;
+    busy.last_decrease = Some(at("2018-10-26T00:10:00Z"));
+    let plan = plan_for(
+        &policy(),
+        at("2018-10-26T00:15:00Z"),
+        &[busy],
+        Operation::ResizeOld,
+    );
+    let actions: Vec<_> = steps(&plan).into_iter().map(|(_, action, _)| action).collect();
+    assert_eq!(actions, ["deregister_scaling", "deferred"]);
+}
+
+#[test]
+fn in_an_autoscaling_phase_capacity_is_the_autoscalers() {
+    // Phase 1 autoscales here; the table's capacity is outside the bounds: no UpdateTable,
+    // registration (which brings it within them) only.
+    let policy = Policy::from_toml(
+        r#"prefix = "ts"
+        [[phases]]
+        min_age = 0
+        read = 300
+        write = 1000
+        [[phases]]
+        min_age = 1
+        autoscaling = { min_read = 5, max_read = 500, min_write = 10, max_write = 1000 }"#,
+    )
+    .unwrap();
+    let now = at("2018-10-26T00:15:00Z");
+    let observed = [table("ts_2018-10-25", provisioned(300, 1000), vec![])];
+    let plan1 = plan_for(&policy, now, &observed, Operation::ResizeOld);
+    assert_eq!(
+        steps(&plan1),
+        [step(
+            "ts_2018-10-25",
+            "register_scaling",
+            &register_both("ts_2018-10-25")
+        )]
+    );
+    // Registered, at any capacity: unchanged.
+    let observed = [table(
+        "ts_2018-10-25",
+        provisioned(17, 2),
+        ours("ts_2018-10-25", 70.0),
+    )];
+    assert_eq!(
+        steps(&plan_for(&policy, now, &observed, Operation::ResizeOld)),
+        [step("ts_2018-10-25", "unchanged", "")]
+    );
+    // Our policy with another target value (the phase changed): updated.
+    let observed = [table(
+        "ts_2018-10-25",
+        provisioned(17, 2),
+        ours("ts_2018-10-25", 50.0),
+    )];
+    let plan3 = plan_for(&policy, now, &observed, Operation::ResizeOld);
+    assert_eq!(
+        steps(&plan3),
+        [step(
+            "ts_2018-10-25",
+            "register_scaling",
+            &register_both("ts_2018-10-25")
+        )]
+    );
+    assert!(
+        plan3.items[0].reason.contains("update"),
+        "{}",
+        plan3.items[0].reason
+    );
+    // On-demand: switched to provisioned at the minimums, then registered, in that order.
+    let observed = [table(
+        "ts_2018-10-25",
+        Billing::OnDemand(OnDemandLimits::default()),
+        vec![],
+    )];
+    assert_eq!(
+        steps(&plan_for(&policy, now, &observed, Operation::ResizeOld)),
+        [
+            step("ts_2018-10-25", "update", "5 RCU / 10 WCU"),
+            step(
+                "ts_2018-10-25",
+                "register_scaling",
+                &register_both("ts_2018-10-25")
+            ),
+        ]
+    );
+    // Scalable targets not read (an endpoint without Application Auto Scaling): left as is.
+    let unread = ObservedTable::active("ts_2018-10-25", provisioned(300, 1000));
+    assert_eq!(
+        steps(&plan_for(&policy, now, &[unread], Operation::ResizeOld)),
+        [step("ts_2018-10-25", "unchanged", "")]
+    );
+}
+
+#[test]
+fn a_foreign_scalable_target_is_reported_never_resized_against_or_deregistered() {
+    let now = at("2018-10-26T00:15:00Z");
+    // Someone else's target (no policy of ours) on yesterday's table, and ours on the read side.
+    let mut targets = ours("ts_2018-10-25", 70.0);
+    targets[1] = target(
+        "ts_2018-10-25",
+        ScalableDimension::TableWrite,
+        1,
+        50,
+        Some(("their-write-policy", 60.0)),
+    );
+    let observed = [
+        table("ts_2018-10-25", provisioned(240, 800), targets),
+        // Another family's policy name does not make a target ours.
+        table(
+            "ts_2018-10-24",
+            provisioned(100, 1),
+            vec![target(
+                "ts_2018-10-24",
+                ScalableDimension::TableRead,
+                1,
+                10,
+                Some(("ddb-rollover-ts_eu-read", 70.0)),
+            )],
+        ),
+    ];
+    let plan = plan_for(&policy(), now, &observed, Operation::ResizeOld);
+    assert_eq!(
+        steps(&plan),
+        [
+            step("ts_2018-10-24", "skipped", ""),
+            step("ts_2018-10-25", "skipped", ""),
+        ]
+    );
+    let reason = &plan.items[1].reason;
+    assert!(
+        reason.contains("did not create") && reason.contains("table/ts_2018-10-25 write (1-50)"),
+        "{reason}"
+    );
+    let warning = plan
+        .warnings
+        .iter()
+        .find(|w| w.contains("Application Auto Scaling"))
+        .expect("a warning");
+    assert!(
+        warning.starts_with("2 table(s)") && warning.contains("ts_2018-10-25"),
+        "{warning}"
+    );
+
+    // create_new: a pre-built table under a foreign target is neither raised nor registered.
+    let prebuilt = table(
+        "ts_2018-10-27",
+        provisioned(1, 1),
+        vec![target("ts_2018-10-27", ScalableDimension::TableRead, 1, 10, None)],
+    );
+    let plan = plan_for(
+        &policy(),
+        at("2018-10-26T23:45:00Z"),
+        &[prebuilt],
+        Operation::CreateNew,
+    );
+    assert!(
+        !plan
+            .items
+            .iter()
+            .any(|i| i.table == "ts_2018-10-27" && i.decision.is_change()),
+        "{:#?}",
+        plan.items
+    );
+    assert!(plan.warnings.iter().any(|w| w.contains("ts_2018-10-27")));
+}
+
+#[test]
+fn fixed_phases_without_targets_plan_as_before() {
+    let policy = Policy::default();
+    assert!(!policy.uses_autoscaling());
+    let observed = [ObservedTable::active(
+        "timeseries_2018-10-25",
+        provisioned(300, 1000),
+    )];
+    let plan = plan_for(
+        &policy,
+        at("2018-10-26T00:15:00Z"),
+        &observed,
+        Operation::ResizeOld,
+    );
+    assert_eq!(
+        steps(&plan),
+        [step("timeseries_2018-10-25", "update", "100 RCU / 1 WCU")]
+    );
+}

@@ -1,6 +1,7 @@
 //! Autoscaling phases end to end on moto (DynamoDB and Application Auto Scaling on one port):
 //! create_new and resize_old over simulated days register scalable targets and target-tracking
-//! policies for the hot tables and deregister them once a table is in a fixed phase, read back
+//! policies for the hot tables and their global index, and deregister them once a table is in
+//! a fixed phase, read back
 //! through Application Auto Scaling's own API; a scalable target the test registers itself is
 //! left alone, reported, and its table is not resized.
 
@@ -20,6 +21,9 @@ use testkit::{LocalDynamo, Server};
 const POLICY: &str = r#"
 prefix = "scaled"
 premake = 1
+[[indexes]]
+name = "by_device"
+partition = { name = "device", type = "S" }
 [[phases]]
 min_age = 0
 autoscaling = { min_read = 5, max_read = 500, min_write = 10, max_write = 1000, target = 60 }
@@ -99,11 +103,22 @@ async fn registered(client: &aws_sdk_applicationautoscaling::Client) -> Register
     found
 }
 
-/// What the hot phase registers on one table.
-fn hot_targets() -> Vec<Target> {
+/// The scalable resources of table `n`: the table and its index.
+fn resources(n: i64) -> Vec<String> {
+    let table = format!("table/{}", name(n));
+    vec![table.clone(), format!("{table}/index/by_device")]
+}
+
+/// What the hot phase registers on one resource: the table's or the index's dimensions.
+fn hot_targets(resource: &str) -> Vec<Target> {
+    let kind = if resource.contains("/index/") {
+        "index"
+    } else {
+        "table"
+    };
     vec![
         (
-            "dynamodb:table:ReadCapacityUnits".into(),
+            format!("dynamodb:{kind}:ReadCapacityUnits"),
             5,
             500,
             vec![(
@@ -113,7 +128,7 @@ fn hot_targets() -> Vec<Target> {
             )],
         ),
         (
-            "dynamodb:table:WriteCapacityUnits".into(),
+            format!("dynamodb:{kind}:WriteCapacityUnits"),
             10,
             1000,
             vec![(
@@ -148,6 +163,17 @@ async fn capacity(client: &aws_sdk_dynamodb::Client, table: &str) -> (i64, i64) 
     )
 }
 
+async fn index_capacity(client: &aws_sdk_dynamodb::Client, table: &str) -> (i64, i64) {
+    let out = client.describe_table().table_name(table).send().await.unwrap();
+    let t = out.table().unwrap().global_secondary_indexes()[0]
+        .provisioned_throughput()
+        .unwrap();
+    (
+        t.read_capacity_units().unwrap(),
+        t.write_capacity_units().unwrap(),
+    )
+}
+
 fn assert_no_failures(report: &RunReport) {
     let failed: Vec<_> = report.lines_with(Outcome::Failed).collect();
     assert!(failed.is_empty(), "{failed:#?}");
@@ -170,10 +196,10 @@ async fn autoscaling_hot_phase_registers_and_fixed_phases_deregister_on_moto() {
     let found = registered(&scaling).await;
     assert_eq!(
         found.keys().cloned().collect::<Vec<_>>(),
-        [format!("table/{}", name(0)), format!("table/{}", name(1))]
+        [resources(0), resources(1)].concat()
     );
-    for targets in found.values() {
-        assert_eq!(*targets, hot_targets());
+    for (resource, targets) in &found {
+        assert_eq!(*targets, hot_targets(resource), "{resource}");
     }
     assert_eq!(
         capacity(&dynamodb, &name(1)).await,
@@ -197,14 +223,15 @@ async fn autoscaling_hot_phase_registers_and_fixed_phases_deregister_on_moto() {
             .unwrap();
         assert_no_failures(&create);
         let found = registered(&scaling).await;
-        // Only the current and the pre-built table are autoscaled.
+        // Only the current and the pre-built table (and their index) are autoscaled.
         assert_eq!(
             found.keys().cloned().collect::<Vec<_>>(),
-            [format!("table/{}", name(n)), format!("table/{}", name(n + 1))],
+            [resources(n), resources(n + 1)].concat(),
             "day {n}"
         );
-        // Yesterday's table: targets gone, then its fixed phase's capacity.
+        // Yesterday's table: targets gone, then its fixed phase's capacity, index included.
         assert_eq!(capacity(&dynamodb, &name(n - 1)).await, (100, 1), "day {n}");
+        assert_eq!(index_capacity(&dynamodb, &name(n - 1)).await, (100, 1), "day {n}");
         if n >= 2 {
             assert_eq!(capacity(&dynamodb, &name(n - 2)).await, (1, 1), "day {n}");
         }

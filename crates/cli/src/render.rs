@@ -143,8 +143,13 @@ pub fn run_report(report: &RunReport) -> String {
             ]
         })
         .collect();
+    let health = report
+        .next_table_ready
+        .as_ref()
+        .map(|ready| format!("health: {}\n", ready.line()))
+        .unwrap_or_default();
     format!(
-        "{}{} at {} (current period {}, prefix {}){}\n{}{}\n{}",
+        "{}{} at {} (current period {}, prefix {}){}\n{}{}\n{}{}",
         if report.dry_run { "[dry run] " } else { "" },
         report.operation,
         report.at.to_rfc3339(),
@@ -156,6 +161,7 @@ pub fn run_report(report: &RunReport) -> String {
             &rows
         ),
         summary(&report.summary),
+        health,
         warnings(&report.warnings)
     )
 }
@@ -218,10 +224,11 @@ pub fn status_report(report: &StatusReport) -> String {
         })
         .collect();
     format!(
-        "status at {} (current period {}, prefix {})\n{}{}",
+        "status at {} (current period {}, prefix {})\nhealth: {}\n{}{}",
         report.at.to_rfc3339(),
         report.current_period,
         report.prefix,
+        report.health.line(),
         columns(
             &[
                 "TABLE",

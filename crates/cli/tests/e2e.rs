@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use aws_sdk_dynamodb::types::{TableStatus, TimeToLiveStatus};
 use aws_sdk_dynamodb::Client;
 use chrono::NaiveDate;
-use serde_json::Value;
+use serde_json::{json, Value};
 use testkit::{LocalDynamo, ProcessRun, Server};
 
 const HOT: (i64, i64) = (300, 1000);
@@ -406,13 +406,29 @@ async fn foreign_tables_are_untouched_on_dynalite() {
 #[tokio::test]
 async fn busy_tables_are_deferred_and_done_on_a_later_run_on_dynalite() {
     let h = Harness::start(Server::Dynalite {
-        create_ms: 1500,
+        create_ms: 4000,
         update_ms: 1500,
     })
     .await;
 
-    // Created at 23:45 and still CREATING when a (late) resize run comes along.
-    h.run_at("create-new", "2018-10-25T23:45:00Z");
+    // Created at 23:45 and still CREATING when a (late) resize run comes along: create-new
+    // waits for its tables at most its time budget, and says they are not ready yet.
+    let created = h.cli(&[
+        "--output",
+        "json",
+        "--at",
+        "2018-10-25T23:45:00Z",
+        "--time-budget",
+        "1s",
+        "create-new",
+    ]);
+    assert_eq!(created.code, 0, "{}\n{}", created.stdout, created.stderr);
+    let created = created.json();
+    assert_eq!(created["next_table_ready"]["ready"], false, "{created:#}");
+    assert_eq!(
+        created["next_table_ready"]["not_active"],
+        json!(["timeseries_2018-10-25", "timeseries_2018-10-26"])
+    );
     let report = h.run_at("resize-old", "2018-10-28T00:15:00Z");
     assert_eq!(
         outcome_of(&report, "timeseries_2018-10-25"),
@@ -420,6 +436,13 @@ async fn busy_tables_are_deferred_and_done_on_a_later_run_on_dynalite() {
         "{report:#}"
     );
     assert_eq!(outcome_of(&report, "timeseries_2018-10-26"), "deferred");
+    let busy = report["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["table"] == "timeseries_2018-10-25")
+        .unwrap();
+    assert_eq!(busy["deferral"], "table_busy", "{busy:#}");
     assert_eq!(h.capacities().await.get("timeseries_2018-10-25"), Some(&HOT));
     h.wait_until_active(&["timeseries_2018-10-25", "timeseries_2018-10-26"])
         .await;
@@ -465,8 +488,25 @@ async fn tables_beyond_the_first_list_page_are_found_on_moto() {
 #[tokio::test]
 async fn status_shows_age_phase_and_next_run_on_moto() {
     let h = Harness::start(Server::Moto).await;
-    h.run_at("create-new", "2018-10-25T23:45:00Z");
+    let created = h.run_at("create-new", "2018-10-25T23:45:00Z");
+    assert_eq!(created["next_table_ready"]["ready"], true, "{created:#}");
+    // Health: the current and pre-built tables, from the observation.
+    let fine = h.run_at("status", "2018-10-25T23:50:00Z");
+    assert_eq!(fine["health"]["ready"], true, "{fine:#}");
+    let text = h.cli(&["--at", "2018-10-25T23:50:00Z", "status"]);
+    assert!(
+        text.stdout.contains(
+            "health: next table ready (timeseries_2018-10-25 ACTIVE, timeseries_2018-10-26 ACTIVE)"
+        ),
+        "{}",
+        text.stdout
+    );
     let status = h.run_at("status", "2018-10-27T00:15:00Z");
+    assert_eq!(status["health"]["ready"], false);
+    assert_eq!(
+        status["health"]["missing"],
+        json!(["timeseries_2018-10-27", "timeseries_2018-10-28"])
+    );
     let lines = status["tables"].as_array().unwrap();
     let by_name: BTreeMap<&str, &Value> = lines.iter().map(|l| (l["table"].as_str().unwrap(), l)).collect();
     let old = by_name["timeseries_2018-10-25"];
@@ -488,7 +528,11 @@ async fn status_shows_age_phase_and_next_run_on_moto() {
     let text = h.cli(&["--at", "2018-10-27T00:15:00Z", "status"]);
     assert_eq!(text.code, 0);
     assert!(
-        text.stdout.contains("MISSING") && text.stdout.contains("resize_old: update to 1 RCU / 1 WCU"),
+        text.stdout.contains("MISSING")
+            && text.stdout.contains("resize_old: update to 1 RCU / 1 WCU")
+            && text
+                .stdout
+                .contains("health: NOT READY: timeseries_2018-10-27 missing, timeseries_2018-10-28 missing"),
         "{}",
         text.stdout
     );

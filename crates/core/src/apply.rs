@@ -6,16 +6,18 @@ use futures::stream::{self, StreamExt};
 use futures::FutureExt;
 
 use std::collections::BTreeMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::changes::{DeleteRequest, ExportRequest, SettingChange, TableSetting, TagChange};
 use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
+use crate::deferral::DeferralCause;
 use crate::limits::TABLE_QUOTA_ADVICE;
 use crate::observe::observe;
-use crate::observed::TableStatus;
+use crate::observed::{ObservedTable, TableStatus};
 use crate::plan::Scope;
 use crate::plan::{plan_run, Decision, Operation, Plan, PlanItem};
 use crate::policy::Policy;
+use crate::readiness::{self, Readiness};
 use crate::report::{Outcome, RunReport, TableLine};
 use crate::tags::{deferral_value, export_tag_value, TAG_EXPORT, TAG_LAST_DEFERRAL};
 
@@ -29,6 +31,10 @@ pub struct ApplyOptions {
     /// changes not started by then are deferred to the next run, so the run still returns
     /// its report.
     pub deadline: Option<Instant>,
+    /// How long a create_new run waits at most, within `deadline`, for the tables it created
+    /// to become ACTIVE before it reports whether the next table is ready
+    /// ([`readiness::MAX_WAIT`] by default).
+    pub readiness_wait: Duration,
 }
 
 impl Default for ApplyOptions {
@@ -37,6 +43,7 @@ impl Default for ApplyOptions {
             dry_run: false,
             concurrency: 8,
             deadline: None,
+            readiness_wait: readiness::MAX_WAIT,
         }
     }
 }
@@ -84,11 +91,43 @@ pub async fn run_each<C: ControlPlane>(
         let mut report = apply(control, plan, &observation.unreadable, options)
             .boxed()
             .await;
+        if operation == Operation::CreateNew && !options.dry_run {
+            let ready = next_table_ready(control, policy, now, &observation.tables, &report, options)
+                .boxed()
+                .await;
+            report.next_table_ready = Some(ready);
+        }
         // APIs the endpoint lacks: said once per report, not once per table.
         report.warnings.extend(observation.skipped.iter().cloned());
         reports.push(report);
     }
     Ok(reports)
+}
+
+/// Whether the current and every pre-built table are ready once a create_new run's changes are
+/// made: the observation, with the tables the run created as CREATING, then polled until
+/// ACTIVE for at most `options.readiness_wait`, never past `options.deadline`. No call when
+/// every target was ready when observed.
+async fn next_table_ready<C: ControlPlane>(
+    control: &C,
+    policy: &Policy,
+    now: DateTime<Utc>,
+    observed: &[ObservedTable],
+    report: &RunReport,
+    options: ApplyOptions,
+) -> Readiness {
+    let mut ready = readiness::assess(policy, now, observed);
+    for line in &report.tables {
+        if matches!(line.item.decision, Decision::Create(_)) && line.outcome == Outcome::Done {
+            readiness::created(&mut ready, &line.item.table);
+        }
+    }
+    let ready = ready.recomputed();
+    let mut until = Instant::now() + options.readiness_wait;
+    if let Some(deadline) = options.deadline {
+        until = until.min(deadline);
+    }
+    readiness::settle(control, ready, until).await
 }
 
 /// Carries out a plan. Tables that could not be described are reported as failed and get no
@@ -127,20 +166,16 @@ pub async fn apply<C: ControlPlane>(
             for item in group {
                 let line = if gone {
                     // The table vanished under an earlier step: no more calls for it.
-                    TableLine {
-                        item,
-                        outcome: Outcome::Gone,
-                        error: None,
-                    }
+                    TableLine::new(item, Outcome::Gone, None)
                 } else if still_scaled && matches!(item.decision, Decision::Update(_)) {
                     // Our scalable targets are still on it: the autoscaler would undo the change.
-                    TableLine {
+                    TableLine::deferred(
                         item,
-                        outcome: Outcome::Deferred,
-                        error: Some(
+                        DeferralCause::ScalingStillAttached,
+                        Some(
                             "waits until this policy's scalable targets are deregistered (the step before did not finish); a later run retries".into(),
                         ),
-                    }
+                    )
                 } else if item.decision.is_change()
                     && !options.dry_run
                     && options.deadline.is_some_and(|d| Instant::now() >= d)
@@ -200,27 +235,15 @@ async fn execute<C: ControlPlane>(
             if outcome == Outcome::Done {
                 tracing::info!(table = %item.table, action = item.decision.action(), reason = %item.reason, "changed");
             }
-            TableLine {
-                item,
-                outcome,
-                error: None,
-            }
+            TableLine::new(item, outcome, None)
         }
         // Deleted by another run (or by hand) since this run listed it: nothing left to do.
         Err(e) if e.kind == ErrorKind::NotFound && !must_exist => {
             tracing::info!(table = %item.table, error = %e, "table gone");
-            TableLine {
-                item,
-                outcome: Outcome::Gone,
-                error: None,
-            }
+            TableLine::new(item, Outcome::Gone, None)
         }
         // Another run made the same change first.
-        Err(e) if e.kind == ErrorKind::NoChange => TableLine {
-            item,
-            outcome: Outcome::Unchanged,
-            error: None,
-        },
+        Err(e) if e.kind == ErrorKind::NoChange => TableLine::new(item, Outcome::Unchanged, None),
         // A period without its table: nothing may wait for a later run. Loud, naming the quota.
         Err(e) if matches!(item.decision, Decision::Create(_)) => {
             let e = if e.kind == ErrorKind::LimitExceeded && !e.message.contains(TABLE_QUOTA_ADVICE) {
@@ -232,11 +255,7 @@ async fn execute<C: ControlPlane>(
                 e
             };
             tracing::error!(table = %item.table, error = %e, "the period's table could not be created");
-            TableLine {
-                item,
-                outcome: Outcome::Failed,
-                error: Some(e.to_string()),
-            }
+            TableLine::new(item, Outcome::Failed, Some(e.to_string()))
         }
         // DynamoDB refused for now (busy table, too many operations, decrease budget): a
         // later run does it.
@@ -244,11 +263,12 @@ async fn execute<C: ControlPlane>(
             if matches!(e.kind, ErrorKind::InUse | ErrorKind::LimitExceeded) && item.decision.is_change() =>
         {
             tracing::warn!(table = %item.table, error = %e, "deferred");
-            TableLine {
-                item,
-                outcome: Outcome::Deferred,
-                error: Some(e.message),
-            }
+            let cause = if e.kind == ErrorKind::InUse {
+                DeferralCause::TableBusy
+            } else {
+                DeferralCause::LimitExceeded
+            };
+            TableLine::deferred(item, cause, Some(e.message))
         }
         Err(e) => {
             let e = if e.kind == ErrorKind::NotFound {
@@ -263,11 +283,7 @@ async fn execute<C: ControlPlane>(
                 e
             };
             tracing::error!(table = %item.table, error = %e, "failed");
-            TableLine {
-                item,
-                outcome: Outcome::Failed,
-                error: Some(e.to_string()),
-            }
+            TableLine::new(item, Outcome::Failed, Some(e.to_string()))
         }
     }
 }
@@ -285,14 +301,10 @@ fn out_of_time(item: PlanItem) -> TableLine {
         "the run's time budget ended before this change; the next run makes it".to_string()
     };
     tracing::warn!(table = %item.table, action = item.decision.action(), "out of time");
-    TableLine {
-        item,
-        outcome: if creates {
-            Outcome::Failed
-        } else {
-            Outcome::Deferred
-        },
-        error: Some(error),
+    if creates {
+        TableLine::new(item, Outcome::Failed, Some(error))
+    } else {
+        TableLine::deferred(item, DeferralCause::TimeBudget, Some(error))
     }
 }
 
@@ -412,12 +424,12 @@ fn unreadable_line(error: &ControlPlaneError, blocked: &[PlanItem]) -> TableLine
             decision: Decision::Skipped,
             reason: String::new(),
         });
-    TableLine {
-        item: PlanItem {
+    TableLine::new(
+        PlanItem {
             reason: format!("{} failed: nothing decided for this table", error.operation),
             ..item
         },
-        outcome: Outcome::Failed,
-        error: Some(error.to_string()),
-    }
+        Outcome::Failed,
+        Some(error.to_string()),
+    )
 }

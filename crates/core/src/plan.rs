@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::changes::{
     CapacityChange, ClassChange, DeleteRequest, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
+use crate::deferral::DeferralCause;
 use crate::limits::{
     spaced_change_allowed, DEFAULT_TABLE_QUOTA, ON_DEMAND_SWITCH_SPACING, TABLE_CLASS_CHANGE_SPACING,
 };
@@ -99,6 +100,7 @@ pub enum Decision {
     /// Needs a change that DynamoDB would refuse now; a later run does it.
     Deferred {
         retry_after: Option<DateTime<Utc>>,
+        cause: DeferralCause,
     },
     /// Not this operation's concern.
     Skipped,
@@ -581,7 +583,10 @@ impl Context<'_> {
                     Some(_) if self.unsettled_index(table).is_some() => {
                         let index = self.unsettled_index(table).expect("checked");
                         (
-                            Decision::Deferred { retry_after: None },
+                            Decision::Deferred {
+                                retry_after: None,
+                                cause: DeferralCause::IndexBusy,
+                            },
                             format!(
                                 "pre-built below phase 0, but its index {} is {}: DynamoDB changes throughput once every index is ACTIVE; a later run raises it",
                                 index.name,
@@ -702,7 +707,10 @@ impl Context<'_> {
         if table.status != TableStatus::Active {
             return self.item(
                 owned,
-                Decision::Deferred { retry_after: None },
+                Decision::Deferred {
+                    retry_after: None,
+                    cause: DeferralCause::TableBusy,
+                },
                 format!(
                     "needs {phase} but is {}: DynamoDB updates only ACTIVE tables; a later run retries",
                     table.status.as_str()
@@ -733,6 +741,7 @@ impl Context<'_> {
                 return self.deferred(
                     owned,
                     retry_after,
+                    DeferralCause::ClassChangeSpacing,
                     format!(
                         "needs {phase} but its table class changed recently; at most one change per 15 days"
                     ),
@@ -744,7 +753,10 @@ impl Context<'_> {
         if let Some(index) = self.unsettled_index(table) {
             return self.item(
                 owned,
-                Decision::Deferred { retry_after: None },
+                Decision::Deferred {
+                    retry_after: None,
+                    cause: DeferralCause::IndexBusy,
+                },
                 format!(
                     "needs {phase} but its index {} is {}: DynamoDB changes throughput once every index is ACTIVE; a later run retries",
                     index.name,
@@ -756,6 +768,7 @@ impl Context<'_> {
             return self.deferred(
                 owned,
                 retry_after,
+                DeferralCause::DecreaseBudget,
                 format!("needs {phase} but DynamoDB's decrease budget is used up: {which}"),
             );
         }
@@ -766,6 +779,7 @@ impl Context<'_> {
                 return self.deferred(
                     owned,
                     retry_after,
+                    DeferralCause::OnDemandSwitchSpacing,
                     format!(
                         "needs {phase} but it switched to on-demand recently; at most one switch per 6 hours"
                     ),
@@ -783,11 +797,18 @@ impl Context<'_> {
         self.item(owned, Decision::Update(change), reason)
     }
 
-    pub fn deferred(&self, owned: &Owned, retry_after: DateTime<Utc>, why: String) -> PlanItem {
+    pub fn deferred(
+        &self,
+        owned: &Owned,
+        retry_after: DateTime<Utc>,
+        cause: DeferralCause,
+        why: String,
+    ) -> PlanItem {
         self.item(
             owned,
             Decision::Deferred {
                 retry_after: Some(retry_after),
+                cause,
             },
             format!("{why}; allowed again at {}", retry_after.to_rfc3339()),
         )

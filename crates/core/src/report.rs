@@ -4,7 +4,9 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::plan::{Operation, PlanItem};
+use crate::deferral::DeferralCause;
+use crate::plan::{Decision, Operation, PlanItem};
+use crate::readiness::Readiness;
 
 /// What became of one plan item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -50,6 +52,36 @@ pub struct TableLine {
     pub outcome: Outcome,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Why the change waits, on every deferred line: the planner's cause, or DynamoDB's
+    /// refusal or the time budget at run time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deferral: Option<DeferralCause>,
+}
+
+impl TableLine {
+    /// A line; a deferred decision's line carries the decision's cause.
+    pub fn new(item: PlanItem, outcome: Outcome, error: Option<String>) -> TableLine {
+        let deferral = match (&item.decision, outcome) {
+            (Decision::Deferred { cause, .. }, Outcome::Deferred) => Some(*cause),
+            _ => None,
+        };
+        TableLine {
+            item,
+            outcome,
+            error,
+            deferral,
+        }
+    }
+
+    /// A change deferred at run time, for `cause`.
+    pub fn deferred(item: PlanItem, cause: DeferralCause, error: Option<String>) -> TableLine {
+        TableLine {
+            item,
+            outcome: Outcome::Deferred,
+            error,
+            deferral: Some(cause),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -84,6 +116,10 @@ pub struct RunReport {
     /// failures): see [`RunReport::without_quiet_lines`].
     #[serde(skip_serializing_if = "is_zero")]
     pub omitted_lines: usize,
+    /// create_new runs (not dry runs): whether the current and every pre-built table exist,
+    /// are this policy's and ACTIVE once the run ends (see [`crate::readiness`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_table_ready: Option<Readiness>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -130,6 +166,7 @@ impl RunReport {
             warnings: Vec::new(),
             tables,
             omitted_lines: 0,
+            next_table_ready: None,
         }
     }
 

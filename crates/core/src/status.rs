@@ -10,6 +10,7 @@ use crate::observed::{ArchiveState, ObservedTable};
 use crate::period::Slot;
 use crate::plan::{plan, Decision, Operation, PlanItem};
 use crate::policy::Policy;
+use crate::readiness::{assess, Readiness};
 use crate::settings::Billing;
 use crate::tags::TAG_LAST_DEFERRAL;
 
@@ -97,6 +98,9 @@ pub struct StatusReport {
     pub tables: Vec<TableStatusLine>,
     /// Neighbours under the policy's name prefix, as `plan` reports them.
     pub warnings: Vec<String>,
+    /// Whether the current and every pre-built table exist, are this policy's and serve
+    /// (create_new's `next_table_ready`, from this observation: no waiting).
+    pub health: Readiness,
 }
 
 pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -> StatusReport {
@@ -164,6 +168,7 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
         current_period: create.current_period,
         tables,
         warnings: create.warnings,
+        health: assess(policy, now, observed),
     }
 }
 

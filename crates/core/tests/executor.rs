@@ -11,7 +11,8 @@ use ddb_rollover::changes::{
     CapacityChange, ClassChange, ExportRequest, SettingChange, TableSetting, TableSpec, TagChange, TtlChange,
 };
 use ddb_rollover::control::{ControlPlane, ControlPlaneError, ErrorKind};
-use ddb_rollover::observed::{ExportState, ExportStatus, ObservedTable, TtlState};
+use ddb_rollover::deferral::DeferralCause;
+use ddb_rollover::observed::{ExportState, ExportStatus, ObservedTable, TableStatus, TtlState};
 use ddb_rollover::policy::Policy;
 use ddb_rollover::scaling::{
     policy_name, DeregisterScaling, ObservedScalableTarget, ObservedScalingPolicy, RegisterScaling,
@@ -30,6 +31,10 @@ struct FakeDynamo {
     exports: Mutex<BTreeMap<String, ExportState>>,
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
+    /// DescribeTable calls a created table stays CREATING for (0: ACTIVE at once).
+    creating_for: usize,
+    /// The tables still CREATING, with the DescribeTable calls left until ACTIVE.
+    creating: Mutex<BTreeMap<String, usize>>,
 }
 
 impl FakeDynamo {
@@ -100,15 +105,31 @@ impl ControlPlane for FakeDynamo {
 
     async fn describe_table(&self, name: &str) -> Result<Option<ObservedTable>, ControlPlaneError> {
         self.call("DescribeTable", name).await?;
-        Ok(self.tables.lock().unwrap().get(name).cloned())
+        let mut creating = self.creating.lock().unwrap();
+        let mut tables = self.tables.lock().unwrap();
+        if let Some(left) = creating.get_mut(name) {
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                creating.remove(name);
+                if let Some(table) = tables.get_mut(name) {
+                    table.status = TableStatus::Active;
+                }
+            }
+        }
+        Ok(tables.get(name).cloned())
     }
 
     async fn create_table(&self, spec: &TableSpec) -> Result<(), ControlPlaneError> {
         self.call("CreateTable", &spec.name).await?;
-        self.tables
-            .lock()
-            .unwrap()
-            .insert(spec.name.clone(), ObservedTable::active(&spec.name, spec.billing));
+        let mut table = ObservedTable::active(&spec.name, spec.billing);
+        if self.creating_for > 0 {
+            table.status = TableStatus::Creating;
+            self.creating
+                .lock()
+                .unwrap()
+                .insert(spec.name.clone(), self.creating_for);
+        }
+        self.tables.lock().unwrap().insert(spec.name.clone(), table);
         Ok(())
     }
 
@@ -393,6 +414,7 @@ async fn past_the_deadline_changes_are_deferred_and_a_missing_periods_table_fail
     // Both tables' capacity changes (no template: no tags read, no tag upkeep).
     assert_eq!(resize.summary.deferred, 2, "{resize:#?}");
     assert!(resize.tables[0].error.as_deref().unwrap().contains("time budget"));
+    assert_eq!(resize.tables[0].deferral, Some(DeferralCause::TimeBudget));
     let create = run(
         &fake,
         &Policy::default(),
@@ -404,6 +426,10 @@ async fn past_the_deadline_changes_are_deferred_and_a_missing_periods_table_fail
     .unwrap();
     assert!(!create.succeeded());
     assert_eq!(create.summary.failed, 2, "{create:#?}");
+    // No time left to wait, and nothing created: the next table is not ready.
+    let ready = create.next_table_ready.as_ref().unwrap();
+    assert!(!ready.ready);
+    assert_eq!(ready.missing, ["timeseries_2018-10-25", "timeseries_2018-10-26"]);
     assert!(fake.mutating_calls().is_empty(), "{:?}", fake.mutating_calls());
 
     // With time left, the same runs go ahead.
@@ -454,6 +480,25 @@ async fn busy_or_limited_updates_are_deferred_and_others_fail_without_stopping_t
     );
     let failed = report.lines_with(Outcome::Failed).next().unwrap();
     assert!(failed.error.as_deref().unwrap().contains("injected Other"));
+    // A runtime refusal has no deferred decision: the line says why.
+    let causes: Vec<_> = report.tables.iter().map(|l| l.deferral).collect();
+    assert_eq!(
+        causes,
+        [
+            Some(DeferralCause::TableBusy),
+            Some(DeferralCause::LimitExceeded),
+            None,
+            None
+        ]
+    );
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["tables"][0]["deferral"], "table_busy");
+    assert_eq!(json["tables"][0]["decision"]["action"], "update");
+    assert!(json["tables"][3].get("deferral").is_none(), "skipped when none");
+    assert!(
+        json.get("next_table_ready").is_none(),
+        "resize_old says nothing of it"
+    );
     assert!(!report.succeeded());
     // Refusals at run time are recorded on the table for `status`.
     let deferral = fake
@@ -743,4 +788,140 @@ async fn a_capacity_change_waits_until_the_scalable_targets_are_gone() {
             format!("UpdateTable {table}")
         ]
     );
+}
+
+fn describe_calls(fake: &FakeDynamo) -> usize {
+    fake.calls
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|c| c.starts_with("DescribeTable"))
+        .count()
+}
+
+/// Tables a create_new run just made are CREATING: the run polls them until ACTIVE before it
+/// says whether the next table is ready; tables already ACTIVE cost no call.
+#[tokio::test]
+async fn create_new_waits_for_the_tables_it_created_then_reports_them_ready() {
+    let fake = FakeDynamo {
+        creating_for: 2,
+        ..FakeDynamo::default()
+    };
+    let started = std::time::Instant::now();
+    let report = run(
+        &fake,
+        &Policy::default(),
+        Operation::CreateNew,
+        at("2018-10-25T23:45:00Z"),
+        ApplyOptions::default(),
+    )
+    .await
+    .unwrap();
+    let ready = report.next_table_ready.clone().unwrap();
+    assert!(ready.ready, "{ready:#?}");
+    assert_eq!(ready.tables.len(), 2);
+    assert!(ready.tables.iter().all(|t| t.status.as_deref() == Some("ACTIVE")));
+    // Polled at once (CREATING), then after 0.5 s (ACTIVE): two polls each.
+    assert_eq!(describe_calls(&fake), 4);
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(500) && took < Duration::from_secs(2),
+        "{took:?}"
+    );
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["next_table_ready"]["ready"], true);
+
+    // Both exist and are ACTIVE: the observation's DescribeTable calls and no more.
+    let before = describe_calls(&fake);
+    let again = run(
+        &fake,
+        &Policy::default(),
+        Operation::CreateNew,
+        at("2018-10-25T23:50:00Z"),
+        ApplyOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert!(again.next_table_ready.unwrap().ready);
+    assert_eq!(describe_calls(&fake) - before, 2);
+
+    // Dry runs say nothing.
+    let dry = run(
+        &fake,
+        &Policy::default(),
+        Operation::CreateNew,
+        at("2018-10-25T23:50:00Z"),
+        ApplyOptions {
+            dry_run: true,
+            ..ApplyOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(dry.next_table_ready, None);
+}
+
+/// A table still CREATING when the wait ends is not ready; the wait ends at the run's deadline.
+#[tokio::test]
+async fn a_table_still_creating_when_the_wait_ends_is_not_ready() {
+    let fake = FakeDynamo {
+        creating_for: usize::MAX,
+        ..FakeDynamo::default()
+    };
+    let started = std::time::Instant::now();
+    let report = run(
+        &fake,
+        &Policy::default(),
+        Operation::CreateNew,
+        at("2018-10-25T23:45:00Z"),
+        ApplyOptions {
+            readiness_wait: Duration::from_secs(3),
+            deadline: Some(std::time::Instant::now() + Duration::from_millis(2500)),
+            ..ApplyOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(2500) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+    assert!(report.succeeded(), "created, not failed");
+    let ready = report.next_table_ready.unwrap();
+    assert!(!ready.ready);
+    assert_eq!(
+        ready.not_active,
+        ["timeseries_2018-10-25", "timeseries_2018-10-26"]
+    );
+    assert!(ready.missing.is_empty());
+    assert_eq!(
+        ready.line(),
+        "NOT READY: timeseries_2018-10-25 CREATING, timeseries_2018-10-26 CREATING"
+    );
+}
+
+/// The next period's name held by a table that is not the policy's: blocked, and not ready.
+#[tokio::test]
+async fn a_foreign_table_holding_the_next_name_is_not_ready() {
+    let fake = FakeDynamo::with_tables(&[("timeseries_2018-10-25", HOT)]);
+    let mut foreign = ObservedTable::active("timeseries_2018-10-26", Billing::Provisioned(HOT));
+    foreign.tags = Some(BTreeMap::from([(
+        "ddb-rollover:family".to_string(),
+        "other".to_string(),
+    )]));
+    fake.tables.lock().unwrap().insert(foreign.name.clone(), foreign);
+    let report = run(
+        &fake,
+        &Policy::default(),
+        Operation::CreateNew,
+        at("2018-10-25T23:45:00Z"),
+        ApplyOptions::default(),
+    )
+    .await
+    .unwrap();
+    let ready = report.next_table_ready.unwrap();
+    assert!(!ready.ready, "{ready:#?}");
+    assert_eq!(ready.not_active, ["timeseries_2018-10-26"]);
+    assert!(ready.tables[1].foreign);
 }

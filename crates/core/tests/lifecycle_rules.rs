@@ -7,6 +7,7 @@ use chrono::{DateTime, Duration, NaiveDate, Utc};
 use ddb_rollover::changes::{
     DeleteRequest, ExportRequest, SettingChange, TableSetting, TagChange, TtlChange,
 };
+use ddb_rollover::deferral::DeferralCause;
 use ddb_rollover::observed::{
     ArchiveState, ExportState, ExportStatus, ObservedEncryption, ObservedTable, TableStatus, TtlState,
 };
@@ -309,7 +310,13 @@ fn a_setting_change_waits_while_the_main_item_updates_the_table() {
     assert!(matches!(items[0].decision, Decision::Update(_)), "{items:#?}");
     assert!(!actions(&plan, &name(1)).contains(&"configure"), "{items:#?}");
     let last = items.last().unwrap();
-    assert_eq!(last.decision, Decision::Deferred { retry_after: None });
+    assert_eq!(
+        last.decision,
+        Decision::Deferred {
+            retry_after: None,
+            cause: DeferralCause::OneUpdateAtATime
+        }
+    );
     assert!(last.reason.contains("deletion protection on"), "{}", last.reason);
     assert!(
         last.reason.contains("one table update at a time"),
@@ -530,7 +537,13 @@ fn only_archived_tables_are_deleted_oldest_first_within_the_budget() {
     );
     for age in 4..=6 {
         let waiting = last(&plan, &name(age));
-        assert_eq!(waiting.decision, Decision::Deferred { retry_after: None });
+        assert_eq!(
+            waiting.decision,
+            Decision::Deferred {
+                retry_after: None,
+                cause: DeferralCause::DeleteBudget
+            }
+        );
         assert!(
             waiting.reason.contains("max_deletes_per_run"),
             "{}",
@@ -653,7 +666,13 @@ fn a_table_carrying_period_tags_is_owned_and_aged_by_its_period_end() {
         matches!(&steps[1], Decision::Tag(change) if change.tags.get(TAG_FAMILY).map(String::as_str) == Some("timeseries")),
         "{steps:#?}"
     );
-    assert_eq!(steps.last(), Some(&Decision::Deferred { retry_after: None }));
+    assert_eq!(
+        steps.last(),
+        Some(&Decision::Deferred {
+            retry_after: None,
+            cause: DeferralCause::FamilyTagMissing
+        })
+    );
 
     let daily = tagged(daily, TAG_FAMILY, "timeseries");
     let plan = resize(&policy, &[daily, current]);

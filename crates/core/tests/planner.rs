@@ -2,6 +2,7 @@
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use ddb_rollover::changes::{CapacityChange, ClassChange};
+use ddb_rollover::deferral::DeferralCause;
 use ddb_rollover::observed::{ObservedTable, TableStatus};
 use ddb_rollover::plan::{plan, Decision, Operation, Plan};
 use ddb_rollover::policy::Policy;
@@ -249,7 +250,13 @@ fn resize_old_defers_tables_that_are_not_active() {
             &existing,
             Operation::ResizeOld,
         );
-        assert_eq!(plan.items[0].decision, Decision::Deferred { retry_after: None });
+        assert_eq!(
+            plan.items[0].decision,
+            Decision::Deferred {
+                retry_after: None,
+                cause: DeferralCause::TableBusy
+            }
+        );
         assert!(
             plan.items[0].reason.contains(status.as_str()),
             "{}",
@@ -280,7 +287,8 @@ fn resize_old_defers_decreases_beyond_dynamodbs_daily_budget() {
     assert_eq!(
         decision_of(&plan, "timeseries_2018-10-24"),
         &Decision::Deferred {
-            retry_after: Some(now + Duration::minutes(50))
+            retry_after: Some(now + Duration::minutes(50)),
+            cause: DeferralCause::DecreaseBudget
         }
     );
     assert!(matches!(
@@ -514,7 +522,8 @@ fn switches_to_on_demand_are_spaced_six_hours_apart() {
     assert_eq!(
         plan.items[0].decision,
         Decision::Deferred {
-            retry_after: Some(now + Duration::hours(4))
+            retry_after: Some(now + Duration::hours(4)),
+            cause: DeferralCause::OnDemandSwitchSpacing
         }
     );
 }
@@ -530,7 +539,8 @@ fn table_class_changes_are_spaced_fifteen_days_apart() {
     assert_eq!(
         plan.items[0].decision,
         Decision::Deferred {
-            retry_after: Some(now + Duration::days(12))
+            retry_after: Some(now + Duration::days(12)),
+            cause: DeferralCause::ClassChangeSpacing
         }
     );
 }

@@ -2,6 +2,7 @@
 
 use chrono::{DateTime, Utc};
 use ddb_rollover::changes::{CapacityChange, TableSetting};
+use ddb_rollover::deferral::DeferralCause;
 use ddb_rollover::observed::{ObservedIndex, ObservedTable, TableStatus};
 use ddb_rollover::plan::{plan, Decision, Operation, Plan, PlanItem};
 use ddb_rollover::policy::Policy;
@@ -117,7 +118,8 @@ fn an_index_out_of_decrease_budget_defers_the_change_and_says_which() {
     assert_eq!(
         item.decision,
         Decision::Deferred {
-            retry_after: Some(at("2018-10-26T01:05:00Z"))
+            retry_after: Some(at("2018-10-26T01:05:00Z")),
+            cause: DeferralCause::DecreaseBudget
         }
     );
     assert!(item.reason.contains("index by_site"), "{}", item.reason);
@@ -202,7 +204,10 @@ fn a_building_index_defers_its_tables_change() {
         let item = items(&plan, "timeseries_2018-10-25")[0];
         assert_eq!(
             item.decision,
-            Decision::Deferred { retry_after: None },
+            Decision::Deferred {
+                retry_after: None,
+                cause: DeferralCause::IndexBusy
+            },
             "{status:?}"
         );
         assert!(item.reason.contains("index by_device"), "{}", item.reason);

@@ -152,6 +152,7 @@ mod tests {
                         Outcome::Unchanged
                     },
                     error: failed.then(|| error.replace("{}", &table)),
+                    deferral: None,
                 }
             })
             .collect();

@@ -12,6 +12,7 @@ pub mod event;
 mod fit;
 pub mod grants;
 mod init_error;
+pub mod metrics;
 
 pub use fit::{failure_summary, report_chunks, response, MAX_LOG_EVENT_BYTES};
 pub use init_error::report_init_error;
@@ -184,11 +185,45 @@ impl Handler {
 
     /// [`Self::handle`] with a deadline: changes not started by then are deferred (a period's
     /// table not created is a failure), so the run returns its report before Lambda's timeout.
+    /// Writes the run's metrics to stdout ([`Self::handle_metered`]).
     pub async fn handle_until(
         &self,
         event: Value,
         deadline: Option<Instant>,
     ) -> Result<RunReport, HandlerError> {
+        let (result, metrics) = self.handle_metered(event, deadline).await;
+        // Not through tracing: EMF needs `_aws` at the top level of the log event.
+        for document in metrics {
+            println!("{document}");
+        }
+        result
+    }
+
+    /// [`Self::handle_until`] returning the run's CloudWatch metrics (EMF documents, one per
+    /// line; see [`metrics`]) instead of writing them: from the whole report, whether the run
+    /// succeeded or some actions failed; `NextTableReady` 0 when create_new could not list the
+    /// tables; nothing for a refused event or a dry run.
+    pub async fn handle_metered(
+        &self,
+        event: Value,
+        deadline: Option<Instant>,
+    ) -> (Result<RunReport, HandlerError>, Vec<String>) {
+        let result = self.run_logged(event, deadline).await;
+        let at = metrics::now_ms();
+        let documents = match &result {
+            Ok(report) => metrics::run_documents(report, at),
+            Err(HandlerError::ActionsFailed { report, .. }) => metrics::run_documents(report, at),
+            Err(HandlerError::ControlPlane(_)) => {
+                metrics::failed_run_documents(self.operation, &self.policy.prefix, at)
+            }
+            Err(HandlerError::BadEvent(_)) => Vec::new(),
+        };
+        // The response carries only what happened.
+        (result.map(fit::response), documents)
+    }
+
+    /// One run, logged: its whole report, or the error with the whole report.
+    async fn run_logged(&self, event: Value, deadline: Option<Instant>) -> Result<RunReport, HandlerError> {
         let invocation = parse_invocation(&event, self.operation)?;
         let now = invocation.checked_now(&self.policy, self.operation, Utc::now())?;
         let options = ApplyOptions {
@@ -231,7 +266,7 @@ impl Handler {
             }
         }
         if report.succeeded() {
-            return Ok(fit::response(report));
+            return Ok(report);
         }
         let failed = report
             .lines_with(Outcome::Failed)

@@ -17,6 +17,7 @@ use ddb_rollover_lambda::event::parse_invocation;
 use ddb_rollover_lambda::{Handler, HandlerError};
 use lambda_runtime::Diagnostic;
 use serde_json::{json, Value};
+use testkit::emf::{self, EmfMetric};
 use testkit::{LocalDynamo, Server};
 
 const HOT: (i64, i64) = (300, 1000);
@@ -426,7 +427,8 @@ async fn a_failed_create_table_is_a_function_error_on_dynalite() {
 }
 
 /// Deferred is not failed: a table still CREATING when resize_old comes is left for the next
-/// run, and the invocation succeeds.
+/// run, and the invocation succeeds. create_new, out of time to wait for its tables, says the
+/// next table is not ready; resize_old's metrics count the deferral by its reason.
 #[tokio::test]
 async fn deferred_tables_are_not_a_function_error_on_dynalite() {
     let h = Harness::start(Server::Dynalite {
@@ -434,14 +436,148 @@ async fn deferred_tables_are_not_a_function_error_on_dynalite() {
         update_ms: 0,
     })
     .await;
-    h.run(Operation::CreateNew, event_file("scheduler_create_new.json"))
+    let (created, documents) = h
+        .handler(Operation::CreateNew)
+        .handle_metered(
+            event_file("scheduler_create_new.json"),
+            Some(Instant::now() + Duration::from_secs(1)),
+        )
         .await;
-    let report = h
-        .run(Operation::ResizeOld, event_file("scheduler_resize_old.json"))
+    let created = created.unwrap();
+    assert_eq!(created.summary.done, 2);
+    assert_eq!(metric(&documents, "NextTableReady").value, 0.0);
+    let (report, documents) = h
+        .handler(Operation::ResizeOld)
+        .handle_metered(event_file("scheduler_resize_old.json"), None)
         .await;
+    let report = report.unwrap();
     assert_eq!(report.summary.deferred, 1, "{report:#?}");
     assert!(report.succeeded());
     assert_eq!(h.capacities().await.get("timeseries_2018-10-25"), Some(&HOT));
+    let deferrals = metric(&documents, "Deferrals");
+    assert_eq!(deferrals.dimension("Reason"), Some("table_busy"));
+    assert_eq!(deferrals.dimension("Operation"), Some("resize_old"));
+    assert_eq!(deferrals.value, 1.0);
+    assert_eq!(metric(&documents, "TablesDeferred").value, 1.0);
+}
+
+/// The one metric named `name` in `documents`, each checked against the EMF specification.
+fn metric(documents: &[String], name: &str) -> EmfMetric {
+    let found: Vec<EmfMetric> = documents
+        .iter()
+        .flat_map(|d| emf::validate(d))
+        .filter(|m| m.name == name)
+        .collect();
+    assert_eq!(found.len(), 1, "{name} in {documents:#?}");
+    found.into_iter().next().unwrap()
+}
+
+/// What a real create_new run writes on moto: valid EMF documents, NextTableReady 1 once its
+/// tables exist; 0 when the next period's name is taken by a table that is not the policy's,
+/// or when the tables cannot even be listed.
+#[tokio::test]
+async fn create_new_writes_emf_metrics_with_next_table_ready_on_moto() {
+    let h = Harness::start(Server::Moto).await;
+    let handler = h.handler(Operation::CreateNew);
+    let (report, documents) = handler
+        .handle_metered(at("2018-10-25T23:45:00Z".parse().unwrap()), None)
+        .await;
+    let report = report.unwrap();
+    assert_eq!(report.next_table_ready.as_ref().map(|r| r.ready), Some(true));
+    // The run document, and NextTableReady: no deferral.
+    assert_eq!(documents.len(), 2, "{documents:#?}");
+    let all: Vec<EmfMetric> = documents.iter().flat_map(|d| emf::validate(d)).collect();
+    assert!(all.iter().all(|m| m.namespace == "ddb-rollover"));
+    let ready = metric(&documents, "NextTableReady");
+    assert_eq!(ready.value, 1.0);
+    assert_eq!(
+        ready.dimensions,
+        [("Prefix".to_string(), "timeseries".to_string())]
+    );
+    assert_eq!(ready.unit.as_deref(), Some("None"));
+    let done = metric(&documents, "TablesDone");
+    assert_eq!(done.dimension_names(), ["Prefix", "Operation"]);
+    assert_eq!(done.dimension("Operation"), Some("create_new"));
+    assert_eq!(done.value, 2.0);
+    assert_eq!(metric(&documents, "OwnedTables").value, 2.0);
+    assert_eq!(metric(&documents, "TablesFailed").value, 0.0);
+    // A dry run writes no metrics.
+    let (_, documents) = handler
+        .handle_metered(json!({"at": "2018-10-25T23:46:00Z", "dry_run": true}), None)
+        .await;
+    assert!(documents.is_empty(), "{documents:#?}");
+
+    // Someone deletes the next period's table and takes its name for a table of their own.
+    h.client
+        .delete_table()
+        .table_name("timeseries_2018-10-26")
+        .send()
+        .await
+        .unwrap();
+    testkit::create_plain_table(&h.client, "timeseries_2018-10-26").await;
+    let (result, documents) = handler
+        .handle_metered(at("2018-10-25T23:50:00Z".parse().unwrap()), None)
+        .await;
+    let error = result.unwrap_err();
+    assert_eq!(error.error_type(), "ActionsFailed", "{error:?}");
+    assert_eq!(metric(&documents, "NextTableReady").value, 0.0);
+    assert_eq!(metric(&documents, "TablesFailed").value, 1.0);
+    assert_eq!(metric(&documents, "TablesUnchanged").value, 1.0);
+
+    // Deleted, and no table under the name: this run creates it again, ready again.
+    h.client
+        .delete_table()
+        .table_name("timeseries_2018-10-26")
+        .send()
+        .await
+        .unwrap();
+    let (result, documents) = handler
+        .handle_metered(at("2018-10-25T23:55:00Z".parse().unwrap()), None)
+        .await;
+    result.unwrap();
+    assert_eq!(metric(&documents, "NextTableReady").value, 1.0);
+
+    // A broken function reads as not ready.
+    let broken = Handler::new(Operation::CreateNew, Policy::default(), unreachable_client());
+    let (result, documents) = broken
+        .handle_metered(event_file("scheduler_create_new.json"), None)
+        .await;
+    assert_eq!(result.unwrap_err().error_type(), "ListTablesFailed");
+    assert_eq!(documents.len(), 1);
+    assert_eq!(metric(&documents, "NextTableReady").value, 0.0);
+    // A refused event: nothing ran, nothing to say.
+    let (result, documents) = handler.handle_metered(json!({"at": "yesterday"}), None).await;
+    assert_eq!(result.unwrap_err().error_type(), "BadEvent");
+    assert!(documents.is_empty());
+}
+
+/// dynalite keeps new tables CREATING for a while, as DynamoDB does: create_new polls them
+/// until ACTIVE before it says the next table is ready.
+#[tokio::test]
+async fn create_new_waits_for_its_tables_to_be_active_on_dynalite() {
+    let h = Harness::start(Server::Dynalite {
+        create_ms: 2000,
+        update_ms: 0,
+    })
+    .await;
+    let started = Instant::now();
+    let (report, documents) = h
+        .handler(Operation::CreateNew)
+        .handle_metered(event_file("scheduler_create_new.json"), None)
+        .await;
+    let report = report.unwrap();
+    assert!(started.elapsed() >= Duration::from_secs(2));
+    let ready = report.next_table_ready.unwrap();
+    assert!(ready.ready, "{ready:#?}");
+    assert!(ready.tables.iter().all(|t| t.status.as_deref() == Some("ACTIVE")));
+    assert_eq!(metric(&documents, "NextTableReady").value, 1.0);
+    let statuses: Vec<_> = h
+        .describe_all()
+        .await
+        .into_values()
+        .map(|t| t.table_status().unwrap().as_str().to_string())
+        .collect();
+    assert_eq!(statuses, ["ACTIVE", "ACTIVE"]);
 }
 
 /// A server that is not there: ListTables fails, nothing is decided, the invocation errors.

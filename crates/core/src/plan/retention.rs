@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::{Context, Decision, Owned, PlanItem};
 use crate::changes::{DeleteRequest, ExportRequest, TagChange};
+use crate::deferral::DeferralCause;
 use crate::observed::{ArchiveState, ExportStatus, TableStatus};
 use crate::ownership::DeleteGuard;
 use crate::tags::{TAG_ARCHIVED, TAG_FAMILY};
@@ -78,7 +79,7 @@ impl Context<'_> {
                     ))
                 } else if o.delete == DeleteGuard::FamilyTagMissing {
                     Some((
-                        Decision::Deferred { retry_after: None },
+                        deferred(DeferralCause::FamilyTagMissing),
                         format!(
                             "due for deletion (age {age}) but it does not carry {TAG_FAMILY} = {:?} yet: this run tags it, a later run deletes it",
                             self.policy.prefix
@@ -86,7 +87,7 @@ impl Context<'_> {
                     ))
                 } else if table.status != TableStatus::Active {
                     Some((
-                        Decision::Deferred { retry_after: None },
+                        deferred(DeferralCause::TableBusy),
                         format!(
                             "due for deletion (age {age}) but {}: a later run deletes it",
                             table.status.as_str()
@@ -95,7 +96,7 @@ impl Context<'_> {
                 } else if let Some(archived_by) = archived_by {
                     if deletes_left == 0 {
                         Some((
-                            Decision::Deferred { retry_after: None },
+                            deferred(DeferralCause::DeleteBudget),
                             format!(
                                 "due for deletion (age {age}) but this run's budget of {} deletions (max_deletes_per_run) is used: the next run deletes it",
                                 retention.max_deletes_per_run
@@ -152,7 +153,7 @@ impl Context<'_> {
                 let step = match &state {
                     ArchiveState::Completed { .. } => None,
                     _ if table.status != TableStatus::Active => Some((
-                        Decision::Deferred { retry_after: None },
+                        deferred(DeferralCause::TableBusy),
                         format!("due for archiving but {}: a later run exports it", table.status.as_str()),
                     )),
                     ArchiveState::InProgress { export: arn } => Some((
@@ -170,7 +171,7 @@ impl Context<'_> {
                         )
                     }),
                     ArchiveState::NotStarted if table.point_in_time_recovery != Some(true) => Some((
-                        Decision::Deferred { retry_after: None },
+                        deferred(DeferralCause::PointInTimeRecoveryOff),
                         format!(
                             "age {age} is past archive_after ({}) but exports need point-in-time recovery: turned on by this run, exported by a later one",
                             archive.after
@@ -197,5 +198,13 @@ impl Context<'_> {
             }
         }
         items
+    }
+}
+
+/// A deferral the next run takes up again, with no earlier time to say.
+fn deferred(cause: DeferralCause) -> Decision {
+    Decision::Deferred {
+        retry_after: None,
+        cause,
     }
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::{Context, Decision, Owned, PlanItem};
 use crate::changes::{on_off, SettingChange, TableSetting, TagChange, TtlChange};
+use crate::deferral::DeferralCause;
 use crate::observed::{ObservedEncryption, TableStatus};
 use crate::settings::Encryption;
 use crate::tags::TAG_POLICY_HASH;
@@ -50,7 +51,10 @@ impl Context<'_> {
             if update_planned {
                 items.push(self.item(
                     owned,
-                    Decision::Deferred { retry_after: None },
+                    Decision::Deferred {
+                        retry_after: None,
+                        cause: DeferralCause::OneUpdateAtATime,
+                    },
                     format!(
                         "{why}: {} waits for a later run (DynamoDB applies one table update at a time)",
                         change.setting
@@ -115,7 +119,10 @@ impl Context<'_> {
                 ),
             ),
             ("DISABLING", _) => (
-                Decision::Deferred { retry_after: None },
+                Decision::Deferred {
+                    retry_after: None,
+                    cause: DeferralCause::TtlDisabling,
+                },
                 format!("TTL is being turned off; turn on with {attribute:?} in a later run"),
             ),
             _ => (

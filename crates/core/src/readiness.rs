@@ -1,0 +1,241 @@
+//! Whether the tables writers need are there: the current period's table and every pre-built one
+//! (create_new's targets, [`target_names`]) exist, are this policy's, and serve reads and writes.
+//!
+//! One derivation for every reader: a create_new run reports it once its changes are made
+//! (waiting a bounded time for the tables it just created, [`settle`]), the Lambda functions
+//! turn it into the `NextTableReady` metric, and `status` prints it as its health line from
+//! what it observed (no waiting).
+
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::control::ControlPlane;
+use crate::observed::{ObservedTable, TableStatus};
+use crate::ownership::{claim, Claim};
+use crate::plan::target_names;
+use crate::policy::Policy;
+
+/// The first wait between two DescribeTable polls of a table still CREATING.
+pub const FIRST_POLL: Duration = Duration::from_millis(500);
+/// The longest wait between two polls (the wait doubles each time up to this).
+pub const MAX_POLL: Duration = Duration::from_secs(10);
+/// How long a create_new run waits at most for the tables it created to become ACTIVE.
+pub const MAX_WAIT: Duration = Duration::from_secs(120);
+
+/// One of the tables writers need now or next.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TargetTable {
+    pub table: String,
+    /// TableStatus as last seen; `None` when the table does not exist.
+    pub status: Option<String>,
+    /// A table that is not this policy's holds the name.
+    #[serde(skip_serializing_if = "is_false")]
+    pub foreign: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl TargetTable {
+    /// Exists, is ours, and serves reads and writes: ACTIVE, or UPDATING (a capacity or
+    /// setting change in progress; DynamoDB keeps serving the table meanwhile).
+    pub fn is_ready(&self) -> bool {
+        !self.foreign && matches!(self.status.as_deref(), Some("ACTIVE" | "UPDATING"))
+    }
+
+    /// Exists and is ours but not usable yet, and may become so without another run.
+    fn is_settling(&self) -> bool {
+        !self.foreign && self.status.as_deref() == Some("CREATING")
+    }
+
+    /// "timeseries_2018-10-26 ACTIVE", "timeseries_2018-10-26 missing", ...
+    fn describe(&self) -> String {
+        match (&self.status, self.foreign) {
+            (_, true) => format!("{} taken by a table that is not this policy's", self.table),
+            (None, _) => format!("{} missing", self.table),
+            (Some(status), _) => format!("{} {status}", self.table),
+        }
+    }
+}
+
+/// Whether the current period's table and every pre-built one are ready.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Readiness {
+    pub ready: bool,
+    /// The current period's table first, then the pre-built ones in period order.
+    pub tables: Vec<TargetTable>,
+    /// The names with no table.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+    /// The names whose table is not ready (not ACTIVE, or not this policy's).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_active: Vec<String>,
+}
+
+impl Readiness {
+    pub fn from_tables(tables: Vec<TargetTable>) -> Readiness {
+        let missing = tables
+            .iter()
+            .filter(|t| t.status.is_none() && !t.foreign)
+            .map(|t| t.table.clone())
+            .collect();
+        let not_active = tables
+            .iter()
+            .filter(|t| !t.is_ready() && (t.status.is_some() || t.foreign))
+            .map(|t| t.table.clone())
+            .collect();
+        Readiness {
+            ready: tables.iter().all(TargetTable::is_ready),
+            tables,
+            missing,
+            not_active,
+        }
+    }
+
+    /// The health line `status` prints, without its `health: ` label:
+    /// `next table ready (timeseries_2018-10-25 ACTIVE, timeseries_2018-10-26 ACTIVE)` or
+    /// `NOT READY: timeseries_2018-10-26 missing`.
+    pub fn line(&self) -> String {
+        if self.ready {
+            let tables: Vec<String> = self.tables.iter().map(TargetTable::describe).collect();
+            format!("next table ready ({})", tables.join(", "))
+        } else {
+            let tables: Vec<String> = self
+                .tables
+                .iter()
+                .filter(|t| !t.is_ready())
+                .map(TargetTable::describe)
+                .collect();
+            format!("NOT READY: {}", tables.join(", "))
+        }
+    }
+
+    /// The table's entry, to update after a change or a poll.
+    pub fn table_mut(&mut self, name: &str) -> Option<&mut TargetTable> {
+        self.tables.iter_mut().find(|t| t.table == name)
+    }
+
+    /// The same tables with their lists and verdict derived again (after changing a status).
+    pub fn recomputed(self) -> Readiness {
+        Readiness::from_tables(self.tables)
+    }
+}
+
+/// The readiness `observed` shows at `now`: no calls, no waiting.
+pub fn assess(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -> Readiness {
+    let naming = policy.naming();
+    let tables = target_names(policy, now)
+        .into_iter()
+        .map(|name| match observed.iter().find(|t| t.name == name) {
+            None => TargetTable {
+                table: name,
+                status: None,
+                foreign: false,
+            },
+            Some(table) => TargetTable {
+                status: Some(table.status.as_str().to_string()),
+                foreign: !matches!(claim(&naming, &policy.key, table), Claim::Ours { .. }),
+                table: name,
+            },
+        })
+        .collect();
+    Readiness::from_tables(tables)
+}
+
+/// Polls the tables still CREATING (DescribeTable: at once, then after [`FIRST_POLL`], the wait
+/// doubling up to [`MAX_POLL`]: a table DynamoDB creates is ACTIVE within seconds, so a few
+/// polls each) until none is, or until `until`. No call when none is CREATING. A table still CREATING at `until`
+/// stays not ready; a failed poll leaves the table as it was.
+pub async fn settle<C: ControlPlane>(control: &C, readiness: Readiness, until: Instant) -> Readiness {
+    let mut readiness = readiness;
+    let mut wait = Duration::ZERO;
+    loop {
+        let settling: Vec<String> = readiness
+            .tables
+            .iter()
+            .filter(|t| t.is_settling())
+            .map(|t| t.table.clone())
+            .collect();
+        let now = Instant::now();
+        if settling.is_empty() || now >= until {
+            break;
+        }
+        if !wait.is_zero() {
+            futures_timer::Delay::new(wait.min(until - now)).await;
+        }
+        wait = if wait.is_zero() {
+            FIRST_POLL
+        } else {
+            (wait * 2).min(MAX_POLL)
+        };
+        for name in settling {
+            match control.describe_table(&name).await {
+                Ok(found) => {
+                    if let Some(entry) = readiness.table_mut(&name) {
+                        entry.status = found.map(|t| t.status.as_str().to_string());
+                    }
+                }
+                Err(error) => tracing::warn!(table = %name, %error, "could not poll the table's status"),
+            }
+        }
+        readiness = readiness.recomputed();
+    }
+    if !readiness.ready {
+        tracing::warn!(health = %readiness.line(), "the next period's tables are not ready");
+    }
+    readiness
+}
+
+/// Marks `name` as just created by this run: CREATING until a poll says otherwise.
+pub fn created(readiness: &mut Readiness, name: &str) {
+    if let Some(entry) = readiness.table_mut(name) {
+        if entry.status.is_none() {
+            entry.status = Some(TableStatus::Creating.as_str().to_string());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(name: &str, status: Option<&str>, foreign: bool) -> TargetTable {
+        TargetTable {
+            table: name.into(),
+            status: status.map(String::from),
+            foreign,
+        }
+    }
+
+    #[test]
+    fn ready_only_when_every_target_is_ours_and_serving() {
+        let ready = Readiness::from_tables(vec![
+            target("t_1", Some("ACTIVE"), false),
+            target("t_2", Some("UPDATING"), false),
+        ]);
+        assert!(ready.ready);
+        assert_eq!(ready.line(), "next table ready (t_1 ACTIVE, t_2 UPDATING)");
+        let not = Readiness::from_tables(vec![
+            target("t_1", Some("ACTIVE"), false),
+            target("t_2", None, false),
+            target("t_3", Some("CREATING"), false),
+            target("t_4", Some("ACTIVE"), true),
+        ]);
+        assert!(!not.ready);
+        assert_eq!(not.missing, ["t_2"]);
+        assert_eq!(not.not_active, ["t_3", "t_4"]);
+        assert_eq!(
+            not.line(),
+            "NOT READY: t_2 missing, t_3 CREATING, t_4 taken by a table that is not this policy's"
+        );
+        let json = serde_json::to_value(&not).unwrap();
+        assert_eq!(
+            json["tables"][1],
+            serde_json::json!({"table": "t_2", "status": null})
+        );
+        assert_eq!(json["tables"][3]["foreign"], true);
+    }
+}

@@ -757,6 +757,10 @@ async fn a_capacity_change_waits_until_the_scalable_targets_are_gone() {
             lines,
             [("deregister_scaling", outcome), ("update", Outcome::Deferred)]
         );
+        assert_eq!(
+            report.tables[1].deferral,
+            Some(DeferralCause::ScalingStillAttached)
+        );
         // No UpdateTable (the deferral is recorded in the table's tag, as any other).
         let calls: Vec<String> = fake
             .mutating_calls()

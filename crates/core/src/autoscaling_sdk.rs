@@ -26,80 +26,71 @@ pub async fn describe(
 ) -> Result<Vec<ObservedScalableTarget>, ControlPlaneError> {
     let wanted: BTreeSet<&str> = tables.iter().map(String::as_str).collect();
     let ours = |resource_id: &str| table_of(resource_id).is_some_and(|t| wanted.contains(t));
+    // The SDK's paginators follow NextToken, and stop on a token that repeats (moto 5.2 answers
+    // so past 50 targets).
+    let listed: Vec<_> = client
+        .describe_scalable_targets()
+        .service_namespace(ServiceNamespace::Dynamodb)
+        .into_paginator()
+        .items()
+        .send()
+        .try_collect()
+        .await
+        .map_err(|e| classify("DescribeScalableTargets", "", &e))?;
     let mut targets: BTreeMap<ScalableKey, ObservedScalableTarget> = BTreeMap::new();
-    let mut next_token: Option<String> = None;
-    loop {
-        let page = client
-            .describe_scalable_targets()
-            .service_namespace(ServiceNamespace::Dynamodb)
-            .set_next_token(next_token.clone())
-            .send()
-            .await
-            .map_err(|e| classify("DescribeScalableTargets", "", &e))?;
-        for target in page.scalable_targets() {
-            let Some(dimension) = ScalableDimension::from_wire(target.scalable_dimension().as_str()) else {
-                continue;
-            };
-            if !ours(target.resource_id()) {
-                continue;
-            }
-            let key = ScalableKey {
-                resource_id: target.resource_id().to_string(),
-                dimension,
-            };
-            targets.insert(
-                key.clone(),
-                ObservedScalableTarget {
-                    key,
-                    min: i64::from(target.min_capacity()),
-                    max: i64::from(target.max_capacity()),
-                    policies: Vec::new(),
-                },
-            );
+    for target in listed {
+        let Some(dimension) = ScalableDimension::from_wire(target.scalable_dimension().as_str()) else {
+            continue;
+        };
+        if !ours(target.resource_id()) {
+            continue;
         }
-        match page.next_token() {
-            // A token that repeats would loop for ever (moto 5.2 answers so past 50 targets).
-            Some(token) if next_token.as_deref() != Some(token) => next_token = Some(token.to_string()),
-            _ => break,
-        }
+        let key = ScalableKey {
+            resource_id: target.resource_id().to_string(),
+            dimension,
+        };
+        targets.insert(
+            key.clone(),
+            ObservedScalableTarget {
+                key,
+                min: i64::from(target.min_capacity()),
+                max: i64::from(target.max_capacity()),
+                policies: Vec::new(),
+            },
+        );
     }
     if targets.is_empty() {
         return Ok(Vec::new());
     }
-    let mut next_token: Option<String> = None;
-    loop {
-        let page = client
-            .describe_scaling_policies()
-            .service_namespace(ServiceNamespace::Dynamodb)
-            .set_next_token(next_token.clone())
-            .send()
-            .await
-            .map_err(|e| classify("DescribeScalingPolicies", "", &e))?;
-        for policy in page.scaling_policies() {
-            let Some(dimension) = ScalableDimension::from_wire(policy.scalable_dimension().as_str()) else {
-                continue;
-            };
-            let key = ScalableKey {
-                resource_id: policy.resource_id().to_string(),
-                dimension,
-            };
-            let Some(target) = targets.get_mut(&key) else {
-                continue;
-            };
-            let tracking = policy.target_tracking_scaling_policy_configuration();
-            target.policies.push(ObservedScalingPolicy {
-                name: policy.policy_name().to_string(),
-                policy_type: policy.policy_type().as_str().to_string(),
-                metric: tracking
-                    .and_then(|t| t.predefined_metric_specification())
-                    .map(|m| m.predefined_metric_type().as_str().to_string()),
-                target_value: tracking.map(|t| TargetValue(t.target_value())),
-            });
-        }
-        match page.next_token() {
-            Some(token) if next_token.as_deref() != Some(token) => next_token = Some(token.to_string()),
-            _ => break,
-        }
+    let policies: Vec<_> = client
+        .describe_scaling_policies()
+        .service_namespace(ServiceNamespace::Dynamodb)
+        .into_paginator()
+        .items()
+        .send()
+        .try_collect()
+        .await
+        .map_err(|e| classify("DescribeScalingPolicies", "", &e))?;
+    for policy in policies {
+        let Some(dimension) = ScalableDimension::from_wire(policy.scalable_dimension().as_str()) else {
+            continue;
+        };
+        let key = ScalableKey {
+            resource_id: policy.resource_id().to_string(),
+            dimension,
+        };
+        let Some(target) = targets.get_mut(&key) else {
+            continue;
+        };
+        let tracking = policy.target_tracking_scaling_policy_configuration();
+        target.policies.push(ObservedScalingPolicy {
+            name: policy.policy_name().to_string(),
+            policy_type: policy.policy_type().as_str().to_string(),
+            metric: tracking
+                .and_then(|t| t.predefined_metric_specification())
+                .map(|m| m.predefined_metric_type().as_str().to_string()),
+            target_value: tracking.map(|t| TargetValue(t.target_value())),
+        });
     }
     Ok(targets.into_values().collect())
 }

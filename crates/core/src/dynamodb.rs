@@ -12,9 +12,9 @@ use aws_sdk_dynamodb::types::{
     ExportStatus as SdkExportStatus, GlobalSecondaryIndex, GlobalSecondaryIndexDescription,
     GlobalSecondaryIndexUpdate, KeySchemaElement, KeyType, LocalSecondaryIndex, OnDemandThroughput,
     PointInTimeRecoverySpecification, PointInTimeRecoveryStatus, Projection as SdkProjection, ProjectionType,
-    ProvisionedThroughput, ScalarAttributeType, SseSpecification, SseStatus, SseType, StreamSpecification,
-    StreamViewType, TableClass as SdkTableClass, TableDescription, Tag, TimeToLiveSpecification,
-    UpdateGlobalSecondaryIndexAction,
+    ProvisionedThroughput, ProvisionedThroughputDescription, ScalarAttributeType, SseSpecification,
+    SseStatus, SseType, StreamSpecification, StreamViewType, TableClass as SdkTableClass, TableDescription,
+    Tag, TimeToLiveSpecification, UpdateGlobalSecondaryIndexAction,
 };
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
@@ -604,28 +604,13 @@ fn observed_table(name: &str, table: &TableDescription) -> ObservedTable {
     let on_demand = billing_summary
         .and_then(|summary| summary.billing_mode())
         .is_some_and(|mode| *mode == BillingMode::PayPerRequest);
-    let billing = if on_demand {
-        // DynamoDB reports -1 (or nothing) for "no maximum".
-        let max = |units: Option<i64>| units.filter(|u| *u > 0);
-        let limits = table.on_demand_throughput();
-        Billing::OnDemand(OnDemandLimits {
-            max_read: max(limits.and_then(|l| l.max_read_request_units())),
-            max_write: max(limits.and_then(|l| l.max_write_request_units())),
-        })
-    } else {
-        Billing::Provisioned(Capacity {
-            read: throughput.and_then(|t| t.read_capacity_units()).unwrap_or(0),
-            write: throughput.and_then(|t| t.write_capacity_units()).unwrap_or(0),
-        })
-    };
+    let billing = billing_of(on_demand, throughput, table.on_demand_throughput());
     ObservedTable {
         name: table.table_name().unwrap_or(name).to_string(),
         status: TableStatus::from_wire(table.table_status().map(|s| s.as_str()).unwrap_or("UNKNOWN")),
         key: key_schema(table),
         billing,
-        decreases_today: throughput
-            .and_then(|t| t.number_of_decreases_today())
-            .map_or(0, |n| n.clamp(0, i64::from(u32::MAX)) as u32),
+        decreases_today: decreases_today(throughput),
         last_decrease: throughput.and_then(|t| t.last_decrease_date_time()).and_then(utc),
         last_switch_to_on_demand: billing_summary
             .and_then(|s| s.last_update_to_pay_per_request_date_time())
@@ -676,11 +661,15 @@ fn observed_table(name: &str, table: &TableDescription) -> ObservedTable {
     }
 }
 
-fn observed_index(index: &GlobalSecondaryIndexDescription, on_demand: bool) -> ObservedIndex {
-    let throughput = index.provisioned_throughput();
-    let billing = if on_demand {
+/// A table's or an index's throughput, in the table's billing mode.
+fn billing_of(
+    on_demand: bool,
+    throughput: Option<&ProvisionedThroughputDescription>,
+    limits: Option<&OnDemandThroughput>,
+) -> Billing {
+    if on_demand {
+        // DynamoDB reports -1 (or nothing) for "no maximum".
         let max = |units: Option<i64>| units.filter(|u| *u > 0);
-        let limits = index.on_demand_throughput();
         Billing::OnDemand(OnDemandLimits {
             max_read: max(limits.and_then(|l| l.max_read_request_units())),
             max_write: max(limits.and_then(|l| l.max_write_request_units())),
@@ -690,15 +679,23 @@ fn observed_index(index: &GlobalSecondaryIndexDescription, on_demand: bool) -> O
             read: throughput.and_then(|t| t.read_capacity_units()).unwrap_or(0),
             write: throughput.and_then(|t| t.write_capacity_units()).unwrap_or(0),
         })
-    };
+    }
+}
+
+fn decreases_today(throughput: Option<&ProvisionedThroughputDescription>) -> u32 {
+    throughput
+        .and_then(|t| t.number_of_decreases_today())
+        .map_or(0, |n| n.clamp(0, i64::from(u32::MAX)) as u32)
+}
+
+fn observed_index(index: &GlobalSecondaryIndexDescription, on_demand: bool) -> ObservedIndex {
+    let throughput = index.provisioned_throughput();
     ObservedIndex {
         name: index.index_name().unwrap_or_default().to_string(),
         status: TableStatus::from_wire(index.index_status().map_or("ACTIVE", |s| s.as_str())),
         backfilling: index.backfilling().unwrap_or(false),
-        billing,
-        decreases_today: throughput
-            .and_then(|t| t.number_of_decreases_today())
-            .map_or(0, |n| n.clamp(0, i64::from(u32::MAX)) as u32),
+        billing: billing_of(on_demand, throughput, index.on_demand_throughput()),
+        decreases_today: decreases_today(throughput),
         last_decrease: throughput.and_then(|t| t.last_decrease_date_time()).and_then(utc),
     }
 }

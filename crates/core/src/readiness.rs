@@ -33,6 +33,10 @@ pub struct TargetTable {
     /// A table that is not this policy's holds the name.
     #[serde(skip_serializing_if = "is_false")]
     pub foreign: bool,
+    /// Between runs (`status`): the furthest pre-built table, which the next create_new run
+    /// builds shortly before the boundary; until then its absence is expected.
+    #[serde(skip_serializing_if = "is_false")]
+    pub built_by_next_run: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -46,6 +50,11 @@ impl TargetTable {
         !self.foreign && matches!(self.status.as_deref(), Some("ACTIVE" | "UPDATING"))
     }
 
+    /// Ready, or not due yet (missing, and built by the next create_new run).
+    fn is_fine(&self) -> bool {
+        self.is_ready() || (self.built_by_next_run && self.status.is_none() && !self.foreign)
+    }
+
     /// Exists and is ours but not usable yet, and may become so without another run.
     fn is_settling(&self) -> bool {
         !self.foreign && self.status.as_deref() == Some("CREATING")
@@ -55,6 +64,7 @@ impl TargetTable {
     fn describe(&self) -> String {
         match (&self.status, self.foreign) {
             (_, true) => format!("{} taken by a table that is not this policy's", self.table),
+            (None, _) if self.built_by_next_run => format!("{} due from the next create_new run", self.table),
             (None, _) => format!("{} missing", self.table),
             (Some(status), _) => format!("{} {status}", self.table),
         }
@@ -79,7 +89,7 @@ impl Readiness {
     pub fn from_tables(tables: Vec<TargetTable>) -> Readiness {
         let missing = tables
             .iter()
-            .filter(|t| t.status.is_none() && !t.foreign)
+            .filter(|t| t.status.is_none() && !t.foreign && !t.is_fine())
             .map(|t| t.table.clone())
             .collect();
         let not_active = tables
@@ -88,7 +98,7 @@ impl Readiness {
             .map(|t| t.table.clone())
             .collect();
         Readiness {
-            ready: tables.iter().all(TargetTable::is_ready),
+            ready: tables.iter().all(TargetTable::is_fine),
             tables,
             missing,
             not_active,
@@ -106,7 +116,7 @@ impl Readiness {
             let tables: Vec<String> = self
                 .tables
                 .iter()
-                .filter(|t| !t.is_ready())
+                .filter(|t| !t.is_fine())
                 .map(TargetTable::describe)
                 .collect();
             format!("NOT READY: {}", tables.join(", "))
@@ -124,6 +134,19 @@ impl Readiness {
     }
 }
 
+/// The readiness `observed` shows at `now` between runs (`status`): as [`assess`], except that
+/// the furthest pre-built table may be missing, since the next create_new run builds it before
+/// its period is within reach (with `premake = 0`, the current table must exist).
+pub fn assess_between_runs(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -> Readiness {
+    let mut readiness = assess(policy, now, observed);
+    if policy.premake > 0 {
+        if let Some(last) = readiness.tables.last_mut() {
+            last.built_by_next_run = true;
+        }
+    }
+    readiness.recomputed()
+}
+
 /// The readiness `observed` shows at `now`: no calls, no waiting.
 pub fn assess(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -> Readiness {
     let naming = policy.naming();
@@ -134,11 +157,13 @@ pub fn assess(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
                 table: name,
                 status: None,
                 foreign: false,
+                built_by_next_run: false,
             },
             Some(table) => TargetTable {
                 status: Some(table.status.as_str().to_string()),
                 foreign: !matches!(claim(&naming, &policy.key, table), Claim::Ours { .. }),
                 table: name,
+                built_by_next_run: false,
             },
         })
         .collect();
@@ -207,6 +232,7 @@ mod tests {
             table: name.into(),
             status: status.map(String::from),
             foreign,
+            built_by_next_run: false,
         }
     }
 
@@ -231,6 +257,19 @@ mod tests {
             not.line(),
             "NOT READY: t_2 missing, t_3 CREATING, t_4 taken by a table that is not this policy's"
         );
+        // Between runs the furthest pre-built table may be missing; never a foreign one.
+        let mut tables = vec![target("t_1", Some("ACTIVE"), false), target("t_2", None, false)];
+        tables[1].built_by_next_run = true;
+        let between = Readiness::from_tables(tables.clone());
+        assert!(between.ready);
+        assert!(between.missing.is_empty());
+        assert_eq!(
+            between.line(),
+            "next table ready (t_1 ACTIVE, t_2 due from the next create_new run)"
+        );
+        tables[1].foreign = true;
+        tables[1].status = Some("ACTIVE".into());
+        assert!(!Readiness::from_tables(tables).ready);
         let json = serde_json::to_value(&not).unwrap();
         assert_eq!(
             json["tables"][1],

@@ -10,7 +10,7 @@ use crate::observed::{ArchiveState, ObservedTable};
 use crate::period::Slot;
 use crate::plan::{plan, Decision, Operation, PlanItem};
 use crate::policy::Policy;
-use crate::readiness::{assess, Readiness};
+use crate::readiness::{assess_between_runs, Readiness};
 use crate::settings::Billing;
 use crate::tags::TAG_LAST_DEFERRAL;
 
@@ -168,7 +168,7 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
         current_period: create.current_period,
         tables,
         warnings: create.warnings,
-        health: assess(policy, now, observed),
+        health: assess_between_runs(policy, now, observed),
     }
 }
 

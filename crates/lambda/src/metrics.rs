@@ -304,6 +304,7 @@ mod tests {
                 table: "timeseries_2018-10-26".into(),
                 status: ready.then(|| "ACTIVE".into()),
                 foreign: false,
+                built_by_next_run: false,
             }]));
             let documents = run_documents(&created, 1);
             let found: Vec<_> = documents.iter().flat_map(|d| validate(d)).collect();

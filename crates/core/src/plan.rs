@@ -575,13 +575,12 @@ impl Context<'_> {
                 ),
             ),
             (TableStatus::Active, Billing::Provisioned(have), Billing::Provisioned(hot_capacity)) => {
-                match self.raise_to_hot(table, have, hot) {
-                    None => (
+                match (self.raise_to_hot(table, have, hot), self.unsettled_index(table)) {
+                    (None, _) => (
                         Decision::Unchanged,
                         format!("exists with {have}, at or above phase 0 ({hot_capacity})"),
                     ),
-                    Some(_) if self.unsettled_index(table).is_some() => {
-                        let index = self.unsettled_index(table).expect("checked");
+                    (Some(_), Some(index)) => {
                         (
                             Decision::Deferred {
                                 retry_after: None,
@@ -594,7 +593,7 @@ impl Context<'_> {
                             ),
                         )
                     }
-                    Some(change) => {
+                    (Some(change), None) => {
                         let what = if change.changes_table() {
                             format!("pre-built with {have}, below phase 0 ({hot_capacity})")
                         } else {

@@ -14,7 +14,7 @@ use crate::settings::{Billing, Capacity};
 
 impl Context<'_> {
     /// Whether the policy names the index `name`.
-    fn is_policy_index(&self, name: &str) -> bool {
+    pub(crate) fn is_policy_index(&self, name: &str) -> bool {
         self.policy.indexes.iter().any(|i| i.name == name)
     }
 

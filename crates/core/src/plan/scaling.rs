@@ -23,7 +23,7 @@ impl Context<'_> {
         table
             .global_indexes
             .iter()
-            .filter(|index| self.policy.indexes.iter().any(|i| i.name == index.name))
+            .filter(|index| self.is_policy_index(&index.name))
             .map(|index| index.name.as_str())
             .collect()
     }

@@ -151,8 +151,10 @@ async fn put_policy(
         .map(drop)
 }
 
-/// Deletes our policy, then deregisters the target (AWS would delete the policy with the target;
-/// deleting it first also works where that does not happen). Already gone counts as done.
+/// Deletes our policy from each target, then deregisters the targets the plan says are ours
+/// alone, and only once no policy is left on them: DeregisterScalableTarget deletes every
+/// policy on a target, whoever made it, and someone may have attached one since the run looked.
+/// Already gone counts as done.
 pub async fn deregister(client: &Client, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
     for target in &change.targets {
         let deleted = client
@@ -167,6 +169,27 @@ pub async fn deregister(client: &Client, change: &DeregisterScaling) -> Result<(
             Ok(_) => {}
             Err(e) if is_not_found(&e) => {}
             Err(e) => return Err(classify("DeleteScalingPolicy", &change.name, &e)),
+        }
+        if !target.deregister_target {
+            continue;
+        }
+        let left = client
+            .describe_scaling_policies()
+            .service_namespace(ServiceNamespace::Dynamodb)
+            .resource_id(&target.key.resource_id)
+            .scalable_dimension(sdk_dimension(target.key.dimension))
+            .send()
+            .await
+            .map_err(|e| classify("DescribeScalingPolicies", &change.name, &e))?;
+        if !left.scaling_policies().is_empty() {
+            let names: Vec<&str> = left.scaling_policies().iter().map(|p| p.policy_name()).collect();
+            tracing::warn!(
+                table = %change.name,
+                target = %target.key,
+                policies = ?names,
+                "left the scalable target registered: it carries policies that are not ours"
+            );
+            continue;
         }
         let deregistered = client
             .deregister_scalable_target()

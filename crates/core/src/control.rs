@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::time::Duration;
 
 use crate::changes::{
     CapacityChange, ClassChange, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
@@ -109,6 +110,13 @@ pub trait ControlPlane: Sync {
 
     /// DeleteTable. Lifting deletion protection first is the executor's step ([`Self::configure`]).
     fn delete_table(&self, name: &str) -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
+
+    /// Waits between two polls of a table (a create_new run waiting for the tables it created,
+    /// or for a deleted one to be gone). A real control plane sleeps; an in-memory one moves
+    /// its own clock instead, so tests never wait on the wall clock.
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send {
+        futures_timer::Delay::new(duration)
+    }
 
     /// Every DynamoDB scalable target of Application Auto Scaling whose resource id is one of
     /// `tables`' (`table/NAME`, `table/NAME/index/...`), with the scaling policies attached to

@@ -27,7 +27,8 @@ use crate::changes::{
 use crate::control::{no_autoscaling, ControlPlane, ControlPlaneError, ErrorKind};
 use crate::limits::TABLE_QUOTA_ADVICE;
 use crate::observed::{
-    ExportState, ExportStatus, ObservedEncryption, ObservedIndex, ObservedTable, TableStatus, TtlState,
+    ExportState, ExportStatus, ObservedEncryption, ObservedIndex, ObservedLocalIndex, ObservedTable,
+    TableStatus, TtlState,
 };
 use crate::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
 use crate::settings::{AttributeKind, Capacity, KeyAttribute, KeySchema, Projection};
@@ -608,7 +609,7 @@ fn observed_table(name: &str, table: &TableDescription) -> ObservedTable {
     ObservedTable {
         name: table.table_name().unwrap_or(name).to_string(),
         status: TableStatus::from_wire(table.table_status().map(|s| s.as_str()).unwrap_or("UNKNOWN")),
-        key: key_schema(table),
+        key: key_schema(table.key_schema(), table.attribute_definitions()),
         billing,
         decreases_today: decreases_today(throughput),
         last_decrease: throughput.and_then(|t| t.last_decrease_date_time()).and_then(utc),
@@ -633,12 +634,16 @@ fn observed_table(name: &str, table: &TableDescription) -> ObservedTable {
         global_indexes: table
             .global_secondary_indexes()
             .iter()
-            .map(|index| observed_index(index, on_demand))
+            .map(|index| observed_index(index, on_demand, table.attribute_definitions()))
             .collect(),
         local_indexes: table
             .local_secondary_indexes()
             .iter()
-            .filter_map(|index| index.index_name().map(str::to_string))
+            .map(|index| ObservedLocalIndex {
+                name: index.index_name().unwrap_or_default().to_string(),
+                key: key_schema(index.key_schema(), table.attribute_definitions()),
+                projection: index.projection().and_then(observed_projection),
+            })
             .collect(),
         encryption: match table.sse_description() {
             Some(sse)
@@ -688,7 +693,11 @@ fn decreases_today(throughput: Option<&ProvisionedThroughputDescription>) -> u32
         .map_or(0, |n| n.clamp(0, i64::from(u32::MAX)) as u32)
 }
 
-fn observed_index(index: &GlobalSecondaryIndexDescription, on_demand: bool) -> ObservedIndex {
+fn observed_index(
+    index: &GlobalSecondaryIndexDescription,
+    on_demand: bool,
+    definitions: &[AttributeDefinition],
+) -> ObservedIndex {
     let throughput = index.provisioned_throughput();
     ObservedIndex {
         name: index.index_name().unwrap_or_default().to_string(),
@@ -697,19 +706,31 @@ fn observed_index(index: &GlobalSecondaryIndexDescription, on_demand: bool) -> O
         billing: billing_of(on_demand, throughput, index.on_demand_throughput()),
         decreases_today: decreases_today(throughput),
         last_decrease: throughput.and_then(|t| t.last_decrease_date_time()).and_then(utc),
+        key: key_schema(index.key_schema(), definitions),
+        projection: index.projection().and_then(observed_projection),
     }
 }
 
-/// The table's primary key with its attribute types; `None` when the description lacks it.
-fn key_schema(table: &TableDescription) -> Option<KeySchema> {
+/// An index's projection as DescribeTable reports it; `None` for a type this version does not
+/// know (then the index is not provably the policy's).
+fn observed_projection(projection: &SdkProjection) -> Option<Projection> {
+    match projection.projection_type()? {
+        ProjectionType::All => Some(Projection::All),
+        ProjectionType::KeysOnly => Some(Projection::KeysOnly),
+        ProjectionType::Include => Some(Projection::Include(projection.non_key_attributes().to_vec())),
+        _ => None,
+    }
+}
+
+/// A table's or an index's key with its attribute types (from the table's AttributeDefinitions);
+/// `None` when the description lacks it.
+fn key_schema(elements: &[KeySchemaElement], definitions: &[AttributeDefinition]) -> Option<KeySchema> {
     let attribute = |key_type: KeyType| -> Option<KeyAttribute> {
-        let name = table
-            .key_schema()
+        let name = elements
             .iter()
             .find(|k| *k.key_type() == key_type)?
             .attribute_name();
-        let kind = match table
-            .attribute_definitions()
+        let kind = match definitions
             .iter()
             .find(|a| a.attribute_name() == name)?
             .attribute_type()
@@ -725,8 +746,7 @@ fn key_schema(table: &TableDescription) -> Option<KeySchema> {
         })
     };
     let partition = attribute(KeyType::Hash)?;
-    let sort = table
-        .key_schema()
+    let sort = elements
         .iter()
         .any(|k| *k.key_type() == KeyType::Range)
         .then(|| attribute(KeyType::Range));

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::scaling::ObservedScalableTarget;
-use crate::settings::{Billing, KeySchema, StreamSetting, TableClass};
+use crate::settings::{Billing, KeySchema, Projection, StreamSetting, TableClass};
 use crate::tags::{TAG_ARCHIVED, TAG_EXPORT};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -64,8 +64,8 @@ pub struct ObservedTable {
     pub encryption: ObservedEncryption,
     /// Global secondary indexes, as DescribeTable lists them.
     pub global_indexes: Vec<ObservedIndex>,
-    /// Local secondary indexes' names.
-    pub local_indexes: Vec<String>,
+    /// Local secondary indexes, as DescribeTable lists them.
+    pub local_indexes: Vec<ObservedLocalIndex>,
     /// The next fields come from calls besides DescribeTable, made only when the policy needs
     /// them; `None` means not read.
     pub tags: Option<BTreeMap<String, String>>,
@@ -90,6 +90,19 @@ pub struct ObservedIndex {
     pub billing: Billing,
     pub decreases_today: u32,
     pub last_decrease: Option<DateTime<Utc>>,
+    /// The index's key with its attribute types; `None` when the answer did not say (then the
+    /// index is not provably the policy's).
+    pub key: Option<KeySchema>,
+    pub projection: Option<Projection>,
+}
+
+/// One local secondary index as DescribeTable reports it: set at CreateTable, never changed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ObservedLocalIndex {
+    pub name: String,
+    /// The table's partition key and the index's sort key; `None` when the answer did not say.
+    pub key: Option<KeySchema>,
+    pub projection: Option<Projection>,
 }
 
 impl ObservedIndex {

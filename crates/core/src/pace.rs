@@ -108,6 +108,10 @@ impl<C: ControlPlane + Send> ControlPlane for Paced<C> {
         self.inner.delete_table(name).await
     }
 
+    async fn sleep(&self, duration: std::time::Duration) {
+        self.inner.sleep(duration).await
+    }
+
     // Application Auto Scaling has its own rates, far above a run's few calls; the SDK's
     // retries cover its throttling.
     async fn describe_scaling(

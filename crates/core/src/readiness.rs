@@ -189,7 +189,7 @@ pub async fn settle<C: ControlPlane>(control: &C, readiness: Readiness, until: I
             break;
         }
         if !wait.is_zero() {
-            futures_timer::Delay::new(wait.min(until - now)).await;
+            control.sleep(wait.min(until - now)).await;
         }
         wait = if wait.is_zero() {
             FIRST_POLL

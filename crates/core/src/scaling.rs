@@ -237,11 +237,15 @@ pub struct RegisterScaling {
     pub targets: Vec<ScalingTarget>,
 }
 
-/// One of our scalable targets to remove: its policy, then the target.
+/// Our policy to remove from a scalable target, and the target with it when every policy on it
+/// is ours: Application Auto Scaling's DeregisterScalableTarget deletes every policy on the
+/// target, whoever made it, so a target that carries someone else's policy is left in place.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ScalingRemoval {
     pub key: ScalableKey,
     pub policy_name: String,
+    /// Deregister the target too (once our policy is gone and no other policy is left on it).
+    pub deregister_target: bool,
 }
 
 /// DeleteScalingPolicy then DeregisterScalableTarget for each of our targets on the table (a

@@ -52,6 +52,8 @@ fn index(name: &str, billing: Billing) -> ObservedIndex {
         billing,
         decreases_today: 0,
         last_decrease: None,
+        key: None,
+        projection: None,
     }
 }
 

@@ -214,7 +214,7 @@ impl Context<'_> {
             }
         }
         for index in &self.policy.local_indexes {
-            if !table.local_indexes.contains(&index.name) {
+            if !table.local_indexes.iter().any(|have| have.name == index.name) {
                 notes.push(format!(
                     "the policy's local index {} is not on this table: DynamoDB creates local indexes with the table only",
                     index.name

@@ -110,6 +110,7 @@ impl Context<'_> {
             .map(|t| ScalingRemoval {
                 key: t.key.clone(),
                 policy_name: policy_name(prefix, t.key.dimension),
+                deregister_target: true,
             })
             .collect();
         if targets.is_empty() {

@@ -6,7 +6,8 @@ use ddb_rollover::plan::Decision;
 use ddb_rollover::report::{RunReport, Summary};
 use ddb_rollover::route::PeriodTable;
 use ddb_rollover::settings::Billing;
-use ddb_rollover::status::StatusReport;
+use ddb_rollover::status::{NextRun, StatusReport, TableStatusLine};
+use ddb_rollover::verdict::Verdict;
 
 /// Left-aligned columns under a header, two spaces apart; the last column is not padded.
 fn columns(header: &[&str], rows: &[Vec<String>]) -> String {
@@ -63,6 +64,7 @@ fn billing(value: Option<Billing>) -> String {
 fn action(decision: &Decision) -> String {
     match decision {
         Decision::Create(spec) => format!("create {}", spec.billing),
+        Decision::Recreate(spec) => format!("recreate {}", spec.billing),
         Decision::Update(change) => match (change.changes_table(), change.indexes.len()) {
             (true, 0) => format!("update to {}", change.to),
             (true, n) => format!("update to {} and {n} index(es)", change.to),
@@ -137,6 +139,7 @@ pub fn run_report(report: &RunReport) -> String {
                 opt(line.item.phase),
                 opt(line.item.status.clone()),
                 billing(line.item.billing),
+                verdict(line.item.verdict.as_ref()),
                 action(&line.item.decision),
                 line.outcome.as_str().to_string(),
                 reason,
@@ -157,7 +160,7 @@ pub fn run_report(report: &RunReport) -> String {
         report.prefix,
         if rows.is_empty() { "\nno tables" } else { "" },
         columns(
-            &["TABLE", "AGE", "PHASE", "STATUS", "CAPACITY", "ACTION", "OUTCOME", "REASON"],
+            &["TABLE", "AGE", "PHASE", "STATUS", "CAPACITY", "VERDICT", "ACTION", "OUTCOME", "REASON"],
             &rows
         ),
         summary(&report.summary),
@@ -217,6 +220,7 @@ pub fn status_report(report: &StatusReport) -> String {
                 opt(line.phase),
                 line.status.clone().unwrap_or_else(|| "MISSING".into()),
                 billing(line.billing),
+                status_verdict(line),
                 opt(next_phase),
                 retention,
                 next,
@@ -237,6 +241,7 @@ pub fn status_report(report: &StatusReport) -> String {
                 "PHASE",
                 "STATUS",
                 "CAPACITY",
+                "VERDICT",
                 "NEXT PHASE",
                 "RETENTION",
                 "NEXT RUN"
@@ -245,6 +250,24 @@ pub fn status_report(report: &StatusReport) -> String {
         ),
         warnings(&report.warnings)
     )
+}
+
+/// The one ownership verdict a decision rests on, short: `ours (family tag)`, `-` for a table
+/// that does not exist.
+fn verdict(verdict: Option<&Verdict>) -> String {
+    verdict.map_or_else(|| "-".into(), Verdict::label)
+}
+
+/// The verdict each run decides on: one when both runs that look at the table agree (they read
+/// the same of it), each named when they do not.
+fn status_verdict(line: &TableStatusLine) -> String {
+    let of = |next: &Option<NextRun>| next.as_ref().and_then(|n| n.verdict.as_ref()).map(Verdict::label);
+    match (of(&line.create_new), of(&line.resize_old)) {
+        (Some(create), Some(resize)) if create != resize => {
+            format!("create_new: {create}; resize_old: {resize}")
+        }
+        (create, resize) => resize.or(create).unwrap_or_else(|| "-".into()),
+    }
 }
 
 fn rfc3339(t: chrono::DateTime<chrono::Utc>) -> String {

@@ -8,11 +8,11 @@ use futures::FutureExt;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use crate::changes::{DeleteRequest, ExportRequest, SettingChange, TableSetting, TagChange};
+use crate::changes::{DeleteRequest, ExportRequest, SettingChange, TableSetting, TableSpec, TagChange};
 use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use crate::deferral::DeferralCause;
 use crate::limits::TABLE_QUOTA_ADVICE;
-use crate::observe::observe;
+use crate::observe::{observe, run_view};
 use crate::observed::{ObservedTable, TableStatus};
 use crate::plan::Scope;
 use crate::plan::{plan_run, Decision, Operation, Plan, PlanItem};
@@ -61,7 +61,9 @@ pub async fn run<C: ControlPlane>(
 }
 
 /// Observe once, then plan and apply each operation in turn against that one observation:
-/// what `ddb-rollover plan` does for both operations without listing the tables twice.
+/// what `ddb-rollover plan` does for both operations without listing the tables twice. With
+/// several operations everything is read once, and each operation plans on what its own run
+/// would have read ([`run_view`]), so `plan` shows exactly what each run will do.
 pub async fn run_each<C: ControlPlane>(
     control: &C,
     policy: &Policy,
@@ -81,21 +83,23 @@ pub async fn run_each<C: ControlPlane>(
         .await?;
     let mut reports = Vec::with_capacity(operations.len());
     for &operation in operations {
-        let plan = plan_run(
-            policy,
-            now,
-            &observation.tables,
-            &observation.listed_only,
-            operation,
-        );
+        let view;
+        let (tables, listed_only): (&[ObservedTable], &[String]) = match scope {
+            Scope::Run(..) => (&observation.tables, &observation.listed_only),
+            Scope::Full => {
+                view = run_view(policy, operation, now, &observation.tables);
+                (&view.0, &view.1)
+            }
+        };
+        let plan = plan_run(policy, now, tables, listed_only, operation);
         let mut report = apply(control, plan, &observation.unreadable, options)
             .boxed()
             .await;
         if operation == Operation::CreateNew && !options.dry_run {
-            let ready = next_table_ready(control, policy, now, &observation.tables, &report, options)
+            let ready = next_table_ready(control, policy, now, tables, &report, options)
                 .boxed()
                 .await;
-            report.next_table_ready = Some(ready);
+            report = report.with_readiness(ready);
         }
         // APIs the endpoint lacks: said once per report, not once per table.
         report.warnings.extend(observation.skipped.iter().cloned());
@@ -118,7 +122,7 @@ async fn next_table_ready<C: ControlPlane>(
 ) -> Readiness {
     let mut ready = readiness::assess(policy, now, observed);
     for line in &report.tables {
-        if matches!(line.item.decision, Decision::Create(_)) && line.outcome == Outcome::Done {
+        if matches!(line.item.decision, Decision::Create(_) | Decision::Recreate(_)) && line.outcome == Outcome::Done {
             readiness::created(&mut ready, &line.item.table);
         }
     }
@@ -182,7 +186,7 @@ pub async fn apply<C: ControlPlane>(
                 {
                     out_of_time(item)
                 } else {
-                    execute(control, operation, item, options.dry_run).await
+                    execute(control, operation, item, options).await
                 };
                 gone = line.outcome == Outcome::Gone;
                 still_scaled |= matches!(line.item.decision, Decision::DeregisterScaling(_))
@@ -212,9 +216,9 @@ async fn execute<C: ControlPlane>(
     control: &C,
     operation: Operation,
     item: PlanItem,
-    dry_run: bool,
+    options: ApplyOptions,
 ) -> TableLine {
-    let outcome = match (&item.decision, dry_run) {
+    let outcome = match (&item.decision, options.dry_run) {
         (Decision::Blocked, _) => Err(ControlPlaneError {
             kind: ErrorKind::Other,
             operation: "plan",
@@ -226,7 +230,7 @@ async fn execute<C: ControlPlane>(
         (Decision::Deferred { .. }, _) => Ok(Outcome::Deferred),
         (Decision::Skipped, _) => Ok(Outcome::Skipped),
         (Decision::Foreign, _) => Ok(Outcome::Foreign),
-        (decision, _) => send(control, decision).await,
+        (decision, _) => send(control, decision, options).await,
     };
     // create_new's own tables must exist when it ends: one that vanished is not "gone".
     let must_exist = operation == Operation::CreateNew && item.age.is_some_and(|age| age <= 0);
@@ -245,7 +249,7 @@ async fn execute<C: ControlPlane>(
         // Another run made the same change first.
         Err(e) if e.kind == ErrorKind::NoChange => TableLine::new(item, Outcome::Unchanged, None),
         // A period without its table: nothing may wait for a later run. Loud, naming the quota.
-        Err(e) if matches!(item.decision, Decision::Create(_)) => {
+        Err(e) if matches!(item.decision, Decision::Create(_) | Decision::Recreate(_)) => {
             let e = if e.kind == ErrorKind::LimitExceeded && !e.message.contains(TABLE_QUOTA_ADVICE) {
                 ControlPlaneError {
                     message: format!("{TABLE_QUOTA_ADVICE} ({})", e.message),
@@ -291,7 +295,7 @@ async fn execute<C: ControlPlane>(
 /// A change the run has no time left for: deferred to the next run, except a period's table,
 /// which must not wait (loud, like any other create that did not happen).
 fn out_of_time(item: PlanItem) -> TableLine {
-    let creates = matches!(item.decision, Decision::Create(_));
+    let creates = matches!(item.decision, Decision::Create(_) | Decision::Recreate(_));
     let error = if creates {
         format!(
             "CreateTable {}: not sent, the run's time budget ended first; the next run (a retry) creates it",
@@ -310,13 +314,20 @@ fn out_of_time(item: PlanItem) -> TableLine {
 
 /// Makes one change; `Ok` says how it ended (done, or gone when a delete found the table
 /// already deleting or deleted).
-async fn send<C: ControlPlane>(control: &C, decision: &Decision) -> Result<Outcome, ControlPlaneError> {
+async fn send<C: ControlPlane>(
+    control: &C,
+    decision: &Decision,
+    options: ApplyOptions,
+) -> Result<Outcome, ControlPlaneError> {
     match decision {
-        Decision::Create(spec) => match control.create_table(spec).await {
-            // A concurrent run, or a retry of this one, created it first.
-            Err(e) if e.kind == ErrorKind::AlreadyExists => Ok(()),
-            other => other,
-        },
+        Decision::Create(spec) => create(control, spec).await,
+        Decision::Recreate(spec) => {
+            let mut until = Instant::now() + options.readiness_wait;
+            if let Some(deadline) = options.deadline {
+                until = until.min(deadline);
+            }
+            recreate(control, spec, until).await
+        }
         Decision::Update(change) => control.update_capacity(change).await,
         Decision::UpdateClass(change) => control.update_table_class(change).await,
         Decision::Tag(change) => control.tag_table(change).await,
@@ -334,6 +345,54 @@ async fn send<C: ControlPlane>(control: &C, decision: &Decision) -> Result<Outco
         | Decision::Blocked => Ok(()),
     }
     .map(|()| Outcome::Done)
+}
+
+async fn create<C: ControlPlane>(control: &C, spec: &TableSpec) -> Result<(), ControlPlaneError> {
+    match control.create_table(spec).await {
+        // A concurrent run, or a retry of this one, created it first.
+        Err(e) if e.kind == ErrorKind::AlreadyExists => Ok(()),
+        other => other,
+    }
+}
+
+/// Waits until the period's table that someone is deleting is gone (DescribeTable at once,
+/// then after [`readiness::FIRST_POLL`], the wait doubling up to [`readiness::MAX_POLL`], on
+/// the control plane's clock), then creates it again. A table that is no longer DELETING when
+/// looked at was made again meanwhile (another run): nothing to do. Still DELETING at `until`:
+/// the period has no table, a failure.
+async fn recreate<C: ControlPlane>(control: &C, spec: &TableSpec, until: Instant) -> Result<(), ControlPlaneError> {
+    let started = Instant::now();
+    let mut wait = Duration::ZERO;
+    loop {
+        match control.describe_table(&spec.name).await {
+            Ok(None) => break,
+            Err(e) if e.kind == ErrorKind::NotFound => break,
+            Ok(Some(table)) if table.status == TableStatus::Deleting => {}
+            Ok(Some(_)) => return Ok(()),
+            Err(e) => return Err(e),
+        }
+        let now = Instant::now();
+        if now >= until {
+            return Err(ControlPlaneError {
+                kind: ErrorKind::Other,
+                operation: "CreateTable",
+                table: spec.name.clone(),
+                message: format!(
+                    "the period's table was still DELETING after {:.0} s, when the run's wait ended: the period has no table until a create_new run creates it again (run it now, or let the schedule retry)",
+                    (now - started).as_secs_f64()
+                ),
+            });
+        }
+        if !wait.is_zero() {
+            control.sleep(wait.min(until - now)).await;
+        }
+        wait = if wait.is_zero() {
+            readiness::FIRST_POLL
+        } else {
+            (wait * 2).min(readiness::MAX_POLL)
+        };
+    }
+    create(control, spec).await
 }
 
 /// Starts the export, then records it in the table's tag: later runs find it there, and
@@ -421,6 +480,7 @@ fn unreadable_line(error: &ControlPlaneError, blocked: &[PlanItem]) -> TableLine
             status: None,
             billing: None,
             arn: None,
+            verdict: None,
             decision: Decision::Skipped,
             reason: String::new(),
         });

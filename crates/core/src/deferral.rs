@@ -27,8 +27,10 @@ pub enum DeferralCause {
     OneUpdateAtATime,
     /// TTL is being turned off; it can be turned on again once that ends.
     TtlDisabling,
-    /// Due for deletion but not yet carrying the family tag: this run tags it first.
-    FamilyTagMissing,
+    /// A capacity change is due but the scalable targets on the table were not read (a first
+    /// plan, before the run reads them): no capacity change is made without knowing whose they
+    /// are.
+    ScalingNotRead,
     /// Due for deletion but this run's budget of deletions (`max_deletes_per_run`) is used.
     DeleteBudget,
     /// Due for archiving but point-in-time recovery is off: this run turns it on first.
@@ -52,7 +54,7 @@ impl DeferralCause {
         DeferralCause::OnDemandSwitchSpacing,
         DeferralCause::OneUpdateAtATime,
         DeferralCause::TtlDisabling,
-        DeferralCause::FamilyTagMissing,
+        DeferralCause::ScalingNotRead,
         DeferralCause::DeleteBudget,
         DeferralCause::PointInTimeRecoveryOff,
         DeferralCause::LimitExceeded,
@@ -70,7 +72,7 @@ impl DeferralCause {
             DeferralCause::OnDemandSwitchSpacing => "on_demand_switch_spacing",
             DeferralCause::OneUpdateAtATime => "one_update_at_a_time",
             DeferralCause::TtlDisabling => "ttl_disabling",
-            DeferralCause::FamilyTagMissing => "family_tag_missing",
+            DeferralCause::ScalingNotRead => "scaling_not_read",
             DeferralCause::DeleteBudget => "delete_budget",
             DeferralCause::PointInTimeRecoveryOff => "point_in_time_recovery_off",
             DeferralCause::LimitExceeded => "limit_exceeded",

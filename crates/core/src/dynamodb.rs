@@ -663,6 +663,8 @@ fn observed_table(name: &str, table: &TableDescription) -> ObservedTable {
         point_in_time_recovery: None,
         export: None,
         scaling: None,
+        tags_unsupported: false,
+        scaling_unsupported: false,
     }
 }
 

@@ -7,6 +7,7 @@
 //! through a [`control::ControlPlane`], and [`dynamodb`] implements that control plane on
 //! `aws_sdk_dynamodb::Client`. [`settings`], [`tags`] and [`changes`] are the shared vocabulary.
 
+pub mod adopt;
 pub mod apply;
 pub mod autoscaling_sdk;
 pub mod blueprint;
@@ -20,7 +21,6 @@ pub mod limits;
 pub mod naming;
 pub mod observe;
 pub mod observed;
-pub mod ownership;
 pub mod pace;
 pub mod period;
 pub mod plan;
@@ -34,6 +34,7 @@ pub mod scaling;
 pub mod settings;
 pub mod status;
 pub mod tags;
+pub mod verdict;
 
 pub use apply::{apply, run, run_each, ApplyOptions};
 pub use control::{ControlPlane, ControlPlaneError, ErrorKind};

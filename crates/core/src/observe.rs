@@ -14,7 +14,9 @@ use futures::stream::{self, StreamExt};
 
 use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use crate::observed::{ObservedTable, TableStatus};
-use crate::plan::{names_to_describe, reads_for, Reads, Scope};
+use chrono::{DateTime, Utc};
+
+use crate::plan::{names_to_describe, reads_for, Operation, Reads, Scope};
 use crate::policy::Policy;
 use crate::scaling::table_of;
 use crate::tags::{export_arn_from_tag, TAG_ARCHIVED, TAG_EXPORT};
@@ -165,16 +167,61 @@ pub async fn observe<C: ControlPlane>(
         }
     }
     observation.skipped = unsupported.sentences();
-    if policy.uses_autoscaling() && !observation.tables.is_empty() {
-        read_scaling(control, &mut observation).await;
+    let wants_scaling: Vec<String> = observation
+        .tables
+        .iter()
+        .filter(|t| policy.uses_autoscaling() || reads.get(&t.name).is_some_and(|r| r.scaling))
+        .map(|t| t.name.clone())
+        .collect();
+    if !wants_scaling.is_empty() {
+        read_scaling(control, policy, scope != Scope::Full, &wants_scaling, &mut observation).await;
     }
     Ok(observation)
 }
 
-/// The scalable targets on the observed tables, read once for the whole run. An endpoint
-/// without Application Auto Scaling leaves every table's `scaling` unread (said once); any
-/// other failure makes the tables unreadable: none is resized or registered on half the facts.
-async fn read_scaling<C: ControlPlane>(control: &C, observation: &mut Observation) {
+/// Everything about the named tables only (DescribeTable, tags, TTL, point-in-time recovery,
+/// the export, scalable targets): what `adopt` checks, without reading the whole prefix.
+pub async fn observe_tables<C: ControlPlane>(
+    control: &C,
+    policy: &Policy,
+    names: &[String],
+) -> Result<Observation, ControlPlaneError> {
+    let mut observation = Observation::default();
+    let everything = Reads::everything(policy);
+    let unsupported = Unsupported::default();
+    for name in names {
+        let read = match control.describe_table(name).await {
+            Ok(Some(table)) => read_extras(control, policy, table, everything, &unsupported).await.map(Some),
+            Ok(None) => Ok(None),
+            Err(e) if e.kind == ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        };
+        match read {
+            Ok(Some(table)) => observation.tables.push(table),
+            Ok(None) => {}
+            Err(error) => observation.unreadable.push(error),
+        }
+    }
+    observation.skipped = unsupported.sentences();
+    let wanted: Vec<String> = observation.tables.iter().map(|t| t.name.clone()).collect();
+    if !wanted.is_empty() {
+        read_scaling(control, policy, true, &wanted, &mut observation).await;
+    }
+    Ok(observation)
+}
+
+/// The scalable targets on the observed tables, read once for the whole run (every described
+/// table gets them, whichever needed them). An endpoint without Application Auto Scaling has
+/// no targets: every table says so (said once when the policy autoscales). Any other failure
+/// leaves the tables that needed them unreadable when `strict` (a run: none is resized,
+/// registered or deleted on half the facts); otherwise (`status`, `plan`) it only warns.
+async fn read_scaling<C: ControlPlane>(
+    control: &C,
+    policy: &Policy,
+    strict: bool,
+    wanted: &[String],
+    observation: &mut Observation,
+) {
     let names: Vec<String> = observation.tables.iter().map(|t| t.name.clone()).collect();
     match control.describe_scaling(&names).await {
         Ok(targets) => {
@@ -189,12 +236,27 @@ async fn read_scaling<C: ControlPlane>(control: &C, observation: &mut Observatio
             }
         }
         Err(error) if error.kind == ErrorKind::Unsupported => {
-            tracing::info!(%error, "{SCALING_UNSUPPORTED}");
-            observation.skipped.push(SCALING_UNSUPPORTED.to_string());
+            for table in &mut observation.tables {
+                table.scaling_unsupported = true;
+            }
+            if policy.uses_autoscaling() {
+                tracing::info!(%error, "{SCALING_UNSUPPORTED}");
+                observation.skipped.push(SCALING_UNSUPPORTED.to_string());
+            }
+        }
+        Err(error) if !strict => {
+            tracing::warn!(%error, "scalable targets could not be read");
+            observation.skipped.push(format!(
+                "the scalable targets could not be read ({error}): capacity changes and deletions are shown deferred; a run reads them again"
+            ));
         }
         Err(error) => {
             tracing::warn!(%error, "scalable targets could not be read");
-            for table in std::mem::take(&mut observation.tables) {
+            let (unreadable, readable): (Vec<_>, Vec<_>) = std::mem::take(&mut observation.tables)
+                .into_iter()
+                .partition(|t| wanted.contains(&t.name));
+            observation.tables = readable;
+            for table in unreadable {
                 observation.unreadable.push(ControlPlaneError {
                     table: table.name,
                     ..error.clone()
@@ -208,6 +270,61 @@ async fn read_scaling<C: ControlPlane>(control: &C, observation: &mut Observatio
 const SCALING_UNSUPPORTED: &str =
     "Application Auto Scaling is not supported by this endpoint: scalable targets were not \
      read or registered, and tables in autoscaling phases keep their capacity";
+
+/// What a run of `operation` at `now` would observe, made from an observation of everything
+/// (`status`, `plan`): the same names described, the others only listed, and the same extra
+/// reads, decided by the same planner ([`names_to_describe`], [`reads_for`]), so the operator's
+/// view plans exactly what the run will (when nothing changes in between). Mirrors
+/// [`observe`] and its reads.
+pub fn run_view(
+    policy: &Policy,
+    operation: Operation,
+    now: DateTime<Utc>,
+    full: &[ObservedTable],
+) -> (Vec<ObservedTable>, Vec<String>) {
+    let scope = Scope::Run(operation, now);
+    let names = full.iter().map(|t| t.name.clone()).collect();
+    let (described, listed_only) = names_to_describe(policy, scope, names);
+    let find = |name: &str| full.iter().find(|t| t.name == name);
+    let bare: Vec<ObservedTable> = described
+        .iter()
+        .filter_map(|name| find(name))
+        .map(ObservedTable::described_only)
+        .collect();
+    let reads = reads_for(policy, scope, &bare);
+    let scaling = policy.uses_autoscaling() || reads.values().any(|r| r.scaling);
+    let tables = bare
+        .into_iter()
+        .map(|mut table| {
+            let want = reads.get(&table.name).copied().unwrap_or_default();
+            let full = find(&table.name).expect("described from the full observation");
+            if table.status != TableStatus::Deleting {
+                if want.tags {
+                    table.tags = full.tags.clone();
+                    table.tags_unsupported = full.tags_unsupported;
+                    let export_read = full.tags.as_ref().is_some_and(|tags| {
+                        tags.contains_key(TAG_EXPORT) && !tags.contains_key(TAG_ARCHIVED) && policy.archive().is_some()
+                    });
+                    if export_read {
+                        table.export = full.export.clone();
+                    }
+                }
+                if want.ttl {
+                    table.ttl = full.ttl.clone();
+                }
+                if want.point_in_time_recovery {
+                    table.point_in_time_recovery = full.point_in_time_recovery;
+                }
+            }
+            if scaling {
+                table.scaling = full.scaling.clone();
+                table.scaling_unsupported = full.scaling_unsupported;
+            }
+            table
+        })
+        .collect();
+    (tables, listed_only)
+}
 
 /// DescribeTable's answer plus the extra reads `want` asks for, except those the endpoint
 /// turned out not to implement.
@@ -228,7 +345,9 @@ async fn read_extras<C: ControlPlane>(
         .clone()
         .filter(|_| want.tags && !unsupported.has(OptionalRead::Tags));
     if let Some(arn) = arn {
-        if let Some(tags) = unsupported.check(OptionalRead::Tags, control.list_tags(&arn).await)? {
+        let tags = unsupported.check(OptionalRead::Tags, control.list_tags(&arn).await)?;
+        table.tags_unsupported = tags.is_none();
+        if let Some(tags) = tags {
             let export = tags
                 .get(TAG_EXPORT)
                 .filter(|_| !tags.contains_key(TAG_ARCHIVED) && policy.archive().is_some())
@@ -245,6 +364,9 @@ async fn read_extras<C: ControlPlane>(
             }
             table.tags = Some(tags);
         }
+    }
+    if want.tags && unsupported.has(OptionalRead::Tags) {
+        table.tags_unsupported = true;
     }
     if want.ttl && !unsupported.has(OptionalRead::Ttl) {
         table.ttl = unsupported.check(OptionalRead::Ttl, control.describe_ttl(name).await)?;

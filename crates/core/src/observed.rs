@@ -73,9 +73,14 @@ pub struct ObservedTable {
     pub point_in_time_recovery: Option<bool>,
     /// The archive export named by the table's export tag, as DescribeExport reports it.
     pub export: Option<ExportState>,
-    /// The scalable targets on the table and its GSIs (Application Auto Scaling), read only
-    /// when the policy has autoscaling phases.
+    /// The scalable targets on the table and its GSIs (Application Auto Scaling), read when a
+    /// decision needs them: autoscaling phases, capacity changes, deletions.
     pub scaling: Option<Vec<ObservedScalableTarget>>,
+    /// The tags were asked for but the endpoint has no tagging API (DynamoDB Local).
+    pub tags_unsupported: bool,
+    /// The scalable targets were asked for but the endpoint has no Application Auto Scaling
+    /// (DynamoDB Local, dynalite): no target can be on the table there.
+    pub scaling_unsupported: bool,
 }
 
 /// One global secondary index as DescribeTable reports it.
@@ -220,7 +225,22 @@ impl ObservedTable {
         }
     }
 
-    /// An ACTIVE, never-changed table: the starting point for tests and fakes.
+    /// The table as DescribeTable alone gives it: none of the extra reads.
+    pub fn described_only(&self) -> ObservedTable {
+        ObservedTable {
+            tags: None,
+            ttl: None,
+            point_in_time_recovery: None,
+            export: None,
+            scaling: None,
+            tags_unsupported: false,
+            scaling_unsupported: false,
+            ..self.clone()
+        }
+    }
+
+    /// An ACTIVE, never-changed table, as a run that read its scalable targets (none) sees it:
+    /// the starting point for tests and fakes.
     pub fn active(name: &str, billing: Billing) -> ObservedTable {
         ObservedTable {
             name: name.to_string(),
@@ -242,7 +262,9 @@ impl ObservedTable {
             ttl: None,
             point_in_time_recovery: None,
             export: None,
-            scaling: None,
+            scaling: Some(Vec::new()),
+            tags_unsupported: false,
+            scaling_unsupported: false,
         }
     }
 }

@@ -21,12 +21,12 @@ use crate::limits::{
 };
 use crate::naming::{Ownership, TableNaming};
 use crate::observed::{ObservedTable, TableStatus};
-use crate::ownership::{claim, Claim, DeleteGuard, NotOurs};
 use crate::period::{Calendar, Slot};
 use crate::policy::{Phase, Policy};
 use crate::scaling::{DeregisterScaling, RegisterScaling};
 use crate::settings::Billing;
 use crate::tags::{own_tags, TAG_FAMILY};
+use crate::verdict::{Judge, NotOurs, Owner, Verdict};
 
 mod indexes;
 mod retention;
@@ -79,6 +79,9 @@ impl FromStr for Operation {
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Decision {
     Create(TableSpec),
+    /// The period's table is being deleted (DELETING): wait until it is gone, within the run's
+    /// time, then create it again. Failing that, the run fails: the period has no table.
+    Recreate(TableSpec),
     Update(CapacityChange),
     UpdateClass(ClassChange),
     /// Template upkeep.
@@ -136,6 +139,7 @@ impl Decision {
     pub fn action(&self) -> &'static str {
         match self {
             Decision::Create(_) => "create",
+            Decision::Recreate(_) => "recreate",
             Decision::Update(_) => "update",
             Decision::UpdateClass(_) => "update_class",
             Decision::Tag(_) => "tag",
@@ -176,6 +180,10 @@ pub struct PlanItem {
     /// The table's ARN, for the executor's own tags; not part of reports.
     #[serde(skip)]
     pub arn: Option<String>,
+    /// The one ownership verdict on the table the decision rests on; `None` for a table that
+    /// does not exist or was only listed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
     pub decision: Decision,
     pub reason: String,
 }
@@ -195,31 +203,35 @@ pub struct Plan {
 
 /// Decides what `operation` does at `now`, given the tables that exist.
 ///
-/// `observed` may hold any tables; only the ones [`claim`] finds ours are acted on, other names
-/// with the prefix are reported as foreign (with a warning for another family's), and all
-/// others are ignored. Each table gets its main item first (create,
-/// capacity, class), then one item per template setting to restore and per retention step.
+/// `observed` may hold any tables. Each gets one [`Verdict`] ([`Judge`]), which every action
+/// asks: only tables it finds ours are acted on, and only on their parts that are ours; other
+/// names with the prefix are reported as foreign (with a warning for another family's), and
+/// all others are ignored. Each table gets its main item first (create, capacity, class), then
+/// one item per template setting to restore and per retention step.
 pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], operation: Operation) -> Plan {
     let naming = policy.naming();
     let calendar = naming.calendar();
     let current = calendar.floor(now);
+    let judge = Judge::new(policy);
 
     let mut owned: Vec<Owned> = Vec::new();
     let mut items = Vec::new();
     let mut not_ours = Vec::new();
     for table in observed {
-        match claim(&naming, &policy.key, table) {
-            Claim::Ours { slot, delete, .. } => owned.push(Owned {
-                slot,
+        let Some(verdict) = judge.verdict(table) else {
+            continue;
+        };
+        match &verdict.owner {
+            Owner::Ours { slot, .. } => owned.push(Owned {
+                slot: *slot,
                 period: table.name[naming.name_prefix().len()..].to_string(),
                 table,
-                delete,
+                verdict,
             }),
-            Claim::NotOurs(why) => {
-                items.push(foreign_item(policy, table, &why));
-                not_ours.push((table.name.as_str(), why));
+            Owner::NotOurs { why } => {
+                not_ours.push((table.name.as_str(), why.clone()));
+                items.push(foreign_item(policy, table, verdict));
             }
-            Claim::Unrelated => {}
         }
     }
     owned.sort_by(|a, b| (a.slot, &a.table.name).cmp(&(b.slot, &b.table.name)));
@@ -254,7 +266,7 @@ pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], ope
                     continue;
                 }
                 let existing = owned.iter().find(|o| o.table.name == name);
-                let main = ctx.create_new_item(slot, &name, existing.map(|o| o.table));
+                let main = ctx.create_new_item(slot, &name, existing);
                 let updates_table = main.decision.updates_table();
                 let created = matches!(main.decision, Decision::Create(_));
                 items.push(main);
@@ -272,9 +284,7 @@ pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], ope
                         let decision = Decision::RegisterScaling(change);
                         items.push(ctx.item_for(slot, &name, &period, None, decision, reason));
                     }
-                    (Some(existing), Some(_))
-                        if slot != current && ctx.foreign_targets(existing.table).is_empty() =>
-                    {
+                    (Some(existing), Some(_)) if slot != current => {
                         let provisioned = scaling::is_provisioned(existing.table.billing);
                         items.extend(ctx.register_item(existing, provisioned));
                     }
@@ -321,10 +331,8 @@ pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], ope
         warnings: neighbour_warnings(&naming, &not_ours)
             .into_iter()
             .chain(quota_warning(policy))
-            .chain(scaling::foreign_scaling_warning(
-                &policy.prefix,
-                &owned.iter().map(|o| o.table).collect::<Vec<_>>(),
-            ))
+            .chain(scaling::foreign_scaling_warning(&owned))
+            .chain(retention::kept_warnings(&ctx, &owned))
             .collect(),
     }
 }
@@ -365,11 +373,12 @@ fn neighbour_warnings(naming: &TableNaming, not_ours: &[(&str, NotOurs)]) -> Vec
         text
     };
     let mut families: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    let mut look_alikes = Vec::new();
+    let mut look_alikes: Vec<&str> = Vec::new();
     for (name, why) in not_ours {
+        let name: &str = name;
         match why {
             NotOurs::OtherFamily { family } => families.entry(family).or_default().push(name),
-            NotOurs::LookAlike { .. } => look_alikes.push(*name),
+            NotOurs::LookAlike { .. } => look_alikes.push(name),
             NotOurs::UnknownName => {}
         }
     }
@@ -418,6 +427,7 @@ pub fn plan_run(
             status: None,
             billing: None,
             arn: None,
+            verdict: None,
             decision: Decision::Foreign,
             reason: format!(
                 "starts with {:?} but the rest is not a period label: not ours, never described or touched",
@@ -438,8 +448,8 @@ pub(crate) struct Owned<'a> {
     /// The label part of the name.
     pub period: String,
     pub table: &'a ObservedTable,
-    /// Whether retention may delete it.
-    pub delete: DeleteGuard,
+    /// The one ownership verdict every action on the table asks.
+    pub verdict: Verdict,
 }
 
 pub(crate) struct Context<'a> {
@@ -486,24 +496,35 @@ impl Context<'_> {
     /// The phase a table of `slot` is in now: by its age, except that a table in its write
     /// grace (period end + the policy's grace) is still in phase 0.
     pub fn phase_index(&self, slot: Slot) -> usize {
-        match self.policy.grace_end(slot) {
-            Some(until) if self.now < until => 0,
-            _ => self.policy.phase_index_for_age(self.age(slot)),
+        if self.in_grace(slot) {
+            0
+        } else {
+            self.policy.phase_index_for_age(self.age(slot))
         }
+    }
+
+    /// Whether a past table of `slot` is still in its write grace: it keeps phase 0, and is
+    /// neither archived nor deleted.
+    pub fn in_grace(&self, slot: Slot) -> bool {
+        self.policy.grace_end(slot).is_some_and(|until| self.now < until)
     }
 
     /// An item for an existing table.
     pub fn item(&self, owned: &Owned, decision: Decision, reason: String) -> PlanItem {
-        self.item_for(
+        let mut item = self.item_for(
             owned.slot,
             &owned.table.name,
             &owned.period,
             Some(owned.table),
             decision,
             reason,
-        )
+        );
+        item.verdict = Some(owned.verdict.clone());
+        item
     }
 
+    /// An item for `name`, which holds `slot`; `table` as observed, if it exists. No verdict:
+    /// [`Self::item`] adds the table's.
     pub(crate) fn item_for(
         &self,
         slot: Slot,
@@ -523,21 +544,22 @@ impl Context<'_> {
             status: table.map(|t| t.status.as_str().to_string()),
             billing: table.map(|t| t.billing),
             arn: table.and_then(|t| t.arn.clone()),
+            verdict: None,
             decision,
             reason,
         }
     }
 
-    fn create_new_item(&self, slot: Slot, name: &str, table: Option<&ObservedTable>) -> PlanItem {
+    fn create_new_item(&self, slot: Slot, name: &str, existing: Option<&Owned>) -> PlanItem {
         let hot = self.policy.hot_phase();
         let period = self.policy.calendar().label(slot);
         let name = name.to_string();
-        let Some(table) = table else {
-            let when = if slot == self.current {
-                "current"
-            } else {
-                "upcoming"
-            };
+        let when = if slot == self.current {
+            "current"
+        } else {
+            "upcoming"
+        };
+        let Some(owned) = existing else {
             let spec = self.table_spec(slot, name.clone());
             return self.item_for(
                 slot,
@@ -551,7 +573,16 @@ impl Context<'_> {
                 ),
             );
         };
+        let table = owned.table;
         let (decision, reason) = match (&table.status, table.billing, hot.billing) {
+            // Someone deleted the period's table: it must exist again before the boundary.
+            (TableStatus::Deleting, _, _) => (
+                Decision::Recreate(self.table_spec(slot, name.clone())),
+                format!(
+                    "the {when} period's table is being deleted (DELETING): wait until it is gone, then create it again with phase 0 ({})",
+                    hot.billing
+                ),
+            ),
             // Only pre-built tables are raised: a late retry of the 23:45 run, landing after
             // resize_old dialled the then-current table down, must not raise it again.
             (TableStatus::Active, _, _) if slot == self.current => (
@@ -559,12 +590,6 @@ impl Context<'_> {
                 format!(
                     "current period's table exists with {}; create_new raises only pre-built tables",
                     table.billing
-                ),
-            ),
-            (TableStatus::Active, have, _) if !self.foreign_targets(table).is_empty() => (
-                Decision::Skipped,
-                format!(
-                    "pre-built with {have}, under scalable target(s) this policy did not create: its capacity is left to them"
                 ),
             ),
             (TableStatus::Active, Billing::Provisioned(have), _) if hot.autoscaling.is_some() => (
@@ -575,24 +600,29 @@ impl Context<'_> {
                 ),
             ),
             (TableStatus::Active, Billing::Provisioned(have), Billing::Provisioned(hot_capacity)) => {
-                match (self.raise_to_hot(table, have, hot), self.unsettled_index(table)) {
-                    (None, _) => (
+                let raise = self.raise_to_hot(owned, have, hot);
+                let left = left_out_note(&raise.left_out);
+                match (raise.change, self.unsettled_index(table)) {
+                    (None, _) if raise.left_out.is_empty() => (
                         Decision::Unchanged,
                         format!("exists with {have}, at or above phase 0 ({hot_capacity})"),
                     ),
-                    (Some(_), Some(index)) => {
-                        (
-                            Decision::Deferred {
-                                retry_after: None,
-                                cause: DeferralCause::IndexBusy,
-                            },
-                            format!(
-                                "pre-built below phase 0, but its index {} is {}: DynamoDB changes throughput once every index is ACTIVE; a later run raises it",
-                                index.name,
-                                index_state(index)
-                            ),
-                        )
-                    }
+                    (None, _) => (
+                        Decision::Skipped,
+                        format!("pre-built with {have}; what is this policy's is at or above phase 0 ({hot_capacity}){left}"),
+                    ),
+                    (Some(_), _) if !owned.verdict.scaling_known() => scaling_not_read(),
+                    (Some(_), Some(index)) => (
+                        Decision::Deferred {
+                            retry_after: None,
+                            cause: DeferralCause::IndexBusy,
+                        },
+                        format!(
+                            "pre-built below phase 0, but its index {} is {}: DynamoDB changes throughput once every index is ACTIVE; a later run raises it",
+                            index.name,
+                            index_state(index)
+                        ),
+                    ),
                     (Some(change), None) => {
                         let what = if change.changes_table() {
                             format!("pre-built with {have}, below phase 0 ({hot_capacity})")
@@ -601,7 +631,7 @@ impl Context<'_> {
                         };
                         (
                             Decision::Update(change),
-                            format!("{what}: raise it (create_new never lowers)"),
+                            format!("{what}: raise it (create_new never lowers){left}"),
                         )
                     }
                 }
@@ -615,11 +645,12 @@ impl Context<'_> {
                 format!("exists ({}); left as is", status.as_str()),
             ),
         };
-        self.item_for(slot, &name, &period, Some(table), decision, reason)
+        self.item(owned, decision, reason)
     }
 
     /// CreateTable for `slot`: phase 0's billing and class, and the template's settings and
-    /// tags (ours included, so the table's period never depends on its name again).
+    /// tags (ours included: the family tag is written here and nowhere else, and the table's
+    /// period never depends on its name again).
     fn table_spec(&self, slot: Slot, name: String) -> TableSpec {
         let hot = self.policy.hot_phase();
         let template = &self.policy.template;
@@ -649,18 +680,12 @@ impl Context<'_> {
         )
     }
 
-    /// resize_old's items for a table, in the order they run: deregistration of our scalable
-    /// targets (leaving an autoscaling phase), the capacity or class change, registration
-    /// (entering or staying in one). A table under a foreign scalable target gets one skipped
-    /// item instead; an unchanged main item is left out when a scaling item says more.
+    /// resize_old's items for a table, in the order they run: removal of our scalable targets
+    /// (leaving an autoscaling phase), the capacity or class change, registration (entering or
+    /// staying in one). An unchanged main item is left out when a scaling item says more.
     fn resize_old_items(&self, owned: &Owned) -> Vec<PlanItem> {
         let table = owned.table;
         let age = self.age(owned.slot);
-        if table.status == TableStatus::Active {
-            if let Some(item) = self.foreign_scaling_item(owned) {
-                return vec![item];
-            }
-        }
         let mut items = Vec::new();
         if age > 0 {
             items.extend(self.deregister_item(owned));
@@ -726,13 +751,26 @@ impl Context<'_> {
             });
         // An autoscaling phase leaves a provisioned table's capacity, and its indexes', to the
         // autoscaler; only an on-demand table is switched (to provisioned at the minimums).
-        let change = match (want.autoscaling, table.billing) {
-            (Some(_), Billing::Provisioned(_)) => None,
-            _ => self.phase_change(table, want),
+        let throughput = match (want.autoscaling, table.billing) {
+            (Some(_), Billing::Provisioned(_)) => Ok(ThroughputChange::default()),
+            _ => self.phase_change(owned, want),
         };
+        let (change, left_out) = match throughput {
+            Ok(ThroughputChange { change, left_out }) => (change, left_out),
+            // A switch that would touch what is not ours: the class may still follow.
+            Err(refused) => (None, vec![refused]),
+        };
+        let left = left_out_note(&left_out);
         let Some(change) = change else {
             let Some(change) = class_change else {
-                return self.item(owned, Decision::Unchanged, format!("already at {phase}"));
+                if left_out.is_empty() {
+                    return self.item(owned, Decision::Unchanged, format!("already at {phase}"));
+                }
+                return self.item(
+                    owned,
+                    Decision::Skipped,
+                    format!("needs {phase}; what is this policy's is there{left}"),
+                );
             };
             if let Err(retry_after) =
                 spaced_change_allowed(self.now, table.table_class_updated, TABLE_CLASS_CHANGE_SPACING)
@@ -746,9 +784,13 @@ impl Context<'_> {
                     ),
                 );
             }
-            let reason = format!("table class {} -> {} for {phase}", change.from, change.to);
+            let reason = format!("table class {} -> {} for {phase}{left}", change.from, change.to);
             return self.item(owned, Decision::UpdateClass(change), reason);
         };
+        if !owned.verdict.scaling_known() {
+            let (decision, reason) = scaling_not_read();
+            return self.item(owned, decision, reason);
+        }
         if let Some(index) = self.unsettled_index(table) {
             return self.item(
                 owned,
@@ -785,11 +827,16 @@ impl Context<'_> {
                 );
             }
         }
-        let mut reason = format!("{} -> {phase}", table.billing);
+        let mut reason = if change.changes_table() {
+            format!("{} -> {phase}", table.billing)
+        } else {
+            format!("indexes -> {phase}")
+        };
         if !change.indexes.is_empty() {
             let names: Vec<&str> = change.indexes.iter().map(|i| i.index.as_str()).collect();
             reason.push_str(&format!(", with indexes {}", names.join(", ")));
         }
+        reason.push_str(&left);
         if class_change.is_some() {
             reason.push_str("; the table class follows in a later run (one change per UpdateTable)");
         }
@@ -814,6 +861,35 @@ impl Context<'_> {
     }
 }
 
+/// A table's throughput change limited to the parts that are ours, and the parts left out.
+#[derive(Debug, Default)]
+pub(crate) struct ThroughputChange {
+    pub change: Option<CapacityChange>,
+    /// What the change does not touch, and why ("scalable target table/t read (policies: x)").
+    pub left_out: Vec<String>,
+}
+
+/// "; left as they are (not this policy's): a, b", or nothing.
+fn left_out_note(left_out: &[String]) -> String {
+    if left_out.is_empty() {
+        String::new()
+    } else {
+        format!("; left as they are (not this policy's): {}", left_out.join(", "))
+    }
+}
+
+/// A capacity change decided before the scalable targets were read: the run reads them (a
+/// first plan asks for them), and only then decides.
+fn scaling_not_read() -> (Decision, String) {
+    (
+        Decision::Deferred {
+            retry_after: None,
+            cause: DeferralCause::ScalingNotRead,
+        },
+        "a capacity change is due, but the scalable targets on the table were not read: none is made without knowing whose they are".into(),
+    )
+}
+
 /// "CREATING", "ACTIVE, backfilling".
 fn index_state(index: &crate::observed::ObservedIndex) -> String {
     if index.backfilling {
@@ -835,8 +911,11 @@ fn describe_phase(phase: &Phase) -> String {
     }
 }
 
-fn foreign_item(policy: &Policy, table: &ObservedTable, why: &NotOurs) -> PlanItem {
+fn foreign_item(policy: &Policy, table: &ObservedTable, verdict: Verdict) -> PlanItem {
     let prefix = format!("{}_", policy.prefix);
+    let Owner::NotOurs { why } = &verdict.owner else {
+        unreachable!("a foreign item is for a table that is not ours")
+    };
     let reason = match why {
         NotOurs::OtherFamily { family } => format!(
             "its {TAG_FAMILY} tag says it belongs to the family {family:?}, not {:?}: another policy's table, never touched",
@@ -861,6 +940,7 @@ fn foreign_item(policy: &Policy, table: &ObservedTable, why: &NotOurs) -> PlanIt
         status: Some(table.status.as_str().to_string()),
         billing: Some(table.billing),
         arn: None,
+        verdict: Some(verdict),
         decision: Decision::Foreign,
         reason,
     }

@@ -13,9 +13,9 @@ use serde::Serialize;
 
 use crate::control::ControlPlane;
 use crate::observed::{ObservedTable, TableStatus};
-use crate::ownership::{claim, Claim};
 use crate::plan::target_names;
 use crate::policy::Policy;
+use crate::verdict::Judge;
 
 /// The first wait between two DescribeTable polls of a table still CREATING.
 pub const FIRST_POLL: Duration = Duration::from_millis(500);
@@ -53,6 +53,12 @@ impl TargetTable {
     /// Ready, or not due yet (missing, and built by the next create_new run).
     fn is_fine(&self) -> bool {
         self.is_ready() || (self.built_by_next_run && self.status.is_none() && !self.foreign)
+    }
+
+    /// Missing, going away (DELETING) or held by a table that is not ours: the period will
+    /// have no table of ours unless someone acts. A create_new run that ends so fails.
+    pub fn is_lost(&self) -> bool {
+        self.foreign || self.status.is_none() || self.status.as_deref() == Some("DELETING")
     }
 
     /// Exists and is ours but not usable yet, and may become so without another run.
@@ -123,6 +129,11 @@ impl Readiness {
         }
     }
 
+    /// The tables a create_new run must not end with: missing, DELETING, or not ours.
+    pub fn lost(&self) -> impl Iterator<Item = &TargetTable> {
+        self.tables.iter().filter(|t| t.is_lost())
+    }
+
     /// The table's entry, to update after a change or a poll.
     pub fn table_mut(&mut self, name: &str) -> Option<&mut TargetTable> {
         self.tables.iter_mut().find(|t| t.table == name)
@@ -149,7 +160,7 @@ pub fn assess_between_runs(policy: &Policy, now: DateTime<Utc>, observed: &[Obse
 
 /// The readiness `observed` shows at `now`: no calls, no waiting.
 pub fn assess(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -> Readiness {
-    let naming = policy.naming();
+    let judge = Judge::new(policy);
     let tables = target_names(policy, now)
         .into_iter()
         .map(|name| match observed.iter().find(|t| t.name == name) {
@@ -161,7 +172,7 @@ pub fn assess(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
             },
             Some(table) => TargetTable {
                 status: Some(table.status.as_str().to_string()),
-                foreign: !matches!(claim(&naming, &policy.key, table), Claim::Ours { .. }),
+                foreign: !judge.verdict(table).is_some_and(|v| v.is_ours()),
                 table: name,
                 built_by_next_run: false,
             },
@@ -214,10 +225,11 @@ pub async fn settle<C: ControlPlane>(control: &C, readiness: Readiness, until: I
     readiness
 }
 
-/// Marks `name` as just created by this run: CREATING until a poll says otherwise.
+/// Marks `name` as just created (or created again after its deletion) by this run: CREATING
+/// until a poll says otherwise.
 pub fn created(readiness: &mut Readiness, name: &str) {
     if let Some(entry) = readiness.table_mut(name) {
-        if entry.status.is_none() {
+        if entry.status.is_none() || entry.status.as_deref() == Some(TableStatus::Deleting.as_str()) {
             entry.status = Some(TableStatus::Creating.as_str().to_string());
         }
     }

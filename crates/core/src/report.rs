@@ -185,6 +185,62 @@ impl RunReport {
         self
     }
 
+    /// A create_new run's readiness, with a failed line for each current or pre-built table
+    /// that is missing, DELETING or not ours when the run ends and has no failed line yet: the
+    /// period would have no table of ours, so the run fails (exit 1, a Lambda error).
+    pub fn with_readiness(self, ready: Readiness) -> RunReport {
+        let mut tables = self.tables;
+        for lost in ready.lost() {
+            let failed = tables
+                .iter()
+                .any(|line| line.item.table == lost.table && line.outcome == Outcome::Failed);
+            if failed {
+                continue;
+            }
+            let state = match lost.status.as_deref() {
+                _ if lost.foreign => "held by a table that is not this policy's",
+                None => "missing",
+                Some(_) => "being deleted (DELETING)",
+            };
+            let error = format!(
+                "{} is {state} when the run ends: writers of its period have no table; run create_new again once it is gone, or find who deletes it",
+                lost.table
+            );
+            tables.push(TableLine::new(
+                PlanItem {
+                    table: lost.table.clone(),
+                    period: None,
+                    slot: None,
+                    age: None,
+                    phase: None,
+                    status: lost.status.clone(),
+                    billing: None,
+                    arn: None,
+                    verdict: None,
+                    decision: Decision::Blocked,
+                    reason: "the next table is not ready".into(),
+                },
+                Outcome::Failed,
+                Some(error),
+            ));
+        }
+        tables.sort_by(|a, b| a.item.table.cmp(&b.item.table));
+        let report = RunReport::new(
+            self.operation,
+            self.at,
+            self.prefix,
+            self.current_period,
+            self.dry_run,
+            tables,
+        );
+        RunReport {
+            warnings: self.warnings,
+            omitted_lines: self.omitted_lines,
+            next_table_ready: Some(ready),
+            ..report
+        }
+    }
+
     pub fn with_warnings(self, warnings: Vec<String>) -> RunReport {
         RunReport { warnings, ..self }
     }

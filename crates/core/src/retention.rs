@@ -16,6 +16,9 @@ pub struct Retention {
     pub max_deletes_per_run: u32,
     /// The newest N tables (by period, current and pre-built included) are never deleted.
     pub keep_newest: u32,
+    /// Where the endpoint has no tagging API (DynamoDB Local), delete tables that are ours by
+    /// name and key schema; without it nothing is deleted there. Tags are always read on AWS.
+    pub delete_without_tagging_api: bool,
 }
 
 /// Where and when tables are exported.
@@ -134,6 +137,7 @@ impl RetentionDocument {
             delete_after,
             max_deletes_per_run: max_deletes,
             keep_newest,
+            delete_without_tagging_api: false,
         })
     }
 }

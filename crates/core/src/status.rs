@@ -1,5 +1,7 @@
 //! `status`: each table of the policy with its age, phase, state, and what the next run of
-//! each operation would do. Built from the planner, so it can never disagree with a real run.
+//! each operation would do, with the verdict it decides on. Each operation is planned on what
+//! its own run would read ([`run_view`]), by the same planner, so status says exactly what the
+//! run will do; what status alone sees (its tags read everything) is said in warnings.
 
 use std::collections::BTreeMap;
 
@@ -8,17 +10,21 @@ use serde::Serialize;
 
 use crate::observed::{ArchiveState, ObservedTable};
 use crate::period::Slot;
-use crate::plan::{plan, Decision, Operation, PlanItem};
+use crate::observe::run_view;
+use crate::plan::{plan, plan_run, Decision, Operation, Plan, PlanItem};
+use crate::verdict::Verdict;
 use crate::policy::Policy;
 use crate::readiness::{assess_between_runs, Readiness};
 use crate::settings::Billing;
 use crate::tags::TAG_LAST_DEFERRAL;
 
-/// What one operation would do with a table next time it runs.
+/// What one operation would do with a table next time it runs, and the verdict it decides on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct NextRun {
     pub decision: Decision,
     pub reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
 }
 
 /// A change besides a table's main one (template upkeep, retention) that a run will make.
@@ -103,9 +109,30 @@ pub struct StatusReport {
     pub health: Readiness,
 }
 
+/// The status of every table in `observed`, which holds everything about every table under the
+/// prefix (an observation of [`crate::Scope::Full`]).
 pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -> StatusReport {
-    let create = plan(policy, now, observed, Operation::CreateNew);
-    let resize = plan(policy, now, observed, Operation::ResizeOld);
+    let run_plan = |operation| {
+        let (tables, listed_only) = run_view(policy, operation, now, observed);
+        plan_run(policy, now, &tables, &listed_only, operation)
+    };
+    let create = run_plan(Operation::CreateNew);
+    let resize = run_plan(Operation::ResizeOld);
+    let full = plan(policy, now, observed, Operation::ResizeOld);
+    let mut warnings: Vec<String> = Vec::new();
+    for warning in full
+        .warnings
+        .iter()
+        .chain(&create.warnings)
+        .chain(&resize.warnings)
+        .cloned()
+        .chain(unread_hazards(&full, &[&create, &resize]))
+    {
+        if !warnings.contains(&warning) {
+            warnings.push(warning);
+        }
+    }
+    let current_period = create.current_period.clone();
     let mut lines: BTreeMap<String, TableStatusLine> = BTreeMap::new();
     for (operation, items) in [
         (Operation::CreateNew, create.items),
@@ -115,6 +142,16 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
             let line = lines
                 .entry(item.table.clone())
                 .or_insert_with(|| empty_line(&item));
+            // A run that only lists a name says nothing of its period; the one that owns it does.
+            if line.slot.is_none() && item.slot.is_some() {
+                let fresh = empty_line(&item);
+                line.period = fresh.period;
+                line.slot = fresh.slot;
+                line.age = fresh.age;
+                line.phase = fresh.phase;
+                line.status = fresh.status;
+                line.billing = fresh.billing;
+            }
             let main = match operation {
                 Operation::CreateNew => &mut line.create_new,
                 Operation::ResizeOld => &mut line.resize_old,
@@ -123,6 +160,7 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
                 *main = Some(NextRun {
                     decision: item.decision,
                     reason: item.reason,
+                    verdict: item.verdict,
                 });
             } else if !line
                 .other_changes
@@ -165,11 +203,42 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
     StatusReport {
         at: now,
         prefix: policy.prefix.clone(),
-        current_period: create.current_period,
+        current_period,
         tables,
-        warnings: create.warnings,
+        warnings,
         health: assess_between_runs(policy, now, observed),
     }
+}
+
+/// Tables that status, reading everything, finds not this policy's but that a run, reading
+/// only what its decisions need (no tags for a name of our exact shape), would change: on AWS
+/// the function's role refuses those writes (its `aws:ResourceTag` conditions), so that run
+/// fails; said here before it happens.
+fn unread_hazards(full: &Plan, runs: &[&Plan]) -> Vec<String> {
+    let mut hazards = Vec::new();
+    for run in runs {
+        for item in run.items.iter().filter(|item| item.decision.is_change()) {
+            let seen = full
+                .items
+                .iter()
+                .find(|i| i.table == item.table)
+                .and_then(|i| i.verdict.as_ref());
+            let Some(seen) = seen.filter(|v| !v.is_ours()) else {
+                continue;
+            };
+            if item.verdict.as_ref().is_some_and(Verdict::is_ours) {
+                hazards.push(format!(
+                    "{}: its tags make it {}, but {} does not read the tags of a name of this policy's shape and would {} it: \
+                     on AWS the function's role refuses that change (aws:ResourceTag), so the run fails; rename or retag the table",
+                    item.table,
+                    seen.label(),
+                    run.operation,
+                    item.decision.action()
+                ));
+            }
+        }
+    }
+    hazards
 }
 
 /// When the table's age reaches the next phase's `min_age`: the start of the period that many

@@ -19,6 +19,9 @@ pub const TAG_PERIOD_END: &str = "ddb-rollover:period-end";
 pub const TAG_FAMILY: &str = "ddb-rollover:family";
 /// Hash of the policy that created the table.
 pub const TAG_POLICY_HASH: &str = "ddb-rollover:policy-hash";
+/// When an operator adopted the table with `ddb-rollover adopt` (RFC 3339): its family tag was
+/// written then, not at CreateTable.
+pub const TAG_ADOPTED: &str = "ddb-rollover:adopted";
 /// The archive export of the table (its ARN, or the part after the table's ARN).
 pub const TAG_EXPORT: &str = "ddb-rollover:export";
 /// When the archive export completed (RFC 3339): the table may be deleted.
@@ -30,9 +33,9 @@ pub const TAG_LAST_DEFERRAL: &str = "ddb-rollover:last-deferral";
 pub const MAX_TAGS: usize = 50;
 pub const MAX_TAG_KEY_LEN: usize = 128;
 pub const MAX_TAG_VALUE_LEN: usize = 256;
-/// Tags ddb-rollover may write on one table (family, period start, end, policy hash, export,
-/// archived, last deferral), which the user's tags must leave room for.
-pub const OWN_TAGS: usize = 7;
+/// Tags ddb-rollover may write on one table (family, period start, end, policy hash, adopted,
+/// export, archived, last deferral), which the user's tags must leave room for.
+pub const OWN_TAGS: usize = 8;
 
 /// Characters DynamoDB accepts in tag keys and values.
 pub fn is_tag_char(c: char) -> bool {

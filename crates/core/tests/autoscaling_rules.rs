@@ -372,8 +372,10 @@ fn in_an_autoscaling_phase_capacity_is_the_autoscalers() {
             ),
         ]
     );
-    // Scalable targets not read (an endpoint without Application Auto Scaling): left as is.
-    let unread = ObservedTable::active("ts_2018-10-25", provisioned(300, 1000));
+    // An endpoint without Application Auto Scaling: nothing registered, left as is.
+    let mut unread = ObservedTable::active("ts_2018-10-25", provisioned(300, 1000));
+    unread.scaling = None;
+    unread.scaling_unsupported = true;
     assert_eq!(
         steps(&plan_for(&policy, now, &[unread], Operation::ResizeOld)),
         [step("ts_2018-10-25", "unchanged", "")]
@@ -408,18 +410,31 @@ fn a_foreign_scalable_target_is_reported_never_resized_against_or_deregistered()
         ),
     ];
     let plan = plan_for(&policy(), now, &observed, Operation::ResizeOld);
+    // Our own read target is removed (every policy on it is ours); the table's throughput is
+    // held by their write target, so no capacity change touches it.
     assert_eq!(
         steps(&plan),
         [
             step("ts_2018-10-24", "skipped", ""),
+            step(
+                "ts_2018-10-25",
+                "deregister_scaling",
+                "table/ts_2018-10-25 read ddb-rollover-ts-read"
+            ),
             step("ts_2018-10-25", "skipped", ""),
         ]
     );
-    let reason = &plan.items[1].reason;
+    let Decision::DeregisterScaling(removal) = &plan.items[1].decision else {
+        panic!("{:#?}", plan.items)
+    };
+    assert!(removal.targets[0].deregister_target);
+    let reason = &plan.items[2].reason;
     assert!(
-        reason.contains("did not create") && reason.contains("table/ts_2018-10-25 write (1-50)"),
+        reason.contains("not this policy's") && reason.contains("table/ts_2018-10-25 write (policies: their-write-policy)"),
         "{reason}"
     );
+    let verdict = plan.items[2].verdict.as_ref().expect("a verdict");
+    assert_eq!(verdict.label(), "ours (name, tags not read), 1 foreign part(s)");
     let warning = plan
         .warnings
         .iter()
@@ -430,7 +445,8 @@ fn a_foreign_scalable_target_is_reported_never_resized_against_or_deregistered()
         "{warning}"
     );
 
-    // create_new: a pre-built table under a foreign target is neither raised nor registered.
+    // create_new: a pre-built table with a foreign target on its read capacity gets ours on the
+    // write capacity only; the read target is never registered over.
     let prebuilt = table(
         "ts_2018-10-27",
         provisioned(1, 1),
@@ -442,14 +458,26 @@ fn a_foreign_scalable_target_is_reported_never_resized_against_or_deregistered()
         &[prebuilt],
         Operation::CreateNew,
     );
-    assert!(
-        !plan
-            .items
-            .iter()
-            .any(|i| i.table == "ts_2018-10-27" && i.decision.is_change()),
+    let changes: Vec<_> = steps(&plan)
+        .into_iter()
+        .filter(|(table, action, _)| table == "ts_2018-10-27" && *action != "unchanged")
+        .collect();
+    assert_eq!(
+        changes,
+        [step(
+            "ts_2018-10-27",
+            "register_scaling",
+            "table/ts_2018-10-27 write 10-1000 70% ddb-rollover-ts-write"
+        )],
         "{:#?}",
         plan.items
     );
+    let register = plan
+        .items
+        .iter()
+        .find(|i| i.table == "ts_2018-10-27" && i.decision.action() == "register_scaling")
+        .unwrap();
+    assert!(register.reason.contains("table/ts_2018-10-27 read"), "{}", register.reason);
     assert!(plan.warnings.iter().any(|w| w.contains("ts_2018-10-27")));
 }
 
@@ -457,10 +485,8 @@ fn a_foreign_scalable_target_is_reported_never_resized_against_or_deregistered()
 fn fixed_phases_without_targets_plan_as_before() {
     let policy = Policy::default();
     assert!(!policy.uses_autoscaling());
-    let observed = [ObservedTable::active(
-        "timeseries_2018-10-25",
-        provisioned(300, 1000),
-    )];
+    // As the run reads it: a capacity change is due, so its scalable targets are read (none).
+    let observed = [table("timeseries_2018-10-25", provisioned(300, 1000), Vec::new())];
     let plan = plan_for(
         &policy,
         at("2018-10-26T00:15:00Z"),
@@ -470,5 +496,79 @@ fn fixed_phases_without_targets_plan_as_before() {
     assert_eq!(
         steps(&plan),
         [step("timeseries_2018-10-25", "update", "100 RCU / 1 WCU")]
+    );
+    // Before they are read (a run's first plan), the change waits for them: the run reads
+    // them, then decides.
+    let mut unread = [ObservedTable::active("timeseries_2018-10-25", provisioned(300, 1000))];
+    unread[0].scaling = None;
+    let plan = plan_for(&policy, at("2018-10-26T00:15:00Z"), &unread, Operation::ResizeOld);
+    assert_eq!(
+        plan.items[0].decision,
+        Decision::Deferred {
+            retry_after: None,
+            cause: ddb_rollover::DeferralCause::ScalingNotRead
+        }
+    );
+}
+
+/// Finding (issue 18): an operator's step-scaling policy on our scalable target was destroyed
+/// when the table left its autoscaling phase (DeregisterScalableTarget deletes every policy on
+/// the target). Now only our policy is deleted, the target stays, their policy is named, and
+/// the capacity their target holds is not changed; retention does not delete the table.
+#[test]
+fn a_foreign_policy_on_our_target_keeps_the_target_and_its_capacity() {
+    let now = at("2018-10-26T00:15:00Z");
+    let mut targets = ours("ts_2018-10-25", 70.0);
+    targets[0].policies.push(ObservedScalingPolicy {
+        name: "operators-step-policy".into(),
+        policy_type: "StepScaling".into(),
+        metric: None,
+        target_value: None,
+    });
+    let observed = [table("ts_2018-10-25", provisioned(240, 800), targets)];
+    let plan = plan_for(&policy(), now, &observed, Operation::ResizeOld);
+    let Decision::DeregisterScaling(removal) = &plan.items[0].decision else {
+        panic!("{:#?}", plan.items)
+    };
+    let shared = removal
+        .targets
+        .iter()
+        .find(|t| t.key.dimension == ScalableDimension::TableRead)
+        .expect("the read target");
+    assert!(!shared.deregister_target, "{removal:#?}");
+    let write = removal
+        .targets
+        .iter()
+        .find(|t| t.key.dimension == ScalableDimension::TableWrite)
+        .expect("the write target");
+    assert!(write.deregister_target, "{removal:#?}");
+    assert!(plan.items[0].reason.contains("operators-step-policy"), "{}", plan.items[0].reason);
+    assert!(
+        !plan.items.iter().any(|i| matches!(i.decision, Decision::Update(_))),
+        "{:#?}",
+        plan.items
+    );
+
+    // With retention due, the table is not deleted either: something foreign claims it.
+    let policy = Policy::from_toml(&format!("{POLICY}\n[retention]\ndelete_after = 1\nkeep_newest = 1\n")).unwrap();
+    let mut targets = ours("ts_2018-10-25", 70.0);
+    targets[0].policies.push(ObservedScalingPolicy {
+        name: "operators-step-policy".into(),
+        policy_type: "StepScaling".into(),
+        metric: None,
+        target_value: None,
+    });
+    let mut tagged = table("ts_2018-10-25", provisioned(240, 800), targets);
+    tagged.key = Some(policy.key.clone());
+    tagged.tags = Some(std::collections::BTreeMap::from([(
+        "ddb-rollover:family".to_string(),
+        "ts".to_string(),
+    )]));
+    let current = table("ts_2018-10-26", provisioned(5, 10), Vec::new());
+    let plan = plan_for(&policy, now, &[tagged, current], Operation::ResizeOld);
+    assert!(
+        !plan.items.iter().any(|i| matches!(i.decision, Decision::Delete(_))),
+        "{:#?}",
+        plan.items
     );
 }

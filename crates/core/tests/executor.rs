@@ -19,6 +19,7 @@ use ddb_rollover::scaling::{
     ScalableDimension, ScalableKey, TargetValue,
 };
 use ddb_rollover::settings::Billing;
+use ddb_rollover::tags::TAG_FAMILY;
 use ddb_rollover::settings::Capacity;
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome};
 
@@ -120,8 +121,15 @@ impl ControlPlane for FakeDynamo {
     }
 
     async fn create_table(&self, spec: &TableSpec) -> Result<(), ControlPlaneError> {
-        self.call("CreateTable", &spec.name).await?;
+        let called = self.call("CreateTable", &spec.name).await;
         let mut table = ObservedTable::active(&spec.name, spec.billing);
+        if let Err(e) = called {
+            // Another run created it first: it exists, and this call says so.
+            if e.kind == ErrorKind::AlreadyExists {
+                self.tables.lock().unwrap().insert(spec.name.clone(), table);
+            }
+            return Err(e);
+        }
         if self.creating_for > 0 {
             table.status = TableStatus::Creating;
             self.creating
@@ -576,8 +584,10 @@ fn old_tables(days: std::ops::RangeInclusive<u32>) -> FakeDynamo {
     let names: Vec<String> = days.map(|d| format!("timeseries_2018-10-{d:02}")).collect();
     let fake = FakeDynamo::with_tables(&names.iter().map(|n| (n.as_str(), HOT)).collect::<Vec<_>>());
     for name in &names {
+        // Made by this family: our family tag, the policy's key (as DescribeTable gives it).
         fake.with_table(name, |t| {
-            t.tags = Some(BTreeMap::new());
+            t.key = Some(Policy::default().key);
+            t.tags = Some(BTreeMap::from([(TAG_FAMILY.to_string(), "timeseries".to_string())]));
             t.point_in_time_recovery = Some(true);
         });
     }

@@ -97,14 +97,17 @@ fn own_tags(policy: &Policy, age: i64) -> BTreeMap<String, String> {
 /// tags set, point-in-time recovery on.
 fn ours(policy: &Policy, age: i64) -> ObservedTable {
     let mut table = ObservedTable::active(&name(age), Billing::Provisioned(COLD));
+    table.key = Some(policy.key.clone());
     table.tags = Some(own_tags(policy, age));
     table.point_in_time_recovery = Some(true);
+    table.scaling = Some(Vec::new());
     table
 }
 
 /// A table `age` days old whose template settings were all read and are all missing.
 fn bare(age: i64, capacity: Capacity) -> ObservedTable {
     let mut table = ObservedTable::active(&name(age), Billing::Provisioned(capacity));
+    table.key = Some(Policy::default().key);
     table.tags = Some(BTreeMap::new());
     table.ttl = Some(TtlState {
         status: "DISABLED".into(),
@@ -277,8 +280,8 @@ fn upkeep_restores_tags_ttl_pitr_and_deletion_protection() {
     let table = bare(3, COLD);
     let arn = table.arn.clone().unwrap();
     let plan = resize(&policy, &[table]);
-    let mut want_tags = own_tags(&policy, 3);
-    want_tags.insert("team".into(), "iot".into());
+    // No family tag: the template's tags only; our own are written on our family's tables.
+    let want_tags = tags(&[("team", "iot")]);
     let name = name(3);
     assert_eq!(
         decisions(&plan, &name),
@@ -343,11 +346,27 @@ fn our_tags_are_never_rewritten_but_changed_user_tags_are() {
             _ => None,
         })
         .collect();
-    // The family tag is missing (a table from before it existed): added, never rewritten.
-    assert_eq!(
-        tag_changes,
-        [tags(&[("team", "iot"), (TAG_FAMILY, "timeseries")])]
-    );
+    // The family tag is missing (hand-made, or from before it existed): never written onto an
+    // existing table (only CreateTable and `adopt` write it); the user's tag is restored.
+    assert_eq!(tag_changes, [tags(&[("team", "iot")])]);
+}
+
+#[test]
+fn our_period_and_policy_tags_are_restored_on_our_familys_tables_only() {
+    let policy = policy(UPKEEP);
+    let mut table = bare(3, COLD);
+    table.tags = Some(tags(&[(TAG_FAMILY, "timeseries"), ("team", "iot")]));
+    let plan = resize(&policy, &[table]);
+    let tag_changes: Vec<_> = decisions(&plan, &name(3))
+        .into_iter()
+        .filter_map(|d| match d {
+            Decision::Tag(change) => Some(change.tags),
+            _ => None,
+        })
+        .collect();
+    let mut want = own_tags(&policy, 3);
+    want.remove(TAG_FAMILY);
+    assert_eq!(tag_changes, [want]);
 }
 
 #[test]
@@ -646,7 +665,10 @@ fn a_table_carrying_period_tags_is_owned_and_aged_by_its_period_end() {
         "period = \"hour\"\n{ONE_PHASE}[retention]\ndelete_after = 48\nkeep_newest = 1\n"
     ));
     let current = ObservedTable::active("timeseries_2018-10-26T00", Billing::Provisioned(COLD));
-    let daily = ObservedTable::active("timeseries_2018-10-20", Billing::Provisioned(COLD));
+    let mut daily = ObservedTable::active("timeseries_2018-10-20", Billing::Provisioned(COLD));
+    // As a run reads a table due for deletion: its key, and the scalable targets (none).
+    daily.key = Some(policy.key.clone());
+    daily.scaling = Some(Vec::new());
     let untagged = resize(&policy, &[daily.clone(), current.clone()]);
     assert_eq!(decisions(&untagged, "timeseries_2018-10-20"), [Decision::Foreign]);
 
@@ -659,21 +681,26 @@ fn a_table_carrying_period_tags_is_owned_and_aged_by_its_period_end() {
     let items = items(&plan, "timeseries_2018-10-20");
     // The last hour of 2018-10-20 is 5 days and 1 hour before the current hour.
     assert_eq!(items[0].age, Some(121), "{items:#?}");
-    // Made before the family tag existed: kept by its period tags, given the family tag by
-    // this run, and deleted only by a later one.
+    // Made before the family tag existed: managed by its period tags, but no run writes the
+    // family tag onto it (only CreateTable and `adopt` do), so retention keeps it, saying why.
     let steps = decisions(&plan, "timeseries_2018-10-20");
     assert!(
-        matches!(&steps[1], Decision::Tag(change) if change.tags.get(TAG_FAMILY).map(String::as_str) == Some("timeseries")),
+        !steps.iter().any(|d| matches!(d, Decision::Tag(change) if change.tags.contains_key(TAG_FAMILY))),
         "{steps:#?}"
     );
-    assert_eq!(
-        steps.last(),
-        Some(&Decision::Deferred {
-            retry_after: None,
-            cause: DeferralCause::FamilyTagMissing
-        })
+    assert_eq!(steps.last(), Some(&Decision::Skipped), "{steps:#?}");
+    assert!(
+        last(&plan, "timeseries_2018-10-20").reason.contains("no ddb-rollover:family tag"),
+        "{:#?}",
+        last(&plan, "timeseries_2018-10-20")
+    );
+    assert!(
+        plan.warnings.iter().any(|w| w.contains("ddb-rollover adopt") && w.contains("timeseries_2018-10-20")),
+        "{:#?}",
+        plan.warnings
     );
 
+    // Adopted (or made by this family): deleted.
     let daily = tagged(daily, TAG_FAMILY, "timeseries");
     let plan = resize(&policy, &[daily, current]);
     assert_eq!(
@@ -901,7 +928,7 @@ fn retention_never_deletes_a_table_whose_key_is_not_the_policys_even_when_tagged
     let kept = last(&plan, &name(6));
     assert_eq!(kept.decision, Decision::Skipped, "{kept:#?}");
     assert!(
-        kept.reason.contains("id (S)") && kept.reason.contains("never deleted"),
+        kept.reason.contains("id (S)") && kept.reason.contains("no positive evidence"),
         "{}",
         kept.reason
     );

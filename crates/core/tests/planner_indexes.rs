@@ -6,7 +6,7 @@ use ddb_rollover::deferral::DeferralCause;
 use ddb_rollover::observed::{ObservedIndex, ObservedTable, TableStatus};
 use ddb_rollover::plan::{plan, Decision, Operation, Plan, PlanItem};
 use ddb_rollover::policy::Policy;
-use ddb_rollover::settings::{Billing, Capacity, OnDemandLimits};
+use ddb_rollover::settings::{AttributeKind, Billing, Capacity, KeyAttribute, KeySchema, OnDemandLimits, Projection};
 
 const POLICY: &str = r#"
 [key]
@@ -44,7 +44,23 @@ fn provisioned(read: i64, write: i64) -> Billing {
     Billing::Provisioned(Capacity { read, write })
 }
 
+/// An index as DescribeTable reports it: the policy's key and projection when the policy names
+/// it, else a key of its own.
 fn index(name: &str, billing: Billing) -> ObservedIndex {
+    let policy = Policy::from_toml(POLICY).unwrap();
+    let (key, projection) = match policy.indexes.iter().find(|i| i.name == name) {
+        Some(index) => (index.key.clone(), index.projection.clone()),
+        None => (
+            KeySchema {
+                partition: KeyAttribute {
+                    name: format!("{name}_key"),
+                    kind: AttributeKind::S,
+                },
+                sort: None,
+            },
+            Projection::All,
+        ),
+    };
     ObservedIndex {
         name: name.into(),
         status: TableStatus::Active,
@@ -52,8 +68,8 @@ fn index(name: &str, billing: Billing) -> ObservedIndex {
         billing,
         decreases_today: 0,
         last_decrease: None,
-        key: None,
-        projection: None,
+        key: Some(key),
+        projection: Some(projection),
     }
 }
 
@@ -145,26 +161,79 @@ fn only_indexes_below_their_phase_are_changed_when_the_table_is_right() {
     assert_eq!(change.indexes[0].index, "by_device");
 }
 
+/// A switch to provisioned must set every index's throughput (DynamoDB refuses it otherwise,
+/// proven on DynamoDB Local in tests/ddblocal.rs): with an index that is not the policy's on the
+/// table, the switch would touch it, so it is not made, and the reason names the index.
 #[test]
-fn a_switch_to_provisioned_carries_every_index_even_one_the_policy_does_not_name() {
+fn a_switch_to_provisioned_is_refused_while_an_index_is_not_the_policys() {
     let policy = Policy::from_toml(POLICY).unwrap();
     let on_demand = Billing::OnDemand(OnDemandLimits::default());
-    let mut yesterday = table("timeseries_2018-10-25", on_demand, on_demand);
-    yesterday.global_indexes.push(index("by_hand", on_demand));
-    let plan = plan(
-        &policy,
-        at("2018-10-26T00:15:00Z"),
-        &[yesterday],
-        Operation::ResizeOld,
-    );
-    let change = update_of(&plan, "timeseries_2018-10-25");
+    let yesterday = table("timeseries_2018-10-25", on_demand, on_demand);
+    let plan_for = |table: ObservedTable| {
+        plan(
+            &policy,
+            at("2018-10-26T00:15:00Z"),
+            &[table],
+            Operation::ResizeOld,
+        )
+    };
+    // Every index the policy's: switched, with every index's throughput.
+    let plan_ours = plan_for(yesterday.clone());
+    let change = update_of(&plan_ours, "timeseries_2018-10-25");
     let parts: Vec<&str> = change.indexes.iter().map(|i| i.index.as_str()).collect();
-    assert_eq!(parts, ["by_device", "by_site", "by_hand"]);
+    assert_eq!(parts, ["by_device", "by_site"]);
     assert!(change.indexes.iter().all(|i| i.to == provisioned(5, 1)));
+
+    let mut with_hand_made = yesterday;
+    with_hand_made.global_indexes.push(index("by_hand", on_demand));
+    let plan = plan_for(with_hand_made);
+    let main = items(&plan, "timeseries_2018-10-25")[0];
+    assert_eq!(main.decision, Decision::Skipped, "{plan:#?}");
+    assert!(
+        main.reason.contains("a switch to") && main.reason.contains("index by_hand (not in the policy)"),
+        "{}",
+        main.reason
+    );
     // Noted, not otherwise touched.
     assert!(items(&plan, "timeseries_2018-10-25").iter().any(
-        |i| i.decision == Decision::Unchanged && i.reason.contains("index by_hand is not in the policy")
+        |i| i.decision == Decision::Unchanged && i.reason.contains("index by_hand (not in the policy): not this policy's")
     ));
+}
+
+/// Finding (issue 18): a hand-made table's index named like the policy's but on another key got
+/// the policy's throughput. An index is the policy's only when its name, key schema and
+/// projection are.
+#[test]
+fn an_index_named_like_the_policys_on_another_key_or_projection_is_not_touched() {
+    let policy = Policy::from_toml(POLICY).unwrap();
+    for (field, tweak) in [
+        (
+            "key",
+            Box::new(|i: &mut ObservedIndex| i.key.as_mut().unwrap().partition.name = "customer".into())
+                as Box<dyn Fn(&mut ObservedIndex)>,
+        ),
+        ("projection", Box::new(|i: &mut ObservedIndex| i.projection = Some(Projection::KeysOnly))),
+    ] {
+        let mut yesterday = table(
+            "timeseries_2018-10-25",
+            provisioned(300, 1000),
+            provisioned(20, 200),
+        );
+        tweak(&mut yesterday.global_indexes[1]);
+        let plan = plan(
+            &policy,
+            at("2018-10-26T00:15:00Z"),
+            &[yesterday],
+            Operation::ResizeOld,
+        );
+        let change = update_of(&plan, "timeseries_2018-10-25");
+        let parts: Vec<&str> = change.indexes.iter().map(|i| i.index.as_str()).collect();
+        assert_eq!(parts, ["by_device"], "{field}: {change:?}");
+        let main = items(&plan, "timeseries_2018-10-25")[0];
+        assert!(main.reason.contains("index by_site ("), "{field}: {}", main.reason);
+        let verdict = main.verdict.as_ref().unwrap();
+        assert!(!verdict.index_is_ours("by_site") && verdict.index_is_ours("by_device"));
+    }
 }
 
 #[test]

@@ -128,6 +128,7 @@ async fn delete(control: &DynamoDb, name: &str, lift: bool) -> (Outcome, Option<
         status: Some("ACTIVE".into()),
         billing: None,
         arn: None,
+        verdict: None,
         decision: Decision::Delete(DeleteRequest {
             name: name.into(),
             lift_deletion_protection: lift,

@@ -139,6 +139,7 @@ mod tests {
                         status: Some("ACTIVE".into()),
                         billing: None,
                         arn: None,
+                        verdict: None,
                         decision: if failed {
                             Decision::Skipped
                         } else {

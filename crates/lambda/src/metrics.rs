@@ -181,6 +181,7 @@ mod tests {
                 status: Some("ACTIVE".into()),
                 billing: None,
                 arn: None,
+                verdict: None,
                 decision,
                 reason: String::new(),
             },

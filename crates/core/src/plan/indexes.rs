@@ -5,58 +5,76 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{Context, Decision, Owned, PlanItem};
+use super::{Context, Decision, Owned, PlanItem, ThroughputChange};
 use crate::changes::{lowers, CapacityChange, IndexCapacityChange, IndexSpec, TableSetting};
 use crate::limits::decrease_allowed;
 use crate::observed::{ObservedIndex, ObservedTable};
 use crate::policy::Phase;
+use crate::scaling::resource_id;
 use crate::settings::{Billing, Capacity};
+use crate::verdict::ForeignPart;
+
+fn is_on_demand(billing: Billing) -> bool {
+    matches!(billing, Billing::OnDemand(_))
+}
 
 impl Context<'_> {
-    /// Whether the policy names the index `name`.
-    pub(crate) fn is_policy_index(&self, name: &str) -> bool {
-        self.policy.indexes.iter().any(|i| i.name == name)
-    }
-
-    /// The UpdateTable that brings the table and its indexes to `want`'s throughput; `None`
-    /// when all of them already have it. Indexes the policy does not name are left as they
-    /// are, except in a switch to provisioned, which DynamoDB takes only with every index's
-    /// throughput: they get the phase's default index capacity.
-    pub fn phase_change(&self, table: &ObservedTable, want: &Phase) -> Option<CapacityChange> {
-        let to_provisioned = matches!(
-            (table.billing, want.billing),
-            (Billing::OnDemand(_), Billing::Provisioned(_))
-        );
-        let indexes = table
-            .global_indexes
-            .iter()
-            .filter_map(|index| {
-                let ours = self.is_policy_index(&index.name);
-                let to = if ours {
-                    want.billing_of_index(&index.name)
-                } else {
-                    want.index_billing
-                };
-                let needed = match (index.billing, to) {
-                    _ if to_provisioned => true,
-                    _ if !ours => false,
-                    // A switch to on-demand takes the indexes along; only maximums need saying.
-                    (Billing::Provisioned(_), Billing::OnDemand(limits)) => limits != Default::default(),
-                    (from, to) => from != to,
-                };
-                needed.then(|| IndexCapacityChange {
+    /// The UpdateTable that brings the table and its indexes to `want`'s throughput, touching
+    /// only what the verdict says is ours: the table's own throughput unless a scalable target
+    /// that is not only ours holds it, and each of the policy's indexes likewise. `Err` names
+    /// why a billing mode switch is refused: it sets the throughput of the table and of every
+    /// index, so it is made only when nothing on the table is foreign.
+    pub(crate) fn phase_change(&self, owned: &Owned, want: &Phase) -> Result<ThroughputChange, String> {
+        let table = owned.table;
+        let verdict = &owned.verdict;
+        let switch = is_on_demand(table.billing) != is_on_demand(want.billing);
+        if switch && !verdict.whole_table_is_ours() {
+            let parts: Vec<String> = verdict.foreign.iter().map(ToString::to_string).collect();
+            return Err(format!(
+                "a switch to {} sets the throughput of the table and every index, and {} not this policy's: no switch until that changes",
+                want.billing,
+                parts.join(", ")
+            ));
+        }
+        let mut left_out = Vec::new();
+        let to = if verdict.table_capacity_is_ours(&table.name) {
+            want.billing
+        } else {
+            left_out.extend(self.claims_note(owned, None));
+            table.billing
+        };
+        let mut indexes = Vec::new();
+        for index in &table.global_indexes {
+            if !verdict.index_capacity_is_ours(&table.name, &index.name) {
+                left_out.extend(self.claims_note(owned, Some(&index.name)));
+                continue;
+            }
+            let to = want.billing_of_index(&index.name);
+            let needed = match (index.billing, to) {
+                _ if switch => true,
+                // A switch to on-demand takes the indexes along; only maximums need saying.
+                (Billing::Provisioned(_), Billing::OnDemand(limits)) => limits != Default::default(),
+                (from, to) => from != to,
+            };
+            if needed {
+                indexes.push(IndexCapacityChange {
                     index: index.name.clone(),
                     from: index.billing,
                     to,
-                })
-            })
-            .collect();
-        self.change_if_any(table, want.billing, indexes)
+                });
+            }
+        }
+        Ok(ThroughputChange {
+            change: self.change_if_any(table, to, indexes),
+            left_out,
+        })
     }
 
     /// create_new's raise of a pre-built table: the table and each of the policy's indexes to
-    /// at least phase 0's provisioned capacity, never lower.
-    pub fn raise_to_hot(&self, table: &ObservedTable, have: Capacity, hot: &Phase) -> Option<CapacityChange> {
+    /// at least phase 0's provisioned capacity, never lower, and only the parts that are ours.
+    pub(crate) fn raise_to_hot(&self, owned: &Owned, have: Capacity, hot: &Phase) -> ThroughputChange {
+        let table = owned.table;
+        let verdict = &owned.verdict;
         let at_least = |have: Capacity, want: Billing| match want {
             Billing::Provisioned(want) => Capacity {
                 read: have.read.max(want.read),
@@ -64,23 +82,55 @@ impl Context<'_> {
             },
             Billing::OnDemand(_) => have,
         };
-        let indexes = table
-            .global_indexes
-            .iter()
-            .filter(|index| self.is_policy_index(&index.name))
-            .filter_map(|index| {
-                let Billing::Provisioned(have) = index.billing else {
-                    return None;
-                };
-                let want = at_least(have, hot.billing_of_index(&index.name));
-                (want != have).then(|| IndexCapacityChange {
+        let mut left_out = Vec::new();
+        let to = if verdict.table_capacity_is_ours(&table.name) {
+            at_least(have, hot.billing)
+        } else {
+            left_out.extend(self.claims_note(owned, None));
+            have
+        };
+        let mut indexes = Vec::new();
+        for index in &table.global_indexes {
+            if !verdict.index_capacity_is_ours(&table.name, &index.name) {
+                left_out.extend(self.claims_note(owned, Some(&index.name)));
+                continue;
+            }
+            let Billing::Provisioned(have) = index.billing else {
+                continue;
+            };
+            let want = at_least(have, hot.billing_of_index(&index.name));
+            if want != have {
+                indexes.push(IndexCapacityChange {
                     index: index.name.clone(),
                     from: index.billing,
                     to: Billing::Provisioned(want),
-                })
-            })
+                });
+            }
+        }
+        ThroughputChange {
+            change: self.change_if_any(table, Billing::Provisioned(to), indexes),
+            left_out,
+        }
+    }
+
+    /// What holds the throughput of the table (`index` None) or of one index, for reasons.
+    fn claims_note(&self, owned: &Owned, index: Option<&str>) -> Vec<String> {
+        let verdict = &owned.verdict;
+        let mut notes: Vec<String> = verdict
+            .claims_on(&resource_id(&owned.table.name, index))
+            .into_iter()
+            .map(ToString::to_string)
             .collect();
-        self.change_if_any(table, Billing::Provisioned(at_least(have, hot.billing)), indexes)
+        if let Some(index) = index.filter(|name| !verdict.index_is_ours(name)) {
+            notes.extend(
+                verdict
+                    .foreign
+                    .iter()
+                    .filter(|part| matches!(part, ForeignPart::Index { name, .. } if name == index))
+                    .map(ToString::to_string),
+            );
+        }
+        notes
     }
 
     fn change_if_any(
@@ -189,17 +239,17 @@ impl Context<'_> {
             .collect()
     }
 
-    /// Notes on indexes that differ from the policy and are left as they are: indexes the
-    /// policy does not name, and the policy's indexes missing on a table older than the
-    /// current one (added only to current and pre-built tables) or local ones (set at creation).
+    /// Notes on indexes that differ from the policy and are left as they are: indexes that
+    /// are not the policy's (the verdict's foreign parts), and the policy's indexes missing on a
+    /// table older than the current one (added only to current and pre-built tables) or local
+    /// ones (set at creation).
     pub fn index_notes(&self, owned: &Owned) -> Vec<PlanItem> {
         let table = owned.table;
         let mut notes = Vec::new();
-        for index in &table.global_indexes {
-            if !self.is_policy_index(&index.name) {
+        for part in &owned.verdict.foreign {
+            if let ForeignPart::Index { .. } = part {
                 notes.push(format!(
-                    "index {} is not in the policy: left as it is (its throughput changes only when a switch to provisioned needs it)",
-                    index.name
+                    "{part}: not this policy's, left as it is (no throughput change or billing switch touches it)"
                 ));
             }
         }

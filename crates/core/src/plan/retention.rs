@@ -1,6 +1,8 @@
 //! Retention steps for resize_old: export old tables to S3, and delete the oldest once they are
 //! past `delete_after`, archived first when archiving is on, within the per-run budget, never
-//! the current, a future or one of the newest `keep_newest` tables.
+//! the current, a future or one of the newest `keep_newest` tables, never inside a table's
+//! write grace, and only with the positive evidence the table's verdict carries (our family
+//! tag, the policy's key and local indexes, nothing foreign on it).
 
 use std::collections::BTreeMap;
 
@@ -8,8 +10,8 @@ use super::{Context, Decision, Owned, PlanItem};
 use crate::changes::{DeleteRequest, ExportRequest, TagChange};
 use crate::deferral::DeferralCause;
 use crate::observed::{ArchiveState, ExportStatus, TableStatus};
-use crate::ownership::DeleteGuard;
-use crate::tags::{TAG_ARCHIVED, TAG_FAMILY};
+use crate::tags::TAG_ARCHIVED;
+use crate::verdict::NoEvidence;
 
 impl Context<'_> {
     /// The retention items of each table, by table name; empty without `[retention]`.
@@ -33,6 +35,16 @@ impl Context<'_> {
                 .delete_after
                 .is_some_and(|after| age >= i64::from(after));
             let mut steps = Vec::new();
+            if (archive_due.is_some() || delete_due) && self.in_grace(o.slot) {
+                let until = self.policy.grace_end(o.slot).map(|t| t.to_rfc3339()).unwrap_or_default();
+                steps.push(self.item(
+                    o,
+                    Decision::Skipped,
+                    format!("age {age} is past retention's ages but the table is in its write grace until {until}: neither archived nor deleted before"),
+                ));
+                items.insert(table.name.clone(), steps);
+                continue;
+            }
 
             // Record a completed export, so later runs need no DescribeExport.
             let archived_tag = table.tags.as_ref().is_none_or(|t| t.contains_key(TAG_ARCHIVED));
@@ -68,21 +80,13 @@ impl Context<'_> {
                             retention.keep_newest
                         ),
                     ))
-                } else if let DeleteGuard::KeyDiffers { have } = &o.delete {
+                } else if !o.verdict.not_deletable.is_empty() {
+                    let missing: Vec<String> = o.verdict.not_deletable.iter().map(ToString::to_string).collect();
                     Some((
                         Decision::Skipped,
                         format!(
-                            "age {age} is past delete_after ({delete_after}) but its key is {}, not the policy's {}: not provably this policy's data, never deleted",
-                            have,
-                            self.policy.key
-                        ),
-                    ))
-                } else if o.delete == DeleteGuard::FamilyTagMissing {
-                    Some((
-                        deferred(DeferralCause::FamilyTagMissing),
-                        format!(
-                            "due for deletion (age {age}) but it does not carry {TAG_FAMILY} = {:?} yet: this run tags it, a later run deletes it",
-                            self.policy.prefix
+                            "age {age} is past delete_after ({delete_after}) but there is no positive evidence it may be deleted: {}. Kept",
+                            missing.join("; ")
                         ),
                     ))
                 } else if table.status != TableStatus::Active {
@@ -207,4 +211,54 @@ fn deferred(cause: DeferralCause) -> Decision {
         retry_after: None,
         cause,
     }
+}
+
+/// The warnings for tables past `delete_after` that retention keeps for want of evidence that
+/// they are this family's: without a family tag (hand-made, or made before the tag; an operator
+/// adopts them or keeps them knowingly), and, once, on an endpoint that cannot read tags.
+pub(crate) fn kept_warnings(ctx: &Context, owned: &[Owned]) -> Vec<String> {
+    let Some(delete_after) = ctx.policy.retention.as_ref().and_then(|r| r.delete_after) else {
+        return Vec::new();
+    };
+    let due: Vec<&Owned> = owned
+        .iter()
+        .filter(|o| ctx.age(o.slot) >= i64::from(delete_after))
+        .collect();
+    let kept_for = |missing: NoEvidence| -> Vec<&str> {
+        due.iter()
+            .filter(|o| o.verdict.not_deletable.contains(&missing))
+            .map(|o| o.table.name.as_str())
+            .collect()
+    };
+    let mut warnings = Vec::new();
+    let untagged = kept_for(NoEvidence::NoFamilyTag);
+    if !untagged.is_empty() {
+        warnings.push(format!(
+            "{} table(s) past retention.delete_after are kept: no family tag proves this family made them: {}. \
+             `ddb-rollover adopt` tags tables an operator vouches for, and retention deletes them from then on",
+            untagged.len(),
+            listed(&untagged)
+        ));
+    }
+    let no_api = kept_for(NoEvidence::NoTaggingApi);
+    if !no_api.is_empty() {
+        warnings.push(format!(
+            "this endpoint cannot read tags, so nothing proves a table this family's: retention deletes none of the {} \
+             table(s) past delete_after ({}); set retention.delete_without_tagging_api = true to delete tables that are \
+             ours by name and key schema here (it never applies on AWS, where tags are read)",
+            no_api.len(),
+            listed(&no_api)
+        ));
+    }
+    warnings
+}
+
+/// "a, b, c, d, e and 3 more".
+fn listed(names: &[&str]) -> String {
+    const SHOWN: usize = 5;
+    let mut text = names.iter().take(SHOWN).copied().collect::<Vec<_>>().join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    text
 }

@@ -1,29 +1,31 @@
 //! Autoscaling phases: which of a table's scalable targets to register (with our
-//! target-tracking policy) or deregister, and which tables are left alone because a scalable
-//! target that this policy did not create is on them.
+//! target-tracking policy) or remove, asking the table's verdict whose each target is.
 //!
 //! A table in an autoscaling phase gets no capacity UpdateTable: the autoscaler owns its
 //! capacity, and registering brings a capacity outside the bounds back within them. A table
-//! moving to a phase without autoscaling has our targets deregistered first, then its capacity
-//! changed, in the same run (its items run in order; a failed deregistration holds the update
-//! back, see [`crate::apply`]).
+//! moving to a phase without autoscaling has our targets removed first, then its capacity
+//! changed, in the same run (its items run in order; a failed removal holds the update back,
+//! see [`crate::apply`]). A target that is not ours is never registered over or deregistered;
+//! one that also carries someone else's policy loses only our policy (deregistering it would
+//! delete theirs).
 
 use super::{Context, Decision, Owned, PlanItem};
-use crate::observed::{ObservedTable, TableStatus};
+use crate::observed::TableStatus;
 use crate::scaling::{
-    policy_name, scalable_keys, Autoscaling, DeregisterScaling, ObservedScalableTarget, RegisterScaling,
-    ScalableKey, ScalingRemoval,
+    policy_name, scalable_keys, Autoscaling, DeregisterScaling, RegisterScaling, ScalableKey, ScalingRemoval,
 };
 use crate::settings::Billing;
+use crate::verdict::{ForeignPart, TargetOwner};
 
 impl Context<'_> {
-    /// The policy's global secondary indexes on `table`: their capacity scales with the
-    /// table's. An index the policy does not name is left alone.
-    pub(crate) fn scaled_index_names<'t>(&self, table: &'t ObservedTable) -> Vec<&'t str> {
-        table
+    /// The policy's global secondary indexes on the table (by the verdict: name, key and
+    /// projection): their capacity scales with the table's. Other indexes are left alone.
+    pub(crate) fn scaled_index_names<'t>(&self, owned: &'t Owned) -> Vec<&'t str> {
+        owned
+            .table
             .global_indexes
             .iter()
-            .filter(|index| self.is_policy_index(&index.name))
+            .filter(|index| owned.verdict.index_is_ours(&index.name))
             .map(|index| index.name.as_str())
             .collect()
     }
@@ -33,37 +35,10 @@ impl Context<'_> {
         self.policy.indexes.iter().map(|i| i.name.as_str()).collect()
     }
 
-    /// The targets on `table` that this policy did not create (none when not read).
-    pub(crate) fn foreign_targets<'t>(&self, table: &'t ObservedTable) -> Vec<&'t ObservedScalableTarget> {
-        table
-            .scaling
-            .iter()
-            .flatten()
-            .filter(|t| !t.is_ours(&self.policy.prefix))
-            .collect()
-    }
-
-    /// The table's main item when a foreign scalable target is on it: never resized against
-    /// it, never registered over it, never deregistered.
-    pub(crate) fn foreign_scaling_item(&self, owned: &Owned) -> Option<PlanItem> {
-        let foreign = self.foreign_targets(owned.table);
-        if foreign.is_empty() {
-            return None;
-        }
-        Some(self.item(
-            owned,
-            Decision::Skipped,
-            format!(
-                "under scalable target(s) this policy did not create ({}): capacity is not changed against them and \
-                 they are never deregistered; deregister them (or attach no other autoscaling) to let the policy manage the table",
-                describe_targets(&foreign)
-            ),
-        ))
-    }
-
-    /// Register (or update) the targets that are missing or differ from the phase's bounds,
-    /// when the table's phase has autoscaling. `provisioned_after`: the table is provisioned,
-    /// or the run's earlier item switches it to provisioned.
+    /// Register (or update) our targets that are missing or differ from the phase's bounds,
+    /// when the table's phase has autoscaling; a key held by a target that is not only ours is
+    /// left to it. `provisioned_after`: the table is provisioned, or the run's earlier item
+    /// switches it to provisioned.
     pub(crate) fn register_item(&self, owned: &Owned, provisioned_after: bool) -> Option<PlanItem> {
         let table = owned.table;
         let phase_index = self.phase_index(owned.slot);
@@ -73,28 +48,44 @@ impl Context<'_> {
             return None;
         }
         let prefix = &self.policy.prefix;
-        let keys: Vec<ScalableKey> = scalable_keys(&table.name, self.scaled_index_names(table))
+        let mut left_out = Vec::new();
+        let keys: Vec<ScalableKey> = scalable_keys(&table.name, self.scaled_index_names(owned))
             .into_iter()
-            .filter(|key| {
-                !observed
+            .filter(|key| match owned.verdict.target(key) {
+                TargetOwner::Absent => true,
+                TargetOwner::Ours => !observed
                     .iter()
-                    .any(|t| t.key == *key && t.is_ours(prefix) && t.matches(prefix, &want))
+                    .any(|t| t.key == *key && t.matches(prefix, &want)),
+                TargetOwner::Shared | TargetOwner::Foreign => {
+                    left_out.push(key.to_string());
+                    false
+                }
             })
             .collect();
         if keys.is_empty() {
             return None;
         }
-        let updating = observed.iter().any(|t| t.is_ours(prefix));
+        let updating = keys
+            .iter()
+            .any(|key| owned.verdict.target(key) == TargetOwner::Ours);
         let change = RegisterScaling::new(prefix, &table.name, keys, &want);
-        let reason = format!(
+        let mut reason = format!(
             "phase {phase_index} has {want}: {} {} scalable target(s) with a target-tracking policy",
             if updating { "update" } else { "register" },
             change.targets.len()
         );
+        if !left_out.is_empty() {
+            reason.push_str(&format!(
+                "; left to the targets on them that are not only this policy's: {}",
+                left_out.join(", ")
+            ));
+        }
         Some(self.item(owned, Decision::RegisterScaling(change), reason))
     }
 
-    /// Deregister our targets when the table's phase has no autoscaling (any more).
+    /// Remove our policies when the table's phase has no autoscaling (any more): with the
+    /// target when every policy on it is ours, else only ours (the target and the other
+    /// policies stay).
     pub(crate) fn deregister_item(&self, owned: &Owned) -> Option<PlanItem> {
         let table = owned.table;
         let phase_index = self.phase_index(owned.slot);
@@ -102,24 +93,37 @@ impl Context<'_> {
             return None;
         }
         let prefix = &self.policy.prefix;
-        let targets: Vec<ScalingRemoval> = table
-            .scaling
+        let removal = |key: &ScalableKey, deregister_target| ScalingRemoval {
+            key: key.clone(),
+            policy_name: policy_name(prefix, key.dimension),
+            deregister_target,
+        };
+        let mut targets: Vec<ScalingRemoval> = owned
+            .verdict
+            .our_targets
             .iter()
-            .flatten()
-            .filter(|t| t.is_ours(prefix))
-            .map(|t| ScalingRemoval {
-                key: t.key.clone(),
-                policy_name: policy_name(prefix, t.key.dimension),
-                deregister_target: true,
-            })
+            .map(|key| removal(key, true))
             .collect();
+        let mut kept = Vec::new();
+        for part in &owned.verdict.foreign {
+            if let ForeignPart::SharedTarget { key, .. } = part {
+                targets.push(removal(key, false));
+                kept.push(part.to_string());
+            }
+        }
         if targets.is_empty() {
             return None;
         }
-        let reason = format!(
-            "phase {phase_index} has no autoscaling: deregister this policy's {} scalable target(s) before its capacity changes",
+        let mut reason = format!(
+            "phase {phase_index} has no autoscaling: remove this policy's scaling from {} scalable target(s) before its capacity changes",
             targets.len()
         );
+        if !kept.is_empty() {
+            reason.push_str(&format!(
+                "; only our policy is deleted where others are attached (deregistering would delete theirs): {}",
+                kept.join(", ")
+            ));
+        }
         let change = DeregisterScaling {
             name: table.name.clone(),
             targets,
@@ -144,21 +148,18 @@ pub(crate) fn is_provisioned(billing: Billing) -> bool {
     matches!(billing, Billing::Provisioned(_))
 }
 
-/// "table/t write (1-10), table/t read (5-50)".
-fn describe_targets(targets: &[&ObservedScalableTarget]) -> String {
-    targets
+/// One warning naming the owned tables with scalable targets or scaling policies this policy
+/// did not create.
+pub(crate) fn foreign_scaling_warning(owned: &[Owned]) -> Option<String> {
+    let names: Vec<&str> = owned
         .iter()
-        .map(|t| format!("{} ({}-{})", t.key, t.min, t.max))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// One warning naming the owned tables under scalable targets the policy did not create.
-pub(crate) fn foreign_scaling_warning(prefix: &str, tables: &[&ObservedTable]) -> Option<String> {
-    let names: Vec<&str> = tables
-        .iter()
-        .filter(|t| t.scaling.iter().flatten().any(|target| !target.is_ours(prefix)))
-        .map(|t| t.name.as_str())
+        .filter(|o| {
+            o.verdict
+                .foreign
+                .iter()
+                .any(|part| matches!(part, ForeignPart::Target { .. } | ForeignPart::SharedTarget { .. }))
+        })
+        .map(|o| o.table.name.as_str())
         .collect();
     if names.is_empty() {
         return None;
@@ -169,9 +170,9 @@ pub(crate) fn foreign_scaling_warning(prefix: &str, tables: &[&ObservedTable]) -
         listed.push_str(&format!(" and {} more", names.len() - SHOWN));
     }
     Some(format!(
-        "{} table(s) of this policy are under Application Auto Scaling targets it did not create: {listed}. \
-         Their capacity is left to those targets (never changed or deregistered by this policy); deregister \
-         the targets to let the policy manage them",
+        "{} table(s) of this policy carry Application Auto Scaling targets or scaling policies it did not create: {listed}. \
+         The throughput they hold is left to them (never changed, deregistered, or deleted with the table); \
+         remove them to let the policy manage it",
         names.len()
     ))
 }

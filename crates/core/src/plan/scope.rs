@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use super::{plan, premake_slots, Operation};
+use super::{plan, premake_slots, Decision, Operation};
+use crate::deferral::DeferralCause;
 use crate::naming::Ownership;
 use crate::observed::ObservedTable;
 use crate::policy::Policy;
@@ -60,6 +61,9 @@ pub struct Reads {
     pub tags: bool,
     pub ttl: bool,
     pub point_in_time_recovery: bool,
+    /// The scalable targets (and their policies) on the table and its indexes. Read with one
+    /// set of calls for every described table of the run when any table needs them.
+    pub scaling: bool,
 }
 
 impl Reads {
@@ -69,6 +73,7 @@ impl Reads {
             tags: true,
             ttl: policy.template.ttl_attribute.is_some(),
             point_in_time_recovery: policy.wants_point_in_time_recovery(),
+            scaling: true,
         }
     }
 
@@ -77,7 +82,17 @@ impl Reads {
     fn upkeep(policy: &Policy) -> Reads {
         Reads {
             tags: !policy.template.tags.is_empty(),
+            scaling: false,
             ..Reads::everything(policy)
+        }
+    }
+
+    /// The current and pre-built tables: upkeep, and their tags always, so their verdict
+    /// rests on the family tag (a table of another family holding the name fails the run).
+    fn target(policy: &Policy) -> Reads {
+        Reads {
+            tags: true,
+            ..Reads::upkeep(policy)
         }
     }
 
@@ -86,6 +101,7 @@ impl Reads {
             tags: self.tags || other.tags,
             ttl: self.ttl || other.ttl,
             point_in_time_recovery: self.point_in_time_recovery || other.point_in_time_recovery,
+            scaling: self.scaling || other.scaling,
         }
     }
 }
@@ -102,11 +118,15 @@ pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
 /// Which described tables need which extra reads for `operation` at `now`, decided from what
 /// DescribeTable told (a first plan without them), so a steady-state run stays at the floor
 /// of calls. Reads are needed by:
-/// - create_new's own tables: template upkeep (template tags, TTL, point-in-time recovery);
-/// - a table resize_old changes this run: the same upkeep, once per phase change; and the
-///   current and pre-built tables, which create_new made since its last look;
+/// - the current and pre-built tables (create_new's, and resize_old's too): their tags, so the
+///   verdict on the tables writers use rests on the family tag; and template upkeep (TTL,
+///   point-in-time recovery);
+/// - a table resize_old changes this run: the same upkeep, once per phase change;
+/// - a capacity change (a first plan defers it for want of them): the scalable targets, whose
+///   owners decide which throughput is ours to change;
 /// - a table past `archive_after`: its tags (the export and archived tags) and point-in-time
-///   recovery; past `delete_after`: its tags (only a table with our family tag is deleted);
+///   recovery; past `delete_after`: its tags and scalable targets (the evidence a deletion
+///   needs: our family tag, nothing foreign on it);
 /// - a name from another period setting: its tags (only our family and period tags make it
 ///   ours).
 ///
@@ -120,32 +140,41 @@ pub fn reads_needed(
 ) -> BTreeMap<String, Reads> {
     let naming = policy.naming();
     let upkeep = Reads::upkeep(policy);
+    let target = Reads::target(policy);
     let first = plan(policy, now, described, operation);
     let mut reads: BTreeMap<String, Reads> = BTreeMap::new();
     let mut need = |table: &str, wanted: Reads| {
         let entry = reads.entry(table.to_string()).or_default();
         *entry = entry.or(wanted);
     };
+    let only = |read: fn(&mut Reads)| {
+        let mut reads = Reads::default();
+        read(&mut reads);
+        reads
+    };
     let retention = policy.retention.as_ref();
     for item in &first.items {
+        let exists = item.status.is_some();
+        if let Decision::Deferred {
+            cause: DeferralCause::ScalingNotRead,
+            ..
+        } = item.decision
+        {
+            need(&item.table, only(|r| r.scaling = true));
+        }
         match (operation, item.age) {
-            (Operation::CreateNew, Some(age)) if age <= 0 && item.status.is_some() => {
-                need(&item.table, upkeep)
-            }
+            (_, Some(age)) if age <= 0 && exists => need(&item.table, target),
             (Operation::ResizeOld, Some(age)) => {
-                // The current and pre-built tables too: a table create_new just made gets
-                // its TTL and point-in-time recovery 30 minutes later, not a day later.
-                if item.decision.updates_table() || age <= 0 {
+                if item.decision.updates_table() {
                     need(&item.table, upkeep);
                 }
                 if policy.archive().is_some_and(|a| age >= i64::from(a.after)) {
                     need(
                         &item.table,
-                        Reads {
-                            tags: true,
-                            point_in_time_recovery: true,
-                            ..Reads::default()
-                        },
+                        only(|r| {
+                            r.tags = true;
+                            r.point_in_time_recovery = true;
+                        }),
                     );
                 }
                 if retention
@@ -154,10 +183,10 @@ pub fn reads_needed(
                 {
                     need(
                         &item.table,
-                        Reads {
-                            tags: true,
-                            ..Reads::default()
-                        },
+                        only(|r| {
+                            r.tags = true;
+                            r.scaling = true;
+                        }),
                     );
                 }
             }
@@ -166,13 +195,7 @@ pub fn reads_needed(
     }
     for table in described {
         if matches!(naming.classify(&table.name), Ownership::Foreign) {
-            need(
-                &table.name,
-                Reads {
-                    tags: true,
-                    ..Reads::default()
-                },
-            );
+            need(&table.name, only(|r| r.tags = true));
         }
     }
     reads

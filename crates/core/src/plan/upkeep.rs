@@ -9,7 +9,8 @@ use crate::changes::{on_off, SettingChange, TableSetting, TagChange, TtlChange};
 use crate::deferral::DeferralCause;
 use crate::observed::{ObservedEncryption, TableStatus};
 use crate::settings::Encryption;
-use crate::tags::TAG_POLICY_HASH;
+use crate::tags::{TAG_FAMILY, TAG_POLICY_HASH};
+use crate::verdict::{OwnedBy, Owner};
 
 impl Context<'_> {
     /// One item per template setting the table lacks. Only ACTIVE tables: DynamoDB refuses
@@ -70,8 +71,10 @@ impl Context<'_> {
         items
     }
 
-    /// The user's tags that are missing or differ, and our own period and policy tags when
-    /// missing (never rewritten: they record the table's period and its creating policy).
+    /// The user's tags that are missing or differ, and, on a table our family tag proves ours,
+    /// our own period and policy tags when missing (never rewritten: they record the table's
+    /// period and its creating policy). The family tag itself is written only by CreateTable and
+    /// `adopt`: never onto a table that exists, whoever made it.
     fn tag_item(&self, owned: &Owned) -> Option<PlanItem> {
         let have = owned.table.tags.as_ref()?;
         let arn = owned.table.arn.clone()?;
@@ -83,9 +86,17 @@ impl Context<'_> {
             .filter(|(key, value)| have.get(*key) != Some(*value))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        for (key, value) in self.own_tags(owned.slot) {
-            if !have.contains_key(&key) {
-                want.insert(key, value);
+        if matches!(
+            owned.verdict.owner,
+            Owner::Ours {
+                by: OwnedBy::FamilyTag | OwnedBy::Adopted,
+                ..
+            }
+        ) {
+            for (key, value) in self.own_tags(owned.slot) {
+                if key != TAG_FAMILY && !have.contains_key(&key) {
+                    want.insert(key, value);
+                }
             }
         }
         if want.is_empty() {

@@ -1,0 +1,524 @@
+//! The one ownership verdict: for each listed table, whose the table is, which of its parts are
+//! not the policy's (global indexes, scalable targets, the scaling policies on them), and
+//! whether retention has positive evidence to delete it. A run computes it once per table
+//! ([`Judge::verdict`]); every action of the planner asks it and nothing else, and the reports
+//! and `status` print it.
+//!
+//! A name prefix alone never makes a table ours: a sibling family whose prefix nests in ours
+//! (`ts_eu` under `ts`) shares it, and anyone can create a table named like ours.
+//!
+//! - A family tag naming another prefix makes the table another family's, whatever its name.
+//! - Our family tag (written at CreateTable, or by an operator's `adopt`) makes it ours.
+//! - `{prefix}_{label}` for the policy's period with the policy's key makes it ours by name:
+//!   the runs manage it (the function's role refuses their writes to a table tagged for another
+//!   family), but retention never deletes it without the family tag.
+//! - Period tags on a name that is a label of some period: a table from a version before the
+//!   family tag; managed, not deleted until adopted.
+//! - A global index is the policy's only when its name, key schema and projection are; a
+//!   scalable target is ours only when every policy on it is ours. Anything else on a table is
+//!   foreign and removes exactly the actions that would touch it.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::naming::{Ownership, TableNaming};
+use crate::observed::ObservedTable;
+use crate::period::Slot;
+use crate::policy::Policy;
+use crate::scaling::{policy_name, resource_id, ScalableKey};
+use crate::settings::{KeySchema, LocalIndex, Projection};
+use crate::tags::{tagged_slot, TAG_ADOPTED, TAG_FAMILY};
+
+/// Everything a run may do with one table, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    #[serde(flatten)]
+    pub owner: Owner,
+    /// The table's parts that are not the policy's: no action touches them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub foreign: Vec<ForeignPart>,
+    /// Our own scalable targets on the table (every policy on them is ours).
+    #[serde(skip)]
+    pub our_targets: Vec<ScalableKey>,
+    /// Why retention may not delete the table; empty: positive evidence that it may.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_deletable: Vec<NoEvidence>,
+    /// What the verdict could read: tags and scalable targets.
+    #[serde(skip)]
+    pub seen: Seen,
+}
+
+/// Whose the table is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "owner", rename_all = "snake_case")]
+pub enum Owner {
+    /// The policy manages the table, which holds `slot`.
+    Ours {
+        #[serde(skip)]
+        slot: Slot,
+        by: OwnedBy,
+    },
+    /// Starts with our name prefix but is not provably ours: reported, never touched.
+    NotOurs { why: NotOurs },
+}
+
+/// The evidence that a table is ours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OwnedBy {
+    /// Our family tag, written when this family created it.
+    FamilyTag,
+    /// Our family tag, written by an operator's `adopt`.
+    Adopted,
+    /// `{prefix}_{label}` with the policy's key; the run did not read its tags.
+    Name,
+    /// `{prefix}_{label}` with the policy's key; its tags carry no family tag (hand-made, or
+    /// made by a version before the tag).
+    NameWithoutFamilyTag,
+    /// Period tags from a version before the family tag, on `{prefix}_{label of some period}`.
+    PeriodTags,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum NotOurs {
+    /// Another ddb-rollover family's table: its family tag names another prefix.
+    OtherFamily { family: String },
+    /// The rest of the name is not a label of our period, and no tag of ours claims it.
+    UnknownName,
+    /// The name is ours but the key schema is not, and no family tag claims it: a hand-made
+    /// look-alike.
+    LookAlike { have: KeySchema },
+}
+
+/// A part of a table that is not the policy's.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "part", rename_all = "snake_case")]
+pub enum ForeignPart {
+    /// A global secondary index whose name, key schema or projection is not the policy's.
+    Index { name: String, why: String },
+    /// A scalable target without this policy's scaling policy.
+    Target { key: ScalableKey, policies: Vec<String> },
+    /// One of our scalable targets that also carries policies that are not ours: ours is
+    /// removed when the phase ends, the target never deregistered (that would delete theirs).
+    SharedTarget { key: ScalableKey, policies: Vec<String> },
+}
+
+/// A missing piece of the positive evidence retention needs to delete a table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "missing", rename_all = "snake_case")]
+pub enum NoEvidence {
+    /// Not ours at all.
+    NotOurs,
+    /// Its tags were not read by this run.
+    TagsNotRead,
+    /// The endpoint has no tagging API and `retention.delete_without_tagging_api` is off.
+    NoTaggingApi,
+    /// Ours by name or period tags only: never created (or adopted) by this family.
+    NoFamilyTag,
+    /// Its key schema is not the policy's (or DescribeTable did not give it).
+    KeyDiffers { have: Option<KeySchema> },
+    /// Its local secondary indexes are not the policy's.
+    LocalIndexesDiffer,
+    /// Scalable targets this policy did not create, or policies that are not ours, are on it.
+    ForeignScaling,
+    /// The scalable targets on it could not be read this run.
+    ScalingNotRead,
+}
+
+/// What the verdict rests on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Seen {
+    pub tags: Reading,
+    pub scaling: Reading,
+}
+
+/// Whether one of the optional reads was made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reading {
+    #[default]
+    NotRead,
+    /// The endpoint does not implement the API (DynamoDB Local's tags, Application Auto
+    /// Scaling on DynamoDB Local and dynalite): nothing of that kind can exist there.
+    Unsupported,
+    Read,
+}
+
+/// Whose a scalable target is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetOwner {
+    /// No target is registered for the key (or targets were not read: see [`Verdict::seen`]).
+    Absent,
+    /// Every policy on it is ours.
+    Ours,
+    /// Ours and someone else's policies.
+    Shared,
+    /// No policy of ours.
+    Foreign,
+}
+
+impl Verdict {
+    pub fn is_ours(&self) -> bool {
+        matches!(self.owner, Owner::Ours { .. })
+    }
+
+    /// The period the table holds, when it is ours.
+    pub fn slot(&self) -> Option<Slot> {
+        match self.owner {
+            Owner::Ours { slot, .. } => Some(slot),
+            Owner::NotOurs { .. } => None,
+        }
+    }
+
+    /// Whether the global secondary index `name` is the policy's (its name, key schema and
+    /// projection are).
+    pub fn index_is_ours(&self, name: &str) -> bool {
+        !self
+            .foreign
+            .iter()
+            .any(|part| matches!(part, ForeignPart::Index { name: n, .. } if n == name))
+    }
+
+    /// Whose the scalable target `key` is.
+    pub fn target(&self, key: &ScalableKey) -> TargetOwner {
+        if self.our_targets.contains(key) {
+            return TargetOwner::Ours;
+        }
+        self.foreign
+            .iter()
+            .find_map(|part| match part {
+                ForeignPart::Target { key: k, .. } if k == key => Some(TargetOwner::Foreign),
+                ForeignPart::SharedTarget { key: k, .. } if k == key => Some(TargetOwner::Shared),
+                _ => None,
+            })
+            .unwrap_or(TargetOwner::Absent)
+    }
+
+    /// The targets and shared targets on one resource (`table/NAME` or its index's), which
+    /// hold its throughput: a change to it would fight them.
+    pub fn claims_on(&self, resource: &str) -> Vec<&ForeignPart> {
+        self.foreign
+            .iter()
+            .filter(|part| match part {
+                ForeignPart::Target { key, .. } | ForeignPart::SharedTarget { key, .. } => {
+                    key.resource_id == resource
+                }
+                ForeignPart::Index { .. } => false,
+            })
+            .collect()
+    }
+
+    /// Whether the throughput of the table itself is ours to change.
+    pub fn table_capacity_is_ours(&self, table: &str) -> bool {
+        self.claims_on(&resource_id(table, None)).is_empty()
+    }
+
+    /// Whether the throughput of the index `name` is ours to change.
+    pub fn index_capacity_is_ours(&self, table: &str, name: &str) -> bool {
+        self.index_is_ours(name) && self.claims_on(&resource_id(table, Some(name))).is_empty()
+    }
+
+    /// Whether a change that touches every part of the table (a billing mode switch) is ours to
+    /// make: nothing on it is foreign.
+    pub fn whole_table_is_ours(&self) -> bool {
+        self.is_ours() && self.foreign.is_empty()
+    }
+
+    /// Whether the scalable targets were known when the verdict was made (read, or impossible on
+    /// this endpoint).
+    pub fn scaling_known(&self) -> bool {
+        self.seen.scaling != Reading::NotRead
+    }
+
+    /// The short form reports print: `ours (family tag)`, `not ours (family "ts_eu")`, with the
+    /// number of foreign parts.
+    pub fn label(&self) -> String {
+        let owner = match &self.owner {
+            Owner::Ours { by, .. } => format!("ours ({by})"),
+            Owner::NotOurs { why } => format!("not ours ({})", why.short()),
+        };
+        match self.foreign.len() {
+            0 => owner,
+            n => format!("{owner}, {n} foreign part(s)"),
+        }
+    }
+}
+
+impl fmt::Display for OwnedBy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            OwnedBy::FamilyTag => "family tag",
+            OwnedBy::Adopted => "adopted",
+            OwnedBy::Name => "name, tags not read",
+            OwnedBy::NameWithoutFamilyTag => "name, no family tag",
+            OwnedBy::PeriodTags => "period tags, no family tag",
+        })
+    }
+}
+
+impl NotOurs {
+    fn short(&self) -> String {
+        match self {
+            NotOurs::OtherFamily { family } => format!("family {family:?}"),
+            NotOurs::UnknownName => "name".into(),
+            NotOurs::LookAlike { .. } => "key".into(),
+        }
+    }
+}
+
+impl fmt::Display for NotOurs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotOurs::OtherFamily { family } => write!(f, "its {TAG_FAMILY} tag names another family, {family:?}"),
+            NotOurs::UnknownName => f.write_str("its name is not a label of the policy's period and no tag of ours claims it"),
+            NotOurs::LookAlike { have } => write!(f, "its key is {have}, not the policy's, and no family tag claims it"),
+        }
+    }
+}
+
+impl fmt::Display for ForeignPart {
+    /// "index by_site (key differs)", "scalable target table/t read (policies: theirs)".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ForeignPart::Index { name, why } => write!(f, "index {name} ({why})"),
+            ForeignPart::Target { key, policies } if policies.is_empty() => {
+                write!(f, "scalable target {key} (no policy of ours)")
+            }
+            ForeignPart::Target { key, policies } => {
+                write!(f, "scalable target {key} (policies: {})", policies.join(", "))
+            }
+            ForeignPart::SharedTarget { key, policies } => write!(
+                f,
+                "scalable target {key} (ours, and also policies: {})",
+                policies.join(", ")
+            ),
+        }
+    }
+}
+
+impl fmt::Display for NoEvidence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NoEvidence::NotOurs => f.write_str("it is not this policy's"),
+            NoEvidence::TagsNotRead => f.write_str("its tags were not read"),
+            NoEvidence::NoTaggingApi => f.write_str(
+                "the endpoint cannot read tags, so no family tag proves the table ours (retention.delete_without_tagging_api allows it on such endpoints)",
+            ),
+            NoEvidence::NoFamilyTag => write!(
+                f,
+                "it carries no {TAG_FAMILY} tag: this family did not create it (ddb-rollover adopt tags a table an operator vouches for)"
+            ),
+            NoEvidence::KeyDiffers { have: Some(have) } => write!(f, "its key is {have}, not the policy's"),
+            NoEvidence::KeyDiffers { have: None } => f.write_str("its key schema is unknown"),
+            NoEvidence::LocalIndexesDiffer => f.write_str("its local secondary indexes are not the policy's"),
+            NoEvidence::ForeignScaling => {
+                f.write_str("scalable targets or scaling policies that are not this policy's are on it")
+            }
+            NoEvidence::ScalingNotRead => f.write_str("its scalable targets could not be read this run"),
+        }
+    }
+}
+
+/// Computes verdicts for one policy.
+pub struct Judge<'a> {
+    policy: &'a Policy,
+    naming: TableNaming,
+}
+
+impl<'a> Judge<'a> {
+    pub fn new(policy: &'a Policy) -> Judge<'a> {
+        Judge {
+            policy,
+            naming: policy.naming(),
+        }
+    }
+
+    /// The verdict on `table`; `None` when its name does not start with `{prefix}_` (not ours
+    /// to mention).
+    pub fn verdict(&self, table: &ObservedTable) -> Option<Verdict> {
+        let by_name = self.naming.classify(&table.name);
+        if by_name == Ownership::Unrelated {
+            return None;
+        }
+        let seen = Seen {
+            tags: reading(table.tags.is_some(), table.tags_unsupported),
+            scaling: reading(table.scaling.is_some(), table.scaling_unsupported),
+        };
+        let owner = self.owner(table, by_name);
+        let (foreign, our_targets) = self.parts(table);
+        let not_deletable = self.deletion(table, &owner, &foreign, seen);
+        Some(Verdict {
+            owner,
+            foreign,
+            our_targets,
+            not_deletable,
+            seen,
+        })
+    }
+
+    fn owner(&self, table: &ObservedTable, by_name: Ownership) -> Owner {
+        let not_ours = |why| Owner::NotOurs { why };
+        let tags = table.tags.as_ref();
+        let family = tags.and_then(|tags| tags.get(TAG_FAMILY));
+        if let Some(family) = family.filter(|f| *f != self.naming.prefix()) {
+            return not_ours(NotOurs::OtherFamily {
+                family: family.clone(),
+            });
+        }
+        let tagged = tags.and_then(|tags| tagged_slot(self.naming.calendar(), tags));
+        let name_slot = match by_name {
+            Ownership::Owned(slot) => Some(slot),
+            _ => None,
+        };
+        let (slot, by) = if family.is_some() {
+            // Placed by its period tags (a table made under another period or zone), else by
+            // its name.
+            let Some(slot) = tagged.or(name_slot) else {
+                return not_ours(NotOurs::UnknownName);
+            };
+            let adopted = tags.is_some_and(|tags| tags.contains_key(TAG_ADOPTED));
+            (slot, if adopted { OwnedBy::Adopted } else { OwnedBy::FamilyTag })
+        } else if let Some(slot) = name_slot {
+            let by = if tags.is_some() {
+                OwnedBy::NameWithoutFamilyTag
+            } else {
+                OwnedBy::Name
+            };
+            (tagged.unwrap_or(slot), by)
+        } else if let Some(slot) = tagged.filter(|_| self.naming.is_label_of_any_period(&table.name)) {
+            (slot, OwnedBy::PeriodTags)
+        } else {
+            return not_ours(NotOurs::UnknownName);
+        };
+        match &table.key {
+            // A hand-made look-alike: named like ours, keyed otherwise, and no tag of ours.
+            Some(have) if *have != self.policy.key && family.is_none() => {
+                not_ours(NotOurs::LookAlike { have: have.clone() })
+            }
+            _ => Owner::Ours { slot, by },
+        }
+    }
+
+    /// The foreign parts of the table, and our own scalable targets on it.
+    fn parts(&self, table: &ObservedTable) -> (Vec<ForeignPart>, Vec<ScalableKey>) {
+        let mut foreign = Vec::new();
+        for index in &table.global_indexes {
+            let why = match self.policy.indexes.iter().find(|want| want.name == index.name) {
+                None => Some("not in the policy".to_string()),
+                Some(want) => match (&index.key, &index.projection) {
+                    (Some(key), _) if *key != want.key => {
+                        Some(format!("its key is {key}, the policy's is {}", want.key))
+                    }
+                    (None, _) => Some("DescribeTable did not give its key".into()),
+                    (_, Some(projection)) if !same_projection(projection, &want.projection) => Some(format!(
+                        "it projects {projection}, the policy's projects {}",
+                        want.projection
+                    )),
+                    (_, None) => Some("DescribeTable did not give its projection".into()),
+                    _ => None,
+                },
+            };
+            if let Some(why) = why {
+                foreign.push(ForeignPart::Index {
+                    name: index.name.clone(),
+                    why,
+                });
+            }
+        }
+        let mut ours = Vec::new();
+        let prefix = &self.policy.prefix;
+        for target in table.scaling.iter().flatten() {
+            let (mine, theirs): (Vec<&str>, Vec<&str>) = target
+                .policies
+                .iter()
+                .map(|p| p.name.as_str())
+                .partition(|name| *name == policy_name(prefix, target.key.dimension));
+            let theirs: Vec<String> = theirs.into_iter().map(str::to_string).collect();
+            match (mine.is_empty(), theirs.is_empty()) {
+                (false, true) => ours.push(target.key.clone()),
+                (false, false) => foreign.push(ForeignPart::SharedTarget {
+                    key: target.key.clone(),
+                    policies: theirs,
+                }),
+                (true, _) => foreign.push(ForeignPart::Target {
+                    key: target.key.clone(),
+                    policies: theirs,
+                }),
+            }
+        }
+        (foreign, ours)
+    }
+
+    /// Every piece of positive evidence retention needs and the table lacks.
+    fn deletion(&self, table: &ObservedTable, owner: &Owner, foreign: &[ForeignPart], seen: Seen) -> Vec<NoEvidence> {
+        let Owner::Ours { by, .. } = owner else {
+            return vec![NoEvidence::NotOurs];
+        };
+        let mut missing = Vec::new();
+        let opted_in = self
+            .policy
+            .retention
+            .as_ref()
+            .is_some_and(|r| r.delete_without_tagging_api);
+        match (seen.tags, by) {
+            (_, OwnedBy::FamilyTag | OwnedBy::Adopted) => {}
+            (Reading::NotRead, _) => missing.push(NoEvidence::TagsNotRead),
+            (Reading::Unsupported, OwnedBy::Name) if opted_in => {}
+            (Reading::Unsupported, _) => missing.push(NoEvidence::NoTaggingApi),
+            (Reading::Read, _) => missing.push(NoEvidence::NoFamilyTag),
+        }
+        if table.key.as_ref() != Some(&self.policy.key) {
+            missing.push(NoEvidence::KeyDiffers {
+                have: table.key.clone(),
+            });
+        }
+        if !same_local_indexes(table, &self.policy.local_indexes) {
+            missing.push(NoEvidence::LocalIndexesDiffer);
+        }
+        if foreign
+            .iter()
+            .any(|part| matches!(part, ForeignPart::Target { .. } | ForeignPart::SharedTarget { .. }))
+        {
+            missing.push(NoEvidence::ForeignScaling);
+        }
+        if seen.scaling == Reading::NotRead {
+            missing.push(NoEvidence::ScalingNotRead);
+        }
+        missing
+    }
+}
+
+fn reading(read: bool, unsupported: bool) -> Reading {
+    match (read, unsupported) {
+        (true, _) => Reading::Read,
+        (false, true) => Reading::Unsupported,
+        (false, false) => Reading::NotRead,
+    }
+}
+
+/// Projections compare as sets of attributes: DynamoDB does not promise their order.
+fn same_projection(have: &Projection, want: &Projection) -> bool {
+    match (have, want) {
+        (Projection::Include(have), Projection::Include(want)) => {
+            have.iter().collect::<BTreeSet<_>>() == want.iter().collect::<BTreeSet<_>>()
+        }
+        _ => have == want,
+    }
+}
+
+/// Whether the table's local secondary indexes are exactly the policy's (name, key, projection).
+fn same_local_indexes(table: &ObservedTable, want: &[LocalIndex]) -> bool {
+    table.local_indexes.len() == want.len()
+        && want.iter().all(|want| {
+            table.local_indexes.iter().any(|have| {
+                have.name == want.name
+                    && have.key.as_ref().and_then(|k| k.sort.as_ref()) == Some(&want.sort)
+                    && have
+                        .projection
+                        .as_ref()
+                        .is_some_and(|p| same_projection(p, &want.projection))
+            })
+        })
+}

@@ -68,7 +68,7 @@ async fn main() -> ExitCode {
         eprintln!("error: --at {error}");
         return ExitCode::from(EXIT_BAD_INPUT);
     }
-    let control = Paced::new(control_plane(&cli, &policy).await, policy.rates);
+    let control = Paced::new(control_plane(&cli).await, policy.rates);
     let options = ApplyOptions {
         dry_run: cli.dry_run,
         deadline: cli.time_budget.map(|budget| Instant::now() + budget),
@@ -201,15 +201,12 @@ fn load_policy(cli: &Cli) -> Result<Policy, PolicyError> {
 }
 
 /// DynamoDB, with Application Auto Scaling from the same configuration (endpoint, region,
-/// credentials) when the policy has autoscaling phases.
-async fn control_plane(cli: &Cli, policy: &Policy) -> DynamoDb {
+/// credentials): every run reads the scalable targets before it changes capacity or deletes
+/// (whose they are decides what it may touch), and registers them for autoscaling phases.
+async fn control_plane(cli: &Cli) -> DynamoDb {
     let config = sdk_config(cli).await;
-    let dynamodb = DynamoDb::new(aws_sdk_dynamodb::Client::new(&config));
-    if policy.uses_autoscaling() {
-        dynamodb.with_autoscaling(aws_sdk_applicationautoscaling::Client::new(&config))
-    } else {
-        dynamodb
-    }
+    DynamoDb::new(aws_sdk_dynamodb::Client::new(&config))
+        .with_autoscaling(aws_sdk_applicationautoscaling::Client::new(&config))
 }
 
 async fn sdk_config(cli: &Cli) -> aws_config::SdkConfig {

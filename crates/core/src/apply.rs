@@ -122,12 +122,14 @@ async fn next_table_ready<C: ControlPlane>(
 ) -> Readiness {
     let mut ready = readiness::assess(policy, now, observed);
     for line in &report.tables {
-        if matches!(line.item.decision, Decision::Create(_) | Decision::Recreate(_)) && line.outcome == Outcome::Done {
+        if matches!(line.item.decision, Decision::Create(_) | Decision::Recreate(_))
+            && line.outcome == Outcome::Done
+        {
             readiness::created(&mut ready, &line.item.table);
         }
     }
     let ready = ready.recomputed();
-    let mut until = Instant::now() + options.readiness_wait;
+    let mut until = control.now() + options.readiness_wait;
     if let Some(deadline) = options.deadline {
         until = until.min(deadline);
     }
@@ -182,7 +184,7 @@ pub async fn apply<C: ControlPlane>(
                     )
                 } else if item.decision.is_change()
                     && !options.dry_run
-                    && options.deadline.is_some_and(|d| Instant::now() >= d)
+                    && options.deadline.is_some_and(|d| control.now() >= d)
                 {
                     out_of_time(item)
                 } else {
@@ -202,7 +204,7 @@ pub async fn apply<C: ControlPlane>(
     lines.extend(unreadable.iter().map(|error| unreadable_line(error, &blocked)));
     lines.sort_by(|a, b| a.item.table.cmp(&b.item.table));
     // Best effort, and never past the deadline: the report matters more than the tag.
-    if !options.dry_run && options.deadline.is_none_or(|d| Instant::now() < d) {
+    if !options.dry_run && options.deadline.is_none_or(|d| control.now() < d) {
         record_deferrals(control, &lines, at).await;
     }
     tracing::info!(%operation, %at, tables = lines.len(), "run finished");
@@ -322,7 +324,7 @@ async fn send<C: ControlPlane>(
     match decision {
         Decision::Create(spec) => create(control, spec).await,
         Decision::Recreate(spec) => {
-            let mut until = Instant::now() + options.readiness_wait;
+            let mut until = control.now() + options.readiness_wait;
             if let Some(deadline) = options.deadline {
                 until = until.min(deadline);
             }
@@ -360,8 +362,12 @@ async fn create<C: ControlPlane>(control: &C, spec: &TableSpec) -> Result<(), Co
 /// the control plane's clock), then creates it again. A table that is no longer DELETING when
 /// looked at was made again meanwhile (another run): nothing to do. Still DELETING at `until`:
 /// the period has no table, a failure.
-async fn recreate<C: ControlPlane>(control: &C, spec: &TableSpec, until: Instant) -> Result<(), ControlPlaneError> {
-    let started = Instant::now();
+async fn recreate<C: ControlPlane>(
+    control: &C,
+    spec: &TableSpec,
+    until: Instant,
+) -> Result<(), ControlPlaneError> {
+    let started = control.now();
     let mut wait = Duration::ZERO;
     loop {
         match control.describe_table(&spec.name).await {
@@ -371,7 +377,7 @@ async fn recreate<C: ControlPlane>(control: &C, spec: &TableSpec, until: Instant
             Ok(Some(_)) => return Ok(()),
             Err(e) => return Err(e),
         }
-        let now = Instant::now();
+        let now = control.now();
         if now >= until {
             return Err(ControlPlaneError {
                 kind: ErrorKind::Other,

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::changes::{
     CapacityChange, ClassChange, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
@@ -111,9 +111,16 @@ pub trait ControlPlane: Sync {
     /// DeleteTable. Lifting deletion protection first is the executor's step ([`Self::configure`]).
     fn delete_table(&self, name: &str) -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
 
+    /// The clock a run's waits and time budget are measured on: the wall clock, or an
+    /// in-memory control plane's own (which [`Self::sleep`] moves), so tests never wait on
+    /// the wall clock.
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+
     /// Waits between two polls of a table (a create_new run waiting for the tables it created,
     /// or for a deleted one to be gone). A real control plane sleeps; an in-memory one moves
-    /// its own clock instead, so tests never wait on the wall clock.
+    /// its own clock instead.
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send {
         futures_timer::Delay::new(duration)
     }

@@ -174,7 +174,14 @@ pub async fn observe<C: ControlPlane>(
         .map(|t| t.name.clone())
         .collect();
     if !wants_scaling.is_empty() {
-        read_scaling(control, policy, scope != Scope::Full, &wants_scaling, &mut observation).await;
+        read_scaling(
+            control,
+            policy,
+            scope != Scope::Full,
+            &wants_scaling,
+            &mut observation,
+        )
+        .await;
     }
     Ok(observation)
 }
@@ -191,7 +198,9 @@ pub async fn observe_tables<C: ControlPlane>(
     let unsupported = Unsupported::default();
     for name in names {
         let read = match control.describe_table(name).await {
-            Ok(Some(table)) => read_extras(control, policy, table, everything, &unsupported).await.map(Some),
+            Ok(Some(table)) => read_extras(control, policy, table, everything, &unsupported)
+                .await
+                .map(Some),
             Ok(None) => Ok(None),
             Err(e) if e.kind == ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
@@ -303,7 +312,9 @@ pub fn run_view(
                     table.tags = full.tags.clone();
                     table.tags_unsupported = full.tags_unsupported;
                     let export_read = full.tags.as_ref().is_some_and(|tags| {
-                        tags.contains_key(TAG_EXPORT) && !tags.contains_key(TAG_ARCHIVED) && policy.archive().is_some()
+                        tags.contains_key(TAG_EXPORT)
+                            && !tags.contains_key(TAG_ARCHIVED)
+                            && policy.archive().is_some()
                     });
                     if export_read {
                         table.export = full.export.clone();

@@ -108,6 +108,10 @@ impl<C: ControlPlane + Send> ControlPlane for Paced<C> {
         self.inner.delete_table(name).await
     }
 
+    fn now(&self) -> std::time::Instant {
+        self.inner.now()
+    }
+
     async fn sleep(&self, duration: std::time::Duration) {
         self.inner.sleep(duration).await
     }

@@ -195,7 +195,7 @@ pub async fn settle<C: ControlPlane>(control: &C, readiness: Readiness, until: I
             .filter(|t| t.is_settling())
             .map(|t| t.table.clone())
             .collect();
-        let now = Instant::now();
+        let now = control.now();
         if settling.is_empty() || now >= until {
             break;
         }

@@ -8,15 +8,15 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::observe::run_view;
 use crate::observed::{ArchiveState, ObservedTable};
 use crate::period::Slot;
-use crate::observe::run_view;
 use crate::plan::{plan, plan_run, Decision, Operation, Plan, PlanItem};
-use crate::verdict::Verdict;
 use crate::policy::Policy;
 use crate::readiness::{assess_between_runs, Readiness};
 use crate::settings::Billing;
 use crate::tags::TAG_LAST_DEFERRAL;
+use crate::verdict::Verdict;
 
 /// What one operation would do with a table next time it runs, and the verdict it decides on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

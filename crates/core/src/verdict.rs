@@ -271,9 +271,16 @@ impl NotOurs {
 impl fmt::Display for NotOurs {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            NotOurs::OtherFamily { family } => write!(f, "its {TAG_FAMILY} tag names another family, {family:?}"),
-            NotOurs::UnknownName => f.write_str("its name is not a label of the policy's period and no tag of ours claims it"),
-            NotOurs::LookAlike { have } => write!(f, "its key is {have}, not the policy's, and no family tag claims it"),
+            NotOurs::OtherFamily { family } => {
+                write!(f, "its {TAG_FAMILY} tag names another family, {family:?}")
+            }
+            NotOurs::UnknownName => {
+                f.write_str("its name is not a label of the policy's period and no tag of ours claims it")
+            }
+            NotOurs::LookAlike { have } => write!(
+                f,
+                "its key is {have}, not the policy's, and no family tag claims it"
+            ),
         }
     }
 }
@@ -379,7 +386,14 @@ impl<'a> Judge<'a> {
                 return not_ours(NotOurs::UnknownName);
             };
             let adopted = tags.is_some_and(|tags| tags.contains_key(TAG_ADOPTED));
-            (slot, if adopted { OwnedBy::Adopted } else { OwnedBy::FamilyTag })
+            (
+                slot,
+                if adopted {
+                    OwnedBy::Adopted
+                } else {
+                    OwnedBy::FamilyTag
+                },
+            )
         } else if let Some(slot) = name_slot {
             let by = if tags.is_some() {
                 OwnedBy::NameWithoutFamilyTag
@@ -452,7 +466,13 @@ impl<'a> Judge<'a> {
     }
 
     /// Every piece of positive evidence retention needs and the table lacks.
-    fn deletion(&self, table: &ObservedTable, owner: &Owner, foreign: &[ForeignPart], seen: Seen) -> Vec<NoEvidence> {
+    fn deletion(
+        &self,
+        table: &ObservedTable,
+        owner: &Owner,
+        foreign: &[ForeignPart],
+        seen: Seen,
+    ) -> Vec<NoEvidence> {
         let Owner::Ours { by, .. } = owner else {
             return vec![NoEvidence::NotOurs];
         };
@@ -477,10 +497,12 @@ impl<'a> Judge<'a> {
         if !same_local_indexes(table, &self.policy.local_indexes) {
             missing.push(NoEvidence::LocalIndexesDiffer);
         }
-        if foreign
-            .iter()
-            .any(|part| matches!(part, ForeignPart::Target { .. } | ForeignPart::SharedTarget { .. }))
-        {
+        if foreign.iter().any(|part| {
+            matches!(
+                part,
+                ForeignPart::Target { .. } | ForeignPart::SharedTarget { .. }
+            )
+        }) {
             missing.push(NoEvidence::ForeignScaling);
         }
         if seen.scaling == Reading::NotRead {

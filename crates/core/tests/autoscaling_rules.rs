@@ -430,7 +430,8 @@ fn a_foreign_scalable_target_is_reported_never_resized_against_or_deregistered()
     assert!(removal.targets[0].deregister_target);
     let reason = &plan.items[2].reason;
     assert!(
-        reason.contains("not this policy's") && reason.contains("table/ts_2018-10-25 write (policies: their-write-policy)"),
+        reason.contains("not this policy's")
+            && reason.contains("table/ts_2018-10-25 write (policies: their-write-policy)"),
         "{reason}"
     );
     let verdict = plan.items[2].verdict.as_ref().expect("a verdict");
@@ -477,7 +478,11 @@ fn a_foreign_scalable_target_is_reported_never_resized_against_or_deregistered()
         .iter()
         .find(|i| i.table == "ts_2018-10-27" && i.decision.action() == "register_scaling")
         .unwrap();
-    assert!(register.reason.contains("table/ts_2018-10-27 read"), "{}", register.reason);
+    assert!(
+        register.reason.contains("table/ts_2018-10-27 read"),
+        "{}",
+        register.reason
+    );
     assert!(plan.warnings.iter().any(|w| w.contains("ts_2018-10-27")));
 }
 
@@ -499,7 +504,10 @@ fn fixed_phases_without_targets_plan_as_before() {
     );
     // Before they are read (a run's first plan), the change waits for them: the run reads
     // them, then decides.
-    let mut unread = [ObservedTable::active("timeseries_2018-10-25", provisioned(300, 1000))];
+    let mut unread = [ObservedTable::active(
+        "timeseries_2018-10-25",
+        provisioned(300, 1000),
+    )];
     unread[0].scaling = None;
     let plan = plan_for(&policy, at("2018-10-26T00:15:00Z"), &unread, Operation::ResizeOld);
     assert_eq!(
@@ -542,15 +550,25 @@ fn a_foreign_policy_on_our_target_keeps_the_target_and_its_capacity() {
         .find(|t| t.key.dimension == ScalableDimension::TableWrite)
         .expect("the write target");
     assert!(write.deregister_target, "{removal:#?}");
-    assert!(plan.items[0].reason.contains("operators-step-policy"), "{}", plan.items[0].reason);
     assert!(
-        !plan.items.iter().any(|i| matches!(i.decision, Decision::Update(_))),
+        plan.items[0].reason.contains("operators-step-policy"),
+        "{}",
+        plan.items[0].reason
+    );
+    assert!(
+        !plan
+            .items
+            .iter()
+            .any(|i| matches!(i.decision, Decision::Update(_))),
         "{:#?}",
         plan.items
     );
 
     // With retention due, the table is not deleted either: something foreign claims it.
-    let policy = Policy::from_toml(&format!("{POLICY}\n[retention]\ndelete_after = 1\nkeep_newest = 1\n")).unwrap();
+    let policy = Policy::from_toml(&format!(
+        "{POLICY}\n[retention]\ndelete_after = 1\nkeep_newest = 1\n"
+    ))
+    .unwrap();
     let mut targets = ours("ts_2018-10-25", 70.0);
     targets[0].policies.push(ObservedScalingPolicy {
         name: "operators-step-policy".into(),
@@ -567,7 +585,10 @@ fn a_foreign_policy_on_our_target_keeps_the_target_and_its_capacity() {
     let current = table("ts_2018-10-26", provisioned(5, 10), Vec::new());
     let plan = plan_for(&policy, now, &[tagged, current], Operation::ResizeOld);
     assert!(
-        !plan.items.iter().any(|i| matches!(i.decision, Decision::Delete(_))),
+        !plan
+            .items
+            .iter()
+            .any(|i| matches!(i.decision, Decision::Delete(_))),
         "{:#?}",
         plan.items
     );

@@ -13,14 +13,15 @@ use ddb_rollover::changes::{
 use ddb_rollover::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use ddb_rollover::deferral::DeferralCause;
 use ddb_rollover::observed::{ExportState, ExportStatus, ObservedTable, TableStatus, TtlState};
+use ddb_rollover::plan::Decision;
 use ddb_rollover::policy::Policy;
 use ddb_rollover::scaling::{
     policy_name, DeregisterScaling, ObservedScalableTarget, ObservedScalingPolicy, RegisterScaling,
     ScalableDimension, ScalableKey, TargetValue,
 };
 use ddb_rollover::settings::Billing;
-use ddb_rollover::tags::TAG_FAMILY;
 use ddb_rollover::settings::Capacity;
+use ddb_rollover::tags::TAG_FAMILY;
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome};
 
 #[derive(Default)]
@@ -36,6 +37,10 @@ struct FakeDynamo {
     creating_for: usize,
     /// The tables still CREATING, with the DescribeTable calls left until ACTIVE.
     creating: Mutex<BTreeMap<String, usize>>,
+    /// The tables DELETING, with the DescribeTable calls left until they are gone.
+    deleting: Mutex<BTreeMap<String, usize>>,
+    /// The fake's own clock: how far its waits have moved it past the wall clock, and each wait.
+    slept: Mutex<Vec<Duration>>,
 }
 
 impl FakeDynamo {
@@ -107,7 +112,15 @@ impl ControlPlane for FakeDynamo {
     async fn describe_table(&self, name: &str) -> Result<Option<ObservedTable>, ControlPlaneError> {
         self.call("DescribeTable", name).await?;
         let mut creating = self.creating.lock().unwrap();
+        let mut deleting = self.deleting.lock().unwrap();
         let mut tables = self.tables.lock().unwrap();
+        if let Some(left) = deleting.get_mut(name) {
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                deleting.remove(name);
+                tables.remove(name);
+            }
+        }
         if let Some(left) = creating.get_mut(name) {
             *left = left.saturating_sub(1);
             if *left == 0 {
@@ -117,7 +130,17 @@ impl ControlPlane for FakeDynamo {
                 }
             }
         }
-        Ok(tables.get(name).cloned())
+        // DescribeTable's part only: tags, TTL, backups and targets have their own calls.
+        Ok(tables.get(name).map(ObservedTable::described_only))
+    }
+
+    fn now(&self) -> std::time::Instant {
+        std::time::Instant::now() + self.slept.lock().unwrap().iter().sum::<Duration>()
+    }
+
+    /// Waits move the fake's own clock, never the wall clock.
+    async fn sleep(&self, duration: Duration) {
+        self.slept.lock().unwrap().push(duration);
     }
 
     async fn create_table(&self, spec: &TableSpec) -> Result<(), ControlPlaneError> {
@@ -587,7 +610,10 @@ fn old_tables(days: std::ops::RangeInclusive<u32>) -> FakeDynamo {
         // Made by this family: our family tag, the policy's key (as DescribeTable gives it).
         fake.with_table(name, |t| {
             t.key = Some(Policy::default().key);
-            t.tags = Some(BTreeMap::from([(TAG_FAMILY.to_string(), "timeseries".to_string())]));
+            t.tags = Some(BTreeMap::from([(
+                TAG_FAMILY.to_string(),
+                "timeseries".to_string(),
+            )]));
             t.point_in_time_recovery = Some(true);
         });
     }
@@ -821,7 +847,6 @@ async fn create_new_waits_for_the_tables_it_created_then_reports_them_ready() {
         creating_for: 2,
         ..FakeDynamo::default()
     };
-    let started = std::time::Instant::now();
     let report = run(
         &fake,
         &Policy::default(),
@@ -835,13 +860,10 @@ async fn create_new_waits_for_the_tables_it_created_then_reports_them_ready() {
     assert!(ready.ready, "{ready:#?}");
     assert_eq!(ready.tables.len(), 2);
     assert!(ready.tables.iter().all(|t| t.status.as_deref() == Some("ACTIVE")));
-    // Polled at once (CREATING), then after 0.5 s (ACTIVE): two polls each.
+    // Polled at once (CREATING), then after 0.5 s on the control plane's clock (ACTIVE): two
+    // polls each, one wait.
     assert_eq!(describe_calls(&fake), 4);
-    let took = started.elapsed();
-    assert!(
-        took >= Duration::from_millis(500) && took < Duration::from_secs(2),
-        "{took:?}"
-    );
+    assert_eq!(*fake.slept.lock().unwrap(), [Duration::from_millis(500)]);
     let json = serde_json::to_value(&report).unwrap();
     assert_eq!(json["next_table_ready"]["ready"], true);
 
@@ -896,10 +918,18 @@ async fn a_table_still_creating_when_the_wait_ends_is_not_ready() {
     )
     .await
     .unwrap();
-    let took = started.elapsed();
+    // Waited 0.5 s, 1 s, then what was left of the budget, on the control plane's clock; the
+    // wall clock barely moved.
+    let waited: Duration = fake.slept.lock().unwrap().iter().sum();
     assert!(
-        took >= Duration::from_millis(2500) && took < Duration::from_secs(3),
-        "{took:?}"
+        waited >= Duration::from_millis(2400) && waited <= Duration::from_millis(2500),
+        "{:?}",
+        fake.slept.lock().unwrap()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
     );
     assert!(report.succeeded(), "created, not failed");
     let ready = report.next_table_ready.unwrap();
@@ -938,4 +968,244 @@ async fn a_foreign_table_holding_the_next_name_is_not_ready() {
     assert!(!ready.ready, "{ready:#?}");
     assert_eq!(ready.not_active, ["timeseries_2018-10-26"]);
     assert!(ready.tables[1].foreign);
+}
+
+/// Finding (issue 18): with the pre-built table DELETING (someone deleted it), create_new said
+/// NOT READY and exited 0, leaving the period without a table until the next day's run. Now the
+/// run waits (on the control plane's clock) until the table is gone, creates it again, and is
+/// ready.
+#[tokio::test]
+async fn a_deleted_pre_built_table_is_created_again_once_it_is_gone() {
+    let fake = FakeDynamo::with_tables(&[("timeseries_2018-10-25", HOT), ("timeseries_2018-10-26", HOT)]);
+    fake.with_table("timeseries_2018-10-26", |t| t.status = TableStatus::Deleting);
+    // Gone at the third DescribeTable: the observation's, then two polls.
+    fake.deleting
+        .lock()
+        .unwrap()
+        .insert("timeseries_2018-10-26".into(), 3);
+    let report = run(
+        &fake,
+        &Policy::default(),
+        Operation::CreateNew,
+        at("2018-10-25T23:45:00Z"),
+        ApplyOptions::default(),
+    )
+    .await
+    .unwrap();
+    let line = report
+        .tables
+        .iter()
+        .find(|l| l.item.table == "timeseries_2018-10-26")
+        .unwrap();
+    assert_eq!(line.item.decision.action(), "recreate");
+    assert_eq!(line.outcome, Outcome::Done, "{line:#?}");
+    assert!(report.succeeded(), "{report:#?}");
+    assert!(report.next_table_ready.as_ref().unwrap().ready);
+    // Read back from the fake: the table exists again, ACTIVE.
+    let table = fake.with_table("timeseries_2018-10-26", |t| t.status.clone());
+    assert_eq!(table, Some(TableStatus::Active));
+    assert!(fake
+        .mutating_calls()
+        .contains(&"CreateTable timeseries_2018-10-26".to_string()));
+}
+
+/// A period's table still DELETING when the run's wait ends, or missing at the end of the run,
+/// fails the run: exit 1 from the CLI, a function error from Lambda, NextTableReady 0.
+#[tokio::test]
+async fn a_period_table_still_deleting_or_missing_at_the_end_fails_the_run() {
+    let fake = FakeDynamo::with_tables(&[("timeseries_2018-10-25", HOT), ("timeseries_2018-10-26", HOT)]);
+    fake.with_table("timeseries_2018-10-26", |t| t.status = TableStatus::Deleting);
+    fake.deleting
+        .lock()
+        .unwrap()
+        .insert("timeseries_2018-10-26".into(), usize::MAX);
+    let report = run(
+        &fake,
+        &Policy::default(),
+        Operation::CreateNew,
+        at("2018-10-25T23:45:00Z"),
+        ApplyOptions {
+            readiness_wait: Duration::from_secs(30),
+            ..ApplyOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert!(!report.succeeded(), "{report:#?}");
+    let line = report
+        .tables
+        .iter()
+        .find(|l| l.item.table == "timeseries_2018-10-26")
+        .unwrap();
+    assert_eq!(line.outcome, Outcome::Failed);
+    assert!(
+        line.error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("still DELETING"),
+        "{line:#?}"
+    );
+    let ready = report.next_table_ready.as_ref().unwrap();
+    assert!(!ready.ready);
+    assert_eq!(ready.not_active, ["timeseries_2018-10-26"]);
+    let waited: Duration = fake.slept.lock().unwrap().iter().sum();
+    assert!(waited <= Duration::from_secs(30), "{waited:?}");
+
+    // A table created by the run and deleted (by someone else) before its end: missing at the
+    // end, so the run fails although every call it made succeeded.
+    let fake = FakeDynamo {
+        creating_for: 1,
+        ..FakeDynamo::default()
+    };
+    fake.deleting
+        .lock()
+        .unwrap()
+        .insert("timeseries_2018-10-26".into(), 1);
+    let report = run(
+        &fake,
+        &Policy::default(),
+        Operation::CreateNew,
+        at("2018-10-25T23:45:00Z"),
+        ApplyOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert!(!report.succeeded(), "{report:#?}");
+    let lost: Vec<_> = report
+        .lines_with(Outcome::Failed)
+        .map(|l| l.item.table.as_str())
+        .collect();
+    assert_eq!(lost, ["timeseries_2018-10-26"], "{report:#?}");
+    assert_eq!(
+        report.next_table_ready.unwrap().missing,
+        ["timeseries_2018-10-26"]
+    );
+}
+
+/// The changes `status` predicts for `operation`, per table (main item, then the other steps),
+/// and the changes a run's report lines carry.
+fn predicted(
+    status: &ddb_rollover::status::StatusReport,
+    operation: Operation,
+) -> BTreeMap<String, Vec<&'static str>> {
+    status
+        .tables
+        .iter()
+        .map(|line| {
+            let main = match operation {
+                Operation::CreateNew => &line.create_new,
+                Operation::ResizeOld => &line.resize_old,
+            };
+            let actions: Vec<&'static str> = main
+                .iter()
+                .map(|n| &n.decision)
+                .chain(
+                    line.other_changes
+                        .iter()
+                        .filter(|c| c.operation == operation)
+                        .map(|c| &c.decision),
+                )
+                .filter(|d| d.is_change() || matches!(d, Decision::Blocked))
+                .map(Decision::action)
+                .collect();
+            (line.table.clone(), actions)
+        })
+        .filter(|(_, actions)| !actions.is_empty())
+        .collect()
+}
+
+fn made(report: &ddb_rollover::RunReport) -> BTreeMap<String, Vec<&'static str>> {
+    let mut made: BTreeMap<String, Vec<&'static str>> = BTreeMap::new();
+    for line in report
+        .tables
+        .iter()
+        .filter(|l| l.item.decision.is_change() || matches!(l.item.decision, Decision::Blocked))
+    {
+        made.entry(line.item.table.clone())
+            .or_default()
+            .push(line.item.decision.action());
+    }
+    made
+}
+
+/// Finding (issue 18): a table named `{prefix}_{label}` that carries another family's tag was
+/// "another family's, never touched" in status, while create_new raised one and resize_old
+/// lowered another (the runs read no tags for names of our shape). Now create_new reads the
+/// tags of the tables writers use, so it refuses the pre-built one loudly, and status plans
+/// each operation on what its run reads: it predicts resize_old's change exactly, with the
+/// same verdict, and warns that on AWS the role refuses it.
+#[tokio::test]
+async fn status_predicts_each_run_exactly_and_names_what_only_it_can_see() {
+    let fake = FakeDynamo::with_tables(&[
+        ("timeseries_2018-10-20", HOT),
+        ("timeseries_2018-10-24", Capacity { read: 1, write: 1 }),
+        ("timeseries_2018-10-25", HOT),
+        ("timeseries_2018-10-26", Capacity { read: 1, write: 1 }),
+    ]);
+    let other_family = BTreeMap::from([(TAG_FAMILY.to_string(), "timeseries_eu".to_string())]);
+    let ours = BTreeMap::from([(TAG_FAMILY.to_string(), "timeseries".to_string())]);
+    for (name, tags) in [
+        ("timeseries_2018-10-20", &other_family),
+        ("timeseries_2018-10-24", &ours),
+        ("timeseries_2018-10-25", &ours),
+        ("timeseries_2018-10-26", &other_family),
+    ] {
+        fake.with_table(name, |t| {
+            t.key = Some(Policy::default().key);
+            t.tags = Some(tags.clone());
+        });
+    }
+    let policy = Policy::default();
+    for (operation, now) in [
+        (Operation::CreateNew, at("2018-10-25T23:45:00Z")),
+        (Operation::ResizeOld, at("2018-10-26T00:15:00Z")),
+    ] {
+        let observation = ddb_rollover::observe(&fake, &policy, ddb_rollover::Scope::Full, 4)
+            .await
+            .unwrap();
+        let status = ddb_rollover::status::status(&policy, now, &observation.tables);
+        let report = run(&fake, &policy, operation, now, ApplyOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            predicted(&status, operation),
+            made(&report),
+            "{operation}: {status:#?}"
+        );
+        // The same verdict, line by line.
+        for line in &report.tables {
+            let Some(status_line) = status.tables.iter().find(|l| l.table == line.item.table) else {
+                continue;
+            };
+            let next = match operation {
+                Operation::CreateNew => &status_line.create_new,
+                Operation::ResizeOld => &status_line.resize_old,
+            };
+            assert_eq!(
+                next.as_ref().and_then(|n| n.verdict.as_ref()),
+                line.item.verdict.as_ref(),
+                "{operation} {}",
+                line.item.table
+            );
+        }
+        match operation {
+            Operation::CreateNew => {
+                // The pre-built table carries another family's tag: blocked, the run fails.
+                assert_eq!(made(&report)["timeseries_2018-10-26"], ["blocked"]);
+                assert!(!report.succeeded());
+            }
+            Operation::ResizeOld => {
+                // 10-20 is lowered by a run that reads no tags for it; status says so, and why
+                // it would fail on AWS.
+                assert_eq!(made(&report)["timeseries_2018-10-20"], ["update"]);
+                assert!(
+                    status.warnings.iter().any(|w| w
+                        .starts_with("timeseries_2018-10-20: its tags make it not ours")
+                        && w.contains("aws:ResourceTag")),
+                    "{:#?}",
+                    status.warnings
+                );
+            }
+        }
+    }
 }

@@ -685,17 +685,23 @@ fn a_table_carrying_period_tags_is_owned_and_aged_by_its_period_end() {
     // family tag onto it (only CreateTable and `adopt` do), so retention keeps it, saying why.
     let steps = decisions(&plan, "timeseries_2018-10-20");
     assert!(
-        !steps.iter().any(|d| matches!(d, Decision::Tag(change) if change.tags.contains_key(TAG_FAMILY))),
+        !steps
+            .iter()
+            .any(|d| matches!(d, Decision::Tag(change) if change.tags.contains_key(TAG_FAMILY))),
         "{steps:#?}"
     );
     assert_eq!(steps.last(), Some(&Decision::Skipped), "{steps:#?}");
     assert!(
-        last(&plan, "timeseries_2018-10-20").reason.contains("no ddb-rollover:family tag"),
+        last(&plan, "timeseries_2018-10-20")
+            .reason
+            .contains("no ddb-rollover:family tag"),
         "{:#?}",
         last(&plan, "timeseries_2018-10-20")
     );
     assert!(
-        plan.warnings.iter().any(|w| w.contains("ddb-rollover adopt") && w.contains("timeseries_2018-10-20")),
+        plan.warnings
+            .iter()
+            .any(|w| w.contains("ddb-rollover adopt") && w.contains("timeseries_2018-10-20")),
         "{:#?}",
         plan.warnings
     );

@@ -6,7 +6,9 @@ use ddb_rollover::deferral::DeferralCause;
 use ddb_rollover::observed::{ObservedIndex, ObservedTable, TableStatus};
 use ddb_rollover::plan::{plan, Decision, Operation, Plan, PlanItem};
 use ddb_rollover::policy::Policy;
-use ddb_rollover::settings::{AttributeKind, Billing, Capacity, KeyAttribute, KeySchema, OnDemandLimits, Projection};
+use ddb_rollover::settings::{
+    AttributeKind, Billing, Capacity, KeyAttribute, KeySchema, OnDemandLimits, Projection,
+};
 
 const POLICY: &str = r#"
 [key]
@@ -195,9 +197,11 @@ fn a_switch_to_provisioned_is_refused_while_an_index_is_not_the_policys() {
         main.reason
     );
     // Noted, not otherwise touched.
-    assert!(items(&plan, "timeseries_2018-10-25").iter().any(
-        |i| i.decision == Decision::Unchanged && i.reason.contains("index by_hand (not in the policy): not this policy's")
-    ));
+    assert!(items(&plan, "timeseries_2018-10-25")
+        .iter()
+        .any(|i| i.decision == Decision::Unchanged
+            && i.reason
+                .contains("index by_hand (not in the policy): not this policy's")));
 }
 
 /// Finding (issue 18): a hand-made table's index named like the policy's but on another key got
@@ -212,7 +216,10 @@ fn an_index_named_like_the_policys_on_another_key_or_projection_is_not_touched()
             Box::new(|i: &mut ObservedIndex| i.key.as_mut().unwrap().partition.name = "customer".into())
                 as Box<dyn Fn(&mut ObservedIndex)>,
         ),
-        ("projection", Box::new(|i: &mut ObservedIndex| i.projection = Some(Projection::KeysOnly))),
+        (
+            "projection",
+            Box::new(|i: &mut ObservedIndex| i.projection = Some(Projection::KeysOnly)),
+        ),
     ] {
         let mut yesterday = table(
             "timeseries_2018-10-25",
@@ -230,7 +237,11 @@ fn an_index_named_like_the_policys_on_another_key_or_projection_is_not_touched()
         let parts: Vec<&str> = change.indexes.iter().map(|i| i.index.as_str()).collect();
         assert_eq!(parts, ["by_device"], "{field}: {change:?}");
         let main = items(&plan, "timeseries_2018-10-25")[0];
-        assert!(main.reason.contains("index by_site ("), "{field}: {}", main.reason);
+        assert!(
+            main.reason.contains("index by_site ("),
+            "{field}: {}",
+            main.reason
+        );
         let verdict = main.verdict.as_ref().unwrap();
         assert!(!verdict.index_is_ours("by_site") && verdict.index_is_ours("by_device"));
     }

@@ -79,12 +79,13 @@ impl Features {
         .collect()
     }
 
-    /// The Application Auto Scaling, CloudWatch and IAM actions both roles need with
-    /// autoscaling on (none without): what the executor sends, what Application Auto Scaling
-    /// checks its caller may do for target tracking, and its service-linked role.
+    /// The Application Auto Scaling, CloudWatch and IAM actions both roles need: always the
+    /// two reads of scalable targets (every run reads whose they are before a capacity change
+    /// or a deletion), and with autoscaling on everything the executor sends, what Application
+    /// Auto Scaling checks its caller may do for target tracking, and its service-linked role.
     pub fn autoscaling_actions(&self) -> BTreeSet<&'static str> {
         if !self.autoscaling {
-            return BTreeSet::new();
+            return SCALING_READS.into_iter().collect();
         }
         AUTOSCALING_ACTIONS.into_iter().collect()
     }
@@ -98,17 +99,17 @@ impl Features {
     /// must grant, no more.
     pub fn needed(&self, operation: Operation) -> BTreeSet<&'static str> {
         // TagResource: CreateTable with tags, and tags brought back to the policy's.
+        // ListTagsOfResource: the current and pre-built tables' (whose they are), and of tables
+        // whose decision needs them: a name from another period setting, retention's candidates.
         let mut actions = vec![
             "dynamodb:ListTables",
             "dynamodb:DescribeTable",
             "dynamodb:UpdateTable",
             "dynamodb:TagResource",
+            "dynamodb:ListTagsOfResource",
         ];
-        match operation {
-            Operation::CreateNew => actions.push("dynamodb:CreateTable"),
-            // Tags of tables whose decision needs them: a name from another period setting,
-            // retention's candidates.
-            Operation::ResizeOld => actions.push("dynamodb:ListTagsOfResource"),
+        if operation == Operation::CreateNew {
+            actions.push("dynamodb:CreateTable");
         }
         if self.ttl {
             actions.extend(["dynamodb:DescribeTimeToLive", "dynamodb:UpdateTimeToLive"]);
@@ -130,6 +131,12 @@ impl Features {
         actions.into_iter().collect()
     }
 }
+
+/// The reads of scalable targets and their policies both roles always have.
+pub const SCALING_READS: [&str; 2] = [
+    "application-autoscaling:DescribeScalableTargets",
+    "application-autoscaling:DescribeScalingPolicies",
+];
 
 /// See [`Features::autoscaling_actions`].
 pub const AUTOSCALING_ACTIONS: [&str; 10] = [
@@ -165,7 +172,7 @@ mod tests {
         assert!(on.autoscaling);
         assert_eq!(on.grants().len(), 5);
         assert!(Features::default().grants().is_empty());
-        assert!(Features::default().autoscaling_actions().is_empty());
+        assert_eq!(Features::default().autoscaling_actions().len(), 2);
     }
 
     #[test]
@@ -179,5 +186,6 @@ mod tests {
         assert!(resize.contains("dynamodb:DeleteTable"));
         assert!(!resize.contains("dynamodb:DescribeExport"));
         assert_eq!(Features::default().needed(Operation::ResizeOld).len(), 5);
+        assert_eq!(Features::default().needed(Operation::CreateNew).len(), 6);
     }
 }

@@ -407,7 +407,7 @@ fn probe(capability: Capability, operation: ddb_rollover::Operation) -> Option<&
         Capability::Pitr => Some("dynamodb:UpdateContinuousBackups"),
         Capability::Archive => (operation == ResizeOld).then_some("dynamodb:ExportTableToPointInTime"),
         Capability::Delete => (operation == ResizeOld).then_some("dynamodb:DeleteTable"),
-        Capability::Autoscaling => Some("application-autoscaling:DescribeScalableTargets"),
+        Capability::Autoscaling => Some("application-autoscaling:RegisterScalableTarget"),
     }
 }
 
@@ -426,13 +426,17 @@ fn rollover_grants_match_the_roles() {
                 let Some(action) = probe(capability, f.operation().unwrap()) else {
                     continue;
                 };
-                let resource = if action.starts_with("dynamodb:") {
-                    table_arn("timeseries_2018-10-25")
-                } else {
-                    "*".to_owned()
-                };
                 let family = tags(&[("ddb-rollover:family", "timeseries")]);
-                let request = Request::new(action, &resource).with_resource_tags(family);
+                let request = if action.starts_with("dynamodb:") {
+                    Request::new(action, &table_arn("timeseries_2018-10-25")).with_resource_tags(family)
+                } else {
+                    // A DynamoDB scalable target of the account (its ARN ends in a generated id).
+                    Request::new(
+                        action,
+                        "arn:aws:application-autoscaling:us-east-1:123456789012:scalable-target/0123456789abcdef",
+                    )
+                    .with_context("application-autoscaling:service-namespace", "dynamodb")
+                };
                 assert_eq!(
                     evaluate(&statements, &request).is_allowed(),
                     grants.capabilities.contains(&capability),

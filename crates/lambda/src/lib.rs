@@ -160,11 +160,11 @@ impl Handler {
             .retry_config(RetryConfig::adaptive())
             .load()
             .await;
-        let mut control = DynamoDb::new(aws_sdk_dynamodb::Client::new(&config));
-        // The same HTTPS client and configuration; only then does the role allow it.
-        if policy.uses_autoscaling() {
-            control = control.with_autoscaling(aws_sdk_applicationautoscaling::Client::new(&config));
-        }
+        // Application Auto Scaling with the same HTTPS client and configuration: every run reads
+        // the scalable targets before it changes capacity or deletes (the role always allows
+        // the two Describe calls), and autoscaling phases register them.
+        let control = DynamoDb::new(aws_sdk_dynamodb::Client::new(&config))
+            .with_autoscaling(aws_sdk_applicationautoscaling::Client::new(&config));
         Ok(Handler::with_control(operation, policy, control))
     }
 

@@ -36,7 +36,11 @@ impl Context<'_> {
                 .is_some_and(|after| age >= i64::from(after));
             let mut steps = Vec::new();
             if (archive_due.is_some() || delete_due) && self.in_grace(o.slot) {
-                let until = self.policy.grace_end(o.slot).map(|t| t.to_rfc3339()).unwrap_or_default();
+                let until = self
+                    .policy
+                    .grace_end(o.slot)
+                    .map(|t| t.to_rfc3339())
+                    .unwrap_or_default();
                 steps.push(self.item(
                     o,
                     Decision::Skipped,
@@ -81,7 +85,8 @@ impl Context<'_> {
                         ),
                     ))
                 } else if !o.verdict.not_deletable.is_empty() {
-                    let missing: Vec<String> = o.verdict.not_deletable.iter().map(ToString::to_string).collect();
+                    let missing: Vec<String> =
+                        o.verdict.not_deletable.iter().map(ToString::to_string).collect();
                     Some((
                         Decision::Skipped,
                         format!(

@@ -53,9 +53,7 @@ impl Context<'_> {
             .into_iter()
             .filter(|key| match owned.verdict.target(key) {
                 TargetOwner::Absent => true,
-                TargetOwner::Ours => !observed
-                    .iter()
-                    .any(|t| t.key == *key && t.matches(prefix, &want)),
+                TargetOwner::Ours => !observed.iter().any(|t| t.key == *key && t.matches(prefix, &want)),
                 TargetOwner::Shared | TargetOwner::Foreign => {
                     left_out.push(key.to_string());
                     false
@@ -154,10 +152,12 @@ pub(crate) fn foreign_scaling_warning(owned: &[Owned]) -> Option<String> {
     let names: Vec<&str> = owned
         .iter()
         .filter(|o| {
-            o.verdict
-                .foreign
-                .iter()
-                .any(|part| matches!(part, ForeignPart::Target { .. } | ForeignPart::SharedTarget { .. }))
+            o.verdict.foreign.iter().any(|part| {
+                matches!(
+                    part,
+                    ForeignPart::Target { .. } | ForeignPart::SharedTarget { .. }
+                )
+            })
         })
         .map(|o| o.table.name.as_str())
         .collect();

@@ -220,9 +220,10 @@ async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tabl
         );
     }
 
-    // What `plan` (both operations, the operator's full view) reports about x's neighbours:
-    // the sibling family and the look-alike, with reasons. Scheduled runs never read a foreign
-    // name's tags (the floor of calls), so only this view can name the sibling's family.
+    // What `plan` (both operations, the operator's full view) reports about x's neighbours.
+    // Each line is what the scheduled run would decide (it never reads a foreign name's tags:
+    // the floor of calls); the sibling's family, which only this view can read, is named in a
+    // warning.
     let mut reports = run_each(
         &control,
         &x,
@@ -247,7 +248,7 @@ async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tabl
     };
     let sibling = format!("x_eu_{last_day}");
     assert!(
-        reason(&sibling).contains("family \"x_eu\""),
+        reason(&sibling).contains("not ours, never described or touched"),
         "{}",
         reason(&sibling)
     );

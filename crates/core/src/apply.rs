@@ -13,6 +13,7 @@ use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use crate::deferral::DeferralCause;
 use crate::limits::TABLE_QUOTA_ADVICE;
 use crate::observe::{observe, run_view};
+use crate::status::operator_warnings;
 use crate::observed::{ObservedTable, TableStatus};
 use crate::plan::Scope;
 use crate::plan::{plan_run, Decision, Operation, Plan, PlanItem};
@@ -91,7 +92,10 @@ pub async fn run_each<C: ControlPlane>(
                 (&view.0, &view.1)
             }
         };
-        let plan = plan_run(policy, now, tables, listed_only, operation);
+        let mut plan = plan_run(policy, now, tables, listed_only, operation);
+        if scope == Scope::Full {
+            plan.warnings = operator_warnings(policy, now, &observation.tables, &[&plan]);
+        }
         let mut report = apply(control, plan, &observation.unreadable, options)
             .boxed()
             .await;
@@ -250,6 +254,14 @@ async fn execute<C: ControlPlane>(
         }
         // Another run made the same change first.
         Err(e) if e.kind == ErrorKind::NoChange => TableLine::new(item, Outcome::Unchanged, None),
+        // An endpoint without Application Auto Scaling (DynamoDB Local, dynalite): nothing to
+        // register there, and nothing registered to remove; the table keeps its capacity.
+        Err(e)
+            if e.kind == ErrorKind::Unsupported
+                && matches!(item.decision, Decision::RegisterScaling(_) | Decision::DeregisterScaling(_)) =>
+        {
+            TableLine::new(item, Outcome::Skipped, Some(e.message))
+        }
         // A period without its table: nothing may wait for a later run. Loud, naming the quota.
         Err(e) if matches!(item.decision, Decision::Create(_) | Decision::Recreate(_)) => {
             let e = if e.kind == ErrorKind::LimitExceeded && !e.message.contains(TABLE_QUOTA_ADVICE) {

@@ -118,20 +118,7 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
     };
     let create = run_plan(Operation::CreateNew);
     let resize = run_plan(Operation::ResizeOld);
-    let full = plan(policy, now, observed, Operation::ResizeOld);
-    let mut warnings: Vec<String> = Vec::new();
-    for warning in full
-        .warnings
-        .iter()
-        .chain(&create.warnings)
-        .chain(&resize.warnings)
-        .cloned()
-        .chain(unread_hazards(&full, &[&create, &resize]))
-    {
-        if !warnings.contains(&warning) {
-            warnings.push(warning);
-        }
-    }
+    let warnings = operator_warnings(policy, now, observed, &[&create, &resize]);
     let current_period = create.current_period.clone();
     let mut lines: BTreeMap<String, TableStatusLine> = BTreeMap::new();
     for (operation, items) in [
@@ -208,6 +195,32 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
         warnings,
         health: assess_between_runs(policy, now, observed),
     }
+}
+
+/// What an operator's view (`status`, `plan`: `observed` read in full) says besides the runs'
+/// own warnings (`runs`, each planned on what its run reads): the neighbours named from their
+/// tags, which runs never read, and the tables a run would change that this view finds are
+/// not this policy's. Each said once.
+pub fn operator_warnings(
+    policy: &Policy,
+    now: DateTime<Utc>,
+    observed: &[ObservedTable],
+    runs: &[&Plan],
+) -> Vec<String> {
+    let full = plan(policy, now, observed, Operation::ResizeOld);
+    let mut warnings: Vec<String> = Vec::new();
+    for warning in full
+        .warnings
+        .iter()
+        .chain(runs.iter().flat_map(|run| &run.warnings))
+        .cloned()
+        .chain(unread_hazards(&full, runs))
+    {
+        if !warnings.contains(&warning) {
+            warnings.push(warning);
+        }
+    }
+    warnings
 }
 
 /// Tables that status, reading everything, finds not this policy's but that a run, reading

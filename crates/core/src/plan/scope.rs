@@ -155,17 +155,21 @@ pub fn reads_needed(
     let retention = policy.retention.as_ref();
     for item in &first.items {
         let exists = item.status.is_some();
-        if let Decision::Deferred {
-            cause: DeferralCause::ScalingNotRead,
-            ..
-        } = item.decision
-        {
+        // A capacity change waiting for the scalable targets: the final plan makes it.
+        let awaits_scaling = matches!(
+            item.decision,
+            Decision::Deferred {
+                cause: DeferralCause::ScalingNotRead,
+                ..
+            }
+        );
+        if awaits_scaling {
             need(&item.table, only(|r| r.scaling = true));
         }
         match (operation, item.age) {
             (_, Some(age)) if age <= 0 && exists => need(&item.table, target),
             (Operation::ResizeOld, Some(age)) => {
-                if item.decision.updates_table() {
+                if item.decision.updates_table() || awaits_scaling {
                     need(&item.table, upkeep);
                 }
                 if policy.archive().is_some_and(|a| age >= i64::from(a.after)) {

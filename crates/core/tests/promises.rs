@@ -42,7 +42,8 @@ use ddb_rollover::period::Slot;
 use ddb_rollover::report::Outcome;
 use ddb_rollover::scaling::{ScalableDimension, ScalableKey};
 use ddb_rollover::settings::{
-    AttributeKind, Billing, Capacity, GlobalIndex, KeyAttribute, KeySchema, LocalIndex, OnDemandLimits, Projection,
+    AttributeKind, Billing, Capacity, GlobalIndex, KeyAttribute, KeySchema, LocalIndex, OnDemandLimits,
+    Projection,
 };
 use ddb_rollover::status::status;
 use ddb_rollover::{observe, run, ApplyOptions, Operation, Policy, RunReport, Scope};
@@ -178,15 +179,18 @@ fn retention_strategy() -> impl Strategy<Value = RetentionSpec> {
         1u32..=3,
         1u32..=3,
     )
-        .prop_map(|(delete_after, archive_after, keep_newest, max_deletes)| RetentionSpec {
-            delete_after,
-            archive_after,
-            keep_newest,
-            max_deletes,
-        })
+        .prop_map(
+            |(delete_after, archive_after, keep_newest, max_deletes)| RetentionSpec {
+                delete_after,
+                archive_after,
+                keep_newest,
+                max_deletes,
+            },
+        )
 }
 
-fn policy_strategy() -> impl Strategy<Value = PolicySpec> {
+fn policy_strategy(k: &Knobs) -> impl Strategy<Value = PolicySpec> {
+    let k = k.clone();
     (
         prop_oneof![Just("hour"), Just("6h"), Just("day"), Just("day"), Just("week"), Just("month")],
         prop_oneof![Just("UTC"), Just("Europe/Berlin")],
@@ -198,17 +202,31 @@ fn policy_strategy() -> impl Strategy<Value = PolicySpec> {
         prop::option::weighted(0.6, retention_strategy()),
     )
         .prop_map(
-            |(period, timezone, premake, (gsi, lsi), grace, (ttl, deletion_protection), phases, retention)| PolicySpec {
-                period,
-                timezone,
-                premake,
-                gsi,
-                lsi,
-                grace,
-                ttl,
-                deletion_protection,
-                phases,
-                retention,
+            move |(period, timezone, premake, (gsi, lsi), grace, (ttl, deletion_protection), phases, retention)| {
+                PolicySpec {
+                    period,
+                    timezone,
+                    premake,
+                    gsi: gsi || !k.on("policy_without_gsi"),
+                    lsi,
+                    grace: grace.filter(|_| k.on("grace")),
+                    ttl: ttl && k.on("ttl"),
+                    deletion_protection,
+                    phases: phases
+                        .into_iter()
+                        .map(|p| match p.kind {
+                            PhaseKind::Autoscaling if !k.on("autoscaling") => PhaseSpec {
+                                kind: PhaseKind::Provisioned(50, 50),
+                                ..p
+                            },
+                            _ => p,
+                        })
+                        .collect(),
+                    retention: retention.filter(|_| k.on("retention")).map(|r| RetentionSpec {
+                        archive_after: r.archive_after.filter(|_| k.on("archive")),
+                        ..r
+                    }),
+                }
             },
         )
 }
@@ -286,20 +304,38 @@ enum Act {
 #[derive(Clone, Debug)]
 enum Step {
     /// The clock to 15 minutes before the `periods`-th boundary ahead (create_new's schedule).
-    Before { periods: u32 },
+    Before {
+        periods: u32,
+    },
     /// The clock to 15 minutes after the `periods`-th boundary ahead (resize_old's schedule),
     /// plus the policy's grace when `past_grace`.
-    After { periods: u32, past_grace: bool },
+    After {
+        periods: u32,
+        past_grace: bool,
+    },
     /// A few seconds: transitions in flight.
-    Wait { seconds: i64 },
+    Wait {
+        seconds: i64,
+    },
     CreateNew,
     ResizeOld,
     /// `cycles` times: Before 1, CreateNew, After 1 past the grace, ResizeOld.
-    Schedule { cycles: u32 },
+    Schedule {
+        cycles: u32,
+    },
     Foreign(Act),
 }
 
-/// Which kinds of steps the generator may use; `PROMISES_WITHOUT` takes names out.
+/// Which kinds of steps and policies the generator may use; `PROMISES_WITHOUT` (a comma-separated
+/// list) takes names out:
+/// - steps: `foreign` (every foreign act), or one act: `hand_made`, `sibling`,
+///   `tag_other_family`, `untag_family`, `capacity`, `delete`, `delete_newest`, `target`,
+///   `step_policy`, `add_index` (the policy's index name on another key), `add_extra_index`,
+///   `adopt`;
+/// - hand-made tables: `hand_made_extra_gsi` (indexes the policy does not name),
+///   `hand_made_on_demand`;
+/// - policies: `grace`, `ttl`, `autoscaling` (such phases become fixed ones), `retention`,
+///   `archive`, `policy_without_gsi` (every policy then has the index `by_device`).
 #[derive(Clone, Debug)]
 struct Knobs {
     without: BTreeSet<String>,
@@ -319,14 +355,6 @@ impl Knobs {
 
     fn on(&self, name: &str) -> bool {
         !self.without.contains(name)
-    }
-
-    fn weight(&self, name: &str, weight: u32) -> u32 {
-        if self.on(name) {
-            weight
-        } else {
-            0
-        }
     }
 }
 
@@ -355,34 +383,109 @@ fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
             on_demand,
         });
     let pick = || 0usize..8;
-    prop_oneof![
-        k.weight("hand_made", 4) => hand_made,
-        k.weight("sibling", 2) => prop_oneof![Just(Operation::CreateNew), Just(Operation::ResizeOld)].prop_map(Act::Sibling),
-        k.weight("tag_other_family", 1) => pick().prop_map(|pick| Act::TagOtherFamily { pick }),
-        k.weight("untag_family", 1) => pick().prop_map(|pick| Act::UntagFamily { pick }),
-        k.weight("capacity", 1) => (pick(), prop::option::of(prop_oneof![Just((1i64, 1i64)), Just((500, 500)), Just((100, 1))]))
-            .prop_map(|(pick, to)| Act::Capacity { pick, to }),
-        k.weight("delete", 1) => pick().prop_map(|pick| Act::Delete { pick }),
-        k.weight("delete_newest", 2) => Just(Act::DeleteNewest),
-        k.weight("target", 2) => (pick(), any::<bool>(), any::<bool>(), any::<bool>())
-            .prop_map(|(pick, index, read, policy)| Act::Target { pick, index, read, policy }),
-        k.weight("step_policy", 2) => pick().prop_map(|pick| Act::StepPolicy { pick }),
-        k.weight("add_index", 1) => (pick(), any::<bool>()).prop_map(|(pick, like_policy)| Act::AddIndex { pick, like_policy }),
-        k.weight("adopt", 1) => pick().prop_map(|pick| Act::Adopt { pick }),
-    ]
+    let options: Vec<(u32, &str, BoxedStrategy<Act>)> = vec![
+        (4, "hand_made", hand_made.boxed()),
+        (
+            2,
+            "sibling",
+            prop_oneof![Just(Operation::CreateNew), Just(Operation::ResizeOld)]
+                .prop_map(Act::Sibling)
+                .boxed(),
+        ),
+        (
+            1,
+            "tag_other_family",
+            pick().prop_map(|pick| Act::TagOtherFamily { pick }).boxed(),
+        ),
+        (
+            1,
+            "untag_family",
+            pick().prop_map(|pick| Act::UntagFamily { pick }).boxed(),
+        ),
+        (
+            1,
+            "capacity",
+            (
+                pick(),
+                prop::option::of(prop_oneof![Just((1i64, 1i64)), Just((500, 500)), Just((100, 1))]),
+            )
+                .prop_map(|(pick, to)| Act::Capacity { pick, to })
+                .boxed(),
+        ),
+        (1, "delete", pick().prop_map(|pick| Act::Delete { pick }).boxed()),
+        (2, "delete_newest", Just(Act::DeleteNewest).boxed()),
+        (
+            2,
+            "target",
+            (pick(), any::<bool>(), any::<bool>(), any::<bool>())
+                .prop_map(|(pick, index, read, policy)| Act::Target {
+                    pick,
+                    index,
+                    read,
+                    policy,
+                })
+                .boxed(),
+        ),
+        (
+            2,
+            "step_policy",
+            pick().prop_map(|pick| Act::StepPolicy { pick }).boxed(),
+        ),
+        (
+            1,
+            "add_index",
+            pick()
+                .prop_map(|pick| Act::AddIndex {
+                    pick,
+                    like_policy: true,
+                })
+                .boxed(),
+        ),
+        (
+            1,
+            "add_extra_index",
+            pick()
+                .prop_map(|pick| Act::AddIndex {
+                    pick,
+                    like_policy: false,
+                })
+                .boxed(),
+        ),
+        (1, "adopt", pick().prop_map(|pick| Act::Adopt { pick }).boxed()),
+    ];
+    let options: Vec<(u32, BoxedStrategy<Act>)> = options
+        .into_iter()
+        .filter(|(_, name, _)| k.on(name))
+        .map(|(weight, _, strategy)| (weight, strategy))
+        .collect();
+    assert!(
+        !options.is_empty(),
+        "PROMISES_WITHOUT left no foreign act: add \"foreign\" to it instead"
+    );
+    prop::strategy::Union::new_weighted(options)
 }
 
 fn step_strategy(k: &Knobs) -> impl Strategy<Value = Step> {
-    let foreign_weight = if k.on("foreign") { 22 } else { 0 };
-    prop_oneof![
-        18 => (1u32..=3).prop_map(|cycles| Step::Schedule { cycles }),
-        8 => (1u32..=2).prop_map(|periods| Step::Before { periods }),
-        8 => (1u32..=2, any::<bool>()).prop_map(|(periods, past_grace)| Step::After { periods, past_grace }),
-        4 => (1i64..=90).prop_map(|seconds| Step::Wait { seconds }),
-        10 => Just(Step::CreateNew),
-        10 => Just(Step::ResizeOld),
-        foreign_weight => act_strategy(k).prop_map(Step::Foreign),
-    ]
+    let mut options: Vec<(u32, BoxedStrategy<Step>)> = vec![
+        (
+            18,
+            (1u32..=3).prop_map(|cycles| Step::Schedule { cycles }).boxed(),
+        ),
+        (8, (1u32..=2).prop_map(|periods| Step::Before { periods }).boxed()),
+        (
+            8,
+            (1u32..=2, any::<bool>())
+                .prop_map(|(periods, past_grace)| Step::After { periods, past_grace })
+                .boxed(),
+        ),
+        (4, (1i64..=90).prop_map(|seconds| Step::Wait { seconds }).boxed()),
+        (10, Just(Step::CreateNew).boxed()),
+        (10, Just(Step::ResizeOld).boxed()),
+    ];
+    if k.on("foreign") {
+        options.push((22, act_strategy(k).prop_map(Step::Foreign).boxed()));
+    }
+    prop::strategy::Union::new_weighted(options)
 }
 
 #[derive(Clone)]
@@ -395,7 +498,12 @@ struct Case {
 
 impl fmt::Debug for Case {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "\n--- policy ---\n{}--- start {} ---", self.toml, self.start.to_rfc3339())?;
+        writeln!(
+            f,
+            "\n--- policy ---\n{}--- start {} ---",
+            self.toml,
+            self.start.to_rfc3339()
+        )?;
         for (i, step) in self.steps.iter().enumerate() {
             writeln!(f, "{i:>3}: {step:?}")?;
         }
@@ -411,10 +519,10 @@ fn case_strategy(knobs: Knobs) -> impl Strategy<Value = Case> {
         Just(Utc.with_ymd_and_hms(2024, 1, 30, 12, 0, 0).unwrap()),
     ];
     (
-        policy_strategy(),
+        policy_strategy(&knobs),
         starts,
         0i64..72 * 60,
-        prop::collection::vec(step_strategy(&knobs), 1..=20),
+        prop::collection::vec(step_strategy(&knobs), 1..=16),
     )
         .prop_filter_map("the policy must validate", |(spec, start, minutes, steps)| {
             let toml = spec.toml(PREFIX);
@@ -511,9 +619,17 @@ impl Ground<'_> {
     /// Why the targets of a resource (`table/T` or `table/T/index/I`) are not all ours alone.
     fn foreign_scaling_on(&self, resource_id: &str) -> Option<String> {
         let mut why = Vec::new();
-        for target in self.world.targets.values().filter(|t| t.key.resource_id == resource_id) {
+        for target in self
+            .world
+            .targets
+            .values()
+            .filter(|t| t.key.resource_id == resource_id)
+        {
             if !target_is_ours(target) {
-                why.push(format!("foreign target {} (made by {:?})", target.key, target.maker));
+                why.push(format!(
+                    "foreign target {} (made by {:?})",
+                    target.key, target.maker
+                ));
             }
             for p in target.policies.iter().filter(|p| !is_our_policy_name(&p.name)) {
                 why.push(format!(
@@ -545,13 +661,21 @@ impl Ground<'_> {
     /// Anything foreign on a table: a foreign claim or a foreign GSI.
     fn foreign_on(&self, table: &Table) -> Option<String> {
         let mut why: Vec<String> = self.foreign_claims(table).into_iter().collect();
-        why.extend(table.gsis.iter().filter_map(|g| self.foreign_gsi(&table.name, &g.name)));
+        why.extend(
+            table
+                .gsis
+                .iter()
+                .filter_map(|g| self.foreign_gsi(&table.name, &g.name)),
+        );
         (!why.is_empty()).then(|| why.join("; "))
     }
 }
 
 // ------------------------------------------------------------------------------------------
 // One run's facts, and the invariants
+
+/// One promise's check: its violations, each a sentence naming the step, the table and the facts.
+type Invariant = fn(&RunFacts<'_>) -> Vec<String>;
 
 struct RunFacts<'a> {
     step: String,
@@ -575,7 +699,9 @@ impl RunFacts<'_> {
     }
 
     fn effects(&self) -> impl Iterator<Item = (&fake_aws::Call, &Effect)> {
-        self.calls.iter().flat_map(|c| c.effects.iter().map(move |e| (c, e)))
+        self.calls
+            .iter()
+            .flat_map(|c| c.effects.iter().map(move |e| (c, e)))
     }
 
     fn lines_of(&self, table: &str) -> String {
@@ -619,12 +745,22 @@ fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
                     say(format!("{op} deleted {name}, which is foreign: {why}"));
                 }
             }
-            Effect::TableCapacity { from, to, .. } | Effect::AutoscalerCapacity { index: None, from, to, .. } => {
+            Effect::TableCapacity { from, to, .. }
+            | Effect::AutoscalerCapacity {
+                index: None,
+                from,
+                to,
+                ..
+            } => {
                 if let Some(why) = &foreign {
-                    say(format!("{op} changed the capacity of {name} ({from} -> {to}), which is foreign: {why}"));
+                    say(format!(
+                        "{op} changed the capacity of {name} ({from} -> {to}), which is foreign: {why}"
+                    ));
                 }
                 if let Some(why) = g.foreign_scaling_on(&format!("table/{name}")) {
-                    say(format!("{op} changed the capacity of {name} ({from} -> {to}) under {why}"));
+                    say(format!(
+                        "{op} changed the capacity of {name} ({from} -> {to}) under {why}"
+                    ));
                 }
             }
             Effect::IndexCapacity { index, from, to, .. }
@@ -638,15 +774,23 @@ fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
                     say(format!("{op} changed index {index} of {name} ({from} -> {to}), and the table is foreign: {why}"));
                 }
                 if let Some(why) = g.foreign_gsi(name, index) {
-                    say(format!("{op} changed the throughput of a foreign GSI of {name} ({from} -> {to}): {why}"));
+                    say(format!(
+                        "{op} changed the throughput of a foreign GSI of {name} ({from} -> {to}): {why}"
+                    ));
                 }
                 if let Some(why) = g.foreign_scaling_on(&format!("table/{name}/index/{index}")) {
-                    say(format!("{op} changed the capacity of index {index} of {name} ({from} -> {to}) under {why}"));
+                    say(format!(
+                        "{op} changed the capacity of index {index} of {name} ({from} -> {to}) under {why}"
+                    ));
                 }
             }
-            Effect::Tagged { tags, before: had, .. } => {
+            Effect::Tagged {
+                tags, before: had, ..
+            } => {
                 if let Some(why) = &foreign {
-                    say(format!("{op} tagged {name} with {tags:?}, which is foreign: {why}"));
+                    say(format!(
+                        "{op} tagged {name} with {tags:?}, which is foreign: {why}"
+                    ));
                 }
                 if let Some(family) = tags.get(FAMILY_TAG) {
                     if had.get(FAMILY_TAG) != Some(family) {
@@ -667,10 +811,16 @@ fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
             | Effect::Untagged { .. }
             | Effect::Exported { .. } => {
                 if let Some(why) = &foreign {
-                    say(format!("{op} changed {name} ({effect:?}), which is foreign: {why}"));
+                    say(format!(
+                        "{op} changed {name} ({effect:?}), which is foreign: {why}"
+                    ));
                 }
             }
-            Effect::RegisteredTarget { key, before: bounds, after } => {
+            Effect::RegisteredTarget {
+                key,
+                before: bounds,
+                after,
+            } => {
                 if let Some(target) = f.before.targets.get(key).filter(|t| !target_is_ours(t)) {
                     say(format!(
                         "{op} changed the foreign scalable target {key} (made by {:?}, bounds {bounds:?} -> {after:?})",
@@ -678,17 +828,25 @@ fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
                     ));
                 }
                 if let Some(why) = &foreign {
-                    say(format!("{op} registered a scalable target {key} on {name}, which is foreign: {why}"));
+                    say(format!(
+                        "{op} registered a scalable target {key} on {name}, which is foreign: {why}"
+                    ));
                 }
                 if let Some((_, index)) = key.resource_id.split_once("/index/") {
                     if let Some(why) = g.foreign_gsi(name, index) {
-                        say(format!("{op} registered a scalable target {key} on a foreign GSI: {why}"));
+                        say(format!(
+                            "{op} registered a scalable target {key} on a foreign GSI: {why}"
+                        ));
                     }
                 }
             }
-            Effect::PutPolicy { key, name: policy, .. } => {
+            Effect::PutPolicy {
+                key, name: policy, ..
+            } => {
                 if !is_our_policy_name(policy) {
-                    say(format!("{op} put the policy {policy:?} on {key}, which is not ours"));
+                    say(format!(
+                        "{op} put the policy {policy:?} on {key}, which is not ours"
+                    ));
                 }
             }
             Effect::DeletedPolicy { key, policy } => {
@@ -707,7 +865,10 @@ fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
                     ));
                 }
                 if let Some(target) = f.before.targets.get(key).filter(|t| !target_is_ours(t)) {
-                    say(format!("{op} deregistered the foreign scalable target {key} (made by {:?} / {maker:?})", target.maker));
+                    say(format!(
+                        "{op} deregistered the foreign scalable target {key} (made by {:?} / {maker:?})",
+                        target.maker
+                    ));
                 }
             }
         }
@@ -730,7 +891,10 @@ fn no_data_loss(f: &RunFacts<'_>) -> Vec<String> {
         let t = f.before.tables.get(name).unwrap_or(table);
         let mut why = Vec::new();
         if !g.provably_ours(t) {
-            why.push(format!("it was not provably ours (made by {:?}, not adopted)", t.maker));
+            why.push(format!(
+                "it was not provably ours (made by {:?}, not adopted)",
+                t.maker
+            ));
         }
         if t.key != f.policy.key {
             why.push(format!("its key {} is not the policy's {}", t.key, f.policy.key));
@@ -772,7 +936,11 @@ fn no_data_loss(f: &RunFacts<'_>) -> Vec<String> {
             }
         }
         if !why.is_empty() {
-            out.push(format!("{}: DeleteTable {name}: data lost, because {}", f.step, why.join("; ")));
+            out.push(format!(
+                "{}: DeleteTable {name}: data lost, because {}",
+                f.step,
+                why.join("; ")
+            ));
         }
     }
     out
@@ -854,7 +1022,11 @@ fn confirm_deferral(f: &RunFacts<'_>, table: &Table, cause: DeferralCause) -> Re
             }
         }
         DeferralCause::OnDemandSwitchSpacing => {
-            if table.on_demand_switches.iter().any(|t| now - *t < Duration::hours(6)) {
+            if table
+                .on_demand_switches
+                .iter()
+                .any(|t| now - *t < Duration::hours(6))
+            {
                 Ok(())
             } else {
                 Err(format!(
@@ -910,7 +1082,10 @@ fn phase_differences(f: &RunFacts<'_>, table: &Table, phase: usize) -> (Vec<Stri
     match want.autoscaling {
         Some(a) => {
             if !matches!(table.billing, Billing::Provisioned(_)) {
-                capacity.push(format!("it is {}, an autoscaling phase needs provisioned", table.billing));
+                capacity.push(format!(
+                    "it is {}, an autoscaling phase needs provisioned",
+                    table.billing
+                ));
             }
             let mut resources = vec![(format!("table/{}", table.name), false)];
             resources.extend(
@@ -939,7 +1114,10 @@ fn phase_differences(f: &RunFacts<'_>, table: &Table, phase: usize) -> (Vec<Stri
                         None => capacity.push(format!("no scalable target {key}")),
                         Some(t) => {
                             if (t.min, t.max) != bounds {
-                                capacity.push(format!("target {key} has bounds {:?}, the phase {bounds:?}", (t.min, t.max)));
+                                capacity.push(format!(
+                                    "target {key} has bounds {:?}, the phase {bounds:?}",
+                                    (t.min, t.max)
+                                ));
                             }
                             let ours = t.policies.iter().any(|p| {
                                 p.name == our_policy_name(dimension)
@@ -948,7 +1126,10 @@ fn phase_differences(f: &RunFacts<'_>, table: &Table, phase: usize) -> (Vec<Stri
                                     && p.target_value == Some(f64::from(a.target))
                             });
                             if !ours {
-                                capacity.push(format!("target {key} lacks our target-tracking policy at {}%", a.target));
+                                capacity.push(format!(
+                                    "target {key} lacks our target-tracking policy at {}%",
+                                    a.target
+                                ));
                             }
                         }
                     }
@@ -962,7 +1143,10 @@ fn phase_differences(f: &RunFacts<'_>, table: &Table, phase: usize) -> (Vec<Stri
             for gsi in &table.gsis {
                 let index_want = want.billing_of_index(&gsi.name);
                 if gsi.billing != index_want {
-                    capacity.push(format!("index {} is {}, the phase {index_want}", gsi.name, gsi.billing));
+                    capacity.push(format!(
+                        "index {} is {}, the phase {index_want}",
+                        gsi.name, gsi.billing
+                    ));
                 }
             }
             for t in f.after.targets_on(&table.name) {
@@ -1021,7 +1205,12 @@ fn resize_old_converges(f: &RunFacts<'_>) -> Vec<String> {
         if age < 1 {
             continue;
         }
-        let Some(after) = f.after.tables.get(&before.name).filter(|t| t.status != Status::Deleting) else {
+        let Some(after) = f
+            .after
+            .tables
+            .get(&before.name)
+            .filter(|t| t.status != Status::Deleting)
+        else {
             continue;
         };
         let (capacity, class) = phase_differences(f, after, phase);
@@ -1035,13 +1224,17 @@ fn resize_old_converges(f: &RunFacts<'_>) -> Vec<String> {
             .filter(|l| l.item.table == before.name && l.outcome == Outcome::Deferred)
             .filter_map(|l| l.deferral)
             .collect();
-        let confirmed: Vec<Result<(), String>> = deferrals.iter().map(|c| confirm_deferral(f, after, *c)).collect();
+        let confirmed: Vec<Result<(), String>> =
+            deferrals.iter().map(|c| confirm_deferral(f, after, *c)).collect();
         let excused = confirmed.iter().any(Result::is_ok);
         let updated = f.effects().any(|(_, e)| {
             e.table() == before.name
                 && matches!(
                     e,
-                    Effect::TableCapacity { .. } | Effect::IndexCapacity { .. } | Effect::Setting { .. } | Effect::AddedIndex { .. }
+                    Effect::TableCapacity { .. }
+                        | Effect::IndexCapacity { .. }
+                        | Effect::Setting { .. }
+                        | Effect::AddedIndex { .. }
                 )
         });
         let mut problems = Vec::new();
@@ -1128,7 +1321,9 @@ fn status_predicts_run(f: &RunFacts<'_>) -> Vec<String> {
 
 fn checks() -> BTreeSet<u8> {
     match std::env::var("PROMISES_CHECK") {
-        Ok(list) if !list.trim().is_empty() => list.split(',').filter_map(|s| s.trim().parse().ok()).collect(),
+        Ok(list) if !list.trim().is_empty() => {
+            list.split(',').filter_map(|s| s.trim().parse().ok()).collect()
+        }
         _ => (1..=5).collect(),
     }
 }
@@ -1139,6 +1334,7 @@ struct Harness<'a> {
     sibling: Policy,
     fake: FakeAws,
     checks: BTreeSet<u8>,
+    knobs: Knobs,
 }
 
 fn options() -> ApplyOptions {
@@ -1188,7 +1384,11 @@ impl Harness<'_> {
     }
 
     fn after_boundary(&self, periods: u32, past_grace: bool) {
-        let grace = if past_grace { self.grace() } else { Duration::zero() };
+        let grace = if past_grace {
+            self.grace()
+        } else {
+            Duration::zero()
+        };
         self.fake
             .set_now(self.calendar_boundary(periods) + Duration::minutes(15) + grace);
     }
@@ -1225,7 +1425,11 @@ impl Harness<'_> {
         let current = calendar.floor(self.fake.now());
         let mut slot = current;
         for _ in 0..at.unsigned_abs() {
-            slot = if *at < 0 { calendar.previous(slot) } else { calendar.next(slot) };
+            slot = if *at < 0 {
+                calendar.previous(slot)
+            } else {
+                calendar.next(slot)
+            };
         }
         let label = calendar.label(slot);
         let name = match name {
@@ -1233,8 +1437,16 @@ impl Harness<'_> {
             NameKind::Suffixed => format!("{PREFIX}_{label}_old"),
             NameKind::Nested => format!("{SIBLING}_{label}"),
         };
-        let key = if *our_key { self.policy.key.clone() } else { other_key() };
-        let billing = if *od { on_demand() } else { provisioned(5, 5) };
+        let key = if *our_key {
+            self.policy.key.clone()
+        } else {
+            other_key()
+        };
+        let billing = if *od && self.knobs.on("hand_made_on_demand") {
+            on_demand()
+        } else {
+            provisioned(5, 5)
+        };
         let policy_index = self.policy.indexes.first();
         let index = match (gsi, policy_index) {
             (GsiKind::Policy, Some(i)) => Some(i.clone()),
@@ -1243,7 +1455,9 @@ impl Harness<'_> {
                 key: other_key(),
                 projection: Projection::All,
             }),
-            (GsiKind::Extra, _) | (GsiKind::Policy | GsiKind::SameNameOtherKey, None) if !matches!(gsi, GsiKind::None) => {
+            (GsiKind::Extra, _) | (GsiKind::Policy | GsiKind::SameNameOtherKey, None)
+                if !matches!(gsi, GsiKind::None) && self.knobs.on("hand_made_extra_gsi") =>
+            {
                 Some(GlobalIndex {
                     name: "ops_index".into(),
                     key: other_key(),
@@ -1274,7 +1488,10 @@ impl Harness<'_> {
             name,
             key,
             billing,
-            global_indexes: index.into_iter().map(|index| IndexSpec { index, billing }).collect(),
+            global_indexes: index
+                .into_iter()
+                .map(|index| IndexSpec { index, billing })
+                .collect(),
             local_indexes: local.into_iter().collect(),
             table_class: None,
             deletion_protection: false,
@@ -1334,7 +1551,11 @@ impl Harness<'_> {
                     return;
                 };
                 let gsi = if *index {
-                    fake.with_world(|w| w.tables.get(name).and_then(|t| t.gsis.first().map(|g| g.name.clone())))
+                    fake.with_world(|w| {
+                        w.tables
+                            .get(name)
+                            .and_then(|t| t.gsis.first().map(|g| g.name.clone()))
+                    })
                 } else {
                     None
                 };
@@ -1346,7 +1567,8 @@ impl Harness<'_> {
                 };
                 let key = fake_aws::key_for(name, gsi.as_deref(), dimension);
                 if fake.foreign_register_target(PERSON, &key, 1, 10).is_ok() && *policy {
-                    let _ = fake.foreign_put_policy(PERSON, &key, "ops-target-tracking", "TargetTrackingScaling");
+                    let _ =
+                        fake.foreign_put_policy(PERSON, &key, "ops-target-tracking", "TargetTrackingScaling");
                 }
             }
             Act::StepPolicy { pick } => {
@@ -1372,7 +1594,8 @@ impl Harness<'_> {
                         key: other_key(),
                         projection: Projection::All,
                     },
-                    _ => GlobalIndex {
+                    (true, None) => return,
+                    (false, _) => GlobalIndex {
                         name: "ops_index".into(),
                         key: other_key(),
                         projection: Projection::KeysOnly,
@@ -1388,7 +1611,9 @@ impl Harness<'_> {
                 let candidates: Vec<String> = fake.with_world(|w| {
                     w.tables
                         .values()
-                        .filter(|t| t.maker != Maker::Us && !t.adopted && label_slot(&self.policy, &t.name).is_some())
+                        .filter(|t| {
+                            t.maker != Maker::Us && !t.adopted && label_slot(&self.policy, &t.name).is_some()
+                        })
                         .map(|t| t.name.clone())
                         .collect()
                 });
@@ -1406,14 +1631,16 @@ impl Harness<'_> {
         let observation = block_on(observe(&self.fake, &self.policy, Scope::Full, 8))
             .map_err(|e| TestCaseError::fail(format!("{step}: the full observation failed: {e}")))?;
         let predicted = status(&self.policy, now, &observation.tables);
-        let before = self.fake.snapshot();
+        let before = self.fake.state();
+        let logged = self.fake.log_len();
         let report = block_on(run(&self.fake, &self.policy, operation, now, options()))
             .map_err(|e| TestCaseError::fail(format!("{step}: the run failed to start: {e}")))?;
-        let after = self.fake.snapshot();
-        let calls: Vec<fake_aws::Call> = after.log[before.log.len()..]
-            .iter()
+        let after = self.fake.state();
+        let calls: Vec<fake_aws::Call> = self
+            .fake
+            .calls_since(logged)
+            .into_iter()
             .filter(|c| c.actor == Maker::Us)
-            .cloned()
             .collect();
         let facts = RunFacts {
             step,
@@ -1426,7 +1653,7 @@ impl Harness<'_> {
             report: &report,
             status: &predicted,
         };
-        let invariants: [(u8, &str, fn(&RunFacts<'_>) -> Vec<String>); 5] = [
+        let invariants: [(u8, &str, Invariant); 5] = [
             (1, "nothing foreign changed", nothing_foreign_changed),
             (2, "no data loss", no_data_loss),
             (3, "create_new is loud", create_new_is_loud),
@@ -1481,6 +1708,7 @@ fn check_case(case: &Case) -> Result<(), TestCaseError> {
         sibling,
         fake: FakeAws::new(PREFIX, case.start, Config::default()),
         checks: checks(),
+        knobs: Knobs::from_env(),
     };
     harness.run_case()
 }

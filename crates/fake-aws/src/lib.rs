@@ -51,16 +51,16 @@ use ddb_rollover::changes::{
 };
 use ddb_rollover::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use ddb_rollover::observed::{
-    ExportState, ExportStatus, ObservedEncryption, ObservedIndex, ObservedLocalIndex, ObservedTable, TableStatus,
-    TtlState,
+    ExportState, ExportStatus, ObservedEncryption, ObservedIndex, ObservedLocalIndex, ObservedTable,
+    TableStatus, TtlState,
 };
 use ddb_rollover::scaling::{
-    table_of, DeregisterScaling, ObservedScalableTarget, ObservedScalingPolicy, RegisterScaling, ScalableDimension,
-    ScalableKey, TargetValue,
+    table_of, DeregisterScaling, ObservedScalableTarget, ObservedScalingPolicy, RegisterScaling,
+    ScalableDimension, ScalableKey, TargetValue,
 };
 use ddb_rollover::settings::{
-    Billing, Capacity, Encryption, GlobalIndex, KeySchema, LocalIndex, OnDemandLimits, Projection, StreamSetting,
-    TableClass,
+    Billing, Capacity, Encryption, GlobalIndex, KeySchema, LocalIndex, OnDemandLimits, Projection,
+    StreamSetting, TableClass,
 };
 
 /// The tag key `template.yaml`'s IAM conditions check (`aws:ResourceTag/ddb-rollover:family`).
@@ -518,7 +518,12 @@ pub struct FakeAws {
     actor: Maker,
 }
 
-fn error(kind: ErrorKind, operation: &'static str, table: &str, message: impl Into<String>) -> ControlPlaneError {
+fn error(
+    kind: ErrorKind,
+    operation: &'static str,
+    table: &str,
+    message: impl Into<String>,
+) -> ControlPlaneError {
     ControlPlaneError {
         kind,
         operation,
@@ -662,6 +667,22 @@ impl FakeAws {
         self.lock().clone()
     }
 
+    /// A copy of the account's state without the log (cheaper than [`Self::snapshot`]; read the
+    /// log with [`Self::calls_since`]).
+    pub fn state(&self) -> World {
+        let world = self.lock();
+        World {
+            now: world.now,
+            config: world.config.clone(),
+            tables: world.tables.clone(),
+            targets: world.targets.clone(),
+            exports: world.exports.clone(),
+            log: Vec::new(),
+            gone: Vec::new(),
+            next_id: world.next_id,
+        }
+    }
+
     pub fn with_world<T>(&self, f: impl FnOnce(&World) -> T) -> T {
         f(&self.lock())
     }
@@ -757,10 +778,18 @@ impl FakeAws {
         operation: &'static str,
         table: &str,
     ) -> Result<&'w mut Table, ControlPlaneError> {
-        world.tables.get_mut(table).ok_or_else(|| not_found(operation, table))
+        world
+            .tables
+            .get_mut(table)
+            .ok_or_else(|| not_found(operation, table))
     }
 
-    fn create(world: &mut World, actor: &Maker, spec: &TableSpec, effects: &mut Vec<Effect>) -> Result<(), ControlPlaneError> {
+    fn create(
+        world: &mut World,
+        actor: &Maker,
+        spec: &TableSpec,
+        effects: &mut Vec<Effect>,
+    ) -> Result<(), ControlPlaneError> {
         const OP: &str = "CreateTable";
         if world.tables.contains_key(&spec.name) {
             return Err(error(
@@ -771,7 +800,11 @@ impl FakeAws {
             ));
         }
         if !spec.local_indexes.is_empty() && spec.key.sort.is_none() {
-            return Err(validation(OP, &spec.name, "local secondary indexes need a table with a sort key"));
+            return Err(validation(
+                OP,
+                &spec.name,
+                "local secondary indexes need a table with a sort key",
+            ));
         }
         for index in &spec.global_indexes {
             if std::mem::discriminant(&index.billing) != std::mem::discriminant(&spec.billing) {
@@ -850,7 +883,8 @@ impl FakeAws {
         }
         let before = table.billing;
         let after = request.table_to.unwrap_or(before);
-        let switch_to_provisioned = matches!((before, after), (Billing::OnDemand(_), Billing::Provisioned(_)));
+        let switch_to_provisioned =
+            matches!((before, after), (Billing::OnDemand(_), Billing::Provisioned(_)));
         let switch_to_on_demand = matches!((before, after), (Billing::Provisioned(_), Billing::OnDemand(_)));
         // Every index's throughput after the call.
         let mut index_after: Vec<(String, Billing)> = Vec::new();
@@ -896,7 +930,7 @@ impl FakeAws {
             .iter()
             .any(|(n, to)| table.gsi(n).is_some_and(|g| g.billing != *to));
         // The table's throughput was asked for but is what it is; or nothing changes at all.
-        if (request.table_to.is_some() && !table_changes) || (!table_changes && !indexes_change) {
+        if !table_changes && (request.table_to.is_some() || !indexes_change) {
             return Err(error(
                 ErrorKind::NoChange,
                 OP,
@@ -983,7 +1017,12 @@ impl FakeAws {
         Ok(())
     }
 
-    fn delete(world: &mut World, actor: &Maker, name: &str, effects: &mut Vec<Effect>) -> Result<(), ControlPlaneError> {
+    fn delete(
+        world: &mut World,
+        actor: &Maker,
+        name: &str,
+        effects: &mut Vec<Effect>,
+    ) -> Result<(), ControlPlaneError> {
         const OP: &str = "DeleteTable";
         let now = world.now;
         let delay = world.config.delete_delay;
@@ -1007,7 +1046,12 @@ impl FakeAws {
         Ok(())
     }
 
-    fn tag(world: &mut World, name: &str, tags: &BTreeMap<String, String>, effects: &mut Vec<Effect>) -> Result<(), ControlPlaneError> {
+    fn tag(
+        world: &mut World,
+        name: &str,
+        tags: &BTreeMap<String, String>,
+        effects: &mut Vec<Effect>,
+    ) -> Result<(), ControlPlaneError> {
         const OP: &str = "TagResource";
         let table = Self::table_mut(world, OP, name)?;
         if matches!(table.status, Status::Creating | Status::Deleting) {
@@ -1038,10 +1082,21 @@ impl FakeAws {
             return Err(in_use(OP, name, table.status));
         }
         if table.gsi(&index.name).is_some() {
-            return Err(validation(OP, name, format!("Attempting to create an index which already exists: {}", index.name)));
+            return Err(validation(
+                OP,
+                name,
+                format!(
+                    "Attempting to create an index which already exists: {}",
+                    index.name
+                ),
+            ));
         }
         if std::mem::discriminant(&billing) != std::mem::discriminant(&table.billing) {
-            return Err(validation(OP, name, format!("index {} must be in the table's billing mode", index.name)));
+            return Err(validation(
+                OP,
+                name,
+                format!("index {} must be in the table's billing mode", index.name),
+            ));
         }
         table.gsis.push(Gsi {
             name: index.name.clone(),
@@ -1063,14 +1118,21 @@ impl FakeAws {
     }
 
     /// The resource a scalable target scales must exist (a table being created does not, yet).
-    fn check_resource(world: &World, operation: &'static str, key: &ScalableKey) -> Result<(), ControlPlaneError> {
+    fn check_resource(
+        world: &World,
+        operation: &'static str,
+        key: &ScalableKey,
+    ) -> Result<(), ControlPlaneError> {
         let table_name = table_of(&key.resource_id).unwrap_or_default();
         let missing = || {
             error(
                 ErrorKind::InUse,
                 operation,
                 table_name,
-                format!("ValidationException: DynamoDB resource {} does not exist", key.resource_id),
+                format!(
+                    "ValidationException: DynamoDB resource {} does not exist",
+                    key.resource_id
+                ),
             )
         };
         let table = world.tables.get(table_name).ok_or_else(missing)?;
@@ -1085,7 +1147,14 @@ impl FakeAws {
         Ok(())
     }
 
-    fn register_target(world: &mut World, actor: &Maker, key: &ScalableKey, min: i64, max: i64, effects: &mut Vec<Effect>) {
+    fn register_target(
+        world: &mut World,
+        actor: &Maker,
+        key: &ScalableKey,
+        min: i64,
+        max: i64,
+        effects: &mut Vec<Effect>,
+    ) {
         let before = world.targets.get(key).map(|t| (t.min, t.max));
         let target = world.targets.entry(key.clone()).or_insert_with(|| Target {
             key: key.clone(),
@@ -1138,9 +1207,15 @@ impl FakeAws {
             decreases.at.push(now);
         }
         let to = if key.dimension.is_read() {
-            Capacity { read: wanted, ..capacity }
+            Capacity {
+                read: wanted,
+                ..capacity
+            }
         } else {
-            Capacity { write: wanted, ..capacity }
+            Capacity {
+                write: wanted,
+                ..capacity
+            }
         };
         let from = *billing;
         *billing = Billing::Provisioned(to);
@@ -1152,7 +1227,13 @@ impl FakeAws {
         });
     }
 
-    fn put_policy(world: &mut World, actor: &Maker, key: &ScalableKey, policy: ScalingPolicy, effects: &mut Vec<Effect>) -> Result<(), ControlPlaneError> {
+    fn put_policy(
+        world: &mut World,
+        actor: &Maker,
+        key: &ScalableKey,
+        policy: ScalingPolicy,
+        effects: &mut Vec<Effect>,
+    ) -> Result<(), ControlPlaneError> {
         let table = table_of(&key.resource_id).unwrap_or_default().to_string();
         let Some(target) = world.targets.get_mut(key) else {
             return Err(error(
@@ -1165,7 +1246,10 @@ impl FakeAws {
         let created = match target.policies.iter_mut().find(|p| p.name == policy.name) {
             Some(existing) => {
                 let maker = existing.maker.clone();
-                *existing = ScalingPolicy { maker, ..policy.clone() };
+                *existing = ScalingPolicy {
+                    maker,
+                    ..policy.clone()
+                };
                 false
             }
             None => {
@@ -1194,7 +1278,9 @@ impl FakeAws {
         f: impl FnOnce(&mut World, &Maker, &mut Vec<Effect>) -> Result<T, ControlPlaneError>,
     ) -> Result<T, ControlPlaneError> {
         let actor = Maker::Foreign(who.to_string());
-        self.call(&actor, None, operation, table, |world, effects| f(world, &actor, effects))
+        self.call(&actor, None, operation, table, |world, effects| {
+            f(world, &actor, effects)
+        })
     }
 
     /// A hand-made table: any name, key, indexes, tags and billing (CREATING, then ACTIVE).
@@ -1204,8 +1290,15 @@ impl FakeAws {
         })
     }
 
-    pub fn foreign_tag(&self, who: &str, table: &str, tags: BTreeMap<String, String>) -> Result<(), ControlPlaneError> {
-        self.foreign(who, "TagResource", table, |world, _, effects| Self::tag(world, table, &tags, effects))
+    pub fn foreign_tag(
+        &self,
+        who: &str,
+        table: &str,
+        tags: BTreeMap<String, String>,
+    ) -> Result<(), ControlPlaneError> {
+        self.foreign(who, "TagResource", table, |world, _, effects| {
+            Self::tag(world, table, &tags, effects)
+        })
     }
 
     pub fn foreign_untag(&self, who: &str, table: &str, keys: &[String]) -> Result<(), ControlPlaneError> {
@@ -1224,7 +1317,12 @@ impl FakeAws {
 
     /// Someone sets the table's throughput (every index gets the same when switching to
     /// provisioned), within DynamoDB's rules.
-    pub fn foreign_update_capacity(&self, who: &str, table: &str, to: Billing) -> Result<(), ControlPlaneError> {
+    pub fn foreign_update_capacity(
+        &self,
+        who: &str,
+        table: &str,
+        to: Billing,
+    ) -> Result<(), ControlPlaneError> {
         self.foreign(who, "UpdateTable", table, |world, _, effects| {
             let indexes: Vec<String> = world
                 .tables
@@ -1243,17 +1341,31 @@ impl FakeAws {
     }
 
     pub fn foreign_delete_table(&self, who: &str, table: &str) -> Result<(), ControlPlaneError> {
-        self.foreign(who, "DeleteTable", table, |world, actor, effects| Self::delete(world, actor, table, effects))
+        self.foreign(who, "DeleteTable", table, |world, actor, effects| {
+            Self::delete(world, actor, table, effects)
+        })
     }
 
-    pub fn foreign_add_index(&self, who: &str, table: &str, index: &GlobalIndex, billing: Billing) -> Result<(), ControlPlaneError> {
+    pub fn foreign_add_index(
+        &self,
+        who: &str,
+        table: &str,
+        index: &GlobalIndex,
+        billing: Billing,
+    ) -> Result<(), ControlPlaneError> {
         self.foreign(who, "UpdateTable", table, |world, actor, effects| {
             Self::add_index(world, actor, table, index, billing, effects)
         })
     }
 
     /// Someone else's scalable target (created, or its bounds updated).
-    pub fn foreign_register_target(&self, who: &str, key: &ScalableKey, min: i64, max: i64) -> Result<(), ControlPlaneError> {
+    pub fn foreign_register_target(
+        &self,
+        who: &str,
+        key: &ScalableKey,
+        min: i64,
+        max: i64,
+    ) -> Result<(), ControlPlaneError> {
         let table = table_of(&key.resource_id).unwrap_or_default().to_string();
         self.foreign(who, "RegisterScalableTarget", &table, |world, actor, effects| {
             Self::check_resource(world, "RegisterScalableTarget", key)?;
@@ -1264,7 +1376,13 @@ impl FakeAws {
 
     /// Someone else's scaling policy on an existing target: `StepScaling` (no metric or target)
     /// or `TargetTrackingScaling` on the dimension's utilisation metric at 50%.
-    pub fn foreign_put_policy(&self, who: &str, key: &ScalableKey, name: &str, policy_type: &str) -> Result<(), ControlPlaneError> {
+    pub fn foreign_put_policy(
+        &self,
+        who: &str,
+        key: &ScalableKey,
+        name: &str,
+        policy_type: &str,
+    ) -> Result<(), ControlPlaneError> {
         let table = table_of(&key.resource_id).unwrap_or_default().to_string();
         let tracking = policy_type == "TargetTrackingScaling";
         let policy = ScalingPolicy {
@@ -1297,7 +1415,13 @@ impl FakeAws {
 
 impl ControlPlane for FakeAws {
     async fn list_table_names(&self, prefix: &str) -> Result<Vec<String>, ControlPlaneError> {
-        Ok(self.lock().tables.keys().filter(|n| n.starts_with(prefix)).cloned().collect())
+        Ok(self
+            .lock()
+            .tables
+            .keys()
+            .filter(|n| n.starts_with(prefix))
+            .cloned()
+            .collect())
     }
 
     async fn describe_table(&self, name: &str) -> Result<Option<ObservedTable>, ControlPlaneError> {
@@ -1346,7 +1470,11 @@ impl ControlPlane for FakeAws {
                 return Err(in_use(OP, &change.name, table.status));
             }
             if table.class == change.to {
-                return Err(validation(OP, &change.name, format!("The table class is already {}", change.to)));
+                return Err(validation(
+                    OP,
+                    &change.name,
+                    format!("The table class is already {}", change.to),
+                ));
             }
             let recent = table
                 .class_changes
@@ -1354,7 +1482,11 @@ impl ControlPlane for FakeAws {
                 .filter(|t| now - **t < Duration::days(30))
                 .count();
             if recent >= CLASS_CHANGES_PER_30_DAYS {
-                return Err(limit(OP, &change.name, format!("{recent} table class updates in the trailing 30 days")));
+                return Err(limit(
+                    OP,
+                    &change.name,
+                    format!("{recent} table class updates in the trailing 30 days"),
+                ));
             }
             effects.push(Effect::TableClass {
                 table: change.name.clone(),
@@ -1383,7 +1515,10 @@ impl ControlPlane for FakeAws {
     async fn describe_ttl(&self, name: &str) -> Result<TtlState, ControlPlaneError> {
         self.may_read("DescribeTimeToLive", "dynamodb:DescribeTimeToLive", name)?;
         let world = self.lock();
-        let table = world.tables.get(name).ok_or_else(|| not_found("DescribeTimeToLive", name))?;
+        let table = world
+            .tables
+            .get(name)
+            .ok_or_else(|| not_found("DescribeTimeToLive", name))?;
         Ok(match &table.ttl {
             Some(attribute) => TtlState {
                 status: "ENABLED".into(),
@@ -1397,7 +1532,11 @@ impl ControlPlane for FakeAws {
     }
 
     async fn describe_point_in_time_recovery(&self, name: &str) -> Result<bool, ControlPlaneError> {
-        self.may_read("DescribeContinuousBackups", "dynamodb:DescribeContinuousBackups", name)?;
+        self.may_read(
+            "DescribeContinuousBackups",
+            "dynamodb:DescribeContinuousBackups",
+            name,
+        )?;
         let world = self.lock();
         let table = world
             .tables
@@ -1470,7 +1609,9 @@ impl ControlPlane for FakeAws {
                 return Err(in_use(OP, name, table.status));
             }
             table.pitr = true;
-            effects.push(Effect::Pitr { table: name.to_string() });
+            effects.push(Effect::Pitr {
+                table: name.to_string(),
+            });
             Ok(())
         })
     }
@@ -1480,7 +1621,14 @@ impl ControlPlane for FakeAws {
         self.call(&self.actor, self.role(), OP, &change.name, |world, effects| {
             self.may_change(world, OP, "dynamodb:UpdateTable", &change.name)?;
             if let TableSetting::AddIndex(spec) = &change.setting {
-                return Self::add_index(world, &self.actor, &change.name, &spec.index, spec.billing, effects);
+                return Self::add_index(
+                    world,
+                    &self.actor,
+                    &change.name,
+                    &spec.index,
+                    spec.billing,
+                    effects,
+                );
             }
             let now = world.now;
             let delay = world.config.update_delay;
@@ -1556,7 +1704,10 @@ impl ControlPlane for FakeAws {
                     OP,
                     "dynamodb:DeleteTable",
                     name,
-                    &format!("aws:ResourceTag/{FAMILY_TAG} is {family:?}, the role needs {:?}", self.family),
+                    &format!(
+                        "aws:ResourceTag/{FAMILY_TAG} is {family:?}, the role needs {:?}",
+                        self.family
+                    ),
                 ));
             }
             Self::delete(world, &self.actor, name, effects)
@@ -1567,7 +1718,10 @@ impl ControlPlane for FakeAws {
         self.advance(Duration::from_std(duration).unwrap_or(Duration::zero()));
     }
 
-    async fn describe_scaling(&self, tables: &[String]) -> Result<Vec<ObservedScalableTarget>, ControlPlaneError> {
+    async fn describe_scaling(
+        &self,
+        tables: &[String],
+    ) -> Result<Vec<ObservedScalableTarget>, ControlPlaneError> {
         let world = self.lock();
         Ok(world
             .targets
@@ -1578,53 +1732,65 @@ impl ControlPlane for FakeAws {
     }
 
     async fn register_scaling(&self, change: &RegisterScaling) -> Result<(), ControlPlaneError> {
-        self.call(&self.actor, self.role(), "RegisterScalableTarget", &change.name, |world, effects| {
-            for target in &change.targets {
-                const OP: &str = "RegisterScalableTarget";
-                let table = table_of(&target.key.resource_id).unwrap_or_default().to_string();
-                // Application Auto Scaling checks that the caller may update the table.
-                self.may_change(world, OP, "dynamodb:UpdateTable", &table)?;
-                Self::check_resource(world, OP, &target.key)?;
-                Self::register_target(world, &self.actor, &target.key, target.min, target.max, effects);
-                let policy = ScalingPolicy {
-                    name: target.policy_name.clone(),
-                    policy_type: "TargetTrackingScaling".into(),
-                    metric: Some(target.key.dimension.metric().to_string()),
-                    target_value: Some(f64::from(target.target)),
-                    maker: self.actor.clone(),
-                };
-                Self::put_policy(world, &self.actor, &target.key, policy, effects)?;
-            }
-            Ok(())
-        })
+        self.call(
+            &self.actor,
+            self.role(),
+            "RegisterScalableTarget",
+            &change.name,
+            |world, effects| {
+                for target in &change.targets {
+                    const OP: &str = "RegisterScalableTarget";
+                    let table = table_of(&target.key.resource_id).unwrap_or_default().to_string();
+                    // Application Auto Scaling checks that the caller may update the table.
+                    self.may_change(world, OP, "dynamodb:UpdateTable", &table)?;
+                    Self::check_resource(world, OP, &target.key)?;
+                    Self::register_target(world, &self.actor, &target.key, target.min, target.max, effects);
+                    let policy = ScalingPolicy {
+                        name: target.policy_name.clone(),
+                        policy_type: "TargetTrackingScaling".into(),
+                        metric: Some(target.key.dimension.metric().to_string()),
+                        target_value: Some(f64::from(target.target)),
+                        maker: self.actor.clone(),
+                    };
+                    Self::put_policy(world, &self.actor, &target.key, policy, effects)?;
+                }
+                Ok(())
+            },
+        )
     }
 
     async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
-        self.call(&self.actor, self.role(), "DeregisterScalableTarget", &change.name, |world, effects| {
-            for removal in &change.targets {
-                // DeleteScalingPolicy (already gone counts as removed).
-                if let Some(target) = world.targets.get_mut(&removal.key) {
-                    if let Some(at) = target.policies.iter().position(|p| p.name == removal.policy_name) {
-                        let policy = target.policies.remove(at);
-                        effects.push(Effect::DeletedPolicy {
-                            key: removal.key.clone(),
-                            policy,
-                        });
+        self.call(
+            &self.actor,
+            self.role(),
+            "DeregisterScalableTarget",
+            &change.name,
+            |world, effects| {
+                for removal in &change.targets {
+                    // DeleteScalingPolicy (already gone counts as removed).
+                    if let Some(target) = world.targets.get_mut(&removal.key) {
+                        if let Some(at) = target.policies.iter().position(|p| p.name == removal.policy_name) {
+                            let policy = target.policies.remove(at);
+                            effects.push(Effect::DeletedPolicy {
+                                key: removal.key.clone(),
+                                policy,
+                            });
+                        }
+                    }
+                    // DeregisterScalableTarget: every policy still on it goes with it.
+                    if removal.deregister_target {
+                        if let Some(target) = world.targets.remove(&removal.key) {
+                            effects.push(Effect::DeregisteredTarget {
+                                key: removal.key.clone(),
+                                maker: target.maker,
+                                policies: target.policies,
+                            });
+                        }
                     }
                 }
-                // DeregisterScalableTarget: every policy still on it goes with it.
-                if removal.deregister_target {
-                    if let Some(target) = world.targets.remove(&removal.key) {
-                        effects.push(Effect::DeregisteredTarget {
-                            key: removal.key.clone(),
-                            maker: target.maker,
-                            policies: target.policies,
-                        });
-                    }
-                }
-            }
-            Ok(())
-        })
+                Ok(())
+            },
+        )
     }
 }
 
@@ -1640,9 +1806,59 @@ pub fn key_for(table: &str, index: Option<&str>, dimension: ScalableDimension) -
 mod tests {
     use super::*;
     use chrono::TimeZone;
+    use ddb_rollover::changes::IndexCapacityChange;
+    use ddb_rollover::scaling::{ScalingRemoval, ScalingTarget};
+    use ddb_rollover::settings::{AttributeKind, KeyAttribute};
+    use futures::executor::block_on;
 
     fn at(h: u32, m: u32) -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2024, 3, 30, h, m, 0).unwrap()
+    }
+
+    fn key() -> KeySchema {
+        KeySchema {
+            partition: KeyAttribute {
+                name: "pk".into(),
+                kind: AttributeKind::N,
+            },
+            sort: None,
+        }
+    }
+
+    fn spec(name: &str, family: Option<&str>) -> TableSpec {
+        TableSpec {
+            name: name.into(),
+            key: key(),
+            billing: Billing::Provisioned(Capacity {
+                read: 100,
+                write: 100,
+            }),
+            global_indexes: Vec::new(),
+            local_indexes: Vec::new(),
+            table_class: None,
+            deletion_protection: false,
+            stream: None,
+            encryption: None,
+            tags: family
+                .map(|f| BTreeMap::from([(FAMILY_TAG.to_string(), f.to_string())]))
+                .unwrap_or_default(),
+        }
+    }
+
+    fn capacity(name: &str, from: i64, to: i64) -> CapacityChange {
+        CapacityChange {
+            name: name.into(),
+            from: Billing::Provisioned(Capacity {
+                read: from,
+                write: from,
+            }),
+            to: Billing::Provisioned(Capacity { read: to, write: to }),
+            indexes: Vec::<IndexCapacityChange>::new(),
+        }
+    }
+
+    fn kind<T>(result: Result<T, ControlPlaneError>) -> ErrorKind {
+        result.err().expect("an error").kind
     }
 
     #[test]
@@ -1659,5 +1875,166 @@ mod tests {
         // A new UTC day.
         assert!(d.allowed(Utc.with_ymd_and_hms(2024, 3, 31, 0, 0, 0).unwrap()));
         assert_eq!(d.today(at(5, 0)), 5);
+    }
+
+    #[test]
+    fn tables_go_through_their_statuses_on_the_fake_clock() {
+        let fake = FakeAws::new("ts", at(0, 0), Config::default());
+        // The role creates only tables that carry its family tag.
+        assert_eq!(
+            kind(block_on(fake.create_table(&spec("ts_a", None)))),
+            ErrorKind::Other
+        );
+        block_on(fake.create_table(&spec("ts_a", Some("ts")))).unwrap();
+        assert_eq!(
+            kind(block_on(fake.create_table(&spec("ts_a", Some("ts"))))),
+            ErrorKind::AlreadyExists
+        );
+        let status = || block_on(fake.describe_table("ts_a")).unwrap().map(|t| t.status);
+        assert_eq!(status(), Some(TableStatus::Creating));
+        assert_eq!(
+            kind(block_on(fake.update_capacity(&capacity("ts_a", 100, 50)))),
+            ErrorKind::InUse
+        );
+        block_on(fake.sleep(std::time::Duration::from_secs(20)));
+        assert_eq!(fake.now(), at(0, 0) + Duration::seconds(20));
+        assert_eq!(status(), Some(TableStatus::Active));
+        // Unchanged throughput, then four decreases, then one an hour.
+        assert_eq!(
+            kind(block_on(fake.update_capacity(&capacity("ts_a", 50, 100)))),
+            ErrorKind::NoChange
+        );
+        for units in [90, 80, 70, 60] {
+            block_on(fake.update_capacity(&capacity("ts_a", units + 10, units))).unwrap();
+            assert_eq!(status(), Some(TableStatus::Updating));
+            fake.advance(Duration::minutes(1));
+        }
+        assert_eq!(
+            block_on(fake.describe_table("ts_a"))
+                .unwrap()
+                .unwrap()
+                .decreases_today,
+            4
+        );
+        assert_eq!(
+            kind(block_on(fake.update_capacity(&capacity("ts_a", 60, 50)))),
+            ErrorKind::LimitExceeded
+        );
+        fake.advance(Duration::hours(1));
+        block_on(fake.update_capacity(&capacity("ts_a", 60, 50))).unwrap();
+        fake.advance(Duration::minutes(1));
+        // Deleting: DELETING, listed, then gone.
+        block_on(fake.delete_table("ts_a")).unwrap();
+        assert_eq!(status(), Some(TableStatus::Deleting));
+        assert_eq!(block_on(fake.list_table_names("ts_")).unwrap(), ["ts_a"]);
+        fake.advance(Duration::minutes(1));
+        assert_eq!(status(), None);
+        assert_eq!(
+            kind(block_on(fake.update_capacity(&capacity("ts_a", 50, 60)))),
+            ErrorKind::NotFound
+        );
+        assert_eq!(fake.snapshot().gone.len(), 1);
+    }
+
+    #[test]
+    fn the_role_changes_only_its_familys_tables_and_deletes_only_tagged_ones() {
+        let fake = FakeAws::new("ts", at(0, 0), Config::default());
+        fake.foreign_create_table("someone", &spec("ts_eu_a", Some("ts_eu")))
+            .unwrap();
+        fake.foreign_create_table("someone", &spec("ts_b", None)).unwrap();
+        fake.foreign_create_table("someone", &spec("other_c", None))
+            .unwrap();
+        fake.advance(Duration::minutes(1));
+        let denied = |result: Result<(), ControlPlaneError>| {
+            let e = result.expect_err("denied");
+            assert_eq!(e.kind, ErrorKind::Other);
+            assert!(e.message.starts_with("AccessDeniedException"), "{}", e.message);
+        };
+        denied(block_on(fake.update_capacity(&capacity("ts_eu_a", 100, 50))));
+        denied(block_on(fake.update_capacity(&capacity("other_c", 100, 50))));
+        assert!(block_on(fake.describe_table("other_c")).is_err());
+        let tag = |name: &str, family: &str| TagChange {
+            name: name.into(),
+            arn: arn_of(name),
+            tags: BTreeMap::from([(FAMILY_TAG.to_string(), family.to_string())]),
+        };
+        denied(block_on(fake.tag_table(&tag("ts_b", "ts_eu"))));
+        // An untagged table may be changed and deleted only once it carries the family tag.
+        denied(block_on(fake.delete_table("ts_b")));
+        block_on(fake.update_capacity(&capacity("ts_b", 100, 50))).unwrap();
+        block_on(fake.tag_table(&tag("ts_b", "ts"))).unwrap();
+        fake.advance(Duration::minutes(1));
+        block_on(fake.delete_table("ts_b")).unwrap();
+        let calls = fake.calls_since(0);
+        assert!(calls.iter().filter(|c| c.actor == Maker::Us).any(|c| matches!(
+            c.effects.as_slice(),
+            [Effect::Tagged { before, .. }] if before.is_empty()
+        )));
+        // Another family's role: its own tables only.
+        let sibling = fake.acting_as("ts_eu", "family ts_eu");
+        block_on(sibling.update_capacity(&capacity("ts_eu_a", 100, 50))).unwrap();
+        assert_eq!(
+            fake.snapshot().tables["ts_eu_a"].maker,
+            Maker::Foreign("someone".into())
+        );
+    }
+
+    #[test]
+    fn deregistering_a_target_deletes_every_policy_and_deleting_a_table_leaves_targets() {
+        let fake = FakeAws::new("ts", at(0, 0), Config::default());
+        block_on(fake.create_table(&spec("ts_a", Some("ts")))).unwrap();
+        let key = key_for("ts_a", None, ScalableDimension::TableWrite);
+        let register = RegisterScaling {
+            name: "ts_a".into(),
+            targets: vec![ScalingTarget {
+                key: key.clone(),
+                min: 5,
+                max: 50,
+                target: 70,
+                policy_name: "ddb-rollover-ts-write".into(),
+            }],
+        };
+        // Not while CREATING (Application Auto Scaling: the resource does not exist yet).
+        assert_eq!(kind(block_on(fake.register_scaling(&register))), ErrorKind::InUse);
+        fake.advance(Duration::minutes(1));
+        block_on(fake.register_scaling(&register)).unwrap();
+        // The autoscaler brought the write capacity within the bounds (a decrease).
+        let table = &fake.snapshot().tables["ts_a"];
+        assert_eq!(
+            table.billing,
+            Billing::Provisioned(Capacity { read: 100, write: 50 })
+        );
+        assert_eq!(table.decreases.today(fake.now()), 1);
+        fake.foreign_put_policy("ops", &key, "ops-step", "StepScaling")
+            .unwrap();
+        let observed = block_on(fake.describe_scaling(&["ts_a".to_string()])).unwrap();
+        assert_eq!(observed[0].policies.len(), 2);
+        let logged = fake.log_len();
+        block_on(fake.deregister_scaling(&DeregisterScaling {
+            name: "ts_a".into(),
+            targets: vec![ScalingRemoval {
+                key: key.clone(),
+                policy_name: "ddb-rollover-ts-write".into(),
+                deregister_target: true,
+            }],
+        }))
+        .unwrap();
+        let effects = &fake.calls_since(logged)[0].effects;
+        assert!(
+            matches!(&effects[..], [Effect::DeletedPolicy { .. }, Effect::DeregisteredTarget { policies, .. }]
+            if policies.len() == 1 && policies[0].name == "ops-step")
+        );
+        // A deleted table's targets stay.
+        fake.foreign_register_target("ops", &key, 1, 10).unwrap();
+        fake.advance(Duration::minutes(1));
+        block_on(fake.delete_table("ts_a")).unwrap();
+        fake.advance(Duration::minutes(5));
+        assert!(fake.snapshot().tables.is_empty());
+        assert_eq!(
+            block_on(fake.describe_scaling(&["ts_a".to_string()]))
+                .unwrap()
+                .len(),
+            1
+        );
     }
 }

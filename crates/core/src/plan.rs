@@ -714,19 +714,16 @@ impl Context<'_> {
             };
             return self.item(owned, Decision::Skipped, why.into());
         }
-        if let Some(until) = self.policy.grace_end(slot).filter(|until| self.now < *until) {
-            return self.item(
-                owned,
-                Decision::Unchanged,
-                format!(
-                    "in its write grace until {} (period end + grace): keeps phase 0 for late writes; the first resize_old run after lowers it",
-                    until.to_rfc3339()
-                ),
-            );
-        }
         let phase_index = self.phase_index(slot);
         let want: &Phase = &self.policy.phases[phase_index];
-        let phase = format!("phase {phase_index} ({}) for age {age}", describe_phase(want));
+        let phase = match self.policy.grace_end(slot).filter(|until| self.now < *until) {
+            Some(until) => format!(
+                "phase 0 ({}) in its write grace until {} (period end + grace: late writes; the first resize_old run after lowers it)",
+                describe_phase(want),
+                until.to_rfc3339()
+            ),
+            None => format!("phase {phase_index} ({}) for age {age}", describe_phase(want)),
+        };
 
         if table.status != TableStatus::Active {
             return self.item(

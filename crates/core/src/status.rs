@@ -152,7 +152,7 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
             } else if !line
                 .other_changes
                 .iter()
-                .any(|c| c.decision == item.decision && c.reason == item.reason)
+                .any(|c| c.operation == operation && c.decision == item.decision && c.reason == item.reason)
             {
                 line.other_changes.push(OtherChange {
                     operation,

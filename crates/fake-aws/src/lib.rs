@@ -271,6 +271,8 @@ impl Table {
             point_in_time_recovery: None,
             export: None,
             scaling: None,
+            tags_unsupported: false,
+            scaling_unsupported: false,
         }
     }
 }

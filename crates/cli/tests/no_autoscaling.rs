@@ -11,6 +11,7 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::ops::RangeInclusive;
 use std::path::PathBuf;
 
 use chrono::{Duration, NaiveDate};
@@ -48,17 +49,18 @@ struct Harness {
 }
 
 impl Harness {
-    async fn start(server: Server) -> Harness {
+    async fn start(server: Server, policy_text: &str) -> Harness {
         let server = LocalDynamo::start(server);
         let client = server.client().await;
         let dir = std::env::temp_dir().join(format!(
-            "ddb-rollover-no-autoscaling-{}-{}",
+            "ddb-rollover-no-autoscaling-{}-{}-{}",
             server.name(),
+            server.endpoint().rsplit(':').next().unwrap(),
             std::process::id()
         ));
         std::fs::create_dir_all(&dir).unwrap();
         let policy = dir.join("policy.toml");
-        std::fs::write(&policy, POLICY).unwrap();
+        std::fs::write(&policy, policy_text).unwrap();
         Harness {
             server,
             client,
@@ -75,9 +77,9 @@ impl Harness {
         )
     }
 
-    /// One run with JSON output: exit 0, no table failed, and the missing API said exactly
-    /// `said` times in the whole output (once per report that looked at tables).
-    fn run(&self, command: &str, at: &str, said: usize) -> Value {
+    /// One run with JSON output: exit 0, no table failed, and the missing API said `said`
+    /// times in the whole output (once per report that looked at tables), as one warning.
+    fn run(&self, command: &str, at: &str, said: RangeInclusive<usize>) -> Value {
         let run = self.cli(&["--output", "json", "--allow-future-clock", "--at", at, command]);
         let name = self.server.name();
         assert_eq!(
@@ -90,20 +92,17 @@ impl Harness {
             report["summary"]["failed"], 0,
             "{name}: {command} at {at}: {report:#}"
         );
-        assert_eq!(
-            run.stdout.matches(SAID).count(),
-            said,
-            "{name}: {command} at {at}: {report:#}"
+        let count = run.stdout.matches(SAID).count();
+        assert!(
+            said.contains(&count),
+            "{name}: {command} at {at}: said {count} times: {report:#}"
         );
         let warnings = report["warnings"].as_array().cloned().unwrap_or_default();
-        assert_eq!(
-            warnings
-                .iter()
-                .filter(|w| w.as_str().unwrap().starts_with(SAID))
-                .count(),
-            said,
-            "{name}: {command} at {at}: {report:#}"
-        );
+        let warned = warnings
+            .iter()
+            .filter(|w| w.as_str().unwrap().starts_with(SAID))
+            .count();
+        assert_eq!(warned, count, "{name}: {command} at {at}: {report:#}");
         // Never a per-table error about it, and no SDK debug dump anywhere.
         assert!(
             !run.stdout.contains("does not implement Application Auto Scaling"),
@@ -157,7 +156,7 @@ fn table(date: NaiveDate) -> String {
 }
 
 async fn days_without_application_auto_scaling(server: Server) {
-    let h = Harness::start(server).await;
+    let h = Harness::start(server, POLICY).await;
     let name = h.server.name();
     let start = NaiveDate::from_ymd_opt(2018, 10, 20).unwrap();
     for d in 0..DAYS {
@@ -165,7 +164,7 @@ async fn days_without_application_auto_scaling(server: Server) {
         let next = date + Duration::days(1);
         // The first create-new finds no table: nothing to read scalable targets for.
         let said = usize::from(d > 0);
-        let created = h.run("create-new", &format!("{date}T23:45:00Z"), said);
+        let created = h.run("create-new", &format!("{date}T23:45:00Z"), said..=said);
         let mut want_ready = Vec::new();
         for t in [table(date), table(next)] {
             want_ready.push(json!({"table": t, "status": h.status_of(&t).await}));
@@ -175,7 +174,7 @@ async fn days_without_application_auto_scaling(server: Server) {
             json!({"ready": true, "tables": want_ready}),
             "{name}: create-new at {date}: {created:#}"
         );
-        h.run("resize-old", &format!("{next}T00:15:00Z"), 1);
+        h.run("resize-old", &format!("{next}T00:15:00Z"), 1..=1);
 
         // Read back: the current table hot, yesterday's (the autoscaling phase) keeps the
         // capacity it had, every older one cold.
@@ -224,4 +223,56 @@ async fn days_on_dynalite_without_application_auto_scaling() {
 #[tokio::test]
 async fn days_on_dynamodb_local_without_application_auto_scaling() {
     days_without_application_auto_scaling(Server::DynamoDbLocal).await;
+}
+
+/// Phase 0 left to the autoscaler, phase 1 fixed.
+const HOT_SCALED: &str = r#"
+prefix = "hotscaled"
+premake = 1
+[[phases]]
+min_age = 0
+autoscaling = { min_read = 5, max_read = 50, min_write = 5, max_write = 50, target = 70 }
+[[phases]]
+min_age = 1
+read = 1
+write = 1
+"#;
+
+/// The same promise when phase 0 has autoscaling: create_new creates each table at the phase's
+/// minimums and then registers its scalable targets, which these servers refuse. That refusal
+/// is the endpoint lacking the API, not the table failing: every run exits 0 with no failed
+/// table, says so at most once (the first run, which reads no targets because there are no
+/// tables yet, may learn it from RegisterScalableTarget), the tables keep the minimums and
+/// fixed phases go on.
+///
+/// Fails on the engine as of this commit: apply reports each RegisterScaling that met
+/// Unsupported as `failed` (create-new exits 1, one failed line per new table); the
+/// classification alone cannot fix it (see the report with this commit).
+#[tokio::test]
+async fn phase_0_autoscaling_on_dynalite_creates_and_goes_on() {
+    let h = Harness::start(
+        Server::Dynalite {
+            create_ms: 0,
+            update_ms: 0,
+        },
+        HOT_SCALED,
+    )
+    .await;
+    let name = |date: NaiveDate| format!("hotscaled_{date}");
+    let start = NaiveDate::from_ymd_opt(2018, 10, 20).unwrap();
+    for d in 0..3 {
+        let date = start + Duration::days(d);
+        let next = date + Duration::days(1);
+        let said = if d == 0 { 0..=1 } else { 1..=1 };
+        let created = h.run("create-new", &format!("{date}T23:45:00Z"), said);
+        assert_eq!(
+            created["next_table_ready"]["ready"], true,
+            "create-new at {date}: {created:#}"
+        );
+        h.run("resize-old", &format!("{next}T00:15:00Z"), 1..=1);
+        let mut want: BTreeMap<String, (i64, i64)> =
+            (0..=d).map(|o| (name(start + Duration::days(o)), COLD)).collect();
+        want.insert(name(next), HOT);
+        assert_eq!(h.capacities().await, want, "after day {date}");
+    }
 }

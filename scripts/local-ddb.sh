@@ -201,8 +201,13 @@ proc_is_ours() {
     moto) [[ $cmdline == *"$ROOT/"*moto.server*" -p $port "* ]] ;;
     dynalite) [[ $cmdline == *"$DYNALITE_CLI"*" --port $port "* ]] ;;
     ddblocal)
+      # /proc/PID/cwd is the resolved path: node_modules may be a symlink (a worktree sharing
+      # another checkout's install), so compare with the resolved lib folder too.
+      local cwd lib_real
+      cwd="$(readlink "/proc/$pid/cwd" 2>/dev/null)"
+      lib_real="$(readlink -f "$DDBLOCAL_LIB" 2>/dev/null || printf '%s' "$DDBLOCAL_LIB")"
       [[ $cmdline == *java*" -jar DynamoDBLocal.jar "*" -port $port "* ]] &&
-        [[ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" == "$DDBLOCAL_LIB"/* ]]
+        [[ $cwd == "$DDBLOCAL_LIB"/* || $cwd == "$lib_real"/* ]]
       ;;
     *) return 1 ;;
   esac

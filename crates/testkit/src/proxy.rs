@@ -9,8 +9,10 @@
 //!
 //! It can also behave as an AWS account does where the local servers do not: the documented
 //! per-account rates of the tag APIs ([`Proxy::aws_rates`]), the account's table quota
-//! ([`Proxy::table_quota`]), and the round trip of a real endpoint
-//! ([`Proxy::latency_per_call`]).
+//! ([`Proxy::table_quota`]), the round trip of a real endpoint
+//! ([`Proxy::latency_per_call`]), and the tags given to CreateTable, which dynalite drops
+//! ([`Proxy::tags_at_create_table`]; [`crate::LocalDynamo`] puts such a proxy in front of every
+//! dynalite it starts).
 //!
 //! It runs on its own thread with its own tokio runtime, so sync and async tests use it alike,
 //! and stops when dropped. HTTP is hyper's on both sides (HTTP/1.1 with keep-alive, as the SDK
@@ -321,6 +323,28 @@ impl Proxy {
         self.state().latency = delay;
     }
 
+    /// Tags given to CreateTable are applied as AWS applies them: after the upstream answers a
+    /// CreateTable carrying a non-empty `Tags` with success, the proxy sends TagResource for the
+    /// new table's ARN (from the reply's `TableDescription.TableArn`) with those tags, and only
+    /// then answers the client. dynalite accepts CreateTable's `Tags` and drops them (its
+    /// TagResource and ListTagsOfResource work, also while the table is CREATING); AWS and moto
+    /// keep them. The proxy's own TagResource is not recorded, rate-limited or faulted: on AWS
+    /// the tags are part of the one CreateTable call. If it fails, the CreateTable reply is
+    /// replaced by an HTTP 500 naming the failure (the table stays created without its tags),
+    /// so no test passes on a table silently missing them. Not undone by [`Proxy::clear`].
+    pub fn tags_at_create_table(&self) {
+        self.state().tags_at_create_table = true;
+    }
+
+    /// Records no calls from now on: for a proxy that only changes behaviour (the one
+    /// [`crate::LocalDynamo`] puts in front of dynalite), whose record nobody reads and which
+    /// would otherwise grow with every call of a long test.
+    pub(crate) fn unrecorded(&self) {
+        let mut state = self.state();
+        state.unrecorded = true;
+        state.calls.clear();
+    }
+
     /// Removes every rule, rate limit, table quota and per-call latency: from now on every
     /// request is forwarded at once.
     pub fn clear(&self) {
@@ -399,6 +423,10 @@ struct State {
     limits: HashMap<String, Bucket>,
     quota: Option<TableQuota>,
     latency: Duration,
+    /// Apply a successful CreateTable's `Tags` with TagResource before answering.
+    tags_at_create_table: bool,
+    /// Record nothing in `calls` (a proxy nobody asks what it saw).
+    unrecorded: bool,
     calls: Vec<Call>,
     connections: usize,
 }
@@ -460,11 +488,13 @@ impl State {
                 }
             }
         }
-        self.calls.push(Call {
-            operation: operation.to_owned(),
-            table: table.map(str::to_owned),
-            fault: fault.as_ref().map(Fault::label),
-        });
+        if !self.unrecorded {
+            self.calls.push(Call {
+                operation: operation.to_owned(),
+                table: table.map(str::to_owned),
+                fault: fault.as_ref().map(Fault::label),
+            });
+        }
         let forwarded = fault.as_ref().is_none_or(Fault::forwards);
         Verdict {
             fault,
@@ -678,7 +708,7 @@ impl Forwarder {
         }
         let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
         let reply = self
-            .send(parts.method, path, &parts.headers, body)
+            .send(parts.method, path, &parts.headers, body.clone())
             .await
             .unwrap_or_else(|e| {
                 let message = format!("testkit proxy: upstream {}: {e}", self.upstream);
@@ -689,10 +719,60 @@ impl Forwarder {
             reservation.created = success;
         }
         drop(reservation);
+        let reply = if operation == "CreateTable" && success && lock(&self.state).tags_at_create_table {
+            self.apply_create_table_tags(&parts.headers, &body, reply).await
+        } else {
+            reply
+        };
         if operation == "DeleteTable" && success {
             lock(&self.state).deleted();
         }
         Ok(reply)
+    }
+
+    /// What AWS does with CreateTable's `Tags` and dynalite does not: applies them to the table
+    /// just created (TagResource on the upstream, not recorded) before the client gets `reply`.
+    /// See [`Proxy::tags_at_create_table`].
+    async fn apply_create_table_tags(
+        &self,
+        headers: &HeaderMap,
+        request: &Bytes,
+        reply: Response<Body>,
+    ) -> Response<Body> {
+        let tags = serde_json::from_slice::<serde_json::Value>(request)
+            .ok()
+            .and_then(|body| body.get("Tags").cloned())
+            .filter(|tags| tags.as_array().is_some_and(|tags| !tags.is_empty()));
+        let Some(tags) = tags else {
+            return reply;
+        };
+        let (parts, body) = reply.into_parts();
+        let body = match body.collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(never) => match never {},
+        };
+        let arn = serde_json::from_slice::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|reply| reply["TableDescription"]["TableArn"].as_str().map(str::to_owned));
+        let failure = match arn {
+            None => Some("its reply names no TableDescription.TableArn".to_owned()),
+            Some(arn) => {
+                let request = serde_json::json!({ "ResourceArn": arn, "Tags": tags });
+                match self.call_upstream(headers, "TagResource", &request).await {
+                    Some((status, _)) if status.is_success() => None,
+                    Some((status, reply)) => Some(format!("TagResource {arn}: HTTP {status}: {reply}")),
+                    None => Some(format!("TagResource {arn}: no answer")),
+                }
+            }
+        };
+        match failure {
+            None => Response::from_parts(parts, Full::new(body)),
+            Some(failure) => aws_error(
+                500,
+                "InternalServerError",
+                &format!("testkit proxy: CreateTable succeeded but its Tags could not be applied: {failure}"),
+            ),
+        }
     }
 
     /// Counts the upstream's tables for the quota (ListTables, every page), unless another

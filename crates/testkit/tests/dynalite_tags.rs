@@ -1,0 +1,154 @@
+//! dynalite drops the `Tags` given to CreateTable (AWS and moto keep them); a dynalite
+//! [`LocalDynamo`] is reached through a proxy that applies them, so every client of its
+//! endpoint sees AWS's behaviour. Read back with ListTagsOfResource.
+
+use std::collections::BTreeMap;
+
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, KeySchemaElement, KeyType, ProvisionedThroughput, ScalarAttributeType, TableStatus,
+    Tag,
+};
+use aws_sdk_dynamodb::Client;
+use testkit::{LocalDynamo, Server};
+
+fn tag(key: &str, value: &str) -> Tag {
+    Tag::builder().key(key).value(value).build().unwrap()
+}
+
+/// CreateTable `name` (key `pk` S, 1/1) with `tags`; returns (status, ARN) from its reply.
+async fn create(client: &Client, name: &str, tags: &[(&str, &str)]) -> (TableStatus, String) {
+    let mut request = client
+        .create_table()
+        .table_name(name)
+        .attribute_definitions(
+            AttributeDefinition::builder()
+                .attribute_name("pk")
+                .attribute_type(ScalarAttributeType::S)
+                .build()
+                .unwrap(),
+        )
+        .key_schema(
+            KeySchemaElement::builder()
+                .attribute_name("pk")
+                .key_type(KeyType::Hash)
+                .build()
+                .unwrap(),
+        )
+        .provisioned_throughput(
+            ProvisionedThroughput::builder()
+                .read_capacity_units(1)
+                .write_capacity_units(1)
+                .build()
+                .unwrap(),
+        );
+    for (key, value) in tags {
+        request = request.tags(tag(key, value));
+    }
+    let out = request
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("CreateTable {name}: {e:?}"));
+    let table = out.table_description().unwrap();
+    (
+        table.table_status().unwrap().clone(),
+        table.table_arn().unwrap().to_string(),
+    )
+}
+
+fn map(tags: &[(&str, &str)]) -> BTreeMap<String, String> {
+    tags.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+const TAGS: [(&str, &str); 3] = [
+    ("ddb-rollover:family", "timeseries"),
+    ("ddb-rollover:period-start", "2018-10-25T00:00:00+00:00"),
+    ("team", "iot"),
+];
+
+/// CreateTable's tags are there at once, also while the table is still CREATING.
+async fn create_table_tags_are_kept(server: Server, status: TableStatus) {
+    let db = LocalDynamo::start(server);
+    let client = db.client().await;
+    let (created, arn) = create(&client, "timeseries_2018-10-25", &TAGS).await;
+    assert_eq!(created, status);
+    assert_eq!(testkit::tags_of(&client, &arn).await, map(&TAGS));
+
+    // No tags: nothing added.
+    let (_, plain) = create(&client, "plain", &[]).await;
+    assert_eq!(testkit::tags_of(&client, &plain).await, BTreeMap::new());
+}
+
+#[tokio::test]
+async fn dynalite_keeps_the_tags_given_to_create_table() {
+    create_table_tags_are_kept(
+        Server::Dynalite {
+            create_ms: 0,
+            update_ms: 0,
+        },
+        TableStatus::Creating,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn dynalite_keeps_the_tags_given_to_create_table_while_creating() {
+    create_table_tags_are_kept(
+        Server::Dynalite {
+            create_ms: 2000,
+            update_ms: 0,
+        },
+        TableStatus::Creating,
+    )
+    .await;
+}
+
+/// The same on moto, which keeps them itself (the reference the proxy imitates).
+#[tokio::test]
+async fn moto_keeps_the_tags_given_to_create_table() {
+    create_table_tags_are_kept(Server::Moto, TableStatus::Active).await;
+}
+
+/// Why the proxy is there: dynalite's own endpoint drops them; and a table deleted and made
+/// again by the same name through the proxy carries only its new CreateTable's tags (dynalite
+/// drops a table's tags with it, as AWS does).
+#[tokio::test]
+async fn dynalite_itself_drops_them_and_a_remade_table_has_only_its_own() {
+    let db = LocalDynamo::start(Server::Dynalite {
+        create_ms: 0,
+        update_ms: 0,
+    });
+    assert_ne!(db.endpoint(), db.server_endpoint());
+    let raw = Client::from_conf(testkit::sdk_config(db.server_endpoint()).build());
+    let (_, arn) = create(&raw, "raw", &TAGS).await;
+    assert_eq!(testkit::tags_of(&raw, &arn).await, BTreeMap::new());
+
+    let client = db.client().await;
+    let (_, arn) = create(&client, "remade", &TAGS).await;
+    assert_eq!(testkit::tags_of(&client, &arn).await, map(&TAGS));
+    wait_active(&client, "remade").await;
+    client.delete_table().table_name("remade").send().await.unwrap();
+    wait_gone(&client, "remade").await;
+    let (_, arn) = create(&client, "remade", &[("team", "ops")]).await;
+    assert_eq!(testkit::tags_of(&client, &arn).await, map(&[("team", "ops")]));
+}
+
+async fn wait_active(client: &Client, name: &str) {
+    for _ in 0..200 {
+        let out = client.describe_table().table_name(name).send().await.unwrap();
+        if out.table().unwrap().table_status() == Some(&TableStatus::Active) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("{name} never ACTIVE");
+}
+
+async fn wait_gone(client: &Client, name: &str) {
+    for _ in 0..200 {
+        if client.describe_table().table_name(name).send().await.is_err() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("{name} never gone");
+}

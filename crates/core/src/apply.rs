@@ -13,13 +13,13 @@ use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use crate::deferral::DeferralCause;
 use crate::limits::TABLE_QUOTA_ADVICE;
 use crate::observe::{observe, run_view};
-use crate::status::operator_warnings;
 use crate::observed::{ObservedTable, TableStatus};
 use crate::plan::Scope;
 use crate::plan::{plan_run, Decision, Operation, Plan, PlanItem};
 use crate::policy::Policy;
 use crate::readiness::{self, Readiness};
 use crate::report::{Outcome, RunReport, TableLine};
+use crate::status::operator_warnings;
 use crate::tags::{deferral_value, export_tag_value, TAG_EXPORT, TAG_LAST_DEFERRAL};
 
 #[derive(Clone, Copy, Debug)]
@@ -258,7 +258,10 @@ async fn execute<C: ControlPlane>(
         // register there, and nothing registered to remove; the table keeps its capacity.
         Err(e)
             if e.kind == ErrorKind::Unsupported
-                && matches!(item.decision, Decision::RegisterScaling(_) | Decision::DeregisterScaling(_)) =>
+                && matches!(
+                    item.decision,
+                    Decision::RegisterScaling(_) | Decision::DeregisterScaling(_)
+                ) =>
         {
             TableLine::new(item, Outcome::Skipped, Some(e.message))
         }

@@ -981,3 +981,97 @@ fn plans_warn_when_the_policy_keeps_more_tables_than_the_default_quota() {
         "{too_many:?}"
     );
 }
+
+/// Finding (issue 18): a table under someone else's scalable target was left alone by the phase
+/// change and deleted by retention in the same run, leaving their target pointing at nothing.
+/// Deletion needs nothing foreign on the table: kept, and the reason says what.
+#[test]
+fn retention_never_deletes_a_table_under_a_scalable_target_it_did_not_create() {
+    use ddb_rollover::scaling::{
+        ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension, ScalableKey,
+    };
+    let policy = one_phase("[retention]\ndelete_after = 3\nkeep_newest = 1\n");
+    let mut claimed = ours(&policy, 5);
+    claimed.scaling = Some(vec![ObservedScalableTarget {
+        key: ScalableKey {
+            resource_id: format!("table/{}", name(5)),
+            dimension: ScalableDimension::TableRead,
+        },
+        min: 1,
+        max: 10,
+        policies: vec![ObservedScalingPolicy {
+            name: "someone-elses-read".into(),
+            policy_type: "TargetTrackingScaling".into(),
+            metric: None,
+            target_value: None,
+        }],
+    }]);
+    let plan = resize(&policy, &[claimed, ours(&policy, 4), ours(&policy, 0)]);
+    assert_eq!(tables_with(&plan, "delete"), [name(4)]);
+    let kept = last(&plan, &name(5));
+    assert_eq!(kept.decision, Decision::Skipped, "{kept:#?}");
+    assert!(
+        kept.reason.contains("scalable targets or scaling policies"),
+        "{}",
+        kept.reason
+    );
+}
+
+/// Finding (issue 18): a table someone made by hand with our name and key (a local index the
+/// policy never had proves it) was tagged into the family by one run and deleted by a later
+/// one. No run writes the family tag onto an existing table, so nothing proves it ours, and
+/// retention keeps it, run after run, saying why once per run.
+#[test]
+fn a_hand_made_table_named_and_keyed_like_ours_is_never_tagged_into_the_family_or_deleted() {
+    let policy = one_phase("[retention]\ndelete_after = 3\nkeep_newest = 1\n");
+    let mut hand_made = bare(6, COLD);
+    hand_made
+        .local_indexes
+        .push(ddb_rollover::observed::ObservedLocalIndex {
+            name: "by_hand".into(),
+            key: None,
+            projection: None,
+        });
+    let plan = resize(&policy, &[hand_made, ours(&policy, 0)]);
+    let steps = decisions(&plan, &name(6));
+    assert!(
+        !steps
+            .iter()
+            .any(|d| matches!(d, Decision::Tag(change) if change.tags.contains_key(TAG_FAMILY))),
+        "{steps:#?}"
+    );
+    assert!(
+        !steps.iter().any(|d| matches!(d, Decision::Delete(_))),
+        "{steps:#?}"
+    );
+    let kept = last(&plan, &name(6));
+    assert!(
+        kept.reason.contains("no ddb-rollover:family tag") && kept.reason.contains("local secondary indexes"),
+        "{}",
+        kept.reason
+    );
+    assert_eq!(
+        plan.warnings
+            .iter()
+            .filter(|w| w.contains("ddb-rollover adopt"))
+            .count(),
+        1,
+        "{:#?}",
+        plan.warnings
+    );
+}
+
+/// Finding (issue 18): `grace = "100y"` with `delete_after = 3` deleted tables still in phase 0,
+/// taking writes. Validation now refuses such a grace (tests/policy_checks.rs); the planner also
+/// never archives or deletes inside a grace, whatever the policy says.
+#[test]
+fn nothing_is_archived_or_deleted_inside_a_write_grace_even_past_retention() {
+    let mut policy = one_phase(ARCHIVE);
+    policy.grace = Some(std::time::Duration::from_secs(100 * 365 * 24 * 3600));
+    let tables: Vec<_> = (0..=7).map(|age| ours(&policy, age)).collect();
+    let plan = resize(&policy, &tables);
+    assert!(tables_with(&plan, "delete").is_empty(), "{plan:#?}");
+    assert!(tables_with(&plan, "export").is_empty(), "{plan:#?}");
+    let kept = last(&plan, &name(7));
+    assert!(kept.reason.contains("write grace"), "{}", kept.reason);
+}

@@ -74,10 +74,26 @@ pub enum Command {
     Plan,
     /// Each table of the policy: period, age, phase, status, capacity, and what the next run would do.
     Status,
+    /// Vouch for tables this family did not create (made by hand, or by an older version) so
+    /// retention may delete them: checks each, then tags it with the family tag. A dry run
+    /// unless --yes.
+    Adopt(AdoptArgs),
     /// Which table holds a time (--at, default now), or every table of a range; needs no AWS access.
     Route(RouteArgs),
     /// Size a table with AWS's method: period, shards, WCU and partitions. Needs no AWS access.
     Capacity(CapacityArgs),
+}
+
+/// The tables to adopt.
+#[derive(Debug, Args)]
+pub struct AdoptArgs {
+    /// Table names, each `{prefix}_{label}` (or carrying our period tags) with the policy's key.
+    #[arg(required = true, value_name = "TABLE")]
+    pub tables: Vec<String>,
+
+    /// Write the tags. Without it, adopt only shows what it would write (a dry run).
+    #[arg(long)]
+    pub yes: bool,
 }
 
 /// A time range `[from, to)`; without one, the table holding `--at` (or now).

@@ -92,7 +92,7 @@ async fn execute(
     now: chrono::DateTime<Utc>,
     options: ApplyOptions,
 ) -> Result<bool, ddb_rollover::ControlPlaneError> {
-    let operations: &[Operation] = match cli.command {
+    let operations: &[Operation] = match &cli.command {
         Command::CreateNew => &[Operation::CreateNew],
         Command::ResizeOld => &[Operation::ResizeOld],
         Command::Plan => &[Operation::CreateNew, Operation::ResizeOld],
@@ -108,6 +108,15 @@ async fn execute(
                 eprintln!("warning: {error}");
             }
             return Ok(observation.unreadable.is_empty());
+        }
+        Command::Adopt(args) => {
+            let dry_run = options.dry_run || !args.yes;
+            let report = ddb_rollover::adopt::adopt(control, policy, now, &args.tables, dry_run).await?;
+            match cli.output {
+                Output::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),
+                Output::Table => print!("{}", render::adopt_report(&report)),
+            }
+            return Ok(report.succeeded());
         }
         Command::Capacity(_) | Command::Route(_) => {
             unreachable!("capacity and route are answered before any AWS client is built")
@@ -174,8 +183,9 @@ fn check_clock_for(
     now: chrono::DateTime<Utc>,
     wall: chrono::DateTime<Utc>,
 ) -> Result<(), ClockError> {
-    let (operations, changes): (&[Operation], bool) = match cli.command {
-        Command::CreateNew => (&[Operation::CreateNew], true),
+    let (operations, changes): (&[Operation], bool) = match &cli.command {
+        // Adopting writes only tags, dated by the clock: checked as create_new's is.
+        Command::CreateNew | Command::Adopt(_) => (&[Operation::CreateNew], true),
         Command::ResizeOld => (&[Operation::ResizeOld], true),
         _ => (&[Operation::CreateNew, Operation::ResizeOld], false),
     };

@@ -1,5 +1,6 @@
 //! Human-readable tables for the terminal; `--output json` prints the core's reports as-is.
 
+use ddb_rollover::adopt::{AdoptReport, Adoption};
 use ddb_rollover::changes::TableSetting;
 use ddb_rollover::observed::ArchiveState;
 use ddb_rollover::plan::Decision;
@@ -249,6 +250,52 @@ pub fn status_report(report: &StatusReport) -> String {
             &rows
         ),
         warnings(&report.warnings)
+    )
+}
+
+/// What `adopt` did or would do with each table.
+pub fn adopt_report(report: &AdoptReport) -> String {
+    let rows: Vec<Vec<String>> = report
+        .tables
+        .iter()
+        .map(|line| {
+            let what = match &line.adoption {
+                Adoption::Tag { tags } => format!(
+                    "tag {}",
+                    tags.iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                Adoption::AlreadyOurs => "already carries the family tag".into(),
+                Adoption::Refused { reasons } => format!("refused: {}", reasons.join("; ")),
+            };
+            let mut detail = what;
+            for note in &line.notes {
+                detail.push_str(&format!("; {note}"));
+            }
+            if let Some(error) = &line.error {
+                detail.push_str(&format!(" ({error})"));
+            }
+            vec![line.table.clone(), line.outcome.to_string(), detail]
+        })
+        .collect();
+    let footer = if report.dry_run
+        && report
+            .tables
+            .iter()
+            .any(|l| matches!(l.adoption, Adoption::Tag { .. }))
+    {
+        "dry run: nothing was written; run again with --yes to tag these tables\n"
+    } else {
+        ""
+    };
+    format!(
+        "{}adopt at {} (prefix {})\n{}{footer}",
+        if report.dry_run { "[dry run] " } else { "" },
+        report.at.to_rfc3339(),
+        report.prefix,
+        columns(&["TABLE", "OUTCOME", "WHAT"], &rows),
     )
 }
 

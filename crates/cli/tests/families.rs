@@ -293,3 +293,141 @@ async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tabl
         }
     );
 }
+
+mod common;
+
+/// A table made by hand, as `spec` says, with no tags (through the same adapter, so its key,
+/// indexes and capacity are exactly the policy's).
+async fn hand_made(control: &DynamoDb, policy: &Policy, name: &str) {
+    use ddb_rollover::ControlPlane;
+    let spec = ddb_rollover::changes::TableSpec {
+        name: name.into(),
+        key: policy.key.clone(),
+        billing: policy.hot_phase().billing,
+        global_indexes: Vec::new(),
+        local_indexes: Vec::new(),
+        table_class: None,
+        deletion_protection: false,
+        stream: None,
+        encryption: None,
+        tags: BTreeMap::new(),
+    };
+    control.create_table(&spec).await.unwrap();
+}
+
+/// `adopt`: an operator vouches for tables the family did not make. A dry run unless --yes; it
+/// refuses a look-alike (another key) and another family's table, naming why; once adopted, a
+/// hand-made table is deleted by retention like the family's own, while one left unadopted is
+/// kept (read back from moto).
+#[tokio::test]
+async fn adopt_tags_only_the_tables_it_can_vouch_for_and_only_with_yes() {
+    let server = LocalDynamo::start(Server::Moto);
+    let client = server.client().await;
+    let control = DynamoDb::new(client.clone());
+    let x = Policy::from_toml(X).unwrap();
+    let policy = std::env::temp_dir().join(format!("ddb-rollover-adopt-{}.toml", std::process::id()));
+    std::fs::write(&policy, X).unwrap();
+    let policy = policy.to_str().unwrap().to_owned();
+    for name in ["x_2018-10-01", "x_2018-10-02"] {
+        hand_made(&control, &x, name).await;
+    }
+    testkit::create_plain_table(&client, "x_2018-10-03").await;
+    hand_made(&control, &x, "x_2018-10-04").await;
+    let arn = |name: &str| format!("arn:aws:dynamodb:us-east-1:123456789012:table/{name}");
+    client
+        .tag_resource()
+        .resource_arn(arn("x_2018-10-04"))
+        .tags(
+            aws_sdk_dynamodb::types::Tag::builder()
+                .key("ddb-rollover:family")
+                .value("x_eu")
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let cli = |args: &[&str]| {
+        let mut all = vec![
+            "--policy",
+            policy.as_str(),
+            "--output",
+            "json",
+            "--at",
+            "2018-10-10T10:00:00Z",
+        ];
+        all.extend_from_slice(args);
+        common::run_cli(server.endpoint(), server.env(), &all)
+    };
+    let outcomes = |run: &testkit::ProcessRun| -> BTreeMap<String, String> {
+        run.json()["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                (
+                    l["table"].as_str().unwrap().to_owned(),
+                    l["outcome"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+
+    // Dry run first: says what it would do, writes nothing, and fails for the refused ones.
+    let dry = cli(&["adopt", "x_2018-10-01", "x_2018-10-03", "x_2018-10-04"]);
+    assert_eq!(dry.code, 1, "{}{}", dry.stdout, dry.stderr);
+    assert_eq!(
+        outcomes(&dry),
+        BTreeMap::from([
+            ("x_2018-10-01".to_owned(), "planned".to_owned()),
+            ("x_2018-10-03".to_owned(), "refused".to_owned()),
+            ("x_2018-10-04".to_owned(), "refused".to_owned()),
+        ])
+    );
+    let reasons = dry.stdout.clone();
+    assert!(
+        reasons.contains("its key is id (S)") && reasons.contains("names another family"),
+        "{reasons}"
+    );
+    assert!(testkit::tags_of(&client, &arn("x_2018-10-01")).await.is_empty());
+
+    // With --yes: tagged, read back; the refused ones untouched.
+    let done = cli(&["adopt", "--yes", "x_2018-10-01"]);
+    assert_eq!(done.code, 0, "{}{}", done.stdout, done.stderr);
+    let tags = testkit::tags_of(&client, &arn("x_2018-10-01")).await;
+    assert_eq!(tags.get("ddb-rollover:family").map(String::as_str), Some("x"));
+    assert!(tags.contains_key("ddb-rollover:adopted") && tags.contains_key("ddb-rollover:period-end"));
+    assert_eq!(
+        testkit::tags_of(&client, &arn("x_2018-10-04"))
+            .await
+            .get("ddb-rollover:family")
+            .map(String::as_str),
+        Some("x_eu")
+    );
+    // Again: nothing to do.
+    assert_eq!(
+        outcomes(&cli(&["adopt", "--yes", "x_2018-10-01"]))["x_2018-10-01"],
+        "unchanged"
+    );
+
+    // Retention deletes the adopted table, keeps the unadopted hand-made one and the refused.
+    let resize = cli(&["resize-old"]);
+    assert_eq!(resize.code, 0, "{}{}", resize.stdout, resize.stderr);
+    let left = testkit::describe_all(&client).await;
+    assert!(
+        !left.contains_key("x_2018-10-01"),
+        "the adopted table is past delete_after"
+    );
+    for kept in ["x_2018-10-02", "x_2018-10-03", "x_2018-10-04"] {
+        assert!(left.contains_key(kept), "{kept} was deleted");
+    }
+    assert!(
+        resize.json()["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("x_2018-10-02")),
+        "{}",
+        resize.stdout
+    );
+}

@@ -1426,7 +1426,11 @@ async fn steady_state_runs_stay_at_the_floor_of_calls() {
     assert_eq!(again.code, 0, "{}{}", again.stdout, again.stderr);
     assert_eq!(
         rig.counts(),
-        BTreeMap::from([("ListTables".to_string(), 1), ("DescribeTable".to_string(), 2)]),
-        "create-new: the ListTables pages + DescribeTable for the current and pre-built tables"
+        BTreeMap::from([
+            ("ListTables".to_string(), 1),
+            ("DescribeTable".to_string(), 2),
+            ("ListTagsOfResource".to_string(), 2)
+        ]),
+        "create-new: the ListTables pages + DescribeTable and the tags (whose they are) of the current and pre-built tables"
     );
 }

@@ -12,7 +12,7 @@ use crate::changes::{DeleteRequest, ExportRequest, SettingChange, TableSetting, 
 use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use crate::deferral::DeferralCause;
 use crate::limits::TABLE_QUOTA_ADVICE;
-use crate::observe::{observe, run_view};
+use crate::observe::{observe, run_view, SCALING_UNSUPPORTED};
 use crate::observed::{ObservedTable, TableStatus};
 use crate::plan::Scope;
 use crate::plan::{plan_run, Decision, Operation, Plan, PlanItem};
@@ -106,7 +106,11 @@ pub async fn run_each<C: ControlPlane>(
             report = report.with_readiness(ready);
         }
         // APIs the endpoint lacks: said once per report, not once per table.
-        report.warnings.extend(observation.skipped.iter().cloned());
+        for sentence in &observation.skipped {
+            if !report.warnings.contains(sentence) {
+                report.warnings.push(sentence.clone());
+            }
+        }
         reports.push(report);
     }
     Ok(reports)
@@ -211,6 +215,12 @@ pub async fn apply<C: ControlPlane>(
     if !options.dry_run && options.deadline.is_none_or(|d| control.now() < d) {
         record_deferrals(control, &lines, at).await;
     }
+    // Said once, not once per table.
+    let mut warnings = warnings;
+    let unsupported = |line: &TableLine| line.item.reason.ends_with(SCALING_UNSUPPORTED);
+    if lines.iter().any(unsupported) && !warnings.iter().any(|w| w == SCALING_UNSUPPORTED) {
+        warnings.push(SCALING_UNSUPPORTED.to_string());
+    }
     tracing::info!(%operation, %at, tables = lines.len(), "run finished");
     for warning in &warnings {
         tracing::warn!(%warning, "neighbours");
@@ -263,7 +273,8 @@ async fn execute<C: ControlPlane>(
                     Decision::RegisterScaling(_) | Decision::DeregisterScaling(_)
                 ) =>
         {
-            TableLine::new(item, Outcome::Skipped, Some(e.message))
+            let reason = format!("{}; not made: {SCALING_UNSUPPORTED}", item.reason);
+            TableLine::new(PlanItem { reason, ..item }, Outcome::Skipped, None)
         }
         // A period without its table: nothing may wait for a later run. Loud, naming the quota.
         Err(e) if matches!(item.decision, Decision::Create(_) | Decision::Recreate(_)) => {

@@ -276,7 +276,7 @@ async fn read_scaling<C: ControlPlane>(
 }
 
 /// What a run says when the endpoint has no Application Auto Scaling.
-const SCALING_UNSUPPORTED: &str =
+pub(crate) const SCALING_UNSUPPORTED: &str =
     "Application Auto Scaling is not supported by this endpoint: scalable targets were not \
      read or registered, and tables in autoscaling phases keep their capacity";
 

@@ -1,3 +1,6 @@
+// Each test binary uses its own part of this module.
+#![allow(dead_code)]
+
 //! Shared by the CLI's integration tests that run the real binary.
 
 use std::process::Command;

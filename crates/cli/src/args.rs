@@ -35,7 +35,15 @@ pub struct Cli {
 
     /// How long the run may take (90s, 5m, ...): changes not started by then are deferred to
     /// the next run (a period's table not created is a failure). Default: no limit.
-    #[arg(long, global = true, value_name = "DURATION", value_parser = parse_duration)]
+    // Hyphen values reach parse_duration, which names the flag and refuses `-5s` as negative
+    // (otherwise clap takes `-5s` for flags and names neither).
+    #[arg(
+        long,
+        global = true,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        allow_hyphen_values = true
+    )]
     pub time_budget: Option<Duration>,
 
     /// AWS region; default from the environment or profile.
@@ -154,6 +162,7 @@ pub struct CapacityArgs {
         long,
         value_name = "DURATION",
         value_parser = parse_duration,
+        allow_hyphen_values = true,
         requires = "items",
         conflicts_with_all = ["read_units", "write_units"]
     )]
@@ -174,8 +183,20 @@ fn parse_at(value: &str) -> Result<DateTime<Utc>, String> {
         .map_err(|e| format!("{e}: use RFC 3339, such as 2018-10-25T23:45:00Z"))
 }
 
-/// Durations such as `90s`, `30m`, `3h`, `1d` or `1h30m` (humantime's syntax).
+/// Durations such as `90s`, `30m`, `3h`, `1d` or `1h30m` (humantime's syntax). clap prefixes
+/// the flag to the message.
 fn parse_duration(value: &str) -> Result<Duration, String> {
+    let example = "such as 90s, 30m, 3h, 1d or 1h30m";
+    if value.starts_with("--") {
+        return Err(format!(
+            "{value:?} is the next flag, not a duration: give this flag a duration, {example}"
+        ));
+    }
+    if value.starts_with('-') {
+        return Err(format!(
+            "{value:?} is negative: durations cannot be negative; use a positive one, {example}"
+        ));
+    }
     humantime::parse_duration(value).map_err(|e| {
         format!(
             "{value:?} is not a duration ({e}): use a number and a unit, such as 90s, 30m, 3h, 1d or 1h30m"

@@ -13,7 +13,7 @@ use aws_config::retry::RetryConfig;
 use aws_config::{BehaviorVersion, Region};
 use chrono::Utc;
 use clap::Parser;
-use ddb_rollover::clock::{check_clock, ClockAllowance, ClockError};
+use ddb_rollover::clock::{check_clock, clock_warning, ClockAllowance, ClockError};
 use ddb_rollover::dynamodb::DynamoDb;
 use ddb_rollover::pace::Paced;
 use ddb_rollover::route;
@@ -67,6 +67,13 @@ async fn main() -> ExitCode {
     if let Err(error) = check_clock_for(&cli, &policy, now, wall) {
         eprintln!("error: --at {error}");
         return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    // create_new far ahead is allowed, and said before it runs; a dry run or `plan` previews
+    // exactly that run, so it is said there too (that is where it can still be reconsidered).
+    if matches!(cli.command, Command::CreateNew | Command::Plan) {
+        if let Some(warning) = clock_warning(&policy, Operation::CreateNew, now, wall) {
+            eprintln!("warning: --at {warning}");
+        }
     }
     let control = Paced::new(control_plane(&cli).await, policy.rates);
     let options = ApplyOptions {

@@ -389,3 +389,85 @@ fn route_without_a_range_names_the_table_of_at() {
     assert_eq!(half.code, 2, "clap refuses --from without --to");
     assert!(half.stderr.contains("--to"), "{}", half.stderr);
 }
+
+#[test]
+fn negative_durations_are_refused_naming_the_flag() {
+    for (args, flag) in [
+        (&["--time-budget", "-5s", "plan"][..], "--time-budget"),
+        (&["plan", "--time-budget", "-1m"][..], "--time-budget"),
+    ] {
+        let run = ddb_rollover(args, "{}");
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(flag) && run.stderr.contains("negative"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    let run = capacity(&["--item-bytes", "1024", "--items", "10", "--within", "-30m"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--within") && run.stderr.contains("negative"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// The binary with test credentials and an endpoint where nothing listens: every AWS call
+/// fails at once, so what it prints before calling AWS is all there is to see.
+fn without_aws(args: &[&str]) -> ProcessRun {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let mut with_endpoint = vec!["--endpoint-url", &endpoint, "--region", "us-east-1"];
+    with_endpoint.extend(args);
+    ProcessRun::of(
+        Command::new(env!("CARGO_BIN_EXE_ddb-rollover"))
+            .args(&with_endpoint)
+            .env_clear()
+            .env("AWS_ACCESS_KEY_ID", "test")
+            .env("AWS_SECRET_ACCESS_KEY", "test")
+            .env("AWS_MAX_ATTEMPTS", "1"),
+    )
+}
+
+#[test]
+fn create_new_far_ahead_warns_that_nothing_lowers_future_tables() {
+    let far = "2999-01-01T00:00:00Z";
+    let run = without_aws(&["--at", far, "create-new"]);
+    let warning = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("warning: --at"))
+        .unwrap_or_default();
+    assert!(
+        warning.starts_with("warning: --at 2999-01-01 00:00:00 UTC is in period 2999-01-01,")
+            && warning.contains("periods after the wall clock's")
+            && warning.contains("phase 0")
+            && warning.contains("nothing lowers a future table"),
+        "{}",
+        run.stderr
+    );
+    // Said before the run, which cannot reach DynamoDB here.
+    let error = run
+        .stderr
+        .find("error: ListTables")
+        .unwrap_or_else(|| panic!("{}", run.stderr));
+    assert!(
+        run.stderr.find("warning: --at").unwrap() < error,
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    // A dry run previews the same run: same warning.
+    let dry = without_aws(&["--at", far, "--dry-run", "create-new"]);
+    assert!(dry.stderr.starts_with("warning: --at "), "{}", dry.stderr);
+
+    // The next period's table (a 23:45 run), and resize-old's refusal, do not warn.
+    let tomorrow = (chrono::Utc::now() + chrono::TimeDelta::days(1)).to_rfc3339();
+    let near = without_aws(&["--at", &tomorrow, "create-new"]);
+    assert!(!near.stderr.contains("warning: --at"), "{}", near.stderr);
+    let resize = without_aws(&["--at", far, "resize-old"]);
+    assert_eq!(resize.code, 2);
+    assert!(!resize.stderr.contains("warning:"), "{}", resize.stderr);
+}

@@ -7,6 +7,8 @@
 //!   ahead of the wall clock would dial today's tables down: more than one period after the
 //!   wall clock is refused unless the caller explicitly allows it (simulations). `create_new`
 //!   only creates and raises, so it may look ahead; dry runs change nothing, so they may too.
+//! - `create_new` far ahead is allowed but warned about ([`clock_warning`]): the tables it
+//!   builds keep phase 0's capacity until their periods pass.
 
 use chrono::{DateTime, Utc};
 
@@ -66,6 +68,40 @@ pub fn check_clock(
         Some(latest) if current > latest => Err(ClockError::TooFarAhead { at, wall }),
         _ => Ok(()),
     }
+}
+
+/// A warning for a run that is allowed but probably not meant: `create_new` for an instant
+/// more than `premake + 1` periods after the wall clock's builds tables with phase 0's
+/// capacity that nothing lowers until their periods have passed (`resize_old` moves a table
+/// on by its age, and a future table has none). `None` for every other run.
+pub fn clock_warning(
+    policy: &Policy,
+    operation: Operation,
+    at: DateTime<Utc>,
+    wall: DateTime<Utc>,
+) -> Option<String> {
+    if operation != Operation::CreateNew {
+        return None;
+    }
+    let calendar = policy.calendar();
+    let current = calendar.labelled_floor(at)?;
+    let today = calendar.labelled_floor(wall)?;
+    // Bounded walk first: only a far instant pays for counting the periods.
+    let latest_quiet = calendar.periods_from(today).nth(policy.premake as usize + 1)?;
+    if current <= latest_quiet {
+        return None;
+    }
+    let ahead = calendar.periods_between(today, current);
+    let tables = policy.premake + 1;
+    Some(format!(
+        "{at} is in period {}, {ahead} periods after the wall clock's ({}): create_new builds {tables} \
+         table{} from that period on with phase 0's capacity, and they stay at phase 0 capacity (and \
+         its cost) until their periods pass: nothing lowers a future table. Use the real time unless \
+         that is what you want",
+        calendar.label(current),
+        calendar.label(today),
+        if tables == 1 { "" } else { "s" },
+    ))
 }
 
 /// The period of `at`, when it and the `premake` periods after it all have labels.
@@ -147,6 +183,39 @@ mod tests {
         ] {
             assert_eq!(check(Operation::ResizeOld, far, allowance), Ok(()));
         }
+    }
+
+    #[test]
+    fn create_new_far_ahead_warns_that_its_tables_stay_hot() {
+        let policy = Policy::default();
+        let warning = |operation, at| clock_warning(&policy, operation, t(at), t(WALL));
+        // premake = 1: up to two periods after the wall clock's is a normal run.
+        for at in [
+            WALL,
+            "2018-10-25T23:45:00Z",
+            "2018-10-27T23:59:59Z",
+            "2001-01-01T00:00:00Z",
+        ] {
+            assert_eq!(warning(Operation::CreateNew, at), None, "{at}");
+        }
+        let far = warning(Operation::CreateNew, "2018-10-28T00:00:00Z").unwrap();
+        assert!(
+            far.starts_with(
+                "2018-10-28 00:00:00 UTC is in period 2018-10-28, 3 periods after the wall clock's (2018-10-25)"
+            ) && far.contains("phase 0")
+                && far.contains("nothing lowers a future table"),
+            "{far}"
+        );
+        let years = warning(Operation::CreateNew, "2030-01-01T00:00:00Z").unwrap();
+        assert!(years.contains(", 4086 periods after"), "{years}");
+        assert!(far.contains("builds 2 tables from that period on"), "{far}");
+        // resize_old is refused that far ahead (check_clock), not warned about.
+        assert_eq!(warning(Operation::ResizeOld, "2030-01-01T00:00:00Z"), None);
+        // More pre-built tables, more room.
+        let policy = Policy::from_toml("premake = 5").unwrap();
+        let at = |text| clock_warning(&policy, Operation::CreateNew, t(text), t(WALL));
+        assert_eq!(at("2018-10-31T12:00:00Z"), None);
+        assert!(at("2018-11-01T00:00:00Z").is_some());
     }
 
     #[test]

@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::naming::is_table_name_char;
-use crate::settings::{AttributeKind, GlobalIndex, KeyAttribute, KeySchema, LocalIndex, Projection};
+use crate::settings::{
+    AttributeKind, GlobalIndex, KeyAttributeDocument, KeySchema, KeySchemaDocument, LocalIndex, Projection,
+};
 
 /// Global secondary indexes per table (DynamoDB's default quota).
 pub const MAX_GLOBAL_INDEXES: usize = 20;
@@ -21,9 +23,9 @@ pub const MAX_PROJECTED_ATTRIBUTES: usize = 100;
 #[serde(deny_unknown_fields)]
 pub struct IndexDocument {
     pub name: String,
-    pub partition: KeyAttribute,
+    pub partition: KeyAttributeDocument,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sort: Option<KeyAttribute>,
+    pub sort: Option<KeyAttributeDocument>,
     /// Default `"all"`, as DynamoDB's console.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub projection: Option<ProjectionDocument>,
@@ -34,24 +36,28 @@ pub struct IndexDocument {
 #[serde(deny_unknown_fields)]
 pub struct LocalIndexDocument {
     pub name: String,
-    pub sort: KeyAttribute,
+    pub sort: KeyAttributeDocument,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub projection: Option<ProjectionDocument>,
 }
 
-/// `"keys_only"`, `"all"`, or `{ include = ["a", "b"] }`.
+/// `"keys_only"`, `"all"`, or `{ include = ["a", "b"] }`. Any other value is kept as written
+/// (`Other`) for validation to name, so it does not hide the document's other bad fields.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(untagged, deny_unknown_fields)]
 pub enum ProjectionDocument {
     Kind(String),
     Include { include: Vec<String> },
+    Other(serde_json::Value),
 }
 
 type Problems = Vec<(String, String)>;
 
-/// The validated indexes, or every problem as (field, what to change).
+/// The validated indexes, or every problem as (field, what to change). `key` is the table's
+/// key as written: its own problems are the caller's to name, and an attribute whose type is
+/// not valid there is not compared with the indexes'.
 pub fn validate_indexes(
-    key: &KeySchema,
+    key: &KeySchemaDocument,
     globals: &[IndexDocument],
     locals: &[LocalIndexDocument],
 ) -> Result<(Vec<GlobalIndex>, Vec<LocalIndex>), Problems> {
@@ -82,25 +88,34 @@ pub fn validate_indexes(
     }
     // Every attribute used as a key anywhere has one type (one AttributeDefinitions entry).
     let mut types: BTreeMap<String, (AttributeKind, String)> = BTreeMap::new();
-    types.insert(
-        key.partition.name.clone(),
-        (key.partition.kind, "key.partition".into()),
-    );
-    if let Some(sort) = &key.sort {
-        types.insert(sort.name.clone(), (sort.kind, "key.sort".into()));
+    for (field, attribute) in [
+        ("key.partition", Some(&key.partition)),
+        ("key.sort", key.sort.as_ref()),
+    ] {
+        if let Some(kind) = attribute.and_then(|a| a.attribute_kind().ok()) {
+            let name = attribute.map(|a| a.name.clone()).unwrap_or_default();
+            types.insert(name, (kind, field.into()));
+        }
     }
-    let mut check_attribute = |problems: &mut Problems, field: String, attribute: &KeyAttribute| {
+    let mut check_attribute = |problems: &mut Problems, field: String, attribute: &KeyAttributeDocument| {
         if !(1..=255).contains(&attribute.name.len()) {
             problems.push((
                 format!("{field}.name"),
                 format!("{:?} must be 1 to 255 bytes long", attribute.name),
             ));
         }
+        let own = match attribute.attribute_kind() {
+            Ok(kind) => kind,
+            Err(message) => {
+                problems.push((format!("{field}.type"), message));
+                return;
+            }
+        };
         let (kind, first) = types
             .entry(attribute.name.clone())
-            .or_insert((attribute.kind, field.clone()))
+            .or_insert((own, field.clone()))
             .clone();
-        if kind != attribute.kind {
+        if kind != own {
             problems.push((
                 format!("{field}.type"),
                 format!(
@@ -133,8 +148,8 @@ pub fn validate_indexes(
                 }
                 Some(projection)
             }
-            Err(message) => {
-                problems.push((format!("{field}.projection"), message));
+            Err((subfield, message)) => {
+                problems.push((format!("{field}.projection{subfield}"), message));
                 None
             }
         }
@@ -161,13 +176,18 @@ pub fn validate_indexes(
         let mut keys = table_keys.clone();
         keys.push(&doc.partition.name);
         keys.extend(doc.sort.as_ref().map(|s| s.name.as_str()));
-        if let Some(projection) = check_common(&mut problems, &field, &doc.name, &doc.projection, &keys) {
+        let projection = check_common(&mut problems, &field, &doc.name, &doc.projection, &keys);
+        let partition = doc.partition.attribute();
+        // `None` for a sort key whose type is not valid, `Some(None)` without a sort key.
+        let sort = match &doc.sort {
+            None => Some(None),
+            Some(sort) => sort.attribute().map(Some),
+        };
+        // Each `None` was named above.
+        if let (Some(projection), Some(partition), Some(sort)) = (projection, partition, sort) {
             global_indexes.push(GlobalIndex {
                 name: doc.name.clone(),
-                key: KeySchema {
-                    partition: doc.partition.clone(),
-                    sort: doc.sort.clone(),
-                },
+                key: KeySchema { partition, sort },
                 projection,
             });
         }
@@ -187,10 +207,11 @@ pub fn validate_indexes(
         }
         let mut keys = table_keys.clone();
         keys.push(&doc.sort.name);
-        if let Some(projection) = check_common(&mut problems, &field, &doc.name, &doc.projection, &keys) {
+        let projection = check_common(&mut problems, &field, &doc.name, &doc.projection, &keys);
+        if let (Some(projection), Some(sort)) = (projection, doc.sort.attribute()) {
             local_indexes.push(LocalIndex {
                 name: doc.name.clone(),
-                sort: doc.sort.clone(),
+                sort,
                 projection,
             });
         }
@@ -220,23 +241,51 @@ fn check_index_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn projection_of(doc: Option<&ProjectionDocument>, keys: &[&str]) -> Result<Projection, String> {
+const PROJECTIONS: &str = "use \"keys_only\", \"all\" or { include = [\"attribute\", ...] }";
+
+/// The projection, or (the field within `projection`, what to change).
+fn projection_of(
+    doc: Option<&ProjectionDocument>,
+    keys: &[&str],
+) -> Result<Projection, (&'static str, String)> {
     match doc {
         None => Ok(Projection::All),
         Some(ProjectionDocument::Kind(kind)) => match kind.as_str() {
             "keys_only" => Ok(Projection::KeysOnly),
             "all" => Ok(Projection::All),
-            other => Err(format!(
-                "unknown projection {other:?}: use \"keys_only\", \"all\" or {{ include = [\"attribute\", ...] }}"
-            )),
+            other => Err(("", format!("unknown projection {other:?}: {PROJECTIONS}"))),
         },
+        Some(ProjectionDocument::Other(value)) => {
+            Err(("", format!("{value} is not a projection: {PROJECTIONS}")))
+        }
         Some(ProjectionDocument::Include { include }) => {
             if include.is_empty() {
-                return Err("include lists no attribute: name at least one, or use \"keys_only\"".into());
+                return Err((
+                    "",
+                    "include lists no attribute: name at least one, or use \"keys_only\"".into(),
+                ));
             }
             if let Some(key) = include.iter().find(|a| keys.contains(&a.as_str())) {
-                return Err(format!(
-                    "{key:?} is a key attribute, which every index projects anyway: remove it from include"
+                return Err((
+                    "",
+                    format!("{key:?} is a key attribute, which every index projects anyway: remove it from include"),
+                ));
+            }
+            let mut seen = std::collections::BTreeSet::new();
+            let repeated: Vec<String> = include
+                .iter()
+                .filter(|a| !seen.insert(a.as_str()))
+                .map(|a| format!("{a:?}"))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            if !repeated.is_empty() {
+                return Err((
+                    ".include",
+                    format!(
+                        "{} listed more than once: name each attribute once (DynamoDB refuses the table otherwise)",
+                        repeated.join(", ")
+                    ),
                 ));
             }
             Ok(Projection::Include(include.clone()))
@@ -259,8 +308,8 @@ impl From<&GlobalIndex> for IndexDocument {
     fn from(index: &GlobalIndex) -> Self {
         IndexDocument {
             name: index.name.clone(),
-            partition: index.key.partition.clone(),
-            sort: index.key.sort.clone(),
+            partition: KeyAttributeDocument::from(&index.key.partition),
+            sort: index.key.sort.as_ref().map(KeyAttributeDocument::from),
             projection: Some(projection_document(&index.projection)),
         }
     }
@@ -270,7 +319,7 @@ impl From<&LocalIndex> for LocalIndexDocument {
     fn from(index: &LocalIndex) -> Self {
         LocalIndexDocument {
             name: index.name.clone(),
-            sort: index.sort.clone(),
+            sort: KeyAttributeDocument::from(&index.sort),
             projection: Some(projection_document(&index.projection)),
         }
     }

@@ -15,8 +15,10 @@
 //!
 //! Instants are supported in the years 1000 to 9999, where labels have four-digit years.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use chrono::{
     DateTime, Datelike, Days, LocalResult, Months, NaiveDate, NaiveDateTime, NaiveTime, Offset, TimeDelta,
@@ -288,6 +290,111 @@ impl Calendar {
         self.periods_from(from).take_while(|slot| *slot < to).count() as i64
     }
 
+    /// A lower bound on how long `periods` consecutive periods last in this calendar: the
+    /// shortest span of that many periods anywhere in its zone, where DST and other offset
+    /// changes shorten some of them (a 23-hour day, two 6-hour periods of 11 hours). Exact in
+    /// zones with a fixed offset; elsewhere conservative (every offset change that could fall
+    /// into the span is assumed to shorten it).
+    ///
+    /// Day and longer periods are counted on the local calendar, as ages are (see
+    /// [`periods_between`](Self::periods_between)): their shortest local length (February of
+    /// 28 days, years of 365), less the offset increases within that span. Hour periods are
+    /// counted as the periods they are, each shortened by what the offset changes near it took.
+    pub fn shortest_span(&self, periods: u32) -> TimeDelta {
+        if periods == 0 {
+            return TimeDelta::zero();
+        }
+        let (shortest, longest) = self.nominal_spans(periods);
+        // Every change whose effect could reach into a span of `periods` periods.
+        let window = longest.checked_add(&TimeDelta::days(2)).unwrap_or(TimeDelta::MAX);
+        let costs: Vec<(DateTime<Utc>, TimeDelta)> = offset_changes(self.tz)
+            .iter()
+            .map(|&change| (change.at, self.shortening(change)))
+            .filter(|(_, cost)| *cost > TimeDelta::zero())
+            .collect();
+        let (mut lost, mut in_window, mut first) = (TimeDelta::zero(), TimeDelta::zero(), 0);
+        for &(at, cost) in &costs {
+            in_window += cost;
+            while at
+                .checked_sub_signed(window)
+                .is_some_and(|start| costs[first].0 < start)
+            {
+                in_window -= costs[first].1;
+                first += 1;
+            }
+            lost = lost.max(in_window);
+        }
+        (shortest - lost).max(TimeDelta::zero())
+    }
+
+    /// The shortest and longest wall-clock length of `periods` periods, offset changes aside.
+    fn nominal_spans(&self, periods: u32) -> (TimeDelta, TimeDelta) {
+        let periods = i64::from(periods);
+        let days = |days: i64| saturating_seconds(days.saturating_mul(86_400));
+        let months = |months: i64, february: i64| {
+            let lengths = [31, february, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+            let (years, rest) = (months / 12, (months % 12) as usize);
+            let sums = (0..12).map(|first| (0..rest).map(|i| lengths[(first + i) % 12]).sum::<i64>());
+            let year: i64 = lengths.iter().sum();
+            (
+                years * year + sums.clone().min().unwrap_or(0),
+                years * year + sums.max().unwrap_or(0),
+            )
+        };
+        match self.kind {
+            PeriodKind::Hours(n) => {
+                let span = saturating_seconds(periods.saturating_mul(i64::from(n) * 3600));
+                (span, span)
+            }
+            PeriodKind::Day => (days(periods), days(periods)),
+            PeriodKind::Week => (days(periods * 7), days(periods * 7)),
+            PeriodKind::Month | PeriodKind::Quarter => {
+                let count = if self.kind == PeriodKind::Month {
+                    periods
+                } else {
+                    periods * 3
+                };
+                (days(months(count, 28).0), days(months(count, 29).1))
+            }
+            PeriodKind::Year => (days(periods * 365), days(periods * 366)),
+        }
+    }
+
+    /// How much `change` can shorten a span of periods. For day and longer periods, which
+    /// start at their local midnight, an offset increase (clocks forward) shortens the span by
+    /// the increase, a decrease only lengthens it. Hour periods (a repeated hour or boundary
+    /// gets its own) are measured around the change: the most that consecutive periods near
+    /// it fall short of `n` hours each.
+    fn shortening(&self, change: OffsetChange) -> TimeDelta {
+        let shift = TimeDelta::seconds(i64::from(change.after - change.before));
+        let PeriodKind::Hours(n) = self.kind else {
+            return shift.max(TimeDelta::zero());
+        };
+        let length = TimeDelta::hours(i64::from(n));
+        let reach = length + shift.abs() + TimeDelta::hours(1);
+        // Conservative where the periods cannot be walked (at the ends of chrono's range).
+        let conservative = length.max(shift.abs());
+        let (Some(from), Some(until)) = (
+            change
+                .at
+                .checked_sub_signed(reach)
+                .and_then(|t| self.try_floor(t)),
+            change.at.checked_add_signed(reach),
+        ) else {
+            return conservative;
+        };
+        let (mut most, mut run) = (TimeDelta::zero(), TimeDelta::zero());
+        for slot in self.periods_from(from).take_while(|slot| slot.start <= until) {
+            let Some(next) = self.try_next(slot) else {
+                return conservative;
+            };
+            // Kadane: the largest total shortfall of consecutive periods.
+            run = (run + length - (next.start - slot.start)).max(TimeDelta::zero());
+            most = most.max(run);
+        }
+        most
+    }
+
     fn try_floor(&self, t: DateTime<Utc>) -> Option<Slot> {
         // The clock reaches (or jumps over) the nominal boundary before it shows `t`'s wall
         // time, so that boundary has an instant at or before `t`.
@@ -473,6 +580,86 @@ pub const LABEL_YEARS: std::ops::RangeInclusive<i32> = 1000..=9999;
 
 const OUT_OF_RANGE: &str = "instant outside the range chrono can represent";
 
+/// `seconds` as a duration, or the longest one chrono has.
+fn saturating_seconds(seconds: i64) -> TimeDelta {
+    TimeDelta::try_seconds(seconds).unwrap_or(TimeDelta::MAX)
+}
+
+/// The years in which zones change their offset: chrono-tz has local mean time before its
+/// first transition and repeats no rule after its last, in 2100 (a test checks both).
+const OFFSET_CHANGE_YEARS: std::ops::Range<i32> = 1800..2101;
+
+/// One change of a zone's UTC offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct OffsetChange {
+    at: DateTime<Utc>,
+    /// Seconds east of UTC before and after.
+    before: i32,
+    after: i32,
+}
+
+/// Every change of `tz`'s UTC offset, in time order. chrono-tz keeps its transitions to
+/// itself, so they are found by sampling the offset daily over [`OFFSET_CHANGE_YEARS`] and
+/// narrowing each change down to the second (a test checks hourly samples find no more);
+/// once per zone and process.
+fn offset_changes(tz: Tz) -> Arc<[OffsetChange]> {
+    static FOUND: OnceLock<Mutex<HashMap<Tz, Arc<[OffsetChange]>>>> = OnceLock::new();
+    let found = FOUND.get_or_init(Mutex::default);
+    if let Some(changes) = found.lock().unwrap_or_else(|e| e.into_inner()).get(&tz) {
+        return Arc::clone(changes);
+    }
+    let changes: Arc<[OffsetChange]> = offset_changes_sampled(tz, TimeDelta::days(1)).into();
+    found
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(tz, Arc::clone(&changes));
+    changes
+}
+
+fn offset_changes_sampled(tz: Tz, step: TimeDelta) -> Vec<OffsetChange> {
+    if has_fixed_offset(tz) {
+        return Vec::new();
+    }
+    let offset = |t: DateTime<Utc>| t.with_timezone(&tz).offset().fix().local_minus_utc();
+    let year_start = |year: i32| {
+        NaiveDate::from_ymd_opt(year, 1, 1)
+            .expect("a year chrono supports")
+            .and_time(NaiveTime::MIN)
+            .and_utc()
+    };
+    let end = year_start(OFFSET_CHANGE_YEARS.end);
+    let mut changes = Vec::new();
+    let mut t = year_start(OFFSET_CHANGE_YEARS.start);
+    let mut current = offset(t);
+    while t < end {
+        let next = t + step;
+        if offset(next) == current {
+            t = next;
+            continue;
+        }
+        // The first second in (t, next] with another offset (offsets change on whole seconds).
+        let (mut low, mut high) = (t.timestamp(), next.timestamp());
+        while high - low > 1 {
+            let middle = low + (high - low) / 2;
+            if offset(DateTime::from_timestamp(middle, 0).expect("between two instants")) == current {
+                low = middle;
+            } else {
+                high = middle;
+            }
+        }
+        let high = DateTime::from_timestamp(high, 0).expect("an instant sampled above");
+        let after = offset(high);
+        changes.push(OffsetChange {
+            at: high,
+            before: current,
+            after,
+        });
+        current = after;
+        t = high;
+    }
+    changes
+}
+
 /// Zones whose offset never changes, where hour periods all last exactly `n` hours.
 fn has_fixed_offset(tz: Tz) -> bool {
     let name = tz.name();
@@ -528,6 +715,145 @@ mod tests {
         assert_eq!(fields::<2>("2018-10-25", "####-##-##"), None);
         // Four bytes, but not four ASCII digits.
         assert_eq!(fields::<1>("٢٠", "####"), None);
+    }
+
+    fn calendar(kind: PeriodKind, tz: &str) -> Calendar {
+        Calendar::new(kind, tz.parse().unwrap())
+    }
+
+    #[test]
+    fn shortest_spans_without_offset_changes_are_the_shortest_calendar_lengths() {
+        let span = |kind, periods| calendar(kind, "UTC").shortest_span(periods);
+        let (hours, days) = (TimeDelta::hours, TimeDelta::days);
+        assert_eq!(span(PeriodKind::Day, 0), TimeDelta::zero());
+        assert_eq!(span(PeriodKind::Day, 1), hours(24));
+        assert_eq!(span(PeriodKind::Day, 2), hours(48));
+        assert_eq!(span(PeriodKind::Hours(6), 3), hours(18));
+        assert_eq!(span(PeriodKind::Week, 2), days(14));
+        // February of 28 days, and the shortest months around it.
+        assert_eq!(span(PeriodKind::Month, 1), days(28));
+        assert_eq!(span(PeriodKind::Month, 2), days(28 + 31));
+        assert_eq!(span(PeriodKind::Month, 12), days(365));
+        assert_eq!(span(PeriodKind::Month, 13), days(365 + 28));
+        assert_eq!(span(PeriodKind::Quarter, 1), days(28 + 31 + 30));
+        assert_eq!(span(PeriodKind::Quarter, 4), days(365));
+        assert_eq!(span(PeriodKind::Year, 3), days(3 * 365));
+        // Far beyond chrono's range: the longest duration rather than an overflow.
+        assert_eq!(span(PeriodKind::Year, u32::MAX), TimeDelta::MAX);
+        assert!(calendar(PeriodKind::Year, "Europe/Berlin").shortest_span(u32::MAX) > TimeDelta::zero());
+    }
+
+    #[test]
+    fn offset_changes_shorten_spans_by_what_the_clocks_skip() {
+        let span = |kind, tz, periods| calendar(kind, tz).shortest_span(periods);
+        let (hours, minutes, days) = (TimeDelta::hours, TimeDelta::minutes, TimeDelta::days);
+        // The spring day has 23 hours.
+        assert_eq!(span(PeriodKind::Day, "Europe/Berlin", 1), hours(23));
+        assert_eq!(span(PeriodKind::Day, "Europe/Berlin", 2), hours(47));
+        assert_eq!(span(PeriodKind::Month, "Europe/Berlin", 1), days(28) - hours(1));
+        // Every hour period is an hour (the repeated hour is a period of its own), except where
+        // Berlin left local mean time in 1893 and skipped 6 min 32 s ...
+        assert_eq!(
+            span(PeriodKind::Hours(1), "Europe/Berlin", 2),
+            hours(2) - TimeDelta::seconds(392)
+        );
+        assert_eq!(span(PeriodKind::Hours(1), "Europe/Paris", 2), hours(2));
+        // ... but a 2-hour period that the spring change cuts, or that ends at the repeat of
+        // its own boundary, lasts one.
+        assert_eq!(span(PeriodKind::Hours(2), "Europe/Berlin", 1), hours(1));
+        // Havana falls back at 01:00 to 00:00: midnight repeats, and the 12-hour period between
+        // its two instants lasts one hour.
+        assert_eq!(span(PeriodKind::Hours(12), "America/Havana", 1), hours(1));
+        // Lord Howe moves its clocks by half an hour.
+        assert_eq!(span(PeriodKind::Hours(1), "Australia/Lord_Howe", 1), minutes(30));
+        // Samoa skipped 2011-12-30 entirely: its 29th to its 31st was one day.
+        assert_eq!(span(PeriodKind::Day, "Pacific/Apia", 2), hours(24));
+    }
+
+    /// The shortest span of `periods` periods among the periods of `years`, by walking them.
+    fn walked_shortest_span(calendar: Calendar, years: std::ops::Range<i32>, periods: usize) -> TimeDelta {
+        let start = |year| {
+            NaiveDate::from_ymd_opt(year, 1, 1)
+                .unwrap()
+                .and_time(NaiveTime::MIN)
+                .and_utc()
+        };
+        let slots: Vec<Slot> = calendar
+            .periods_from(calendar.floor(start(years.start)))
+            .take_while(|s| s.start < start(years.end))
+            .collect();
+        slots
+            .windows(periods + 1)
+            .map(|w| w[periods].start - w[0].start)
+            .min()
+            .unwrap()
+    }
+
+    #[test]
+    fn shortest_spans_are_never_longer_than_walked_ones() {
+        for tz in [
+            "Europe/Berlin",
+            "America/Havana",
+            "Australia/Lord_Howe",
+            "Antarctica/Troll",
+            "Pacific/Apia",
+        ] {
+            for kind in [
+                PeriodKind::Hours(1),
+                PeriodKind::Hours(2),
+                PeriodKind::Hours(3),
+                PeriodKind::Hours(12),
+                PeriodKind::Day,
+            ] {
+                let calendar = calendar(kind, tz);
+                for periods in [1, 2, 5] {
+                    let bound = calendar.shortest_span(periods);
+                    let walked = walked_shortest_span(calendar, 2011..2012, periods as usize);
+                    assert!(bound <= walked, "{tz} {kind} x{periods}: {bound} > {walked}");
+                }
+            }
+        }
+        // Where nothing else interferes, the bound is what the calendar does.
+        let berlin = calendar(PeriodKind::Day, "Europe/Berlin");
+        assert_eq!(
+            berlin.shortest_span(2),
+            walked_shortest_span(berlin, 2018..2020, 2)
+        );
+    }
+
+    #[test]
+    fn zones_change_their_offset_only_from_1800_to_2100() {
+        let at = |year, month| {
+            NaiveDate::from_ymd_opt(year, month, 1)
+                .unwrap()
+                .and_time(NaiveTime::MIN)
+                .and_utc()
+        };
+        for tz in chrono_tz::TZ_VARIANTS {
+            let offset = |t: DateTime<Utc>| t.with_timezone(&tz).offset().fix().local_minus_utc();
+            let first = offset(at(OFFSET_CHANGE_YEARS.start, 1));
+            let last = offset(at(OFFSET_CHANGE_YEARS.end, 1));
+            for year in [1000, 1500, 1799] {
+                for month in [1, 7] {
+                    assert_eq!(offset(at(year, month)), first, "{tz} in {year}-{month}");
+                }
+            }
+            for year in [2101, 2200, 5000, 9999] {
+                for month in [1, 4, 7, 10] {
+                    assert_eq!(offset(at(year, month)), last, "{tz} in {year}-{month}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn daily_samples_find_every_offset_change() {
+        for tz in ["Australia/Lord_Howe", "Pacific/Apia"] {
+            let tz: Tz = tz.parse().unwrap();
+            let daily = offset_changes(tz);
+            assert!(!daily.is_empty(), "{tz}");
+            assert_eq!(*daily, *offset_changes_sampled(tz, TimeDelta::hours(1)), "{tz}");
+        }
     }
 
     #[test]

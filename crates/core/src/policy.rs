@@ -22,13 +22,17 @@ use crate::rates::{Rates, RatesDocument};
 use crate::retention::{Retention, RetentionDocument};
 use crate::scaling::{self, Autoscaling, ScalableDimension};
 use crate::settings::{
-    AttributeKind, Billing, Capacity, GlobalIndex, KeyAttribute, KeySchema, LocalIndex, OnDemandLimits,
-    TableClass,
+    AttributeKind, Billing, Capacity, GlobalIndex, KeyAttribute, KeySchema, KeySchemaDocument, LocalIndex,
+    OnDemandLimits, TableClass,
 };
 
 /// Upper bound for `premake`: each run may create `premake + 1` tables at once, and DynamoDB
 /// allows at most 500 tables in CREATING at a time (fewer on new accounts).
 pub const MAX_PREMAKE: u32 = 100;
+
+/// Upper bound for `grace`: 100 years (humantime's years of 365.25 days), so that the end of
+/// any table's grace is an instant chrono can represent.
+pub const MAX_GRACE: Duration = Duration::from_secs(100 * 31_557_600);
 
 /// The environment variable that carries the policy as JSON (Lambda functions, and the CLI
 /// when no `--policy` is given).
@@ -141,7 +145,7 @@ pub struct PolicyDocument {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub premake: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key: Option<KeySchema>,
+    pub key: Option<KeySchemaDocument>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indexes: Option<Vec<IndexDocument>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -313,10 +317,61 @@ impl Policy {
     }
 
     /// When a table of `slot` leaves phase 0: its period's end plus the grace; `None` without
-    /// a grace.
+    /// a grace. A grace too long to add ends at the latest instant chrono can represent, never
+    /// at none: a table stays hot rather than lose its grace (validation keeps `grace` within
+    /// [`MAX_GRACE`], so only a policy built by hand gets there).
     pub fn grace_end(&self, slot: Slot) -> Option<DateTime<Utc>> {
-        let grace = chrono::Duration::from_std(self.grace?).ok()?;
-        self.calendar().end(slot).checked_add_signed(grace)
+        let end = self.calendar().end(slot);
+        let grace = chrono::Duration::from_std(self.grace?).unwrap_or(chrono::Duration::MAX);
+        Some(end.checked_add_signed(grace).unwrap_or(DateTime::<Utc>::MAX_UTC))
+    }
+
+    /// The phase a table of `slot` is in at `at`: phase 0 until its grace ends (see
+    /// [`grace_end`](Self::grace_end)), then the phase for its age at that instant (the
+    /// periods from its own to the one holding `at`).
+    pub fn phase_at(&self, slot: Slot, at: DateTime<Utc>) -> usize {
+        if self.grace_end(slot).is_some_and(|end| at < end) {
+            return 0;
+        }
+        let calendar = self.calendar();
+        self.phase_index_for_age(calendar.periods_between(slot, calendar.floor(at)))
+    }
+
+    /// The first change of [`phase_at`](Self::phase_at) after `now`: the phase and the instant
+    /// it starts from; `None` when the table stays in its phase for good. The phase only
+    /// changes when the grace ends or the table's age reaches a phase's `min_age`, and never
+    /// goes back, so those instants are the candidates, earliest first.
+    pub fn next_phase_change(&self, slot: Slot, now: DateTime<Utc>) -> Option<(usize, DateTime<Utc>)> {
+        let current = self.phase_at(slot, now);
+        if current + 1 >= self.phases.len() {
+            return None;
+        }
+        let calendar = self.calendar();
+        let grace_end = self.grace_end(slot).filter(|end| *end > now);
+        if grace_end == Some(DateTime::<Utc>::MAX_UTC) {
+            // A grace too long to represent never ends.
+            return None;
+        }
+        let mut candidates: Vec<DateTime<Utc>> = grace_end.into_iter().collect();
+        // Phases after the current one, youngest first; the first start past both `now` and the
+        // grace is the last candidate needed (each later phase starts later).
+        for phase in &self.phases[current + 1..] {
+            let Some(start) = calendar.periods_from(slot).nth(phase.min_age as usize) else {
+                break;
+            };
+            let start = start.start();
+            if start > now {
+                candidates.push(start);
+                if grace_end.is_none_or(|end| start > end) {
+                    break;
+                }
+            }
+        }
+        candidates.sort();
+        candidates
+            .into_iter()
+            .map(|at| (self.phase_at(slot, at), at))
+            .find(|(phase, _)| *phase != current)
     }
 
     /// The phase new tables are created with.
@@ -337,7 +392,7 @@ impl Policy {
             period: Some(self.period.to_string()),
             timezone: Some(self.timezone.name().to_string()),
             premake: Some(i64::from(self.premake)),
-            key: Some(self.key.clone()),
+            key: Some(KeySchemaDocument::from(&self.key)),
             // Absent when unused, so a policy without them keeps its hash.
             indexes: (!self.indexes.is_empty())
                 .then(|| self.indexes.iter().map(IndexDocument::from).collect()),
@@ -441,10 +496,13 @@ impl PolicyDocument {
             );
         }
 
-        let key = self.key.clone().unwrap_or_else(default_key);
+        let key_document = self
+            .key
+            .clone()
+            .unwrap_or_else(|| KeySchemaDocument::from(&default_key()));
         for (field, attribute) in [
-            ("key.partition", Some(&key.partition)),
-            ("key.sort", key.sort.as_ref()),
+            ("key.partition", Some(&key_document.partition)),
+            ("key.sort", key_document.sort.as_ref()),
         ] {
             if let Some(attribute) = attribute {
                 let len = attribute.name.len();
@@ -454,24 +512,35 @@ impl PolicyDocument {
                         format!("{:?} must be 1 to 255 bytes long", attribute.name),
                     );
                 }
+                if let Err(message) = attribute.attribute_kind() {
+                    fail(&format!("{field}.type"), message);
+                }
             }
         }
-        if key
+        if key_document
             .sort
             .as_ref()
-            .is_some_and(|sort| sort.name == key.partition.name)
+            .is_some_and(|sort| sort.name == key_document.partition.name)
         {
             fail(
                 "key.sort.name",
                 format!(
                     "{:?} is also the partition key: use a different attribute name",
-                    key.partition.name
+                    key_document.partition.name
                 ),
             );
         }
+        // `None` when a type is not valid (named above).
+        let key = key_document.partition.attribute().and_then(|partition| {
+            let sort = match &key_document.sort {
+                None => None,
+                Some(sort) => Some(sort.attribute()?),
+            };
+            Some(KeySchema { partition, sort })
+        });
 
         let indexes = validate_indexes(
-            &key,
+            &key_document,
             self.indexes.as_deref().unwrap_or_default(),
             self.local_indexes.as_deref().unwrap_or_default(),
         );
@@ -487,6 +556,16 @@ impl PolicyDocument {
 
         let grace = match self.grace.as_deref().map(humantime::parse_duration) {
             None => None,
+            Some(Ok(grace)) if grace > MAX_GRACE => {
+                fail(
+                    "grace",
+                    format!(
+                        "{:?} is longer than the 100 years allowed: use at most \"100y\" (how long a table keeps phase 0 after its period ends)",
+                        self.grace.as_deref().unwrap_or_default()
+                    ),
+                );
+                None
+            }
             Some(Ok(grace)) => Some(grace),
             Some(Err(e)) => {
                 fail(
@@ -567,6 +646,15 @@ impl PolicyDocument {
                 Rates::default()
             }
         };
+        if let (Some(grace), Some(period), Some(timezone), Some(retention)) =
+            (grace.filter(|g| !g.is_zero()), period, timezone, &retention)
+        {
+            let text = self.grace.as_deref().unwrap_or_default();
+            let calendar = Calendar::new(period, timezone);
+            if let Some(message) = grace_against_retention(text, grace, calendar, retention) {
+                fail("grace", message);
+            }
+        }
         let archiving = self.retention.as_ref().is_some_and(|r| r.archive_after.is_some());
         let pitr_off = self
             .template
@@ -607,7 +695,7 @@ impl PolicyDocument {
             period: period.expect("checked above"),
             timezone: timezone.expect("checked above"),
             premake: premake as u32,
-            key,
+            key: key.expect("checked above"),
             phases: phases
                 .iter()
                 .zip(parsed_phases)
@@ -632,6 +720,55 @@ fn default_key() -> KeySchema {
             kind: AttributeKind::N,
         }),
     }
+}
+
+/// Why a table would still be in its write grace when retention archives or deletes it, if it
+/// would. A table of period `s` is archived or deleted when its age reaches N, at the start of
+/// period `s + N`; its grace runs from the end of `s`, the start of `s + 1`. So the grace may
+/// last as long as the shortest N - 1 periods of the policy's calendar, and no longer.
+fn grace_against_retention(
+    text: &str,
+    grace: Duration,
+    calendar: Calendar,
+    retention: &Retention,
+) -> Option<String> {
+    let grace = chrono::Duration::from_std(grace).unwrap_or(chrono::Duration::MAX);
+    // (field, N, the longest grace that ends by age N) for each limit the grace passes.
+    let broken: Vec<(&str, u32, chrono::Duration)> = [
+        (
+            "retention.archive_after",
+            retention.archive.as_ref().map(|a| a.after),
+        ),
+        ("retention.delete_after", retention.delete_after),
+    ]
+    .into_iter()
+    .filter_map(|(field, periods)| {
+        let periods = periods?;
+        Some((field, periods, calendar.shortest_span(periods.saturating_sub(1))))
+    })
+    .filter(|(_, _, allowed)| grace > *allowed)
+    .collect();
+    let (tightest_field, tightest, bound) = broken.iter().copied().min_by_key(|(_, periods, _)| *periods)?;
+    let plural = |n: u32| if n == 1 { "" } else { "s" };
+    let fields: Vec<String> = broken
+        .iter()
+        .map(|(field, n, _)| format!("{field} ({n} period{})", plural(*n)))
+        .collect();
+    let fields = fields.join(" and ");
+    if bound <= chrono::Duration::zero() {
+        return Some(format!(
+            "{text:?} must end before {fields}, but with {tightest_field} = 1 a table is archived or deleted as soon as its period ends: no grace is possible; remove the grace or raise {tightest_field}"
+        ));
+    }
+    let bound_text = humantime::format_duration(bound.to_std().unwrap_or_default());
+    let periods = tightest - 1;
+    Some(format!(
+        "{text:?} must end before {fields}: at most {bound_text} with period = \"{}\" in {}, the shortest {periods} period{} there (a grace starts when a table's period ends; retention acts when its age reaches {tightest}); shorten the grace or raise {}",
+        calendar.kind(),
+        calendar.tz().name(),
+        plural(periods),
+        broken.iter().map(|(field, _, _)| *field).collect::<Vec<_>>().join(" and "),
+    ))
 }
 
 /// The blog's capacities: today 300/1000, yesterday 100/1, older 1/1.
@@ -1259,6 +1396,92 @@ mod tests {
         assert_eq!(policy.phase_index_for_age(1), 1);
         assert_eq!(policy.phase_index_for_age(2), 2);
         assert_eq!(policy.phase_index_for_age(400), 2);
+    }
+
+    fn at(rfc3339: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(rfc3339).unwrap().to_utc()
+    }
+
+    #[test]
+    fn phase_at_keeps_phase_0_through_the_grace_then_follows_the_age() {
+        // Daily tables, phases at ages 0, 1 and 2, a grace of 3 periods.
+        let policy = Policy::from_toml("grace = \"3d\"").unwrap();
+        let slot = policy.calendar().floor(at("2018-10-25T12:00:00Z"));
+        for (instant, phase) in [
+            ("2018-10-24T12:00:00Z", 0),
+            ("2018-10-25T12:00:00Z", 0),
+            ("2018-10-26T00:00:00Z", 0),
+            ("2018-10-28T23:59:59Z", 0),
+            // The grace ends at age 4: straight to the last phase.
+            ("2018-10-29T00:00:00Z", 2),
+            ("2019-01-01T00:00:00Z", 2),
+        ] {
+            assert_eq!(policy.phase_at(slot, at(instant)), phase, "{instant}");
+        }
+        let without = Policy::default();
+        assert_eq!(without.phase_at(slot, at("2018-10-25T23:59:59Z")), 0);
+        assert_eq!(without.phase_at(slot, at("2018-10-26T00:00:00Z")), 1);
+        assert_eq!(without.phase_at(slot, at("2018-10-27T00:00:00Z")), 2);
+    }
+
+    #[test]
+    fn the_next_phase_change_is_the_first_instant_the_phase_differs() {
+        let policy = Policy::from_toml("grace = \"3d\"").unwrap();
+        let slot = policy.calendar().floor(at("2018-10-25T12:00:00Z"));
+        let next = |now| policy.next_phase_change(slot, at(now));
+        // Phase 1's start (age 1) falls inside the grace: the change is the grace's end, to 2.
+        for now in [
+            "2018-10-24T00:00:00Z",
+            "2018-10-25T12:00:00Z",
+            "2018-10-27T12:00:00Z",
+        ] {
+            assert_eq!(next(now), Some((2, at("2018-10-29T00:00:00Z"))), "{now}");
+        }
+        assert_eq!(next("2018-10-29T00:00:00Z"), None, "in the last phase");
+
+        // Phases at 0, 1 and 5: the grace ends in phase 1, phase 2 follows at age 5.
+        let policy = Policy::from_toml(
+            "grace = \"3d\"\n[[phases]]\nmin_age = 0\nread = 9\nwrite = 9\n[[phases]]\nmin_age = 1\nread = 5\nwrite = 5\n[[phases]]\nmin_age = 5\nread = 1\nwrite = 1",
+        )
+        .unwrap();
+        let next = |now| policy.next_phase_change(slot, at(now));
+        assert_eq!(
+            next("2018-10-26T06:00:00Z"),
+            Some((1, at("2018-10-29T00:00:00Z")))
+        );
+        assert_eq!(
+            next("2018-10-29T00:00:00Z"),
+            Some((2, at("2018-10-30T00:00:00Z")))
+        );
+        assert_eq!(next("2018-10-30T00:00:00Z"), None);
+
+        // A grace shorter than a period delays only phase 1.
+        let policy = Policy::from_toml("grace = \"2h\"").unwrap();
+        let next = |now| policy.next_phase_change(slot, at(now));
+        assert_eq!(
+            next("2018-10-25T23:45:00Z"),
+            Some((1, at("2018-10-26T02:00:00Z")))
+        );
+        assert_eq!(
+            next("2018-10-26T02:15:00Z"),
+            Some((2, at("2018-10-27T00:00:00Z")))
+        );
+        // Without a grace, phase by phase; a future table starts with phase 1 at its age 1.
+        let policy = Policy::default();
+        assert_eq!(
+            policy.next_phase_change(slot, at("2018-10-20T00:00:00Z")),
+            Some((1, at("2018-10-26T00:00:00Z")))
+        );
+        // One phase only: nothing ever changes.
+        let single = Policy::from_toml("[[phases]]\nmin_age = 0\nread = 1\nwrite = 1").unwrap();
+        assert_eq!(single.next_phase_change(slot, at("2018-10-20T00:00:00Z")), None);
+        // A hand-built grace too long to add never ends: phase 0 for good.
+        let forever = Policy {
+            grace: Some(Duration::MAX),
+            ..Policy::default()
+        };
+        assert_eq!(forever.phase_at(slot, at("9000-01-01T00:00:00Z")), 0);
+        assert_eq!(forever.next_phase_change(slot, at("2018-10-26T00:00:00Z")), None);
     }
 
     #[test]

@@ -16,8 +16,10 @@ pub struct Retention {
     pub max_deletes_per_run: u32,
     /// The newest N tables (by period, current and pre-built included) are never deleted.
     pub keep_newest: u32,
-    /// Where the endpoint has no tagging API (DynamoDB Local), delete tables that are ours by
-    /// name and key schema; without it nothing is deleted there. Tags are always read on AWS.
+    /// Delete on an endpoint that has no tagging API (DynamoDB Local answers
+    /// ListTagsOfResource with UnknownOperationException), where our family tag cannot be read.
+    /// Only with `delete_after`; it never matters on AWS, where tags are always read.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub delete_without_tagging_api: bool,
 }
 
@@ -54,6 +56,10 @@ pub struct RetentionDocument {
     pub max_deletes_per_run: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep_newest: Option<i64>,
+    /// `true` lets retention delete where the endpoint cannot read tags (DynamoDB Local); only
+    /// with `delete_after`. Default `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_without_tagging_api: Option<bool>,
 }
 
 const DEFAULT_PREFIX: &str = "ddb-rollover/";
@@ -115,6 +121,12 @@ impl RetentionDocument {
         if self.prefix.is_some() && self.archive_after.is_none() {
             problems.push(("prefix".into(), "only with archive_after and bucket".into()));
         }
+        if self.delete_without_tagging_api.is_some() && self.delete_after.is_none() {
+            problems.push((
+                "delete_without_tagging_api".into(),
+                "only with delete_after: it lets retention delete where the endpoint cannot read tags (DynamoDB Local); set delete_after or remove it".into(),
+            ));
+        }
         if let (Some(archive), Some(delete)) = (self.archive_after, self.delete_after) {
             if delete <= archive {
                 problems.push((
@@ -137,7 +149,7 @@ impl RetentionDocument {
             delete_after,
             max_deletes_per_run: max_deletes,
             keep_newest,
-            delete_without_tagging_api: false,
+            delete_without_tagging_api: self.delete_without_tagging_api.unwrap_or(false),
         })
     }
 }
@@ -151,6 +163,8 @@ impl Retention {
             delete_after: self.delete_after.map(i64::from),
             max_deletes_per_run: Some(i64::from(self.max_deletes_per_run)),
             keep_newest: Some(i64::from(self.keep_newest)),
+            // Absent unless set, so policies without it keep their document and hash.
+            delete_without_tagging_api: self.delete_without_tagging_api.then_some(true),
         }
     }
 }
@@ -221,6 +235,28 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(fields(doc), ["max_deletes_per_run", "keep_newest", "prefix"]);
+    }
+
+    #[test]
+    fn delete_without_tagging_api_is_an_opt_in_with_delete_after() {
+        let doc = |delete_after, opt_in| RetentionDocument {
+            delete_after,
+            archive_after: Some(2),
+            bucket: Some("my-archive".into()),
+            delete_without_tagging_api: opt_in,
+            ..Default::default()
+        };
+        let on = doc(Some(7), Some(true)).validate().unwrap();
+        assert!(on.delete_without_tagging_api);
+        assert_eq!(on.to_document().delete_without_tagging_api, Some(true));
+        assert_eq!(on.to_document().validate().unwrap(), on);
+        for unset in [None, Some(false)] {
+            let off = doc(Some(7), unset).validate().unwrap();
+            assert!(!off.delete_without_tagging_api);
+            assert_eq!(off.to_document().delete_without_tagging_api, None);
+        }
+        assert_eq!(fields(doc(None, Some(true))), ["delete_without_tagging_api"]);
+        assert_eq!(fields(doc(None, Some(false))), ["delete_without_tagging_api"]);
     }
 
     #[test]

@@ -31,6 +31,66 @@ pub enum AttributeKind {
     B,
 }
 
+/// A key schema as written in the policy: like [`KeySchema`], but a key attribute's `type` is
+/// any string, checked by validation, so a bad type is named with every other bad field.
+/// Serializes exactly as the [`KeySchema`] it validates to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeySchemaDocument {
+    pub partition: KeyAttributeDocument,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sort: Option<KeyAttributeDocument>,
+}
+
+/// A key attribute as written: `{ name = "pk", type = "N" }`, `type` one of `S`, `N`, `B`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyAttributeDocument {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+impl KeyAttributeDocument {
+    /// The attribute's type, or what to change (for the field `{attribute}.type`).
+    pub fn attribute_kind(&self) -> Result<AttributeKind, String> {
+        match self.kind.as_str() {
+            "S" => Ok(AttributeKind::S),
+            "N" => Ok(AttributeKind::N),
+            "B" => Ok(AttributeKind::B),
+            other => Err(format!(
+                "unknown key type {other:?}: use S, N or B (string, number or binary, in capitals)"
+            )),
+        }
+    }
+
+    /// The attribute, when its type is valid.
+    pub fn attribute(&self) -> Option<KeyAttribute> {
+        Some(KeyAttribute {
+            name: self.name.clone(),
+            kind: self.attribute_kind().ok()?,
+        })
+    }
+}
+
+impl From<&KeyAttribute> for KeyAttributeDocument {
+    fn from(attribute: &KeyAttribute) -> Self {
+        KeyAttributeDocument {
+            name: attribute.name.clone(),
+            kind: format!("{:?}", attribute.kind),
+        }
+    }
+}
+
+impl From<&KeySchema> for KeySchemaDocument {
+    fn from(key: &KeySchema) -> Self {
+        KeySchemaDocument {
+            partition: KeyAttributeDocument::from(&key.partition),
+            sort: key.sort.as_ref().map(KeyAttributeDocument::from),
+        }
+    }
+}
+
 /// Provisioned read and write capacity units.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -175,7 +175,7 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
             line.grace_until = policy
                 .grace_end(slot)
                 .filter(|until| now < *until && line.age.is_some_and(|age| age > 0));
-            line.next_phase = next_phase(policy, slot, line.phase);
+            line.next_phase = next_phase(policy, slot, line.phase, now);
             line.delete_due = policy
                 .retention
                 .as_ref()
@@ -254,16 +254,13 @@ fn unread_hazards(full: &Plan, runs: &[&Plan]) -> Vec<String> {
     hazards
 }
 
-/// When the table's age reaches the next phase's `min_age`: the start of the period that many
-/// periods after its own, and for phase 0 not before the write grace ends.
-fn next_phase(policy: &Policy, slot: Slot, phase: Option<usize>) -> Option<NextPhase> {
-    let phase = phase? + 1;
-    let min_age = policy.phases.get(phase)?.min_age;
-    let by_age = policy.calendar().start_after(slot, min_age);
-    let from = match policy.grace_end(slot) {
-        Some(grace_end) if phase == 1 => by_age.max(grace_end),
-        _ => by_age,
-    };
+/// The table's next phase and from when ([`Policy::next_phase_change`]): when its age reaches
+/// a later phase's `min_age`, or its write grace ends, whichever changes the phase first (a
+/// grace longer than a period may end in a phase past 1). `None` for a table without a phase
+/// (not ours) and for one that stays where it is.
+fn next_phase(policy: &Policy, slot: Slot, phase: Option<usize>, now: DateTime<Utc>) -> Option<NextPhase> {
+    phase?;
+    let (phase, from) = policy.next_phase_change(slot, now)?;
     Some(NextPhase { phase, from })
 }
 

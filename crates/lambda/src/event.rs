@@ -29,7 +29,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
-use ddb_rollover::clock::{check_clock, ClockAllowance};
+use ddb_rollover::clock::{check_clock, clock_warning, ClockAllowance};
 use ddb_rollover::Operation;
 use ddb_rollover::Policy;
 
@@ -181,6 +181,21 @@ impl Invocation {
             message: error.to_string(),
         })?;
         Ok(now)
+    }
+
+    /// What the report should warn about the instant: a manual event's `at` that has
+    /// create_new build tables far ahead of the wall clock, which keep phase 0's capacity
+    /// until their periods pass (see [`clock_warning`]). Dry runs too: they preview that run.
+    pub fn clock_warning(
+        &self,
+        policy: &Policy,
+        operation: Operation,
+        wall_clock: DateTime<Utc>,
+    ) -> Option<String> {
+        if self.clock != ClockSource::At {
+            return None;
+        }
+        clock_warning(policy, operation, self.at?, wall_clock).map(|warning| format!("at: {warning}"))
     }
 }
 
@@ -891,6 +906,32 @@ mod tests {
         let e = err(json!({"dry_run": "y".repeat(500)}), CREATE).to_string();
         assert!(e.len() < 200, "{e}");
         assert!(e.contains("..."), "{e}");
+    }
+
+    #[test]
+    fn a_manual_create_new_far_ahead_warns_naming_at() {
+        let policy = Policy::default();
+        let wall = t("2018-10-25T10:00:00Z");
+        let far = ok(json!({"at": "2030-01-01T00:00:00Z"}), CREATE);
+        let warning = far.clock_warning(&policy, CREATE, wall).unwrap();
+        assert!(
+            warning.starts_with("at: 2030-01-01 00:00:00 UTC is in period 2030-01-01, 4086 periods after"),
+            "{warning}"
+        );
+        assert!(warning.contains("nothing lowers a future table"), "{warning}");
+        let dry = ok(json!({"at": "2030-01-01T00:00:00Z", "dry_run": true}), CREATE);
+        assert!(dry.clock_warning(&policy, CREATE, wall).is_some());
+        // The next period's run, the wall clock, and resize_old (refused that far ahead) do not.
+        let near = ok(json!({"at": "2018-10-25T23:45:00Z"}), CREATE);
+        assert_eq!(near.clock_warning(&policy, CREATE, wall), None);
+        assert_eq!(
+            Invocation::wall_clock().clock_warning(&policy, CREATE, wall),
+            None
+        );
+        assert_eq!(far.clock_warning(&policy, RESIZE, wall), None);
+        // A schedule's own time is not a manual instant.
+        let scheduled = ok(json!({"scheduled_time": "2030-01-01T00:00:00Z"}), CREATE);
+        assert_eq!(scheduled.clock_warning(&policy, CREATE, wall), None);
     }
 
     #[test]

@@ -225,13 +225,18 @@ impl Handler {
     /// One run, logged: its whole report, or the error with the whole report.
     async fn run_logged(&self, event: Value, deadline: Option<Instant>) -> Result<RunReport, HandlerError> {
         let invocation = parse_invocation(&event, self.operation)?;
-        let now = invocation.checked_now(&self.policy, self.operation, Utc::now())?;
+        let wall = Utc::now();
+        let now = invocation.checked_now(&self.policy, self.operation, wall)?;
+        let clock_warning = invocation.clock_warning(&self.policy, self.operation, wall);
+        if let Some(warning) = &clock_warning {
+            tracing::warn!(%warning, "clock");
+        }
         let options = ApplyOptions {
             dry_run: invocation.dry_run,
             deadline,
             ..ApplyOptions::default()
         };
-        let report = ddb_rollover::run(&self.control, &self.policy, self.operation, now, options).await?;
+        let mut report = ddb_rollover::run(&self.control, &self.policy, self.operation, now, options).await?;
         let s = &report.summary;
         tracing::info!(
             operation = %self.operation,
@@ -253,6 +258,10 @@ impl Handler {
         );
         for warning in &report.warnings {
             tracing::warn!(%warning, "neighbours");
+        }
+        // In the report (and the response) first, after the log's neighbours.
+        if let Some(warning) = clock_warning {
+            report.warnings.insert(0, warning);
         }
         // The whole report, in parts that each fit one CloudWatch Logs event; the response
         // carries only what happened.

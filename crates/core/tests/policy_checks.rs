@@ -2,6 +2,12 @@
 //! overflows or outlives retention, bad values in fixed lists that hid every other bad field,
 //! and the opt-in to delete where tags cannot be read. Public API only.
 
+// One test binary: the policy document's hash and status's next phase live beside the checks.
+#[path = "policy_checks/hash.rs"]
+mod hash;
+#[path = "policy_checks/next_phase.rs"]
+mod next_phase;
+
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};

@@ -79,12 +79,17 @@ pub fn plan_adoption(
         .iter()
         .map(|name| {
             let refused = |reason: String| Adoption::Refused { reasons: vec![reason] };
-            let Some(table) = observed.iter().find(|t| &t.name == name) else {
-                return (name.clone(), refused("no such table".into()), Vec::new());
-            };
-            let Some(verdict) = judge.verdict(table) else {
-                let reason = format!("its name does not start with {:?}", policy.naming().name_prefix());
+            let prefix = policy.naming().name_prefix();
+            if !name.starts_with(&prefix) {
+                let reason = format!("its name does not start with {prefix:?}");
                 return (name.clone(), refused(reason), Vec::new());
+            }
+            let verdict = observed
+                .iter()
+                .find(|t| &t.name == name)
+                .and_then(|table| Some((table, judge.verdict(table)?)));
+            let Some((table, verdict)) = verdict else {
+                return (name.clone(), refused("no such table".into()), Vec::new());
             };
             let notes: Vec<String> = verdict
                 .foreign
@@ -173,4 +178,121 @@ pub async fn adopt<C: ControlPlane>(
         dry_run,
         tables,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observed::{ObservedTable, TableStatus};
+    use crate::scaling::{ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension, ScalableKey};
+    use crate::settings::{AttributeKind, Billing, Capacity, KeyAttribute, KeySchema};
+    use crate::tags::{TAG_FAMILY, TAG_PERIOD_END, TAG_PERIOD_START, TAG_POLICY_HASH};
+
+    fn policy() -> Policy {
+        Policy::from_toml("prefix = \"ts\"\n[retention]\ndelete_after = 3\n").unwrap()
+    }
+
+    /// A hand-made table with the policy's name and key, read in full (tags: none).
+    fn hand_made(name: &str) -> ObservedTable {
+        let mut table = ObservedTable::active(name, Billing::Provisioned(Capacity { read: 1, write: 1 }));
+        table.key = Some(policy().key);
+        table.tags = Some(BTreeMap::new());
+        table
+    }
+
+    fn decide(tables: &[ObservedTable], names: &[&str]) -> Vec<(String, Adoption)> {
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let now = chrono::DateTime::parse_from_rfc3339("2018-10-26T10:00:00Z")
+            .unwrap()
+            .to_utc();
+        plan_adoption(&policy(), now, tables, &names)
+            .into_iter()
+            .map(|(name, adoption, _)| (name, adoption))
+            .collect()
+    }
+
+    fn reasons(adoption: &Adoption) -> String {
+        match adoption {
+            Adoption::Refused { reasons } => reasons.join("; "),
+            other => panic!("not refused: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_hand_made_table_named_and_keyed_like_ours_gets_the_family_and_its_period() {
+        let decided = decide(&[hand_made("ts_2018-10-20")], &["ts_2018-10-20"]);
+        let Adoption::Tag { tags } = &decided[0].1 else {
+            panic!("{decided:#?}")
+        };
+        assert_eq!(tags[TAG_FAMILY], "ts");
+        assert_eq!(tags[TAG_PERIOD_START], "2018-10-20T00:00:00+00:00");
+        assert_eq!(tags[TAG_PERIOD_END], "2018-10-21T00:00:00+00:00");
+        assert_eq!(tags[TAG_POLICY_HASH], policy().hash());
+        assert_eq!(tags[TAG_ADOPTED], "2018-10-26T10:00:00+00:00");
+        // Period tags it already carries (an older version's) are kept as they are.
+        let mut older = hand_made("ts_2018-10-20");
+        older.tags = Some(BTreeMap::from([(TAG_PERIOD_START.to_string(), "x".to_string())]));
+        let Adoption::Tag { tags } = &decide(&[older], &["ts_2018-10-20"])[0].1 else {
+            panic!()
+        };
+        assert!(!tags.contains_key(TAG_PERIOD_START));
+    }
+
+    #[test]
+    fn what_adopt_refuses_and_why() {
+        let mut look_alike = hand_made("ts_2018-10-21");
+        look_alike.key = Some(KeySchema {
+            partition: KeyAttribute {
+                name: "id".into(),
+                kind: AttributeKind::S,
+            },
+            sort: None,
+        });
+        let mut other_family = hand_made("ts_2018-10-22");
+        other_family.tags = Some(BTreeMap::from([(TAG_FAMILY.to_string(), "ts_eu".to_string())]));
+        let mut under_target = hand_made("ts_2018-10-23");
+        under_target.scaling = Some(vec![ObservedScalableTarget {
+            key: ScalableKey {
+                resource_id: "table/ts_2018-10-23".into(),
+                dimension: ScalableDimension::TableRead,
+            },
+            min: 1,
+            max: 5,
+            policies: vec![ObservedScalingPolicy {
+                name: "theirs".into(),
+                policy_type: "StepScaling".into(),
+                metric: None,
+                target_value: None,
+            }],
+        }]);
+        let mut no_tags = hand_made("ts_2018-10-24");
+        no_tags.tags = None;
+        no_tags.tags_unsupported = true;
+        let mut deleting = hand_made("ts_2018-10-25");
+        deleting.status = TableStatus::Deleting;
+        let mut ours = hand_made("ts_2018-10-19");
+        ours.tags = Some(BTreeMap::from([(TAG_FAMILY.to_string(), "ts".to_string())]));
+        let tables = [look_alike, other_family, under_target, no_tags, deleting, ours];
+        let decided = decide(
+            &tables,
+            &[
+                "ts_2018-10-21",
+                "ts_2018-10-22",
+                "ts_2018-10-23",
+                "ts_2018-10-24",
+                "ts_2018-10-25",
+                "ts_2018-10-19",
+                "ts_2018-10-18",
+                "other_2018-10-18",
+            ],
+        );
+        assert!(reasons(&decided[0].1).contains("its key is id (S)"));
+        assert!(reasons(&decided[1].1).contains("\"ts_eu\""));
+        assert!(reasons(&decided[2].1).contains("scalable targets"));
+        assert!(reasons(&decided[3].1).contains("cannot read tags"));
+        assert!(reasons(&decided[4].1).contains("being deleted"));
+        assert_eq!(decided[5].1, Adoption::AlreadyOurs);
+        assert_eq!(reasons(&decided[6].1), "no such table");
+        assert!(reasons(&decided[7].1).contains("does not start with \"ts_\""));
+    }
 }

@@ -144,6 +144,10 @@ async fn next_table_ready<C: ControlPlane>(
     readiness::settle(control, ready, until).await
 }
 
+/// A scaling step's reason when the endpoint turned out to have no Application Auto Scaling;
+/// the report says [`SCALING_UNSUPPORTED`] once.
+const NO_SCALING_HERE: &str = "not made: this endpoint has no Application Auto Scaling";
+
 /// Carries out a plan. Tables that could not be described are reported as failed and get no
 /// action, so a transient DescribeTable error never turns into a wrong decision.
 pub async fn apply<C: ControlPlane>(
@@ -217,7 +221,7 @@ pub async fn apply<C: ControlPlane>(
     }
     // Said once, not once per table.
     let mut warnings = warnings;
-    let unsupported = |line: &TableLine| line.item.reason.ends_with(SCALING_UNSUPPORTED);
+    let unsupported = |line: &TableLine| line.item.reason.ends_with(NO_SCALING_HERE);
     if lines.iter().any(unsupported) && !warnings.iter().any(|w| w == SCALING_UNSUPPORTED) {
         warnings.push(SCALING_UNSUPPORTED.to_string());
     }
@@ -273,7 +277,7 @@ async fn execute<C: ControlPlane>(
                     Decision::RegisterScaling(_) | Decision::DeregisterScaling(_)
                 ) =>
         {
-            let reason = format!("{}; not made: {SCALING_UNSUPPORTED}", item.reason);
+            let reason = format!("{}; {NO_SCALING_HERE}", item.reason);
             TableLine::new(PlanItem { reason, ..item }, Outcome::Skipped, None)
         }
         // A period without its table: nothing may wait for a later run. Loud, naming the quota.

@@ -38,8 +38,16 @@ impl Harness {
         )
     }
 
-    /// Runs a command at `at` with JSON output and checks it succeeded.
+    /// Runs a command at `at` with JSON output and checks it succeeded. A run is preceded by
+    /// `status` at the same instant: every table's verdict in the run's report must be the one
+    /// status said that run would decide on.
     fn run_at(&self, command: &str, at: &str) -> Value {
+        let operation = match command {
+            "create-new" => Some("create_new"),
+            "resize-old" => Some("resize_old"),
+            _ => None,
+        };
+        let status = operation.map(|_| self.cli(&["--output", "json", "--at", at, "status"]).json());
         let run = self.cli(&["--output", "json", "--at", at, command]);
         assert_eq!(
             run.code,
@@ -49,7 +57,11 @@ impl Harness {
             run.stdout,
             run.stderr
         );
-        run.json()
+        let report = run.json();
+        if let (Some(operation), Some(status)) = (operation, status) {
+            same_verdicts(&status, &report, operation);
+        }
+        report
     }
 
     /// Every table with its (RCU, WCU), read back from the server.
@@ -90,6 +102,26 @@ impl Harness {
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }
+    }
+}
+
+/// Each report line's verdict is the one `status` printed for that operation and table.
+fn same_verdicts(status: &Value, report: &Value, operation: &str) {
+    for line in report["tables"].as_array().unwrap() {
+        let table = line["table"].as_str().unwrap();
+        let Some(predicted) = status["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["table"] == table)
+        else {
+            continue;
+        };
+        assert_eq!(
+            line.get("verdict"),
+            predicted[operation].get("verdict"),
+            "{operation} {table}: the run's verdict (left) is not the one status said (right)"
+        );
     }
 }
 

@@ -17,6 +17,9 @@
 //! dynalite [`LocalDynamo`] is reached through a [`Proxy`] that applies them
 //! ([`Proxy::tags_at_create_table`]), and every client of its [`LocalDynamo::endpoint`] (the
 //! SDK, the CLI binary, a Lambda handler) sees tables carry their CreateTable tags as on AWS.
+//! Likewise moto replaces a table's attribute definitions with those an UpdateTable names (AWS
+//! adds them), so a moto [`LocalDynamo`] is reached through a [`Proxy`] that sends the table's
+//! own along ([`Proxy::attribute_definitions_at_update_table`]).
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -42,7 +45,10 @@ const START_ATTEMPTS: u32 = 3;
 /// Which local server to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Server {
-    /// moto in server mode: tables are ACTIVE at once; no status transitions.
+    /// moto in server mode: tables are ACTIVE at once; no status transitions. moto itself
+    /// replaces a table's attribute definitions with those an UpdateTable names;
+    /// [`LocalDynamo::endpoint`] is a proxy that adds the table's own to them, as AWS keeps
+    /// them ([`LocalDynamo::server_endpoint`] is moto's own, which also serves S3).
     Moto,
     /// dynalite: tables stay CREATING for `create_ms` and UPDATING for `update_ms`
     /// (DELETING always lasts 0 ms). Use 0/0 for instant transitions. dynalite itself drops the
@@ -78,7 +84,7 @@ pub struct LocalDynamo {
     pid: u32,
     server: Server,
     /// In front of a server that departs from AWS where the engine relies on AWS's behaviour
-    /// (dynalite: CreateTable's tags).
+    /// (dynalite: CreateTable's tags; moto: UpdateTable's attribute definitions).
     aws_shim: Option<Proxy>,
 }
 
@@ -116,12 +122,7 @@ impl LocalDynamo {
             if out.status.success() {
                 return match parse_start_line(&stdout) {
                     Some((endpoint, pid)) => {
-                        let aws_shim = matches!(server, Server::Dynalite { .. }).then(|| {
-                            let shim = Proxy::start(&endpoint);
-                            shim.tags_at_create_table();
-                            shim.unrecorded();
-                            shim
-                        });
+                        let aws_shim = aws_shim(server, &endpoint);
                         LocalDynamo {
                             endpoint: aws_shim
                                 .as_ref()
@@ -151,7 +152,9 @@ impl LocalDynamo {
     }
 
     /// `http://127.0.0.1:PORT`: where clients reach the server as they would reach AWS (for
-    /// dynalite, a proxy in front of it that applies CreateTable's tags; see [`Server::Dynalite`]).
+    /// dynalite, a proxy in front of it that applies CreateTable's tags, see [`Server::Dynalite`];
+    /// for moto, one that keeps a table's attribute definitions through UpdateTable, see
+    /// [`Server::Moto`]).
     pub fn endpoint(&self) -> &str {
         &self.endpoint
     }
@@ -191,6 +194,26 @@ impl LocalDynamo {
     }
 }
 
+/// The proxy [`LocalDynamo::endpoint`] puts in front of a server at `endpoint` where it departs
+/// from AWS in a way the engine relies on, unrecorded; `None` for DynamoDB Local.
+fn aws_shim(server: Server, endpoint: &str) -> Option<Proxy> {
+    let shim = match server {
+        Server::Dynalite { .. } => {
+            let shim = Proxy::start(endpoint);
+            shim.tags_at_create_table();
+            shim
+        }
+        Server::Moto => {
+            let shim = Proxy::start(endpoint);
+            shim.attribute_definitions_at_update_table();
+            shim
+        }
+        Server::DynamoDbLocal => return None,
+    };
+    shim.unrecorded();
+    Some(shim)
+}
+
 /// The SDK configuration [`LocalDynamo::client`] and [`Proxy::client`] use, for `endpoint`:
 /// region us-east-1, static test credentials, behavior version latest, the SDK's default
 /// retries. Reads nothing from the environment or profile files. Returned as a builder so a
@@ -225,17 +248,19 @@ pub fn endpoint_env(endpoint: &str) -> Vec<(String, String)> {
 
 /// S3 on the same server, for archive exports. moto serves every service on its one port and
 /// accepts unsigned requests, so a plain HTTP/1.1 request over a TcpStream does: no S3 SDK
-/// (and its build time) just to make a bucket and read a listing back.
+/// (and its build time) just to make a bucket and read a listing back. These go to moto's own
+/// port ([`LocalDynamo::server_endpoint`]): the proxy in front of it is for DynamoDB's
+/// behaviour (it forwards S3 requests unchanged too).
 impl LocalDynamo {
     /// Creates the S3 bucket `name` (moto only: dynalite has no S3). Panics on a non-2xx reply.
     pub fn create_bucket(&self, name: &str) {
         self.require_s3();
         let path = format!("/{}", percent_encode(name));
-        let (status, body) = http_request(&self.endpoint, "PUT", &path);
+        let (status, body) = http_request(&self.server_endpoint, "PUT", &path);
         if !(200..300).contains(&status) {
             panic!(
                 "testkit: creating S3 bucket {name:?} on {}: HTTP {status}: {body}",
-                self.endpoint
+                self.server_endpoint
             );
         }
     }
@@ -249,11 +274,11 @@ impl LocalDynamo {
             percent_encode(bucket),
             percent_encode(prefix)
         );
-        let (status, body) = http_request(&self.endpoint, "GET", &path);
+        let (status, body) = http_request(&self.server_endpoint, "GET", &path);
         if !(200..300).contains(&status) {
             panic!(
                 "testkit: listing s3://{bucket}/{prefix} on {}: HTTP {status}: {body}",
-                self.endpoint
+                self.server_endpoint
             );
         }
         assert!(
@@ -623,6 +648,9 @@ mod tests {
         let db = LocalDynamo::start(Server::Moto);
         db.create_bucket("testkit-bucket");
         assert_eq!(db.list_objects("testkit-bucket", ""), Vec::<String>::new());
+        // The objects are put through the proxy in front of moto (the helpers go to moto's own
+        // port): S3 requests pass it unchanged.
+        assert_ne!(db.endpoint(), db.server_endpoint());
         for key in ["a/x&y.json", "a/b c.json", "b/z.json"] {
             let path = format!("/testkit-bucket/{}", percent_encode(key).replace("%2F", "/"));
             let (status, body) = http_request(db.endpoint(), "PUT", &path);

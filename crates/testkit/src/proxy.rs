@@ -12,7 +12,8 @@
 //! ([`Proxy::table_quota`]), the round trip of a real endpoint
 //! ([`Proxy::latency_per_call`]), and the tags given to CreateTable, which dynalite drops
 //! ([`Proxy::tags_at_create_table`]; [`crate::LocalDynamo`] puts such a proxy in front of every
-//! dynalite it starts).
+//! dynalite it starts), and the attribute definitions an UpdateTable does not repeat, which moto
+//! drops ([`Proxy::attribute_definitions_at_update_table`]; in front of every moto).
 //!
 //! It runs on its own thread with its own tokio runtime, so sync and async tests use it alike,
 //! and stops when dropped. HTTP is hyper's on both sides (HTTP/1.1 with keep-alive, as the SDK
@@ -336,6 +337,28 @@ impl Proxy {
         self.state().tags_at_create_table = true;
     }
 
+    /// An UpdateTable's `AttributeDefinitions` add to the table's, as on AWS: before forwarding
+    /// an UpdateTable (DynamoDB's) that carries a non-empty `AttributeDefinitions`, the proxy
+    /// asks the upstream for the table's current ones (DescribeTable) and forwards the
+    /// UpdateTable with both: the table's, each replaced by the request's of the same name, then
+    /// the request's new ones. AWS keeps a definition for every attribute of the table's key
+    /// and of every index's, and an UpdateTable that creates a global index must name that
+    /// index's key attributes there (and need name no other); moto replaces the table's
+    /// definitions with the request's, so after an index is added DescribeTable no longer gives
+    /// the types of the table's key nor of the other indexes' keys. dynalite and DynamoDB Local
+    /// keep them.
+    ///
+    /// The proxy's DescribeTable is not recorded, rate-limited or faulted (it comes after the
+    /// UpdateTable's own fault and latency: a [`Fault::VanishBefore`] has deleted the table by
+    /// then). If the upstream refuses it with a 4xx (no such table), the UpdateTable is
+    /// forwarded unchanged and gets the upstream's own answer; if it gives no answer, a 5xx or
+    /// a reply without `Table.AttributeDefinitions`, the UpdateTable is not forwarded and the
+    /// client gets an HTTP 500 naming the failure, so no test passes on definitions silently
+    /// lost. Not undone by [`Proxy::clear`].
+    pub fn attribute_definitions_at_update_table(&self) {
+        self.state().attribute_definitions_at_update_table = true;
+    }
+
     /// Records no calls from now on: for a proxy that only changes behaviour (the one
     /// [`crate::LocalDynamo`] puts in front of dynalite), whose record nobody reads and which
     /// would otherwise grow with every call of a long test.
@@ -425,6 +448,8 @@ struct State {
     latency: Duration,
     /// Apply a successful CreateTable's `Tags` with TagResource before answering.
     tags_at_create_table: bool,
+    /// Add the table's current attribute definitions to an UpdateTable's before forwarding it.
+    attribute_definitions_at_update_table: bool,
     /// Record nothing in `calls` (a proxy nobody asks what it saw).
     unrecorded: bool,
     calls: Vec<Call>,
@@ -706,6 +731,16 @@ impl Forwarder {
         if !verdict.latency.is_zero() {
             tokio::time::sleep(verdict.latency).await;
         }
+        let body = if lock(&self.state).attribute_definitions_at_update_table
+            && is_dynamodb(&parts.headers, "UpdateTable")
+        {
+            match self.keep_attribute_definitions(&parts.headers, body).await {
+                Ok(body) => body,
+                Err(failure) => return Ok(failure),
+            }
+        } else {
+            body
+        };
         let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
         let reply = self
             .send(parts.method, path, &parts.headers, body.clone())
@@ -773,6 +808,59 @@ impl Forwarder {
                 &format!("testkit proxy: CreateTable succeeded but its Tags could not be applied: {failure}"),
             ),
         }
+    }
+
+    /// What AWS does with an UpdateTable's `AttributeDefinitions` and moto does not: adds them
+    /// to the table's current ones (DescribeTable on the upstream, not recorded). Returns the
+    /// body to forward, or the reply to give the client instead. See
+    /// [`Proxy::attribute_definitions_at_update_table`].
+    async fn keep_attribute_definitions(
+        &self,
+        headers: &HeaderMap,
+        request: Bytes,
+    ) -> Result<Bytes, Response<Body>> {
+        let Ok(mut update) = serde_json::from_slice::<serde_json::Value>(&request) else {
+            return Ok(request);
+        };
+        let requested = match update.get("AttributeDefinitions").and_then(|d| d.as_array()) {
+            Some(requested) if !requested.is_empty() => requested.clone(),
+            _ => return Ok(request),
+        };
+        let Some(table) = update.get("TableName").cloned() else {
+            return Ok(request);
+        };
+        let failure = |why: String| {
+            let message = format!(
+                "testkit proxy: UpdateTable not forwarded: the table's attribute definitions could not be read: {why}"
+            );
+            aws_error(500, "InternalServerError", &message)
+        };
+        let describe = serde_json::json!({ "TableName": table });
+        let current = match self.call_upstream(headers, "DescribeTable", &describe).await {
+            None => return Err(failure("DescribeTable: no answer".into())),
+            // No such table (or no table name it accepts): the upstream answers the UpdateTable.
+            Some((status, _)) if status.is_client_error() => return Ok(request),
+            Some((status, reply)) if !status.is_success() => {
+                return Err(failure(format!("DescribeTable: HTTP {status}: {reply}")))
+            }
+            Some((_, reply)) => {
+                let described = serde_json::from_str::<serde_json::Value>(&reply).ok();
+                match described
+                    .as_ref()
+                    .and_then(|d| d["Table"]["AttributeDefinitions"].as_array())
+                {
+                    Some(current) => current.clone(),
+                    None => {
+                        return Err(failure(format!(
+                            "DescribeTable: no Table.AttributeDefinitions in {reply}"
+                        )))
+                    }
+                }
+            }
+        };
+        update["AttributeDefinitions"] =
+            serde_json::Value::Array(merge_attribute_definitions(&current, &requested));
+        Ok(Bytes::from(update.to_string()))
     }
 
     /// Counts the upstream's tables for the quota (ListTables, every page), unless another
@@ -932,6 +1020,45 @@ fn operation_of(headers: &HeaderMap) -> String {
     target.rsplit_once('.').map_or(target, |(_, op)| op).to_owned()
 }
 
+/// Whether the request is DynamoDB's `operation` (`X-Amz-Target: DynamoDB_20120810.<operation>`),
+/// not another service's of the same name on the same endpoint (moto serves them all on one).
+fn is_dynamodb(headers: &HeaderMap, operation: &str) -> bool {
+    headers
+        .get(TARGET)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|target| target.strip_prefix("DynamoDB_20120810."))
+        == Some(operation)
+}
+
+/// The table's attribute definitions with an UpdateTable's added, as AWS keeps them: each of
+/// `current` in its order, replaced by the one of `requested` with the same `AttributeName`
+/// if any, then the rest of `requested` in its order.
+fn merge_attribute_definitions(
+    current: &[serde_json::Value],
+    requested: &[serde_json::Value],
+) -> Vec<serde_json::Value> {
+    let name = |definition: &serde_json::Value| definition["AttributeName"].as_str().map(str::to_owned);
+    let mut merged: Vec<serde_json::Value> = current
+        .iter()
+        .map(|kept| {
+            requested
+                .iter()
+                .find(|new| name(new).is_some() && name(new) == name(kept))
+                .unwrap_or(kept)
+                .clone()
+        })
+        .collect();
+    for new in requested {
+        if !merged
+            .iter()
+            .any(|kept| name(kept).is_some() && name(kept) == name(new))
+        {
+            merged.push(new.clone());
+        }
+    }
+    merged
+}
+
 /// The body's `TableName`, else the table in its `ResourceArn` or `TableArn`
 /// (`arn:aws:dynamodb:REGION:ACCOUNT:table/NAME[/stream/...]`).
 fn table_of(body: &[u8]) -> Option<String> {
@@ -973,6 +1100,39 @@ mod tests {
         assert_eq!(operation_of(&headers), "");
         headers.insert(TARGET, HeaderValue::from_static("DynamoDB_20120810.ListTables"));
         assert_eq!(operation_of(&headers), "ListTables");
+    }
+
+    #[test]
+    fn only_dynamodb_targets_are_dynamodb() {
+        let mut headers = HeaderMap::new();
+        assert!(!is_dynamodb(&headers, "UpdateTable"));
+        headers.insert(TARGET, HeaderValue::from_static("DynamoDB_20120810.UpdateTable"));
+        assert!(is_dynamodb(&headers, "UpdateTable"));
+        assert!(!is_dynamodb(&headers, "CreateTable"));
+        headers.insert(
+            TARGET,
+            HeaderValue::from_static("AnyScaleFrontendService.UpdateTable"),
+        );
+        assert!(!is_dynamodb(&headers, "UpdateTable"));
+    }
+
+    #[test]
+    fn attribute_definitions_merge_with_the_request_winning() {
+        let def =
+            |name: &str, kind: &str| serde_json::json!({ "AttributeName": name, "AttributeType": kind });
+        let current = [def("pk", "S"), def("sk", "N"), def("device", "S")];
+        let requested = [def("status", "S"), def("sk", "S")];
+        assert_eq!(
+            merge_attribute_definitions(&current, &requested),
+            [
+                def("pk", "S"),
+                def("sk", "S"),
+                def("device", "S"),
+                def("status", "S")
+            ]
+        );
+        assert_eq!(merge_attribute_definitions(&[], &requested), requested);
+        assert_eq!(merge_attribute_definitions(&current, &[]), current);
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! `ddb-rollover-lambda`, the applications' side (writes, queries, sizing) in `ddb-rollover-app`.
 //!
 //! Every decision lives here: [`period`] turns instants into periods and labels, [`policy`]
-//! describes what each table should look like at each age, [`plan`](mod@plan) is the pure
+//! describes what each table should look like at each age, [`verdict`] says whose each table
+//! and each of its parts is (every action asks it), [`plan`](mod@plan) is the pure
 //! planner (it also decides what a run reads), [`apply`](mod@apply) observes, plans and executes
 //! through a [`control::ControlPlane`], and [`dynamodb`] implements that control plane on
 //! `aws_sdk_dynamodb::Client`. [`settings`], [`tags`] and [`changes`] are the shared vocabulary.

@@ -1,5 +1,5 @@
 //! Table names: `{prefix}_{label}`, and what a name alone says about a table. Whether a
-//! table is ours also depends on its tags and key schema: see [`crate::ownership`].
+//! table is ours also depends on its tags and key schema: see [`crate::verdict`].
 
 use crate::period::{Calendar, PeriodKind, Slot};
 

@@ -14,6 +14,7 @@ use aws_sdk_applicationautoscaling::types::{
 };
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::plan::Decision;
 use ddb_rollover::policy::Policy;
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome, RunReport};
 use testkit::{LocalDynamo, Server};
@@ -238,7 +239,9 @@ async fn autoscaling_hot_phase_registers_and_fixed_phases_deregister_on_moto() {
     }
 
     // Someone attaches their own policy to the next table's write target, in place of ours:
-    // that target is no longer this policy's, so the table is left alone from now on.
+    // that target is no longer this policy's, so the table's own throughput is left to it from
+    // now on; the targets still ours alone (the table's read, the index's) are removed when the
+    // phase ends, and the index, which no foreign target holds, follows the phases.
     let table = name(5);
     let resource = format!("table/{table}");
     scaling
@@ -282,24 +285,38 @@ async fn autoscaling_hot_phase_registers_and_fixed_phases_deregister_on_moto() {
         .send()
         .await
         .unwrap();
-    let before = registered(&scaling).await[&resource].clone();
+    let theirs: Vec<Target> = registered(&scaling).await[&resource]
+        .iter()
+        .filter(|t| t.0.ends_with("WriteCapacityUnits"))
+        .cloned()
+        .collect();
+    assert_eq!(theirs.len(), 1);
+    let index_resource = format!("{resource}/index/by_device");
 
-    // Day 6: the table would move to the fixed phase 1 (100 / 1); day 7: phase 2.
-    for n in 6..=7 {
+    // Day 6: the table would move to the fixed phase 1 (100 / 1); day 7: phase 2 (1 / 1).
+    for (n, index_want) in [(6, (100, 1)), (7, (1, 1))] {
         let resize = run(&control, &policy, Operation::ResizeOld, at(n, "00:15"), options)
             .await
             .unwrap();
         assert_no_failures(&resize);
-        let line = resize
-            .tables
-            .iter()
-            .find(|l| l.item.table == table)
-            .expect("the table's line");
-        assert_eq!(line.item.decision.action(), "skipped", "{line:#?}");
+        let lines: Vec<_> = resize.tables.iter().filter(|l| l.item.table == table).collect();
+        let actions: Vec<&str> = lines.iter().map(|l| l.item.decision.action()).collect();
+        let expected: &[&str] = if n == 6 {
+            &["deregister_scaling", "update"]
+        } else {
+            &["update"]
+        };
+        assert_eq!(actions, expected, "day {n}: {lines:#?}");
+        if let Decision::DeregisterScaling(removal) = &lines[0].item.decision {
+            let keys: Vec<String> = removal.targets.iter().map(|t| t.key.to_string()).collect();
+            assert!(!keys.iter().any(|k| k.ends_with(&format!("{table} write"))), "{keys:?}");
+            assert!(removal.targets.iter().all(|t| t.deregister_target), "{removal:#?}");
+        }
+        let update = lines.last().unwrap();
         assert!(
-            line.item.reason.contains("did not create"),
+            update.item.reason.contains("not this policy's") && update.item.reason.contains("their-write-scaling"),
             "{}",
-            line.item.reason
+            update.item.reason
         );
         assert!(
             resize
@@ -309,9 +326,13 @@ async fn autoscaling_hot_phase_registers_and_fixed_phases_deregister_on_moto() {
             "{:#?}",
             resize.warnings
         );
-        // Never deregistered (ours on the read side neither: the table is theirs now), never resized.
-        assert_eq!(registered(&scaling).await[&resource], before, "day {n}");
+        // Their target and policy are untouched and the table's throughput is theirs; ours are
+        // gone; the index follows the phases.
+        let found = registered(&scaling).await;
+        assert_eq!(found[&resource], theirs, "day {n}");
+        assert!(!found.contains_key(&index_resource), "day {n}: {found:#?}");
         assert_eq!(capacity(&dynamodb, &table).await, (5, 10), "day {n}");
+        assert_eq!(index_capacity(&dynamodb, &table).await, index_want, "day {n}");
         run(&control, &policy, Operation::CreateNew, at(n, "23:45"), options)
             .await
             .unwrap();

@@ -240,10 +240,11 @@ async fn ten_days(kind: Server) {
 }
 
 /// DynamoDB takes a switch from on-demand to provisioned only with every global index's
-/// throughput in the same UpdateTable; DynamoDB Local enforces it as AWS does, and an index
-/// made outside the policy is carried along at the phase's index capacity.
+/// throughput in the same UpdateTable; DynamoDB Local enforces it as AWS does. An index made
+/// outside the policy would have its throughput set by the switch, so a table carrying one is
+/// not switched (issue 18: anything foreign removes exactly the actions that would touch it).
 #[tokio::test]
-async fn a_switch_to_provisioned_carries_every_index_on_dynamodb_local() {
+async fn a_switch_to_provisioned_carries_every_index_and_is_never_made_over_a_foreign_one_on_dynamodb_local() {
     let server = LocalDynamo::start(Server::DynamoDbLocal);
     let client = server.client().await;
     let control = ddb_rollover::dynamodb::DynamoDb::new(client.clone());
@@ -269,11 +270,11 @@ async fn a_switch_to_provisioned_carries_every_index_on_dynamodb_local() {
         .unwrap(),
     );
     settle(&client).await;
-    // An index the policy does not name, added by hand to yesterday's table.
-    let yesterday = "metrics_2024-03-01";
+    // An index the policy does not name, added by hand to tomorrow's (pre-built) table.
+    let hand_indexed = "metrics_2024-03-02";
     client
         .update_table()
-        .table_name(yesterday)
+        .table_name(hand_indexed)
         .attribute_definitions(
             aws_sdk_dynamodb::types::AttributeDefinition::builder()
                 .attribute_name("owner")
@@ -307,20 +308,40 @@ async fn a_switch_to_provisioned_carries_every_index_on_dynamodb_local() {
         .await
         .unwrap();
     settle(&client).await;
+    // Two days on: 03-01 (age 2) and 03-02 (age 1) are both due for provisioned phase 1.
     let resize = run(
         &control,
         &policy,
         Operation::ResizeOld,
-        at(day + Duration::days(1), "00:15:00"),
+        at(day + Duration::days(2), "00:15:00"),
         ApplyOptions::default(),
     )
     .await
     .unwrap();
     check(&resize);
     let described = testkit::describe_all(&client).await;
-    let ((read, write), indexes) = throughput(&described[yesterday]);
+    // Every index the policy's: switched with every index's throughput (DynamoDB Local refuses
+    // a switch that leaves one out).
+    let ((read, write), indexes) = throughput(&described["metrics_2024-03-01"]);
     assert_eq!((read, write), (20, 1));
     assert_eq!(indexes["by_device"], (5, 1));
     assert_eq!(indexes["by_site"], (5, 1));
-    assert_eq!(indexes["by_hand"], (5, 1));
+    // An index that is not the policy's: the switch would set its throughput, so it is not
+    // made; the table stays on-demand, the index as it was, and the line says why.
+    let kept = &described[hand_indexed];
+    assert_eq!(
+        kept.billing_mode_summary().and_then(|b| b.billing_mode()).map(|m| m.as_str()),
+        Some("PAY_PER_REQUEST")
+    );
+    assert!(kept
+        .global_secondary_indexes()
+        .iter()
+        .any(|i| i.index_name() == Some("by_hand")));
+    let line = resize
+        .tables
+        .iter()
+        .find(|l| l.item.table == hand_indexed)
+        .expect("a line for the hand-indexed table");
+    assert_eq!(line.item.decision.action(), "skipped", "{line:#?}");
+    assert!(line.item.reason.contains("index by_hand"), "{}", line.item.reason);
 }

@@ -309,12 +309,19 @@ async fn autoscaling_hot_phase_registers_and_fixed_phases_deregister_on_moto() {
         assert_eq!(actions, expected, "day {n}: {lines:#?}");
         if let Decision::DeregisterScaling(removal) = &lines[0].item.decision {
             let keys: Vec<String> = removal.targets.iter().map(|t| t.key.to_string()).collect();
-            assert!(!keys.iter().any(|k| k.ends_with(&format!("{table} write"))), "{keys:?}");
-            assert!(removal.targets.iter().all(|t| t.deregister_target), "{removal:#?}");
+            assert!(
+                !keys.iter().any(|k| k.ends_with(&format!("{table} write"))),
+                "{keys:?}"
+            );
+            assert!(
+                removal.targets.iter().all(|t| t.deregister_target),
+                "{removal:#?}"
+            );
         }
         let update = lines.last().unwrap();
         assert!(
-            update.item.reason.contains("not this policy's") && update.item.reason.contains("their-write-scaling"),
+            update.item.reason.contains("not this policy's")
+                && update.item.reason.contains("their-write-scaling"),
             "{}",
             update.item.reason
         );

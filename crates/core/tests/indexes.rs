@@ -244,7 +244,8 @@ async fn ten_days(kind: Server) {
 /// outside the policy would have its throughput set by the switch, so a table carrying one is
 /// not switched (issue 18: anything foreign removes exactly the actions that would touch it).
 #[tokio::test]
-async fn a_switch_to_provisioned_carries_every_index_and_is_never_made_over_a_foreign_one_on_dynamodb_local() {
+async fn a_switch_to_provisioned_carries_every_index_and_is_never_made_over_a_foreign_one_on_dynamodb_local()
+{
     let server = LocalDynamo::start(Server::DynamoDbLocal);
     let client = server.client().await;
     let control = ddb_rollover::dynamodb::DynamoDb::new(client.clone());
@@ -330,7 +331,9 @@ async fn a_switch_to_provisioned_carries_every_index_and_is_never_made_over_a_fo
     // made; the table stays on-demand, the index as it was, and the line says why.
     let kept = &described[hand_indexed];
     assert_eq!(
-        kept.billing_mode_summary().and_then(|b| b.billing_mode()).map(|m| m.as_str()),
+        kept.billing_mode_summary()
+            .and_then(|b| b.billing_mode())
+            .map(|m| m.as_str()),
         Some("PAY_PER_REQUEST")
     );
     assert!(kept

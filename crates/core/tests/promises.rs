@@ -36,6 +36,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
+use ddb_rollover::adopt::adopt;
 use ddb_rollover::changes::{IndexSpec, TableSpec};
 use ddb_rollover::deferral::DeferralCause;
 use ddb_rollover::period::Slot;
@@ -64,7 +65,11 @@ const PERSON: &str = "someone";
 enum PhaseKind {
     Provisioned(i64, i64),
     OnDemand(Option<i64>),
-    Autoscaling,
+    /// Two sets of bounds, so a table moving between autoscaling phases has its targets
+    /// registered again.
+    Autoscaling {
+        wide: bool,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -128,8 +133,11 @@ impl PolicySpec {
                         t.push_str(&format!("max_read = {max}\n"));
                     }
                 }
-                PhaseKind::Autoscaling => t.push_str(
+                PhaseKind::Autoscaling { wide: false } => t.push_str(
                     "autoscaling = { min_read = 5, max_read = 50, min_write = 5, max_write = 100, target = 70 }\n",
+                ),
+                PhaseKind::Autoscaling { wide: true } => t.push_str(
+                    "autoscaling = { min_read = 1, max_read = 400, min_write = 20, max_write = 200, target = 50 }\n",
                 ),
             }
             if let Some(class) = phase.class {
@@ -166,7 +174,7 @@ fn phase_strategy() -> impl Strategy<Value = PhaseSpec> {
         3 => prop_oneof![Just((300, 1000)), Just((100, 1)), Just((1, 1)), Just((50, 50)), Just((10, 5))]
             .prop_map(|(r, w)| PhaseKind::Provisioned(r, w)),
         1 => prop::option::of(Just(100i64)).prop_map(PhaseKind::OnDemand),
-        1 => Just(PhaseKind::Autoscaling),
+        1 => any::<bool>().prop_map(|wide| PhaseKind::Autoscaling { wide }),
     ];
     let class = prop_oneof![4 => Just(None), 1 => Just(Some("standard_ia")), 1 => Just(Some("standard"))];
     (1u32..=3, kind, class).prop_map(|(gap, kind, class)| PhaseSpec { gap, kind, class })
@@ -215,7 +223,7 @@ fn policy_strategy(k: &Knobs) -> impl Strategy<Value = PolicySpec> {
                     phases: phases
                         .into_iter()
                         .map(|p| match p.kind {
-                            PhaseKind::Autoscaling if !k.on("autoscaling") => PhaseSpec {
+                            PhaseKind::Autoscaling { .. } if !k.on("autoscaling") => PhaseSpec {
                                 kind: PhaseKind::Provisioned(50, 50),
                                 ..p
                             },
@@ -273,6 +281,10 @@ enum Act {
         tags: TagKind,
         on_demand: bool,
     },
+    /// Someone restores one of our past tables from a backup (or a version before the family
+    /// tag made it): `{prefix}_{label}` `ago` periods back, the policy's key and indexes, no
+    /// tags. Claimable by name; only `adopt` makes it provably ours.
+    Restored { ago: u32, on_demand: bool },
     /// The nested family's own run (the real engine, with the same policy under `ts_eu`).
     Sibling(Operation),
     /// Another family's tag on one of our tables.
@@ -297,8 +309,16 @@ enum Act {
     StepPolicy { pick: usize },
     /// Someone adds an index to one of our tables.
     AddIndex { pick: usize, like_policy: bool },
-    /// The operator adopts a table someone else made, named like ours.
-    Adopt { pick: usize },
+    /// Someone removes the scaling of one of OUR scalable targets: deregisters it (every policy
+    /// goes with it) or deletes our policy from it (the target stays, no longer ours).
+    DropScaling { pick: usize, deregister: bool },
+    /// Someone lowers one of our tables' provisioned capacity (or one of its indexes') by one
+    /// unit five times, waiting for ACTIVE in between: the day's decrease budget is spent.
+    SpendDecreases { pick: usize, index: bool },
+    /// The operator runs the real `adopt` on a table under our prefix that our runs did not
+    /// make: one claimable by name (`{prefix}_{label}`, our key, no family tag) when
+    /// `claimable` and there is one, else any.
+    Adopt { pick: usize, claimable: bool },
 }
 
 #[derive(Clone, Debug)]
@@ -328,10 +348,10 @@ enum Step {
 
 /// Which kinds of steps and policies the generator may use; `PROMISES_WITHOUT` (a comma-separated
 /// list) takes names out:
-/// - steps: `foreign` (every foreign act), or one act: `hand_made`, `sibling`,
+/// - steps: `foreign` (every foreign act), or one act: `hand_made`, `restored`, `sibling`,
 ///   `tag_other_family`, `untag_family`, `capacity`, `delete`, `delete_newest`, `target`,
 ///   `step_policy`, `add_index` (the policy's index name on another key), `add_extra_index`,
-///   `adopt`;
+///   `drop_scaling`, `spend_decreases`, `adopt`;
 /// - hand-made tables: `hand_made_extra_gsi` (indexes the policy does not name),
 ///   `hand_made_on_demand`;
 /// - policies: `grace`, `ttl`, `autoscaling` (such phases become fixed ones), `retention`,
@@ -385,6 +405,13 @@ fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
     let pick = || 0usize..8;
     let options: Vec<(u32, &str, BoxedStrategy<Act>)> = vec![
         (4, "hand_made", hand_made.boxed()),
+        (
+            2,
+            "restored",
+            (1u32..=6, any::<bool>())
+                .prop_map(|(ago, on_demand)| Act::Restored { ago, on_demand })
+                .boxed(),
+        ),
         (
             2,
             "sibling",
@@ -451,7 +478,27 @@ fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
                 })
                 .boxed(),
         ),
-        (1, "adopt", pick().prop_map(|pick| Act::Adopt { pick }).boxed()),
+        (
+            2,
+            "adopt",
+            (pick(), prop::bool::weighted(0.7))
+                .prop_map(|(pick, claimable)| Act::Adopt { pick, claimable })
+                .boxed(),
+        ),
+        (
+            1,
+            "drop_scaling",
+            (pick(), any::<bool>())
+                .prop_map(|(pick, deregister)| Act::DropScaling { pick, deregister })
+                .boxed(),
+        ),
+        (
+            1,
+            "spend_decreases",
+            (pick(), any::<bool>())
+                .prop_map(|(pick, index)| Act::SpendDecreases { pick, index })
+                .boxed(),
+        ),
     ];
     let options: Vec<(u32, BoxedStrategy<Act>)> = options
         .into_iter()
@@ -493,16 +540,60 @@ struct Case {
     spec: PolicySpec,
     toml: String,
     start: DateTime<Utc>,
+    /// How long DynamoDB takes: the defaults, or slower than a create_new run waits (120 s).
+    slow: Slowness,
     steps: Vec<Step>,
+}
+
+/// Which of DynamoDB's transitions take longer than a run waits for them.
+#[derive(Clone, Copy, Debug, Default)]
+struct Slowness {
+    /// CreateTable: 3 minutes instead of 20 s (a new table is not ready when create_new ends).
+    create: bool,
+    /// DeleteTable: 5 minutes instead of 30 s (create_new cannot recreate a DELETING table in
+    /// its wait, and must fail).
+    delete: bool,
+    /// UpdateTable: 2 minutes instead of 10 s; an index: 10 minutes instead of 1.
+    update: bool,
+}
+
+impl Slowness {
+    fn config(self) -> Config {
+        let default = Config::default();
+        Config {
+            create_delay: if self.create {
+                Duration::minutes(3)
+            } else {
+                default.create_delay
+            },
+            delete_delay: if self.delete {
+                Duration::minutes(5)
+            } else {
+                default.delete_delay
+            },
+            update_delay: if self.update {
+                Duration::minutes(2)
+            } else {
+                default.update_delay
+            },
+            index_delay: if self.update {
+                Duration::minutes(10)
+            } else {
+                default.index_delay
+            },
+            ..default
+        }
+    }
 }
 
 impl fmt::Debug for Case {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "\n--- policy ---\n{}--- start {} ---",
+            "\n--- policy ---\n{}--- start {} ({:?}) ---",
             self.toml,
-            self.start.to_rfc3339()
+            self.start.to_rfc3339(),
+            self.slow
         )?;
         for (i, step) in self.steps.iter().enumerate() {
             writeln!(f, "{i:>3}: {step:?}")?;
@@ -522,18 +613,32 @@ fn case_strategy(knobs: Knobs) -> impl Strategy<Value = Case> {
         policy_strategy(&knobs),
         starts,
         0i64..72 * 60,
+        (
+            prop::bool::weighted(0.15),
+            prop::bool::weighted(0.15),
+            prop::bool::weighted(0.15),
+        )
+            .prop_map(|(create, delete, update)| Slowness {
+                create,
+                delete,
+                update,
+            }),
         prop::collection::vec(step_strategy(&knobs), 1..=16),
     )
-        .prop_filter_map("the policy must validate", |(spec, start, minutes, steps)| {
-            let toml = spec.toml(PREFIX);
-            Policy::from_toml(&toml).ok()?;
-            Some(Case {
-                spec,
-                toml,
-                start: start + Duration::minutes(minutes),
-                steps,
-            })
-        })
+        .prop_filter_map(
+            "the policy must validate",
+            |(spec, start, minutes, slow, steps)| {
+                let toml = spec.toml(PREFIX);
+                Policy::from_toml(&toml).ok()?;
+                Some(Case {
+                    spec,
+                    toml,
+                    start: start + Duration::minutes(minutes),
+                    slow,
+                    steps,
+                })
+            },
+        )
 }
 
 // ------------------------------------------------------------------------------------------
@@ -570,6 +675,30 @@ fn same_lsis(table: &Table, policy: &Policy) -> bool {
         indexes
     };
     sorted(&table.lsis) == sorted(&policy.local_indexes)
+}
+
+/// The dimensions (read: `true`, write: `false`) whose throughput differs between `from` and
+/// `to`; a billing mode switch, or a change of on-demand maximums, is both.
+fn dimensions_changed(from: Billing, to: Billing) -> Vec<bool> {
+    match (from, to) {
+        (Billing::Provisioned(a), Billing::Provisioned(b)) => {
+            [(true, a.read != b.read), (false, a.write != b.write)]
+                .into_iter()
+                .filter(|(_, changed)| *changed)
+                .map(|(read, _)| read)
+                .collect()
+        }
+        _ if from == to => Vec::new(),
+        _ => vec![true, false],
+    }
+}
+
+fn dimension_name(read: bool) -> &'static str {
+    if read {
+        "read"
+    } else {
+        "write"
+    }
 }
 
 impl Ground<'_> {
@@ -637,6 +766,31 @@ impl Ground<'_> {
                     p.policy_type, p.name, target.key, p.maker
                 ));
             }
+        }
+        (!why.is_empty()).then(|| why.join(", "))
+    }
+
+    /// Why the scalable target holding one dimension (read or write) of a resource (`table/T` or
+    /// `table/T/index/I`) is not ours alone: a target without our policy, or with someone
+    /// else's policy on it. A change to that dimension's throughput would change theirs.
+    fn claim_on(&self, resource_id: &str, read: bool) -> Option<String> {
+        let target = self
+            .world
+            .targets
+            .values()
+            .find(|t| t.key.resource_id == resource_id && t.key.dimension.is_read() == read)?;
+        let mut why = Vec::new();
+        if !target_is_ours(target) {
+            why.push(format!(
+                "foreign target {} (made by {:?})",
+                target.key, target.maker
+            ));
+        }
+        for p in target.policies.iter().filter(|p| !is_our_policy_name(&p.name)) {
+            why.push(format!(
+                "foreign {} policy {:?} on {} (made by {:?})",
+                p.policy_type, p.name, target.key, p.maker
+            ));
         }
         (!why.is_empty()).then(|| why.join(", "))
     }
@@ -757,10 +911,13 @@ fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
                         "{op} changed the capacity of {name} ({from} -> {to}), which is foreign: {why}"
                     ));
                 }
-                if let Some(why) = g.foreign_scaling_on(&format!("table/{name}")) {
-                    say(format!(
-                        "{op} changed the capacity of {name} ({from} -> {to}) under {why}"
-                    ));
+                for read in dimensions_changed(*from, *to) {
+                    if let Some(why) = g.claim_on(&format!("table/{name}"), read) {
+                        say(format!(
+                            "{op} changed the {} capacity of {name} ({from} -> {to}) under {why}",
+                            dimension_name(read)
+                        ));
+                    }
                 }
             }
             Effect::IndexCapacity { index, from, to, .. }
@@ -778,10 +935,13 @@ fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
                         "{op} changed the throughput of a foreign GSI of {name} ({from} -> {to}): {why}"
                     ));
                 }
-                if let Some(why) = g.foreign_scaling_on(&format!("table/{name}/index/{index}")) {
-                    say(format!(
-                        "{op} changed the capacity of index {index} of {name} ({from} -> {to}) under {why}"
-                    ));
+                for read in dimensions_changed(*from, *to) {
+                    if let Some(why) = g.claim_on(&format!("table/{name}/index/{index}"), read) {
+                        say(format!(
+                            "{op} changed the {} capacity of index {index} of {name} ({from} -> {to}) under {why}",
+                            dimension_name(read)
+                        ));
+                    }
                 }
             }
             Effect::Tagged {
@@ -821,11 +981,13 @@ fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
                 before: bounds,
                 after,
             } => {
-                if let Some(target) = f.before.targets.get(key).filter(|t| !target_is_ours(t)) {
-                    say(format!(
-                        "{op} changed the foreign scalable target {key} (made by {:?}, bounds {bounds:?} -> {after:?})",
-                        target.maker
-                    ));
+                if let Some(target) = f.before.targets.get(key) {
+                    if let Some(why) = g.claim_on(&key.resource_id, key.dimension.is_read()) {
+                        say(format!(
+                            "{op} registered over the scalable target {key} (made by {:?}, bounds {bounds:?} -> {after:?}), which is not ours alone: {why}",
+                            target.maker
+                        ));
+                    }
                 }
                 if let Some(why) = &foreign {
                     say(format!(
@@ -873,6 +1035,30 @@ fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
             }
         }
     }
+    // The plan itself: leaving an autoscaling phase never asks to deregister a target that
+    // carries someone else's policy (the adapter would refuse it, the decision must not ask it).
+    for line in &f.report.tables {
+        let ddb_rollover::Decision::DeregisterScaling(change) = &line.item.decision else {
+            continue;
+        };
+        for removal in change.targets.iter().filter(|r| r.deregister_target) {
+            let Some(target) = f.before.targets.get(&removal.key) else {
+                continue;
+            };
+            let theirs: Vec<&str> = target
+                .policies
+                .iter()
+                .filter(|p| !is_our_policy_name(&p.name))
+                .map(|p| p.name.as_str())
+                .collect();
+            if !theirs.is_empty() || !target_is_ours(target) {
+                out.push(format!(
+                    "{}: {} planned to deregister the scalable target {} (made by {:?}), which carries the policies {theirs:?} that are not ours",
+                    f.step, line.item.table, removal.key, target.maker
+                ));
+            }
+        }
+    }
     out
 }
 
@@ -887,6 +1073,16 @@ fn no_data_loss(f: &RunFacts<'_>) -> Vec<String> {
             continue;
         };
         let name = &table.name;
+        count(format!(
+            "promise 2: deleted a table {}",
+            if table.adopted {
+                "adopted"
+            } else if table.maker.is_us() {
+                "we made"
+            } else {
+                "NOT OURS"
+            }
+        ));
         // The table as the run found it (the snapshot in the effect is the same table at the call).
         let t = f.before.tables.get(name).unwrap_or(table);
         let mut why = Vec::new();
@@ -894,6 +1090,12 @@ fn no_data_loss(f: &RunFacts<'_>) -> Vec<String> {
             why.push(format!(
                 "it was not provably ours (made by {:?}, not adopted)",
                 t.maker
+            ));
+        }
+        if t.family() != Some(PREFIX) {
+            why.push(format!(
+                "it did not carry our family tag (its {FAMILY_TAG} was {:?})",
+                t.family()
             ));
         }
         if t.key != f.policy.key {
@@ -969,6 +1171,7 @@ fn create_new_is_loud(f: &RunFacts<'_>) -> Vec<String> {
             Some(t) if t.status == Status::Deleting => "DELETING",
             Some(_) => continue,
         };
+        count(format!("promise 3: create_new ended with a table {state}"));
         let ready = f.report.next_table_ready.as_ref().map(|r| r.ready);
         if f.report.succeeded() || ready != Some(false) {
             out.push(format!(
@@ -1180,20 +1383,21 @@ fn phase_for(policy: &Policy, slot: Slot, now: DateTime<Utc>) -> (i64, usize) {
     (age, phase)
 }
 
-/// Promise 4: after a resize_old run with no failed line, every table that is provably ours,
-/// was ACTIVE with every index ACTIVE, is at least one period old and has nothing foreign on it
-/// has the phase its age (and grace) calls for, unless its line is deferred for a documented
-/// cause the fake confirms.
+/// Promise 4: after a resize_old run, every table that is provably ours (made by our
+/// CreateTable or adopted), was ACTIVE, has the policy's key, and whose parts are all the
+/// policy's (no foreign GSI, no foreign or shared scalable target, no other family's tag) and
+/// is at least one period old has the phase its age (and grace) calls for, unless its line is
+/// deferred for a documented cause the fake confirms.
 fn resize_old_converges(f: &RunFacts<'_>) -> Vec<String> {
-    if f.operation != Operation::ResizeOld || f.report.lines_with(Outcome::Failed).next().is_some() {
+    if f.operation != Operation::ResizeOld {
         return Vec::new();
     }
     let g = f.ground();
     let mut out = Vec::new();
     for before in f.before.tables.values() {
         if !g.provably_ours(before)
+            || before.key != f.policy.key
             || before.status != Status::Active
-            || before.gsis.iter().any(|i| i.status != Status::Active)
             || g.foreign_on(before).is_some()
         {
             continue;
@@ -1213,10 +1417,12 @@ fn resize_old_converges(f: &RunFacts<'_>) -> Vec<String> {
         else {
             continue;
         };
+        count("promise 4: tables checked");
         let (capacity, class) = phase_differences(f, after, phase);
         if capacity.is_empty() && class.is_empty() {
             continue;
         }
+        count("promise 4: tables not in their phase");
         let deferrals: Vec<DeferralCause> = f
             .report
             .tables
@@ -1227,6 +1433,18 @@ fn resize_old_converges(f: &RunFacts<'_>) -> Vec<String> {
         let confirmed: Vec<Result<(), String>> =
             deferrals.iter().map(|c| confirm_deferral(f, after, *c)).collect();
         let excused = confirmed.iter().any(Result::is_ok);
+        for (cause, confirmed) in deferrals.iter().zip(&confirmed) {
+            if confirmed.is_ok() {
+                let actions: Vec<&str> = f
+                    .report
+                    .tables
+                    .iter()
+                    .filter(|l| l.item.table == before.name && l.deferral == Some(*cause))
+                    .map(|l| l.item.decision.action())
+                    .collect();
+                count(format!("promise 4: excused by {cause} on {actions:?}"));
+            }
+        }
         let updated = f.effects().any(|(_, e)| {
             e.table() == before.name
                 && matches!(
@@ -1298,6 +1516,27 @@ fn status_predicts_run(f: &RunFacts<'_>) -> Vec<String> {
     }
     let names: BTreeSet<&str> = predicted.keys().chain(done.keys()).copied().collect();
     let mut out = Vec::new();
+    for line in &f.report.tables {
+        let Some(status_line) = f.status.tables.iter().find(|l| l.table == line.item.table) else {
+            continue;
+        };
+        let main = match f.operation {
+            Operation::CreateNew => &status_line.create_new,
+            Operation::ResizeOld => &status_line.resize_old,
+        };
+        let predicted = main.as_ref().and_then(|n| n.verdict.as_ref());
+        if predicted != line.item.verdict.as_ref() {
+            out.push(format!(
+                "{}: {}: status's {} verdict was {:?}, the run's line ({}) decided on {:?}",
+                f.step,
+                line.item.table,
+                f.operation,
+                predicted,
+                line.item.decision.action(),
+                line.item.verdict
+            ));
+        }
+    }
     for name in names {
         let mut want = predicted.get(name).cloned().unwrap_or_default();
         let mut have = done.get(name).cloned().unwrap_or_default();
@@ -1314,6 +1553,54 @@ fn status_predicts_run(f: &RunFacts<'_>) -> Vec<String> {
         }
     }
     out
+}
+
+// ------------------------------------------------------------------------------------------
+// What the cases exercised (`PROMISES_STATS=1` prints it after the run)
+
+static STATS: std::sync::Mutex<BTreeMap<String, u64>> = std::sync::Mutex::new(BTreeMap::new());
+
+fn count(what: impl Into<String>) {
+    *STATS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(what.into())
+        .or_default() += 1;
+}
+
+/// Counts what one of our runs did: each effect by kind, each line by action and outcome.
+fn count_run(f: &RunFacts<'_>) {
+    count(format!("run {}", f.operation));
+    for (_, effect) in f.effects() {
+        let kind = format!("{effect:?}");
+        let kind = kind.split([' ', '{', '(']).next().unwrap_or_default().to_string();
+        count(format!("effect {kind}"));
+    }
+    for line in &f.report.tables {
+        let mut key = format!(
+            "line {} {} {}",
+            f.operation,
+            line.item.decision.action(),
+            line.outcome.as_str()
+        );
+        if let Some(cause) = line.deferral {
+            key.push_str(&format!(" ({cause})"));
+        }
+        if let Some(error) = line.error.as_deref().filter(|_| line.outcome == Outcome::Failed) {
+            let short: String = error.chars().take(90).collect();
+            key.push_str(&format!(": {short}"));
+        }
+        count(key);
+    }
+}
+
+fn print_stats() {
+    if std::env::var_os("PROMISES_STATS").is_none() {
+        return;
+    }
+    for (what, n) in STATS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        eprintln!("{n:>9}  {what}");
+    }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1509,6 +1796,39 @@ impl Harness<'_> {
             Act::HandMade { .. } => {
                 let _ = fake.foreign_create_table(PERSON, &self.hand_made(act));
             }
+            Act::Restored { ago, on_demand: od } => {
+                let calendar = self.policy.calendar();
+                let mut slot = calendar.floor(fake.now());
+                for _ in 0..*ago {
+                    slot = calendar.previous(slot);
+                }
+                let billing = if *od && self.knobs.on("hand_made_on_demand") {
+                    on_demand()
+                } else {
+                    provisioned(7, 7)
+                };
+                let spec = TableSpec {
+                    name: format!("{PREFIX}_{}", calendar.label(slot)),
+                    key: self.policy.key.clone(),
+                    billing,
+                    global_indexes: self
+                        .policy
+                        .indexes
+                        .iter()
+                        .map(|index| IndexSpec {
+                            index: index.clone(),
+                            billing,
+                        })
+                        .collect(),
+                    local_indexes: self.policy.local_indexes.clone(),
+                    table_class: None,
+                    deletion_protection: false,
+                    stream: None,
+                    encryption: None,
+                    tags: BTreeMap::new(),
+                };
+                let _ = fake.foreign_create_table(PERSON, &spec);
+            }
             Act::Sibling(operation) => {
                 let sibling = fake.acting_as(SIBLING, SIBLING_ACTOR);
                 let now = fake.now();
@@ -1607,18 +1927,128 @@ impl Harness<'_> {
                 });
                 let _ = fake.foreign_add_index(PERSON, name, &index, billing);
             }
-            Act::Adopt { pick } => {
-                let candidates: Vec<String> = fake.with_world(|w| {
-                    w.tables
+            Act::DropScaling { pick, deregister } => {
+                let keys: Vec<ScalableKey> = fake.with_world(|w| {
+                    w.targets
                         .values()
-                        .filter(|t| {
-                            t.maker != Maker::Us && !t.adopted && label_slot(&self.policy, &t.name).is_some()
-                        })
-                        .map(|t| t.name.clone())
+                        .filter(|t| t.policies.iter().any(|p| is_our_policy_name(&p.name)))
+                        .map(|t| t.key.clone())
                         .collect()
                 });
-                if let Some(name) = Self::pick(&candidates, *pick) {
-                    let _ = fake.operator_adopt(name);
+                if keys.is_empty() {
+                    return;
+                }
+                let key = &keys[pick % keys.len()];
+                if *deregister {
+                    let _ = fake.foreign_deregister_target(PERSON, key);
+                } else {
+                    let _ = fake.foreign_delete_policy(PERSON, key, &our_policy_name(key.dimension));
+                }
+            }
+            Act::SpendDecreases { pick, index } => {
+                let Some(name) = Self::pick(&ours, *pick) else {
+                    return;
+                };
+                // One increase (free), then decreases one unit at a time: the capacity stays
+                // above what it was, so a phase change that lowers it meets a spent budget.
+                for step in 0..=fake_aws::FREE_DECREASES + 1 {
+                    let lowered = fake.with_world(|w| {
+                        let table = w.tables.get(name)?;
+                        let gsi = table.gsis.first().filter(|_| *index);
+                        let billing = gsi.map_or(table.billing, |g| g.billing);
+                        let Billing::Provisioned(c) = billing else {
+                            return None;
+                        };
+                        let read = if step == 0 { c.read + 100 } else { c.read - 1 };
+                        Some((gsi.map(|g| g.name.clone()), provisioned(read, c.write)))
+                    });
+                    let Some((gsi, to)) = lowered else {
+                        return;
+                    };
+                    let done = match gsi {
+                        Some(gsi) => fake.foreign_update_index_capacity(PERSON, name, &gsi, to),
+                        None => fake.foreign_update_capacity(PERSON, name, to),
+                    };
+                    if done.is_err() {
+                        return;
+                    }
+                    fake.advance(Duration::seconds(15));
+                }
+            }
+            Act::Adopt { pick, claimable } => {
+                // The operator names a table under our prefix that our runs did not make; the
+                // real `adopt`, with the operator's own credentials, decides whether to tag it.
+                let candidates: Vec<String> = fake.with_world(|w| {
+                    let g = Ground {
+                        policy: &self.policy,
+                        world: w,
+                    };
+                    let any: Vec<String> = w
+                        .tables
+                        .values()
+                        .filter(|t| t.name.starts_with(&format!("{PREFIX}_")) && !g.provably_ours(t))
+                        .map(|t| t.name.clone())
+                        .collect();
+                    let by_name: Vec<String> = w
+                        .tables
+                        .values()
+                        .filter(|t| g.claimable_by_name(t))
+                        .map(|t| t.name.clone())
+                        .collect();
+                    if *claimable && !by_name.is_empty() {
+                        by_name
+                    } else {
+                        any
+                    }
+                });
+                let Some(name) = Self::pick(&candidates, *pick) else {
+                    return;
+                };
+                let operator = fake.operator();
+                let logged = fake.log_len();
+                let report = block_on(adopt(&operator, &self.policy, fake.now(), &[name.clone()], false));
+                // Ground truth from what the call did, not from its report.
+                let tagged: Vec<String> = fake
+                    .calls_since(logged)
+                    .iter()
+                    .filter(|c| c.succeeded())
+                    .flat_map(|c| c.effects.iter())
+                    .filter_map(|e| match e {
+                        Effect::Tagged { table, tags, .. }
+                            if tags.get(FAMILY_TAG).map(String::as_str) == Some(PREFIX) =>
+                        {
+                            Some(table.clone())
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                for table in &tagged {
+                    fake.mark_adopted(table);
+                }
+                if let Ok(report) = &report {
+                    for line in &report.tables {
+                        match &line.adoption {
+                            ddb_rollover::adopt::Adoption::Refused { reasons } => {
+                                for reason in reasons {
+                                    let short: String = reason.chars().take(60).collect();
+                                    count(format!("adopt refused: {short}"));
+                                }
+                            }
+                            _ => count(format!("adopt {}", line.outcome)),
+                        }
+                    }
+                }
+                if let Ok(report) = report {
+                    let done: Vec<&str> = report
+                        .tables
+                        .iter()
+                        .filter(|l| l.outcome == "done")
+                        .map(|l| l.table.as_str())
+                        .collect();
+                    assert_eq!(
+                        done, tagged,
+                        "adopt reported {done:?} done but tagged {tagged:?}: {report:?}"
+                    );
                 }
             }
         }
@@ -1660,6 +2090,7 @@ impl Harness<'_> {
             (4, "resize_old converges", resize_old_converges),
             (5, "status predicts the run", status_predicts_run),
         ];
+        count_run(&facts);
         for (number, name, check) in invariants {
             if !self.checks.contains(&number) {
                 continue;
@@ -1706,7 +2137,7 @@ fn check_case(case: &Case) -> Result<(), TestCaseError> {
         case,
         policy,
         sibling,
-        fake: FakeAws::new(PREFIX, case.start, Config::default()),
+        fake: FakeAws::new(PREFIX, case.start, case.slow.config()),
         checks: checks(),
         knobs: Knobs::from_env(),
     };
@@ -1726,23 +2157,28 @@ fn config(default_cases: u32) -> ProptestConfig {
     }
 }
 
-proptest! {
-    #![proptest_config(config(2000))]
-
-    /// The promises over 2,000 random cases (`PROPTEST_CASES` for more).
-    #[test]
-    fn promises(case in case_strategy(Knobs::from_env())) {
-        check_case(&case)?;
+/// Runs `cases` cases (unless `PROPTEST_CASES` says otherwise), then prints the stats when asked.
+fn run_cases(default_cases: u32) {
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        source_file: Some(file!()),
+        ..config(default_cases)
+    });
+    let result = runner.run(&case_strategy(Knobs::from_env()), |case| check_case(&case));
+    print_stats();
+    if let Err(e) = result {
+        panic!("{e}\n{runner}");
     }
 }
 
-proptest! {
-    #![proptest_config(config(50_000))]
+/// The promises over 2,000 random cases (`PROPTEST_CASES` for more).
+#[test]
+fn promises() {
+    run_cases(2000);
+}
 
-    /// The long run: 50,000 cases (`PROPTEST_CASES` overrides). Build with `--release`.
-    #[test]
-    #[ignore]
-    fn promises_long(case in case_strategy(Knobs::from_env())) {
-        check_case(&case)?;
-    }
+/// The long run: 50,000 cases (`PROPTEST_CASES` overrides). Build with `--release`.
+#[test]
+#[ignore]
+fn promises_long() {
+    run_cases(50_000);
 }

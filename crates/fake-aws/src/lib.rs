@@ -484,6 +484,26 @@ pub struct World {
 }
 
 impl World {
+    /// A world read from elsewhere (another server's state with the caller's ground truth), for
+    /// the same invariants: no exports, no log.
+    pub fn from_state(
+        now: DateTime<Utc>,
+        tables: BTreeMap<String, Table>,
+        targets: BTreeMap<ScalableKey, Target>,
+    ) -> World {
+        World {
+            now,
+            config: Config::default(),
+            tables,
+            targets,
+            exports: BTreeMap::new(),
+            log: Vec::new(),
+            gone: Vec::new(),
+            next_id: 1,
+            epoch: (now, Instant::now()),
+        }
+    }
+
     /// Ends the transitions whose time has come.
     fn tick(&mut self) {
         let now = self.now;

@@ -195,9 +195,17 @@ pub fn policy_strategy(k: &Knobs) -> impl Strategy<Value = PolicySpec> {
                     deletion_protection,
                     phases: phases
                         .into_iter()
+                        .map(|p| PhaseSpec {
+                            class: p.class.filter(|_| k.on("table_class")),
+                            ..p
+                        })
                         .map(|p| match p.kind {
                             PhaseKind::Autoscaling { .. } if !k.on("autoscaling") => PhaseSpec {
                                 kind: PhaseKind::Provisioned(50, 50),
+                                ..p
+                            },
+                            PhaseKind::OnDemand(Some(_)) if !k.on("on_demand_max") => PhaseSpec {
+                                kind: PhaseKind::OnDemand(None),
                                 ..p
                             },
                             _ => p,
@@ -328,7 +336,9 @@ pub enum Step {
 /// - hand-made tables: `hand_made_extra_gsi` (indexes the policy does not name),
 ///   `hand_made_on_demand`;
 /// - policies: `grace`, `ttl`, `autoscaling` (such phases become fixed ones), `retention`,
-///   `archive`, `policy_without_gsi` (every policy then has the index `by_device`).
+///   `archive`, `policy_without_gsi` (every policy then has the index `by_device`),
+///   `table_class` (phases keep the table's class), `on_demand_max` (on-demand phases without
+///   maximums).
 #[derive(Clone, Debug)]
 pub struct Knobs {
     pub without: BTreeSet<String>,
@@ -1564,7 +1574,30 @@ pub fn count_run(f: &RunFacts<'_>) {
             key.push_str(&format!(": {short}"));
         }
         count(key);
+        // What the verdict rested on: its owner, each foreign part, each missing evidence of a
+        // table past delete_after.
+        if let Some(verdict) = &line.item.verdict {
+            count(format!("verdict {}", verdict.label()));
+            for part in &verdict.foreign {
+                let kind = match part {
+                    ddb_rollover::verdict::ForeignPart::Index { .. } => "index",
+                    ddb_rollover::verdict::ForeignPart::Target { .. } => "target",
+                    ddb_rollover::verdict::ForeignPart::SharedTarget { .. } => "shared target",
+                };
+                count(format!("verdict foreign part: {kind}"));
+            }
+            if line.item.reason.contains("no positive evidence") {
+                for missing in &verdict.not_deletable {
+                    count(format!("retention kept: {missing:?}"));
+                }
+            }
+        }
     }
+}
+
+/// What the cases exercised so far, by kind.
+pub fn stats() -> BTreeMap<String, u64> {
+    STATS.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
 pub fn print_stats() {

@@ -3,26 +3,34 @@
 //!
 //! Each case builds a policy from a random TOML document, an in-memory AWS account
 //! ([`fake_aws::FakeAws`]: DynamoDB, Application Auto Scaling and the function's IAM role as AWS
-//! document them) and a list of steps: clock moves (15 minutes before or after a period
-//! boundary, like the 23:45 / 00:15 schedules of daily tables, or a few seconds), the real
-//! engine's create_new and resize_old runs, and foreign acts (hand-made tables, another family
-//! with a nested prefix, tags, capacity changes, deletions, scalable targets and policies
-//! someone else made). After every run the promises below are checked against the fake's ground
-//! truth (who made what, and what each call changed), not against the engine's opinion:
+//! document them, on its own clock, sometimes with transitions slower than a run waits) and a
+//! list of steps: clock moves (15 minutes before or after a period boundary, like the 23:45 /
+//! 00:15 schedules of daily tables, or a few seconds), the real engine's create_new and
+//! resize_old runs, and foreign acts (hand-made and restored tables, another family with a
+//! nested prefix, tags, capacity changes and a spent decrease budget, deletions, indexes,
+//! scalable targets and policies someone else made or removed, and the operator's real
+//! `adopt`). After every run the promises below are checked against the fake's ground truth
+//! (who made what, what the operator's `adopt` really tagged, and what each call changed), not
+//! against the engine's opinion (`scenarios/mod.rs`):
 //!
-//! 1. [`nothing_foreign_changed`]: our runs change only tables that are provably ours or
-//!    claimable by name, never a foreign GSI's throughput, target or policy, never write the
-//!    family tag onto an existing table, never deregister a target carrying a foreign policy,
-//!    never change capacity under a foreign target or policy, never delete a claimable table.
-//! 2. [`no_data_loss`]: a deleted table was provably ours, had the policy's key and local
-//!    indexes, nothing foreign claimed it, was old enough, and its write grace had ended.
-//! 3. [`create_new_is_loud`]: a create_new run that leaves the current or a pre-built table
+//! 1. `nothing_foreign_changed`: our runs change only tables that are provably ours (made by
+//!    our CreateTable, or adopted) or claimable by name (`{prefix}_{label}`, the policy's key,
+//!    no family tag), and never delete a claimable one; never a foreign GSI's throughput, never
+//!    a dimension (read or write) that a foreign or shared scalable target holds, never
+//!    register over such a target, never touch a foreign policy, never deregister (or plan to)
+//!    a target carrying one, never write the family tag onto an existing table. A change the
+//!    role refuses is no change.
+//! 2. `no_data_loss`: a deleted table was provably ours and carried our family tag, had the
+//!    policy's key and local indexes, no foreign or shared target and no other family's tag,
+//!    was old enough, and its period end + grace had passed.
+//! 3. `create_new_is_loud`: a create_new run that leaves the current or a pre-built table
 //!    missing or DELETING reports failure and a next table that is not ready.
-//! 4. [`resize_old_converges`]: after a resize_old run with no failed line, every table that is
-//!    provably ours with nothing foreign on it has the phase its age (and grace) calls for,
-//!    unless its line is deferred for a documented cause that the fake confirms.
-//! 5. [`status_predicts_run`]: `status`, computed from a full observation just before a run,
-//!    predicted exactly the changes the run then planned for each table.
+//! 4. `resize_old_converges`: after every resize_old run, every ACTIVE table that is provably
+//!    ours, has the policy's key and nothing foreign on it has the phase its age (and grace)
+//!    calls for, unless its line is deferred for a documented cause that the fake confirms.
+//! 5. `status_predicts_run`: `status`, computed from a full observation just before a run,
+//!    predicted exactly the changes the run then planned for each table, on the same verdict,
+//!    and warned of every change the role then refused.
 //!
 //! Run: `cargo test -p ddb-rollover --test promises` (2,000 cases; `PROPTEST_CASES=n` for more),
 //! or the long run: `PROPTEST_CASES=50000 cargo test -p ddb-rollover --release --test promises`

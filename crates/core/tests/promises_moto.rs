@@ -102,7 +102,7 @@ fn control(proxy: &Proxy) -> DynamoDb {
 // The account: moto, its state read back with the SDK, and the ground truth kept here
 
 /// Who made what: moto does not know, the scenario does.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Ledger {
     /// Table name -> (maker, adopted, created at).
     tables: BTreeMap<String, (Maker, bool, DateTime<Utc>)>,
@@ -352,7 +352,7 @@ impl MotoAccount {
                 None => break,
             }
         }
-        let ledger = self.ledger();
+        let ledger = self.ledger().clone();
         let mut tables = BTreeMap::new();
         for name in names {
             let Ok(described) = self.admin.describe_table().table_name(&name).send().await else {

@@ -1466,7 +1466,8 @@ pub fn resize_old_converges(f: &RunFacts<'_>) -> Vec<String> {
 }
 
 /// Promise 5: for every table, the changes `status` predicted for the operation (its next run's
-/// decision and that operation's other changes) are the changes the run planned.
+/// decision and that operation's other changes) are the changes the run planned, on the same
+/// verdict; a change the role refused was warned of.
 pub fn status_predicts_run(f: &RunFacts<'_>) -> Vec<String> {
     let mut predicted: BTreeMap<&str, Vec<&'static str>> = BTreeMap::new();
     let mut reasons: BTreeMap<&str, Vec<String>> = BTreeMap::new();
@@ -1499,6 +1500,25 @@ pub fn status_predicts_run(f: &RunFacts<'_>) -> Vec<String> {
     }
     let names: BTreeSet<&str> = predicted.keys().chain(done.keys()).copied().collect();
     let mut out = Vec::new();
+    // A change the role refused (a name of our shape that another family's tag claims, which
+    // the run decided on without reading its tags): status, reading everything, warned of it.
+    for line in f.report.tables.iter().filter(|l| {
+        l.outcome == Outcome::Failed
+            && l.error
+                .as_deref()
+                .is_some_and(|e| e.contains("AccessDeniedException"))
+    }) {
+        let table = line.item.table.as_str();
+        if !f.status.warnings.iter().any(|w| w.contains(table)) {
+            out.push(format!(
+                "{}: {table}: the run's {} was refused by the role ({}), and status did not warn of it; its warnings: {:?}",
+                f.step,
+                line.item.decision.action(),
+                line.error.as_deref().unwrap_or_default(),
+                f.status.warnings
+            ));
+        }
+    }
     for line in &f.report.tables {
         let Some(status_line) = f.status.tables.iter().find(|l| l.table == line.item.table) else {
             continue;

@@ -5,7 +5,9 @@
 //! what to do):
 //!
 //! - its own clock, moved by the harness ([`FakeAws::set_now`], [`FakeAws::advance`]) and by
-//!   [`ControlPlane::sleep`], which returns at once;
+//!   [`ControlPlane::sleep`], which returns at once; [`ControlPlane::now`] reads it (an
+//!   `Instant` that moves with the fake time), so a run's waits (readiness, a DELETING table
+//!   recreated) and its time budget are measured on it, never on the wall clock;
 //! - table and index status: CREATING, UPDATING and DELETING end after [`Config`]'s delays of
 //!   fake time; a table being deleted is listed and described as DELETING, then is gone;
 //! - DynamoDB's errors, as the SDK adapter classifies them: CreateTable on an existing name
@@ -17,7 +19,11 @@
 //!   switches (4 in any rolling 24 hours) and table class changes (2 in any trailing 30 days):
 //!   `LimitExceeded` beyond;
 //! - Application Auto Scaling: scalable targets by (resource id, dimension) with their policies;
-//!   DeregisterScalableTarget deletes every policy on the target, whoever made it; deleting a
+//!   DeregisterScalableTarget deletes every policy on the target, whoever made it
+//!   ([`FakeAws::foreign_deregister_target`]); the engine's [`ControlPlane::deregister_scaling`]
+//!   is modelled as the SDK adapter implements it (`autoscaling_sdk::deregister`): our policy is
+//!   deleted from each target, and the target deregistered only when the change asks for it and
+//!   no policy is left on it once ours is deleted; deleting a
 //!   table leaves its targets (DynamoDB Developer Guide: "When you manually remove a table or
 //!   global table replica, you do not automatically remove any associated scalable targets,
 //!   scaling policies, or CloudWatch alarms"); registering a target whose resource's capacity is
@@ -35,7 +41,10 @@
 //! index, target and policy ([`Maker`]), whether the operator adopted a table, and a log of every
 //! mutating call with the objects it touched ([`Call`], [`Effect`]). Foreign acts (people,
 //! other tools, another family's runs) go through [`FakeAws::acting_as`] (another family's
-//! role) or the `foreign_*` methods, which bypass IAM.
+//! role) or the `foreign_*` methods, which bypass IAM. The operator (`ddb-rollover adopt` with
+//! an administrator's credentials) goes through [`FakeAws::operator`]: the same control plane
+//! without the role's IAM; the harness records which tables an adoption really tagged
+//! ([`FakeAws::mark_adopted`]).
 //!
 //! Simplifications, each on the safe side for the engine: no account-wide quotas (table count,
 //! operations in flight), no throttling, no TTL change spacing, and the autoscaler's own capacity
@@ -43,6 +52,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
 use chrono::{DateTime, Duration, Utc};
 use ddb_rollover::changes::{
@@ -469,9 +479,31 @@ pub struct World {
     /// Tables whose deletion completed, as they were when deleted.
     pub gone: Vec<Table>,
     next_id: u64,
+    /// The fake time [`ControlPlane::now`]'s `Instant` counts from, and that instant.
+    epoch: (DateTime<Utc>, Instant),
 }
 
 impl World {
+    /// A world read from elsewhere (another server's state with the caller's ground truth), for
+    /// the same invariants: no exports, no log.
+    pub fn from_state(
+        now: DateTime<Utc>,
+        tables: BTreeMap<String, Table>,
+        targets: BTreeMap<ScalableKey, Target>,
+    ) -> World {
+        World {
+            now,
+            config: Config::default(),
+            tables,
+            targets,
+            exports: BTreeMap::new(),
+            log: Vec::new(),
+            gone: Vec::new(),
+            next_id: 1,
+            epoch: (now, Instant::now()),
+        }
+    }
+
     /// Ends the transitions whose time has come.
     fn tick(&mut self) {
         let now = self.now;
@@ -512,12 +544,15 @@ impl World {
     }
 }
 
-/// The fake control plane, acting with the IAM role of one family. Clones share the account.
+/// The fake control plane, acting with the IAM role of one family (or, for the operator,
+/// without IAM). Clones share the account.
 #[derive(Clone)]
 pub struct FakeAws {
     world: Arc<Mutex<World>>,
     family: String,
     actor: Maker,
+    /// The role's IAM applies (false: the operator's administrator credentials).
+    iam: bool,
 }
 
 fn error(
@@ -620,9 +655,11 @@ impl FakeAws {
                 log: Vec::new(),
                 gone: Vec::new(),
                 next_id: 1,
+                epoch: (now, Instant::now()),
             })),
             family: family.to_string(),
             actor: Maker::Us,
+            iam: true,
         }
     }
 
@@ -632,6 +669,25 @@ impl FakeAws {
             world: Arc::clone(&self.world),
             family: family.to_string(),
             actor: Maker::Foreign(who.to_string()),
+            iam: true,
+        }
+    }
+
+    /// The same account through the operator's own credentials (an administrator: no role,
+    /// no IAM conditions), as the foreign actor `operator`: what `ddb-rollover adopt` runs with.
+    pub fn operator(&self) -> FakeAws {
+        FakeAws {
+            world: Arc::clone(&self.world),
+            family: self.family.clone(),
+            actor: Maker::Foreign("operator".into()),
+            iam: false,
+        }
+    }
+
+    /// Ground truth: the operator adopted `table` (a real `adopt` wrote our family tag on it).
+    pub fn mark_adopted(&self, table: &str) {
+        if let Some(t) = self.lock().tables.get_mut(table) {
+            t.adopted = true;
         }
     }
 
@@ -682,6 +738,7 @@ impl FakeAws {
             log: Vec::new(),
             gone: Vec::new(),
             next_id: world.next_id,
+            epoch: world.epoch,
         }
     }
 
@@ -746,7 +803,7 @@ impl FakeAws {
 
     /// ReadPrefixTables: reads on `table/{prefix}_*`.
     fn may_read(&self, operation: &'static str, action: &str, table: &str) -> Result<(), ControlPlaneError> {
-        if self.in_pattern(table) {
+        if !self.iam || self.in_pattern(table) {
             Ok(())
         } else {
             Err(self.denied(operation, action, table, "outside table/{prefix}_*"))
@@ -763,7 +820,7 @@ impl FakeAws {
     ) -> Result<(), ControlPlaneError> {
         self.may_read(operation, action, table)?;
         match world.tables.get(table).and_then(Table::family) {
-            Some(family) if family != self.family => Err(self.denied(
+            Some(family) if self.iam && family != self.family => Err(self.denied(
                 operation,
                 action,
                 table,
@@ -1342,6 +1399,51 @@ impl FakeAws {
         })
     }
 
+    /// Someone sets one global index's provisioned throughput, within DynamoDB's rules.
+    pub fn foreign_update_index_capacity(
+        &self,
+        who: &str,
+        table: &str,
+        index: &str,
+        to: Billing,
+    ) -> Result<(), ControlPlaneError> {
+        self.foreign(who, "UpdateTable", table, |world, _, effects| {
+            let request = CapacityRequest {
+                table_to: None,
+                indexes: vec![(index, to)],
+            };
+            Self::update_throughput(world, table, request, effects)
+        })
+    }
+
+    /// Someone deletes a scaling policy (DeleteScalingPolicy): the target stays.
+    pub fn foreign_delete_policy(
+        &self,
+        who: &str,
+        key: &ScalableKey,
+        name: &str,
+    ) -> Result<(), ControlPlaneError> {
+        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
+        self.foreign(who, "DeleteScalingPolicy", &table, |world, _, effects| {
+            let not_found = || {
+                error(
+                    ErrorKind::NotFound,
+                    "DeleteScalingPolicy",
+                    &table,
+                    format!("ObjectNotFoundException: No scaling policy found for service namespace: dynamodb, resource ID: {}, scalable dimension: {}: {name}", key.resource_id, key.dimension),
+                )
+            };
+            let target = world.targets.get_mut(key).ok_or_else(not_found)?;
+            let at = target.policies.iter().position(|p| p.name == name).ok_or_else(not_found)?;
+            let policy = target.policies.remove(at);
+            effects.push(Effect::DeletedPolicy {
+                key: key.clone(),
+                policy,
+            });
+            Ok(())
+        })
+    }
+
     pub fn foreign_delete_table(&self, who: &str, table: &str) -> Result<(), ControlPlaneError> {
         self.foreign(who, "DeleteTable", table, |world, actor, effects| {
             Self::delete(world, actor, table, effects)
@@ -1399,19 +1501,39 @@ impl FakeAws {
         })
     }
 
-    /// The operator adopts a table into our family: writes our family tag on purpose.
-    pub fn operator_adopt(&self, table: &str) -> Result<(), ControlPlaneError> {
-        let family = self.family.clone();
-        self.foreign("operator", "TagResource", table, |world, _, effects| {
-            let tags = BTreeMap::from([(FAMILY_TAG.to_string(), family)]);
-            Self::tag(world, table, &tags, effects)?;
-            world.tables.get_mut(table).expect("tagged").adopted = true;
-            Ok(())
+    /// Someone deregisters a scalable target: Application Auto Scaling deletes every policy on
+    /// it with it, whoever made them.
+    pub fn foreign_deregister_target(&self, who: &str, key: &ScalableKey) -> Result<(), ControlPlaneError> {
+        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
+        self.foreign(who, "DeregisterScalableTarget", &table, |world, _, effects| {
+            Self::deregister_target(world, key, effects)
         })
     }
 
+    /// DeregisterScalableTarget: the target goes, with every policy on it.
+    fn deregister_target(
+        world: &mut World,
+        key: &ScalableKey,
+        effects: &mut Vec<Effect>,
+    ) -> Result<(), ControlPlaneError> {
+        let Some(target) = world.targets.remove(key) else {
+            return Err(error(
+                ErrorKind::NotFound,
+                "DeregisterScalableTarget",
+                table_of(&key.resource_id).unwrap_or_default(),
+                format!("ObjectNotFoundException: No scalable target found for service namespace: dynamodb, resource ID: {}, scalable dimension: {}", key.resource_id, key.dimension),
+            ));
+        };
+        effects.push(Effect::DeregisteredTarget {
+            key: key.clone(),
+            maker: target.maker,
+            policies: target.policies,
+        });
+        Ok(())
+    }
+
     fn role(&self) -> Option<&str> {
-        Some(self.family.as_str())
+        self.iam.then_some(self.family.as_str())
     }
 }
 
@@ -1436,7 +1558,7 @@ impl ControlPlane for FakeAws {
         const OP: &str = "CreateTable";
         self.call(&self.actor, self.role(), OP, &spec.name, |world, effects| {
             self.may_read(OP, "dynamodb:CreateTable", &spec.name)?;
-            if spec.tags.get(FAMILY_TAG).map(String::as_str) != Some(self.family.as_str()) {
+            if self.iam && spec.tags.get(FAMILY_TAG).map(String::as_str) != Some(self.family.as_str()) {
                 return Err(self.denied(
                     OP,
                     "dynamodb:CreateTable",
@@ -1570,7 +1692,11 @@ impl ControlPlane for FakeAws {
         self.call(&self.actor, self.role(), OP, &change.name, |world, effects| {
             let name = name_of_arn(&change.arn);
             self.may_change(world, OP, "dynamodb:TagResource", name)?;
-            if let Some(family) = change.tags.get(FAMILY_TAG).filter(|f| **f != self.family) {
+            if let Some(family) = change
+                .tags
+                .get(FAMILY_TAG)
+                .filter(|f| self.iam && **f != self.family)
+            {
                 return Err(self.denied(
                     OP,
                     "dynamodb:TagResource",
@@ -1701,7 +1827,7 @@ impl ControlPlane for FakeAws {
             self.may_read(OP, "dynamodb:DeleteTable", name)?;
             // DeleteFamilyTables: StringEquals, so an untagged table is refused too.
             let family = world.tables.get(name).and_then(Table::family);
-            if family != Some(self.family.as_str()) {
+            if self.iam && family != Some(self.family.as_str()) {
                 return Err(self.denied(
                     OP,
                     "dynamodb:DeleteTable",
@@ -1714,6 +1840,12 @@ impl ControlPlane for FakeAws {
             }
             Self::delete(world, &self.actor, name, effects)
         })
+    }
+
+    fn now(&self) -> Instant {
+        let world = self.lock();
+        let (time, instant) = world.epoch;
+        instant + (world.now - time).to_std().unwrap_or_default()
     }
 
     async fn sleep(&self, duration: std::time::Duration) {
@@ -1761,6 +1893,10 @@ impl ControlPlane for FakeAws {
         )
     }
 
+    /// As the SDK adapter does it (`autoscaling_sdk::deregister`): DeleteScalingPolicy of our
+    /// policy (already gone counts as deleted), then, when the change asks for it,
+    /// DescribeScalingPolicies and DeregisterScalableTarget only if no policy is left on the
+    /// target (a missing target counts as deregistered).
     async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
         self.call(
             &self.actor,
@@ -1769,7 +1905,6 @@ impl ControlPlane for FakeAws {
             &change.name,
             |world, effects| {
                 for removal in &change.targets {
-                    // DeleteScalingPolicy (already gone counts as removed).
                     if let Some(target) = world.targets.get_mut(&removal.key) {
                         if let Some(at) = target.policies.iter().position(|p| p.name == removal.policy_name) {
                             let policy = target.policies.remove(at);
@@ -1779,15 +1914,9 @@ impl ControlPlane for FakeAws {
                             });
                         }
                     }
-                    // DeregisterScalableTarget: every policy still on it goes with it.
-                    if removal.deregister_target {
-                        if let Some(target) = world.targets.remove(&removal.key) {
-                            effects.push(Effect::DeregisteredTarget {
-                                key: removal.key.clone(),
-                                maker: target.maker,
-                                policies: target.policies,
-                            });
-                        }
+                    let left = world.targets.get(&removal.key).map(|t| t.policies.len());
+                    if removal.deregister_target && left == Some(0) {
+                        Self::deregister_target(world, &removal.key, effects)?;
                     }
                 }
                 Ok(())
@@ -2011,21 +2140,51 @@ mod tests {
             .unwrap();
         let observed = block_on(fake.describe_scaling(&["ts_a".to_string()])).unwrap();
         assert_eq!(observed[0].policies.len(), 2);
-        let logged = fake.log_len();
-        block_on(fake.deregister_scaling(&DeregisterScaling {
+        // The adapter's contract: our policy goes; the target stays while a policy is left.
+        let ours = DeregisterScaling {
             name: "ts_a".into(),
             targets: vec![ScalingRemoval {
                 key: key.clone(),
                 policy_name: "ddb-rollover-ts-write".into(),
                 deregister_target: true,
             }],
-        }))
-        .unwrap();
+        };
+        let logged = fake.log_len();
+        block_on(fake.deregister_scaling(&ours)).unwrap();
         let effects = &fake.calls_since(logged)[0].effects;
         assert!(
-            matches!(&effects[..], [Effect::DeletedPolicy { .. }, Effect::DeregisteredTarget { policies, .. }]
+            matches!(&effects[..], [Effect::DeletedPolicy { policy, .. }] if policy.name == "ddb-rollover-ts-write")
+        );
+        let observed = block_on(fake.describe_scaling(&["ts_a".to_string()])).unwrap();
+        assert_eq!(observed[0].policies.len(), 1);
+        // DeregisterScalableTarget itself deletes every policy on the target.
+        let logged = fake.log_len();
+        fake.foreign_deregister_target("ops", &key).unwrap();
+        let effects = &fake.calls_since(logged)[0].effects;
+        assert!(
+            matches!(&effects[..], [Effect::DeregisteredTarget { policies, .. }]
             if policies.len() == 1 && policies[0].name == "ops-step")
         );
+        // Ours alone: deleted, then deregistered; asked not to deregister, the target stays.
+        block_on(fake.register_scaling(&register)).unwrap();
+        let keep = DeregisterScaling {
+            targets: vec![ScalingRemoval {
+                deregister_target: false,
+                ..ours.targets[0].clone()
+            }],
+            ..ours.clone()
+        };
+        block_on(fake.deregister_scaling(&keep)).unwrap();
+        assert_eq!(fake.snapshot().targets[&key].policies.len(), 0);
+        block_on(fake.register_scaling(&register)).unwrap();
+        let logged = fake.log_len();
+        block_on(fake.deregister_scaling(&ours)).unwrap();
+        let effects = &fake.calls_since(logged)[0].effects;
+        assert!(matches!(
+            &effects[..],
+            [Effect::DeletedPolicy { .. }, Effect::DeregisteredTarget { policies, .. }] if policies.is_empty()
+        ));
+        assert!(fake.snapshot().targets.is_empty());
         // A deleted table's targets stay.
         fake.foreign_register_target("ops", &key, 1, 10).unwrap();
         fake.advance(Duration::minutes(1));
@@ -2038,5 +2197,45 @@ mod tests {
                 .len(),
             1
         );
+    }
+
+    #[test]
+    fn the_control_planes_clock_is_the_fake_time() {
+        let fake = FakeAws::new("ts", at(0, 0), Config::default());
+        let start = ControlPlane::now(&fake);
+        block_on(fake.sleep(std::time::Duration::from_secs(90)));
+        assert_eq!(
+            ControlPlane::now(&fake) - start,
+            std::time::Duration::from_secs(90)
+        );
+        fake.set_now(at(1, 0));
+        assert_eq!(
+            ControlPlane::now(&fake) - start,
+            std::time::Duration::from_secs(3600)
+        );
+        // Every view of the account shares it.
+        assert_eq!(
+            ControlPlane::now(&fake.operator()) - start,
+            std::time::Duration::from_secs(3600)
+        );
+    }
+
+    #[test]
+    fn the_operator_is_not_bound_by_the_role() {
+        let fake = FakeAws::new("ts", at(0, 0), Config::default());
+        fake.foreign_create_table("someone", &spec("ts_b", None)).unwrap();
+        fake.advance(Duration::minutes(1));
+        let tag = TagChange {
+            name: "ts_b".into(),
+            arn: arn_of("ts_b"),
+            tags: BTreeMap::from([(FAMILY_TAG.to_string(), "ts".to_string())]),
+        };
+        block_on(fake.operator().tag_table(&tag)).unwrap();
+        let call = fake.calls_since(0).pop().unwrap();
+        assert_eq!(call.actor, Maker::Foreign("operator".into()));
+        assert_eq!(call.role, None);
+        assert!(!fake.snapshot().tables["ts_b"].adopted);
+        fake.mark_adopted("ts_b");
+        assert!(fake.snapshot().tables["ts_b"].adopted);
     }
 }

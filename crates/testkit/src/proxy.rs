@@ -12,8 +12,13 @@
 //! ([`Proxy::table_quota`]), the round trip of a real endpoint
 //! ([`Proxy::latency_per_call`]), and the tags given to CreateTable, which dynalite drops
 //! ([`Proxy::tags_at_create_table`]; [`crate::LocalDynamo`] puts such a proxy in front of every
-//! dynalite it starts), and the attribute definitions an UpdateTable does not repeat, which moto
-//! drops ([`Proxy::attribute_definitions_at_update_table`]; in front of every moto).
+//! dynalite it starts), the attribute definitions an UpdateTable does not repeat, which moto
+//! drops ([`Proxy::attribute_definitions_at_update_table`]; in front of every moto),
+//! Application Auto Scaling's DeregisterScalableTarget deleting the target's scaling
+//! policies, which moto keeps ([`Proxy::deregister_deletes_policies`]; moto serves Application
+//! Auto Scaling on the same port, so one proxy carries both APIs), and the IAM role
+//! `template.yaml` gives one family's functions, which no local server enforces
+//! ([`Proxy::family_role`]).
 //!
 //! It runs on its own thread with its own tokio runtime, so sync and async tests use it alike,
 //! and stops when dropped. HTTP is hyper's on both sides (HTTP/1.1 with keep-alive, as the SDK
@@ -40,6 +45,8 @@ const ERROR_PREFIX: &str = "com.amazonaws.dynamodb.v20120810#";
 const AMZ_JSON: &str = "application/x-amz-json-1.0";
 /// The header that names the operation: `DynamoDB_20120810.<Operation>`.
 const TARGET: &str = "x-amz-target";
+/// The tag `template.yaml`'s IAM conditions check ([`Proxy::family_role`]).
+const FAMILY_TAG: &str = "ddb-rollover:family";
 /// How long [`Fault::VanishBefore`] waits for the upstream to stop describing the table.
 const VANISH_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -359,6 +366,42 @@ impl Proxy {
         self.state().attribute_definitions_at_update_table = true;
     }
 
+    /// Application Auto Scaling's DeregisterScalableTarget deletes the target's scaling policies,
+    /// as AWS does ("Deregistering a scalable target deletes the scaling policies and the
+    /// scheduled actions that are associated with it", Application Auto Scaling API Reference)
+    /// and moto does not: after the upstream answers a DeregisterScalableTarget with success,
+    /// the proxy reads the policies on that target (DescribeScalingPolicies for its namespace,
+    /// resource id and dimension, every page, kept only when both match exactly: moto matches
+    /// resource ids by substring) and deletes each (DeleteScalingPolicy), then answers the
+    /// client. Its own calls are not recorded, rate-limited or faulted: on AWS they are part of
+    /// the one call. If one fails, the reply is replaced by an HTTP 500 naming the failure, so
+    /// no test passes on policies silently left behind. Not undone by [`Proxy::clear`].
+    pub fn deregister_deletes_policies(&self) {
+        self.state().deregister_deletes_policies = true;
+    }
+
+    /// Refuses what the IAM role `template.yaml` gives the functions of the family `prefix`
+    /// does not allow (both functions' statements together), as AWS would: HTTP 400
+    /// `AccessDeniedException`, recorded as `"error AccessDeniedException"`, not forwarded.
+    /// - DynamoDB: any action on a table outside `table/{prefix}_*` (ListTables names no
+    ///   table); CreateTable unless its `Tags` carry `ddb-rollover:family` = `prefix`
+    ///   (`aws:RequestTag`, StringEquals); UpdateTable, UpdateTimeToLive,
+    ///   UpdateContinuousBackups, ExportTableToPointInTime and TagResource on a table whose
+    ///   family tag names another family (`aws:ResourceTag`, StringEqualsIfExists), and
+    ///   TagResource writing another family's tag; DeleteTable unless the table carries our
+    ///   family tag (StringEquals); UntagResource (never granted).
+    /// - Application Auto Scaling: RegisterScalableTarget and PutScalingPolicy on a table the
+    ///   role may not update (Application Auto Scaling checks the caller's permissions on the
+    ///   target resource); reads and removals only check the namespace.
+    ///
+    /// The table's tags are read from the upstream (DescribeTable for its ARN, then
+    /// ListTagsOfResource; not recorded) before each such write; a table that does not exist
+    /// is left to the upstream's own answer. Rules come first, as with the quota. Not undone by
+    /// [`Proxy::clear`].
+    pub fn family_role(&self, prefix: &str) {
+        self.state().role = Some(prefix.to_owned());
+    }
+
     /// Records no calls from now on: for a proxy that only changes behaviour (the one
     /// [`crate::LocalDynamo`] puts in front of dynalite), whose record nobody reads and which
     /// would otherwise grow with every call of a long test.
@@ -450,6 +493,10 @@ struct State {
     tags_at_create_table: bool,
     /// Add the table's current attribute definitions to an UpdateTable's before forwarding it.
     attribute_definitions_at_update_table: bool,
+    /// Delete the policies of a target a DeregisterScalableTarget removed before answering.
+    deregister_deletes_policies: bool,
+    /// The family whose IAM role the proxy enforces ([`Proxy::family_role`]).
+    role: Option<String>,
     /// Record nothing in `calls` (a proxy nobody asks what it saw).
     unrecorded: bool,
     calls: Vec<Call>,
@@ -480,7 +527,20 @@ struct Verdict {
 impl State {
     /// Records the request and decides its fault: the first rule whose turn it is, else the
     /// operation's rate limit, else (CreateTable) the table quota.
+    #[cfg(test)]
     fn decide(&mut self, operation: &str, table: Option<&str>, now: Instant) -> Verdict {
+        self.decide_with(operation, table, now, None)
+    }
+
+    /// [`State::decide`] for a request the role refuses (`denied`: why) unless a rule faults
+    /// it first.
+    fn decide_with(
+        &mut self,
+        operation: &str,
+        table: Option<&str>,
+        now: Instant,
+        denied: Option<String>,
+    ) -> Verdict {
         let mut fault = None;
         for armed in self.rules.iter_mut() {
             if !armed.rule.matches(operation, table) || armed.applied >= armed.rule.times {
@@ -492,6 +552,13 @@ impl State {
                 armed.applied += 1;
                 fault = Some(armed.fault.clone());
             }
+        }
+        if let (None, Some(message)) = (&fault, denied) {
+            fault = Some(Fault::Error {
+                status: 400,
+                error_type: "AccessDeniedException".to_owned(),
+                message,
+            });
         }
         if fault.as_ref().is_none_or(Fault::forwards) {
             if let Some(bucket) = self.limits.get_mut(operation) {
@@ -683,7 +750,12 @@ impl Forwarder {
         if operation == "CreateTable" && lock(&self.state).needs_count() {
             self.count_tables(&parts.headers).await;
         }
-        let verdict = lock(&self.state).decide(&operation, table.as_deref(), Instant::now());
+        let role = lock(&self.state).role.clone();
+        let denied = match role {
+            Some(prefix) => self.authorize(&parts.headers, &operation, &body, &prefix).await,
+            None => None,
+        };
+        let verdict = lock(&self.state).decide_with(&operation, table.as_deref(), Instant::now(), denied);
         // Built only when reserved: a Reservation dropped gives a place back.
         let mut reservation = verdict.reserved.then(|| Reservation {
             state: &self.state,
@@ -759,10 +831,254 @@ impl Forwarder {
         } else {
             reply
         };
+        let reply = if operation == "DeregisterScalableTarget"
+            && success
+            && lock(&self.state).deregister_deletes_policies
+        {
+            self.delete_target_policies(&parts.headers, &body, reply).await
+        } else {
+            reply
+        };
         if operation == "DeleteTable" && success {
             lock(&self.state).deleted();
         }
         Ok(reply)
+    }
+
+    /// Why the role of the family `prefix` refuses this request, if it does (see
+    /// [`Proxy::family_role`]).
+    async fn authorize(
+        &self,
+        headers: &HeaderMap,
+        operation: &str,
+        body: &Bytes,
+        prefix: &str,
+    ) -> Option<String> {
+        let service = headers
+            .get(TARGET)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|t| t.split_once('.'))
+            .map_or("", |(service, _)| service);
+        let json: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+        let table = match service {
+            "AnyScaleFrontendService" => match operation {
+                "RegisterScalableTarget" | "PutScalingPolicy" => json["ResourceId"]
+                    .as_str()
+                    .and_then(|id| id.strip_prefix("table/"))
+                    .map(|rest| rest.split('/').next().unwrap_or(rest).to_owned()),
+                _ => None,
+            },
+            service if service.starts_with("DynamoDB_") => table_of(body),
+            _ => None,
+        };
+        let table = table?;
+        let action = match service {
+            "AnyScaleFrontendService" => format!("application-autoscaling:{operation}"),
+            _ => format!("dynamodb:{operation}"),
+        };
+        let deny = |why: String| {
+            Some(format!(
+                "User: arn:aws:sts::123456789012:assumed-role/ddb-rollover-{prefix}/function is not authorized to \
+                 perform: {action} on resource: table/{table} because no identity-based policy allows the {action} \
+                 action ({why}; emulated by the testkit proxy)"
+            ))
+        };
+        if !table.starts_with(&format!("{prefix}_")) {
+            return deny(format!("outside table/{prefix}_*"));
+        }
+        let family_in = |tags: &serde_json::Value| {
+            tags.as_array()
+                .into_iter()
+                .flatten()
+                .find(|tag| tag["Key"] == FAMILY_TAG)
+                .and_then(|tag| tag["Value"].as_str().map(str::to_owned))
+        };
+        match operation {
+            "CreateTable" => match family_in(&json["Tags"]) {
+                Some(family) if family == prefix => None,
+                other => deny(format!("aws:RequestTag/{FAMILY_TAG} is {other:?}")),
+            },
+            "UntagResource" => deny("UntagResource is not granted".to_owned()),
+            "UpdateTable"
+            | "UpdateTimeToLive"
+            | "UpdateContinuousBackups"
+            | "ExportTableToPointInTime"
+            | "TagResource"
+            | "DeleteTable"
+            | "RegisterScalableTarget"
+            | "PutScalingPolicy" => {
+                if operation == "TagResource" {
+                    if let Some(family) = family_in(&json["Tags"]).filter(|f| f != prefix) {
+                        return deny(format!("aws:RequestTag/{FAMILY_TAG} is {family:?}"));
+                    }
+                }
+                // A table that does not exist: the upstream answers for it.
+                let tags = self.upstream_tags(headers, &table).await?;
+                let family = tags.get(FAMILY_TAG);
+                match (operation, family) {
+                    ("DeleteTable", Some(family)) if family == prefix => None,
+                    ("DeleteTable", other) => deny(format!("aws:ResourceTag/{FAMILY_TAG} is {other:?}")),
+                    (_, Some(family)) if family != prefix => {
+                        deny(format!("aws:ResourceTag/{FAMILY_TAG} is {family:?}"))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The tags of `table` on the upstream (DescribeTable for its ARN, ListTagsOfResource every
+    /// page), with DynamoDB requests however the client's request was signed; `None` when the
+    /// table does not exist or cannot be read.
+    async fn upstream_tags(&self, headers: &HeaderMap, table: &str) -> Option<BTreeMap<String, String>> {
+        let mut headers = headers.clone();
+        if let Some(auth) = headers
+            .get(hyper::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+        {
+            // moto picks the service from the signature's credential scope.
+            let auth = auth.replace("/application-autoscaling/aws4_request", "/dynamodb/aws4_request");
+            if let Ok(value) = HeaderValue::from_str(&auth) {
+                headers.insert(hyper::header::AUTHORIZATION, value);
+            }
+        }
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static(AMZ_JSON));
+        let described = self
+            .call_upstream(
+                &headers,
+                "DescribeTable",
+                &serde_json::json!({ "TableName": table }),
+            )
+            .await?;
+        if !described.0.is_success() {
+            return None;
+        }
+        let described: serde_json::Value = serde_json::from_str(&described.1).ok()?;
+        let arn = described["Table"]["TableArn"].as_str()?.to_owned();
+        let mut tags = BTreeMap::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut body = serde_json::json!({ "ResourceArn": arn });
+            if let Some(token) = &token {
+                body["NextToken"] = serde_json::Value::from(token.clone());
+            }
+            let (status, page) = self.call_upstream(&headers, "ListTagsOfResource", &body).await?;
+            if !status.is_success() {
+                return None;
+            }
+            let page: serde_json::Value = serde_json::from_str(&page).ok()?;
+            for tag in page["Tags"].as_array().into_iter().flatten() {
+                if let (Some(key), Some(value)) = (tag["Key"].as_str(), tag["Value"].as_str()) {
+                    tags.insert(key.to_owned(), value.to_owned());
+                }
+            }
+            match page["NextToken"].as_str() {
+                Some(next) if !next.is_empty() => token = Some(next.to_owned()),
+                _ => return Some(tags),
+            }
+        }
+    }
+
+    /// What AWS's DeregisterScalableTarget does and moto's does not: deletes every scaling
+    /// policy on the target (DescribeScalingPolicies, then DeleteScalingPolicy each, on the
+    /// upstream, not recorded) before the client gets `reply`. See
+    /// [`Proxy::deregister_deletes_policies`].
+    async fn delete_target_policies(
+        &self,
+        headers: &HeaderMap,
+        request: &Bytes,
+        reply: Response<Body>,
+    ) -> Response<Body> {
+        let Ok(request) = serde_json::from_slice::<serde_json::Value>(request) else {
+            return reply;
+        };
+        let field = |name: &str| request.get(name).and_then(|v| v.as_str()).map(str::to_owned);
+        let (Some(namespace), Some(resource), Some(dimension)) = (
+            field("ServiceNamespace"),
+            field("ResourceId"),
+            field("ScalableDimension"),
+        ) else {
+            return reply;
+        };
+        let target = |operation: &str| {
+            let service = headers
+                .get(TARGET)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|t| t.rsplit_once('.'))
+                .map_or("AnyScaleFrontendService", |(service, _)| service);
+            format!("{service}.{operation}")
+        };
+        let mut names = Vec::new();
+        let mut token: Option<String> = None;
+        let failure = loop {
+            let mut body = serde_json::json!({
+                "ServiceNamespace": namespace,
+                "ResourceId": resource,
+                "ScalableDimension": dimension,
+            });
+            if let Some(token) = &token {
+                body["NextToken"] = serde_json::Value::from(token.clone());
+            }
+            let page = match self
+                .call_upstream_as(headers, &target("DescribeScalingPolicies"), &body)
+                .await
+            {
+                Some((status, page)) if status.is_success() => page,
+                Some((status, page)) => {
+                    break Some(format!("DescribeScalingPolicies: HTTP {status}: {page}"))
+                }
+                None => break Some("DescribeScalingPolicies: no answer".to_owned()),
+            };
+            let Ok(page) = serde_json::from_str::<serde_json::Value>(&page) else {
+                break Some(format!("DescribeScalingPolicies: not JSON: {page}"));
+            };
+            for policy in page["ScalingPolicies"].as_array().into_iter().flatten() {
+                if policy["ResourceId"] == resource.as_str()
+                    && policy["ScalableDimension"] == dimension.as_str()
+                {
+                    if let Some(name) = policy["PolicyName"].as_str() {
+                        names.push(name.to_owned());
+                    }
+                }
+            }
+            match page["NextToken"].as_str() {
+                Some(next) if !next.is_empty() => token = Some(next.to_owned()),
+                _ => break None,
+            }
+        };
+        let mut failure = failure;
+        for name in &names {
+            if failure.is_some() {
+                break;
+            }
+            let body = serde_json::json!({
+                "PolicyName": name,
+                "ServiceNamespace": namespace,
+                "ResourceId": resource,
+                "ScalableDimension": dimension,
+            });
+            failure = match self
+                .call_upstream_as(headers, &target("DeleteScalingPolicy"), &body)
+                .await
+            {
+                Some((status, _)) if status.is_success() => None,
+                Some((status, answer)) => {
+                    Some(format!("DeleteScalingPolicy {name}: HTTP {status}: {answer}"))
+                }
+                None => Some(format!("DeleteScalingPolicy {name}: no answer")),
+            };
+        }
+        match failure {
+            None => reply,
+            Some(failure) => aws_error(
+                500,
+                "InternalServerError",
+                &format!(
+                    "testkit proxy: DeregisterScalableTarget {resource} {dimension} succeeded but its policies could not be deleted: {failure}"
+                ),
+            ),
+        }
     }
 
     /// What AWS does with CreateTable's `Tags` and dynalite does not: applies them to the table
@@ -908,9 +1224,21 @@ impl Forwarder {
         operation: &str,
         body: &serde_json::Value,
     ) -> Option<(StatusCode, String)> {
+        self.call_upstream_as(headers, &format!("DynamoDB_20120810.{operation}"), body)
+            .await
+    }
+
+    /// [`Forwarder::call_upstream`] with the whole `X-Amz-Target` (another service's, such as
+    /// `AnyScaleFrontendService.DeleteScalingPolicy`): the client's other headers, its content
+    /// type and signature included, tell the server which service it is.
+    async fn call_upstream_as(
+        &self,
+        headers: &HeaderMap,
+        target: &str,
+        body: &serde_json::Value,
+    ) -> Option<(StatusCode, String)> {
         let mut headers = headers.clone();
-        let target = format!("DynamoDB_20120810.{operation}");
-        headers.insert(TARGET, HeaderValue::from_str(&target).ok()?);
+        headers.insert(TARGET, HeaderValue::from_str(target).ok()?);
         let reply = self
             .send(hyper::Method::POST, "/", &headers, Bytes::from(body.to_string()))
             .await

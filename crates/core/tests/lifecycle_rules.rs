@@ -1075,3 +1075,36 @@ fn nothing_is_archived_or_deleted_inside_a_write_grace_even_past_retention() {
     let kept = last(&plan, &name(7));
     assert!(kept.reason.contains("write grace"), "{}", kept.reason);
 }
+
+/// Where the endpoint cannot read tags (DynamoDB Local), nothing proves a table the family's:
+/// retention deletes nothing, and the report says so once, unless the policy opts in for such
+/// endpoints (`retention.delete_without_tagging_api`).
+#[test]
+fn without_a_tagging_api_retention_deletes_only_when_the_policy_opts_in() {
+    let unreadable = |policy: &Policy, age| {
+        let mut table = ours(policy, age);
+        table.tags = None;
+        table.tags_unsupported = true;
+        table
+    };
+    let policy = one_phase("[retention]\ndelete_after = 3\nkeep_newest = 1\n");
+    let tables: Vec<_> = (0..=6).map(|age| unreadable(&policy, age)).collect();
+    let plan = resize(&policy, &tables);
+    assert!(tables_with(&plan, "delete").is_empty(), "{plan:#?}");
+    let said: Vec<&String> = plan
+        .warnings
+        .iter()
+        .filter(|w| w.contains("delete_without_tagging_api"))
+        .collect();
+    assert_eq!(said.len(), 1, "{:#?}", plan.warnings);
+
+    let opted =
+        one_phase("[retention]\ndelete_after = 3\nkeep_newest = 1\ndelete_without_tagging_api = true\n");
+    let tables: Vec<_> = (0..=6).map(|age| unreadable(&opted, age)).collect();
+    let plan = resize(&opted, &tables);
+    assert_eq!(tables_with(&plan, "delete"), [name(6), name(5), name(4), name(3)]);
+    assert!(!plan
+        .warnings
+        .iter()
+        .any(|w| w.contains("delete_without_tagging_api")));
+}

@@ -1,47 +1,43 @@
 //! ddb-rollover: one DynamoDB table per time period. This crate is the engine; Lambda lives in
 //! `ddb-rollover-lambda`, the applications' side (writes, queries, sizing) in `ddb-rollover-app`.
 //!
-//! Every decision lives here: [`period`] turns instants into periods and labels, [`policy`]
-//! describes what each table should look like at each age, [`verdict`] says whose each table
-//! and each of its parts is (every action asks it), [`plan`](mod@plan) is the pure
-//! planner (it also decides what a run reads), [`apply`](mod@apply) observes, plans and executes
-//! through a [`control::ControlPlane`], and [`dynamodb`] implements that control plane on
-//! `aws_sdk_dynamodb::Client`. [`settings`], [`tags`] and [`changes`] are the shared vocabulary.
+//! Where to start, one folder per layer, each using only the ones before it:
+//!
+//! 1. [`policy`]: what the operator asks for. The [`Policy`] and its vocabulary: periods and
+//!    labels ([`policy::period`]), table names, settings, indexes, autoscaling, retention,
+//!    rates, our tags, and DynamoDB's limits.
+//! 2. [`table`]: what a table is ([`table::ObservedTable`], as DescribeTable shows it) and the
+//!    change requests between what is and what should be ([`table::changes`]).
+//! 3. [`plan`](mod@plan): the pure planner. [`plan::verdict`] says whose each table and each
+//!    of its parts is (every action asks it); [`plan()`] decides, table by table, what a run
+//!    does and what it must read first.
+//! 4. [`run`](mod@run): a run end to end: the clock check ([`run::clock`]), observing at the floor of
+//!    calls, applying through a [`ControlPlane`], readiness and the [`RunReport`]; and the
+//!    operator's views on the same steps (`status`, `adopt`).
+//! 5. [`aws`]: the [`ControlPlane`] on the SDK's DynamoDB and Application Auto Scaling clients.
+//!
+//! [`route`] is the applications' entry: which table holds an instant.
 
-pub mod adopt;
-pub mod apply;
-pub mod autoscaling_sdk;
-pub mod blueprint;
-pub mod changes;
-pub mod clock;
-pub mod control;
-pub mod deferral;
-pub mod dynamodb;
-pub mod indexes;
-pub mod limits;
-pub mod naming;
-pub mod observe;
-pub mod observed;
-pub mod pace;
-pub mod period;
+pub mod aws;
 pub mod plan;
 pub mod policy;
-pub mod rates;
-pub mod readiness;
-pub mod report;
-pub mod retention;
 pub mod route;
-pub mod scaling;
-pub mod settings;
-pub mod status;
-pub mod tags;
-pub mod verdict;
+pub mod run;
+pub mod table;
 
-pub use apply::{apply, run, run_each, ApplyOptions};
-pub use control::{ControlPlane, ControlPlaneError, ErrorKind};
-pub use deferral::DeferralCause;
-pub use observe::{observe, Observation};
+pub use plan::deferral::DeferralCause;
 pub use plan::{plan, Decision, Operation, Plan, PlanItem, Scope};
 pub use policy::{Policy, PolicyDocument, PolicyError};
-pub use readiness::Readiness;
-pub use report::{Outcome, RunReport};
+pub use run::apply::{apply, run, run_each, ApplyOptions};
+pub use run::control::{ControlPlane, ControlPlaneError, ErrorKind};
+pub use run::observe::{observe, Observation};
+pub use run::readiness::Readiness;
+pub use run::report::{Outcome, RunReport};
+
+// The flat paths of before the layers, while the dependent crates move to the new ones.
+pub use aws::{autoscaling as autoscaling_sdk, dynamodb};
+pub use plan::{deferral, verdict};
+pub use policy::{blueprint, indexes, limits, naming, period, rates, retention, scaling, settings, tags};
+pub use run::{adopt, apply, clock, control, observe, pace, readiness, report, status};
+pub use table as observed;
+pub use table::changes;

@@ -4,8 +4,8 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::naming::TableNaming;
-use crate::period::Slot;
+use crate::policy::naming::TableNaming;
+use crate::policy::period::Slot;
 use crate::policy::Policy;
 
 /// One period's table.
@@ -96,7 +96,7 @@ fn labelled_floor(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::naming::Ownership;
+    use crate::policy::naming::Ownership;
     use chrono::TimeZone;
 
     fn policy(text: &str) -> Policy {

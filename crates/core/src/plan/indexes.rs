@@ -6,13 +6,13 @@
 use chrono::{DateTime, Utc};
 
 use super::{Context, Decision, Owned, PlanItem, ThroughputChange};
-use crate::changes::{lowers, CapacityChange, IndexCapacityChange, IndexSpec, TableSetting};
-use crate::limits::decrease_allowed;
-use crate::observed::{ObservedIndex, ObservedTable};
+use crate::plan::verdict::ForeignPart;
+use crate::policy::limits::decrease_allowed;
+use crate::policy::scaling::resource_id;
+use crate::policy::settings::{Billing, Capacity};
 use crate::policy::Phase;
-use crate::scaling::resource_id;
-use crate::settings::{Billing, Capacity};
-use crate::verdict::ForeignPart;
+use crate::table::changes::{lowers, CapacityChange, IndexCapacityChange, IndexSpec, TableSetting};
+use crate::table::{ObservedIndex, ObservedTable};
 
 fn is_on_demand(billing: Billing) -> bool {
     matches!(billing, Billing::OnDemand(_))

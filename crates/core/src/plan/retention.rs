@@ -7,11 +7,11 @@
 use std::collections::BTreeMap;
 
 use super::{Context, Decision, Owned, PlanItem};
-use crate::changes::{DeleteRequest, ExportRequest, TagChange};
-use crate::deferral::DeferralCause;
-use crate::observed::{ArchiveState, ExportStatus, TableStatus};
-use crate::tags::TAG_ARCHIVED;
-use crate::verdict::NoEvidence;
+use crate::plan::deferral::DeferralCause;
+use crate::plan::verdict::NoEvidence;
+use crate::policy::tags::TAG_ARCHIVED;
+use crate::table::changes::{DeleteRequest, ExportRequest, TagChange};
+use crate::table::{ArchiveState, ExportStatus, TableStatus};
 
 impl Context<'_> {
     /// The retention items of each table, by table name; empty without `[retention]`.

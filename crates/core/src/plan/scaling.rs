@@ -5,17 +5,17 @@
 //! capacity, and registering brings a capacity outside the bounds back within them. A table
 //! moving to a phase without autoscaling has our targets removed first, then its capacity
 //! changed, in the same run (its items run in order; a failed removal holds the update back,
-//! see [`crate::apply`]). A target that is not ours is never registered over or deregistered;
+//! see [`crate::run::apply`]). A target that is not ours is never registered over or deregistered;
 //! one that also carries someone else's policy loses only our policy (deregistering it would
 //! delete theirs).
 
 use super::{Context, Decision, Owned, PlanItem};
-use crate::observed::TableStatus;
-use crate::scaling::{
+use crate::plan::verdict::{ForeignPart, TargetOwner};
+use crate::policy::scaling::{
     policy_name, scalable_keys, Autoscaling, DeregisterScaling, RegisterScaling, ScalableKey, ScalingRemoval,
 };
-use crate::settings::Billing;
-use crate::verdict::{ForeignPart, TargetOwner};
+use crate::policy::settings::Billing;
+use crate::table::TableStatus;
 
 impl Context<'_> {
     /// The policy's global secondary indexes on the table (by the verdict: name, key and

@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use super::{plan, premake_slots, Decision, Operation};
-use crate::deferral::DeferralCause;
-use crate::naming::Ownership;
-use crate::observed::ObservedTable;
+use crate::plan::deferral::DeferralCause;
+use crate::policy::naming::Ownership;
 use crate::policy::Policy;
+use crate::table::ObservedTable;
 
 /// How much a run reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

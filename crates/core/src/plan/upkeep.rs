@@ -5,12 +5,12 @@
 use std::collections::BTreeMap;
 
 use super::{Context, Decision, Owned, PlanItem};
-use crate::changes::{on_off, SettingChange, TableSetting, TagChange, TtlChange};
-use crate::deferral::DeferralCause;
-use crate::observed::{ObservedEncryption, TableStatus};
-use crate::settings::Encryption;
-use crate::tags::{TAG_FAMILY, TAG_POLICY_HASH};
-use crate::verdict::{OwnedBy, Owner};
+use crate::plan::deferral::DeferralCause;
+use crate::plan::verdict::{OwnedBy, Owner};
+use crate::policy::settings::Encryption;
+use crate::policy::tags::{TAG_FAMILY, TAG_POLICY_HASH};
+use crate::table::changes::{on_off, SettingChange, TableSetting, TagChange, TtlChange};
+use crate::table::{ObservedEncryption, TableStatus};
 
 impl Context<'_> {
     /// One item per template setting the table lacks. Only ACTIVE tables: DynamoDB refuses

@@ -2,7 +2,7 @@
 //! version before the family tag), so retention may delete them like the ones it created.
 //! Runs never adopt: only CreateTable and this command write the family tag.
 //!
-//! Each named table is checked against its [verdict](crate::verdict) first: it must be ours by
+//! Each named table is checked against its [verdict](crate::plan::verdict) first: it must be ours by
 //! name (or by our period tags), keyed and locally indexed as the policy says, with nothing
 //! foreign on it (another family's tag, scalable targets or scaling policies that are not
 //! ours), and its tags must be readable. Then it gets our family tag, its period tags, the
@@ -13,12 +13,12 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::changes::TagChange;
-use crate::control::{ControlPlane, ControlPlaneError};
-use crate::observe::observe_tables;
+use crate::plan::verdict::{ForeignPart, Judge, NoEvidence, OwnedBy, Owner};
+use crate::policy::tags::{own_tags, TAG_ADOPTED};
 use crate::policy::Policy;
-use crate::tags::{own_tags, TAG_ADOPTED};
-use crate::verdict::{ForeignPart, Judge, NoEvidence, OwnedBy, Owner};
+use crate::run::control::{ControlPlane, ControlPlaneError};
+use crate::run::observe::observe_tables;
+use crate::table::changes::TagChange;
 
 /// What `adopt` does with one named table.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -70,7 +70,7 @@ impl AdoptReport {
 pub fn plan_adoption(
     policy: &Policy,
     now: DateTime<Utc>,
-    observed: &[crate::observed::ObservedTable],
+    observed: &[crate::table::ObservedTable],
     names: &[String],
 ) -> Vec<(String, Adoption, Vec<String>)> {
     let judge = Judge::new(policy);
@@ -112,7 +112,7 @@ pub fn plan_adoption(
                         .filter(|missing| **missing != NoEvidence::NoFamilyTag)
                         .map(ToString::to_string)
                         .chain(
-                            (table.status == crate::observed::TableStatus::Deleting)
+                            (table.status == crate::table::TableStatus::Deleting)
                                 .then(|| "it is being deleted".to_string()),
                         )
                         .collect();
@@ -120,7 +120,7 @@ pub fn plan_adoption(
                         let have = table.tags.clone().unwrap_or_default();
                         let mut tags: BTreeMap<String, String> = own_tags(&policy.prefix, &calendar, *slot, &policy.hash())
                             .into_iter()
-                            .filter(|(key, _)| !have.contains_key(key) || key == crate::tags::TAG_FAMILY)
+                            .filter(|(key, _)| !have.contains_key(key) || key == crate::policy::tags::TAG_FAMILY)
                             .collect();
                         tags.insert(TAG_ADOPTED.to_string(), now.to_rfc3339());
                         Adoption::Tag { tags }
@@ -183,10 +183,12 @@ pub async fn adopt<C: ControlPlane>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observed::{ObservedTable, TableStatus};
-    use crate::scaling::{ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension, ScalableKey};
-    use crate::settings::{AttributeKind, Billing, Capacity, KeyAttribute, KeySchema};
-    use crate::tags::{TAG_FAMILY, TAG_PERIOD_END, TAG_PERIOD_START, TAG_POLICY_HASH};
+    use crate::policy::scaling::{
+        ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension, ScalableKey,
+    };
+    use crate::policy::settings::{AttributeKind, Billing, Capacity, KeyAttribute, KeySchema};
+    use crate::policy::tags::{TAG_FAMILY, TAG_PERIOD_END, TAG_PERIOD_START, TAG_POLICY_HASH};
+    use crate::table::{ObservedTable, TableStatus};
 
     fn policy() -> Policy {
         Policy::from_toml("prefix = \"ts\"\n[retention]\ndelete_after = 3\n").unwrap()

@@ -9,13 +9,13 @@ use std::num::NonZeroU32;
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 
-use crate::changes::{
+use crate::policy::rates::Rates;
+use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
+use crate::run::control::{ControlPlane, ControlPlaneError};
+use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
-use crate::control::{ControlPlane, ControlPlaneError};
-use crate::observed::{ExportState, ObservedTable, TtlState};
-use crate::rates::Rates;
-use crate::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
+use crate::table::{ExportState, ObservedTable, TtlState};
 
 /// `inner` with its tag calls paced at `rates`.
 #[derive(Debug)]

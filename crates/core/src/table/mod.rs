@@ -1,13 +1,15 @@
 //! What a run sees of a table: the facts DescribeTable gives that decisions depend on.
 
+pub mod changes;
+
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::scaling::ObservedScalableTarget;
-use crate::settings::{Billing, KeySchema, Projection, StreamSetting, TableClass};
-use crate::tags::{TAG_ARCHIVED, TAG_EXPORT};
+use crate::policy::scaling::ObservedScalableTarget;
+use crate::policy::settings::{Billing, KeySchema, Projection, StreamSetting, TableClass};
+use crate::policy::tags::{TAG_ARCHIVED, TAG_EXPORT};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::naming::is_table_name_char;
-use crate::settings::{
+use crate::policy::naming::is_table_name_char;
+use crate::policy::settings::{
     AttributeKind, GlobalIndex, KeyAttributeDocument, KeySchema, KeySchemaDocument, LocalIndex, Projection,
 };
 

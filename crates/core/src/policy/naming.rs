@@ -1,7 +1,7 @@
 //! Table names: `{prefix}_{label}`, and what a name alone says about a table. Whether a
-//! table is ours also depends on its tags and key schema: see [`crate::verdict`].
+//! table is ours also depends on its tags and key schema: see [`crate::plan::verdict`].
 
-use crate::period::{Calendar, PeriodKind, Slot};
+use crate::policy::period::{Calendar, PeriodKind, Slot};
 
 /// DynamoDB's limits on table names: 3 to 255 characters of `[a-zA-Z0-9_.-]`.
 pub const MIN_TABLE_NAME: usize = 3;

@@ -12,14 +12,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::stream::{self, StreamExt};
 
-use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
-use crate::observed::{ObservedTable, TableStatus};
+use crate::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
+use crate::table::{ObservedTable, TableStatus};
 use chrono::{DateTime, Utc};
 
 use crate::plan::{names_to_describe, reads_for, Operation, Reads, Scope};
+use crate::policy::scaling::table_of;
+use crate::policy::tags::{export_arn_from_tag, TAG_ARCHIVED, TAG_EXPORT};
 use crate::policy::Policy;
-use crate::scaling::table_of;
-use crate::tags::{export_arn_from_tag, TAG_ARCHIVED, TAG_EXPORT};
 
 /// The tables a run could see, the ones it could not read, and what it could not ask.
 #[derive(Debug, Default)]

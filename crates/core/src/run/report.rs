@@ -4,9 +4,9 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::deferral::DeferralCause;
+use crate::plan::deferral::DeferralCause;
 use crate::plan::{Decision, Operation, PlanItem};
-use crate::readiness::Readiness;
+use crate::run::readiness::Readiness;
 
 /// What became of one plan item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -117,7 +117,7 @@ pub struct RunReport {
     #[serde(skip_serializing_if = "is_zero")]
     pub omitted_lines: usize,
     /// create_new runs (not dry runs): whether the current and every pre-built table exist,
-    /// are this policy's and ACTIVE once the run ends (see [`crate::readiness`]).
+    /// are this policy's and ACTIVE once the run ends (see [`crate::run::readiness`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_table_ready: Option<Readiness>,
 }

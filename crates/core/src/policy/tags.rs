@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use crate::period::{Calendar, Slot};
+use crate::policy::period::{Calendar, Slot};
 
 /// Tag keys ddb-rollover writes; users may not set tags in this namespace.
 pub const TAG_NAMESPACE: &str = "ddb-rollover:";

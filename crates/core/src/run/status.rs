@@ -8,15 +8,15 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::observe::run_view;
-use crate::observed::{ArchiveState, ObservedTable};
-use crate::period::Slot;
+use crate::plan::verdict::Verdict;
 use crate::plan::{plan, plan_run, Decision, Operation, Plan, PlanItem};
+use crate::policy::period::Slot;
+use crate::policy::settings::Billing;
+use crate::policy::tags::TAG_LAST_DEFERRAL;
 use crate::policy::Policy;
-use crate::readiness::{assess_between_runs, Readiness};
-use crate::settings::Billing;
-use crate::tags::TAG_LAST_DEFERRAL;
-use crate::verdict::Verdict;
+use crate::run::observe::run_view;
+use crate::run::readiness::{assess_between_runs, Readiness};
+use crate::table::{ArchiveState, ObservedTable};
 
 /// What one operation would do with a table next time it runs, and the verdict it decides on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -7,7 +7,9 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::settings::{Billing, Encryption, GlobalIndex, KeySchema, LocalIndex, StreamSetting, TableClass};
+use crate::policy::settings::{
+    Billing, Encryption, GlobalIndex, KeySchema, LocalIndex, StreamSetting, TableClass,
+};
 
 /// Everything CreateTable needs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

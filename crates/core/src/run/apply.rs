@@ -8,19 +8,21 @@ use futures::FutureExt;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use crate::changes::{DeleteRequest, ExportRequest, SettingChange, TableSetting, TableSpec, TagChange};
-use crate::control::{ControlPlane, ControlPlaneError, ErrorKind};
-use crate::deferral::DeferralCause;
-use crate::limits::TABLE_QUOTA_ADVICE;
-use crate::observe::{observe, run_view, SCALING_UNSUPPORTED};
-use crate::observed::{ObservedTable, TableStatus};
+use crate::plan::deferral::DeferralCause;
 use crate::plan::Scope;
 use crate::plan::{plan_run, Decision, Operation, Plan, PlanItem};
+use crate::policy::limits::TABLE_QUOTA_ADVICE;
+use crate::policy::tags::{deferral_value, export_tag_value, TAG_EXPORT, TAG_LAST_DEFERRAL};
 use crate::policy::Policy;
-use crate::readiness::{self, Readiness};
-use crate::report::{Outcome, RunReport, TableLine};
-use crate::status::operator_warnings;
-use crate::tags::{deferral_value, export_tag_value, TAG_EXPORT, TAG_LAST_DEFERRAL};
+use crate::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
+use crate::run::observe::{observe, run_view, SCALING_UNSUPPORTED};
+use crate::run::readiness::{self, Readiness};
+use crate::run::report::{Outcome, RunReport, TableLine};
+use crate::run::status::operator_warnings;
+use crate::table::changes::{
+    DeleteRequest, ExportRequest, SettingChange, TableSetting, TableSpec, TagChange,
+};
+use crate::table::{ObservedTable, TableStatus};
 
 #[derive(Clone, Copy, Debug)]
 pub struct ApplyOptions {

@@ -5,6 +5,17 @@
 //! unknown keys are rejected; [`PolicyDocument::validate`] fills the blog's defaults and checks
 //! every field, naming the field and what is allowed, before anything talks to AWS.
 
+pub mod blueprint;
+pub mod indexes;
+pub mod limits;
+pub mod naming;
+pub mod period;
+pub mod rates;
+pub mod retention;
+pub mod scaling;
+pub mod settings;
+pub mod tags;
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
@@ -14,14 +25,14 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
-use crate::blueprint::{Blueprint, BlueprintDocument};
-use crate::indexes::{validate_indexes, IndexDocument, LocalIndexDocument};
-use crate::naming::TableNaming;
-use crate::period::{Calendar, PeriodKind, Slot};
-use crate::rates::{Rates, RatesDocument};
-use crate::retention::{Retention, RetentionDocument};
-use crate::scaling::{self, Autoscaling, ScalableDimension};
-use crate::settings::{
+use crate::policy::blueprint::{Blueprint, BlueprintDocument};
+use crate::policy::indexes::{validate_indexes, IndexDocument, LocalIndexDocument};
+use crate::policy::naming::TableNaming;
+use crate::policy::period::{Calendar, PeriodKind, Slot};
+use crate::policy::rates::{Rates, RatesDocument};
+use crate::policy::retention::{Retention, RetentionDocument};
+use crate::policy::scaling::{Autoscaling, ScalableDimension};
+use crate::policy::settings::{
     AttributeKind, Billing, Capacity, GlobalIndex, KeyAttribute, KeySchema, KeySchemaDocument, LocalIndex,
     OnDemandLimits, TableClass,
 };
@@ -300,7 +311,7 @@ impl Policy {
         self.template.point_in_time_recovery || self.archive().is_some()
     }
 
-    pub fn archive(&self) -> Option<&crate::retention::Archive> {
+    pub fn archive(&self) -> Option<&crate::policy::retention::Archive> {
         self.retention.as_ref().and_then(|r| r.archive.as_ref())
     }
 
@@ -1321,7 +1332,7 @@ mod tests {
         assert_eq!(policy.indexes.len(), 2);
         assert_eq!(
             policy.local_indexes[0].projection,
-            crate::settings::Projection::All
+            crate::policy::settings::Projection::All
         );
         let hot = policy.hot_phase();
         let provisioned = |read, write| Billing::Provisioned(Capacity { read, write });
@@ -1486,7 +1497,7 @@ mod tests {
 
     #[test]
     fn longest_table_name_fits() {
-        let longest_ok = 255 - 1 - crate::naming::max_label_len(PeriodKind::Day);
+        let longest_ok = 255 - 1 - crate::policy::naming::max_label_len(PeriodKind::Day);
         let doc = PolicyDocument {
             prefix: Some("p".repeat(longest_ok)),
             ..Default::default()
@@ -1497,6 +1508,6 @@ mod tests {
             ..Default::default()
         };
         assert!(doc.validate().is_err());
-        assert_eq!(crate::naming::MAX_TABLE_NAME, 255);
+        assert_eq!(crate::policy::naming::MAX_TABLE_NAME, 255);
     }
 }

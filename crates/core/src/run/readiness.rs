@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::control::ControlPlane;
-use crate::observed::{ObservedTable, TableStatus};
 use crate::plan::target_names;
+use crate::plan::verdict::Judge;
 use crate::policy::Policy;
-use crate::verdict::Judge;
+use crate::run::control::ControlPlane;
+use crate::table::{ObservedTable, TableStatus};
 
 /// The first wait between two DescribeTable polls of a table still CREATING.
 pub const FIRST_POLL: Duration = Duration::from_millis(500);

@@ -1,15 +1,15 @@
 //! The control-plane calls the executor needs, as a trait: implemented on the AWS SDK client
-//! in [`crate::dynamodb`], and by in-memory fakes in tests.
+//! in [`crate::aws::dynamodb`], and by in-memory fakes in tests.
 
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use crate::changes::{
+use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
+use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
-use crate::observed::{ExportState, ObservedTable, TtlState};
-use crate::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
+use crate::table::{ExportState, ObservedTable, TtlState};
 
 /// How the executor should treat a failed call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,7 +28,7 @@ pub enum ErrorKind {
     /// The endpoint does not implement the operation (UnknownOperationException): DynamoDB
     /// Local has no tagging API, no continuous backups and no exports; dynalite lacks some
     /// too. The observation leaves out what needs it and says so once (see
-    /// [`crate::observe::Observation::skipped`]).
+    /// [`crate::run::observe::Observation::skipped`]).
     Unsupported,
     /// Anything else: the table's action failed; the run goes on with the rest.
     Other,

@@ -23,13 +23,13 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::naming::{Ownership, TableNaming};
-use crate::observed::ObservedTable;
-use crate::period::Slot;
+use crate::policy::naming::{Ownership, TableNaming};
+use crate::policy::period::Slot;
+use crate::policy::scaling::{policy_name, resource_id, ScalableKey};
+use crate::policy::settings::{KeySchema, LocalIndex, Projection};
+use crate::policy::tags::{tagged_slot, TAG_ADOPTED, TAG_FAMILY};
 use crate::policy::Policy;
-use crate::scaling::{policy_name, resource_id, ScalableKey};
-use crate::settings::{KeySchema, LocalIndex, Projection};
-use crate::tags::{tagged_slot, TAG_ADOPTED, TAG_FAMILY};
+use crate::table::ObservedTable;
 
 /// Everything a run may do with one table, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -550,10 +550,10 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::observed::{ObservedIndex, ObservedLocalIndex, TableStatus};
-    use crate::scaling::{ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension};
-    use crate::settings::{AttributeKind, Billing, Capacity, KeyAttribute};
-    use crate::tags::{TAG_PERIOD_END, TAG_PERIOD_START};
+    use crate::policy::scaling::{ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension};
+    use crate::policy::settings::{AttributeKind, Billing, Capacity, KeyAttribute};
+    use crate::policy::tags::{TAG_PERIOD_END, TAG_PERIOD_START};
+    use crate::table::{ObservedIndex, ObservedLocalIndex, TableStatus};
 
     const POLICY: &str = r#"
 prefix = "ts"

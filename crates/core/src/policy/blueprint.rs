@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::settings::{Encryption, StreamSetting, StreamView};
-use crate::tags::{tag_problem, MAX_TAGS, OWN_TAGS};
+use crate::policy::settings::{Encryption, StreamSetting, StreamView};
+use crate::policy::tags::{tag_problem, MAX_TAGS, OWN_TAGS};
 
 /// The validated blueprint.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]

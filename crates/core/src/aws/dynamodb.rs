@@ -19,21 +19,21 @@ use aws_sdk_dynamodb::types::{
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 
-use crate::autoscaling_sdk;
-use crate::changes::{
+use crate::aws::autoscaling;
+use crate::policy::limits::TABLE_QUOTA_ADVICE;
+use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
+use crate::policy::settings::{AttributeKind, Capacity, KeyAttribute, KeySchema, Projection};
+use crate::policy::settings::{Billing, OnDemandLimits, TableClass};
+use crate::policy::settings::{Encryption, StreamSetting, StreamView};
+use crate::run::control::{no_autoscaling, ControlPlane, ControlPlaneError, ErrorKind};
+use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, IndexCapacityChange, IndexSpec, SettingChange, TableSetting,
     TableSpec, TagChange, TtlChange,
 };
-use crate::control::{no_autoscaling, ControlPlane, ControlPlaneError, ErrorKind};
-use crate::limits::TABLE_QUOTA_ADVICE;
-use crate::observed::{
+use crate::table::{
     ExportState, ExportStatus, ObservedEncryption, ObservedIndex, ObservedLocalIndex, ObservedTable,
     TableStatus, TtlState,
 };
-use crate::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
-use crate::settings::{AttributeKind, Capacity, KeyAttribute, KeySchema, Projection};
-use crate::settings::{Billing, OnDemandLimits, TableClass};
-use crate::settings::{Encryption, StreamSetting, StreamView};
 
 /// The DynamoDB control plane through an SDK client built once by the caller, and Application
 /// Auto Scaling through its own client when the policy has autoscaling phases.
@@ -51,7 +51,7 @@ impl DynamoDb {
         }
     }
 
-    /// With Application Auto Scaling, for autoscaling phases ([`crate::autoscaling_sdk`]).
+    /// With Application Auto Scaling, for autoscaling phases ([`crate::aws::autoscaling`]).
     pub fn with_autoscaling(self, client: aws_sdk_applicationautoscaling::Client) -> Self {
         DynamoDb {
             autoscaling: Some(client),
@@ -421,15 +421,15 @@ impl ControlPlane for DynamoDb {
         &self,
         tables: &[String],
     ) -> Result<Vec<ObservedScalableTarget>, ControlPlaneError> {
-        autoscaling_sdk::describe(self.autoscaling("DescribeScalableTargets")?, tables).await
+        autoscaling::describe(self.autoscaling("DescribeScalableTargets")?, tables).await
     }
 
     async fn register_scaling(&self, change: &RegisterScaling) -> Result<(), ControlPlaneError> {
-        autoscaling_sdk::register(self.autoscaling("RegisterScalableTarget")?, change).await
+        autoscaling::register(self.autoscaling("RegisterScalableTarget")?, change).await
     }
 
     async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
-        autoscaling_sdk::deregister(self.autoscaling("DeregisterScalableTarget")?, change).await
+        autoscaling::deregister(self.autoscaling("DeregisterScalableTarget")?, change).await
     }
 }
 

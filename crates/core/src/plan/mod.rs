@@ -12,27 +12,29 @@ use std::str::FromStr;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::changes::{
-    CapacityChange, ClassChange, DeleteRequest, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
-};
-use crate::deferral::DeferralCause;
-use crate::limits::{
+use crate::plan::deferral::DeferralCause;
+use crate::plan::verdict::{Judge, NotOurs, Owner, Verdict};
+use crate::policy::limits::{
     spaced_change_allowed, DEFAULT_TABLE_QUOTA, ON_DEMAND_SWITCH_SPACING, TABLE_CLASS_CHANGE_SPACING,
 };
-use crate::naming::{Ownership, TableNaming};
-use crate::observed::{ObservedTable, TableStatus};
-use crate::period::{Calendar, Slot};
+use crate::policy::naming::{Ownership, TableNaming};
+use crate::policy::period::{Calendar, Slot};
+use crate::policy::scaling::{DeregisterScaling, RegisterScaling};
+use crate::policy::settings::Billing;
+use crate::policy::tags::{own_tags, TAG_FAMILY};
 use crate::policy::{Phase, Policy};
-use crate::scaling::{DeregisterScaling, RegisterScaling};
-use crate::settings::Billing;
-use crate::tags::{own_tags, TAG_FAMILY};
-use crate::verdict::{Judge, NotOurs, Owner, Verdict};
+use crate::table::changes::{
+    CapacityChange, ClassChange, DeleteRequest, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
+};
+use crate::table::{ObservedTable, TableStatus};
 
+pub mod deferral;
 mod indexes;
 mod retention;
 mod scaling;
 mod scope;
 mod upkeep;
+pub mod verdict;
 
 pub use scope::{names_to_describe, reads_for, reads_needed, target_names, Reads, Scope};
 
@@ -888,7 +890,7 @@ fn scaling_not_read() -> (Decision, String) {
 }
 
 /// "CREATING", "ACTIVE, backfilling".
-fn index_state(index: &crate::observed::ObservedIndex) -> String {
+fn index_state(index: &crate::table::ObservedIndex) -> String {
     if index.backfilling {
         format!("{}, backfilling", index.status.as_str())
     } else {

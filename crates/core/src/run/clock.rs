@@ -12,8 +12,8 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::period::{Slot, LABEL_YEARS};
 use crate::plan::Operation;
+use crate::policy::period::{Slot, LABEL_YEARS};
 use crate::policy::Policy;
 
 /// Why a run's instant was refused. The messages say what to send instead; callers prefix the

@@ -1,0 +1,6 @@
+//! The AWS adapters: the [`ControlPlane`](crate::run::control::ControlPlane) on the SDK's
+//! DynamoDB and Application Auto Scaling clients. Nothing above this folder names the SDK's
+//! control-plane types.
+
+pub mod autoscaling;
+pub mod dynamodb;

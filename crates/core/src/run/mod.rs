@@ -1,0 +1,13 @@
+//! A run: check the clock, observe what exists (at the floor of calls), plan, apply through a
+//! [`control::ControlPlane`], and report; plus the operator's views built on the same steps
+//! (`status`, `adopt`).
+
+pub mod adopt;
+pub mod apply;
+pub mod clock;
+pub mod control;
+pub mod observe;
+pub mod pace;
+pub mod readiness;
+pub mod report;
+pub mod status;

@@ -154,7 +154,17 @@ async fn execute(
             );
         }
         (Output::Table, reports) => {
-            let text: Vec<String> = reports.iter().map(render::run_report).collect();
+            // `plan`'s two reports share the operator's warnings: each is printed once.
+            let mut said: Vec<String> = Vec::new();
+            let text: Vec<String> = reports
+                .iter()
+                .map(|report| {
+                    let mut report = report.clone();
+                    report.warnings.retain(|w| !said.contains(w));
+                    said.extend(report.warnings.iter().cloned());
+                    render::run_report(&report)
+                })
+                .collect();
             print!("{}", text.join("\n"));
         }
     }

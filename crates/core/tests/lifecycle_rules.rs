@@ -11,7 +11,7 @@ use ddb_rollover::deferral::DeferralCause;
 use ddb_rollover::observed::{
     ArchiveState, ExportState, ExportStatus, ObservedEncryption, ObservedTable, TableStatus, TtlState,
 };
-use ddb_rollover::plan::{plan, Decision, Operation, Plan, PlanItem};
+use ddb_rollover::plan::{plan, plan_run, Decision, Operation, Plan, PlanItem};
 use ddb_rollover::policy::{Policy, PolicyError};
 use ddb_rollover::settings::Billing;
 use ddb_rollover::settings::Capacity;
@@ -964,18 +964,52 @@ fn another_familys_table_is_foreign_and_warned_about_whatever_its_name() {
     assert!(plan.warnings[0].starts_with("2 table(s) of another ddb-rollover family (\"timeseries_eu\")"));
 }
 
+/// The account's table quota (2,500 tables by default): a scheduled run says it only once the
+/// family passes it within a year, counting the tables named as ours it listed; `status` (where
+/// an operator plans) says it whenever the policy can pass it, once.
 #[test]
-fn plans_warn_when_the_policy_keeps_more_tables_than_the_default_quota() {
-    let warnings = |toml: &str| plan(&policy(toml), now(), &[], Operation::CreateNew).warnings;
-    let kept_forever = warnings("");
-    assert_eq!(kept_forever.len(), 1, "{kept_forever:?}");
+fn runs_warn_of_the_table_quota_within_a_year_and_status_always() {
+    let quota = |warnings: &[String]| {
+        warnings
+            .iter()
+            .filter(|w| w.contains("2500 tables per Region"))
+            .count()
+    };
+    let kept_forever = policy("");
+    // A new family keeping every table: 2,500 days away. No run says it; status does, once.
+    for operation in [Operation::CreateNew, Operation::ResizeOld] {
+        let warnings = plan(&kept_forever, now(), &[], operation).warnings;
+        assert_eq!(quota(&warnings), 0, "{operation}: {warnings:?}");
+    }
+    let said = status(&kept_forever, now(), &[]).warnings;
+    assert_eq!(quota(&said), 1, "{said:?}");
+    assert!(said[0].contains("no retention.delete_after"), "{said:?}");
+
+    // create_new describes its two tables and lists the older ones, which count too.
+    let targets = [ours(&kept_forever, 0), ours(&kept_forever, -1)];
+    let run = |older: i64| {
+        let listed: Vec<String> = (1..=older).map(name).collect();
+        plan_run(&kept_forever, now(), &targets, &listed, Operation::CreateNew).warnings
+    };
+    // 2,102 tables: the 2,501st is 399 days away; 2,202: 299 days.
+    assert_eq!(quota(&run(2_100)), 0);
+    let near = run(2_200);
+    assert_eq!(quota(&near), 1, "{near:?}");
     assert!(
-        kept_forever[0].contains("no retention.delete_after")
-            && kept_forever[0].contains("2500 tables per Region"),
-        "{kept_forever:?}"
+        near.iter()
+            .any(|w| w.contains("with the 2202 tables it holds now") && w.contains("(in about 299 periods)")),
+        "{near:?}"
     );
-    assert!(warnings("premake = 1\n[retention]\ndelete_after = 2498\n").is_empty());
-    let too_many = warnings("premake = 2\n[retention]\ndelete_after = 2498\n");
+
+    // With retention: only when delete_after + premake + 1 passes the quota.
+    let within = policy("premake = 1\n[retention]\ndelete_after = 2498\n");
+    assert_eq!(quota(&status(&within, now(), &[]).warnings), 0);
+    let too_many = status(
+        &policy("premake = 2\n[retention]\ndelete_after = 2498\n"),
+        now(),
+        &[],
+    )
+    .warnings;
     assert!(
         too_many[0].starts_with("the policy keeps up to 2501 tables"),
         "{too_many:?}"

@@ -256,10 +256,11 @@ impl Handler {
             gone = s.gone,
             "summary"
         );
+        // Each warning once in the log (the engine logs none), and in the response.
         for warning in &report.warnings {
-            tracing::warn!(%warning, "neighbours");
+            tracing::warn!(%warning, "warning");
         }
-        // In the report (and the response) first, after the log's neighbours.
+        // In the report (and the response) first, after the log's warnings.
         if let Some(warning) = clock_warning {
             report.warnings.insert(0, warning);
         }

@@ -14,9 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::plan::deferral::DeferralCause;
 use crate::plan::verdict::{Judge, NotOurs, Owner, Verdict};
-use crate::policy::limits::{
-    spaced_change_allowed, DEFAULT_TABLE_QUOTA, ON_DEMAND_SWITCH_SPACING, TABLE_CLASS_CHANGE_SPACING,
-};
+use crate::policy::limits::{spaced_change_allowed, ON_DEMAND_SWITCH_SPACING, TABLE_CLASS_CHANGE_SPACING};
 use crate::policy::naming::{Ownership, TableNaming};
 use crate::policy::period::{Calendar, Slot};
 use crate::policy::scaling::{DeregisterScaling, RegisterScaling};
@@ -30,12 +28,14 @@ use crate::table::{ObservedTable, TableStatus};
 
 pub mod deferral;
 mod indexes;
+mod quota;
 mod retention;
 mod scaling;
 mod scope;
 mod upkeep;
 pub mod verdict;
 
+pub use quota::{family_tables, quota_warning, QuotaHorizon};
 pub use scope::{names_to_describe, reads_for, reads_needed, target_names, Reads, Scope};
 
 /// The two scheduled jobs of the blog's DailyResize.
@@ -211,6 +211,18 @@ pub struct Plan {
 /// all others are ignored. Each table gets its main item first (create, capacity, class), then
 /// one item per template setting to restore and per retention step.
 pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], operation: Operation) -> Plan {
+    plan_listed(policy, now, observed, &[], operation)
+}
+
+/// [`plan`], where `listed_only` are the names the run listed and did not describe: they count
+/// towards the table quota too.
+fn plan_listed(
+    policy: &Policy,
+    now: DateTime<Utc>,
+    observed: &[ObservedTable],
+    listed_only: &[String],
+    operation: Operation,
+) -> Plan {
     let naming = policy.naming();
     let calendar = naming.calendar();
     let current = calendar.floor(now);
@@ -332,34 +344,21 @@ pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], ope
         items,
         warnings: neighbour_warnings(&naming, &not_ours)
             .into_iter()
-            .chain(quota_warning(policy))
+            .chain(quota_warning(
+                policy,
+                now,
+                family_tables(
+                    &naming,
+                    observed
+                        .iter()
+                        .map(|t| t.name.as_str())
+                        .chain(listed_only.iter().map(String::as_str)),
+                ),
+                QuotaHorizon::NextYear,
+            ))
             .chain(scaling::foreign_scaling_warning(&owned))
             .chain(retention::kept_warnings(&ctx, &owned))
             .collect(),
-    }
-}
-
-/// A warning when the policy, as configured, keeps more tables than an account may have by
-/// default: without `delete_after` every table is kept forever.
-fn quota_warning(policy: &Policy) -> Option<String> {
-    let kept = policy
-        .retention
-        .as_ref()
-        .and_then(|r| r.delete_after)
-        .map(|after| u64::from(after) + u64::from(policy.premake) + 1);
-    match kept {
-        Some(kept) if kept <= DEFAULT_TABLE_QUOTA => None,
-        Some(kept) => Some(format!(
-            "the policy keeps up to {kept} tables (retention.delete_after + premake + the current one), more than \
-             DynamoDB's default quota of {DEFAULT_TABLE_QUOTA} tables per Region: lower delete_after or ask AWS for a higher quota"
-        )),
-        None => Some(format!(
-            "the policy keeps every table (no retention.delete_after): one table a {}, so the account reaches \
-             DynamoDB's default quota of {DEFAULT_TABLE_QUOTA} tables per Region after at most {DEFAULT_TABLE_QUOTA} \
-             periods (sooner with its other tables), and create_new then fails; set retention.delete_after, or ask \
-             AWS for a higher quota in time",
-            policy.period
-        )),
     }
 }
 
@@ -415,7 +414,7 @@ pub fn plan_run(
     listed_only: &[String],
     operation: Operation,
 ) -> Plan {
-    let mut plan = plan(policy, now, observed, operation);
+    let mut plan = plan_listed(policy, now, observed, listed_only, operation);
     let naming = policy.naming();
     let mut foreign: Vec<PlanItem> = listed_only
         .iter()

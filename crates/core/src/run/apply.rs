@@ -227,10 +227,8 @@ pub async fn apply<C: ControlPlane>(
     if lines.iter().any(unsupported) && !warnings.iter().any(|w| w == SCALING_UNSUPPORTED) {
         warnings.push(SCALING_UNSUPPORTED.to_string());
     }
+    // The warnings are the report's: its reader prints or logs them once (not here as well).
     tracing::info!(%operation, %at, tables = lines.len(), "run finished");
-    for warning in &warnings {
-        tracing::warn!(%warning, "neighbours");
-    }
     RunReport::new(operation, at, prefix, current_period, options.dry_run, lines).with_warnings(warnings)
 }
 

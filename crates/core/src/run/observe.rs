@@ -254,13 +254,15 @@ async fn read_scaling<C: ControlPlane>(
             }
         }
         Err(error) if !strict => {
-            tracing::warn!(%error, "scalable targets could not be read");
+            // Said in the report's warnings; the log would say it twice.
+            tracing::info!(%error, "scalable targets could not be read");
             observation.skipped.push(format!(
                 "the scalable targets could not be read ({error}): capacity changes and deletions are shown deferred; a run reads them again"
             ));
         }
         Err(error) => {
-            tracing::warn!(%error, "scalable targets could not be read");
+            // Each table's line in the report carries the error.
+            tracing::info!(%error, "scalable targets could not be read");
             let (unreadable, readable): (Vec<_>, Vec<_>) = std::mem::take(&mut observation.tables)
                 .into_iter()
                 .partition(|t| wanted.contains(&t.name));

@@ -9,7 +9,9 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::plan::verdict::Verdict;
-use crate::plan::{plan, plan_run, Decision, Operation, Plan, PlanItem};
+use crate::plan::{
+    family_tables, plan, plan_run, quota_warning, Decision, Operation, Plan, PlanItem, QuotaHorizon,
+};
 use crate::policy::period::Slot;
 use crate::policy::settings::Billing;
 use crate::policy::tags::TAG_LAST_DEFERRAL;
@@ -208,12 +210,16 @@ pub fn operator_warnings(
     runs: &[&Plan],
 ) -> Vec<String> {
     let full = plan(policy, now, observed, Operation::ResizeOld);
+    // Where an operator plans, the table quota is said however far away it is.
+    let tables = family_tables(&policy.naming(), observed.iter().map(|t| t.name.as_str()));
+    let quota = quota_warning(policy, now, tables, QuotaHorizon::Ever);
     let mut warnings: Vec<String> = Vec::new();
     for warning in full
         .warnings
         .iter()
         .chain(runs.iter().flat_map(|run| &run.warnings))
         .cloned()
+        .chain(quota)
         .chain(unread_hazards(&full, runs))
     {
         if !warnings.contains(&warning) {

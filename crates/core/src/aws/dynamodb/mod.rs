@@ -48,7 +48,7 @@ impl DynamoDb {
         }
     }
 
-    /// With Application Auto Scaling, for autoscaling phases ([`crate::aws::autoscaling`]).
+    /// With Application Auto Scaling, for autoscaling phases.
     pub fn with_autoscaling(self, client: aws_sdk_applicationautoscaling::Client) -> Self {
         DynamoDb {
             autoscaling: Some(client),

@@ -48,7 +48,7 @@ async fn fixture() -> Fixture {
         &DynamoDb::new(client.clone()),
         &policy,
         Operation::CreateNew,
-        start(),
+        &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], start()).unwrap(),
         ApplyOptions::default(),
     )
     .await
@@ -278,7 +278,7 @@ async fn writes_to_a_missing_table_fail_clearly_and_are_counted() {
         &DynamoDb::new(f.client.clone()),
         policy,
         Operation::CreateNew,
-        at_two,
+        &ddb_rollover::run::clock::simulation(policy, &[Operation::CreateNew], at_two).unwrap(),
         ApplyOptions::default(),
     )
     .await

@@ -158,9 +158,15 @@ async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tabl
             (at(next, "00:15:00"), Operation::ResizeOld),
         ] {
             let before = not_x(&client).await;
-            let report = run(&control, &x, operation, instant, ApplyOptions::default())
-                .await
-                .unwrap();
+            let report = run(
+                &control,
+                &x,
+                operation,
+                &ddb_rollover::run::clock::simulation(&x, &[operation], instant).unwrap(),
+                ApplyOptions::default(),
+            )
+            .await
+            .unwrap();
             check(&report);
             assert_eq!(
                 not_x(&client).await,
@@ -168,9 +174,15 @@ async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tabl
                 "x's {operation} at {instant} changed a table that is not x's"
             );
             let before = not_x_eu(&client).await;
-            let report = run(&control, &x_eu, operation, instant, ApplyOptions::default())
-                .await
-                .unwrap();
+            let report = run(
+                &control,
+                &x_eu,
+                operation,
+                &ddb_rollover::run::clock::simulation(&x_eu, &[operation], instant).unwrap(),
+                ApplyOptions::default(),
+            )
+            .await
+            .unwrap();
             check(&report);
             assert_eq!(
                 not_x_eu(&client).await,
@@ -228,7 +240,12 @@ async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tabl
         &control,
         &x,
         &[Operation::CreateNew, Operation::ResizeOld],
-        at(last_day, "00:20:00"),
+        &ddb_rollover::run::clock::simulation(
+            &x,
+            &[Operation::CreateNew, Operation::ResizeOld],
+            at(last_day, "00:20:00"),
+        )
+        .unwrap(),
         ApplyOptions {
             dry_run: true,
             ..ApplyOptions::default()
@@ -274,7 +291,12 @@ async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tabl
         &control,
         &x,
         Operation::CreateNew,
-        at(NaiveDate::from_ymd_opt(2018, 9, 24).unwrap(), "23:45:00"),
+        &ddb_rollover::run::clock::simulation(
+            &x,
+            &[Operation::CreateNew],
+            at(NaiveDate::from_ymd_opt(2018, 9, 24).unwrap(), "23:45:00"),
+        )
+        .unwrap(),
         ApplyOptions::default(),
     )
     .await

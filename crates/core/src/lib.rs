@@ -29,6 +29,7 @@ pub use plan::deferral::DeferralCause;
 pub use plan::{plan, Decision, Operation, Plan, PlanItem, Scope};
 pub use policy::{Policy, PolicyDocument, PolicyError};
 pub use run::apply::{apply, run, run_each, ApplyOptions};
+pub use run::clock::{check_clock, CheckedInstant, ClockAllowance};
 pub use run::control::{ControlPlane, ControlPlaneError, ErrorKind};
 pub use run::observe::{observe, Observation};
 pub use run::readiness::Readiness;

@@ -294,7 +294,7 @@ async fn observation(control: &DynamoDb) {
         control,
         &policy,
         Operation::CreateNew,
-        now,
+        &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], now).unwrap(),
         ApplyOptions::default(),
     )
     .await
@@ -322,7 +322,7 @@ async fn observation(control: &DynamoDb) {
         control,
         &policy,
         Operation::ResizeOld,
-        later,
+        &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], later).unwrap(),
         ApplyOptions::default(),
     )
     .await

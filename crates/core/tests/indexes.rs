@@ -164,7 +164,8 @@ async fn ten_days(kind: Server) {
             &control,
             policy,
             Operation::CreateNew,
-            at(day, "23:45:00"),
+            &ddb_rollover::run::clock::simulation(policy, &[Operation::CreateNew], at(day, "23:45:00"))
+                .unwrap(),
             ApplyOptions::default(),
         )
         .await
@@ -176,7 +177,7 @@ async fn ten_days(kind: Server) {
             &control,
             policy,
             Operation::ResizeOld,
-            last_resize,
+            &ddb_rollover::run::clock::simulation(policy, &[Operation::ResizeOld], last_resize).unwrap(),
             ApplyOptions::default(),
         )
         .await
@@ -264,7 +265,8 @@ async fn a_switch_to_provisioned_carries_every_index_and_is_never_made_over_a_fo
             &control,
             &policy,
             Operation::CreateNew,
-            at(day, "23:45:00"),
+            &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], at(day, "23:45:00"))
+                .unwrap(),
             ApplyOptions::default(),
         )
         .await
@@ -314,7 +316,12 @@ async fn a_switch_to_provisioned_carries_every_index_and_is_never_made_over_a_fo
         &control,
         &policy,
         Operation::ResizeOld,
-        at(day + Duration::days(2), "00:15:00"),
+        &ddb_rollover::run::clock::simulation(
+            &policy,
+            &[Operation::ResizeOld],
+            at(day + Duration::days(2), "00:15:00"),
+        )
+        .unwrap(),
         ApplyOptions::default(),
     )
     .await

@@ -845,7 +845,13 @@ impl Account for MotoAccount {
         let status = status(policy, now, &observation.tables);
         let before = self.read_world();
         let report = self
-            .block(run(&self.ours, policy, operation, now, options()))
+            .block(run(
+                &self.ours,
+                policy,
+                operation,
+                &ddb_rollover::run::clock::simulation(policy, &[operation], now).unwrap(),
+                options(),
+            ))
             .map_err(|e| format!("the run failed to start: {e}"))?;
         let after = self.read_world();
         if std::env::var_os("PROMISES_TRACE").is_some() {
@@ -875,7 +881,13 @@ impl Account for MotoAccount {
     fn sibling_run(&self, sibling: &Policy, operation: Operation) {
         let now = self.now();
         self.acting(&who(SIBLING_ACTOR), || {
-            let _ = self.block(run(&self.sibling, sibling, operation, now, options()));
+            let _ = self.block(run(
+                &self.sibling,
+                sibling,
+                operation,
+                &ddb_rollover::run::clock::simulation(sibling, &[operation], now).unwrap(),
+                options(),
+            ));
         });
     }
 
@@ -883,7 +895,18 @@ impl Account for MotoAccount {
         let before = self.read_world();
         let names = [table.to_string()];
         let report = self
-            .block(adopt(&self.operator, policy, self.now(), &names, false))
+            .block(adopt(
+                &self.operator,
+                policy,
+                &ddb_rollover::run::clock::simulation(
+                    policy,
+                    &[ddb_rollover::Operation::CreateNew],
+                    self.now(),
+                )
+                .unwrap(),
+                &names,
+                false,
+            ))
             .map_err(|e| e.to_string());
         let after = self.read_world();
         let tagged: Vec<String> = after

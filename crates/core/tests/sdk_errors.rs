@@ -306,7 +306,7 @@ async fn one_failing_table_does_not_stop_the_run() {
         &DynamoDb::new(client),
         &Policy::default(),
         Operation::ResizeOld,
-        now,
+        &ddb_rollover::run::clock::simulation(&Policy::default(), &[Operation::ResizeOld], now).unwrap(),
         ApplyOptions::default(),
     )
     .await

@@ -773,7 +773,7 @@ async fn an_export_refused_for_limits_is_deferred_and_the_run_succeeds() {
         &DynamoDb::new(client),
         &policy,
         Operation::ResizeOld,
-        now,
+        &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], now).unwrap(),
         ApplyOptions::default(),
     )
     .await

@@ -29,7 +29,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
-use ddb_rollover::clock::{check_clock, clock_warning, ClockAllowance};
+use ddb_rollover::clock::{check_clock, clock_warning, CheckedInstant, ClockAllowance};
 use ddb_rollover::Operation;
 use ddb_rollover::Policy;
 
@@ -170,17 +170,16 @@ impl Invocation {
         policy: &Policy,
         operation: Operation,
         wall_clock: DateTime<Utc>,
-    ) -> Result<DateTime<Utc>, EventError> {
+    ) -> Result<CheckedInstant, EventError> {
         let now = self.now(wall_clock);
         let allowance = ClockAllowance {
             dry_run: self.dry_run,
             allow_future_clock: self.allow_future_clock,
         };
-        check_clock(policy, operation, now, wall_clock, allowance).map_err(|error| EventError::Clock {
+        check_clock(policy, &[operation], now, wall_clock, allowance).map_err(|error| EventError::Clock {
             field: self.clock.as_str(),
             message: error.to_string(),
-        })?;
-        Ok(now)
+        })
     }
 
     /// What the report should warn about the instant: a manual event's `at` that has
@@ -957,7 +956,9 @@ mod tests {
             json!({"at": "9999-12-30T23:59:59Z", "dry_run": true}),
         ] {
             assert_eq!(
-                ok(allowed, RESIZE).checked_now(&policy, RESIZE, wall),
+                ok(allowed, RESIZE)
+                    .checked_now(&policy, RESIZE, wall)
+                    .map(|at| at.at()),
                 Ok(t("9999-12-30T23:59:59Z"))
             );
         }

@@ -226,7 +226,7 @@ impl Handler {
     async fn run_logged(&self, event: Value, deadline: Option<Instant>) -> Result<RunReport, HandlerError> {
         let invocation = parse_invocation(&event, self.operation)?;
         let wall = Utc::now();
-        let now = invocation.checked_now(&self.policy, self.operation, wall)?;
+        let at = invocation.checked_now(&self.policy, self.operation, wall)?;
         let clock_warning = invocation.clock_warning(&self.policy, self.operation, wall);
         if let Some(warning) = &clock_warning {
             tracing::warn!(%warning, "clock");
@@ -236,7 +236,7 @@ impl Handler {
             deadline,
             ..ApplyOptions::default()
         };
-        let mut report = ddb_rollover::run(&self.control, &self.policy, self.operation, now, options).await?;
+        let mut report = ddb_rollover::run(&self.control, &self.policy, self.operation, &at, options).await?;
         let s = &report.summary;
         tracing::info!(
             operation = %self.operation,

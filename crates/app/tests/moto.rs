@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
-use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::{run, ApplyOptions, Operation, Policy};
 use ddb_rollover_app::keys::{sort_key, sort_key_time};
 use ddb_rollover_app::query::{query, TimeRange};

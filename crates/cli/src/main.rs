@@ -13,12 +13,12 @@ use aws_config::retry::RetryConfig;
 use aws_config::{BehaviorVersion, Region};
 use chrono::Utc;
 use clap::Parser;
-use ddb_rollover::clock::{check_clock, clock_warning, CheckedInstant, ClockAllowance, ClockError};
-use ddb_rollover::dynamodb::DynamoDb;
-use ddb_rollover::pace::Paced;
+use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::route;
+use ddb_rollover::run::clock::{check_clock, clock_warning, CheckedInstant, ClockAllowance, ClockError};
+use ddb_rollover::run::pace::Paced;
 use ddb_rollover::{
-    observe, run_each, status, ApplyOptions, Operation, Policy, PolicyDocument, PolicyError, Scope,
+    observe, run::status, run_each, ApplyOptions, Operation, Policy, PolicyDocument, PolicyError, Scope,
 };
 
 use args::{Cli, Command, Output, RouteArgs};
@@ -121,7 +121,7 @@ async fn execute(
         }
         Command::Adopt(args) => {
             let dry_run = options.dry_run || !args.yes;
-            let report = ddb_rollover::adopt::adopt(control, policy, at, &args.tables, dry_run).await?;
+            let report = ddb_rollover::run::adopt::adopt(control, policy, at, &args.tables, dry_run).await?;
             match cli.output {
                 Output::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),
                 Output::Table => print!("{}", render::adopt_report(&report)),
@@ -186,7 +186,7 @@ fn route(args: &RouteArgs, policy: &Policy, now: chrono::DateTime<Utc>, output: 
 }
 
 /// The clock every operation the command runs will decide for, refused before any AWS call
-/// when it could hurt live tables (see [`ddb_rollover::clock`]).
+/// when it could hurt live tables (see [`ddb_rollover::run::clock`]).
 fn check_clock_for(
     cli: &Cli,
     policy: &Policy,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::{run, run_each, ApplyOptions, Operation, Outcome, Policy, RunReport};
 use testkit::{LocalDynamo, Server};
 
@@ -116,7 +116,7 @@ fn expected(policy: &Policy, current: NaiveDate) -> BTreeMap<String, (i64, i64)>
         .map(|age| {
             let day = current - Duration::days(age);
             let capacity = match policy.phase_for_age(age).billing {
-                ddb_rollover::settings::Billing::Provisioned(c) => (c.read, c.write),
+                ddb_rollover::policy::settings::Billing::Provisioned(c) => (c.read, c.write),
                 other => panic!("{other:?}"),
             };
             (format!("{}_{day}", policy.prefix), capacity)
@@ -322,7 +322,7 @@ mod common;
 /// indexes and capacity are exactly the policy's).
 async fn hand_made(control: &DynamoDb, policy: &Policy, name: &str) {
     use ddb_rollover::ControlPlane;
-    let spec = ddb_rollover::changes::TableSpec {
+    let spec = ddb_rollover::table::changes::TableSpec {
         name: name.into(),
         key: policy.key.clone(),
         billing: policy.hot_phase().billing,

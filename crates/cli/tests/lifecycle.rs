@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use aws_sdk_dynamodb::types::PointInTimeRecoveryStatus;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::plan::Decision;
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome, Policy, RunReport};
 use testkit::{LocalDynamo, Server};

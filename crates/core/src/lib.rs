@@ -34,11 +34,3 @@ pub use run::control::{ControlPlane, ControlPlaneError, ErrorKind};
 pub use run::observe::{observe, Observation};
 pub use run::readiness::Readiness;
 pub use run::report::{Outcome, RunReport};
-
-// The flat paths of before the layers, while the dependent crates move to the new ones.
-pub use aws::dynamodb;
-pub use plan::{deferral, verdict};
-pub use policy::{blueprint, indexes, limits, naming, period, rates, retention, scaling, settings, tags};
-pub use run::{adopt, apply, clock, control, observe, pace, readiness, report, status};
-pub use table as observed;
-pub use table::changes;

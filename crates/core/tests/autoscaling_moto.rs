@@ -13,7 +13,7 @@ use aws_sdk_applicationautoscaling::types::{
     TargetTrackingScalingPolicyConfiguration,
 };
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::plan::Decision;
 use ddb_rollover::policy::Policy;
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome, RunReport};

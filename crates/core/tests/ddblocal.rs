@@ -27,7 +27,7 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 use chrono::{TimeZone, Utc};
-use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::{observe, run, ApplyOptions, ControlPlane, ErrorKind, Operation, Policy, Scope};
 use testkit::{LocalDynamo, Server};
 

@@ -7,21 +7,21 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use ddb_rollover::changes::{
-    CapacityChange, ClassChange, ExportRequest, SettingChange, TableSetting, TableSpec, TagChange, TtlChange,
-};
-use ddb_rollover::control::{ControlPlane, ControlPlaneError, ErrorKind};
-use ddb_rollover::deferral::DeferralCause;
-use ddb_rollover::observed::{ExportState, ExportStatus, ObservedTable, TableStatus, TtlState};
+use ddb_rollover::plan::deferral::DeferralCause;
 use ddb_rollover::plan::Decision;
-use ddb_rollover::policy::Policy;
-use ddb_rollover::scaling::{
+use ddb_rollover::policy::scaling::{
     policy_name, DeregisterScaling, ObservedScalableTarget, ObservedScalingPolicy, RegisterScaling,
     ScalableDimension, ScalableKey, TargetValue,
 };
-use ddb_rollover::settings::Billing;
-use ddb_rollover::settings::Capacity;
-use ddb_rollover::tags::TAG_FAMILY;
+use ddb_rollover::policy::settings::Billing;
+use ddb_rollover::policy::settings::Capacity;
+use ddb_rollover::policy::tags::TAG_FAMILY;
+use ddb_rollover::policy::Policy;
+use ddb_rollover::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
+use ddb_rollover::table::changes::{
+    CapacityChange, ClassChange, ExportRequest, SettingChange, TableSetting, TableSpec, TagChange, TtlChange,
+};
+use ddb_rollover::table::{ExportState, ExportStatus, ObservedTable, TableStatus, TtlState};
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome};
 
 #[derive(Default)]
@@ -1186,7 +1186,7 @@ async fn a_period_table_still_deleting_or_missing_at_the_end_fails_the_run() {
 /// The changes `status` predicts for `operation`, per table (main item, then the other steps),
 /// and the changes a run's report lines carry.
 fn predicted(
-    status: &ddb_rollover::status::StatusReport,
+    status: &ddb_rollover::run::status::StatusReport,
     operation: Operation,
 ) -> BTreeMap<String, Vec<&'static str>> {
     status
@@ -1264,7 +1264,7 @@ async fn status_predicts_each_run_exactly_and_names_what_only_it_can_see() {
         let observation = ddb_rollover::observe(&fake, &policy, ddb_rollover::Scope::Full, 4)
             .await
             .unwrap();
-        let status = ddb_rollover::status::status(&policy, now, &observation.tables);
+        let status = ddb_rollover::run::status::status(&policy, now, &observation.tables);
         let report = run(
             &fake,
             &policy,

@@ -2,7 +2,7 @@
 //! capacity through the 01:00 run and is lowered by the 02:15 one. Read back with DescribeTable.
 
 use chrono::{DateTime, Utc};
-use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::{run, ApplyOptions, Operation, Policy};
 use testkit::{LocalDynamo, Server};
 

@@ -49,11 +49,11 @@ mod scenarios;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use ddb_rollover::adopt::{adopt, AdoptReport};
-use ddb_rollover::changes::TableSpec;
-use ddb_rollover::scaling::ScalableKey;
-use ddb_rollover::settings::{Billing, GlobalIndex};
-use ddb_rollover::status::status;
+use ddb_rollover::policy::scaling::ScalableKey;
+use ddb_rollover::policy::settings::{Billing, GlobalIndex};
+use ddb_rollover::run::adopt::{adopt, AdoptReport};
+use ddb_rollover::run::status::status;
+use ddb_rollover::table::changes::TableSpec;
 use ddb_rollover::{observe, run, Operation, Policy, Scope};
 use fake_aws::{Effect, FakeAws, Maker, World, FAMILY_TAG};
 use futures::executor::block_on;

@@ -39,15 +39,15 @@ use std::sync::Mutex;
 use aws_sdk_applicationautoscaling as aas;
 use aws_sdk_dynamodb as ddb;
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use ddb_rollover::adopt::{adopt, AdoptReport};
-use ddb_rollover::changes::TableSpec;
-use ddb_rollover::dynamodb::DynamoDb;
-use ddb_rollover::scaling::{ScalableDimension, ScalableKey};
-use ddb_rollover::settings::{
+use ddb_rollover::aws::dynamodb::DynamoDb;
+use ddb_rollover::policy::scaling::{ScalableDimension, ScalableKey};
+use ddb_rollover::policy::settings::{
     AttributeKind, Billing, Capacity, GlobalIndex, KeyAttribute, KeySchema, LocalIndex, OnDemandLimits,
     Projection, StreamView, TableClass,
 };
-use ddb_rollover::status::status;
+use ddb_rollover::run::adopt::{adopt, AdoptReport};
+use ddb_rollover::run::status::status;
+use ddb_rollover::table::changes::TableSpec;
 use ddb_rollover::{observe, run, Operation, Policy, Scope};
 use fake_aws::{Call, Effect, Gsi, Maker, ScalingPolicy, Status, Table, Target, World};
 use proptest::strategy::{Strategy, ValueTree};

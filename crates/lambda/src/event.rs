@@ -8,7 +8,7 @@
 //! - `null` or `{}`: run now (a console "Test" with an empty event).
 //! - The AWS blog's `{"Operation": "create_new"}`, optionally with `scheduled_time` (filled
 //!   by EventBridge Scheduler from `<aws.scheduler.scheduled-time>`), `at` (a manual run's
-//!   instant), `dry_run` and `allow_future_clock` (see [`ddb_rollover::clock`]). Both times are
+//!   instant), `dry_run` and `allow_future_clock` (see [`ddb_rollover::run::clock`]). Both times are
 //!   RFC 3339. When both are given, `scheduled_time`
 //!   wins: it is what makes retries of one scheduled run decide the same thing.
 //! - An EventBridge "Scheduled Event" envelope (rules with a `rate`/`cron` schedule): its
@@ -29,7 +29,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
-use ddb_rollover::clock::{check_clock, clock_warning, CheckedInstant, ClockAllowance};
+use ddb_rollover::run::clock::{check_clock, clock_warning, CheckedInstant, ClockAllowance};
 use ddb_rollover::Operation;
 use ddb_rollover::Policy;
 
@@ -142,7 +142,7 @@ pub struct Invocation {
     pub at: Option<DateTime<Utc>>,
     pub dry_run: bool,
     /// An explicit opt-in to an instant far ahead of the wall clock, for simulations (see
-    /// [`ddb_rollover::clock`]).
+    /// [`ddb_rollover::run::clock`]).
     pub allow_future_clock: bool,
     pub clock: ClockSource,
 }
@@ -164,7 +164,7 @@ impl Invocation {
     }
 
     /// The instant the run decides for, checked against the wall clock before any AWS call
-    /// (see [`ddb_rollover::clock`]); a refusal names the field that carried the instant.
+    /// (see [`ddb_rollover::run::clock`]); a refusal names the field that carried the instant.
     pub fn checked_now(
         &self,
         policy: &Policy,

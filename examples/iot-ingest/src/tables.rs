@@ -7,7 +7,7 @@ use std::time::Duration;
 use aws_sdk_dynamodb::client::Waiters;
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
-use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::{
     check_clock, ApplyOptions, ClockAllowance, Decision, Operation, Outcome, Policy, RunReport,
 };

@@ -135,7 +135,7 @@ impl ClockSource {
     }
 }
 
-/// One invocation's inputs to [`ddb_rollover::run`], besides the policy and the function's operation.
+/// One invocation's inputs to [`ddb_rollover::run()`], besides the policy and the function's operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Invocation {
     /// The instant to decide for; `None` means the wall clock.

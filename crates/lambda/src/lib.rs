@@ -1,7 +1,7 @@
 //! The glue both Lambda functions share: event in, [`RunReport`] out.
 //!
 //! Thin on purpose: [`event`] decides what a payload means and
-//! [`ddb_rollover::run`] decides everything else; this crate builds the policy and the SDK
+//! [`ddb_rollover::run()`] decides everything else; this crate builds the policy and the SDK
 //! client once per cold start and turns a run with failed actions into a function error, so
 //! EventBridge Scheduler's retries, the dead-letter queue and error alarms see it.
 

@@ -62,8 +62,8 @@ pub use shard::{ShardChoice, Sharding};
 pub use stream::ItemStream;
 pub use write::{BatchWritten, Item, Record, WriteError, Writer};
 
+use ddb_rollover::policy::settings::AttributeKind;
 use ddb_rollover::policy::Policy;
-use ddb_rollover::settings::AttributeKind;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("{field} is {found}: {allowed}")]

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
-use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::{run, ApplyOptions, Operation, Policy};
 use ddb_rollover_app::keys::{sort_key, sort_key_time};
 use ddb_rollover_app::query::{query, TimeRange};
@@ -48,7 +48,7 @@ async fn fixture() -> Fixture {
         &DynamoDb::new(client.clone()),
         &policy,
         Operation::CreateNew,
-        start(),
+        &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], start()).unwrap(),
         ApplyOptions::default(),
     )
     .await
@@ -278,7 +278,7 @@ async fn writes_to_a_missing_table_fail_clearly_and_are_counted() {
         &DynamoDb::new(f.client.clone()),
         policy,
         Operation::CreateNew,
-        at_two,
+        &ddb_rollover::run::clock::simulation(policy, &[Operation::CreateNew], at_two).unwrap(),
         ApplyOptions::default(),
     )
     .await

@@ -13,12 +13,12 @@ use aws_config::retry::RetryConfig;
 use aws_config::{BehaviorVersion, Region};
 use chrono::Utc;
 use clap::Parser;
-use ddb_rollover::clock::{check_clock, clock_warning, ClockAllowance, ClockError};
-use ddb_rollover::dynamodb::DynamoDb;
-use ddb_rollover::pace::Paced;
+use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::route;
+use ddb_rollover::run::clock::{check_clock, clock_warning, CheckedInstant, ClockAllowance, ClockError};
+use ddb_rollover::run::pace::Paced;
 use ddb_rollover::{
-    observe, run_each, status, ApplyOptions, Operation, Policy, PolicyDocument, PolicyError, Scope,
+    observe, run::status, run_each, ApplyOptions, Operation, Policy, PolicyDocument, PolicyError, Scope,
 };
 
 use args::{Cli, Command, Output, RouteArgs};
@@ -64,10 +64,13 @@ async fn main() -> ExitCode {
     if let Command::Route(args) = &cli.command {
         return route(args, &policy, now, cli.output);
     }
-    if let Err(error) = check_clock_for(&cli, &policy, now, wall) {
-        eprintln!("error: --at {error}");
-        return ExitCode::from(EXIT_BAD_INPUT);
-    }
+    let at = match check_clock_for(&cli, &policy, now, wall) {
+        Ok(at) => at,
+        Err(error) => {
+            eprintln!("error: --at {error}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
     // create_new far ahead is allowed, and said before it runs; a dry run or `plan` previews
     // exactly that run, so it is said there too (that is where it can still be reconsidered).
     if matches!(cli.command, Command::CreateNew | Command::Plan) {
@@ -81,7 +84,7 @@ async fn main() -> ExitCode {
         deadline: cli.time_budget.map(|budget| Instant::now() + budget),
         ..ApplyOptions::default()
     };
-    match execute(&cli, &policy, &control, now, options).await {
+    match execute(&cli, &policy, &control, &at, options).await {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(EXIT_FAILED),
         Err(error) => {
@@ -96,7 +99,7 @@ async fn execute(
     cli: &Cli,
     policy: &Policy,
     control: &Paced<DynamoDb>,
-    now: chrono::DateTime<Utc>,
+    at: &CheckedInstant,
     options: ApplyOptions,
 ) -> Result<bool, ddb_rollover::ControlPlaneError> {
     let operations: &[Operation] = match &cli.command {
@@ -105,7 +108,7 @@ async fn execute(
         Command::Plan => &[Operation::CreateNew, Operation::ResizeOld],
         Command::Status => {
             let observation = observe(control, policy, Scope::Full, options.concurrency).await?;
-            let mut report = status::status(policy, now, &observation.tables);
+            let mut report = status::status(policy, at.at(), &observation.tables);
             report.warnings.extend(observation.skipped.iter().cloned());
             match cli.output {
                 Output::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),
@@ -118,7 +121,7 @@ async fn execute(
         }
         Command::Adopt(args) => {
             let dry_run = options.dry_run || !args.yes;
-            let report = ddb_rollover::adopt::adopt(control, policy, now, &args.tables, dry_run).await?;
+            let report = ddb_rollover::run::adopt::adopt(control, policy, at, &args.tables, dry_run).await?;
             match cli.output {
                 Output::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),
                 Output::Table => print!("{}", render::adopt_report(&report)),
@@ -133,7 +136,7 @@ async fn execute(
         dry_run: options.dry_run || matches!(cli.command, Command::Plan),
         ..options
     };
-    let reports = run_each(control, policy, operations, now, options).await?;
+    let reports = run_each(control, policy, operations, at, options).await?;
     match (cli.output, reports.as_slice()) {
         (Output::Json, [report]) => {
             println!("{}", serde_json::to_string_pretty(report).expect("serializable"))
@@ -193,13 +196,13 @@ fn route(args: &RouteArgs, policy: &Policy, now: chrono::DateTime<Utc>, output: 
 }
 
 /// The clock every operation the command runs will decide for, refused before any AWS call
-/// when it could hurt live tables (see [`ddb_rollover::clock`]).
+/// when it could hurt live tables (see [`ddb_rollover::run::clock`]).
 fn check_clock_for(
     cli: &Cli,
     policy: &Policy,
     now: chrono::DateTime<Utc>,
     wall: chrono::DateTime<Utc>,
-) -> Result<(), ClockError> {
+) -> Result<CheckedInstant, ClockError> {
     let (operations, changes): (&[Operation], bool) = match &cli.command {
         // Adopting writes only tags, dated by the clock: checked as create_new's is.
         Command::CreateNew | Command::Adopt(_) => (&[Operation::CreateNew], true),
@@ -210,9 +213,7 @@ fn check_clock_for(
         dry_run: cli.dry_run || !changes,
         allow_future_clock: cli.allow_future_clock,
     };
-    operations
-        .iter()
-        .try_for_each(|&operation| check_clock(policy, operation, now, wall, allowance))
+    check_clock(policy, operations, now, wall, allowance)
 }
 
 /// `--policy FILE`, else `$ROLLOVER_POLICY` (JSON), else the defaults; then `--prefix`.

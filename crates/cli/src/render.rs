@@ -1,14 +1,14 @@
 //! Human-readable tables for the terminal; `--output json` prints the core's reports as-is.
 
-use ddb_rollover::adopt::{AdoptReport, Adoption};
-use ddb_rollover::changes::TableSetting;
-use ddb_rollover::observed::ArchiveState;
+use ddb_rollover::plan::verdict::Verdict;
 use ddb_rollover::plan::Decision;
-use ddb_rollover::report::{RunReport, Summary};
+use ddb_rollover::policy::settings::Billing;
 use ddb_rollover::route::PeriodTable;
-use ddb_rollover::settings::Billing;
-use ddb_rollover::status::{NextRun, StatusReport, TableStatusLine};
-use ddb_rollover::verdict::Verdict;
+use ddb_rollover::run::adopt::{AdoptReport, Adoption};
+use ddb_rollover::run::report::{RunReport, Summary};
+use ddb_rollover::run::status::{NextRun, StatusReport, TableStatusLine};
+use ddb_rollover::table::changes::TableSetting;
+use ddb_rollover::table::ArchiveState;
 
 /// Left-aligned columns under a header, two spaces apart; the last column is not padded.
 fn columns(header: &[&str], rows: &[Vec<String>]) -> String {

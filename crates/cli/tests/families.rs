@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::{run, run_each, ApplyOptions, Operation, Outcome, Policy, RunReport};
 use testkit::{LocalDynamo, Server};
 
@@ -116,7 +116,7 @@ fn expected(policy: &Policy, current: NaiveDate) -> BTreeMap<String, (i64, i64)>
         .map(|age| {
             let day = current - Duration::days(age);
             let capacity = match policy.phase_for_age(age).billing {
-                ddb_rollover::settings::Billing::Provisioned(c) => (c.read, c.write),
+                ddb_rollover::policy::settings::Billing::Provisioned(c) => (c.read, c.write),
                 other => panic!("{other:?}"),
             };
             (format!("{}_{day}", policy.prefix), capacity)
@@ -158,9 +158,15 @@ async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tabl
             (at(next, "00:15:00"), Operation::ResizeOld),
         ] {
             let before = not_x(&client).await;
-            let report = run(&control, &x, operation, instant, ApplyOptions::default())
-                .await
-                .unwrap();
+            let report = run(
+                &control,
+                &x,
+                operation,
+                &ddb_rollover::run::clock::simulation(&x, &[operation], instant).unwrap(),
+                ApplyOptions::default(),
+            )
+            .await
+            .unwrap();
             check(&report);
             assert_eq!(
                 not_x(&client).await,
@@ -168,9 +174,15 @@ async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tabl
                 "x's {operation} at {instant} changed a table that is not x's"
             );
             let before = not_x_eu(&client).await;
-            let report = run(&control, &x_eu, operation, instant, ApplyOptions::default())
-                .await
-                .unwrap();
+            let report = run(
+                &control,
+                &x_eu,
+                operation,
+                &ddb_rollover::run::clock::simulation(&x_eu, &[operation], instant).unwrap(),
+                ApplyOptions::default(),
+            )
+            .await
+            .unwrap();
             check(&report);
             assert_eq!(
                 not_x_eu(&client).await,
@@ -228,7 +240,12 @@ async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tabl
         &control,
         &x,
         &[Operation::CreateNew, Operation::ResizeOld],
-        at(last_day, "00:20:00"),
+        &ddb_rollover::run::clock::simulation(
+            &x,
+            &[Operation::CreateNew, Operation::ResizeOld],
+            at(last_day, "00:20:00"),
+        )
+        .unwrap(),
         ApplyOptions {
             dry_run: true,
             ..ApplyOptions::default()
@@ -274,7 +291,12 @@ async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tabl
         &control,
         &x,
         Operation::CreateNew,
-        at(NaiveDate::from_ymd_opt(2018, 9, 24).unwrap(), "23:45:00"),
+        &ddb_rollover::run::clock::simulation(
+            &x,
+            &[Operation::CreateNew],
+            at(NaiveDate::from_ymd_opt(2018, 9, 24).unwrap(), "23:45:00"),
+        )
+        .unwrap(),
         ApplyOptions::default(),
     )
     .await
@@ -300,7 +322,7 @@ mod common;
 /// indexes and capacity are exactly the policy's).
 async fn hand_made(control: &DynamoDb, policy: &Policy, name: &str) {
     use ddb_rollover::ControlPlane;
-    let spec = ddb_rollover::changes::TableSpec {
+    let spec = ddb_rollover::table::changes::TableSpec {
         name: name.into(),
         key: policy.key.clone(),
         billing: policy.hot_phase().billing,

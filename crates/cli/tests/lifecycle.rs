@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use aws_sdk_dynamodb::types::PointInTimeRecoveryStatus;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::plan::Decision;
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome, Policy, RunReport};
 use testkit::{LocalDynamo, Server};
@@ -71,7 +71,8 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
             &control,
             &policy,
             Operation::CreateNew,
-            at(day, "23:45:00"),
+            &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], at(day, "23:45:00"))
+                .unwrap(),
             ApplyOptions::default(),
         )
         .await
@@ -85,9 +86,15 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
                 dry_run: true,
                 ..ApplyOptions::default()
             };
-            let plan = run(&control, &policy, Operation::ResizeOld, resize_at, dry)
-                .await
-                .unwrap();
+            let plan = run(
+                &control,
+                &policy,
+                Operation::ResizeOld,
+                &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], resize_at).unwrap(),
+                dry,
+            )
+            .await
+            .unwrap();
             let pending: Vec<(&str, &str)> = plan
                 .lines_with(Outcome::Planned)
                 .filter(|l| matches!(l.item.decision, Decision::Export(_) | Decision::Delete(_)))
@@ -108,7 +115,7 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
             &control,
             &policy,
             Operation::ResizeOld,
-            resize_at,
+            &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], resize_at).unwrap(),
             ApplyOptions::default(),
         )
         .await

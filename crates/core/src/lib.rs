@@ -29,15 +29,8 @@ pub use plan::deferral::DeferralCause;
 pub use plan::{plan, Decision, Operation, Plan, PlanItem, Scope};
 pub use policy::{Policy, PolicyDocument, PolicyError};
 pub use run::apply::{apply, run, run_each, ApplyOptions};
+pub use run::clock::{check_clock, CheckedInstant, ClockAllowance};
 pub use run::control::{ControlPlane, ControlPlaneError, ErrorKind};
 pub use run::observe::{observe, Observation};
 pub use run::readiness::Readiness;
 pub use run::report::{Outcome, RunReport};
-
-// The flat paths of before the layers, while the dependent crates move to the new ones.
-pub use aws::{autoscaling as autoscaling_sdk, dynamodb};
-pub use plan::{deferral, verdict};
-pub use policy::{blueprint, indexes, limits, naming, period, rates, retention, scaling, settings, tags};
-pub use run::{adopt, apply, clock, control, observe, pace, readiness, report, status};
-pub use table as observed;
-pub use table::changes;

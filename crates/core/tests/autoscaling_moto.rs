@@ -13,7 +13,7 @@ use aws_sdk_applicationautoscaling::types::{
     TargetTrackingScalingPolicyConfiguration,
 };
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::plan::Decision;
 use ddb_rollover::policy::Policy;
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome, RunReport};
@@ -190,9 +190,15 @@ async fn autoscaling_hot_phase_registers_and_fixed_phases_deregister_on_moto() {
     let options = ApplyOptions::default();
 
     // Day 0, 23:45: the current and the next table, created and registered in one run.
-    let report = run(&control, &policy, Operation::CreateNew, at(0, "23:45"), options)
-        .await
-        .unwrap();
+    let report = run(
+        &control,
+        &policy,
+        Operation::CreateNew,
+        &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], at(0, "23:45")).unwrap(),
+        options,
+    )
+    .await
+    .unwrap();
     assert_no_failures(&report);
     let found = registered(&scaling).await;
     assert_eq!(
@@ -208,20 +214,38 @@ async fn autoscaling_hot_phase_registers_and_fixed_phases_deregister_on_moto() {
         "created at the minimums"
     );
     // Running again changes nothing.
-    let again = run(&control, &policy, Operation::CreateNew, at(0, "23:45"), options)
-        .await
-        .unwrap();
+    let again = run(
+        &control,
+        &policy,
+        Operation::CreateNew,
+        &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], at(0, "23:45")).unwrap(),
+        options,
+    )
+    .await
+    .unwrap();
     assert_eq!(again.summary.done, 0, "{:#?}", again.tables);
 
     // Days 1 to 4: resize_old after each boundary, create_new before the next.
     for n in 1..=4 {
-        let resize = run(&control, &policy, Operation::ResizeOld, at(n, "00:15"), options)
-            .await
-            .unwrap();
+        let resize = run(
+            &control,
+            &policy,
+            Operation::ResizeOld,
+            &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], at(n, "00:15")).unwrap(),
+            options,
+        )
+        .await
+        .unwrap();
         assert_no_failures(&resize);
-        let create = run(&control, &policy, Operation::CreateNew, at(n, "23:45"), options)
-            .await
-            .unwrap();
+        let create = run(
+            &control,
+            &policy,
+            Operation::CreateNew,
+            &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], at(n, "23:45")).unwrap(),
+            options,
+        )
+        .await
+        .unwrap();
         assert_no_failures(&create);
         let found = registered(&scaling).await;
         // Only the current and the pre-built table (and their index) are autoscaled.
@@ -295,9 +319,15 @@ async fn autoscaling_hot_phase_registers_and_fixed_phases_deregister_on_moto() {
 
     // Day 6: the table would move to the fixed phase 1 (100 / 1); day 7: phase 2 (1 / 1).
     for (n, index_want) in [(6, (100, 1)), (7, (1, 1))] {
-        let resize = run(&control, &policy, Operation::ResizeOld, at(n, "00:15"), options)
-            .await
-            .unwrap();
+        let resize = run(
+            &control,
+            &policy,
+            Operation::ResizeOld,
+            &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], at(n, "00:15")).unwrap(),
+            options,
+        )
+        .await
+        .unwrap();
         assert_no_failures(&resize);
         let lines: Vec<_> = resize.tables.iter().filter(|l| l.item.table == table).collect();
         let actions: Vec<&str> = lines.iter().map(|l| l.item.decision.action()).collect();
@@ -340,9 +370,15 @@ async fn autoscaling_hot_phase_registers_and_fixed_phases_deregister_on_moto() {
         assert!(!found.contains_key(&index_resource), "day {n}: {found:#?}");
         assert_eq!(capacity(&dynamodb, &table).await, (5, 10), "day {n}");
         assert_eq!(index_capacity(&dynamodb, &table).await, index_want, "day {n}");
-        run(&control, &policy, Operation::CreateNew, at(n, "23:45"), options)
-            .await
-            .unwrap();
+        run(
+            &control,
+            &policy,
+            Operation::CreateNew,
+            &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], at(n, "23:45")).unwrap(),
+            options,
+        )
+        .await
+        .unwrap();
     }
     // The other tables went on as before: day 6's table has left the hot phase by day 7.
     let found = registered(&scaling).await;

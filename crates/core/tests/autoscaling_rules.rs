@@ -4,13 +4,13 @@
 //! scalable target the policy did not create left alone and reported.
 
 use chrono::{DateTime, Utc};
-use ddb_rollover::observed::ObservedTable;
 use ddb_rollover::plan::{plan as plan_for, Decision, Operation, Plan};
-use ddb_rollover::policy::Policy;
-use ddb_rollover::scaling::{
+use ddb_rollover::policy::scaling::{
     policy_name, ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension, ScalableKey, TargetValue,
 };
-use ddb_rollover::settings::{Billing, Capacity, OnDemandLimits};
+use ddb_rollover::policy::settings::{Billing, Capacity, OnDemandLimits};
+use ddb_rollover::policy::Policy;
+use ddb_rollover::table::ObservedTable;
 
 /// Hot: autoscaling 5-500 RCU / 10-1000 WCU at 70%; yesterday 100 / 1; older 1 / 1.
 const POLICY: &str = r#"

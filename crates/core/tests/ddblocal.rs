@@ -27,7 +27,7 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 use chrono::{TimeZone, Utc};
-use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::{observe, run, ApplyOptions, ControlPlane, ErrorKind, Operation, Policy, Scope};
 use testkit::{LocalDynamo, Server};
 
@@ -294,7 +294,7 @@ async fn observation(control: &DynamoDb) {
         control,
         &policy,
         Operation::CreateNew,
-        now,
+        &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], now).unwrap(),
         ApplyOptions::default(),
     )
     .await
@@ -322,7 +322,7 @@ async fn observation(control: &DynamoDb) {
         control,
         &policy,
         Operation::ResizeOld,
-        later,
+        &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], later).unwrap(),
         ApplyOptions::default(),
     )
     .await

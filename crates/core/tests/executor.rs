@@ -7,21 +7,21 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use ddb_rollover::changes::{
-    CapacityChange, ClassChange, ExportRequest, SettingChange, TableSetting, TableSpec, TagChange, TtlChange,
-};
-use ddb_rollover::control::{ControlPlane, ControlPlaneError, ErrorKind};
-use ddb_rollover::deferral::DeferralCause;
-use ddb_rollover::observed::{ExportState, ExportStatus, ObservedTable, TableStatus, TtlState};
+use ddb_rollover::plan::deferral::DeferralCause;
 use ddb_rollover::plan::Decision;
-use ddb_rollover::policy::Policy;
-use ddb_rollover::scaling::{
+use ddb_rollover::policy::scaling::{
     policy_name, DeregisterScaling, ObservedScalableTarget, ObservedScalingPolicy, RegisterScaling,
     ScalableDimension, ScalableKey, TargetValue,
 };
-use ddb_rollover::settings::Billing;
-use ddb_rollover::settings::Capacity;
-use ddb_rollover::tags::TAG_FAMILY;
+use ddb_rollover::policy::settings::Billing;
+use ddb_rollover::policy::settings::Capacity;
+use ddb_rollover::policy::tags::TAG_FAMILY;
+use ddb_rollover::policy::Policy;
+use ddb_rollover::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
+use ddb_rollover::table::changes::{
+    CapacityChange, ClassChange, ExportRequest, SettingChange, TableSetting, TableSpec, TagChange, TtlChange,
+};
+use ddb_rollover::table::{ExportState, ExportStatus, ObservedTable, TableStatus, TtlState};
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome};
 
 #[derive(Default)]
@@ -333,7 +333,12 @@ async fn dry_run_changes_nothing() {
             &fake,
             &Policy::default(),
             operation,
-            at("2018-10-25T23:45:00Z"),
+            &ddb_rollover::run::clock::simulation(
+                &Policy::default(),
+                &[operation],
+                at("2018-10-25T23:45:00Z"),
+            )
+            .unwrap(),
             options,
         )
         .await
@@ -357,7 +362,8 @@ async fn concurrency_is_bounded() {
         &fake,
         &policy,
         Operation::CreateNew,
-        at("2018-10-25T23:45:00Z"),
+        &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], at("2018-10-25T23:45:00Z"))
+            .unwrap(),
         options,
     )
     .await
@@ -374,7 +380,12 @@ async fn create_of_an_existing_table_counts_as_done() {
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        at("2018-10-25T23:45:00Z"),
+        &ddb_rollover::run::clock::simulation(
+            &Policy::default(),
+            &[Operation::CreateNew],
+            at("2018-10-25T23:45:00Z"),
+        )
+        .unwrap(),
         ApplyOptions::default(),
     )
     .await
@@ -400,7 +411,12 @@ async fn a_refused_create_of_the_next_periods_table_fails_the_run_naming_the_quo
             &fake,
             &Policy::default(),
             Operation::CreateNew,
-            at("2018-10-25T23:45:00Z"),
+            &ddb_rollover::run::clock::simulation(
+                &Policy::default(),
+                &[Operation::CreateNew],
+                at("2018-10-25T23:45:00Z"),
+            )
+            .unwrap(),
             ApplyOptions::default(),
         )
         .await
@@ -436,7 +452,12 @@ async fn past_the_deadline_changes_are_deferred_and_a_missing_periods_table_fail
         &fake,
         &Policy::default(),
         Operation::ResizeOld,
-        at("2018-10-26T00:15:00Z"),
+        &ddb_rollover::run::clock::simulation(
+            &Policy::default(),
+            &[Operation::ResizeOld],
+            at("2018-10-26T00:15:00Z"),
+        )
+        .unwrap(),
         options,
     )
     .await
@@ -450,7 +471,12 @@ async fn past_the_deadline_changes_are_deferred_and_a_missing_periods_table_fail
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        at("2018-10-25T23:45:00Z"),
+        &ddb_rollover::run::clock::simulation(
+            &Policy::default(),
+            &[Operation::CreateNew],
+            at("2018-10-25T23:45:00Z"),
+        )
+        .unwrap(),
         options,
     )
     .await
@@ -472,7 +498,12 @@ async fn past_the_deadline_changes_are_deferred_and_a_missing_periods_table_fail
         &fake,
         &Policy::default(),
         Operation::ResizeOld,
-        at("2018-10-26T00:15:00Z"),
+        &ddb_rollover::run::clock::simulation(
+            &Policy::default(),
+            &[Operation::ResizeOld],
+            at("2018-10-26T00:15:00Z"),
+        )
+        .unwrap(),
         options,
     )
     .await
@@ -495,7 +526,12 @@ async fn busy_or_limited_updates_are_deferred_and_others_fail_without_stopping_t
         &fake,
         &Policy::default(),
         Operation::ResizeOld,
-        at("2018-10-26T00:15:00Z"),
+        &ddb_rollover::run::clock::simulation(
+            &Policy::default(),
+            &[Operation::ResizeOld],
+            at("2018-10-26T00:15:00Z"),
+        )
+        .unwrap(),
         ApplyOptions::default(),
     )
     .await
@@ -551,7 +587,12 @@ async fn a_table_that_cannot_be_described_gets_no_action() {
         &fake,
         &Policy::default(),
         Operation::ResizeOld,
-        at("2018-10-26T00:15:00Z"),
+        &ddb_rollover::run::clock::simulation(
+            &Policy::default(),
+            &[Operation::ResizeOld],
+            at("2018-10-26T00:15:00Z"),
+        )
+        .unwrap(),
         ApplyOptions::default(),
     )
     .await
@@ -578,7 +619,12 @@ async fn report_serializes_with_a_line_per_table() {
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        at("2018-10-25T23:45:00Z"),
+        &ddb_rollover::run::clock::simulation(
+            &Policy::default(),
+            &[Operation::CreateNew],
+            at("2018-10-25T23:45:00Z"),
+        )
+        .unwrap(),
         ApplyOptions::default(),
     )
     .await
@@ -631,9 +677,15 @@ async fn a_failed_export_or_delete_blocks_neither_other_tables_nor_create_new() 
     );
     let policy = retention_policy("");
     let now = at("2018-10-26T00:15:00Z");
-    let report = run(&fake, &policy, Operation::ResizeOld, now, ApplyOptions::default())
-        .await
-        .unwrap();
+    let report = run(
+        &fake,
+        &policy,
+        Operation::ResizeOld,
+        &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], now).unwrap(),
+        ApplyOptions::default(),
+    )
+    .await
+    .unwrap();
     let exports: Vec<(String, Outcome)> = report
         .tables
         .iter()
@@ -658,7 +710,8 @@ async fn a_failed_export_or_delete_blocks_neither_other_tables_nor_create_new() 
         &fake,
         &policy,
         Operation::CreateNew,
-        at("2018-10-26T23:45:00Z"),
+        &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], at("2018-10-26T23:45:00Z"))
+            .unwrap(),
         ApplyOptions::default(),
     )
     .await
@@ -672,7 +725,8 @@ async fn a_failed_export_or_delete_blocks_neither_other_tables_nor_create_new() 
         &fake,
         &policy,
         Operation::ResizeOld,
-        at("2018-10-27T00:15:00Z"),
+        &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], at("2018-10-27T00:15:00Z"))
+            .unwrap(),
         ApplyOptions::default(),
     )
     .await
@@ -715,7 +769,8 @@ async fn deletion_protection_is_lifted_right_before_the_delete_and_the_newest_ar
         &fake,
         &policy,
         Operation::ResizeOld,
-        at("2018-10-26T00:15:00Z"),
+        &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], at("2018-10-26T00:15:00Z"))
+            .unwrap(),
         ApplyOptions::default(),
     )
     .await
@@ -779,7 +834,12 @@ async fn a_capacity_change_waits_until_the_scalable_targets_are_gone() {
             &fake,
             &policy,
             Operation::ResizeOld,
-            at("2018-10-26T00:15:00Z"),
+            &ddb_rollover::run::clock::simulation(
+                &policy,
+                &[Operation::ResizeOld],
+                at("2018-10-26T00:15:00Z"),
+            )
+            .unwrap(),
             ApplyOptions::default(),
         )
         .await
@@ -815,7 +875,8 @@ async fn a_capacity_change_waits_until_the_scalable_targets_are_gone() {
         &fake,
         &policy,
         Operation::ResizeOld,
-        at("2018-10-26T00:15:00Z"),
+        &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], at("2018-10-26T00:15:00Z"))
+            .unwrap(),
         ApplyOptions::default(),
     )
     .await
@@ -851,7 +912,12 @@ async fn create_new_waits_for_the_tables_it_created_then_reports_them_ready() {
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        at("2018-10-25T23:45:00Z"),
+        &ddb_rollover::run::clock::simulation(
+            &Policy::default(),
+            &[Operation::CreateNew],
+            at("2018-10-25T23:45:00Z"),
+        )
+        .unwrap(),
         ApplyOptions::default(),
     )
     .await
@@ -873,7 +939,12 @@ async fn create_new_waits_for_the_tables_it_created_then_reports_them_ready() {
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        at("2018-10-25T23:50:00Z"),
+        &ddb_rollover::run::clock::simulation(
+            &Policy::default(),
+            &[Operation::CreateNew],
+            at("2018-10-25T23:50:00Z"),
+        )
+        .unwrap(),
         ApplyOptions::default(),
     )
     .await
@@ -886,7 +957,12 @@ async fn create_new_waits_for_the_tables_it_created_then_reports_them_ready() {
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        at("2018-10-25T23:50:00Z"),
+        &ddb_rollover::run::clock::simulation(
+            &Policy::default(),
+            &[Operation::CreateNew],
+            at("2018-10-25T23:50:00Z"),
+        )
+        .unwrap(),
         ApplyOptions {
             dry_run: true,
             ..ApplyOptions::default()
@@ -909,7 +985,12 @@ async fn a_table_still_creating_when_the_wait_ends_is_not_ready() {
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        at("2018-10-25T23:45:00Z"),
+        &ddb_rollover::run::clock::simulation(
+            &Policy::default(),
+            &[Operation::CreateNew],
+            at("2018-10-25T23:45:00Z"),
+        )
+        .unwrap(),
         ApplyOptions {
             readiness_wait: Duration::from_secs(3),
             deadline: Some(std::time::Instant::now() + Duration::from_millis(2500)),
@@ -959,7 +1040,12 @@ async fn a_foreign_table_holding_the_next_name_is_not_ready() {
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        at("2018-10-25T23:45:00Z"),
+        &ddb_rollover::run::clock::simulation(
+            &Policy::default(),
+            &[Operation::CreateNew],
+            at("2018-10-25T23:45:00Z"),
+        )
+        .unwrap(),
         ApplyOptions::default(),
     )
     .await
@@ -987,7 +1073,12 @@ async fn a_deleted_pre_built_table_is_created_again_once_it_is_gone() {
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        at("2018-10-25T23:45:00Z"),
+        &ddb_rollover::run::clock::simulation(
+            &Policy::default(),
+            &[Operation::CreateNew],
+            at("2018-10-25T23:45:00Z"),
+        )
+        .unwrap(),
         ApplyOptions::default(),
     )
     .await
@@ -1023,7 +1114,12 @@ async fn a_period_table_still_deleting_or_missing_at_the_end_fails_the_run() {
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        at("2018-10-25T23:45:00Z"),
+        &ddb_rollover::run::clock::simulation(
+            &Policy::default(),
+            &[Operation::CreateNew],
+            at("2018-10-25T23:45:00Z"),
+        )
+        .unwrap(),
         ApplyOptions {
             readiness_wait: Duration::from_secs(30),
             ..ApplyOptions::default()
@@ -1065,7 +1161,12 @@ async fn a_period_table_still_deleting_or_missing_at_the_end_fails_the_run() {
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        at("2018-10-25T23:45:00Z"),
+        &ddb_rollover::run::clock::simulation(
+            &Policy::default(),
+            &[Operation::CreateNew],
+            at("2018-10-25T23:45:00Z"),
+        )
+        .unwrap(),
         ApplyOptions::default(),
     )
     .await
@@ -1085,7 +1186,7 @@ async fn a_period_table_still_deleting_or_missing_at_the_end_fails_the_run() {
 /// The changes `status` predicts for `operation`, per table (main item, then the other steps),
 /// and the changes a run's report lines carry.
 fn predicted(
-    status: &ddb_rollover::status::StatusReport,
+    status: &ddb_rollover::run::status::StatusReport,
     operation: Operation,
 ) -> BTreeMap<String, Vec<&'static str>> {
     status
@@ -1163,10 +1264,16 @@ async fn status_predicts_each_run_exactly_and_names_what_only_it_can_see() {
         let observation = ddb_rollover::observe(&fake, &policy, ddb_rollover::Scope::Full, 4)
             .await
             .unwrap();
-        let status = ddb_rollover::status::status(&policy, now, &observation.tables);
-        let report = run(&fake, &policy, operation, now, ApplyOptions::default())
-            .await
-            .unwrap();
+        let status = ddb_rollover::run::status::status(&policy, now, &observation.tables);
+        let report = run(
+            &fake,
+            &policy,
+            operation,
+            &ddb_rollover::run::clock::simulation(&policy, &[operation], now).unwrap(),
+            ApplyOptions::default(),
+        )
+        .await
+        .unwrap();
         assert_eq!(
             predicted(&status, operation),
             made(&report),

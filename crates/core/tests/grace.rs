@@ -2,7 +2,7 @@
 //! capacity through the 01:00 run and is lowered by the 02:15 one. Read back with DescribeTable.
 
 use chrono::{DateTime, Utc};
-use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::{run, ApplyOptions, Operation, Policy};
 use testkit::{LocalDynamo, Server};
 
@@ -30,7 +30,8 @@ async fn yesterdays_table_keeps_its_writes_until_the_grace_ends() {
         &control,
         &policy,
         Operation::CreateNew,
-        at("2018-10-25T23:45:00Z"),
+        &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], at("2018-10-25T23:45:00Z"))
+            .unwrap(),
         options(),
     )
     .await
@@ -42,7 +43,8 @@ async fn yesterdays_table_keeps_its_writes_until_the_grace_ends() {
         &control,
         &policy,
         Operation::ResizeOld,
-        at("2018-10-26T01:00:00Z"),
+        &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], at("2018-10-26T01:00:00Z"))
+            .unwrap(),
         options(),
     )
     .await
@@ -58,7 +60,8 @@ async fn yesterdays_table_keeps_its_writes_until_the_grace_ends() {
         &control,
         &policy,
         Operation::ResizeOld,
-        at("2018-10-26T02:15:00Z"),
+        &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], at("2018-10-26T02:15:00Z"))
+            .unwrap(),
         options(),
     )
     .await

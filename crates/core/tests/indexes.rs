@@ -149,7 +149,7 @@ async fn settle(client: &aws_sdk_dynamodb::Client) {
 async fn ten_days(kind: Server) {
     let server = LocalDynamo::start(kind);
     let client = server.client().await;
-    let control = ddb_rollover::dynamodb::DynamoDb::new(client.clone());
+    let control = ddb_rollover::aws::dynamodb::DynamoDb::new(client.clone());
     let before = Policy::from_toml(POLICY).unwrap();
     let after = Policy::from_toml(&format!("{POLICY}{ADDED}")).unwrap();
 
@@ -164,7 +164,8 @@ async fn ten_days(kind: Server) {
             &control,
             policy,
             Operation::CreateNew,
-            at(day, "23:45:00"),
+            &ddb_rollover::run::clock::simulation(policy, &[Operation::CreateNew], at(day, "23:45:00"))
+                .unwrap(),
             ApplyOptions::default(),
         )
         .await
@@ -176,7 +177,7 @@ async fn ten_days(kind: Server) {
             &control,
             policy,
             Operation::ResizeOld,
-            last_resize,
+            &ddb_rollover::run::clock::simulation(policy, &[Operation::ResizeOld], last_resize).unwrap(),
             ApplyOptions::default(),
         )
         .await
@@ -200,7 +201,7 @@ async fn ten_days(kind: Server) {
         };
         let phase = after.phase_for_age(age);
         let ((read, write), indexes) = throughput(table);
-        let ddb_rollover::settings::Billing::Provisioned(want) = phase.billing else {
+        let ddb_rollover::policy::settings::Billing::Provisioned(want) = phase.billing else {
             panic!("provisioned phases only")
         };
         assert_eq!((read, write), (want.read, want.write), "{name} (age {age})");
@@ -221,7 +222,8 @@ async fn ten_days(kind: Server) {
             "{name}"
         );
         for (index, have) in &indexes {
-            let ddb_rollover::settings::Billing::Provisioned(want) = phase.billing_of_index(index) else {
+            let ddb_rollover::policy::settings::Billing::Provisioned(want) = phase.billing_of_index(index)
+            else {
                 panic!("provisioned phases only")
             };
             assert_eq!(*have, (want.read, want.write), "{name} index {index} (age {age})");
@@ -248,7 +250,7 @@ async fn a_switch_to_provisioned_carries_every_index_and_is_never_made_over_a_fo
 {
     let server = LocalDynamo::start(Server::DynamoDbLocal);
     let client = server.client().await;
-    let control = ddb_rollover::dynamodb::DynamoDb::new(client.clone());
+    let control = ddb_rollover::aws::dynamodb::DynamoDb::new(client.clone());
     let policy = Policy::from_toml(&POLICY.replace(
         "min_age = 0\nread = 50\nwrite = 500\nindex_read = 20\nindex_write = 200\nindex_overrides = { by_site = { read = 10, write = 100 } }",
         "min_age = 0\nbilling = \"on_demand\"",
@@ -256,7 +258,7 @@ async fn a_switch_to_provisioned_carries_every_index_and_is_never_made_over_a_fo
     .unwrap();
     assert!(matches!(
         policy.hot_phase().billing,
-        ddb_rollover::settings::Billing::OnDemand(_)
+        ddb_rollover::policy::settings::Billing::OnDemand(_)
     ));
     let day = NaiveDate::from_ymd_opt(2024, 3, 1).unwrap();
     check(
@@ -264,7 +266,8 @@ async fn a_switch_to_provisioned_carries_every_index_and_is_never_made_over_a_fo
             &control,
             &policy,
             Operation::CreateNew,
-            at(day, "23:45:00"),
+            &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], at(day, "23:45:00"))
+                .unwrap(),
             ApplyOptions::default(),
         )
         .await
@@ -314,7 +317,12 @@ async fn a_switch_to_provisioned_carries_every_index_and_is_never_made_over_a_fo
         &control,
         &policy,
         Operation::ResizeOld,
-        at(day + Duration::days(2), "00:15:00"),
+        &ddb_rollover::run::clock::simulation(
+            &policy,
+            &[Operation::ResizeOld],
+            at(day + Duration::days(2), "00:15:00"),
+        )
+        .unwrap(),
         ApplyOptions::default(),
     )
     .await

@@ -4,22 +4,22 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use ddb_rollover::changes::{
-    DeleteRequest, ExportRequest, SettingChange, TableSetting, TagChange, TtlChange,
-};
-use ddb_rollover::deferral::DeferralCause;
-use ddb_rollover::observed::{
-    ArchiveState, ExportState, ExportStatus, ObservedEncryption, ObservedTable, TableStatus, TtlState,
-};
+use ddb_rollover::plan::deferral::DeferralCause;
 use ddb_rollover::plan::{plan, plan_run, Decision, Operation, Plan, PlanItem};
-use ddb_rollover::policy::{Policy, PolicyError};
-use ddb_rollover::settings::Billing;
-use ddb_rollover::settings::Capacity;
-use ddb_rollover::settings::{Encryption, StreamView};
-use ddb_rollover::status::{status, TableStatusLine};
-use ddb_rollover::tags::{
+use ddb_rollover::policy::settings::Billing;
+use ddb_rollover::policy::settings::Capacity;
+use ddb_rollover::policy::settings::{Encryption, StreamView};
+use ddb_rollover::policy::tags::{
     TAG_ARCHIVED, TAG_EXPORT, TAG_FAMILY, TAG_LAST_DEFERRAL, TAG_PERIOD_END, TAG_PERIOD_START,
     TAG_POLICY_HASH,
+};
+use ddb_rollover::policy::{Policy, PolicyError};
+use ddb_rollover::run::status::{status, TableStatusLine};
+use ddb_rollover::table::changes::{
+    DeleteRequest, ExportRequest, SettingChange, TableSetting, TagChange, TtlChange,
+};
+use ddb_rollover::table::{
+    ArchiveState, ExportState, ExportStatus, ObservedEncryption, ObservedTable, TableStatus, TtlState,
 };
 
 const HOT: Capacity = Capacity {
@@ -916,10 +916,10 @@ fn json_null_leaves_optional_fields_unset() {
 #[test]
 fn retention_never_deletes_a_table_whose_key_is_not_the_policys_even_when_tagged_ours() {
     let policy = one_phase("[retention]\ndelete_after = 3\n");
-    let other_key = ddb_rollover::settings::KeySchema {
-        partition: ddb_rollover::settings::KeyAttribute {
+    let other_key = ddb_rollover::policy::settings::KeySchema {
+        partition: ddb_rollover::policy::settings::KeyAttribute {
             name: "id".into(),
-            kind: ddb_rollover::settings::AttributeKind::S,
+            kind: ddb_rollover::policy::settings::AttributeKind::S,
         },
         sort: None,
     };
@@ -1021,7 +1021,7 @@ fn runs_warn_of_the_table_quota_within_a_year_and_status_always() {
 /// Deletion needs nothing foreign on the table: kept, and the reason says what.
 #[test]
 fn retention_never_deletes_a_table_under_a_scalable_target_it_did_not_create() {
-    use ddb_rollover::scaling::{
+    use ddb_rollover::policy::scaling::{
         ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension, ScalableKey,
     };
     let policy = one_phase("[retention]\ndelete_after = 3\nkeep_newest = 1\n");
@@ -1061,7 +1061,7 @@ fn a_hand_made_table_named_and_keyed_like_ours_is_never_tagged_into_the_family_o
     let mut hand_made = bare(6, COLD);
     hand_made
         .local_indexes
-        .push(ddb_rollover::observed::ObservedLocalIndex {
+        .push(ddb_rollover::table::ObservedLocalIndex {
             name: "by_hand".into(),
             key: None,
             projection: None,

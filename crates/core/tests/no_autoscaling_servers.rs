@@ -18,8 +18,8 @@ use aws_sdk_applicationautoscaling::config::{BehaviorVersion, Credentials, Regio
 use aws_sdk_applicationautoscaling::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_applicationautoscaling::types::{ScalableDimension as SdkDimension, ServiceNamespace};
 use aws_sdk_applicationautoscaling::Client;
-use ddb_rollover::dynamodb::DynamoDb;
-use ddb_rollover::scaling::{
+use ddb_rollover::aws::dynamodb::DynamoDb;
+use ddb_rollover::policy::scaling::{
     scalable_keys, Autoscaling, DeregisterScaling, RegisterScaling, ScalableDimension, ScalableKey,
     ScalingRemoval,
 };

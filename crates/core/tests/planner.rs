@@ -1,13 +1,13 @@
 //! The planner's rules, one test each, with a fixed clock.
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use ddb_rollover::changes::{CapacityChange, ClassChange};
-use ddb_rollover::deferral::DeferralCause;
-use ddb_rollover::observed::{ObservedTable, TableStatus};
+use ddb_rollover::plan::deferral::DeferralCause;
 use ddb_rollover::plan::{plan, Decision, Operation, Plan};
+use ddb_rollover::policy::settings::Capacity;
+use ddb_rollover::policy::settings::{Billing, OnDemandLimits, TableClass};
 use ddb_rollover::policy::Policy;
-use ddb_rollover::settings::Capacity;
-use ddb_rollover::settings::{Billing, OnDemandLimits, TableClass};
+use ddb_rollover::table::changes::{CapacityChange, ClassChange};
+use ddb_rollover::table::{ObservedTable, TableStatus};
 
 const HOT: Capacity = Capacity {
     read: 300,

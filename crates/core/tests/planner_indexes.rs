@@ -1,14 +1,14 @@
 //! The planner's rules for global secondary indexes and the write grace, with a fixed clock.
 
 use chrono::{DateTime, Utc};
-use ddb_rollover::changes::{CapacityChange, TableSetting};
-use ddb_rollover::deferral::DeferralCause;
-use ddb_rollover::observed::{ObservedIndex, ObservedTable, TableStatus};
+use ddb_rollover::plan::deferral::DeferralCause;
 use ddb_rollover::plan::{plan, Decision, Operation, Plan, PlanItem};
-use ddb_rollover::policy::Policy;
-use ddb_rollover::settings::{
+use ddb_rollover::policy::settings::{
     AttributeKind, Billing, Capacity, KeyAttribute, KeySchema, OnDemandLimits, Projection,
 };
+use ddb_rollover::policy::Policy;
+use ddb_rollover::table::changes::{CapacityChange, TableSetting};
+use ddb_rollover::table::{ObservedIndex, ObservedTable, TableStatus};
 
 const POLICY: &str = r#"
 [key]

@@ -11,7 +11,7 @@ mod next_phase;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use ddb_rollover::period::Slot;
+use ddb_rollover::policy::period::Slot;
 use ddb_rollover::{Policy, PolicyError};
 
 fn invalid(toml: &str) -> Vec<(String, String)> {

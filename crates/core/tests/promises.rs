@@ -49,11 +49,11 @@ mod scenarios;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use ddb_rollover::adopt::{adopt, AdoptReport};
-use ddb_rollover::changes::TableSpec;
-use ddb_rollover::scaling::ScalableKey;
-use ddb_rollover::settings::{Billing, GlobalIndex};
-use ddb_rollover::status::status;
+use ddb_rollover::policy::scaling::ScalableKey;
+use ddb_rollover::policy::settings::{Billing, GlobalIndex};
+use ddb_rollover::run::adopt::{adopt, AdoptReport};
+use ddb_rollover::run::status::status;
+use ddb_rollover::table::changes::TableSpec;
 use ddb_rollover::{observe, run, Operation, Policy, Scope};
 use fake_aws::{Effect, FakeAws, Maker, World, FAMILY_TAG};
 use futures::executor::block_on;
@@ -98,8 +98,14 @@ impl Account for FakeAccount {
         let status = status(policy, now, &observation.tables);
         let before = self.fake.state();
         let logged = self.fake.log_len();
-        let report = block_on(run(&self.fake, policy, operation, now, options()))
-            .map_err(|e| format!("the run failed to start: {e}"))?;
+        let report = block_on(run(
+            &self.fake,
+            policy,
+            operation,
+            &ddb_rollover::run::clock::simulation(policy, &[operation], now).unwrap(),
+            options(),
+        ))
+        .map_err(|e| format!("the run failed to start: {e}"))?;
         let after = self.fake.state();
         let calls = self
             .fake
@@ -118,14 +124,31 @@ impl Account for FakeAccount {
 
     fn sibling_run(&self, sibling: &Policy, operation: Operation) {
         let role = self.fake.acting_as(SIBLING, SIBLING_ACTOR);
-        let _ = block_on(run(&role, sibling, operation, self.fake.now(), options()));
+        let _ = block_on(run(
+            &role,
+            sibling,
+            operation,
+            &ddb_rollover::run::clock::simulation(sibling, &[operation], self.fake.now()).unwrap(),
+            options(),
+        ));
     }
 
     fn adopt(&self, policy: &Policy, table: &str) -> (Result<AdoptReport, String>, Vec<String>) {
         let operator = self.fake.operator();
         let logged = self.fake.log_len();
         let names = [table.to_string()];
-        let report = text(block_on(adopt(&operator, policy, self.fake.now(), &names, false)));
+        let report = text(block_on(adopt(
+            &operator,
+            policy,
+            &ddb_rollover::run::clock::simulation(
+                policy,
+                &[ddb_rollover::Operation::CreateNew],
+                self.fake.now(),
+            )
+            .unwrap(),
+            &names,
+            false,
+        )));
         // Ground truth from what the call did, not from its report.
         let tagged: Vec<String> = self
             .fake

@@ -39,15 +39,15 @@ use std::sync::Mutex;
 use aws_sdk_applicationautoscaling as aas;
 use aws_sdk_dynamodb as ddb;
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use ddb_rollover::adopt::{adopt, AdoptReport};
-use ddb_rollover::changes::TableSpec;
-use ddb_rollover::dynamodb::DynamoDb;
-use ddb_rollover::scaling::{ScalableDimension, ScalableKey};
-use ddb_rollover::settings::{
+use ddb_rollover::aws::dynamodb::DynamoDb;
+use ddb_rollover::policy::scaling::{ScalableDimension, ScalableKey};
+use ddb_rollover::policy::settings::{
     AttributeKind, Billing, Capacity, GlobalIndex, KeyAttribute, KeySchema, LocalIndex, OnDemandLimits,
     Projection, StreamView, TableClass,
 };
-use ddb_rollover::status::status;
+use ddb_rollover::run::adopt::{adopt, AdoptReport};
+use ddb_rollover::run::status::status;
+use ddb_rollover::table::changes::TableSpec;
 use ddb_rollover::{observe, run, Operation, Policy, Scope};
 use fake_aws::{Call, Effect, Gsi, Maker, ScalingPolicy, Status, Table, Target, World};
 use proptest::strategy::{Strategy, ValueTree};
@@ -845,7 +845,13 @@ impl Account for MotoAccount {
         let status = status(policy, now, &observation.tables);
         let before = self.read_world();
         let report = self
-            .block(run(&self.ours, policy, operation, now, options()))
+            .block(run(
+                &self.ours,
+                policy,
+                operation,
+                &ddb_rollover::run::clock::simulation(policy, &[operation], now).unwrap(),
+                options(),
+            ))
             .map_err(|e| format!("the run failed to start: {e}"))?;
         let after = self.read_world();
         if std::env::var_os("PROMISES_TRACE").is_some() {
@@ -875,7 +881,13 @@ impl Account for MotoAccount {
     fn sibling_run(&self, sibling: &Policy, operation: Operation) {
         let now = self.now();
         self.acting(&who(SIBLING_ACTOR), || {
-            let _ = self.block(run(&self.sibling, sibling, operation, now, options()));
+            let _ = self.block(run(
+                &self.sibling,
+                sibling,
+                operation,
+                &ddb_rollover::run::clock::simulation(sibling, &[operation], now).unwrap(),
+                options(),
+            ));
         });
     }
 
@@ -883,7 +895,18 @@ impl Account for MotoAccount {
         let before = self.read_world();
         let names = [table.to_string()];
         let report = self
-            .block(adopt(&self.operator, policy, self.now(), &names, false))
+            .block(adopt(
+                &self.operator,
+                policy,
+                &ddb_rollover::run::clock::simulation(
+                    policy,
+                    &[ddb_rollover::Operation::CreateNew],
+                    self.now(),
+                )
+                .unwrap(),
+                &names,
+                false,
+            ))
             .map_err(|e| e.to_string());
         let after = self.read_world();
         let tagged: Vec<String> = after

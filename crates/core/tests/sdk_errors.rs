@@ -20,12 +20,12 @@ use aws_smithy_mocks::{mock, mock_client, RuleMode};
 
 use chrono::{DateTime, Utc};
 use common::{coded, coded_with, describes};
-use ddb_rollover::changes::{CapacityChange, TableSpec};
-use ddb_rollover::control::{ControlPlane, ErrorKind};
-use ddb_rollover::dynamodb::DynamoDb;
+use ddb_rollover::aws::dynamodb::DynamoDb;
+use ddb_rollover::policy::settings::Billing;
+use ddb_rollover::policy::settings::Capacity;
 use ddb_rollover::policy::Policy;
-use ddb_rollover::settings::Billing;
-use ddb_rollover::settings::Capacity;
+use ddb_rollover::run::control::{ControlPlane, ErrorKind};
+use ddb_rollover::table::changes::{CapacityChange, TableSpec};
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome};
 
 fn change(name: &str) -> CapacityChange {
@@ -306,7 +306,7 @@ async fn one_failing_table_does_not_stop_the_run() {
         &DynamoDb::new(client),
         &Policy::default(),
         Operation::ResizeOld,
-        now,
+        &ddb_rollover::run::clock::simulation(&Policy::default(), &[Operation::ResizeOld], now).unwrap(),
         ApplyOptions::default(),
     )
     .await
@@ -333,8 +333,8 @@ async fn one_failing_table_does_not_stop_the_run() {
 async fn on_demand_limits_and_table_class_reach_the_wire() {
     use aws_sdk_dynamodb::operation::create_table::CreateTableOutput;
     use aws_sdk_dynamodb::types::TableClass as SdkTableClass;
-    use ddb_rollover::changes::ClassChange;
-    use ddb_rollover::settings::{OnDemandLimits, TableClass};
+    use ddb_rollover::policy::settings::{OnDemandLimits, TableClass};
+    use ddb_rollover::table::changes::ClassChange;
 
     let to_on_demand = mock!(Client::update_table)
         .match_requests(|r| {
@@ -405,7 +405,7 @@ async fn on_demand_limits_and_table_class_reach_the_wire() {
 #[tokio::test]
 async fn describe_maps_table_class_and_on_demand_limits() {
     use aws_sdk_dynamodb::types::{OnDemandThroughput, TableClass as SdkTableClass, TableClassSummary};
-    use ddb_rollover::settings::{OnDemandLimits, TableClass};
+    use ddb_rollover::policy::settings::{OnDemandLimits, TableClass};
 
     let rule = describes("t", |t| {
         t.table_status(TableStatus::Active)

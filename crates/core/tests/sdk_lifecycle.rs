@@ -34,16 +34,16 @@ use aws_smithy_mocks::{mock, mock_client, RuleMode};
 
 use chrono::{DateTime, Utc};
 use common::{coded, coded_with, describes};
-use ddb_rollover::changes::{DeleteRequest, ExportRequest, SettingChange, TableSetting, TableSpec};
-use ddb_rollover::control::{ControlPlane, ErrorKind};
-use ddb_rollover::dynamodb::DynamoDb;
-use ddb_rollover::observed::{ExportStatus, ObservedEncryption};
+use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::plan::{Decision, Plan, PlanItem};
+use ddb_rollover::policy::settings::Billing;
+use ddb_rollover::policy::settings::Capacity;
+use ddb_rollover::policy::settings::{Encryption, StreamView};
+use ddb_rollover::policy::tags::TAG_LAST_DEFERRAL;
 use ddb_rollover::policy::Policy;
-use ddb_rollover::settings::Billing;
-use ddb_rollover::settings::Capacity;
-use ddb_rollover::settings::{Encryption, StreamView};
-use ddb_rollover::tags::TAG_LAST_DEFERRAL;
+use ddb_rollover::run::control::{ControlPlane, ErrorKind};
+use ddb_rollover::table::changes::{DeleteRequest, ExportRequest, SettingChange, TableSetting, TableSpec};
+use ddb_rollover::table::{ExportStatus, ObservedEncryption};
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome};
 
 const TABLE_ARN: &str = "arn:aws:dynamodb:us-east-1:123456789012:table/t";
@@ -773,7 +773,7 @@ async fn an_export_refused_for_limits_is_deferred_and_the_run_succeeds() {
         &DynamoDb::new(client),
         &policy,
         Operation::ResizeOld,
-        now,
+        &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], now).unwrap(),
         ApplyOptions::default(),
     )
     .await

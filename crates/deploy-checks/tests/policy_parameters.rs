@@ -248,7 +248,7 @@ fn cold_phase_parameters_shape_phase_two() {
             let cold = &parsed.phases[2];
             let on_demand = overrides.contains(&("ColdBilling", "on_demand"));
             assert_eq!(
-                matches!(cold.billing, ddb_rollover::settings::Billing::OnDemand(_)),
+                matches!(cold.billing, ddb_rollover::policy::settings::Billing::OnDemand(_)),
                 on_demand,
                 "{overrides:?}"
             );

@@ -55,22 +55,22 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use chrono::{DateTime, Duration, Utc};
-use ddb_rollover::changes::{
-    CapacityChange, ClassChange, ExportRequest, IndexSpec, SettingChange, TableSetting, TableSpec, TagChange,
-    TtlChange,
-};
-use ddb_rollover::control::{ControlPlane, ControlPlaneError, ErrorKind};
-use ddb_rollover::observed::{
-    ExportState, ExportStatus, ObservedEncryption, ObservedIndex, ObservedLocalIndex, ObservedTable,
-    TableStatus, TtlState,
-};
-use ddb_rollover::scaling::{
+use ddb_rollover::policy::scaling::{
     table_of, DeregisterScaling, ObservedScalableTarget, ObservedScalingPolicy, RegisterScaling,
     ScalableDimension, ScalableKey, TargetValue,
 };
-use ddb_rollover::settings::{
+use ddb_rollover::policy::settings::{
     Billing, Capacity, Encryption, GlobalIndex, KeySchema, LocalIndex, OnDemandLimits, Projection,
     StreamSetting, TableClass,
+};
+use ddb_rollover::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
+use ddb_rollover::table::changes::{
+    CapacityChange, ClassChange, ExportRequest, IndexSpec, SettingChange, TableSetting, TableSpec, TagChange,
+    TtlChange,
+};
+use ddb_rollover::table::{
+    ExportState, ExportStatus, ObservedEncryption, ObservedIndex, ObservedLocalIndex, ObservedTable,
+    TableStatus, TtlState,
 };
 
 /// The tag key `template.yaml`'s IAM conditions check (`aws:ResourceTag/ddb-rollover:family`).
@@ -1928,7 +1928,7 @@ impl ControlPlane for FakeAws {
 /// The scalable keys of a table's read and write, and of an index's.
 pub fn key_for(table: &str, index: Option<&str>, dimension: ScalableDimension) -> ScalableKey {
     ScalableKey {
-        resource_id: ddb_rollover::scaling::resource_id(table, index),
+        resource_id: ddb_rollover::policy::scaling::resource_id(table, index),
         dimension,
     }
 }
@@ -1937,9 +1937,9 @@ pub fn key_for(table: &str, index: Option<&str>, dimension: ScalableDimension) -
 mod tests {
     use super::*;
     use chrono::TimeZone;
-    use ddb_rollover::changes::IndexCapacityChange;
-    use ddb_rollover::scaling::{ScalingRemoval, ScalingTarget};
-    use ddb_rollover::settings::{AttributeKind, KeyAttribute};
+    use ddb_rollover::policy::scaling::{ScalingRemoval, ScalingTarget};
+    use ddb_rollover::policy::settings::{AttributeKind, KeyAttribute};
+    use ddb_rollover::table::changes::IndexCapacityChange;
     use futures::executor::block_on;
 
     fn at(h: u32, m: u32) -> DateTime<Utc> {

@@ -8,7 +8,7 @@
 //! - `null` or `{}`: run now (a console "Test" with an empty event).
 //! - The AWS blog's `{"Operation": "create_new"}`, optionally with `scheduled_time` (filled
 //!   by EventBridge Scheduler from `<aws.scheduler.scheduled-time>`), `at` (a manual run's
-//!   instant), `dry_run` and `allow_future_clock` (see [`ddb_rollover::clock`]). Both times are
+//!   instant), `dry_run` and `allow_future_clock` (see [`ddb_rollover::run::clock`]). Both times are
 //!   RFC 3339. When both are given, `scheduled_time`
 //!   wins: it is what makes retries of one scheduled run decide the same thing.
 //! - An EventBridge "Scheduled Event" envelope (rules with a `rate`/`cron` schedule): its
@@ -29,7 +29,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
-use ddb_rollover::clock::{check_clock, clock_warning, ClockAllowance};
+use ddb_rollover::run::clock::{check_clock, clock_warning, CheckedInstant, ClockAllowance};
 use ddb_rollover::Operation;
 use ddb_rollover::Policy;
 
@@ -135,14 +135,14 @@ impl ClockSource {
     }
 }
 
-/// One invocation's inputs to [`ddb_rollover::run`], besides the policy and the function's operation.
+/// One invocation's inputs to [`ddb_rollover::run()`], besides the policy and the function's operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Invocation {
     /// The instant to decide for; `None` means the wall clock.
     pub at: Option<DateTime<Utc>>,
     pub dry_run: bool,
     /// An explicit opt-in to an instant far ahead of the wall clock, for simulations (see
-    /// [`ddb_rollover::clock`]).
+    /// [`ddb_rollover::run::clock`]).
     pub allow_future_clock: bool,
     pub clock: ClockSource,
 }
@@ -164,23 +164,22 @@ impl Invocation {
     }
 
     /// The instant the run decides for, checked against the wall clock before any AWS call
-    /// (see [`ddb_rollover::clock`]); a refusal names the field that carried the instant.
+    /// (see [`ddb_rollover::run::clock`]); a refusal names the field that carried the instant.
     pub fn checked_now(
         &self,
         policy: &Policy,
         operation: Operation,
         wall_clock: DateTime<Utc>,
-    ) -> Result<DateTime<Utc>, EventError> {
+    ) -> Result<CheckedInstant, EventError> {
         let now = self.now(wall_clock);
         let allowance = ClockAllowance {
             dry_run: self.dry_run,
             allow_future_clock: self.allow_future_clock,
         };
-        check_clock(policy, operation, now, wall_clock, allowance).map_err(|error| EventError::Clock {
+        check_clock(policy, &[operation], now, wall_clock, allowance).map_err(|error| EventError::Clock {
             field: self.clock.as_str(),
             message: error.to_string(),
-        })?;
-        Ok(now)
+        })
     }
 
     /// What the report should warn about the instant: a manual event's `at` that has
@@ -957,7 +956,9 @@ mod tests {
             json!({"at": "9999-12-30T23:59:59Z", "dry_run": true}),
         ] {
             assert_eq!(
-                ok(allowed, RESIZE).checked_now(&policy, RESIZE, wall),
+                ok(allowed, RESIZE)
+                    .checked_now(&policy, RESIZE, wall)
+                    .map(|at| at.at()),
                 Ok(t("9999-12-30T23:59:59Z"))
             );
         }

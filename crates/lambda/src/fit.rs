@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use ddb_rollover::report::TableLine;
+use ddb_rollover::run::report::TableLine;
 use ddb_rollover::{Outcome, RunReport};
 
 /// CloudWatch Logs' limit for one log event.

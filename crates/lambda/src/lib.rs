@@ -1,7 +1,7 @@
 //! The glue both Lambda functions share: event in, [`RunReport`] out.
 //!
 //! Thin on purpose: [`event`] decides what a payload means and
-//! [`ddb_rollover::run`] decides everything else; this crate builds the policy and the SDK
+//! [`ddb_rollover::run()`] decides everything else; this crate builds the policy and the SDK
 //! client once per cold start and turns a run with failed actions into a function error, so
 //! EventBridge Scheduler's retries, the dead-letter queue and error alarms see it.
 
@@ -22,9 +22,9 @@ use aws_config::retry::RetryConfig;
 use aws_config::BehaviorVersion;
 use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
 use chrono::Utc;
-use ddb_rollover::dynamodb::DynamoDb;
-use ddb_rollover::pace::Paced;
+use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::policy::{Policy, PolicyDocument, PolicyError, POLICY_ENV};
+use ddb_rollover::run::pace::Paced;
 use ddb_rollover::{ApplyOptions, ControlPlaneError, Operation, Outcome, RunReport};
 use lambda_runtime::{service_fn, Diagnostic, LambdaEvent};
 use serde_json::Value;
@@ -226,7 +226,7 @@ impl Handler {
     async fn run_logged(&self, event: Value, deadline: Option<Instant>) -> Result<RunReport, HandlerError> {
         let invocation = parse_invocation(&event, self.operation)?;
         let wall = Utc::now();
-        let now = invocation.checked_now(&self.policy, self.operation, wall)?;
+        let at = invocation.checked_now(&self.policy, self.operation, wall)?;
         let clock_warning = invocation.clock_warning(&self.policy, self.operation, wall);
         if let Some(warning) = &clock_warning {
             tracing::warn!(%warning, "clock");
@@ -236,7 +236,7 @@ impl Handler {
             deadline,
             ..ApplyOptions::default()
         };
-        let mut report = ddb_rollover::run(&self.control, &self.policy, self.operation, now, options).await?;
+        let mut report = ddb_rollover::run(&self.control, &self.policy, self.operation, &at, options).await?;
         let s = &report.summary;
         tracing::info!(
             operation = %self.operation,

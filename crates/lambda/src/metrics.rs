@@ -82,7 +82,7 @@ pub fn run_documents(report: &RunReport, timestamp_ms: u64) -> Vec<String> {
     let base = [("Prefix", report.prefix.as_str()), ("Operation", operation)];
 
     // Each table's lines, to count it once.
-    let mut by_table: BTreeMap<&str, Vec<&ddb_rollover::report::TableLine>> = BTreeMap::new();
+    let mut by_table: BTreeMap<&str, Vec<&ddb_rollover::run::report::TableLine>> = BTreeMap::new();
     for line in &report.tables {
         by_table.entry(line.item.table.as_str()).or_default().push(line);
     }
@@ -129,7 +129,7 @@ pub fn run_documents(report: &RunReport, timestamp_ms: u64) -> Vec<String> {
 
 /// A table of the policy that exists once the run ends: seen or created, and neither deleted
 /// by the run nor gone during it.
-fn exists_at_the_end(lines: &[&ddb_rollover::report::TableLine]) -> bool {
+fn exists_at_the_end(lines: &[&ddb_rollover::run::report::TableLine]) -> bool {
     let ours = lines.iter().any(|l| l.item.period.is_some());
     let seen = lines.iter().any(|l| l.item.status.is_some());
     let created = lines
@@ -166,8 +166,8 @@ mod tests {
     use super::*;
     use chrono::{DateTime, Utc};
     use ddb_rollover::plan::PlanItem;
-    use ddb_rollover::readiness::{Readiness, TargetTable};
-    use ddb_rollover::report::TableLine;
+    use ddb_rollover::run::readiness::{Readiness, TargetTable};
+    use ddb_rollover::run::report::TableLine;
     use testkit::emf::{validate, EmfMetric};
 
     fn line(table: &str, decision: Decision, outcome: Outcome, deferral: Option<DeferralCause>) -> TableLine {

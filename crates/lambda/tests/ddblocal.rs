@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use chrono::Utc;
-use ddb_rollover::period::Slot;
+use ddb_rollover::policy::period::Slot;
 use ddb_rollover::{Operation, Policy};
 use ddb_rollover_lambda::Handler;
 use serde_json::{json, Value};

@@ -11,7 +11,7 @@ use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_dynamodb::types::TableDescription;
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
-use ddb_rollover::period::Slot;
+use ddb_rollover::policy::period::Slot;
 use ddb_rollover::{Operation, Policy, RunReport};
 use ddb_rollover_lambda::event::parse_invocation;
 use ddb_rollover_lambda::{Handler, HandlerError};

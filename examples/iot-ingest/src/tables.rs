@@ -7,8 +7,10 @@ use std::time::Duration;
 use aws_sdk_dynamodb::client::Waiters;
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
-use ddb_rollover::dynamodb::DynamoDb;
-use ddb_rollover::{ApplyOptions, Decision, Operation, Outcome, Policy, RunReport};
+use ddb_rollover::aws::dynamodb::DynamoDb;
+use ddb_rollover::{
+    check_clock, ApplyOptions, ClockAllowance, Decision, Operation, Outcome, Policy, RunReport,
+};
 use ddb_rollover_app::{tables_between, PeriodTable};
 
 /// The attribute DynamoDB's TTL reads (epoch seconds).
@@ -100,8 +102,22 @@ async fn create_new(
     policy: &Policy,
     at: DateTime<Utc>,
 ) -> Result<RunReport, Box<dyn Error>> {
-    let report =
-        ddb_rollover::run(control, policy, Operation::CreateNew, at, ApplyOptions::default()).await?;
+    // create_new may build ahead of the wall clock, never for an instant without labels.
+    let at = check_clock(
+        policy,
+        &[Operation::CreateNew],
+        at,
+        Utc::now(),
+        ClockAllowance::default(),
+    )?;
+    let report = ddb_rollover::run(
+        control,
+        policy,
+        Operation::CreateNew,
+        &at,
+        ApplyOptions::default(),
+    )
+    .await?;
     if !report.succeeded() {
         let failures: Vec<String> = report
             .lines_with(Outcome::Failed)

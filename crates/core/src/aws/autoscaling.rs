@@ -21,7 +21,7 @@ use crate::run::control::{ControlPlaneError, ErrorKind};
 /// Every DynamoDB scalable target on `tables` (and their indexes), with its policies: one
 /// paginated DescribeScalableTargets and one paginated DescribeScalingPolicies for the whole
 /// run, whatever the number of tables, filtered here (ResourceId filters take one id a call).
-pub async fn describe(
+pub(crate) async fn describe(
     client: &Client,
     tables: &[String],
 ) -> Result<Vec<ObservedScalableTarget>, ControlPlaneError> {
@@ -99,7 +99,7 @@ pub async fn describe(
 /// Registers each target, then puts our target-tracking policy on it. A policy that cannot be
 /// put takes its target back off (best effort): a target without our policy would count as
 /// someone else's in the next run.
-pub async fn register(client: &Client, change: &RegisterScaling) -> Result<(), ControlPlaneError> {
+pub(crate) async fn register(client: &Client, change: &RegisterScaling) -> Result<(), ControlPlaneError> {
     for target in &change.targets {
         client
             .register_scalable_target()
@@ -156,7 +156,7 @@ async fn put_policy(
 /// alone, and only once no policy is left on them: DeregisterScalableTarget deletes every
 /// policy on a target, whoever made it, and someone may have attached one since the run looked.
 /// Already gone counts as done.
-pub async fn deregister(client: &Client, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
+pub(crate) async fn deregister(client: &Client, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
     for target in &change.targets {
         let deleted = client
             .delete_scaling_policy()

@@ -2,5 +2,5 @@
 //! DynamoDB and Application Auto Scaling clients. Nothing above this folder names the SDK's
 //! control-plane types.
 
-pub mod autoscaling;
+pub(crate) mod autoscaling;
 pub mod dynamodb;

@@ -306,7 +306,7 @@ impl PolicyDocument {
                 _ => {}
             }
             previous_age = Some(phase.min_age);
-            let settings = phase_settings(phase, &field, &index_names);
+            let settings = phase_settings(phase, &field, index_names);
             if let Err(problems) = &settings {
                 for (name, message) in problems {
                     fail(errors, &format!("{field}.{name}"), message.clone());

@@ -14,8 +14,10 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::plan::verdict::{ForeignPart, Judge, NoEvidence, OwnedBy, Owner};
+use crate::plan::Operation;
 use crate::policy::tags::{own_tags, TAG_ADOPTED};
 use crate::policy::Policy;
+use crate::run::clock::CheckedInstant;
 use crate::run::control::{ControlPlane, ControlPlaneError};
 use crate::run::observe::observe_tables;
 use crate::table::changes::TagChange;
@@ -138,10 +140,13 @@ pub fn plan_adoption(
 pub async fn adopt<C: ControlPlane>(
     control: &C,
     policy: &Policy,
-    now: DateTime<Utc>,
+    at: &CheckedInstant,
     names: &[String],
     dry_run: bool,
 ) -> Result<AdoptReport, ControlPlaneError> {
+    // Adopting writes tags dated by the clock: checked as create_new's is.
+    at.assert_covers(policy, Operation::CreateNew, dry_run);
+    let now = at.at();
     let observation = observe_tables(control, policy, names).await?;
     let mut tables = Vec::new();
     for (name, adoption, notes) in plan_adoption(policy, now, &observation.tables, names) {

@@ -14,6 +14,7 @@ use crate::plan::{plan_run, Decision, Operation, Plan, PlanItem};
 use crate::policy::limits::TABLE_QUOTA_ADVICE;
 use crate::policy::tags::{deferral_value, export_tag_value, TAG_EXPORT, TAG_LAST_DEFERRAL};
 use crate::policy::Policy;
+use crate::run::clock::CheckedInstant;
 use crate::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use crate::run::observe::{observe, run_view, SCALING_UNSUPPORTED};
 use crate::run::readiness::{self, Readiness};
@@ -51,15 +52,16 @@ impl Default for ApplyOptions {
     }
 }
 
-/// Observe, plan and apply one operation: what a scheduled run does.
+/// Observe, plan and apply one operation: what a scheduled run does. `at` is the instant the
+/// run decides for, as [`check_clock`](crate::run::clock::check_clock) let it through.
 pub async fn run<C: ControlPlane>(
     control: &C,
     policy: &Policy,
     operation: Operation,
-    now: DateTime<Utc>,
+    at: &CheckedInstant,
     options: ApplyOptions,
 ) -> Result<RunReport, ControlPlaneError> {
-    let mut reports = run_each(control, policy, &[operation], now, options).await?;
+    let mut reports = run_each(control, policy, &[operation], at, options).await?;
     Ok(reports.pop().expect("one report per operation"))
 }
 
@@ -71,9 +73,13 @@ pub async fn run_each<C: ControlPlane>(
     control: &C,
     policy: &Policy,
     operations: &[Operation],
-    now: DateTime<Utc>,
+    at: &CheckedInstant,
     options: ApplyOptions,
 ) -> Result<Vec<RunReport>, ControlPlaneError> {
+    for &operation in operations {
+        at.assert_covers(policy, operation, options.dry_run);
+    }
+    let now = at.at();
     // One operation: its floor of calls. Several (`plan`): the operator's full view.
     let scope = match operations {
         [operation] => Scope::Run(*operation, now),

@@ -44,8 +44,93 @@ pub struct ClockAllowance {
     pub allow_future_clock: bool,
 }
 
-/// Checks the instant `operation` will decide for, against the wall clock `wall`.
+/// An instant that passed [`check_clock`], with what it was checked for. Only the check makes
+/// one, and the engine's entries ([`run`](crate::run()), [`run_each`](crate::run_each),
+/// [`adopt`](crate::run::adopt::adopt)) take nothing else: no caller, example or test can hand
+/// the engine a clock that could dial live tables down without saying so.
+///
+/// ```compile_fail
+/// // A bare instant is not one: only the check builds it.
+/// let at: ddb_rollover::CheckedInstant = chrono::Utc::now().into();
+/// ```
+/// ```compile_fail
+/// let at = ddb_rollover::CheckedInstant { at: chrono::Utc::now(), operations: vec![], dry_run: false, policy: String::new() };
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckedInstant {
+    at: DateTime<Utc>,
+    operations: Vec<Operation>,
+    /// Checked as a dry run: only a dry run may use it.
+    dry_run: bool,
+    /// The checked policy's [`Policy::hash`]: its calendar and `premake` decided the check.
+    policy: String,
+}
+
+impl CheckedInstant {
+    /// The instant the run decides for.
+    pub fn at(&self) -> DateTime<Utc> {
+        self.at
+    }
+
+    /// Panics unless this instant was checked for `policy`, `operation` and (when it was
+    /// checked as one) a dry run: the engine's entries call this first, so a mismatch is a
+    /// caller's bug, found before any AWS call.
+    pub(crate) fn assert_covers(&self, policy: &Policy, operation: Operation, dry_run: bool) {
+        assert!(
+            self.operations.contains(&operation),
+            "{} was checked for {:?}, not for {operation}",
+            self.at,
+            self.operations
+        );
+        assert!(
+            dry_run || !self.dry_run,
+            "{} was checked for a dry run only, and this run changes tables",
+            self.at
+        );
+        assert!(
+            self.policy == policy.hash(),
+            "{} was checked for another policy",
+            self.at
+        );
+    }
+}
+
+/// Checks the instant `operations` will decide for, against the wall clock `wall`: the one way
+/// to a [`CheckedInstant`].
 pub fn check_clock(
+    policy: &Policy,
+    operations: &[Operation],
+    at: DateTime<Utc>,
+    wall: DateTime<Utc>,
+    allowance: ClockAllowance,
+) -> Result<CheckedInstant, ClockError> {
+    for &operation in operations {
+        check_one(policy, operation, at, wall, allowance)?;
+    }
+    Ok(CheckedInstant {
+        at,
+        operations: operations.to_vec(),
+        dry_run: allowance.dry_run,
+        policy: policy.hash(),
+    })
+}
+
+/// A simulation's instant: [`check_clock`] with the wall clock and an explicit
+/// `allow_future_clock`, as `--allow-future-clock` gives (tests, replays, what-if runs). The
+/// instant still needs labels for its periods.
+pub fn simulation(
+    policy: &Policy,
+    operations: &[Operation],
+    at: DateTime<Utc>,
+) -> Result<CheckedInstant, ClockError> {
+    let allowance = ClockAllowance {
+        dry_run: false,
+        allow_future_clock: true,
+    };
+    check_clock(policy, operations, at, Utc::now(), allowance)
+}
+
+fn check_one(
     policy: &Policy,
     operation: Operation,
     at: DateTime<Utc>,
@@ -136,7 +221,41 @@ mod tests {
     const WALL: &str = "2018-10-25T10:00:00Z";
 
     fn check(operation: Operation, at: &str, allowance: ClockAllowance) -> Result<(), ClockError> {
-        check_clock(&Policy::default(), operation, t(at), t(WALL), allowance)
+        check_clock(&Policy::default(), &[operation], t(at), t(WALL), allowance).map(|_| ())
+    }
+
+    #[test]
+    fn a_checked_instant_serves_what_it_was_checked_for() {
+        let policy = Policy::default();
+        let dry = ClockAllowance {
+            dry_run: true,
+            ..ClockAllowance::default()
+        };
+        let at = check_clock(&policy, &[Operation::CreateNew], t(WALL), t(WALL), dry).unwrap();
+        assert_eq!(at.at(), t(WALL));
+        at.assert_covers(&policy, Operation::CreateNew, true);
+        let other = Policy::from_toml("premake = 3").unwrap();
+        for (policy, operation, dry_run) in [
+            (&policy, Operation::ResizeOld, true),
+            (&policy, Operation::CreateNew, false),
+            (&other, Operation::CreateNew, true),
+        ] {
+            let refused = std::panic::catch_unwind(|| at.assert_covers(policy, operation, dry_run));
+            assert!(refused.is_err(), "{operation} dry_run={dry_run}");
+        }
+        let far = "2030-01-01T00:00:00Z";
+        assert!(check_clock(
+            &policy,
+            &[Operation::CreateNew, Operation::ResizeOld],
+            t(far),
+            t(WALL),
+            ClockAllowance::default()
+        )
+        .is_err());
+        assert_eq!(
+            simulation(&policy, &[Operation::ResizeOld], t(far)).unwrap().at(),
+            t(far)
+        );
     }
 
     #[test]

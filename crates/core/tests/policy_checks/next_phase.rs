@@ -2,9 +2,9 @@
 //! table moves to the phase its age calls for then, which may be past phase 1.
 
 use chrono::{DateTime, Utc};
-use ddb_rollover::observed::ObservedTable;
-use ddb_rollover::settings::{Billing, Capacity};
-use ddb_rollover::status::{status, NextPhase};
+use ddb_rollover::policy::settings::{Billing, Capacity};
+use ddb_rollover::run::status::{status, NextPhase};
+use ddb_rollover::table::ObservedTable;
 use ddb_rollover::Policy;
 
 fn at(rfc3339: &str) -> DateTime<Utc> {

@@ -11,17 +11,17 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use ddb_rollover::adopt::AdoptReport;
-use ddb_rollover::changes::{IndexSpec, TableSpec};
-use ddb_rollover::deferral::DeferralCause;
-use ddb_rollover::period::Slot;
-use ddb_rollover::report::Outcome;
-use ddb_rollover::scaling::{ScalableDimension, ScalableKey};
-use ddb_rollover::settings::{
+use ddb_rollover::plan::deferral::DeferralCause;
+use ddb_rollover::policy::period::Slot;
+use ddb_rollover::policy::scaling::{ScalableDimension, ScalableKey};
+use ddb_rollover::policy::settings::{
     AttributeKind, Billing, Capacity, GlobalIndex, KeyAttribute, KeySchema, LocalIndex, OnDemandLimits,
     Projection,
 };
-use ddb_rollover::status::StatusReport;
+use ddb_rollover::run::adopt::AdoptReport;
+use ddb_rollover::run::report::Outcome;
+use ddb_rollover::run::status::StatusReport;
+use ddb_rollover::table::changes::{IndexSpec, TableSpec};
 use ddb_rollover::{ApplyOptions, Operation, Policy, RunReport};
 use fake_aws::{Config, Effect, Maker, Status, Table, Target, World, FAMILY_TAG};
 use proptest::prelude::*;
@@ -824,7 +824,7 @@ pub struct RunFacts<'a> {
     /// Our calls during the run.
     pub calls: &'a [fake_aws::Call],
     pub report: &'a RunReport,
-    pub status: &'a ddb_rollover::status::StatusReport,
+    pub status: &'a ddb_rollover::run::status::StatusReport,
 }
 
 impl RunFacts<'_> {
@@ -1600,9 +1600,9 @@ pub fn count_run(f: &RunFacts<'_>) {
             count(format!("verdict {}", verdict.label()));
             for part in &verdict.foreign {
                 let kind = match part {
-                    ddb_rollover::verdict::ForeignPart::Index { .. } => "index",
-                    ddb_rollover::verdict::ForeignPart::Target { .. } => "target",
-                    ddb_rollover::verdict::ForeignPart::SharedTarget { .. } => "shared target",
+                    ddb_rollover::plan::verdict::ForeignPart::Index { .. } => "index",
+                    ddb_rollover::plan::verdict::ForeignPart::Target { .. } => "target",
+                    ddb_rollover::plan::verdict::ForeignPart::SharedTarget { .. } => "shared target",
                 };
                 count(format!("verdict foreign part: {kind}"));
             }
@@ -2072,7 +2072,7 @@ impl<A: Account> Harness<'_, A> {
                 if let Ok(report) = &report {
                     for line in &report.tables {
                         match &line.adoption {
-                            ddb_rollover::adopt::Adoption::Refused { reasons } => {
+                            ddb_rollover::run::adopt::Adoption::Refused { reasons } => {
                                 for reason in reasons {
                                     let short: String = reason.chars().take(60).collect();
                                     count(format!("adopt refused: {short}"));

@@ -1,0 +1,181 @@
+//! What a plan is made of: the operation, one decision per table and the reason for it.
+
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::plan::deferral::DeferralCause;
+use crate::plan::verdict::Verdict;
+use crate::policy::period::Slot;
+use crate::policy::scaling::{DeregisterScaling, RegisterScaling};
+use crate::policy::settings::Billing;
+use crate::table::changes::{
+    CapacityChange, ClassChange, DeleteRequest, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
+};
+
+/// The two scheduled jobs of the blog's DailyResize.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
+    /// Before a boundary: make sure the current and the next `premake` tables exist.
+    CreateNew,
+    /// After a boundary: move every aged table to the phase its age calls for.
+    ResizeOld,
+}
+
+impl Operation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::CreateNew => "create_new",
+            Operation::ResizeOld => "resize_old",
+        }
+    }
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Operation {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "create_new" | "create-new" => Ok(Operation::CreateNew),
+            "resize_old" | "resize-old" => Ok(Operation::ResizeOld),
+            other => Err(format!(
+                "unknown operation {other:?}: use \"create_new\" or \"resize_old\""
+            )),
+        }
+    }
+}
+
+/// What the run does with one table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Decision {
+    Create(TableSpec),
+    /// The period's table is being deleted (DELETING): wait until it is gone, within the run's
+    /// time, then create it again. Failing that, the run fails: the period has no table.
+    Recreate(TableSpec),
+    Update(CapacityChange),
+    UpdateClass(ClassChange),
+    /// Template upkeep.
+    Tag(TagChange),
+    EnableTtl(TtlChange),
+    EnablePointInTimeRecovery {
+        name: String,
+    },
+    Configure(SettingChange),
+    /// Retention.
+    Export(ExportRequest),
+    Delete(DeleteRequest),
+    /// Autoscaling phases: register scalable targets with our target-tracking policy.
+    RegisterScaling(RegisterScaling),
+    /// Leaving an autoscaling phase: remove our policies and scalable targets.
+    DeregisterScaling(DeregisterScaling),
+    /// Already as the policy wants it.
+    Unchanged,
+    /// Needs a change that DynamoDB would refuse now; a later run does it.
+    Deferred {
+        retry_after: Option<DateTime<Utc>>,
+        cause: DeferralCause,
+    },
+    /// Not this operation's concern.
+    Skipped,
+    /// Has the prefix but is not provably ours: never touched.
+    Foreign,
+    /// A change the run must make but cannot without an operator (the next period's table
+    /// name is held by a table that is not ours): reported as failed.
+    Blocked,
+}
+
+impl Decision {
+    pub fn is_change(&self) -> bool {
+        !matches!(
+            self,
+            Decision::Unchanged
+                | Decision::Deferred { .. }
+                | Decision::Skipped
+                | Decision::Foreign
+                | Decision::Blocked
+        )
+    }
+
+    /// Whether this is an UpdateTable: DynamoDB takes one at a time per table, so a plan holds
+    /// at most one per table and defers the rest.
+    pub fn updates_table(&self) -> bool {
+        matches!(
+            self,
+            Decision::Update(_) | Decision::UpdateClass(_) | Decision::Configure(_)
+        )
+    }
+
+    /// The action's name as reports print it.
+    pub fn action(&self) -> &'static str {
+        match self {
+            Decision::Create(_) => "create",
+            Decision::Recreate(_) => "recreate",
+            Decision::Update(_) => "update",
+            Decision::UpdateClass(_) => "update_class",
+            Decision::Tag(_) => "tag",
+            Decision::EnableTtl(_) => "enable_ttl",
+            Decision::EnablePointInTimeRecovery { .. } => "enable_point_in_time_recovery",
+            Decision::Configure(_) => "configure",
+            Decision::Export(_) => "export",
+            Decision::Delete(_) => "delete",
+            Decision::RegisterScaling(_) => "register_scaling",
+            Decision::DeregisterScaling(_) => "deregister_scaling",
+            Decision::Unchanged => "unchanged",
+            Decision::Deferred { .. } => "deferred",
+            Decision::Skipped => "skipped",
+            Decision::Foreign => "foreign",
+            Decision::Blocked => "blocked",
+        }
+    }
+}
+
+/// One table's decision and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PlanItem {
+    pub table: String,
+    /// The period label, for tables we own.
+    pub period: Option<String>,
+    /// The period itself (from the table's period tags, else its name): `status` dates the
+    /// table's next phase, archive and deletion from it.
+    #[serde(skip)]
+    pub slot: Option<Slot>,
+    /// Periods since the table's period: 0 is current, negative is a pre-built future table.
+    pub age: Option<i64>,
+    /// Index into the policy's phases that the table's age calls for.
+    pub phase: Option<usize>,
+    /// TableStatus as observed; `None` when the table does not exist.
+    pub status: Option<String>,
+    /// Throughput as observed.
+    pub billing: Option<Billing>,
+    /// The table's ARN, for the executor's own tags; not part of reports.
+    #[serde(skip)]
+    pub arn: Option<String>,
+    /// The one ownership verdict on the table the decision rests on; `None` for a table that
+    /// does not exist or was only listed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    pub decision: Decision,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    pub operation: Operation,
+    pub at: DateTime<Utc>,
+    pub prefix: String,
+    pub current_period: String,
+    /// Sorted by table name, which for owned tables is time order.
+    pub items: Vec<PlanItem>,
+    /// Things an operator should know that are not a table's decision (neighbours under our
+    /// name prefix).
+    pub warnings: Vec<String>,
+}

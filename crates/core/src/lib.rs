@@ -32,6 +32,7 @@ pub mod report;
 pub mod retention;
 pub mod route;
 pub mod scaling;
+pub mod sdk;
 pub mod settings;
 pub mod status;
 pub mod tags;

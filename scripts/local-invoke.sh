@@ -107,7 +107,7 @@ scripts/local-ddb.sh install
 mkdir -p "$RUN_DIR"
 
 # Build the host binaries first, so the first invoke does not wait for a compile.
-cargo build --quiet -p ddb-rollover-lambda --bin create-new --bin resize-old
+cargo build --quiet -p create-new -p resize-old
 
 read -r endpoint MOTO_PID < <(scripts/local-ddb.sh start moto --owner-pid $$)
 [[ -n $MOTO_PID ]] || die "moto did not start"

@@ -9,11 +9,10 @@ mod render;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use aws_config::retry::RetryConfig;
-use aws_config::{BehaviorVersion, Region};
 use chrono::Utc;
 use clap::Parser;
 use ddb_rollover::aws::dynamodb::DynamoDb;
+use ddb_rollover::aws::sdk::{AwsClients, SdkSettings};
 use ddb_rollover::route;
 use ddb_rollover::run::clock::{check_clock, clock_warning, CheckedInstant, ClockAllowance, ClockError};
 use ddb_rollover::run::pace::Paced;
@@ -229,25 +228,13 @@ fn load_policy(cli: &Cli) -> Result<Policy, PolicyError> {
 }
 
 /// DynamoDB, with Application Auto Scaling from the same configuration (endpoint, region,
-/// credentials): every run reads the scalable targets before it changes capacity or deletes
-/// (whose they are decides what it may touch), and registers them for autoscaling phases.
+/// credentials), with the SDK's default HTTPS client.
 async fn control_plane(cli: &Cli) -> DynamoDb {
-    let config = sdk_config(cli).await;
-    DynamoDb::new(aws_sdk_dynamodb::Client::new(&config))
-        .with_autoscaling(aws_sdk_applicationautoscaling::Client::new(&config))
-}
-
-async fn sdk_config(cli: &Cli) -> aws_config::SdkConfig {
-    // Adaptive retries: throttling that happens anyway slows the client down.
-    let mut loader = aws_config::defaults(BehaviorVersion::latest()).retry_config(RetryConfig::adaptive());
-    if let Some(region) = &cli.region {
-        loader = loader.region(Region::new(region.clone()));
-    }
-    if let Some(profile) = &cli.profile {
-        loader = loader.profile_name(profile);
-    }
-    if let Some(endpoint) = &cli.endpoint_url {
-        loader = loader.endpoint_url(endpoint);
-    }
-    loader.load().await
+    let settings = SdkSettings {
+        region: cli.region.clone(),
+        profile: cli.profile.clone(),
+        endpoint_url: cli.endpoint_url.clone(),
+        http_client: None,
+    };
+    AwsClients::load(settings).await.control_plane()
 }

@@ -65,7 +65,8 @@ impl Features {
     }
 
     /// The capabilities the stack grants its roles beyond the tables themselves: what
-    /// `ROLLOVER_GRANTS` must say (names of `ddb_rollover_lambda::grants::Capability`).
+    /// what the functions read back from the parameters (names of
+    /// `ddb_rollover_lambda::grants::Capability`).
     pub fn grants(&self) -> BTreeSet<&'static str> {
         [
             (self.ttl, "ttl"),

@@ -41,7 +41,7 @@ pub fn handler(function: &Function, client: aws_sdk_dynamodb::Client) -> Handler
     });
     let policy = function
         .policy()
-        .unwrap_or_else(|e| panic!("{}: ROLLOVER_POLICY does not parse: {e}", function.logical_id));
+        .unwrap_or_else(|e| panic!("{}: its environment makes no policy: {e}", function.logical_id));
     Handler::new(operation, policy, client)
 }
 

@@ -18,7 +18,10 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use ddb_rollover::{Operation, Policy, PolicyError};
+use ddb_rollover::{Operation, Policy};
+use ddb_rollover_lambda::grants::Grants;
+use ddb_rollover_lambda::stack::StackParameters;
+use ddb_rollover_lambda::InitError;
 use yaml_serde::{Mapping, Value};
 
 use crate::iam::{Condition, Statement};
@@ -54,7 +57,8 @@ pub struct Template {
 #[derive(Clone, Debug)]
 pub struct Function {
     pub logical_id: String,
-    /// `Metadata.BuildProperties.Binary`: the cargo binary `sam build` packages.
+    /// The cargo binary `sam build` packages: `Metadata.BuildProperties.Binary`, or else the
+    /// package's at `CodeUri` (its name).
     pub binary: String,
     pub code_uri: String,
     /// Logical id of the `AWS::IAM::Role` named by `Role: !GetAtt X.Arn`, if any.
@@ -82,15 +86,43 @@ impl Function {
             .find(|op| op.as_str().replace('_', "-") == self.binary)
     }
 
-    /// The policy the function reads from `ROLLOVER_POLICY`.
-    pub fn policy(&self) -> Result<Policy, PolicyError> {
-        let json = self
-            .environment
-            .get(ddb_rollover::policy::POLICY_ENV)
-            .map(String::as_str)
-            .unwrap_or_default();
-        Policy::from_json(json)
+    /// The policy the function builds at its cold start from this environment: the same
+    /// code ([`ddb_rollover_lambda::policy_from_variables`]), so `ROLLOVER_POLICY` (the
+    /// `PolicyOverride`) or the stack's parameters, one variable each.
+    pub fn policy(&self) -> Result<Policy, InitError> {
+        ddb_rollover_lambda::policy_from_variables(|name| self.environment.get(name).cloned())
     }
+
+    /// What the function's cold start takes its role to be granted (`None`: no stack
+    /// parameters in the environment, nothing is checked).
+    pub fn grants(&self) -> Option<Grants> {
+        StackParameters::from_lookup(|name| self.environment.get(name).cloned()).map(|stack| stack.grants())
+    }
+}
+
+/// The environment variables template.yaml gives one function (its logical id, e.g.
+/// `CreateNewFunction`, or its binary, `create-new`) for a stack with these parameters (the
+/// rest at their defaults): what a release check runs a bootstrap with.
+pub fn function_environment(
+    parameters: &[(&str, &str)],
+    function: &str,
+) -> Result<BTreeMap<String, String>, String> {
+    let mut template = Template::parse(
+        &std::fs::read_to_string(template_path())
+            .map_err(|e| format!("read {}: {e}", template_path().display()))?,
+    )?;
+    for (name, value) in parameters {
+        if !template.section("Parameters").iter().any(|(n, _)| n == name) {
+            return Err(format!("no parameter {name} in the template"));
+        }
+        template.set_parameter(name, value);
+    }
+    template
+        .functions()?
+        .into_iter()
+        .find(|f| f.logical_id == function || f.binary == function)
+        .map(|f| f.environment)
+        .ok_or_else(|| format!("no function {function} in the template"))
 }
 
 impl Template {
@@ -183,18 +215,24 @@ impl Template {
         let mut out = Vec::new();
         for (id, resource) in self.resources_of_type("AWS::Serverless::Function") {
             let props = resource.get("Properties").unwrap_or(&Value::Null);
-            let binary = resource
-                .get("Metadata")
-                .and_then(|m| m.get("BuildProperties"))
-                .and_then(|b| b.get("Binary"))
-                .and_then(Value::as_str)
-                .ok_or_else(|| format!("{id}: no Metadata.BuildProperties.Binary"))?
-                .to_owned();
             let code_uri = props
                 .get("CodeUri")
                 .and_then(Value::as_str)
                 .ok_or_else(|| format!("{id}: CodeUri is not a path"))?
                 .to_owned();
+            // sam build (rust-cargolambda) packages the one binary of the package at CodeUri,
+            // unless Metadata.BuildProperties.Binary picks one of several.
+            let binary = match resource
+                .get("Metadata")
+                .and_then(|m| m.get("BuildProperties"))
+                .and_then(|b| b.get("Binary"))
+            {
+                Some(binary) => binary
+                    .as_str()
+                    .ok_or_else(|| format!("{id}: Metadata.BuildProperties.Binary is not a string"))?
+                    .to_owned(),
+                None => package_name(&code_uri).map_err(|e| format!("{id}: {e}"))?,
+            };
             let role = match props.get("Role") {
                 None => None,
                 Some(v) => {
@@ -210,10 +248,14 @@ impl Template {
                         let k = k
                             .as_str()
                             .ok_or_else(|| format!("{id}: environment key is not a string"))?;
+                        // A variable whose `Fn::If` chose `AWS::NoValue` is not set.
                         let v = self
-                            .resolve(v)
+                            .resolve_structure(v)
+                            .and_then(|v| v.map(|v| self.resolve(&v)).transpose())
                             .map_err(|e| format!("{id}: environment {k}: {e}"))?;
-                        environment.insert(k.to_owned(), v);
+                        if let Some(v) = v {
+                            environment.insert(k.to_owned(), v);
+                        }
                     }
                 }
             }
@@ -593,6 +635,21 @@ impl Template {
 const MAX_CONDITION_DEPTH: usize = 32;
 
 /// `!Ref AWS::NoValue` or `{Ref: AWS::NoValue}`.
+/// The `[package] name` of the Cargo.toml in `code_uri` (relative to the repository root): the
+/// binary of a package that has one, `src/main.rs`.
+fn package_name(code_uri: &str) -> Result<String, String> {
+    let path = testkit::repo_root().join(code_uri).join("Cargo.toml");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("CodeUri {code_uri}: read {}: {e}", path.display()))?;
+    let manifest: toml::Table = text.parse().map_err(|e| format!("{}: {e}", path.display()))?;
+    manifest
+        .get("package")
+        .and_then(|p| p.get("name"))
+        .and_then(toml::Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| format!("{}: no [package] name", path.display()))
+}
+
 fn is_no_value(value: &Value) -> bool {
     matches!(intrinsic(value), Some((f, Value::String(name))) if f == "Ref" && name == "AWS::NoValue")
 }

@@ -1,14 +1,21 @@
-//! ROLLOVER_POLICY's optional parts ("template", "retention"), built in template.yaml from the
-//! stack parameters with Conditions, Fn::If and Fn::Sub: for every combination of the optional
-//! parameters, both functions get valid JSON that says what the parameters mean, and the
-//! policy parses. With the defaults, neither part is there at all. Then the key, the cold
-//! phase and the write grace the parameters build; PolicyOverride, which replaces it all; and
-//! ROLLOVER_GRANTS, which must say what the roles were given, so the cold-start check
-//! (`ddb_rollover_lambda::grants`) refuses exactly the policies the roles cannot serve.
+//! The stack's parameters reach both functions as plain environment variables, one per
+//! parameter (no JSON is built in template.yaml), and the functions turn them into their
+//! policy and grants with `ddb_rollover_lambda::stack`, the code these checks call with each
+//! function's resolved `Environment`: for every combination of the optional parameters the
+//! policy says what the parameters mean, and it is the policy today's template built with
+//! `Fn::Sub` before (tests/fixtures/template_policies_before.json, captured from that template
+//! with this crate's evaluator). Then the key, the cold phase and the write grace; PolicyOverride,
+//! which replaces it all; and the grants, which must be what the roles were given, so the
+//! cold-start check (`ddb_rollover_lambda::grants`) refuses exactly the policies the roles
+//! cannot serve.
 
-use ddb_rollover_lambda::grants::{self, Capability, Grants, GRANTS_ENV, TABLE_PREFIX_ENV};
-use deploy_checks::features::{combinations, Features};
-use deploy_checks::template::{Function, Template};
+use std::collections::BTreeMap;
+
+use ddb_rollover::Policy;
+use ddb_rollover_lambda::grants::{self, Capability, Grants};
+use ddb_rollover_lambda::stack::VARIABLES;
+use deploy_checks::features::{combinations, Features, SWITCHES};
+use deploy_checks::template::{function_environment, Function, Template};
 use serde_json::{json, Value};
 
 fn functions(overrides: &[(&str, &str)]) -> Vec<Function> {
@@ -21,66 +28,199 @@ fn functions(overrides: &[(&str, &str)]) -> Vec<Function> {
         .unwrap_or_else(|e| panic!("template.yaml with {overrides:?}: {e}"))
 }
 
-/// The env policy as JSON; panics with the text if it is not JSON.
-fn policy_json(f: &Function, overrides: &[(&str, &str)]) -> Value {
-    let text = f
-        .environment
-        .get(ddb_rollover::policy::POLICY_ENV)
-        .unwrap_or_else(|| panic!("{}: no ROLLOVER_POLICY", f.logical_id));
-    serde_json::from_str(text).unwrap_or_else(|e| {
-        panic!(
-            "{}: ROLLOVER_POLICY with {overrides:?} is not JSON ({e}): {text}",
-            f.logical_id
-        )
-    })
+/// The policy both functions build with these overrides (they must build the same).
+fn policy_of(overrides: &[(&str, &str)]) -> Policy {
+    let functions = functions(overrides);
+    let policy = |f: &Function| {
+        f.policy()
+            .unwrap_or_else(|e| panic!("{} with {overrides:?}: {e}", f.logical_id))
+    };
+    let first = policy(&functions[0]);
+    for f in &functions[1..] {
+        assert_eq!(policy(f), first, "{} differs with {overrides:?}", f.logical_id);
+    }
+    first
 }
 
-/// The "template" part the features call for; `None` when nothing is on. A setting not asked
-/// for is null, which leaves it as it is on the tables.
-fn expected_template(on: &Features) -> Option<Value> {
-    (on.ttl || on.pitr() || on.deletion_protection).then(|| {
-        json!({
-            "ttl_attribute": on.ttl.then_some("expires_at"),
-            "point_in_time_recovery": on.pitr().then_some(true),
-            "deletion_protection": on.deletion_protection.then_some(true),
-        })
-    })
+/// The README's (and the blog's) policy, which the parameters' defaults build, with `patch`'s
+/// top-level fields replacing its own.
+fn readme_policy_with(patch: Value) -> Policy {
+    let mut document = json!({"prefix":"timeseries","period":"day","timezone":"UTC","premake":1,
+        "key":{"partition":{"name":"pk","type":"S"},"sort":{"name":"sk","type":"S"}},
+        "phases":[{"min_age":0,"read":300,"write":1000},{"min_age":1,"read":100,"write":1},
+                  {"min_age":2,"read":1,"write":1}]});
+    for (field, value) in patch.as_object().unwrap() {
+        document[field] = value.clone();
+    }
+    Policy::from_json(&document.to_string()).unwrap_or_else(|e| panic!("{document}: {e}"))
 }
 
-/// The "retention" part: archive fields only when archiving, delete fields only when deleting.
-fn expected_retention(on: &Features) -> Option<Value> {
-    (on.archive || on.delete).then(|| {
-        json!({
-            "archive_after": on.archive.then_some(30),
-            "bucket": on.archive.then_some("archive-bucket"),
-            "prefix": on.archive.then_some("ddb-rollover/"),
-            "delete_after": on.delete.then_some(40),
-            "max_deletes_per_run": on.delete.then_some(5),
+/// One captured stack of today's template: its parameters, the `ROLLOVER_POLICY` JSON it gave
+/// both functions, and its `ROLLOVER_GRANTS`.
+struct Before {
+    parameters: Vec<(String, String)>,
+    policy: Value,
+    grants: String,
+}
+
+fn before() -> Vec<Before> {
+    let path = testkit::repo_root().join("crates/deploy-checks/tests/fixtures/template_policies_before.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let cases: Vec<Value> = serde_json::from_str(&text).unwrap();
+    cases
+        .into_iter()
+        .map(|case| Before {
+            parameters: case["parameters"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
+                .collect(),
+            policy: case["ROLLOVER_POLICY"].clone(),
+            grants: case["ROLLOVER_GRANTS"].as_str().unwrap().to_owned(),
         })
-    })
+        .collect()
 }
 
 #[test]
-fn every_combination_gives_json_that_says_what_the_parameters_mean() {
+fn every_captured_stack_gives_the_functions_the_policy_and_grants_todays_template_gave() {
+    let cases = before();
+    // Every combination of the optional parameters, and the key, phase, grace and retention
+    // cases below.
+    assert!(cases.len() > combinations().len(), "{} cases", cases.len());
+    let mut defaults_seen = false;
+    for case in cases {
+        let overrides: Vec<(&str, &str)> = case
+            .parameters
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let was = Policy::from_json(&case.policy.to_string()).unwrap();
+        assert_eq!(policy_of(&overrides), was, "{overrides:?}");
+        let prefix = overrides
+            .iter()
+            .find(|(n, _)| *n == "TablePrefix")
+            .map_or("timeseries", |(_, v)| *v);
+        for f in functions(&overrides) {
+            assert_eq!(
+                f.grants(),
+                Some(Grants::parse(Some(&case.grants), Some(prefix))),
+                "{} with {overrides:?}",
+                f.logical_id
+            );
+        }
+        // Every switch off (the fixture's keys are sorted).
+        defaults_seen |=
+            overrides.len() == SWITCHES.len() && overrides.iter().all(|o| combinations()[0].contains(o));
+    }
+    assert!(defaults_seen, "the defaults are one of the captured stacks");
+}
+
+#[test]
+fn a_stack_with_the_default_parameters_gives_the_functions_todays_default_policy() {
+    let was = before()
+        .into_iter()
+        .find(|case| {
+            case.parameters
+                .iter()
+                .all(|(name, value)| combinations()[0].contains(&(name.as_str(), value.as_str())))
+        })
+        .expect("the default stack was captured");
+    assert_eq!(
+        policy_of(&[]),
+        Policy::from_json(&was.policy.to_string()).unwrap()
+    );
+    assert_eq!(policy_of(&[]), readme_policy_with(json!({})));
+}
+
+#[test]
+fn every_parameter_reaches_the_functions_as_its_own_plain_variable() {
+    // Two stacks with every parameter changed: each variable holds its parameter's value as
+    // it is (nothing built from it), and no variable is left over.
+    let changed = [
+        ("TablePrefix", "metrics.v2"),
+        ("Period", "hour"),
+        ("TimeZone", "Europe/Berlin"),
+        ("Premake", "3"),
+        ("PartitionKeyName", "device.id"),
+        ("PartitionKeyType", "B"),
+        ("SortKeyName", "ts"),
+        ("SortKeyType", "N"),
+        ("HotReadCapacity", "50"),
+        ("HotWriteCapacity", "60"),
+        ("WarmReadCapacity", "7"),
+        ("WarmWriteCapacity", "8"),
+        ("ColdBilling", "on_demand"),
+        ("ColdReadCapacity", "2"),
+        ("ColdWriteCapacity", "3"),
+        ("ColdTableClass", "standard_ia"),
+        ("WriteGrace", "1h 30m"),
+        ("TtlAttribute", "expires_at"),
+        ("PointInTimeRecovery", "true"),
+        ("DeletionProtection", "true"),
+        ("ArchiveBucket", "archive-bucket"),
+        ("ArchivePrefix", "exports/"),
+        ("ArchiveAfter", "7"),
+        ("DeleteAfter", "90"),
+        ("MaxDeletesPerRun", "12"),
+        ("Autoscaling", "false"),
+    ];
+    let defaults = Template::load().parameter_defaults().unwrap();
+    for parameters in [&changed[..], &[]] {
+        for f in functions(parameters) {
+            let mut expected: BTreeMap<String, String> = VARIABLES
+                .iter()
+                .map(|v| {
+                    let value = parameters
+                        .iter()
+                        .find(|(p, _)| *p == v.parameter)
+                        .map_or_else(|| defaults[v.parameter].clone(), |(_, value)| (*value).to_owned());
+                    (v.name.to_owned(), value)
+                })
+                .collect();
+            expected.insert(ddb_rollover::policy::POLICY_ENV.into(), String::new());
+            assert_eq!(f.environment, expected, "{} with {parameters:?}", f.logical_id);
+            assert_eq!(
+                function_environment(parameters, &f.binary).unwrap(),
+                f.environment,
+                "function_environment({parameters:?}, {})",
+                f.binary
+            );
+        }
+    }
+    // The variables the functions read are the template's parameters.
+    let names: Vec<String> = Template::load()
+        .section("Parameters")
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    for v in VARIABLES {
+        assert!(
+            names.contains(&v.parameter.to_owned()),
+            "{}: no parameter {}",
+            v.name,
+            v.parameter
+        );
+    }
+}
+
+#[test]
+fn every_combination_builds_the_policy_the_parameters_mean() {
     for overrides in combinations() {
         let on = Features::of(&overrides);
-        for f in functions(&overrides) {
-            let policy = policy_json(&f, &overrides);
-            let what = format!("{} with {overrides:?}: {policy}", f.logical_id);
-            assert_eq!(policy.get("template").cloned(), expected_template(&on), "{what}");
-            assert_eq!(
-                policy.get("retention").cloned(),
-                expected_retention(&on),
-                "{what}"
-            );
-            assert_eq!(policy["prefix"], "timeseries", "{what}");
-            assert_eq!(policy["phases"].as_array().map(Vec::len), Some(3), "{what}");
+        let policy = policy_of(&overrides);
+        let what = format!("with {overrides:?}");
+        assert_eq!(policy.prefix, "timeseries", "{what}");
+        assert_eq!(policy.phases.len(), 3, "{what}");
+        // Left out, as today, when nothing in it is asked for.
+        if !(on.ttl || on.pitr() || on.deletion_protection) {
+            assert_eq!(policy.template, readme_policy_with(json!({})).template, "{what}");
         }
     }
 }
 
 #[test]
-fn every_combination_parses_as_the_policy_the_parameters_mean() {
+fn every_combination_gives_the_optional_parts_the_parameters_mean() {
     for overrides in combinations() {
         let on = Features::of(&overrides);
         for f in functions(&overrides) {
@@ -120,12 +260,10 @@ fn every_combination_parses_as_the_policy_the_parameters_mean() {
 }
 
 #[test]
-fn with_the_defaults_the_policy_has_no_template_or_retention() {
-    for f in functions(&[]) {
-        let policy = policy_json(&f, &[]);
-        assert!(policy.get("template").is_none(), "{}: {policy}", f.logical_id);
-        assert!(policy.get("retention").is_none(), "{}: {policy}", f.logical_id);
-    }
+fn with_the_defaults_the_policy_has_no_template_settings_or_retention() {
+    let policy = policy_of(&[]);
+    assert_eq!(policy.template, ddb_rollover::Policy::default().template);
+    assert!(policy.retention.is_none());
 }
 
 #[test]
@@ -138,31 +276,17 @@ fn retention_parameters_reach_the_policy() {
         ("MaxDeletesPerRun", "12"),
         ("TtlAttribute", "ttl.at_v-2"),
     ];
-    for f in functions(&overrides) {
-        let policy = policy_json(&f, &overrides);
-        assert_eq!(
-            policy["retention"],
-            json!({"archive_after": 7, "bucket": "my.archive-1", "prefix": "exports/ddb/",
-                   "delete_after": 90, "max_deletes_per_run": 12}),
-            "{}",
-            f.logical_id
-        );
-        assert_eq!(policy["template"]["ttl_attribute"], "ttl.at_v-2");
-        assert_eq!(policy["template"]["point_in_time_recovery"], true);
-    }
+    assert_eq!(
+        policy_of(&overrides),
+        readme_policy_with(json!({
+            "retention": {"archive_after": 7, "bucket": "my.archive-1", "prefix": "exports/ddb/",
+                          "delete_after": 90, "max_deletes_per_run": 12},
+            "template": {"ttl_attribute": "ttl.at_v-2", "point_in_time_recovery": true},
+        }))
+    );
 }
 
 // ---------------------------------------------------------------- keys, phases, grace
-
-/// One function's policy JSON with these overrides (both functions get the same).
-fn policy_with(overrides: &[(&str, &str)]) -> Value {
-    let functions = functions(overrides);
-    let first = policy_json(&functions[0], overrides);
-    for f in &functions[1..] {
-        assert_eq!(policy_json(f, overrides), first, "{} differs", f.logical_id);
-    }
-    first
-}
 
 #[test]
 fn the_default_keys_are_strings_that_the_application_helpers_can_use() {
@@ -181,40 +305,37 @@ fn the_default_keys_are_strings_that_the_application_helpers_can_use() {
 
 #[test]
 fn key_parameters_build_the_key() {
-    assert_eq!(
-        policy_with(&[])["key"],
-        json!({"partition": {"name": "pk", "type": "S"}, "sort": {"name": "sk", "type": "S"}})
+    let key = |overrides: &[(&str, &str)], key: Value| {
+        assert_eq!(
+            policy_of(overrides),
+            readme_policy_with(json!({ "key": key })),
+            "{overrides:?}"
+        );
+    };
+    key(
+        &[],
+        json!({"partition": {"name": "pk", "type": "S"}, "sort": {"name": "sk", "type": "S"}}),
     );
     // Stacks deployed before the key parameters: numbers, as the template used to hard-code.
-    let old = [("PartitionKeyType", "N"), ("SortKeyType", "N")];
-    assert_eq!(
-        policy_with(&old)["key"],
-        json!({"partition": {"name": "pk", "type": "N"}, "sort": {"name": "sk", "type": "N"}})
+    key(
+        &[("PartitionKeyType", "N"), ("SortKeyType", "N")],
+        json!({"partition": {"name": "pk", "type": "N"}, "sort": {"name": "sk", "type": "N"}}),
     );
-    let custom = [
-        ("PartitionKeyName", "device.id"),
-        ("PartitionKeyType", "B"),
-        ("SortKeyName", "ts"),
-        ("SortKeyType", "N"),
-    ];
-    assert_eq!(
-        policy_with(&custom)["key"],
-        json!({"partition": {"name": "device.id", "type": "B"}, "sort": {"name": "ts", "type": "N"}})
+    key(
+        &[
+            ("PartitionKeyName", "device.id"),
+            ("PartitionKeyType", "B"),
+            ("SortKeyName", "ts"),
+            ("SortKeyType", "N"),
+        ],
+        json!({"partition": {"name": "device.id", "type": "B"}, "sort": {"name": "ts", "type": "N"}}),
     );
     // No sort key: SortKeyType is not used.
-    let no_sort = [("SortKeyName", ""), ("SortKeyType", "B")];
-    assert_eq!(
-        policy_with(&no_sort)["key"],
-        json!({"partition": {"name": "pk", "type": "S"}})
+    key(
+        &[("SortKeyName", ""), ("SortKeyType", "B")],
+        json!({"partition": {"name": "pk", "type": "S"}}),
     );
-    for overrides in [&old[..], &custom[..], &no_sort[..]] {
-        for f in functions(overrides) {
-            let policy = f
-                .policy()
-                .unwrap_or_else(|e| panic!("{} with {overrides:?}: {e}", f.logical_id));
-            assert_eq!(policy.key.sort.is_some(), overrides != no_sort, "{overrides:?}");
-        }
-    }
+    assert!(policy_of(&[("SortKeyName", "")]).key.sort.is_none());
 }
 
 #[test]
@@ -238,36 +359,29 @@ fn cold_phase_parameters_shape_phase_two() {
             json!({"min_age": 2, "read": 1, "write": 4, "table_class": "standard"}),
         ),
     ];
-    for (overrides, expected) in cases {
-        let policy = policy_with(overrides);
-        assert_eq!(policy["phases"][2], expected, "{overrides:?}");
-        for f in functions(overrides) {
-            let parsed = f
-                .policy()
-                .unwrap_or_else(|e| panic!("{} with {overrides:?}: {e}", f.logical_id));
-            let cold = &parsed.phases[2];
-            let on_demand = overrides.contains(&("ColdBilling", "on_demand"));
-            assert_eq!(
-                matches!(cold.billing, ddb_rollover::policy::settings::Billing::OnDemand(_)),
-                on_demand,
-                "{overrides:?}"
-            );
-            let class = overrides
-                .iter()
-                .find(|(n, _)| *n == "ColdTableClass")
-                .map(|(_, v)| *v);
-            assert_eq!(
-                cold.table_class.map(|c| c.to_string()).as_deref(),
-                class,
-                "{overrides:?}"
-            );
-        }
+    for (overrides, cold) in cases {
+        let phases = json!([{"min_age":0,"read":300,"write":1000},{"min_age":1,"read":100,"write":1}, cold]);
+        assert_eq!(
+            policy_of(overrides),
+            readme_policy_with(json!({ "phases": phases })),
+            "{overrides:?}"
+        );
+        let parsed = policy_of(overrides);
+        let on_demand = overrides.contains(&("ColdBilling", "on_demand"));
+        assert_eq!(
+            matches!(
+                parsed.phases[2].billing,
+                ddb_rollover::policy::settings::Billing::OnDemand(_)
+            ),
+            on_demand,
+            "{overrides:?}"
+        );
     }
 }
 
 #[test]
 fn write_grace_becomes_the_policys_grace() {
-    assert!(policy_with(&[]).get("grace").is_none(), "no grace by default");
+    assert_eq!(policy_of(&[]).grace, None, "no grace by default");
     for (grace, seconds) in [
         ("90m", 5400),
         ("1h 30m", 5400),
@@ -275,13 +389,10 @@ fn write_grace_becomes_the_policys_grace() {
         ("2h", 7200),
         ("1d", 86400),
     ] {
-        let overrides = [("WriteGrace", grace)];
-        let policy = policy_with(&overrides);
-        assert_eq!(policy["grace"], grace, "{policy}");
-        let parsed = ddb_rollover::Policy::from_json(&policy.to_string())
-            .unwrap_or_else(|e| panic!("{grace}: {e}: {policy}"));
+        let policy = policy_of(&[("WriteGrace", grace)]);
+        assert_eq!(policy, readme_policy_with(json!({ "grace": grace })), "{grace}");
         assert_eq!(
-            parsed.grace,
+            policy.grace,
             Some(std::time::Duration::from_secs(seconds)),
             "{grace}"
         );
@@ -289,45 +400,16 @@ fn write_grace_becomes_the_policys_grace() {
 }
 
 #[test]
-fn the_parameter_patterns_keep_the_json_well_formed() {
-    // AllowedPattern of every parameter spliced into the JSON as a string: no quote, backslash
-    // or control character can get through.
-    let template = Template::load();
-    for name in [
-        "PartitionKeyName",
-        "SortKeyName",
-        "WriteGrace",
-        "TtlAttribute",
-        "TablePrefix",
-    ] {
-        let (_, param) = template
-            .section("Parameters")
-            .into_iter()
-            .find(|(n, _)| n == name)
-            .unwrap_or_else(|| panic!("no parameter {name}"));
-        let pattern = param
-            .get("AllowedPattern")
-            .and_then(|p| p.as_str())
-            .unwrap_or_else(|| panic!("{name}: no AllowedPattern"));
-        // The pattern without its `{n,m}` repetition counts: what is left names the characters.
-        let mut characters = String::new();
-        let mut rest = pattern;
-        while let Some(start) = rest.find('{') {
-            characters.push_str(&rest[..start]);
-            let end = rest[start..].find('}').expect("a closed {n,m}") + start;
-            let count = &rest[start + 1..end];
-            assert!(
-                count.chars().all(|c| c.is_ascii_digit() || c == ','),
-                "{name}: {pattern:?} has a literal brace"
-            );
-            rest = &rest[end + 1..];
-        }
-        characters.push_str(rest);
-        for bad in ['"', '\\', '\n', '{', '}', ','] {
-            assert!(
-                !characters.contains(bad),
-                "{name}: pattern {pattern:?} allows {bad:?}"
-            );
+fn bad_parameter_values_are_refused_at_cold_start_naming_the_variable() {
+    // What the template's AllowedPattern / AllowedValues would refuse at deploy time, checked
+    // again by the function: each bad variable named, with its parameter.
+    for f in functions(&[("WriteGrace", "1 fortnight"), ("Premake", "-1")]) {
+        let err = f.policy().unwrap_err().to_string();
+        for named in [
+            "ROLLOVER_WRITE_GRACE (parameter WriteGrace)",
+            "ROLLOVER_PREMAKE (parameter Premake)",
+        ] {
+            assert!(err.contains(named), "{}: {err}", f.logical_id);
         }
     }
 }
@@ -354,25 +436,32 @@ fn policy_override_is_the_policy_as_it_is() {
             f.logical_id
         );
         let policy = f.policy().unwrap_or_else(|e| panic!("{}: {e}", f.logical_id));
+        assert_eq!(policy, Policy::from_json(OVERRIDE).unwrap());
         assert_eq!(policy.key.partition.name, "device");
         assert_eq!(policy.premake, 2);
+        // Only the parameters that decide the roles' permissions are passed along with it
+        // (Lambda's environment is 4 KB in all).
+        for v in VARIABLES {
+            assert_eq!(
+                f.environment.contains_key(v.name),
+                v.grants,
+                "{}: {} with a PolicyOverride",
+                f.logical_id,
+                v.name
+            );
+        }
     }
 }
 
-// ---------------------------------------------------------------- ROLLOVER_GRANTS
+// ---------------------------------------------------------------- grants
 
 fn grants_of(f: &Function) -> Grants {
-    let env = |name: &str| f.environment.get(name).map(String::as_str);
-    assert!(
-        env(GRANTS_ENV).is_some() && env(TABLE_PREFIX_ENV).is_some(),
-        "{}: {GRANTS_ENV} and {TABLE_PREFIX_ENV} must be set",
-        f.logical_id
-    );
-    Grants::parse(env(GRANTS_ENV), env(TABLE_PREFIX_ENV))
+    f.grants()
+        .unwrap_or_else(|| panic!("{}: the stack's parameters must be passed", f.logical_id))
 }
 
 #[test]
-fn rollover_grants_say_what_the_parameters_granted_and_the_built_policy_passes() {
+fn the_grants_say_what_the_parameters_granted_and_the_built_policy_passes() {
     for overrides in combinations() {
         let on = Features::of(&overrides);
         for f in functions(&overrides) {
@@ -412,7 +501,7 @@ fn probe(capability: Capability, operation: ddb_rollover::Operation) -> Option<&
 }
 
 #[test]
-fn rollover_grants_match_the_roles() {
+fn the_grants_match_the_roles() {
     use deploy_checks::iam::{evaluate, table_arn, tags, Request};
     for overrides in combinations() {
         let mut template = Template::load();
@@ -440,7 +529,7 @@ fn rollover_grants_match_the_roles() {
                 assert_eq!(
                     evaluate(&statements, &request).is_allowed(),
                     grants.capabilities.contains(&capability),
-                    "{}: {action} vs {GRANTS_ENV} {capability} with {overrides:?}",
+                    "{}: {action} vs the granted {capability} with {overrides:?}",
                     f.logical_id
                 );
             }

@@ -29,23 +29,26 @@ fn every_function_serves_an_operation_and_its_env_policy_parses() {
     assert_eq!(operations, [Operation::CreateNew, Operation::ResizeOld]);
 
     for f in &functions {
+        // Each function is its own handler crate (the card's shape): CodeUri is
+        // crates/BINARY, a package named BINARY whose one binary is src/main.rs, so sam build
+        // needs no BuildProperties.Binary to pick it.
         assert_eq!(
-            f.code_uri, "crates/lambda",
-            "{}: CodeUri must be crates/lambda, the package holding both binaries",
+            f.code_uri,
+            format!("crates/{}", f.binary),
+            "{}: CodeUri must be the function's own handler crate",
             f.logical_id
         );
-        // sam build runs `cargo lambda build --bin BINARY` in CodeUri: the package there must
-        // have that binary, src/bin/BINARY.rs.
         let crate_dir = testkit::repo_root().join(&f.code_uri);
         assert!(
-            crate_dir
-                .join("src/bin")
-                .join(format!("{}.rs", f.binary))
-                .is_file(),
-            "{}: no {}/src/bin/{}.rs",
+            crate_dir.join("src/main.rs").is_file() && !crate_dir.join("src/bin").exists(),
+            "{}: {} must hold one binary, src/main.rs",
             f.logical_id,
-            f.code_uri,
-            f.binary
+            f.code_uri
+        );
+        let template_text = std::fs::read_to_string(deploy_checks::template::template_path()).unwrap();
+        assert!(
+            !template_text.contains("BuildProperties"),
+            "template.yaml: each CodeUri holds one binary; BuildProperties.Binary is not needed"
         );
         let policy = f
             .policy()

@@ -1,22 +1,17 @@
-//! What the function's role was granted, told by the template, against what the policy needs.
+//! What the function's role was granted against what the policy needs.
 //!
 //! template.yaml grants the optional permissions (TTL, point-in-time recovery, export to S3,
-//! DeleteTable, Application Auto Scaling) only when its parameters ask for them, and says which
-//! in [`GRANTS_ENV`]; [`TABLE_PREFIX_ENV`] is the one prefix the roles may touch. A policy
-//! given whole (the template's `PolicyOverride`) can ask for more than the parameters granted:
-//! the cold start then refuses it, naming the policy field and the parameter to set, instead
-//! of the run failing table by table with AccessDenied. Neither variable set (the CLI, local
-//! runs, stacks made before them): no check.
+//! DeleteTable, Application Auto Scaling) only when its parameters ask for them, and scopes the
+//! tables to `TablePrefix`; [`crate::stack::StackParameters::grants`] reads the same parameters
+//! back. A policy given whole (the template's `PolicyOverride`) can ask for more than the
+//! parameters granted: the cold start then refuses it, naming the policy field and the
+//! parameter to set, instead of the run failing table by table with AccessDenied. No stack
+//! parameters (the CLI, local runs, stacks made before them): no check.
 
 use std::collections::BTreeSet;
 use std::fmt;
 
 use ddb_rollover::policy::Policy;
-
-/// Comma-separated [`Capability`] names the role was granted (empty items ignored).
-pub const GRANTS_ENV: &str = "ROLLOVER_GRANTS";
-/// The table prefix the role's permissions are scoped to (`table/{prefix}_*`).
-pub const TABLE_PREFIX_ENV: &str = "ROLLOVER_TABLE_PREFIX";
 
 /// An optional part of the roles' permissions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -42,7 +37,7 @@ impl Capability {
         Capability::Autoscaling,
     ];
 
-    /// The name in [`GRANTS_ENV`].
+    /// The name the deploy checks and messages use.
     pub fn as_str(self) -> &'static str {
         match self {
             Capability::Ttl => "ttl",
@@ -153,13 +148,6 @@ impl fmt::Display for Missing {
 pub struct GrantsError(pub Vec<Missing>);
 
 impl Grants {
-    /// Reads [`GRANTS_ENV`] and [`TABLE_PREFIX_ENV`]; `None` when neither is set.
-    pub fn from_env() -> Option<Grants> {
-        let grants = std::env::var(GRANTS_ENV).ok();
-        let prefix = std::env::var(TABLE_PREFIX_ENV).ok();
-        (grants.is_some() || prefix.is_some()).then(|| Grants::parse(grants.as_deref(), prefix.as_deref()))
-    }
-
     /// `grants`: comma-separated capability names; `None` checks no capability. Unknown names
     /// (a newer template) and empty items are ignored.
     pub fn parse(grants: Option<&str>, table_prefix: Option<&str>) -> Grants {

@@ -13,16 +13,17 @@ mod fit;
 pub mod grants;
 mod init_error;
 pub mod metrics;
+pub mod stack;
 
 pub use fit::{failure_summary, report_chunks, response, MAX_LOG_EVENT_BYTES};
 pub use init_error::report_init_error;
 
 use crate::event::{parse_invocation, EventError};
-use aws_config::retry::RetryConfig;
-use aws_config::BehaviorVersion;
+use crate::stack::StackParameters;
 use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
 use chrono::Utc;
 use ddb_rollover::aws::dynamodb::DynamoDb;
+use ddb_rollover::aws::sdk::{AwsClients, SdkSettings};
 use ddb_rollover::policy::{Policy, PolicyDocument, PolicyError, POLICY_ENV};
 use ddb_rollover::run::pace::Paced;
 use ddb_rollover::{ApplyOptions, ControlPlaneError, Operation, Outcome, RunReport};
@@ -34,8 +35,11 @@ use serde_json::Value;
 pub enum InitError {
     #[error("{POLICY_ENV} is not a usable policy; fix the function's {POLICY_ENV} environment variable (JSON, or unset for the defaults): {0}")]
     Policy(#[source] PolicyError),
-    /// The policy needs permissions the function's role was not given (template.yaml's
-    /// `ROLLOVER_GRANTS` and `ROLLOVER_TABLE_PREFIX`).
+    /// The stack's parameters ([`stack`]) do not make a valid policy.
+    #[error("{0}")]
+    Stack(#[source] stack::StackError),
+    /// The policy needs permissions the function's role was not given (what the stack's
+    /// parameters granted, [`stack::StackParameters::grants`]).
     #[error("{POLICY_ENV} needs more than the stack's parameters granted the function's role; change the policy or the stack parameters: {0}")]
     Grants(#[source] grants::GrantsError),
 }
@@ -139,32 +143,25 @@ impl Handler {
         }
     }
 
-    /// Cold start: the validated policy from `ROLLOVER_POLICY` (JSON; unset or empty = the
-    /// defaults) and an SDK client from the environment. A bad policy fails here, with the
-    /// field named, before any AWS call: a misconfigured function errors on its first
-    /// invocation instead of acting on a policy nobody wrote. So does a policy that needs
-    /// permissions the role was not given ([`grants`]), when the template says what it gave.
+    /// Cold start: the validated policy ([`policy_from_env`]) and an SDK client from the
+    /// environment. A bad policy fails here, with the field or variable named, before any AWS
+    /// call: a misconfigured function errors on its first invocation instead of acting on a
+    /// policy nobody wrote. So does a policy that needs permissions the role was not given
+    /// ([`grants`]), when the stack's parameters say what it was given.
     pub async fn from_env(operation: Operation) -> Result<Self, InitError> {
         let policy = policy_from_env()?;
-        if let Some(grants) = grants::Grants::from_env() {
-            grants.check(&policy).map_err(InitError::Grants)?;
+        if let Some(stack) = StackParameters::from_env() {
+            stack.grants().check(&policy).map_err(InitError::Grants)?;
         }
-        // Adaptive retries: throttling that happens anyway (another stack of the account
-        // spending the same per-account rate) slows the client down instead of failing calls.
         // rustls with ring: the SDK's default TLS (aws-lc) would add about 1 MB to each binary.
         let https = aws_smithy_http_client::Builder::new()
             .tls_provider(Provider::Rustls(CryptoMode::Ring))
             .build_https();
-        let config = aws_config::defaults(BehaviorVersion::latest())
-            .http_client(https)
-            .retry_config(RetryConfig::adaptive())
-            .load()
-            .await;
-        // Application Auto Scaling with the same HTTPS client and configuration: every run reads
-        // the scalable targets before it changes capacity or deletes (the role always allows
-        // the two Describe calls), and autoscaling phases register them.
-        let control = DynamoDb::new(aws_sdk_dynamodb::Client::new(&config))
-            .with_autoscaling(aws_sdk_applicationautoscaling::Client::new(&config));
+        let settings = SdkSettings {
+            http_client: Some(https),
+            ..SdkSettings::default()
+        };
+        let control = AwsClients::load(settings).await.control_plane();
         Ok(Handler::with_control(operation, policy, control))
     }
 
@@ -293,11 +290,26 @@ impl Handler {
     }
 }
 
-/// The policy from `ROLLOVER_POLICY`: unset, empty or blank means the defaults.
+/// The function's policy from the process environment ([`policy_from_variables`]).
 pub fn policy_from_env() -> Result<Policy, InitError> {
-    PolicyDocument::from_env()
-        .and_then(|document| document.unwrap_or_default().validate())
-        .map_err(InitError::Policy)
+    if let Some(document) = PolicyDocument::from_env().map_err(InitError::Policy)? {
+        return document.validate().map_err(InitError::Policy);
+    }
+    policy_from_variables(|name| std::env::var(name).ok())
+}
+
+/// The function's policy from its environment variables: `ROLLOVER_POLICY` (JSON, the
+/// template's `PolicyOverride`) when it is set and not blank; else the one the stack's
+/// parameters build ([`StackParameters::policy`]), when the template passed them; else the
+/// defaults (a local run). The deploy checks call it with each function's `Environment`.
+pub fn policy_from_variables(lookup: impl Fn(&str) -> Option<String>) -> Result<Policy, InitError> {
+    if let Some(json) = lookup(POLICY_ENV).filter(|json| !json.trim().is_empty()) {
+        return Policy::from_json(&json).map_err(InitError::Policy);
+    }
+    match StackParameters::from_lookup(lookup) {
+        Some(stack) => stack.policy().map_err(InitError::Stack),
+        None => Ok(Policy::default()),
+    }
 }
 
 /// Time kept back from Lambda's deadline to finish the calls in flight, log the report and

@@ -1,12 +1,12 @@
-//! `Handler::from_env`: the cold start reads `ROLLOVER_POLICY` and builds its client from the
-//! environment. This binary holds a single test because it changes the process environment;
+//! `Handler::from_env`: the cold start reads `ROLLOVER_POLICY` or the stack's parameters
+//! (`ROLLOVER_TABLE_PREFIX`, ...) and builds its client from the environment. This binary holds a single test because it changes the process environment;
 //! other tests in the same process could otherwise read it half-changed.
 
 use std::collections::BTreeMap;
 
 use ddb_rollover::policy::POLICY_ENV;
 use ddb_rollover::{Operation, Policy};
-use ddb_rollover_lambda::grants::{GRANTS_ENV, TABLE_PREFIX_ENV};
+use ddb_rollover_lambda::stack::VARIABLES;
 use ddb_rollover_lambda::Handler;
 use serde_json::json;
 use testkit::{LocalDynamo, Server};
@@ -77,10 +77,21 @@ async fn from_env_reads_the_policy_and_the_client_from_the_environment() {
         .collect();
     assert_eq!(tables, expected);
 
-    // What the template granted the role (ROLLOVER_GRANTS, ROLLOVER_TABLE_PREFIX): a policy
+    // What the stack's parameters granted the role (here: TtlAttribute only, TablePrefix
+    // timeseries; with a PolicyOverride the template passes only these variables): a policy
     // needing more fails the cold start, naming the field and the stack parameter to set.
-    std::env::set_var(GRANTS_ENV, "ttl,");
-    std::env::set_var(TABLE_PREFIX_ENV, "timeseries");
+    let grants_only = [
+        ("ROLLOVER_TABLE_PREFIX", "timeseries"),
+        ("ROLLOVER_TTL_ATTRIBUTE", "expires_at"),
+        ("ROLLOVER_POINT_IN_TIME_RECOVERY", "false"),
+        ("ROLLOVER_ARCHIVE_BUCKET", ""),
+        ("ROLLOVER_ARCHIVE_PREFIX", "ddb-rollover/"),
+        ("ROLLOVER_DELETE_AFTER", "0"),
+        ("ROLLOVER_AUTOSCALING", "false"),
+    ];
+    for (name, value) in grants_only {
+        std::env::set_var(name, value);
+    }
     let message = from_env_error(r#"{"retention":{"delete_after":30}}"#).await;
     for named in ["ROLLOVER_POLICY", "retention.delete_after", "DeleteAfter"] {
         assert!(message.contains(named), "should name {named}: {message}");
@@ -89,9 +100,78 @@ async fn from_env_reads_the_policy_and_the_client_from_the_environment() {
     assert!(message.contains("TablePrefix=metrics"), "{message}");
     std::env::set_var(POLICY_ENV, r#"{"template":{"ttl_attribute":"expires_at"}}"#);
     Handler::from_env(Operation::ResizeOld).await.unwrap();
+
+    // No PolicyOverride: the stack's parameters build the policy, and every variable the
+    // template sets must be there; each missing or bad one is named.
+    std::env::remove_var(POLICY_ENV);
+    let message = Handler::from_env(Operation::CreateNew)
+        .await
+        .unwrap_err()
+        .to_string();
+    for named in [
+        "ROLLOVER_PERIOD",
+        "ROLLOVER_HOT_READ_CAPACITY",
+        "ROLLOVER_MAX_DELETES_PER_RUN",
+    ] {
+        assert!(message.contains(named), "should name {named}: {message}");
+    }
+    let defaults = [
+        ("ROLLOVER_PERIOD", "day"),
+        ("ROLLOVER_TIME_ZONE", "UTC"),
+        ("ROLLOVER_PREMAKE", "1"),
+        ("ROLLOVER_PARTITION_KEY_NAME", "pk"),
+        ("ROLLOVER_PARTITION_KEY_TYPE", "S"),
+        ("ROLLOVER_SORT_KEY_NAME", "sk"),
+        ("ROLLOVER_SORT_KEY_TYPE", "S"),
+        ("ROLLOVER_HOT_READ_CAPACITY", "300"),
+        ("ROLLOVER_HOT_WRITE_CAPACITY", "1000"),
+        ("ROLLOVER_WARM_READ_CAPACITY", "100"),
+        ("ROLLOVER_WARM_WRITE_CAPACITY", "1"),
+        ("ROLLOVER_COLD_BILLING", "provisioned"),
+        ("ROLLOVER_COLD_READ_CAPACITY", "1"),
+        ("ROLLOVER_COLD_WRITE_CAPACITY", "1"),
+        ("ROLLOVER_COLD_TABLE_CLASS", ""),
+        ("ROLLOVER_WRITE_GRACE", ""),
+        ("ROLLOVER_DELETION_PROTECTION", "false"),
+        ("ROLLOVER_ARCHIVE_AFTER", "30"),
+        ("ROLLOVER_MAX_DELETES_PER_RUN", "5"),
+    ];
+    assert_eq!(
+        grants_only.len() + defaults.len(),
+        VARIABLES.len(),
+        "every variable is set here"
+    );
+    for (name, value) in defaults {
+        std::env::set_var(name, value);
+    }
+    let handler = Handler::from_env(Operation::CreateNew).await.unwrap();
+    assert_eq!(
+        handler.policy().template.ttl_attribute.as_deref(),
+        Some("expires_at")
+    );
+    assert_eq!(
+        handler.policy().hot_phase().billing.to_string(),
+        "300 RCU / 1000 WCU"
+    );
+    std::env::set_var("ROLLOVER_HOT_READ_CAPACITY", "lots");
+    std::env::set_var("ROLLOVER_PERIOD", "fortnight");
+    let message = Handler::from_env(Operation::CreateNew)
+        .await
+        .unwrap_err()
+        .to_string();
+    for named in [
+        "ROLLOVER_HOT_READ_CAPACITY",
+        "\"lots\"",
+        "ROLLOVER_PERIOD",
+        "\"fortnight\"",
+    ] {
+        assert!(message.contains(named), "should name {named}: {message}");
+    }
+
     // Without the variables (the CLI, stacks made before them): no check.
-    std::env::remove_var(GRANTS_ENV);
-    std::env::remove_var(TABLE_PREFIX_ENV);
+    for variable in VARIABLES {
+        std::env::remove_var(variable.name);
+    }
     std::env::set_var(
         POLICY_ENV,
         r#"{"prefix":"metrics","retention":{"delete_after":30}}"#,

@@ -330,9 +330,18 @@ async fn bad_events_are_refused_before_any_aws_call() {
             json!({"Operation": "create_new", "scheduled_time": "<aws.scheduler.scheduled-time>"}),
             "placeholder was not substituted",
         ),
-        (json!({"dryrun": true}), "did you mean \"dry_run\"?"),
-        (json!({"dry_run": "yes"}), "dry_run must be true or false"),
-        (json!({"at": 5}), "at must be an RFC 3339 timestamp"),
+        (
+            json!({"dryrun": true}),
+            "dryrun: unknown field `dryrun`, expected one of",
+        ),
+        (
+            json!({"dry_run": "yes"}),
+            "dry_run: invalid type: string \"yes\", expected true or false",
+        ),
+        (
+            json!({"at": 5}),
+            "at: invalid type: integer `5`, expected an RFC 3339 timestamp",
+        ),
         (json!("create_new"), "must be a JSON object"),
     ] {
         let started = Instant::now();

@@ -16,8 +16,8 @@ mod tables;
 use std::error::Error;
 use std::process::ExitCode;
 
-use aws_config::{BehaviorVersion, Region};
 use chrono::{DateTime, NaiveTime, TimeDelta, Utc};
+use ddb_rollover::aws::sdk::{AwsClients, SdkSettings};
 use ddb_rollover::Policy;
 use ddb_rollover_app::{tables_between, Layout, PeriodTable, Sharding, Writer};
 
@@ -152,14 +152,13 @@ async fn run(args: &Args, setup: Setup) -> Result<Summary, Box<dyn Error>> {
     })
 }
 
-/// An SDK client from the usual chain (credentials, profile), with the flags on top.
+/// An SDK client from the usual chain (credentials, profile), with the flags on top: the one
+/// set-up the CLI and the functions use too.
 async fn client(args: &Args) -> aws_sdk_dynamodb::Client {
-    let mut loader = aws_config::defaults(BehaviorVersion::latest());
-    if let Some(region) = &args.region {
-        loader = loader.region(Region::new(region.clone()));
-    }
-    if let Some(endpoint) = &args.endpoint_url {
-        loader = loader.endpoint_url(endpoint);
-    }
-    aws_sdk_dynamodb::Client::new(&loader.load().await)
+    let settings = SdkSettings {
+        region: args.region.clone(),
+        endpoint_url: args.endpoint_url.clone(),
+        ..SdkSettings::default()
+    };
+    AwsClients::load(settings).await.dynamodb
 }

@@ -4,3 +4,4 @@
 
 pub(crate) mod autoscaling;
 pub mod dynamodb;
+pub mod sdk;

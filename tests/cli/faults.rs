@@ -54,7 +54,7 @@
 //!   and dialled down (read back); it prints what it measured (exit code, seconds, calls and
 //!   throttled calls per operation, the report's summary). Before pacing, 7 of 10 runs failed.
 
-mod common;
+use super::common;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -1,0 +1,12 @@
+mod common;
+
+mod e2e;
+mod families;
+mod faults;
+mod lifecycle;
+mod no_autoscaling;
+mod offline;
+mod overlap;
+mod quota;
+mod scale;
+mod survival;

@@ -1,0 +1,4 @@
+mod aws_behaviour;
+mod dynalite_tags;
+mod moto_attribute_definitions;
+mod proxy;

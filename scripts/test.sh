@@ -30,8 +30,9 @@ if cargo nextest --version >/dev/null 2>&1; then
 else
   stage run cargo test --workspace --all-targets --no-fail-fast "$@"
 fi
-# The library's documentation examples (compiled, not run: they need AWS). nextest runs none.
-stage doc-tests cargo test --doc -p ddb-rollover -p ddb-rollover-app
+# The libraries' documentation examples (compiled, not run: they need AWS). nextest runs none.
+# --workspace, not -p: the same feature resolution as the build, or the SDK is built again.
+stage doc-tests cargo test --workspace --doc
 
 echo "stage times:"
 printf '  %s\n' "${stages[@]}"

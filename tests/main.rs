@@ -2,9 +2,10 @@
 //! DynamoDB Local; `scripts/local-ddb.sh install` puts them under `.local/`) or runs the CLI,
 //! the example, the Lambda handlers or the SAM template end to end. One test binary, so the SDK
 //! links once; one module per area, one file per former test binary. `scripts/test.sh` runs
-//! them with everything else; one of them alone:
-//! `cargo test -p ddb-rollover-system-tests -- cli::faults::vanished_tables_in_create_new` (or
-//! `cargo nextest run -p ddb-rollover-system-tests cli::faults`).
+//! them with everything else; some of them alone, by name:
+//! `cargo nextest run --workspace cli::faults::vanished` or
+//! `cargo test --workspace --test system -- cli::faults::vanished`. With `--workspace` (rather
+//! than `-p`) Cargo resolves the same features as scripts/test.sh and builds nothing again.
 
 mod support;
 

@@ -62,7 +62,7 @@ async fn create_owned(client: &Client, name: String) {
 
 fn cli(proxy: &Proxy, args: &[&str]) -> ProcessRun {
     ProcessRun::of(
-        std::process::Command::new(env!("CARGO_BIN_EXE_ddb-rollover"))
+        std::process::Command::new(crate::support::binaries::cli())
             .args(["--endpoint-url", &proxy.endpoint(), "--region", "us-east-1"])
             .args(["--output", "json", "--time-budget", "280s"])
             .args(args)

@@ -1,7 +1,7 @@
 //! The SDK adapter's template and retention calls against aws-smithy-mocks: what reaches the
 //! wire, how DynamoDB's answers map back, and how its errors are classified.
 
-mod common;
+use super::common;
 
 use std::collections::BTreeMap;
 

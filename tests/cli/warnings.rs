@@ -10,7 +10,7 @@
 //!   in status and plan only, never in the scheduled runs while it is years away. The tables are
 //!   read back from moto: the look-alike is untouched.
 
-mod common;
+use super::common;
 
 use aws_sdk_dynamodb::Client;
 use common::run_cli;

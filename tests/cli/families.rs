@@ -316,7 +316,7 @@ async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tabl
     );
 }
 
-mod common;
+use super::common;
 
 /// A table made by hand, as `spec` says, with no tags (through the same adapter, so its key,
 /// indexes and capacity are exactly the policy's).

@@ -30,7 +30,7 @@
 //! test fails at the end listing each failed check once, with the first run it failed after
 //! and how many runs it failed after.
 
-mod common;
+use super::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

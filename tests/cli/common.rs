@@ -1,6 +1,3 @@
-// Each test binary uses its own part of this module.
-#![allow(dead_code)]
-
 //! Shared by the CLI's integration tests that run the real binary.
 
 use std::process::Command;
@@ -21,7 +18,7 @@ pub const DEBUG_DUMP: [&str; 5] = [
 /// inherited from the caller's environment.
 pub fn run_cli(endpoint: &str, env: Vec<(String, String)>, args: &[&str]) -> ProcessRun {
     ProcessRun::of(
-        Command::new(env!("CARGO_BIN_EXE_ddb-rollover"))
+        Command::new(crate::support::binaries::cli())
             .args(["--endpoint-url", endpoint, "--region", "us-east-1"])
             .args(args)
             .envs(env)

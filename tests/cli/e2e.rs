@@ -30,7 +30,7 @@ impl Harness {
 
     fn cli(&self, args: &[&str]) -> ProcessRun {
         ProcessRun::of(
-            Command::new(env!("CARGO_BIN_EXE_ddb-rollover"))
+            Command::new(crate::support::binaries::cli())
                 .args(["--endpoint-url", self.server.endpoint(), "--region", "us-east-1"])
                 .args(args)
                 .envs(self.server.env())
@@ -567,7 +567,7 @@ async fn status_shows_age_phase_and_next_run_on_moto() {
 async fn bad_input_exits_2_before_any_aws_call() {
     // Nothing listens on this endpoint: a call would fail with exit 1, not 2.
     let bad = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_ddb-rollover"))
+        Command::new(crate::support::binaries::cli())
             .args(["--endpoint-url", "http://127.0.0.1:9", "--region", "us-east-1"])
             .args(args)
             .env("AWS_ACCESS_KEY_ID", "x")
@@ -616,7 +616,7 @@ async fn bad_input_exits_2_before_any_aws_call() {
 #[tokio::test]
 async fn policy_from_the_environment_on_moto() {
     let h = Harness::start(Server::Moto).await;
-    let output = Command::new(env!("CARGO_BIN_EXE_ddb-rollover"))
+    let output = Command::new(crate::support::binaries::cli())
         .args(["--endpoint-url", h.server.endpoint(), "--region", "us-east-1", "--output", "json"])
         .args(["--at", "2018-10-25T10:00:00Z", "create-new"])
         .envs(h.server.env())

@@ -19,7 +19,7 @@ fn capacity(args: &[&str]) -> ProcessRun {
 /// The binary with nothing from this machine's environment but `policy` in ROLLOVER_POLICY.
 fn ddb_rollover(args: &[&str], policy: &str) -> ProcessRun {
     ProcessRun::of(
-        Command::new(env!("CARGO_BIN_EXE_ddb-rollover"))
+        Command::new(crate::support::binaries::cli())
             .args(args)
             .env_clear()
             .env("ROLLOVER_POLICY", policy)
@@ -422,7 +422,7 @@ fn without_aws(args: &[&str]) -> ProcessRun {
     let mut with_endpoint = vec!["--endpoint-url", &endpoint, "--region", "us-east-1"];
     with_endpoint.extend(args);
     ProcessRun::of(
-        Command::new(env!("CARGO_BIN_EXE_ddb-rollover"))
+        Command::new(crate::support::binaries::cli())
             .args(&with_endpoint)
             .env_clear()
             .env("AWS_ACCESS_KEY_ID", "test")

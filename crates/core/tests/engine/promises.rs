@@ -44,7 +44,7 @@
 //! The scenarios, the ground truth and the invariants live in `scenarios/mod.rs`, shared with
 //! the sampled replay on moto (`promises_moto.rs`).
 
-mod scenarios;
+use super::scenarios;
 
 use std::collections::BTreeMap;
 

@@ -31,7 +31,7 @@
 //! cases drawn from `promises.rs`'s generator with fixed seeds (policies without table
 //! classes, on-demand maximums or archiving).
 
-mod scenarios;
+use super::scenarios;
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;

@@ -168,7 +168,7 @@ impl Sim {
     }
 
     fn command(&self, op: Op, at: &str) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_ddb-rollover"));
+        let mut command = Command::new(crate::support::binaries::cli());
         command
             .args(["--endpoint-url", self.server.endpoint(), "--region", "us-east-1"])
             .args(["--output", "json", "--at", at, "--policy"])

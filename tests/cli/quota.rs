@@ -14,7 +14,7 @@
 //!   sits through the SDK's retries (LimitExceededException counts as throttling: 3 attempts
 //!   with the adaptive mode's back-off), about half a minute.
 
-mod common;
+use super::common;
 
 use std::collections::BTreeMap;
 use std::time::Instant;

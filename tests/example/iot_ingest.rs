@@ -29,7 +29,7 @@ struct Run {
 /// Runs the binary with small sizes against `server`, JSON output.
 fn ingest(server: &LocalDynamo) -> Run {
     let run = ProcessRun::of(
-        Command::new(env!("CARGO_BIN_EXE_iot-ingest"))
+        Command::new(crate::support::binaries::iot_ingest())
             .args([
                 "--endpoint-url",
                 server.endpoint(),

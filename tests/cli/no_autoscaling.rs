@@ -8,7 +8,7 @@
 //! back with DescribeTable from the server), and create-new's `next_table_ready` is true to the
 //! tables.
 
-mod common;
+use super::common;
 
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;

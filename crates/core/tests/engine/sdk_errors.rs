@@ -1,7 +1,7 @@
 //! The SDK adapter against aws-smithy-mocks: the error paths no local server produces
 //! (LimitExceededException, ResourceInUseException on update) and response mapping.
 
-mod common;
+use super::common;
 
 use aws_sdk_dynamodb::error::ErrorMetadata;
 use aws_sdk_dynamodb::operation::create_table::CreateTableError;

@@ -1,0 +1,19 @@
+//! The engine's self-contained tests, one test binary (one link of the SDK): planning,
+//! execution against the in-memory account, the SDK adapter against mocked replies, the
+//! promises property test and the module graph. Tests that need a local DynamoDB server live
+//! in the top-level `tests/` package (`engine` there).
+
+mod common;
+mod scenarios;
+
+mod autoscaling_rules;
+mod executor;
+mod lifecycle_rules;
+mod module_graph;
+mod period_props;
+mod planner;
+mod planner_indexes;
+mod policy_checks;
+mod promises;
+mod sdk_errors;
+mod sdk_lifecycle;

@@ -1,0 +1,7 @@
+//! The deploy checks that need no server, one test binary: the alarm, the policy parameters and
+//! samconfig.toml against template.yaml. Those that run the handlers against moto are in the
+//! top-level `tests/` package (`deploy`).
+
+mod alarm;
+mod policy_parameters;
+mod samconfig;

@@ -1,0 +1,13 @@
+mod common;
+
+mod e2e;
+mod families;
+mod faults;
+mod lifecycle;
+mod no_autoscaling;
+mod offline;
+mod overlap;
+mod quota;
+mod scale;
+mod survival;
+mod warnings;

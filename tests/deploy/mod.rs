@@ -1,0 +1,2 @@
+mod iam;
+mod schedule_inputs;

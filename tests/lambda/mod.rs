@@ -1,0 +1,5 @@
+mod clock_warning;
+mod ddblocal;
+mod from_env;
+mod handler;
+mod quota;

@@ -1,0 +1,80 @@
+//! The workspace's binaries under test: the `ddb-rollover` CLI and the `iot-ingest` example.
+//!
+//! Cargo sets `CARGO_BIN_EXE_<name>` only for the integration tests of the package that owns
+//! the binary (artifact dependencies, which would lift that, are unstable), and these tests live
+//! in a package of their own. So the binaries are taken from where Cargo puts them, next to this
+//! test executable (`<target>/<profile>/deps/system-<hash>` runs `<target>/<profile>/<name>`),
+//! after one `cargo build --workspace --all-targets` per test process into that target
+//! directory and profile, which keeps them from being stale whichever way the tests were
+//! started. It is the same selection as `scripts/test.sh`'s build stage on purpose: the test
+//! targets' dev-dependencies add SDK features (`test-util`), and `cargo build -p
+//! ddb-rollover-cli` alone would resolve other features and build the whole SDK a second time.
+//! `scripts/test.sh` has just built them and says so with `DDB_ROLLOVER_BINARIES_BUILT=1`: then
+//! nothing is built here (one fingerprint check per test process would add up under nextest,
+//! which runs each test in its own process).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The `ddb-rollover` CLI.
+pub fn cli() -> PathBuf {
+    binary("ddb-rollover")
+}
+
+/// The `iot-ingest` example's binary.
+pub fn iot_ingest() -> PathBuf {
+    binary("iot-ingest")
+}
+
+fn binary(name: &str) -> PathBuf {
+    static PROFILE_DIR: OnceLock<PathBuf> = OnceLock::new();
+    let dir = PROFILE_DIR.get_or_init(build);
+    let path = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.is_file(),
+        "{} is missing: build it with `cargo build --workspace --all-targets`",
+        path.display()
+    );
+    path
+}
+
+/// Builds the workspace's binaries unless scripts/test.sh just did; returns `<target>/<profile>`.
+fn build() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test executable's path");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("the test executable lies in <target>/<profile>/deps")
+        .to_owned();
+    if std::env::var_os("DDB_ROLLOVER_BINARIES_BUILT").is_some() {
+        return profile_dir;
+    }
+    let target_dir = profile_dir.parent().expect("a target directory");
+    let profile = match profile_dir.file_name().and_then(|name| name.to_str()) {
+        Some("debug") => "dev",
+        Some(other) => other,
+        None => panic!("no profile directory above {}", exe.display()),
+    };
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+    let output = Command::new(cargo)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "build",
+            "--quiet",
+            "--workspace",
+            "--all-targets",
+            "--profile",
+            profile,
+        ])
+        .arg("--target-dir")
+        .arg(target_dir)
+        .output()
+        .expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "cargo build --workspace --all-targets failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    profile_dir
+}

@@ -129,7 +129,7 @@ sam_build() {
 }
 
 # Each function's stripped bootstrap must stay within this (8 MB): a smaller package unpacks and
-# starts faster on a cold start. README "Binary size" says what it is made of.
+# starts faster on a cold start. docs/benchmark.md "Binary size" says what it is made of.
 MAX_BOOTSTRAP_BYTES=8000000
 
 print_artifacts() {

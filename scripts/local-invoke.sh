@@ -83,8 +83,10 @@ check_report() {
 scripts/local-ddb.sh install
 mkdir -p "$RUN_DIR"
 
-# Build the host binaries first, so the first invoke does not wait for a compile.
-cargo build --quiet -p ddb-rollover-lambda --bin create-new --bin resize-old
+# Build the host binaries first, so the first invoke does not wait for a compile. Selected as
+# `cargo lambda watch` selects them (`cargo run --bin NAME`, the whole workspace's features
+# unified): with `-p` the dependencies get other features and watch would rebuild them all.
+cargo build --quiet --bin create-new --bin resize-old
 
 read -r endpoint MOTO_PID < <(scripts/local-ddb.sh start moto --owner-pid $$)
 [[ -n $MOTO_PID ]] || die "moto did not start"

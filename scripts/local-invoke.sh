@@ -77,37 +77,16 @@ wait_port() {
 
 # check_report NAME OPERATION FILE: the response is a RunReport of OPERATION, nothing failed.
 check_report() {
-  python3 - "$@" <<'PY'
-import json, sys
-
-name, operation, path = sys.argv[1:4]
-with open(path) as f:
-    text = f.read()
-try:
-    report = json.loads(text)
-except ValueError:
-    sys.exit(f"{name}: the response is not JSON: {text[:500]}")
-if not isinstance(report, dict) or "operation" not in report:
-    sys.exit(f"{name}: the response is not a RunReport (no \"operation\"): {text[:500]}")
-if report["operation"] != operation:
-    sys.exit(f"{name}: operation {report['operation']!r}, expected {operation!r}")
-failed = [t for t in report.get("tables", []) if t.get("outcome") == "failed"]
-if failed or report.get("summary", {}).get("failed", 0) != 0:
-    sys.exit(f"{name}: failed tables: {json.dumps(failed, indent=1)}")
-s = report["summary"]
-print(f"{name}: {report['operation']} at {report['at']}, current period {report['current_period']}: "
-      f"{s['done']} done, {s['unchanged']} unchanged, {s['deferred']} deferred, {s['skipped']} skipped, "
-      f"{s['failed']} failed")
-for t in report.get("tables", []):
-    print(f"  {t['table']}: {t['outcome']} - {t['reason']}")
-PY
+  python3 "$SCRIPT_DIR/check-report.py" "$@"
 }
 
 scripts/local-ddb.sh install
 mkdir -p "$RUN_DIR"
 
-# Build the host binaries first, so the first invoke does not wait for a compile.
-cargo build --quiet -p create-new -p resize-old
+# Build the host binaries first, so the first invoke does not wait for a compile. Selected as
+# `cargo lambda watch` selects them (`cargo run --bin NAME`, the whole workspace's features
+# unified): with `-p` the dependencies get other features and watch would rebuild them all.
+cargo build --quiet --bin create-new --bin resize-old
 
 read -r endpoint MOTO_PID < <(scripts/local-ddb.sh start moto --owner-pid $$)
 [[ -n $MOTO_PID ]] || die "moto did not start"

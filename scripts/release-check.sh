@@ -6,9 +6,16 @@
 #                              the few that do not apply are skipped in the template with a reason
 #   4. sam build               both functions for arm64 (rust-cargolambda: cargo-lambda + zig, no
 #                              Docker), then the stripped bootstrap sizes and `file` of each
-#   5. scripts/local-invoke.sh both functions invoked locally against moto
+#   5. glibc                   no bootstrap needs a glibc symbol newer than Amazon Linux 2023's
+#                              2.34 (scripts/glibc-check.sh; its self-test first)
+#   6. scripts/local-invoke.sh both functions invoked locally against moto (host binaries)
+#   7. scripts/qemu-invoke.sh  the arm64 bootstraps as built, under qemu-user, through a Lambda
+#                              Runtime API emulator, over TLS (private CA) to moto, with the
+#                              template's environment for two parameter sets; reports and tables
+#                              read back
 # Installs its tools itself, pinned in scripts/requirements-release.txt, into the gitignored
-# .local/release-venv (two venvs, see that file), and the aarch64-unknown-linux-gnu Rust target.
+# .local/release-venv (two venvs, see that file), and the aarch64-unknown-linux-gnu Rust target;
+# qemu-user-static and libc6-arm64-cross (Debian packages) with apt-get when missing (as root).
 # Re-runs install nothing when the requirements and python3 are unchanged.
 # Prints each step's duration; exits non-zero on the first failure.
 set -euo pipefail
@@ -105,6 +112,21 @@ install_tools() {
   printf 'checkov %s\n' "$("$CHECKOV_BIN/checkov" --version)"
   "$TOOLS_BIN/cargo-lambda" lambda --version
   printf 'zig %s\n' "$("$TOOLS_BIN/python" -m ziglang version)"
+  install_qemu
+}
+
+# qemu-user runs the arm64 bootstraps on this machine; libc6-arm64-cross is the arm64 glibc
+# they load (from /usr/aarch64-linux-gnu). Debian's packages, installed only when missing.
+QEMU_SYSROOT=/usr/aarch64-linux-gnu
+install_qemu() {
+  if ! command -v qemu-aarch64-static >/dev/null || [[ ! -e $QEMU_SYSROOT/lib/ld-linux-aarch64.so.1 ]]; then
+    [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null ||
+      die "qemu-aarch64-static or $QEMU_SYSROOT missing: apt-get install qemu-user-static libc6-arm64-cross (as root)"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends qemu-user-static libc6-arm64-cross
+  fi
+  qemu-aarch64-static --version | head -n 1
+  command -v readelf >/dev/null || die "readelf not found (apt-get install binutils)"
 }
 
 # ---------------------------------------------------------------- checks
@@ -149,8 +171,17 @@ print_artifacts() {
   [[ $found == 1 ]] || die "no .aws-sam/build/*/bootstrap after sam build"
 }
 
+glibc_check() {
+  bash "$SCRIPT_DIR/glibc-check.sh" --self-test
+  bash "$SCRIPT_DIR/glibc-check.sh" .aws-sam/build/*/bootstrap
+}
+
 local_invoke() {
   PATH="$TOOLS_BIN:$PATH" bash "$SCRIPT_DIR/local-invoke.sh"
+}
+
+qemu_invoke() {
+  bash "$SCRIPT_DIR/qemu-invoke.sh"
 }
 
 started=$(date +%s)
@@ -160,7 +191,9 @@ step "cfn-lint" cfn_lint
 step "checkov" checkov_scan
 step "sam build (arm64)" sam_build
 step "bootstrap sizes" print_artifacts
+step "glibc <= 2.34" glibc_check
 step "local invoke (moto)" local_invoke
+step "qemu invoke (TLS, 2 sets)" qemu_invoke
 
 printf '\n== durations\n'
 printf '%s\n' "${SUMMARY[@]}"

@@ -30,7 +30,7 @@ mod upkeep;
 pub mod verdict;
 
 pub use decision::{Decision, Operation, Plan, PlanItem};
-pub use quota::{family_tables, quota_warning, QuotaHorizon};
+pub use quota::{family_tables, quota_warning, QuotaHorizon, RUN_HORIZON};
 pub use scope::{names_to_describe, reads_for, reads_needed, target_names, Reads, Scope};
 
 /// Decides what `operation` does at `now`, given the tables that exist.

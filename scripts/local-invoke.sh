@@ -106,8 +106,11 @@ PY
 scripts/local-ddb.sh install
 mkdir -p "$RUN_DIR"
 
-# Build the host binaries first, so the first invoke does not wait for a compile.
-cargo build --quiet -p create-new -p resize-old
+# Build the host binaries first, so the first invoke does not wait for a compile. As
+# `cargo lambda watch` builds them (`cargo run --bin NAME` at the workspace root): the same
+# package selection, so the same features (-p create-new alone would leave out the CLI's
+# aws-config features, and the watcher would rebuild the SDK inside the invoke's timeout).
+cargo build --quiet --bin create-new --bin resize-old
 
 read -r endpoint MOTO_PID < <(scripts/local-ddb.sh start moto --owner-pid $$)
 [[ -n $MOTO_PID ]] || die "moto did not start"

@@ -321,6 +321,11 @@ fn outcomes(report: &ddb_rollover::RunReport) -> Vec<(String, Outcome)> {
     main
 }
 
+/// A simulation's instant (`allow_future_clock`), as the engine's entries take it.
+fn simulated(policy: &Policy, operation: Operation, at: DateTime<Utc>) -> ddb_rollover::CheckedInstant {
+    ddb_rollover::run::clock::simulation(policy, &[operation], at).expect("a labelled instant")
+}
+
 #[tokio::test]
 async fn dry_run_changes_nothing() {
     let fake = FakeDynamo::with_tables(&[("timeseries_2018-10-20", HOT)]);
@@ -333,12 +338,7 @@ async fn dry_run_changes_nothing() {
             &fake,
             &Policy::default(),
             operation,
-            &ddb_rollover::run::clock::simulation(
-                &Policy::default(),
-                &[operation],
-                at("2018-10-25T23:45:00Z"),
-            )
-            .unwrap(),
+            &simulated(&Policy::default(), operation, at("2018-10-25T23:45:00Z")),
             options,
         )
         .await
@@ -362,8 +362,7 @@ async fn concurrency_is_bounded() {
         &fake,
         &policy,
         Operation::CreateNew,
-        &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], at("2018-10-25T23:45:00Z"))
-            .unwrap(),
+        &simulated(&policy, Operation::CreateNew, at("2018-10-25T23:45:00Z")),
         options,
     )
     .await
@@ -380,12 +379,11 @@ async fn create_of_an_existing_table_counts_as_done() {
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        &ddb_rollover::run::clock::simulation(
+        &simulated(
             &Policy::default(),
-            &[Operation::CreateNew],
+            Operation::CreateNew,
             at("2018-10-25T23:45:00Z"),
-        )
-        .unwrap(),
+        ),
         ApplyOptions::default(),
     )
     .await
@@ -411,12 +409,11 @@ async fn a_refused_create_of_the_next_periods_table_fails_the_run_naming_the_quo
             &fake,
             &Policy::default(),
             Operation::CreateNew,
-            &ddb_rollover::run::clock::simulation(
+            &simulated(
                 &Policy::default(),
-                &[Operation::CreateNew],
+                Operation::CreateNew,
                 at("2018-10-25T23:45:00Z"),
-            )
-            .unwrap(),
+            ),
             ApplyOptions::default(),
         )
         .await
@@ -452,12 +449,11 @@ async fn past_the_deadline_changes_are_deferred_and_a_missing_periods_table_fail
         &fake,
         &Policy::default(),
         Operation::ResizeOld,
-        &ddb_rollover::run::clock::simulation(
+        &simulated(
             &Policy::default(),
-            &[Operation::ResizeOld],
+            Operation::ResizeOld,
             at("2018-10-26T00:15:00Z"),
-        )
-        .unwrap(),
+        ),
         options,
     )
     .await
@@ -471,12 +467,11 @@ async fn past_the_deadline_changes_are_deferred_and_a_missing_periods_table_fail
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        &ddb_rollover::run::clock::simulation(
+        &simulated(
             &Policy::default(),
-            &[Operation::CreateNew],
+            Operation::CreateNew,
             at("2018-10-25T23:45:00Z"),
-        )
-        .unwrap(),
+        ),
         options,
     )
     .await
@@ -498,12 +493,11 @@ async fn past_the_deadline_changes_are_deferred_and_a_missing_periods_table_fail
         &fake,
         &Policy::default(),
         Operation::ResizeOld,
-        &ddb_rollover::run::clock::simulation(
+        &simulated(
             &Policy::default(),
-            &[Operation::ResizeOld],
+            Operation::ResizeOld,
             at("2018-10-26T00:15:00Z"),
-        )
-        .unwrap(),
+        ),
         options,
     )
     .await
@@ -526,12 +520,11 @@ async fn busy_or_limited_updates_are_deferred_and_others_fail_without_stopping_t
         &fake,
         &Policy::default(),
         Operation::ResizeOld,
-        &ddb_rollover::run::clock::simulation(
+        &simulated(
             &Policy::default(),
-            &[Operation::ResizeOld],
+            Operation::ResizeOld,
             at("2018-10-26T00:15:00Z"),
-        )
-        .unwrap(),
+        ),
         ApplyOptions::default(),
     )
     .await
@@ -587,12 +580,11 @@ async fn a_table_that_cannot_be_described_gets_no_action() {
         &fake,
         &Policy::default(),
         Operation::ResizeOld,
-        &ddb_rollover::run::clock::simulation(
+        &simulated(
             &Policy::default(),
-            &[Operation::ResizeOld],
+            Operation::ResizeOld,
             at("2018-10-26T00:15:00Z"),
-        )
-        .unwrap(),
+        ),
         ApplyOptions::default(),
     )
     .await
@@ -619,12 +611,11 @@ async fn report_serializes_with_a_line_per_table() {
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        &ddb_rollover::run::clock::simulation(
+        &simulated(
             &Policy::default(),
-            &[Operation::CreateNew],
+            Operation::CreateNew,
             at("2018-10-25T23:45:00Z"),
-        )
-        .unwrap(),
+        ),
         ApplyOptions::default(),
     )
     .await
@@ -681,7 +672,7 @@ async fn a_failed_export_or_delete_blocks_neither_other_tables_nor_create_new() 
         &fake,
         &policy,
         Operation::ResizeOld,
-        &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], now).unwrap(),
+        &simulated(&policy, Operation::ResizeOld, now),
         ApplyOptions::default(),
     )
     .await
@@ -710,8 +701,7 @@ async fn a_failed_export_or_delete_blocks_neither_other_tables_nor_create_new() 
         &fake,
         &policy,
         Operation::CreateNew,
-        &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], at("2018-10-26T23:45:00Z"))
-            .unwrap(),
+        &simulated(&policy, Operation::CreateNew, at("2018-10-26T23:45:00Z")),
         ApplyOptions::default(),
     )
     .await
@@ -725,8 +715,7 @@ async fn a_failed_export_or_delete_blocks_neither_other_tables_nor_create_new() 
         &fake,
         &policy,
         Operation::ResizeOld,
-        &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], at("2018-10-27T00:15:00Z"))
-            .unwrap(),
+        &simulated(&policy, Operation::ResizeOld, at("2018-10-27T00:15:00Z")),
         ApplyOptions::default(),
     )
     .await
@@ -769,8 +758,7 @@ async fn deletion_protection_is_lifted_right_before_the_delete_and_the_newest_ar
         &fake,
         &policy,
         Operation::ResizeOld,
-        &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], at("2018-10-26T00:15:00Z"))
-            .unwrap(),
+        &simulated(&policy, Operation::ResizeOld, at("2018-10-26T00:15:00Z")),
         ApplyOptions::default(),
     )
     .await
@@ -834,12 +822,7 @@ async fn a_capacity_change_waits_until_the_scalable_targets_are_gone() {
             &fake,
             &policy,
             Operation::ResizeOld,
-            &ddb_rollover::run::clock::simulation(
-                &policy,
-                &[Operation::ResizeOld],
-                at("2018-10-26T00:15:00Z"),
-            )
-            .unwrap(),
+            &simulated(&policy, Operation::ResizeOld, at("2018-10-26T00:15:00Z")),
             ApplyOptions::default(),
         )
         .await
@@ -875,8 +858,7 @@ async fn a_capacity_change_waits_until_the_scalable_targets_are_gone() {
         &fake,
         &policy,
         Operation::ResizeOld,
-        &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], at("2018-10-26T00:15:00Z"))
-            .unwrap(),
+        &simulated(&policy, Operation::ResizeOld, at("2018-10-26T00:15:00Z")),
         ApplyOptions::default(),
     )
     .await
@@ -912,12 +894,11 @@ async fn create_new_waits_for_the_tables_it_created_then_reports_them_ready() {
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        &ddb_rollover::run::clock::simulation(
+        &simulated(
             &Policy::default(),
-            &[Operation::CreateNew],
+            Operation::CreateNew,
             at("2018-10-25T23:45:00Z"),
-        )
-        .unwrap(),
+        ),
         ApplyOptions::default(),
     )
     .await
@@ -939,12 +920,11 @@ async fn create_new_waits_for_the_tables_it_created_then_reports_them_ready() {
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        &ddb_rollover::run::clock::simulation(
+        &simulated(
             &Policy::default(),
-            &[Operation::CreateNew],
+            Operation::CreateNew,
             at("2018-10-25T23:50:00Z"),
-        )
-        .unwrap(),
+        ),
         ApplyOptions::default(),
     )
     .await
@@ -957,12 +937,11 @@ async fn create_new_waits_for_the_tables_it_created_then_reports_them_ready() {
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        &ddb_rollover::run::clock::simulation(
+        &simulated(
             &Policy::default(),
-            &[Operation::CreateNew],
+            Operation::CreateNew,
             at("2018-10-25T23:50:00Z"),
-        )
-        .unwrap(),
+        ),
         ApplyOptions {
             dry_run: true,
             ..ApplyOptions::default()
@@ -985,12 +964,11 @@ async fn a_table_still_creating_when_the_wait_ends_is_not_ready() {
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        &ddb_rollover::run::clock::simulation(
+        &simulated(
             &Policy::default(),
-            &[Operation::CreateNew],
+            Operation::CreateNew,
             at("2018-10-25T23:45:00Z"),
-        )
-        .unwrap(),
+        ),
         ApplyOptions {
             readiness_wait: Duration::from_secs(3),
             deadline: Some(std::time::Instant::now() + Duration::from_millis(2500)),
@@ -1040,12 +1018,11 @@ async fn a_foreign_table_holding_the_next_name_is_not_ready() {
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        &ddb_rollover::run::clock::simulation(
+        &simulated(
             &Policy::default(),
-            &[Operation::CreateNew],
+            Operation::CreateNew,
             at("2018-10-25T23:45:00Z"),
-        )
-        .unwrap(),
+        ),
         ApplyOptions::default(),
     )
     .await
@@ -1073,12 +1050,11 @@ async fn a_deleted_pre_built_table_is_created_again_once_it_is_gone() {
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        &ddb_rollover::run::clock::simulation(
+        &simulated(
             &Policy::default(),
-            &[Operation::CreateNew],
+            Operation::CreateNew,
             at("2018-10-25T23:45:00Z"),
-        )
-        .unwrap(),
+        ),
         ApplyOptions::default(),
     )
     .await
@@ -1114,12 +1090,11 @@ async fn a_period_table_still_deleting_or_missing_at_the_end_fails_the_run() {
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        &ddb_rollover::run::clock::simulation(
+        &simulated(
             &Policy::default(),
-            &[Operation::CreateNew],
+            Operation::CreateNew,
             at("2018-10-25T23:45:00Z"),
-        )
-        .unwrap(),
+        ),
         ApplyOptions {
             readiness_wait: Duration::from_secs(30),
             ..ApplyOptions::default()
@@ -1161,12 +1136,11 @@ async fn a_period_table_still_deleting_or_missing_at_the_end_fails_the_run() {
         &fake,
         &Policy::default(),
         Operation::CreateNew,
-        &ddb_rollover::run::clock::simulation(
+        &simulated(
             &Policy::default(),
-            &[Operation::CreateNew],
+            Operation::CreateNew,
             at("2018-10-25T23:45:00Z"),
-        )
-        .unwrap(),
+        ),
         ApplyOptions::default(),
     )
     .await
@@ -1269,7 +1243,7 @@ async fn status_predicts_each_run_exactly_and_names_what_only_it_can_see() {
             &fake,
             &policy,
             operation,
-            &ddb_rollover::run::clock::simulation(&policy, &[operation], now).unwrap(),
+            &simulated(&policy, operation, now),
             ApplyOptions::default(),
         )
         .await

@@ -4,10 +4,11 @@
 //! [`ACCOUNT_ID`].
 //!
 //! Supported: `Ref`, `Fn::GetAtt`, `Fn::Sub` (with a variable map), `Fn::FindInMap`,
-//! `Conditions` and `Rules` with `Fn::Equals` / `Fn::Not` / `Fn::And` / `Fn::Or` /
-//! `Condition`, `Fn::If`, and `AWS::NoValue` (a list item or mapping entry that resolves to it
-//! is dropped, as CloudFormation drops it). Optional parts of the template are written that way, so the checks
-//! must see exactly what a stack with given parameters would get.
+//! `Fn::ToJsonString` (AWS::LanguageExtensions), `Conditions` and `Rules` with `Fn::Equals` /
+//! `Fn::Not` / `Fn::And` / `Fn::Or` / `Condition`, `Fn::If`, and `AWS::NoValue` (a list item or
+//! mapping entry that resolves to it is dropped, as CloudFormation drops it). Optional parts of
+//! the template are written that way, so the checks must see exactly what a stack with given
+//! parameters would get.
 //!
 //! IAM statements keep their `Condition` blocks, parsed into [`crate::iam::Condition`]s: an
 //! operator or key the evaluation does not implement makes [`Template::role_statements`] fail.
@@ -179,6 +180,15 @@ impl Template {
             "no parameter {name} in the template"
         );
         self.vars.insert(name.into(), value.into());
+    }
+
+    /// The `Transform` declaration's macros, in the order CloudFormation runs them.
+    pub fn transforms(&self) -> Vec<String> {
+        match self.root.get("Transform") {
+            Some(Value::String(one)) => vec![one.clone()],
+            Some(Value::Sequence(many)) => many.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
+            _ => Vec::new(),
+        }
     }
 
     /// A top-level section (`Parameters`, `Resources`, `Outputs`) as (logical id, body) pairs.
@@ -445,7 +455,35 @@ impl Template {
                 }
                 _ => Err("FindInMap needs [MapName, TopLevelKey, SecondLevelKey]".into()),
             },
+            "ToJsonString" => Ok(self.to_json(arg)?.to_string()),
             other => Err(format!("intrinsic {other} is not supported by this check")),
+        }
+    }
+
+    /// `value` as the JSON that `Fn::ToJsonString` (AWS::LanguageExtensions) makes of it:
+    /// conditions chosen, `AWS::NoValue` dropped, every other intrinsic resolved to its string.
+    fn to_json(&self, value: &Value) -> Result<serde_json::Value, String> {
+        let Some(value) = self.resolve_structure(value)? else {
+            return Err("Fn::ToJsonString of AWS::NoValue".into());
+        };
+        if intrinsic(&value).is_some() {
+            return self.resolve(&value).map(serde_json::Value::String);
+        }
+        match &value {
+            Value::Mapping(m) => m
+                .iter()
+                .map(|(k, v)| {
+                    let key = k.as_str().ok_or_else(|| format!("a non-string key {k:?}"))?;
+                    Ok((key.to_owned(), self.to_json(v)?))
+                })
+                .collect::<Result<serde_json::Map<_, _>, String>>()
+                .map(serde_json::Value::Object),
+            Value::Sequence(items) => items
+                .iter()
+                .map(|item| self.to_json(item))
+                .collect::<Result<Vec<_>, String>>()
+                .map(serde_json::Value::Array),
+            scalar => serde_json::to_value(scalar).map_err(|e| e.to_string()),
         }
     }
 
@@ -758,6 +796,19 @@ Resources:
         );
         assert_eq!(text("!Sub ['${A}/${Prefix}', {A: !Ref Count}]"), "3/ts");
         assert_eq!(text("{Ref: Prefix}"), "ts");
+    }
+
+    #[test]
+    fn to_json_string_keeps_types_and_resolves_what_it_holds() {
+        let t = Template::parse(SMALL).unwrap();
+        let text = |yaml: &str| t.resolve(&yaml_serde::from_str(yaml).unwrap()).unwrap();
+        let json = text(
+            "Fn::ToJsonString: {n: 3600, on: true, name: !Ref Prefix, list: [a, !Sub '${Prefix}-x', !Ref Queue]}",
+        );
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&json).unwrap(),
+            serde_json::json!({"n": 3600, "on": true, "name": "ts", "list": ["a", "ts-x", "{ref:Queue}"]})
+        );
     }
 
     #[test]

@@ -183,3 +183,52 @@ fn the_dashboard_shows_the_contracts_metrics() {
         r#"["AWS/Lambda","Errors","FunctionName","{ref:ResizeOldFunction}"]"#
     ));
 }
+
+/// The texts of every `Fn::Sub` (`!Sub text` or `!Sub [text, {vars}]`) under `value`.
+fn sub_texts<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
+    let text_of = |arg: &'v Value| match arg {
+        Value::Sequence(items) => items.first().and_then(Value::as_str),
+        other => other.as_str(),
+    };
+    match value {
+        Value::Tagged(tagged) => {
+            if tagged.tag == "Sub" {
+                out.extend(text_of(&tagged.value));
+            }
+            sub_texts(&tagged.value, out);
+        }
+        Value::Mapping(m) => {
+            for (k, v) in m {
+                if k.as_str() == Some("Fn::Sub") {
+                    out.extend(text_of(v));
+                }
+                sub_texts(v, out);
+            }
+        }
+        Value::Sequence(items) => items.iter().for_each(|item| sub_texts(item, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn no_json_is_built_from_strings() {
+    let t = Template::load();
+    let mut texts = Vec::new();
+    for section in ["Resources", "Outputs", "Conditions", "Rules"] {
+        for (_, value) in t.section(section) {
+            sub_texts(value, &mut texts);
+        }
+    }
+    assert!(
+        texts.len() > 10,
+        "the walk finds the template's !Sub texts: {texts:?}"
+    );
+    let json: Vec<_> = texts
+        .iter()
+        .filter(|text| text.trim_start().starts_with(['{', '[']))
+        .collect();
+    assert!(
+        json.is_empty(),
+        "JSON glued with !Sub (use Fn::ToJsonString): {json:#?}"
+    );
+}

@@ -53,10 +53,15 @@ fn build_and_deploy_need_no_flags() {
         Some(false)
     );
     let deploy = |key: &str| get(&c, &["default", "deploy", "parameters", key]);
-    assert!(deploy("capabilities")
-        .as_str()
-        .unwrap()
-        .contains("CAPABILITY_IAM"));
+    // Unnamed roles, and the AWS::LanguageExtensions transform (a macro) the template declares.
+    let capabilities = deploy("capabilities").as_str().unwrap().to_owned();
+    let transforms = Template::load().transforms();
+    assert!(capabilities.contains("CAPABILITY_IAM"), "{capabilities}");
+    assert_eq!(
+        capabilities.contains("CAPABILITY_AUTO_EXPAND"),
+        transforms.iter().any(|t| t == "AWS::LanguageExtensions"),
+        "{capabilities} for transforms {transforms:?}"
+    );
     assert_eq!(deploy("resolve_s3").as_bool(), Some(true));
     assert!(deploy("region").as_str().is_some_and(|r| !r.is_empty()));
     assert_eq!(deploy("confirm_changeset").as_bool(), Some(true));

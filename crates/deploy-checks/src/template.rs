@@ -77,6 +77,8 @@ pub struct Schedule {
     pub timezone: Option<String>,
     /// The `Input` string as Scheduler gets it, placeholders not yet substituted.
     pub input: String,
+    /// Whether Scheduler runs it: `State` ENABLED, its default when absent.
+    pub enabled: bool,
 }
 
 impl Function {
@@ -289,6 +291,15 @@ impl Template {
                             .ok_or_else(|| format!("{id}.{name}: no ScheduleExpression"))?,
                         timezone: field("ScheduleExpressionTimezone")?,
                         input: field("Input")?.ok_or_else(|| format!("{id}.{name}: no Input"))?,
+                        enabled: match field("State")?.as_deref() {
+                            None | Some("ENABLED") => true,
+                            Some("DISABLED") => false,
+                            Some(other) => {
+                                return Err(format!(
+                                    "{id}.{name}.State: {other} is neither ENABLED nor DISABLED"
+                                ))
+                            }
+                        },
                         event: name,
                     });
                 }

@@ -1,7 +1,8 @@
-//! The deploy checks that need no server, one test binary: the alarm, the policy parameters and
-//! samconfig.toml against template.yaml. Those that run the handlers against moto are in the
+//! The deploy checks that need no server, one test binary: the alarm, the policy parameters,
+//! samconfig.toml and the functions' schedules against template.yaml. Those that run the handlers against moto are in the
 //! top-level `tests/` package (`deploy`).
 
 mod alarm;
 mod policy_parameters;
 mod samconfig;
+mod schedules;

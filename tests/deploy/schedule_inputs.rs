@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 use ddb_rollover::{Operation, Outcome};
 use deploy_checks::scenario;
-use deploy_checks::template::{Function, Template, SCHEDULED_TIME_PLACEHOLDER};
+use deploy_checks::template::{Function, Template};
 use testkit::{LocalDynamo, Server};
 
 fn functions() -> Vec<Function> {

@@ -20,6 +20,10 @@ stage() {
   stages+=("$(printf '%-9s %4ds' "$name" $((SECONDS - started)))")
 }
 
+# One build of everything, not an edit loop: incremental compilation's bookkeeping only slows it
+# (set CARGO_INCREMENTAL=1 to keep it).
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
+
 stage install scripts/local-ddb.sh install
 # Every target, the binaries the system tests run included (tests/support/binaries.rs), in one
 # feature resolution: `cargo test` alone builds no binary of a package without integration tests.

@@ -9,3 +9,4 @@ mod grace;
 mod indexes;
 mod no_autoscaling_servers;
 mod promises_moto;
+mod signed_moto;

@@ -288,6 +288,20 @@ impl LocalDynamo {
         xml_elements(&body, "Key")
     }
 
+    /// Puts `body` at `key` in `bucket`. Panics on a non-2xx reply.
+    pub fn put_object(&self, bucket: &str, key: &str, body: &[u8]) {
+        self.require_s3();
+        let path = format!(
+            "/{}/{}",
+            percent_encode(bucket),
+            percent_encode(key).replace("%2F", "/")
+        );
+        let (status, reply) = http_request_with_body(&self.server_endpoint, "PUT", &path, body);
+        if !(200..300).contains(&status) {
+            panic!("testkit: putting s3://{bucket}/{key}: HTTP {status}: {reply}");
+        }
+    }
+
     fn require_s3(&self) {
         assert!(
             self.server == Server::Moto,
@@ -300,6 +314,11 @@ impl LocalDynamo {
 /// One request with an empty body over a fresh connection; returns (status, body).
 /// `Connection: close` lets the body be read to the end of the stream.
 pub fn http_request(endpoint: &str, method: &str, path: &str) -> (u16, String) {
+    http_request_with_body(endpoint, method, path, b"")
+}
+
+/// [`http_request`] with a body.
+pub fn http_request_with_body(endpoint: &str, method: &str, path: &str, body: &[u8]) -> (u16, String) {
     use std::io::{Read, Write};
     let authority = endpoint
         .strip_prefix("http://")
@@ -310,10 +329,11 @@ pub fn http_request(endpoint: &str, method: &str, path: &str) -> (u16, String) {
     stream.set_read_timeout(timeout).expect("a non-zero timeout");
     stream.set_write_timeout(timeout).expect("a non-zero timeout");
     let request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
     );
     stream
-        .write_all(request.as_bytes())
+        .write_all(&[request.as_bytes(), body].concat())
         .unwrap_or_else(|e| panic!("testkit: {method} {path}: {e}"));
     let mut response = Vec::new();
     stream

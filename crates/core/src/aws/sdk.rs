@@ -15,6 +15,7 @@ use aws_config::BehaviorVersion;
 use aws_sdk_dynamodb::config::{Region, SharedHttpClient};
 
 use crate::aws::dynamodb::DynamoDb;
+use crate::aws::signed::SignedClient;
 
 /// What differs between the SDK clients of the CLI, the functions and the example. Each
 /// `None` leaves the setting to the SDK's default chain.
@@ -32,11 +33,13 @@ pub struct SdkSettings {
 }
 
 /// DynamoDB and Application Auto Scaling clients sharing one configuration (endpoint, region,
-/// credentials, retries, HTTPS client).
+/// credentials, retries, HTTPS client), and signed calls to other services with it.
 #[derive(Clone, Debug)]
 pub struct AwsClients {
     pub dynamodb: aws_sdk_dynamodb::Client,
     pub autoscaling: aws_sdk_applicationautoscaling::Client,
+    /// Systems Manager, EventBridge and S3 ([`crate::aws::signed`]).
+    pub signed: SignedClient,
 }
 
 impl AwsClients {
@@ -61,6 +64,7 @@ impl AwsClients {
         AwsClients {
             dynamodb: aws_sdk_dynamodb::Client::new(&config),
             autoscaling: aws_sdk_applicationautoscaling::Client::new(&config),
+            signed: SignedClient::new(config),
         }
     }
 

@@ -86,6 +86,68 @@ fn resource_of(action: &str, table: &str) -> String {
 /// the failure queue that Lambda's OnFailure destination writes with the function's role.
 const OTHER_ACTIONS: [&str; 3] = ["logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage"];
 
+/// What the functions publish (crates/lambda/src/publish.rs).
+const PUBLISH_ACTIONS: [&str; 2] = ["ssm:PutParameter", "events:PutEvents"];
+
+/// The one resource each publishing action is granted on: the prefix's parameter, the
+/// account's default event bus.
+fn publish_resource(action: &str, prefix: &str) -> String {
+    match action {
+        "ssm:PutParameter" => {
+            format!("arn:aws:ssm:us-east-1:123456789012:parameter/ddb-rollover/{prefix}/tables")
+        }
+        "events:PutEvents" => "arn:aws:events:us-east-1:123456789012:event-bus/default".to_owned(),
+        other => panic!("{other} is not a publishing action"),
+    }
+}
+
+/// Publishing, request by request, for each setting of its two switches: the parameter of this
+/// prefix only and only by create_new; events on the default bus with the source
+/// `ddb-rollover` only, by both functions.
+#[test]
+fn publishing_is_granted_for_its_parameter_and_its_source_only() {
+    for tables in ["true", "false"] {
+        for events in ["true", "false"] {
+            let overrides = [("PublishTables", tables), ("PublishEvents", events)];
+            for d in deploy(&overrides) {
+                let allowed = |request: &Request| evaluate(&d.statements, request).is_allowed();
+                let what = format!("{} with {overrides:?}", d.id());
+                let ours = Request::new("ssm:PutParameter", &publish_resource("ssm:PutParameter", PREFIX));
+                assert_eq!(
+                    allowed(&ours),
+                    tables == "true" && d.operation() == Operation::CreateNew,
+                    "{what}: our parameter"
+                );
+                let theirs = Request::new(
+                    "ssm:PutParameter",
+                    &publish_resource("ssm:PutParameter", SIBLING_FAMILY),
+                );
+                assert!(!allowed(&theirs), "{what}: a sibling stack's parameter");
+                let bus = publish_resource("events:PutEvents", PREFIX);
+                let event = |source: &str| {
+                    Request::new("events:PutEvents", &bus).with_context("events:source", source)
+                };
+                assert_eq!(
+                    allowed(&event("ddb-rollover")),
+                    events == "true",
+                    "{what}: our events"
+                );
+                assert!(!allowed(&event("aws.dynamodb")), "{what}: another source");
+                assert!(
+                    !allowed(&Request::new("events:PutEvents", &bus)),
+                    "{what}: an event without its source"
+                );
+                let other_bus = Request::new(
+                    "events:PutEvents",
+                    "arn:aws:events:us-east-1:123456789012:event-bus/orders",
+                )
+                .with_context("events:source", "ddb-rollover");
+                assert!(!allowed(&other_bus), "{what}: another bus");
+            }
+        }
+    }
+}
+
 /// A function of the stack, its role's statements, and what the stack turns on.
 struct Deployed {
     function: Function,
@@ -239,11 +301,15 @@ fn check_grants(d: &Deployed, overrides: &[(&str, &str)]) {
     let mut dynamodb = BTreeSet::new();
     let mut s3 = BTreeSet::new();
     let mut scaling = BTreeSet::new();
+    let mut publish = BTreeSet::new();
     for s in &d.statements {
         for a in &s.actions {
             let what = format!("{} {}: {a} with {overrides:?}", d.id(), s.label());
             let lower = a.to_ascii_lowercase();
-            if AUTOSCALING_ACTIONS.contains(&a.as_str()) {
+            if PUBLISH_ACTIONS.contains(&a.as_str()) {
+                publish.insert(a.clone());
+                assert_eq!(s.resources, [publish_resource(a, PREFIX)], "{what}");
+            } else if AUTOSCALING_ACTIONS.contains(&a.as_str()) {
                 scaling.insert(a.clone());
                 assert_eq!(s.resources, expected_scaling_resources(a), "{what}");
             } else if lower.starts_with("dynamodb:") || lower.starts_with("s3:") {
@@ -277,6 +343,18 @@ fn check_grants(d: &Deployed, overrides: &[(&str, &str)]) {
         s3,
         expected_s3,
         "{}: S3 actions granted with {overrides:?}",
+        d.id()
+    );
+    let expected_publish: BTreeSet<String> = d
+        .features
+        .publish_actions(d.operation())
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        publish,
+        expected_publish,
+        "{}: publishing actions granted with {overrides:?}",
         d.id()
     );
     let expected_scaling: BTreeSet<String> = d

@@ -2,4 +2,5 @@ mod clock_warning;
 mod ddblocal;
 mod from_env;
 mod handler;
+mod publish;
 mod quota;

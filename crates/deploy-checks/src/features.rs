@@ -42,6 +42,10 @@ pub struct Features {
     pub archive: bool,
     pub delete: bool,
     pub autoscaling: bool,
+    /// `PublishTables` and `PublishEvents` (both on by default; not among [`SWITCHES`]: they
+    /// add statements of their own, checked on their own).
+    pub publish_tables: bool,
+    pub publish_events: bool,
 }
 
 impl Features {
@@ -61,6 +65,8 @@ impl Features {
             archive: !value("ArchiveBucket", "").is_empty(),
             delete: value("DeleteAfter", "0") != "0",
             autoscaling: value("Autoscaling", "false") == "true",
+            publish_tables: value("PublishTables", "true") == "true",
+            publish_events: value("PublishEvents", "true") == "true",
         }
     }
 
@@ -134,6 +140,21 @@ impl Features {
 }
 
 /// The reads of scalable targets and their policies both roles always have.
+impl Features {
+    /// The publishing actions (`ssm:PutParameter`, `events:PutEvents`) `operation`'s role
+    /// needs: the table names are create_new's, the events both functions'.
+    pub fn publish_actions(&self, operation: Operation) -> BTreeSet<&'static str> {
+        let mut actions = BTreeSet::new();
+        if self.publish_tables && operation == Operation::CreateNew {
+            actions.insert("ssm:PutParameter");
+        }
+        if self.publish_events {
+            actions.insert("events:PutEvents");
+        }
+        actions
+    }
+}
+
 pub const SCALING_READS: [&str; 2] = [
     "application-autoscaling:DescribeScalableTargets",
     "application-autoscaling:DescribeScalingPolicies",
@@ -167,7 +188,19 @@ mod tests {
         assert_eq!(all.len(), 64);
         let distinct: BTreeSet<_> = all.iter().collect();
         assert_eq!(distinct.len(), 64);
-        assert_eq!(Features::of(&all[0]), Features::default());
+        let publishing = Features {
+            publish_tables: true,
+            publish_events: true,
+            ..Features::default()
+        };
+        assert_eq!(Features::of(&all[0]), publishing, "publishing is on by default");
+        let quiet = Features::of(&[("PublishTables", "false"), ("PublishEvents", "false")]);
+        assert_eq!(quiet, Features::default());
+        assert_eq!(publishing.publish_actions(Operation::CreateNew).len(), 2);
+        assert_eq!(
+            publishing.publish_actions(Operation::ResizeOld),
+            BTreeSet::from(["events:PutEvents"])
+        );
         let on = Features::of(&all[63]);
         assert!(on.ttl && on.pitr_requested && on.deletion_protection && on.archive && on.delete);
         assert!(on.autoscaling);

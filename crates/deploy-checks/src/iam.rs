@@ -54,16 +54,17 @@ pub enum ConditionKey {
     RequestTag(String),
     /// A service's key with one string value per request, one of [`CONTEXT_KEYS`], lowercased:
     /// the Application Auto Scaling statements' `application-autoscaling:service-namespace` and
-    /// `iam:AWSServiceName`.
+    /// `iam:AWSServiceName`, the publishing statement's `events:source`.
     Context(String),
 }
 
 /// The single-valued service condition keys this check evaluates ([`ConditionKey::Context`]),
 /// lowercased (IAM condition key names are case-insensitive).
-pub const CONTEXT_KEYS: [&str; 3] = [
+pub const CONTEXT_KEYS: [&str; 4] = [
     "application-autoscaling:service-namespace",
     "application-autoscaling:scalable-dimension",
     "iam:awsservicename",
+    "events:source",
 ];
 
 impl ConditionKey {

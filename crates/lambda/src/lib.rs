@@ -13,17 +13,20 @@ mod fit;
 pub mod grants;
 mod init_error;
 pub mod metrics;
+pub mod publish;
 pub mod stack;
 
 pub use fit::{failure_summary, report_chunks, response, MAX_LOG_EVENT_BYTES};
 pub use init_error::report_init_error;
 
 use crate::event::{parse_invocation, EventError};
+use crate::publish::Publishing;
 use crate::stack::StackParameters;
 use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
 use chrono::Utc;
 use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::aws::sdk::{AwsClients, SdkSettings};
+use ddb_rollover::aws::signed::SignedClient;
 use ddb_rollover::policy::{Policy, PolicyDocument, PolicyError, POLICY_ENV};
 use ddb_rollover::run::pace::Paced;
 use ddb_rollover::{ApplyOptions, ControlPlaneError, Operation, Outcome, RunReport};
@@ -90,6 +93,14 @@ pub enum HandlerError {
         /// Boxed: a report is large and the error path should stay cheap to move.
         report: Box<RunReport>,
     },
+    /// Every table action succeeded, but the table names or the events could not be published
+    /// ([`publish`]): writers reading the parameter may see stale names, so it pages.
+    #[error("{operation}: {error}")]
+    PublishFailed {
+        operation: Operation,
+        error: publish::PublishError,
+        report: Box<RunReport>,
+    },
 }
 
 impl HandlerError {
@@ -99,6 +110,7 @@ impl HandlerError {
             HandlerError::BadEvent(_) => "BadEvent",
             HandlerError::ControlPlane(_) => "ListTablesFailed",
             HandlerError::ActionsFailed { .. } => "ActionsFailed",
+            HandlerError::PublishFailed { .. } => "PublishFailed",
         }
     }
 }
@@ -127,6 +139,9 @@ pub struct Handler {
     policy: Policy,
     /// DynamoDB with its per-account rate-limited calls paced at the policy's `[rates]`.
     control: Paced<DynamoDb>,
+    /// What the stack publishes after each run, and the client it is sent with.
+    publishing: Publishing,
+    signed: Option<SignedClient>,
 }
 
 impl Handler {
@@ -140,6 +155,17 @@ impl Handler {
             operation,
             control: Paced::new(control, policy.rates),
             policy,
+            publishing: Publishing::default(),
+            signed: None,
+        }
+    }
+
+    /// Publishing the tables and events after each run ([`publish`]), with this client.
+    pub fn with_publishing(self, publishing: Publishing, signed: SignedClient) -> Self {
+        Handler {
+            publishing,
+            signed: Some(signed),
+            ..self
         }
     }
 
@@ -161,8 +187,11 @@ impl Handler {
             http_client: Some(https),
             ..SdkSettings::default()
         };
-        let control = AwsClients::load(settings).await.control_plane();
-        Ok(Handler::with_control(operation, policy, control))
+        let clients = AwsClients::load(settings).await;
+        let signed = clients.signed.clone();
+        let publishing = Publishing::from_lookup(|name| std::env::var(name).ok());
+        Ok(Handler::with_control(operation, policy, clients.control_plane())
+            .with_publishing(publishing, signed))
     }
 
     pub fn operation(&self) -> Operation {
@@ -209,7 +238,9 @@ impl Handler {
         let at = metrics::now_ms();
         let documents = match &result {
             Ok(report) => metrics::run_documents(report, at),
-            Err(HandlerError::ActionsFailed { report, .. }) => metrics::run_documents(report, at),
+            Err(HandlerError::ActionsFailed { report, .. } | HandlerError::PublishFailed { report, .. }) => {
+                metrics::run_documents(report, at)
+            }
             Err(HandlerError::ControlPlane(_)) => {
                 metrics::failed_run_documents(self.operation, &self.policy.prefix, at)
             }
@@ -272,8 +303,21 @@ impl Handler {
                 tracing::error!(part = index + 1, of = count, lines = %part, "run report");
             }
         }
+        // Published whether or not some actions failed: the parameter tells the tables' state.
+        // Boxed: the handler's future is deep enough already (rustc's layout query limit).
+        let published = Box::pin(self.publish(&report)).await;
+        if let Err(error) = &published {
+            tracing::error!(%error, "publish");
+        }
         if report.succeeded() {
-            return Ok(report);
+            return match published {
+                Ok(()) => Ok(report),
+                Err(error) => Err(HandlerError::PublishFailed {
+                    operation: self.operation,
+                    error,
+                    report: Box::new(report),
+                }),
+            };
         }
         let failed = report
             .lines_with(Outcome::Failed)
@@ -287,6 +331,18 @@ impl Handler {
             failed,
             report: Box::new(report),
         })
+    }
+}
+
+impl Handler {
+    /// The parameter and the events of a finished run, as the stack switched them on.
+    async fn publish(&self, report: &RunReport) -> Result<(), publish::PublishError> {
+        match &self.signed {
+            Some(signed) if self.publishing.any() && !report.dry_run => {
+                publish::publish(signed, self.publishing, &self.policy, report).await
+            }
+            _ => Ok(()),
+        }
     }
 }
 

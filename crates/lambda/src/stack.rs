@@ -48,7 +48,8 @@ const fn var(
     }
 }
 
-/// Every parameter the functions read, in the template's order.
+/// Every parameter that builds the policy or decides the roles' permissions, in the template's
+/// order. `PublishTables` and `PublishEvents` are read by [`crate::publish::Publishing`].
 pub const VARIABLES: [Variable; 26] = [
     var("ROLLOVER_TABLE_PREFIX", "TablePrefix", Some("prefix"), true),
     var("ROLLOVER_PERIOD", "Period", Some("period"), false),

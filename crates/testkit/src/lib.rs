@@ -237,6 +237,8 @@ pub fn endpoint_env(endpoint: &str) -> Vec<(String, String)> {
     [
         ("AWS_ENDPOINT_URL", endpoint),
         ("AWS_REGION", REGION),
+        // boto3 (the docs' Python examples) reads the Region from this one.
+        ("AWS_DEFAULT_REGION", REGION),
         ("AWS_ACCESS_KEY_ID", ACCESS_KEY_ID),
         ("AWS_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY),
         ("AWS_EC2_METADATA_DISABLED", "true"),

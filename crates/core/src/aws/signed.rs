@@ -38,27 +38,41 @@ pub struct Service {
     signing_name: &'static str,
     endpoint_prefix: &'static str,
     env_id: &'static str,
-    /// The AWS JSON 1.1 protocol's `X-Amz-Target` prefix; `None` for S3's REST protocol.
+    /// The AWS JSON protocol's `X-Amz-Target` prefix; `None` for S3's REST protocol.
     json_target: Option<&'static str>,
+    /// `application/x-amz-json-1.1` or `-1.0`, by the service's protocol version.
+    content_type: &'static str,
 }
 
-pub const SSM: Service = Service {
-    signing_name: "ssm",
-    endpoint_prefix: "ssm",
-    env_id: "SSM",
-    json_target: Some("AmazonSSM"),
-};
-pub const EVENTBRIDGE: Service = Service {
-    signing_name: "events",
-    endpoint_prefix: "events",
-    env_id: "EVENTBRIDGE",
-    json_target: Some("AWSEvents"),
-};
+impl Service {
+    /// Another service of the AWS JSON protocol (the tests read SQS this way).
+    pub const fn json(
+        signing_name: &'static str,
+        endpoint_prefix: &'static str,
+        env_id: &'static str,
+        target_prefix: &'static str,
+        content_type: &'static str,
+    ) -> Service {
+        Service {
+            signing_name,
+            endpoint_prefix,
+            env_id,
+            json_target: Some(target_prefix),
+            content_type,
+        }
+    }
+}
+
+const JSON_1_1: &str = "application/x-amz-json-1.1";
+
+pub const SSM: Service = Service::json("ssm", "ssm", "SSM", "AmazonSSM", JSON_1_1);
+pub const EVENTBRIDGE: Service = Service::json("events", "events", "EVENTBRIDGE", "AWSEvents", JSON_1_1);
 pub const S3: Service = Service {
     signing_name: "s3",
     endpoint_prefix: "s3",
     env_id: "S3",
     json_target: None,
+    content_type: "",
 };
 
 /// A call that failed: the HTTP status and AWS's error code when the service answered.
@@ -167,7 +181,8 @@ impl SignedClient {
         SignedClient { config }
     }
 
-    /// An AWS JSON 1.1 call (`X-Amz-Target: {prefix}.{operation}`): Systems Manager, EventBridge.
+    /// An AWS JSON protocol call (`X-Amz-Target: {prefix}.{operation}`): Systems Manager,
+    /// EventBridge.
     pub async fn json(
         &self,
         service: Service,
@@ -179,7 +194,7 @@ impl SignedClient {
             method: "POST",
             path: "/".into(),
             headers: vec![
-                ("content-type", "application/x-amz-json-1.1".into()),
+                ("content-type", service.content_type.into()),
                 ("x-amz-target", format!("{target}.{operation}")),
             ],
             body: input.to_string().into_bytes(),

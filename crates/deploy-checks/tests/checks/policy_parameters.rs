@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use ddb_rollover::Policy;
 use ddb_rollover_lambda::grants::{self, Capability, Grants};
+use ddb_rollover_lambda::publish::Publishing;
 use ddb_rollover_lambda::stack::VARIABLES;
 use deploy_checks::features::{combinations, Features, SWITCHES};
 use deploy_checks::template::{function_environment, Function, Template};
@@ -164,18 +165,22 @@ fn every_parameter_reaches_the_functions_as_its_own_plain_variable() {
         ("DeleteAfter", "90"),
         ("MaxDeletesPerRun", "12"),
         ("Autoscaling", "false"),
+        ("PublishTables", "false"),
     ];
     let defaults = Template::load().parameter_defaults().unwrap();
     for parameters in [&changed[..], &[]] {
         for f in functions(parameters) {
+            // The policy's and the grants' variables, and what the functions publish.
             let mut expected: BTreeMap<String, String> = VARIABLES
                 .iter()
-                .map(|v| {
+                .map(|v| (v.name, v.parameter))
+                .chain(Publishing::VARIABLES)
+                .map(|(name, parameter)| {
                     let value = parameters
                         .iter()
-                        .find(|(p, _)| *p == v.parameter)
-                        .map_or_else(|| defaults[v.parameter].clone(), |(_, value)| (*value).to_owned());
-                    (v.name.to_owned(), value)
+                        .find(|(p, _)| *p == parameter)
+                        .map_or_else(|| defaults[parameter].clone(), |(_, value)| (*value).to_owned());
+                    (name.to_owned(), value)
                 })
                 .collect();
             expected.insert(ddb_rollover::policy::POLICY_ENV.into(), String::new());

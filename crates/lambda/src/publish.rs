@@ -1,0 +1,358 @@
+//! What a run tells writers and other systems, so that no application re-derives periods, time
+//! zones and labels: after each create_new run, the current and pre-built tables with their
+//! `[start, end)` in UTC and status, in a Systems Manager parameter
+//! (`/ddb-rollover/{prefix}/tables`); after each run of either function, an EventBridge event on
+//! the default bus (source `ddb-rollover`) for each table created and ACTIVE, moved to another
+//! phase, archived or deleted.
+//!
+//! Both are built from the run's report (pure, unit-tested here) and sent with the signed calls
+//! of [`ddb_rollover::aws::signed`]; the template's `PublishTables` and `PublishEvents` switch
+//! them (`ROLLOVER_PUBLISH_TABLES`, `ROLLOVER_PUBLISH_EVENTS`), and grant `ssm:PutParameter` on
+//! that one parameter and `events:PutEvents` for that source only. Dry runs publish nothing.
+
+use ddb_rollover::aws::signed::{SignedClient, SignedError, EVENTBRIDGE, SSM};
+use ddb_rollover::plan::Decision;
+use ddb_rollover::policy::naming::Ownership;
+use ddb_rollover::policy::tags::TAG_ARCHIVED;
+use ddb_rollover::policy::Policy;
+use ddb_rollover::{Operation, Outcome, RunReport};
+use serde_json::{json, Value};
+
+/// The `source` of every event: what an EventBridge rule matches on, and the only source the
+/// functions' roles may put events with.
+pub const EVENT_SOURCE: &str = "ddb-rollover";
+
+/// A Standard-tier parameter holds at most 4 KB: the document keeps the current table and as
+/// many pre-built ones as fit, and counts the rest (`omitted`).
+pub const MAX_PARAMETER_BYTES: usize = 4096;
+
+/// PutEvents takes at most 10 entries a call.
+const EVENTS_PER_CALL: usize = 10;
+
+/// The event detail types.
+pub const TABLE_READY: &str = "Table Ready";
+pub const PHASE_CHANGED: &str = "Phase Changed";
+pub const TABLE_ARCHIVED: &str = "Table Archived";
+pub const TABLE_DELETED: &str = "Table Deleted";
+
+/// The parameter's name for a policy's prefix.
+pub fn parameter_name(prefix: &str) -> String {
+    format!("/ddb-rollover/{prefix}/tables")
+}
+
+/// Which of the two the stack publishes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Publishing {
+    pub tables: bool,
+    pub events: bool,
+}
+
+impl Publishing {
+    pub const TABLES_VARIABLE: &'static str = "ROLLOVER_PUBLISH_TABLES";
+    pub const EVENTS_VARIABLE: &'static str = "ROLLOVER_PUBLISH_EVENTS";
+
+    /// `"true"` turns each on; anything else, or no variable (a local run), leaves it off.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Publishing {
+        let on = |name: &str| lookup(name).is_some_and(|v| v.trim() == "true");
+        Publishing {
+            tables: on(Self::TABLES_VARIABLE),
+            events: on(Self::EVENTS_VARIABLE),
+        }
+    }
+
+    /// Each variable and the template parameter it carries.
+    pub const VARIABLES: [(&'static str, &'static str); 2] = [
+        (Self::TABLES_VARIABLE, "PublishTables"),
+        (Self::EVENTS_VARIABLE, "PublishEvents"),
+    ];
+
+    pub fn any(&self) -> bool {
+        self.tables || self.events
+    }
+}
+
+/// Why publishing failed; the run's table actions stand.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("publishing what the run did failed (writers may read stale table names; the next run publishes again): {}", .0.join("; "))]
+pub struct PublishError(pub Vec<String>);
+
+/// The parameter's value after a create_new run: `None` for runs that say nothing about the
+/// tables writers need (resize_old, dry runs). Every table is `{"table", "start", "end",
+/// "status"}`, the current one first; `status` is DynamoDB's (`ACTIVE` is the one to write
+/// to), `MISSING`, or `NOT_OURS` for a name held by a table this policy does not own.
+pub fn tables_document(policy: &Policy, report: &RunReport) -> Option<String> {
+    let readiness = report.next_table_ready.as_ref()?;
+    let naming = policy.naming();
+    let calendar = naming.calendar();
+    let entries: Vec<Value> = readiness
+        .tables
+        .iter()
+        .filter_map(|target| {
+            let Ownership::Owned(slot) = naming.classify(&target.table) else {
+                return None;
+            };
+            let status = match (&target.status, target.foreign) {
+                (_, true) => "NOT_OURS".to_owned(),
+                (Some(status), false) => status.clone(),
+                (None, false) => "MISSING".to_owned(),
+            };
+            Some(json!({
+                "table": target.table,
+                "start": slot.start().to_rfc3339(),
+                "end": calendar.end(slot).to_rfc3339(),
+                "status": status,
+            }))
+        })
+        .collect();
+    let document = |shown: usize| {
+        json!({
+            "prefix": report.prefix,
+            "period": policy.period.to_string(),
+            "timezone": policy.timezone.name(),
+            "updated_at": report.at.to_rfc3339(),
+            "ready": readiness.ready,
+            "tables": entries[..shown],
+            "omitted": entries.len() - shown,
+        })
+        .to_string()
+    };
+    // The current table always; then as many pre-built ones as the parameter holds.
+    let mut shown = entries.len();
+    while shown > 1 && document(shown).len() > MAX_PARAMETER_BYTES {
+        shown -= 1;
+    }
+    Some(document(shown))
+}
+
+/// One event: its detail type and detail.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    pub detail_type: &'static str,
+    pub detail: Value,
+}
+
+/// The events of a run: what it did, table by table (done lines only; nothing for a dry run).
+pub fn events(report: &RunReport) -> Vec<Event> {
+    if report.dry_run {
+        return Vec::new();
+    }
+    let ready: Vec<&str> = report
+        .next_table_ready
+        .iter()
+        .flat_map(|r| &r.tables)
+        .filter(|t| t.status.as_deref() == Some("ACTIVE") && !t.foreign)
+        .map(|t| t.table.as_str())
+        .collect();
+    let mut events = Vec::new();
+    for line in report.lines_with(Outcome::Done) {
+        let item = &line.item;
+        let detail_type = match &item.decision {
+            Decision::Create(_) | Decision::Recreate(_) if ready.contains(&item.table.as_str()) => {
+                TABLE_READY
+            }
+            Decision::Update(_)
+            | Decision::UpdateClass(_)
+            | Decision::RegisterScaling(_)
+            | Decision::DeregisterScaling(_) => PHASE_CHANGED,
+            Decision::Tag(change) if change.tags.contains_key(TAG_ARCHIVED) => TABLE_ARCHIVED,
+            Decision::Delete(_) => TABLE_DELETED,
+            _ => continue,
+        };
+        // One event per table and kind: a phase change may take several calls.
+        if events
+            .iter()
+            .any(|e: &Event| e.detail_type == detail_type && e.detail["table"] == item.table.as_str())
+        {
+            continue;
+        }
+        events.push(Event {
+            detail_type,
+            detail: json!({
+                "prefix": report.prefix,
+                "table": item.table,
+                "period": item.period,
+                "age": item.age,
+                "phase": item.phase,
+                "operation": report.operation.as_str(),
+                "run_at": report.at.to_rfc3339(),
+                "reason": item.reason,
+            }),
+        });
+    }
+    events
+}
+
+/// Sends what `publishing` switches on; every failure is named, none stops the other.
+pub async fn publish(
+    signed: &SignedClient,
+    publishing: Publishing,
+    policy: &Policy,
+    report: &RunReport,
+) -> Result<(), PublishError> {
+    let mut failures = Vec::new();
+    if publishing.tables && report.operation == Operation::CreateNew {
+        if let Some(value) = tables_document(policy, report) {
+            let name = parameter_name(&policy.prefix);
+            let input = json!({"Name": name, "Value": value, "Type": "String", "Overwrite": true});
+            if let Err(e) = signed.json(SSM, "PutParameter", &input).await {
+                failures.push(format!("{} {name}", explain(&e)));
+            }
+        }
+    }
+    if publishing.events {
+        for batch in events(report).chunks(EVENTS_PER_CALL) {
+            let entries: Vec<Value> = batch
+                .iter()
+                .map(|e| {
+                    json!({
+                        "Source": EVENT_SOURCE,
+                        "DetailType": e.detail_type,
+                        "Detail": e.detail.to_string(),
+                    })
+                })
+                .collect();
+            match signed
+                .json(EVENTBRIDGE, "PutEvents", &json!({"Entries": entries}))
+                .await
+            {
+                Ok(answer) => failures.extend(failed_entries(&answer, batch)),
+                Err(e) => failures.push(explain(&e)),
+            }
+        }
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(PublishError(failures))
+    }
+}
+
+/// The entries PutEvents refused (`FailedEntryCount` > 0: each entry's `ErrorCode`).
+fn failed_entries(answer: &Value, batch: &[Event]) -> Vec<String> {
+    let empty = Vec::new();
+    let results = answer["Entries"].as_array().unwrap_or(&empty);
+    batch
+        .iter()
+        .zip(results)
+        .filter_map(|(event, result)| {
+            let code = result["ErrorCode"].as_str()?;
+            Some(format!(
+                "PutEvents {} {}: {code} {}",
+                event.detail_type,
+                event.detail["table"].as_str().unwrap_or_default(),
+                result["ErrorMessage"].as_str().unwrap_or_default()
+            ))
+        })
+        .collect()
+}
+
+fn explain(error: &SignedError) -> String {
+    if error.is_access_denied() {
+        format!("{error} (the role does not allow it: deploy the stack's template, which grants it)")
+    } else {
+        error.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{DateTime, Utc};
+    use ddb_rollover::run::readiness::{Readiness, TargetTable};
+
+    fn policy(premake: u32) -> Policy {
+        Policy::from_toml(&format!("prefix = \"ts\"\npremake = {premake}\n")).unwrap()
+    }
+
+    fn target(table: &str, status: Option<&str>) -> TargetTable {
+        TargetTable {
+            table: table.into(),
+            status: status.map(str::to_owned),
+            foreign: false,
+            built_by_next_run: false,
+        }
+    }
+
+    fn report(operation: Operation, tables: Vec<TargetTable>) -> RunReport {
+        let at: DateTime<Utc> = "2018-10-25T23:45:00Z".parse().unwrap();
+        let mut report = RunReport::new(operation, at, "ts".into(), "2018-10-25".into(), false, Vec::new());
+        report.next_table_ready = Some(Readiness::from_tables(tables));
+        report
+    }
+
+    #[test]
+    fn the_parameter_lists_each_table_with_its_period_in_utc() {
+        let report = report(
+            Operation::CreateNew,
+            vec![
+                target("ts_2018-10-25", Some("ACTIVE")),
+                target("ts_2018-10-26", None),
+            ],
+        );
+        let value: Value = serde_json::from_str(&tables_document(&policy(1), &report).unwrap()).unwrap();
+        assert_eq!(value["prefix"], "ts");
+        assert_eq!(value["ready"], false);
+        assert_eq!(value["omitted"], 0);
+        assert_eq!(
+            value["tables"],
+            json!([
+                {"table": "ts_2018-10-25", "start": "2018-10-25T00:00:00+00:00", "end": "2018-10-26T00:00:00+00:00", "status": "ACTIVE"},
+                {"table": "ts_2018-10-26", "start": "2018-10-26T00:00:00+00:00", "end": "2018-10-27T00:00:00+00:00", "status": "MISSING"}
+            ])
+        );
+    }
+
+    #[test]
+    fn the_parameter_fits_a_standard_parameter_keeping_the_current_table_first() {
+        let tables = (0..100)
+            .map(|d| {
+                let day = chrono::NaiveDate::from_ymd_opt(2018, 10, 25).unwrap() + chrono::Days::new(d);
+                target(&format!("ts_{day}"), Some("ACTIVE"))
+            })
+            .collect();
+        let document = tables_document(&policy(99), &report(Operation::CreateNew, tables)).unwrap();
+        assert!(document.len() <= MAX_PARAMETER_BYTES, "{}", document.len());
+        let value: Value = serde_json::from_str(&document).unwrap();
+        let shown = value["tables"].as_array().unwrap().len();
+        assert!(shown > 10, "{shown}");
+        assert_eq!(value["omitted"], 100 - shown);
+        assert_eq!(value["tables"][0]["table"], "ts_2018-10-25");
+    }
+
+    #[test]
+    fn a_resize_old_run_or_a_dry_run_publishes_no_parameter_and_no_event() {
+        let mut resize = report(Operation::ResizeOld, vec![]);
+        resize.next_table_ready = None;
+        assert_eq!(tables_document(&policy(1), &resize), None);
+        let mut dry = report(
+            Operation::CreateNew,
+            vec![target("ts_2018-10-25", Some("ACTIVE"))],
+        );
+        dry.dry_run = true;
+        assert!(events(&dry).is_empty());
+    }
+
+    #[test]
+    fn publishing_is_off_unless_each_variable_says_true() {
+        assert_eq!(Publishing::from_lookup(|_| None), Publishing::default());
+        let both = Publishing::from_lookup(|_| Some("true".into()));
+        assert!(both.tables && both.events);
+        let only_events = Publishing::from_lookup(|name| {
+            Some(
+                if name == Publishing::EVENTS_VARIABLE {
+                    "true"
+                } else {
+                    "false"
+                }
+                .into(),
+            )
+        });
+        assert_eq!(
+            only_events,
+            Publishing {
+                tables: false,
+                events: true
+            }
+        );
+    }
+}

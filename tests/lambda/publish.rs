@@ -1,0 +1,252 @@
+//! What the functions publish, on moto: a simulated week of create_new (23:45) and resize_old
+//! (00:15) through the handler with `PublishTables` and `PublishEvents` on. After each
+//! create_new the Systems Manager parameter is read back and compared with the tables read
+//! from moto; the events reach an SQS queue through an EventBridge rule on `source:
+//! ddb-rollover`, as a subscriber would get them, and are compared with what moto shows was
+//! created and resized. A writer in Python (the docs' example, boto3) picks its table from the
+//! parameter.
+
+use std::collections::BTreeSet;
+
+use aws_config::{BehaviorVersion, Region};
+use aws_sdk_dynamodb::config::Credentials;
+use chrono::{DateTime, Duration, NaiveDate, Utc};
+use ddb_rollover::aws::signed::{Service, SignedClient, EVENTBRIDGE, SSM};
+use ddb_rollover::{Operation, Policy};
+use ddb_rollover_lambda::publish::{self, Publishing};
+use ddb_rollover_lambda::Handler;
+use serde_json::{json, Value};
+use testkit::{LocalDynamo, Server};
+
+const SQS: Service = Service::json("sqs", "sqs", "SQS", "AmazonSQS", "application/x-amz-json-1.0");
+
+async fn signed_client(db: &LocalDynamo) -> SignedClient {
+    let config = aws_config::defaults(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .endpoint_url(db.endpoint())
+        .credentials_provider(Credentials::new("testing", "testing", None, None, "tests"))
+        .load()
+        .await;
+    SignedClient::new(config)
+}
+
+/// A queue subscribed to every `ddb-rollover` event on the default bus; its URL.
+async fn subscribe(signed: &SignedClient) -> String {
+    let queue = signed
+        .json(SQS, "CreateQueue", &json!({"QueueName": "rollover-events"}))
+        .await
+        .unwrap();
+    let url = queue["QueueUrl"].as_str().unwrap().to_owned();
+    let attributes = signed
+        .json(
+            SQS,
+            "GetQueueAttributes",
+            &json!({"QueueUrl": url, "AttributeNames": ["QueueArn"]}),
+        )
+        .await
+        .unwrap();
+    let arn = attributes["Attributes"]["QueueArn"].as_str().unwrap().to_owned();
+    let pattern = json!({"source": [publish::EVENT_SOURCE]}).to_string();
+    signed
+        .json(
+            EVENTBRIDGE,
+            "PutRule",
+            &json!({"Name": "rollover", "EventPattern": pattern}),
+        )
+        .await
+        .unwrap();
+    signed
+        .json(
+            EVENTBRIDGE,
+            "PutTargets",
+            &json!({"Rule": "rollover", "Targets": [{"Id": "queue", "Arn": arn}]}),
+        )
+        .await
+        .unwrap();
+    url
+}
+
+/// Every event delivered to the queue so far: (detail type, table).
+async fn received(signed: &SignedClient, url: &str) -> Vec<(String, String)> {
+    let mut events = Vec::new();
+    loop {
+        let batch = signed
+            .json(
+                SQS,
+                "ReceiveMessage",
+                &json!({"QueueUrl": url, "MaxNumberOfMessages": 10}),
+            )
+            .await
+            .unwrap();
+        let messages = batch["Messages"].as_array().cloned().unwrap_or_default();
+        if messages.is_empty() {
+            return events;
+        }
+        for message in messages {
+            let event: Value = serde_json::from_str(message["Body"].as_str().unwrap()).unwrap();
+            assert_eq!(event["source"], publish::EVENT_SOURCE, "{event}");
+            events.push((
+                event["detail-type"].as_str().unwrap().to_owned(),
+                event["detail"]["table"].as_str().unwrap().to_owned(),
+            ));
+            signed
+                .json(
+                    SQS,
+                    "DeleteMessage",
+                    &json!({"QueueUrl": url, "ReceiptHandle": message["ReceiptHandle"]}),
+                )
+                .await
+                .unwrap();
+        }
+    }
+}
+
+/// The tables on the server and their (read, write) capacity.
+async fn tables_on(client: &aws_sdk_dynamodb::Client) -> Vec<(String, String, (i64, i64))> {
+    let mut out = Vec::new();
+    for name in client.list_tables().send().await.unwrap().table_names() {
+        let table = client.describe_table().table_name(name).send().await.unwrap();
+        let table = table.table().unwrap();
+        let throughput = table.provisioned_throughput().unwrap();
+        out.push((
+            name.clone(),
+            table.table_status().unwrap().as_str().to_owned(),
+            (
+                throughput.read_capacity_units().unwrap(),
+                throughput.write_capacity_units().unwrap(),
+            ),
+        ));
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_week_publishes_the_tables_writers_need_and_an_event_for_each_change() {
+    let db = LocalDynamo::start(Server::Moto);
+    let client = db.client().await;
+    let signed = signed_client(&db).await;
+    let queue = subscribe(&signed).await;
+    let policy = Policy::from_toml("prefix = \"pub\"\npremake = 2\n").unwrap();
+    let publishing = Publishing {
+        tables: true,
+        events: true,
+    };
+    let handler = |operation| {
+        Handler::new(operation, policy.clone(), client.clone()).with_publishing(publishing, signed.clone())
+    };
+    let (create, resize) = (handler(Operation::CreateNew), handler(Operation::ResizeOld));
+    let parameter = publish::parameter_name("pub");
+
+    let mut phase_changes = BTreeSet::new();
+    for day in 1..=7 {
+        let date = NaiveDate::from_ymd_opt(2018, 10, day).unwrap();
+        let evening: DateTime<Utc> = date.and_hms_opt(23, 45, 0).unwrap().and_utc();
+        create.handle(json!({"at": evening.to_rfc3339()})).await.unwrap();
+
+        // The parameter names the current and both pre-built tables with their periods, each
+        // as moto has it.
+        let got = signed
+            .json(SSM, "GetParameter", &json!({"Name": parameter}))
+            .await
+            .unwrap();
+        let document: Value = serde_json::from_str(got["Parameter"]["Value"].as_str().unwrap()).unwrap();
+        assert_eq!(document["ready"], true, "{document}");
+        assert_eq!(document["updated_at"], evening.to_rfc3339());
+        let on_server = tables_on(&client).await;
+        let listed = document["tables"].as_array().unwrap();
+        let names: Vec<String> = (0..3)
+            .map(|d| format!("pub_{}", date + chrono::Days::new(d)))
+            .collect();
+        assert_eq!(
+            listed
+                .iter()
+                .map(|t| t["table"].as_str().unwrap())
+                .collect::<Vec<_>>(),
+            names,
+            "{document}"
+        );
+        for entry in listed {
+            let name = entry["table"].as_str().unwrap();
+            let (_, status, _) = on_server
+                .iter()
+                .find(|(n, _, _)| n == name)
+                .unwrap_or_else(|| panic!("{name} is published but not on the server"));
+            assert_eq!(entry["status"], status.as_str(), "{name}");
+            let start: DateTime<Utc> = entry["start"].as_str().unwrap().parse().unwrap();
+            let end: DateTime<Utc> = entry["end"].as_str().unwrap().parse().unwrap();
+            assert_eq!(end - start, Duration::days(1), "{entry}");
+            assert_eq!(name, format!("pub_{}", start.date_naive()), "{entry}");
+        }
+        // What a writer does with it at 23:50: the table whose period holds the instant.
+        let writing_at = evening + Duration::minutes(5);
+        let current: Vec<&str> = listed
+            .iter()
+            .filter(|t| {
+                let start: DateTime<Utc> = t["start"].as_str().unwrap().parse().unwrap();
+                let end: DateTime<Utc> = t["end"].as_str().unwrap().parse().unwrap();
+                start <= writing_at && writing_at < end
+            })
+            .map(|t| t["table"].as_str().unwrap())
+            .collect();
+        assert_eq!(current, [format!("pub_{date}")]);
+
+        let morning = evening + Duration::minutes(30);
+        resize.handle(json!({"at": morning.to_rfc3339()})).await.unwrap();
+        // Tables whose capacity this run changed, read from the server: yesterday's went warm.
+        for (name, _, capacity) in tables_on(&client).await {
+            if capacity != (300, 1000) {
+                phase_changes.insert((name, capacity));
+            }
+        }
+    }
+
+    // One "Table Ready" per table create_new made (all ACTIVE on moto at once), one "Phase
+    // Changed" per table and phase change seen on the server, nothing else.
+    let events = received(&signed, &queue).await;
+    let tables: BTreeSet<String> = tables_on(&client).await.into_iter().map(|(n, _, _)| n).collect();
+    let ready: BTreeSet<String> = events
+        .iter()
+        .filter(|(kind, _)| kind == publish::TABLE_READY)
+        .map(|(_, table)| table.clone())
+        .collect();
+    assert_eq!(ready, tables, "{events:?}");
+    let changed: BTreeSet<(String, String)> = events
+        .iter()
+        .filter(|(kind, _)| kind == publish::PHASE_CHANGED)
+        .cloned()
+        .collect();
+    let expected_changes: BTreeSet<(String, String)> = phase_changes
+        .iter()
+        .map(|(name, _)| (publish::PHASE_CHANGED.to_owned(), name.clone()))
+        .collect();
+    // Each table went warm, then cold: two changes, two events (deduplicated per run only).
+    let per_table = events
+        .iter()
+        .filter(|(kind, _)| kind == publish::PHASE_CHANGED)
+        .count();
+    assert_eq!(changed, expected_changes, "{events:?}");
+    assert_eq!(per_table, phase_changes.len(), "{events:?}");
+    assert!(
+        events
+            .iter()
+            .all(|(kind, _)| kind == publish::TABLE_READY || kind == publish::PHASE_CHANGED),
+        "{events:?}"
+    );
+
+    // The docs' Python writer, on the same parameter (boto3 from moto's environment).
+    let python = testkit::repo_root().join(".local/venv/bin/python");
+    let script = testkit::repo_root().join("docs/examples/current_table.py");
+    let output = std::process::Command::new(python)
+        .arg(&script)
+        .arg("pub")
+        .arg("2018-10-07T23:50:00Z")
+        .envs(db.env())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "pub_2018-10-07");
+}

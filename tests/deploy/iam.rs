@@ -23,7 +23,8 @@ use aws_sdk_dynamodb::types::{
 };
 use ddb_rollover::Operation;
 use deploy_checks::features::{
-    combinations, Features, AUTOSCALING_ACTIONS, EXPORT_S3_ACTIONS, SCALING_READS,
+    archive_s3_actions, combinations, Features, AUTOSCALING_ACTIONS, EXPORT_S3_ACTIONS, PROOF_S3_ACTIONS,
+    SCALING_READS,
 };
 use deploy_checks::iam::{self, evaluate, table_arn, tags, Decision, Request, Statement, Tags};
 use deploy_checks::recorder::{Call, Recorder};
@@ -335,7 +336,7 @@ fn check_grants(d: &Deployed, overrides: &[(&str, &str)]) {
     );
     let archiving = d.features.archive && d.operation() == Operation::ResizeOld;
     let expected_s3: BTreeSet<String> = if archiving {
-        EXPORT_S3_ACTIONS.iter().map(|a| a.to_string()).collect()
+        archive_s3_actions().iter().map(|a| a.to_string()).collect()
     } else {
         BTreeSet::new()
     };
@@ -493,7 +494,7 @@ fn the_archive_statement_exists_exactly_when_archive_bucket_is_set() {
     assert_eq!(statement.resources, [ARCHIVE_OBJECTS]);
     let mut actions = statement.actions.clone();
     actions.sort();
-    assert_eq!(actions, EXPORT_S3_ACTIONS);
+    assert_eq!(actions, archive_s3_actions());
     // Outside the prefix, or in another bucket: nothing.
     for outside in [
         "arn:aws:s3:::archive-bucket/other/x",
@@ -874,6 +875,12 @@ async fn with_every_option_on_each_call_is_allowed_and_each_grant_is_used() {
             assert!(
                 evaluate(&resize.statements, &Request::new(action, &arn)).is_allowed(),
                 "{action} on {arn}: the export would fail"
+            );
+        }
+        for action in PROOF_S3_ACTIONS {
+            assert!(
+                evaluate(&resize.statements, &Request::new(action, &arn)).is_allowed(),
+                "{action} on {arn}: the archive could not be proven before a deletion"
             );
         }
     }

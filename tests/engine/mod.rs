@@ -3,6 +3,7 @@
 #[path = "../../crates/core/tests/engine/scenarios.rs"]
 mod scenarios;
 
+mod archive_moto;
 mod autoscaling_moto;
 mod ddblocal;
 mod grace;

@@ -94,8 +94,10 @@ fn aws_proxy(moto: &LocalDynamo, role: Option<&str>) -> Proxy {
     proxy
 }
 
-fn control(proxy: &Proxy) -> DynamoDb {
-    DynamoDb::new(table_client(&proxy.endpoint())).with_autoscaling(scaling_client(&proxy.endpoint()))
+async fn control(proxy: &Proxy) -> DynamoDb {
+    DynamoDb::new(table_client(&proxy.endpoint()))
+        .with_autoscaling(scaling_client(&proxy.endpoint()))
+        .with_archives(crate::support::signed_client(&proxy.endpoint()).await)
 }
 
 // ------------------------------------------------------------------------------------------
@@ -300,18 +302,26 @@ impl MotoAccount {
         let person_proxy = aws_proxy(&moto, None);
         let our_proxy = aws_proxy(&moto, Some(PREFIX));
         let sibling_proxy = aws_proxy(&moto, Some(SIBLING));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let (operator, ours, sibling) = runtime.block_on(async {
+            (
+                control(&person_proxy).await,
+                control(&our_proxy).await,
+                control(&sibling_proxy).await,
+            )
+        });
         MotoAccount {
-            runtime: tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("a runtime"),
+            runtime,
             admin: table_client(moto.endpoint()),
             admin_scaling: scaling_client(moto.endpoint()),
             person: table_client(&person_proxy.endpoint()),
             person_scaling: scaling_client(&person_proxy.endpoint()),
-            operator: control(&person_proxy),
-            ours: control(&our_proxy),
-            sibling: control(&sibling_proxy),
+            operator,
+            ours,
+            sibling,
             _moto: moto,
             _person_proxy: person_proxy,
             _our_proxy: our_proxy,

@@ -178,6 +178,21 @@ pub const AUTOSCALING_ACTIONS: [&str; 10] = [
 /// permissions (DynamoDB Developer Guide, "Requesting a table export in DynamoDB").
 pub const EXPORT_S3_ACTIONS: [&str; 3] = ["s3:AbortMultipartUpload", "s3:PutObject", "s3:PutObjectAcl"];
 
+/// What resize_old reads of an export before it deletes the table: the manifests (GetObject)
+/// and every data file they list (HeadObject, which S3 allows with s3:GetObject).
+pub const PROOF_S3_ACTIONS: [&str; 1] = ["s3:GetObject"];
+
+/// Every S3 action of the archive grant, sorted.
+pub fn archive_s3_actions() -> Vec<&'static str> {
+    let mut actions: Vec<&str> = EXPORT_S3_ACTIONS
+        .iter()
+        .chain(&PROOF_S3_ACTIONS)
+        .copied()
+        .collect();
+    actions.sort_unstable();
+    actions
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

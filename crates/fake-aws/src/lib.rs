@@ -64,6 +64,7 @@ use ddb_rollover::policy::settings::{
     StreamSetting, TableClass,
 };
 use ddb_rollover::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
+use ddb_rollover::table::archive::{prove, ArchiveProof, ArchiveStore, ExportLocation};
 use ddb_rollover::table::changes::{
     CapacityChange, ClassChange, ExportRequest, IndexSpec, SettingChange, TableSetting, TableSpec, TagChange,
     TtlChange,
@@ -280,6 +281,7 @@ impl Table {
             ttl: None,
             point_in_time_recovery: None,
             export: None,
+            archive_proof: None,
             scaling: None,
             tags_unsupported: false,
             scaling_unsupported: false,
@@ -334,6 +336,49 @@ pub struct Export {
     pub table: String,
     pub status: ExportStatus,
     pub done_at: DateTime<Utc>,
+    pub bucket: String,
+    /// Where the export writes, as AWS lays it out: `{prefix}/AWSDynamoDB/{id}/` holds
+    /// `manifest-summary.json`, `manifest-files.json` and `data/`, written when it completes.
+    pub directory: String,
+    /// Its data files and their item counts.
+    pub files: Vec<(String, u64)>,
+}
+
+impl Export {
+    pub fn manifest_key(&self) -> String {
+        format!("{}/manifest-summary.json", self.directory)
+    }
+
+    fn files_key(&self) -> String {
+        format!("{}/manifest-files.json", self.directory)
+    }
+
+    fn items(&self) -> u64 {
+        self.files.iter().map(|(_, n)| n).sum()
+    }
+
+    /// The objects a COMPLETED export leaves in S3: data files and both manifests.
+    fn objects(&self) -> Vec<(String, Vec<u8>)> {
+        let mut objects: Vec<(String, Vec<u8>)> = self
+            .files
+            .iter()
+            .map(|(key, _)| (key.clone(), b"{}".to_vec()))
+            .collect();
+        let lines: String = self
+            .files
+            .iter()
+            .map(|(key, items)| format!("{{\"itemCount\":{items},\"dataFileS3Key\":\"{key}\"}}\n"))
+            .collect();
+        objects.push((self.files_key(), lines.into_bytes()));
+        let summary = format!(
+            "{{\"exportArn\":\"{}\",\"itemCount\":{},\"manifestFilesS3Key\":\"{}\",\"outputFormat\":\"DYNAMODB_JSON\"}}",
+            self.arn,
+            self.items(),
+            self.files_key()
+        );
+        objects.push((self.manifest_key(), summary.into_bytes()));
+        objects
+    }
 }
 
 /// What a mutating call did, object by object.
@@ -475,6 +520,8 @@ pub struct World {
     pub tables: BTreeMap<String, Table>,
     pub targets: BTreeMap<ScalableKey, Target>,
     pub exports: BTreeMap<String, Export>,
+    /// S3's objects by (bucket, key): what completed exports wrote.
+    pub s3: BTreeMap<(String, String), Vec<u8>>,
     pub log: Vec<Call>,
     /// Tables whose deletion completed, as they were when deleted.
     pub gone: Vec<Table>,
@@ -497,6 +544,7 @@ impl World {
             tables,
             targets,
             exports: BTreeMap::new(),
+            s3: BTreeMap::new(),
             log: Vec::new(),
             gone: Vec::new(),
             next_id: 1,
@@ -531,6 +579,9 @@ impl World {
         for export in self.exports.values_mut() {
             if export.status == ExportStatus::InProgress && export.done_at <= now {
                 export.status = ExportStatus::Completed;
+                for (key, bytes) in export.objects() {
+                    self.s3.insert((export.bucket.clone(), key), bytes);
+                }
             }
         }
     }
@@ -652,6 +703,7 @@ impl FakeAws {
                 tables: BTreeMap::new(),
                 targets: BTreeMap::new(),
                 exports: BTreeMap::new(),
+                s3: BTreeMap::new(),
                 log: Vec::new(),
                 gone: Vec::new(),
                 next_id: 1,
@@ -735,6 +787,7 @@ impl FakeAws {
             tables: world.tables.clone(),
             targets: world.targets.clone(),
             exports: world.exports.clone(),
+            s3: world.s3.clone(),
             log: Vec::new(),
             gone: Vec::new(),
             next_id: world.next_id,
@@ -1687,6 +1740,34 @@ impl ControlPlane for FakeAws {
         })
     }
 
+    async fn prove_archive(&self, table: &str, export: &str) -> Result<ArchiveProof, ControlPlaneError> {
+        let (location, store) = {
+            let world = self.lock();
+            let found = world.exports.get(export).ok_or_else(|| {
+                error(
+                    ErrorKind::Other,
+                    "DescribeExport",
+                    table,
+                    format!("ExportNotFoundException: Export not found: {export}"),
+                )
+            })?;
+            if found.status != ExportStatus::Completed {
+                return Ok(ArchiveProof::Unproven {
+                    export: export.to_string(),
+                    reason: format!("the export is {:?}", found.status),
+                });
+            }
+            let location = ExportLocation {
+                export: export.to_string(),
+                bucket: found.bucket.clone(),
+                manifest: Some(found.manifest_key()),
+                items: Some(found.items()),
+            };
+            (location, FakeS3(world.s3.clone()))
+        };
+        Ok(prove(&store, &location).await)
+    }
+
     async fn tag_table(&self, change: &TagChange) -> Result<(), ControlPlaneError> {
         const OP: &str = "TagResource";
         self.call(&self.actor, self.role(), OP, &change.name, |world, effects| {
@@ -1803,7 +1884,11 @@ impl ControlPlane for FakeAws {
             }
             let id = world.next_id;
             world.next_id += 1;
-            let arn = format!("{}/export/{:020}-{id:08x}", arn_of(&name), world.now.timestamp_millis());
+            let export_id = format!("{:020}-{id:08x}", world.now.timestamp_millis());
+            let arn = format!("{}/export/{export_id}", arn_of(&name));
+            let directory = format!("{}/AWSDynamoDB/{export_id}", request.prefix.trim_end_matches('/'));
+            // One data file per partition, as AWS writes them; the fake holds no items.
+            let files = (0..2).map(|n| (format!("{directory}/data/{n:04}.json.gz"), 0)).collect();
             world.exports.insert(
                 arn.clone(),
                 Export {
@@ -1811,6 +1896,9 @@ impl ControlPlane for FakeAws {
                     table: name.clone(),
                     status: ExportStatus::InProgress,
                     done_at: world.now + world.config.export_delay,
+                    bucket: request.bucket.clone(),
+                    directory,
+                    files,
                 },
             );
             effects.push(Effect::Exported {
@@ -2237,5 +2325,22 @@ mod tests {
         assert!(!fake.snapshot().tables["ts_b"].adopted);
         fake.mark_adopted("ts_b");
         assert!(fake.snapshot().tables["ts_b"].adopted);
+    }
+}
+
+/// A snapshot of the fake's S3, as a proof reads it.
+struct FakeS3(BTreeMap<(String, String), Vec<u8>>);
+
+impl ArchiveStore for FakeS3 {
+    async fn get(&self, bucket: &str, key: &str) -> Result<Option<Vec<u8>>, String> {
+        Ok(self.0.get(&(bucket.to_string(), key.to_string())).cloned())
+    }
+
+    async fn missing(&self, bucket: &str, keys: &[String]) -> Result<Vec<String>, String> {
+        Ok(keys
+            .iter()
+            .filter(|key| !self.0.contains_key(&(bucket.to_string(), key.to_string())))
+            .cloned()
+            .collect())
     }
 }

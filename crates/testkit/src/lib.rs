@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
 
 pub mod emf;
+mod export_layout;
 pub mod proxy;
 pub use proxy::{Call, Fault, Proxy, Rule, AWS_RATES, DEFAULT_TABLE_QUOTA};
 
@@ -206,6 +207,7 @@ fn aws_shim(server: Server, endpoint: &str) -> Option<Proxy> {
         Server::Moto => {
             let shim = Proxy::start(endpoint);
             shim.attribute_definitions_at_update_table();
+            shim.export_layout();
             shim
         }
         Server::DynamoDbLocal => return None,
@@ -304,6 +306,25 @@ impl LocalDynamo {
         }
     }
 
+    /// Deletes `key` from `bucket` (as someone cleaning the bucket by hand would). Panics on a
+    /// non-2xx reply.
+    pub fn delete_object(&self, bucket: &str, key: &str) {
+        self.require_s3();
+        // DeleteObjects: moto refuses an unsigned DeleteObject on a key with `//` (as exports
+        // to a prefix ending in `/` write them), and answers this one.
+        let path = format!("/{}?delete", percent_encode(bucket));
+        let body = format!(
+            "<Delete><Object><Key>{}</Key></Object></Delete>",
+            key.replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+        );
+        let (status, reply) = http_request_with_body(&self.server_endpoint, "POST", &path, body.as_bytes());
+        if !(200..300).contains(&status) || !reply.contains("<Deleted>") {
+            panic!("testkit: deleting s3://{bucket}/{key}: HTTP {status}: {reply}");
+        }
+    }
+
     fn require_s3(&self) {
         assert!(
             self.server == Server::Moto,
@@ -358,7 +379,7 @@ fn parse_http_response(text: &str) -> Option<(u16, String)> {
 
 /// The text of every `<name>...</name>` element, XML entities decoded: enough for S3's flat
 /// listings, which nest no element of the same name.
-fn xml_elements(xml: &str, name: &str) -> Vec<String> {
+pub(crate) fn xml_elements(xml: &str, name: &str) -> Vec<String> {
     let (open, close) = (format!("<{name}>"), format!("</{name}>"));
     let mut out = Vec::new();
     let mut rest = xml;

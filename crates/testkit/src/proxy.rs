@@ -39,6 +39,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::{TcpListener, TcpStream};
 
+use crate::export_layout;
+
 /// The JSON protocol's error type prefix, as DynamoDB writes it in `__type`.
 const ERROR_PREFIX: &str = "com.amazonaws.dynamodb.v20120810#";
 /// The JSON protocol's content type (DynamoDB's `x-amz-json-1.0`).
@@ -376,6 +378,15 @@ impl Proxy {
     /// client. Its own calls are not recorded, rate-limited or faulted: on AWS they are part of
     /// the one call. If one fails, the reply is replaced by an HTTP 500 naming the failure, so
     /// no test passes on policies silently left behind. Not undone by [`Proxy::clear`].
+    /// Lay out each COMPLETED export in S3 as AWS documents it, as moto does not: on the first
+    /// DescribeExport that reports it COMPLETED, the proxy writes `manifest-summary.json` and
+    /// `manifest-files.json` beside the data file moto wrote (see `export_layout.rs`), and every
+    /// DescribeExport of it then names the summary in `ExportManifest`. moto only: the upstream
+    /// must serve S3 on the same port. [`crate::LocalDynamo`] turns it on in front of every moto.
+    pub fn export_layout(&self) {
+        self.state().export_layout = true;
+    }
+
     pub fn deregister_deletes_policies(&self) {
         self.state().deregister_deletes_policies = true;
     }
@@ -495,6 +506,10 @@ struct State {
     attribute_definitions_at_update_table: bool,
     /// Delete the policies of a target a DeregisterScalableTarget removed before answering.
     deregister_deletes_policies: bool,
+    /// Lay out COMPLETED exports as AWS does ([`Proxy::export_layout`]).
+    export_layout: bool,
+    /// The exports laid out so far: ARN to their folder in S3.
+    exports: HashMap<String, String>,
     /// The family whose IAM role the proxy enforces ([`Proxy::family_role`]).
     role: Option<String>,
     /// Record nothing in `calls` (a proxy nobody asks what it saw).
@@ -836,6 +851,11 @@ impl Forwarder {
             && lock(&self.state).deregister_deletes_policies
         {
             self.delete_target_policies(&parts.headers, &body, reply).await
+        } else {
+            reply
+        };
+        let reply = if operation == "DescribeExport" && success && lock(&self.state).export_layout {
+            self.lay_out_export(reply).await
         } else {
             reply
         };
@@ -1270,6 +1290,106 @@ impl Forwarder {
         *response.headers_mut() = end_to_end(&parts.headers);
         response.headers_mut().remove(CONTENT_LENGTH);
         Ok(response)
+    }
+
+    /// [`Proxy::export_layout`]: the manifests of a COMPLETED export written once, and its
+    /// `ExportManifest` added to the reply. A reply it cannot read is passed on as it is.
+    async fn lay_out_export(&self, reply: Response<Body>) -> Response<Body> {
+        let (parts, body) = reply.into_parts();
+        // The body is already whole (Full): collecting it cannot fail.
+        let bytes = match body.collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(never) => match never {},
+        };
+        let pass_on = |bytes: Bytes| Response::from_parts(parts.clone(), Full::new(bytes));
+        let Ok(mut answer) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+            return pass_on(bytes);
+        };
+        let description = &answer["ExportDescription"];
+        let text = |field: &str| description[field].as_str().map(str::to_owned);
+        let (Some(arn), Some(bucket)) = (text("ExportArn"), text("S3Bucket")) else {
+            return pass_on(bytes);
+        };
+        if text("ExportStatus").as_deref() != Some("COMPLETED") || description.get("ExportManifest").is_some()
+        {
+            return pass_on(bytes);
+        }
+        let known = lock(&self.state).exports.get(&arn).cloned();
+        let directory = match known {
+            Some(directory) => directory,
+            None => {
+                let prefix = text("S3Prefix");
+                let items = description["ItemCount"].as_u64().unwrap_or(0);
+                match self
+                    .write_manifests(&arn, &bucket, prefix.as_deref(), items)
+                    .await
+                {
+                    Some(directory) => directory,
+                    None => return pass_on(bytes),
+                }
+            }
+        };
+        answer["ExportDescription"]["ExportManifest"] = export_layout::manifest_key(&directory).into();
+        pass_on(Bytes::from(answer.to_string()))
+    }
+
+    /// Finds the data file moto wrote for the export (under its prefix, in a folder no earlier
+    /// export claimed) and writes the manifests beside it; returns the folder.
+    async fn write_manifests(
+        &self,
+        arn: &str,
+        bucket: &str,
+        prefix: Option<&str>,
+        items: u64,
+    ) -> Option<String> {
+        let listed = format!("{}/AWSDynamoDB/", prefix.unwrap_or(""));
+        let path = format!(
+            "/{}?list-type=2&prefix={}",
+            crate::percent_encode(bucket),
+            crate::percent_encode(&listed)
+        );
+        let reply = self
+            .send(hyper::Method::GET, &path, &HeaderMap::new(), Bytes::new())
+            .await
+            .ok()?;
+        let listing = reply.into_body().collect().await.ok()?.to_bytes();
+        let listing = String::from_utf8_lossy(&listing);
+        let keys = crate::xml_elements(&listing, "Key");
+        let etags = crate::xml_elements(&listing, "ETag");
+        let claimed: Vec<String> = lock(&self.state).exports.values().cloned().collect();
+        let data: Vec<(String, String)> = keys
+            .into_iter()
+            .zip(etags)
+            .filter(|(key, _)| {
+                export_layout::export_directory(key).is_some_and(|d| !claimed.iter().any(|c| c == d))
+            })
+            .collect();
+        let directory = export_layout::export_directory(&data.first()?.0)?.to_string();
+        // moto writes one data file per export, holding every item.
+        let files: Vec<(String, String, u64)> = data
+            .into_iter()
+            .filter(|(key, _)| export_layout::export_directory(key) == Some(directory.as_str()))
+            .enumerate()
+            .map(|(n, (key, etag))| (key, etag, if n == 0 { items } else { 0 }))
+            .collect();
+        for (key, body) in export_layout::manifests(arn, bucket, prefix, &directory, &files) {
+            let path = format!(
+                "/{}/{}",
+                crate::percent_encode(bucket),
+                crate::percent_encode(&key).replace("%2F", "/")
+            );
+            let put = self
+                .send(hyper::Method::PUT, &path, &HeaderMap::new(), Bytes::from(body))
+                .await
+                .ok()?;
+            if !put.status().is_success() {
+                return None;
+            }
+        }
+        lock(&self.state)
+            .exports
+            .insert(arn.to_string(), directory.clone());
+        Some(directory)
     }
 
     /// Deletes `table` on the upstream and waits (up to 5 s) until DescribeTable no longer

@@ -3,6 +3,7 @@
 //! bootstraps have no SDK crate for ([`signed`]). Nothing above this folder names the SDK's
 //! control-plane types.
 
+pub mod archive;
 pub(crate) mod autoscaling;
 pub mod dynamodb;
 pub mod sdk;

@@ -70,8 +70,11 @@ impl AwsClients {
 
     /// The engine's control plane: DynamoDB, with Application Auto Scaling: every run reads
     /// the scalable targets before it changes capacity or deletes (whose they are decides what
-    /// it may touch), and registers them for autoscaling phases.
+    /// it may touch), and registers them for autoscaling phases; and S3, where retention proves
+    /// an archive before it deletes the table.
     pub fn control_plane(self) -> DynamoDb {
-        DynamoDb::new(self.dynamodb).with_autoscaling(self.autoscaling)
+        DynamoDb::new(self.dynamodb)
+            .with_autoscaling(self.autoscaling)
+            .with_archives(self.signed)
     }
 }

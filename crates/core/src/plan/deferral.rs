@@ -43,10 +43,13 @@ pub enum DeferralCause {
     /// Leaving an autoscaling phase: this policy's scalable targets are still on the table
     /// (their removal failed or waits), and the autoscaler would undo a capacity change.
     ScalingStillAttached,
+    /// Due for deletion but its archive is not proven: the export's manifest or a data file it
+    /// lists is missing from S3, the item counts disagree, or S3 was not read.
+    ArchiveUnproven,
 }
 
 impl DeferralCause {
-    pub const ALL: [DeferralCause; 13] = [
+    pub const ALL: [DeferralCause; 14] = [
         DeferralCause::TableBusy,
         DeferralCause::IndexBusy,
         DeferralCause::ClassChangeSpacing,
@@ -60,6 +63,7 @@ impl DeferralCause {
         DeferralCause::LimitExceeded,
         DeferralCause::TimeBudget,
         DeferralCause::ScalingStillAttached,
+        DeferralCause::ArchiveUnproven,
     ];
 
     /// The snake_case name, as serialized.
@@ -78,6 +82,7 @@ impl DeferralCause {
             DeferralCause::LimitExceeded => "limit_exceeded",
             DeferralCause::TimeBudget => "time_budget",
             DeferralCause::ScalingStillAttached => "scaling_still_attached",
+            DeferralCause::ArchiveUnproven => "archive_unproven",
         }
     }
 }

@@ -10,8 +10,9 @@ use super::{Context, Decision, Owned, PlanItem};
 use crate::plan::deferral::DeferralCause;
 use crate::plan::verdict::NoEvidence;
 use crate::policy::tags::TAG_ARCHIVED;
+use crate::table::archive::ArchiveProof;
 use crate::table::changes::{DeleteRequest, ExportRequest, TagChange};
-use crate::table::{ArchiveState, ExportStatus, TableStatus};
+use crate::table::{ArchiveState, ExportStatus, ObservedTable, TableStatus};
 
 impl Context<'_> {
     /// The retention items of each table, by table name; empty without `[retention]`.
@@ -102,6 +103,11 @@ impl Context<'_> {
                             table.status.as_str()
                         ),
                     ))
+                } else if let Some(why) = archived_by.as_ref().and_then(|_| unproven_archive(self, table)) {
+                    Some((
+                        deferred(DeferralCause::ArchiveUnproven),
+                        format!("due for deletion (age {age}) but {why}: kept until a run proves it"),
+                    ))
                 } else if let Some(archived_by) = archived_by {
                     if deletes_left == 0 {
                         Some((
@@ -116,6 +122,9 @@ impl Context<'_> {
                         let mut reason = format!("age {age} is past delete_after ({delete_after})");
                         if let Some(export) = &archived_by {
                             reason.push_str(&format!(", archived by export {export}"));
+                        }
+                        if let Some(proof) = &table.archive_proof {
+                            reason.push_str(&format!("; {}", proof.describe()));
                         }
                         if table.deletion_protection {
                             reason.push_str("; lift deletion protection just before");
@@ -207,6 +216,18 @@ impl Context<'_> {
             }
         }
         items
+    }
+}
+
+/// Why an archived table's deletion waits for its archive's proof, if it does: with archiving
+/// on, only a [`ArchiveProof::Proven`] export (manifest, every data file, counts that agree)
+/// lets the table go.
+fn unproven_archive(ctx: &Context, table: &ObservedTable) -> Option<String> {
+    ctx.policy.archive()?;
+    match &table.archive_proof {
+        Some(ArchiveProof::Proven { .. }) => None,
+        Some(ArchiveProof::Unproven { reason, .. }) => Some(format!("its archive is not proven: {reason}")),
+        None => Some("its archive was not checked in S3 this run".into()),
     }
 }
 

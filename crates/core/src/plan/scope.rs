@@ -64,6 +64,8 @@ pub struct Reads {
     /// The scalable targets (and their policies) on the table and its indexes. Read with one
     /// set of calls for every described table of the run when any table needs them.
     pub scaling: bool,
+    /// The archive's proof in S3 (an archived table of ours due for deletion).
+    pub archive_proof: bool,
 }
 
 impl Reads {
@@ -74,6 +76,11 @@ impl Reads {
             ttl: policy.template.ttl_attribute.is_some(),
             point_in_time_recovery: policy.wants_point_in_time_recovery(),
             scaling: true,
+            archive_proof: policy.archive().is_some()
+                && policy
+                    .retention
+                    .as_ref()
+                    .is_some_and(|r| r.delete_after.is_some()),
         }
     }
 
@@ -83,6 +90,7 @@ impl Reads {
         Reads {
             tags: !policy.template.tags.is_empty(),
             scaling: false,
+            archive_proof: false,
             ..Reads::everything(policy)
         }
     }
@@ -102,6 +110,7 @@ impl Reads {
             ttl: self.ttl || other.ttl,
             point_in_time_recovery: self.point_in_time_recovery || other.point_in_time_recovery,
             scaling: self.scaling || other.scaling,
+            archive_proof: self.archive_proof || other.archive_proof,
         }
     }
 }
@@ -190,6 +199,7 @@ pub fn reads_needed(
                         only(|r| {
                             r.tags = true;
                             r.scaling = true;
+                            r.archive_proof = true;
                         }),
                     );
                 }

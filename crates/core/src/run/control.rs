@@ -6,6 +6,7 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
+use crate::table::archive::ArchiveProof;
 use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
@@ -153,6 +154,25 @@ pub trait ControlPlane: Sync {
     ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send {
         let _ = change;
         async { Err(no_autoscaling("DeregisterScalableTarget")) }
+    }
+
+    /// What S3 holds for the COMPLETED export `export` of `table`: its manifest, every data
+    /// file the manifest lists, and item counts that agree ([`crate::table::archive::prove`]),
+    /// read before retention deletes the table. `Unsupported` by default (no S3 reader), and
+    /// then no archived table is deleted.
+    fn prove_archive(
+        &self,
+        table: &str,
+        export: &str,
+    ) -> impl Future<Output = Result<ArchiveProof, ControlPlaneError>> + Send {
+        let _ = export;
+        let error = ControlPlaneError {
+            kind: ErrorKind::Unsupported,
+            operation: "GetObject",
+            table: table.to_string(),
+            message: "no S3 reader: archives cannot be checked".into(),
+        };
+        async { Err(error) }
     }
 }
 

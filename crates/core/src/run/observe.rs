@@ -13,12 +13,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use futures::stream::{self, StreamExt};
 
 use crate::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
-use crate::table::{ObservedTable, TableStatus};
+use crate::table::archive::ArchiveProof;
+use crate::table::{ArchiveState, ObservedTable, TableStatus};
 use chrono::{DateTime, Utc};
 
 use crate::plan::{names_to_describe, reads_for, Operation, Reads, Scope};
 use crate::policy::scaling::table_of;
-use crate::policy::tags::{export_arn_from_tag, TAG_ARCHIVED, TAG_EXPORT};
+use crate::policy::tags::{export_arn_from_tag, TAG_ARCHIVED, TAG_EXPORT, TAG_FAMILY};
 use crate::policy::Policy;
 
 /// The tables a run could see, the ones it could not read, and what it could not ask.
@@ -40,14 +41,16 @@ enum OptionalRead {
     Ttl,
     PointInTimeRecovery,
     Export,
+    ArchiveProof,
 }
 
 impl OptionalRead {
-    const ALL: [OptionalRead; 4] = [
+    const ALL: [OptionalRead; 5] = [
         OptionalRead::Tags,
         OptionalRead::Ttl,
         OptionalRead::PointInTimeRecovery,
         OptionalRead::Export,
+        OptionalRead::ArchiveProof,
     ];
 
     fn sentence(self) -> &'static str {
@@ -68,13 +71,16 @@ impl OptionalRead {
                 "DescribeExport is not supported by this endpoint: archive exports were not checked, \
                  so no table waiting for its export is deleted"
             }
+            OptionalRead::ArchiveProof => {
+                "archives could not be checked in S3 (no S3 reader): no archived table is deleted"
+            }
         }
     }
 }
 
 /// Which optional reads the endpoint turned out not to implement during this run.
 #[derive(Debug, Default)]
-struct Unsupported([AtomicBool; 4]);
+struct Unsupported([AtomicBool; 5]);
 
 impl Unsupported {
     fn has(&self, read: OptionalRead) -> bool {
@@ -322,6 +328,9 @@ pub fn run_view(
                         table.export = full.export.clone();
                     }
                 }
+                if want.archive_proof {
+                    table.archive_proof = full.archive_proof.clone();
+                }
                 if want.ttl {
                     table.ttl = full.ttl.clone();
                 }
@@ -376,6 +385,9 @@ async fn read_extras<C: ControlPlane>(
                 }
             }
             table.tags = Some(tags);
+            if want.archive_proof && !unsupported.has(OptionalRead::ArchiveProof) {
+                table.archive_proof = read_archive_proof(control, policy, &table, &arn, unsupported).await;
+            }
         }
     }
     if want.tags && unsupported.has(OptionalRead::Tags) {
@@ -389,4 +401,41 @@ async fn read_extras<C: ControlPlane>(
         table.point_in_time_recovery = unsupported.check(OptionalRead::PointInTimeRecovery, on)?;
     }
     Ok(table)
+}
+
+/// The archive's proof of an archived table of ours (family tag) when archiving is on; `None`
+/// for any other table, or when the endpoint cannot check S3. An archived tag without an export
+/// tag proves nothing.
+async fn read_archive_proof<C: ControlPlane>(
+    control: &C,
+    policy: &Policy,
+    table: &ObservedTable,
+    arn: &str,
+    unsupported: &Unsupported,
+) -> Option<ArchiveProof> {
+    policy.archive()?;
+    let tags = table.tags.as_ref()?;
+    if !tags.contains_key(TAG_FAMILY) {
+        return None;
+    }
+    let ArchiveState::Completed { export } = table.archive_state() else {
+        return None;
+    };
+    let Some(export) = export else {
+        return Some(ArchiveProof::Unproven {
+            export: String::new(),
+            reason: format!("it is tagged archived but no export is recorded ({TAG_EXPORT})"),
+        });
+    };
+    let export = export_arn_from_tag(arn, &export);
+    match unsupported.check(
+        OptionalRead::ArchiveProof,
+        control.prove_archive(&table.name, &export).await,
+    ) {
+        Ok(proof) => proof,
+        Err(error) => Some(ArchiveProof::Unproven {
+            export,
+            reason: format!("the export could not be read: {error}"),
+        }),
+    }
 }

@@ -1,5 +1,6 @@
 //! What a run sees of a table: the facts DescribeTable gives that decisions depend on.
 
+pub mod archive;
 pub mod changes;
 
 use std::collections::BTreeMap;
@@ -10,6 +11,7 @@ use serde::Serialize;
 use crate::policy::scaling::ObservedScalableTarget;
 use crate::policy::settings::{Billing, KeySchema, Projection, StreamSetting, TableClass};
 use crate::policy::tags::{TAG_ARCHIVED, TAG_EXPORT};
+use archive::ArchiveProof;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -75,6 +77,9 @@ pub struct ObservedTable {
     pub point_in_time_recovery: Option<bool>,
     /// The archive export named by the table's export tag, as DescribeExport reports it.
     pub export: Option<ExportState>,
+    /// What S3 holds for the archive export, checked before a deletion: read only for an
+    /// archived table of ours that is due for deletion.
+    pub archive_proof: Option<ArchiveProof>,
     /// The scalable targets on the table and its GSIs (Application Auto Scaling), read when a
     /// decision needs them: autoscaling phases, capacity changes, deletions.
     pub scaling: Option<Vec<ObservedScalableTarget>>,
@@ -234,6 +239,7 @@ impl ObservedTable {
             ttl: None,
             point_in_time_recovery: None,
             export: None,
+            archive_proof: None,
             scaling: None,
             tags_unsupported: false,
             scaling_unsupported: false,
@@ -264,6 +270,7 @@ impl ObservedTable {
             ttl: None,
             point_in_time_recovery: None,
             export: None,
+            archive_proof: None,
             scaling: Some(Vec::new()),
             tags_unsupported: false,
             scaling_unsupported: false,

@@ -18,6 +18,7 @@ use ddb_rollover::policy::settings::Capacity;
 use ddb_rollover::policy::tags::TAG_FAMILY;
 use ddb_rollover::policy::Policy;
 use ddb_rollover::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
+use ddb_rollover::table::archive::ArchiveProof;
 use ddb_rollover::table::changes::{
     CapacityChange, ClassChange, ExportRequest, SettingChange, TableSetting, TableSpec, TagChange, TtlChange,
 };
@@ -209,6 +210,28 @@ impl ControlPlane for FakeDynamo {
     async fn describe_export(&self, table: &str, arn: &str) -> Result<ExportState, ControlPlaneError> {
         self.call("DescribeExport", table).await?;
         Ok(self.exports.lock().unwrap()[arn].clone())
+    }
+
+    /// Every completed export's files are in this fake's S3.
+    async fn prove_archive(&self, table: &str, export: &str) -> Result<ArchiveProof, ControlPlaneError> {
+        let exports = self.exports.lock().unwrap();
+        let completed = exports
+            .get(export)
+            .is_some_and(|e| e.status == ExportStatus::Completed);
+        Ok(if completed {
+            ArchiveProof::Proven {
+                export: export.to_string(),
+                bucket: "my-archive".into(),
+                manifest: format!("ddb-rollover/{table}/AWSDynamoDB/1/manifest-summary.json"),
+                items: 0,
+                files: 1,
+            }
+        } else {
+            ArchiveProof::Unproven {
+                export: export.to_string(),
+                reason: "no such completed export".into(),
+            }
+        })
     }
 
     async fn tag_table(&self, change: &TagChange) -> Result<(), ControlPlaneError> {

@@ -15,6 +15,7 @@ use ddb_rollover::policy::tags::{
 };
 use ddb_rollover::policy::{Policy, PolicyError};
 use ddb_rollover::run::status::{status, TableStatusLine};
+use ddb_rollover::table::archive::ArchiveProof;
 use ddb_rollover::table::changes::{
     DeleteRequest, ExportRequest, SettingChange, TableSetting, TagChange, TtlChange,
 };
@@ -126,7 +127,23 @@ fn tagged(mut table: ObservedTable, key: &str, value: &str) -> ObservedTable {
 }
 
 fn archived(policy: &Policy, age: i64) -> ObservedTable {
-    tagged(ours(policy, age), TAG_ARCHIVED, "2018-10-20T03:00:00+00:00")
+    let table = tagged(ours(policy, age), TAG_ARCHIVED, "2018-10-20T03:00:00+00:00");
+    proven(tagged(table, TAG_EXPORT, "export/01540000000000-abcdef12"), age)
+}
+
+/// The table's archive as a run finds it in S3 when every file the manifest lists is there.
+fn proven(mut table: ObservedTable, age: i64) -> ObservedTable {
+    table.archive_proof = Some(ArchiveProof::Proven {
+        export: export_arn(age),
+        bucket: "my-archive".into(),
+        manifest: format!(
+            "ddb-rollover/{}/AWSDynamoDB/01540000000000-abcdef12/manifest-summary.json",
+            table.name
+        ),
+        items: 42,
+        files: 2,
+    });
+    table
 }
 
 fn export_arn(age: i64) -> String {
@@ -145,6 +162,9 @@ fn exporting(policy: &Policy, age: i64, status: ExportStatus, failure: Option<&s
         end_time: Some(at("2018-10-25T03:00:00Z")),
         failure: failure.map(str::to_string),
     });
+    if status == ExportStatus::Completed {
+        table = proven(table, age);
+    }
     table
 }
 
@@ -1141,4 +1161,54 @@ fn without_a_tagging_api_retention_deletes_only_when_the_policy_opts_in() {
         .warnings
         .iter()
         .any(|w| w.contains("delete_without_tagging_api")));
+}
+
+#[test]
+fn an_archive_that_is_not_proven_keeps_its_table_with_the_reason() {
+    let policy = one_phase(ARCHIVE);
+    let mut missing = archived(&policy, 6);
+    missing.archive_proof = Some(ArchiveProof::Unproven {
+        export: export_arn(6),
+        reason: "1 of the 2 data file(s) the manifest lists are missing: s3://my-archive/x/data/1.json.gz"
+            .into(),
+    });
+    let mut unread = archived(&policy, 5);
+    unread.archive_proof = None;
+    let plan = resize(&policy, &[missing, unread, ours(&policy, 1), ours(&policy, 2)]);
+    assert!(tables_with(&plan, "delete").is_empty(), "{plan:#?}");
+    for (age, said) in [(6, "data/1.json.gz"), (5, "not checked in S3")] {
+        let kept = last(&plan, &name(age));
+        assert_eq!(
+            kept.decision,
+            Decision::Deferred {
+                retry_after: None,
+                cause: DeferralCause::ArchiveUnproven
+            },
+            "{kept:#?}"
+        );
+        assert!(kept.reason.contains(said), "{}", kept.reason);
+    }
+}
+
+#[test]
+fn a_proven_archive_is_named_with_its_item_count_on_the_delete() {
+    let policy = one_phase(ARCHIVE);
+    let plan = resize(
+        &policy,
+        &[archived(&policy, 6), ours(&policy, 1), ours(&policy, 2)],
+    );
+    let delete = last(&plan, &name(6));
+    assert_eq!(delete.decision.action(), "delete", "{delete:#?}");
+    assert!(
+        delete.reason.contains("archive proven") && delete.reason.contains("42 item(s)"),
+        "{}",
+        delete.reason
+    );
+}
+
+#[test]
+fn without_archiving_no_proof_is_asked() {
+    let policy = one_phase("[retention]\ndelete_after = 4\nkeep_newest = 2\n");
+    let plan = resize(&policy, &[ours(&policy, 6), ours(&policy, 1), ours(&policy, 2)]);
+    assert_eq!(tables_with(&plan, "delete"), [name(6)]);
 }

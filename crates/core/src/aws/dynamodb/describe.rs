@@ -75,6 +75,7 @@ pub(super) fn observed_table(name: &str, table: &TableDescription) -> ObservedTa
         ttl: None,
         point_in_time_recovery: None,
         export: None,
+        archive_proof: None,
         scaling: None,
         tags_unsupported: false,
         scaling_unsupported: false,

@@ -22,11 +22,14 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 
+use crate::aws::archive::S3Store;
 use crate::aws::autoscaling;
+use crate::aws::signed::SignedClient;
 use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
 use crate::policy::settings::Billing;
 use crate::policy::settings::{KeyAttribute, KeySchema};
 use crate::run::control::{no_autoscaling, ControlPlane, ControlPlaneError, ErrorKind};
+use crate::table::archive::{prove, ArchiveProof, ExportLocation};
 use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, SettingChange, TableSetting, TableSpec, TagChange, TtlChange,
 };
@@ -38,6 +41,8 @@ use crate::table::{ExportState, ExportStatus, ObservedTable, TtlState};
 pub struct DynamoDb {
     client: Client,
     autoscaling: Option<aws_sdk_applicationautoscaling::Client>,
+    /// S3, for the proof of an archive before its table is deleted.
+    archives: Option<SignedClient>,
 }
 
 impl DynamoDb {
@@ -45,6 +50,7 @@ impl DynamoDb {
         DynamoDb {
             client,
             autoscaling: None,
+            archives: None,
         }
     }
 
@@ -52,6 +58,14 @@ impl DynamoDb {
     pub fn with_autoscaling(self, client: aws_sdk_applicationautoscaling::Client) -> Self {
         DynamoDb {
             autoscaling: Some(client),
+            ..self
+        }
+    }
+
+    /// With S3 through the signed calls, to prove archives before a deletion.
+    pub fn with_archives(self, signed: SignedClient) -> Self {
+        DynamoDb {
+            archives: Some(signed),
             ..self
         }
     }
@@ -299,6 +313,48 @@ impl ControlPlane for DynamoDb {
             end_time: description.and_then(|d| d.end_time()).and_then(utc),
             failure,
         })
+    }
+
+    async fn prove_archive(&self, table: &str, export: &str) -> Result<ArchiveProof, ControlPlaneError> {
+        let Some(signed) = &self.archives else {
+            return Err(ControlPlaneError {
+                kind: ErrorKind::Unsupported,
+                operation: "GetObject",
+                table: table.to_string(),
+                message: "no S3 client: archives cannot be checked".into(),
+            });
+        };
+        let output = self
+            .client
+            .describe_export()
+            .export_arn(export)
+            .send()
+            .await
+            .map_err(|e| classify("DescribeExport", table, &e, None))?;
+        let Some(description) = output.export_description() else {
+            return Ok(ArchiveProof::Unproven {
+                export: export.to_string(),
+                reason: "DescribeExport gave no description".into(),
+            });
+        };
+        if description.export_status() != Some(&SdkExportStatus::Completed) {
+            return Ok(ArchiveProof::Unproven {
+                export: export.to_string(),
+                reason: format!(
+                    "the export is {}",
+                    description
+                        .export_status()
+                        .map_or("of unknown status", |s| s.as_str())
+                ),
+            });
+        }
+        let location = ExportLocation {
+            export: export.to_string(),
+            bucket: description.s3_bucket().unwrap_or_default().to_string(),
+            manifest: description.export_manifest().map(str::to_owned),
+            items: description.item_count().and_then(|n| u64::try_from(n).ok()),
+        };
+        Ok(prove(&S3Store(signed), &location).await)
     }
 
     async fn tag_table(&self, change: &TagChange) -> Result<(), ControlPlaneError> {

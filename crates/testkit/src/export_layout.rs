@@ -1,0 +1,95 @@
+//! An export laid out in S3 as AWS documents it (DynamoDB developer guide, "DynamoDB table
+//! export output format"), for [`crate::Proxy::export_layout`]: moto writes only an export's
+//! data file, under `{S3Prefix}/AWSDynamoDB/{uuid}/data/`, and its DescribeExport names no
+//! `ExportManifest`. The proxy adds, beside that `data/` folder, the two manifests a reader of
+//! a real export finds: `manifest-summary.json` (the export's ARN, bucket, prefix, item count,
+//! the key of the file list, the format) and `manifest-files.json` (one line per data file: its
+//! item count, ETag and key), and an empty `_started`. The `.checksum` files and the data
+//! files' MD5 are left out: nothing here or in ddb-rollover reads them.
+
+use serde_json::json;
+
+/// The folder of an export (`{prefix}/AWSDynamoDB/{id}`) a data file's key belongs to.
+pub fn export_directory(data_key: &str) -> Option<&str> {
+    let (directory, _) = data_key.split_once("/data/")?;
+    directory.contains("AWSDynamoDB/").then_some(directory)
+}
+
+/// The key DescribeExport's `ExportManifest` names.
+pub fn manifest_key(directory: &str) -> String {
+    format!("{directory}/manifest-summary.json")
+}
+
+/// The objects to write for a COMPLETED export whose data files (key, ETag) sit in `directory`.
+/// Each file holds one item per line; `counts` gives them in the same order.
+pub fn manifests(
+    export_arn: &str,
+    bucket: &str,
+    prefix: Option<&str>,
+    directory: &str,
+    files: &[(String, String, u64)],
+) -> Vec<(String, Vec<u8>)> {
+    let files_key = format!("{directory}/manifest-files.json");
+    let lines: String = files
+        .iter()
+        .map(|(key, etag, items)| {
+            format!(
+                "{}\n",
+                json!({ "itemCount": items, "etag": etag.trim_matches('"'), "dataFileS3Key": key })
+            )
+        })
+        .collect();
+    let items: u64 = files.iter().map(|(_, _, n)| n).sum();
+    let summary = json!({
+        "version": "2020-06-30",
+        "exportArn": export_arn,
+        "s3Bucket": bucket,
+        "s3Prefix": prefix,
+        "s3SseAlgorithm": "AES256",
+        "manifestFilesS3Key": files_key,
+        "itemCount": items,
+        "outputFormat": "DYNAMODB_JSON",
+    });
+    vec![
+        (format!("{directory}/_started"), Vec::new()),
+        (files_key, lines.into_bytes()),
+        (manifest_key(directory), summary.to_string().into_bytes()),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_directory_is_the_folder_above_data() {
+        assert_eq!(
+            export_directory("p/t//AWSDynamoDB/abc/data/def.gz"),
+            Some("p/t//AWSDynamoDB/abc")
+        );
+        assert_eq!(export_directory("p/t/other/data/def.gz"), None);
+        assert_eq!(export_directory("p/t/AWSDynamoDB/abc/manifest-files.json"), None);
+    }
+
+    #[test]
+    fn manifests_list_every_file_and_the_sum_of_their_items() {
+        let files = [
+            ("d/AWSDynamoDB/1/data/a.gz".to_string(), "\"e1\"".to_string(), 2),
+            ("d/AWSDynamoDB/1/data/b.gz".to_string(), "\"e2\"".to_string(), 3),
+        ];
+        let objects = manifests("arn:x", "b", Some("d"), "d/AWSDynamoDB/1", &files);
+        let summary: serde_json::Value = serde_json::from_slice(&objects[2].1).unwrap();
+        assert_eq!(objects[2].0, "d/AWSDynamoDB/1/manifest-summary.json");
+        assert_eq!(summary["itemCount"], 5);
+        assert_eq!(
+            summary["manifestFilesS3Key"],
+            "d/AWSDynamoDB/1/manifest-files.json"
+        );
+        let lines = String::from_utf8(objects[1].1.clone()).unwrap();
+        assert_eq!(lines.lines().count(), 2);
+        assert!(
+            lines.contains("\"dataFileS3Key\":\"d/AWSDynamoDB/1/data/b.gz\"")
+                && lines.contains("\"etag\":\"e2\"")
+        );
+    }
+}

@@ -1,0 +1,141 @@
+//! Archives proven before a deletion, on moto through the tests' AWS-behaviour layer (which
+//! lays exports out as AWS does: manifests beside the data). Results are read back from the
+//! server (DescribeTable, S3 listings), not from the reports.
+
+use chrono::{DateTime, Duration, NaiveDate, Utc};
+use ddb_rollover::aws::dynamodb::DynamoDb;
+use ddb_rollover::plan::Decision;
+use ddb_rollover::run::clock::simulation;
+use ddb_rollover::{run, ApplyOptions, DeferralCause, Operation, Outcome, Policy, RunReport};
+use testkit::{LocalDynamo, Server};
+
+pub const POLICY: &str = r#"
+prefix = "arch"
+period = "day"
+premake = 1
+
+[retention]
+archive_after = 1
+delete_after = 3
+keep_newest = 2
+bucket = "archive"
+"#;
+
+pub fn at(day: NaiveDate, time: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(&format!("{day}T{time}Z"))
+        .unwrap()
+        .with_timezone(&Utc)
+}
+
+/// Both scheduled runs of `day` (create_new at 23:45, resize_old at 00:15 the next day).
+pub async fn day_runs(control: &DynamoDb, policy: &Policy, day: NaiveDate) -> RunReport {
+    for (operation, when) in [
+        (Operation::CreateNew, at(day, "23:45:00")),
+        (Operation::ResizeOld, at(day + Duration::days(1), "00:15:00")),
+    ] {
+        let report = run(
+            control,
+            policy,
+            operation,
+            &simulation(policy, &[operation], when).unwrap(),
+            ApplyOptions::default(),
+        )
+        .await
+        .unwrap();
+        assert!(report.succeeded(), "{operation:?} of {day} failed: {report:#?}");
+        if operation == Operation::ResizeOld {
+            return report;
+        }
+    }
+    unreachable!()
+}
+
+pub async fn exists(client: &aws_sdk_dynamodb::Client, table: &str) -> bool {
+    testkit::describe_all(client).await.contains_key(table)
+}
+
+#[tokio::test]
+async fn a_delete_waits_while_a_data_file_the_manifest_lists_is_missing() {
+    let server = LocalDynamo::start(Server::Moto);
+    server.create_bucket("archive");
+    let client = server.client().await;
+    let control = crate::support::control_with_archives(client.clone(), server.endpoint()).await;
+    let policy = Policy::from_toml(POLICY).unwrap();
+    let first = NaiveDate::from_ymd_opt(2018, 10, 1).unwrap();
+    let table = "arch_2018-10-02";
+
+    // Day by day until the table's export is laid out in S3 (it is exported once a day old,
+    // after point-in-time recovery is on): manifests beside one data file.
+    let mut day = first;
+    let objects = loop {
+        day_runs(&control, &policy, day).await;
+        assert!(
+            exists(&client, table).await,
+            "{table} missing before its archive was checked"
+        );
+        day += Duration::days(1);
+        let objects = server.list_objects("archive", &format!("ddb-rollover/{table}/"));
+        if objects.iter().any(|k| k.ends_with("/manifest-summary.json")) {
+            break objects;
+        }
+        assert!(
+            day < first + Duration::days(6),
+            "no export manifest for {table}: {objects:?}"
+        );
+    };
+    assert!(
+        objects.iter().any(|k| k.ends_with("/manifest-files.json")),
+        "{objects:?}"
+    );
+    let data: Vec<&String> = objects.iter().filter(|k| k.contains("/data/")).collect();
+    assert_eq!(data.len(), 1, "{objects:?}");
+
+    // Someone removes the data file: once the table is due for deletion, runs keep it.
+    server.delete_object("archive", data[0]);
+    let line = loop {
+        let report = day_runs(&control, &policy, day).await;
+        day += Duration::days(1);
+        if let Some(line) = report.tables.iter().find(|l| {
+            l.item.table == table
+                && matches!(l.item.decision, Decision::Deferred { .. } | Decision::Delete(_))
+        }) {
+            break line.clone();
+        }
+        assert!(
+            day < first + Duration::days(9),
+            "{table} never due for deletion: {report:#?}"
+        );
+    };
+    assert_eq!(
+        line.item.decision,
+        Decision::Deferred {
+            retry_after: None,
+            cause: DeferralCause::ArchiveUnproven
+        },
+        "{line:#?}"
+    );
+    assert!(
+        line.item.reason.contains(data[0].as_str()),
+        "{}",
+        line.item.reason
+    );
+    assert!(
+        exists(&client, table).await,
+        "{table} deleted without its data file"
+    );
+
+    // The file back (as it was): the next run proves the archive and deletes the table,
+    // naming the item count on its line.
+    server.put_object("archive", data[0], b"");
+    let deleted = day_runs(&control, &policy, day).await;
+    let line = deleted
+        .lines_with(Outcome::Done)
+        .find(|l| l.item.table == table && l.item.decision.action() == "delete")
+        .unwrap_or_else(|| panic!("{table} not deleted: {deleted:#?}"));
+    assert!(
+        line.item.reason.contains("archive proven") && line.item.reason.contains("item(s)"),
+        "{}",
+        line.item.reason
+    );
+    assert!(!exists(&client, table).await, "{table} still there");
+}

@@ -8,6 +8,7 @@ mod no_autoscaling;
 mod offline;
 mod overlap;
 mod quota;
+mod restore;
 mod scale;
 mod survival;
 mod warnings;

@@ -99,6 +99,23 @@ async fn parameters_events_and_objects_through_signed_calls_on_moto() {
         .s3_exists("signed-archive", "exports/none.json")
         .await
         .unwrap());
+    // Listing: every key under a prefix, across pages (ListObjectsV2 gives 1,000 a page).
+    db.put_object("signed-archive", "other/x.json", b"{}");
+    let many: Vec<String> = (0..1005).map(|n| format!("exports/page/{n:04}.json")).collect();
+    for k in &many {
+        db.put_object("signed-archive", k, b"");
+    }
+    let mut listed = signed.s3_list("signed-archive", "exports/").await.unwrap();
+    listed.sort();
+    let mut expected = many.clone();
+    expected.push(key.to_string());
+    expected.sort();
+    assert_eq!(listed, expected);
+    assert!(signed
+        .s3_list("no-such-bucket", "")
+        .await
+        .unwrap_or_default()
+        .is_empty());
     let no_bucket = signed.s3_get("no-such-bucket", key).await;
     assert!(
         matches!(&no_bucket, Ok(None) | Err(_)),

@@ -86,6 +86,9 @@ pub enum Command {
     /// retention may delete them: checks each, then tags it with the family tag. A dry run
     /// unless --yes.
     Adopt(AdoptArgs),
+    /// Bring archived periods back: import each period's newest proven export into its table,
+    /// then tag it ours and keep it for --keep. A dry run unless --yes. CLI only.
+    Restore(RestoreArgs),
     /// Which table holds a time (--at, default now), or every table of a range; needs no AWS access.
     Route(RouteArgs),
     /// Size a table with AWS's method: period, shards, WCU and partitions. Needs no AWS access.
@@ -100,6 +103,39 @@ pub struct AdoptArgs {
     pub tables: Vec<String>,
 
     /// Write the tags. Without it, adopt only shows what it would write (a dry run).
+    #[arg(long)]
+    pub yes: bool,
+}
+
+/// The periods to restore: labels, or a range of them.
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// Period labels as in table names (2018-10-20, 2018-W42, 2018-10-20T06, ...).
+    #[arg(
+        value_name = "LABEL",
+        required_unless_present = "from",
+        conflicts_with = "from"
+    )]
+    pub labels: Vec<String>,
+
+    /// First period of a range (a label), with --to.
+    #[arg(long, value_name = "LABEL", requires = "to")]
+    pub from: Option<String>,
+
+    /// Last period of the range (a label, included), with --from.
+    #[arg(long, value_name = "LABEL", requires = "from")]
+    pub to: Option<String>,
+
+    /// How long retention keeps the restored tables before it may archive and delete them
+    /// again (7d, 12h, ...).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub keep: Duration,
+
+    /// How long to wait for each import to complete (then the table is left importing).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "1h", allow_hyphen_values = true)]
+    pub wait: Duration,
+
+    /// Import. Without it, restore only shows what it would import (a dry run).
     #[arg(long)]
     pub yes: bool,
 }

@@ -20,7 +20,9 @@ use ddb_rollover::{
     observe, run::status, run_each, ApplyOptions, Operation, Policy, PolicyDocument, PolicyError, Scope,
 };
 
-use args::{Cli, Command, Output, RouteArgs};
+use args::{Cli, Command, Output, RestoreArgs, RouteArgs};
+use ddb_rollover::policy::period::Slot;
+use ddb_rollover::run::restore::RestoreOptions;
 
 /// Exit codes: 0 nothing failed, 1 an action or AWS call failed, 2 bad input (before any AWS call).
 const EXIT_FAILED: u8 = 1;
@@ -62,6 +64,13 @@ async fn main() -> ExitCode {
     // Routing is the policy's arithmetic too: no AWS call.
     if let Command::Route(args) = &cli.command {
         return route(args, &policy, now, cli.output);
+    }
+    // Restore's periods are the policy's labels: checked before any AWS call.
+    if let Command::Restore(args) = &cli.command {
+        if let Err(error) = restore_slots(args, &policy) {
+            eprintln!("error: {error}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
     }
     let at = match check_clock_for(&cli, &policy, now, wall) {
         Ok(at) => at,
@@ -124,6 +133,23 @@ async fn execute(
             match cli.output {
                 Output::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),
                 Output::Table => print!("{}", render::adopt_report(&report)),
+            }
+            return Ok(report.succeeded());
+        }
+        Command::Restore(args) => {
+            let slots = match restore_slots(args, policy) {
+                Ok(slots) => slots,
+                Err(error) => unreachable!("labels are checked before any AWS client is built: {error}"),
+            };
+            let options = RestoreOptions {
+                keep: chrono::Duration::from_std(args.keep).unwrap_or(chrono::Duration::MAX),
+                dry_run: options.dry_run || !args.yes,
+                wait: args.wait,
+            };
+            let report = ddb_rollover::run::restore::restore(control, policy, at, &slots, options).await?;
+            match cli.output {
+                Output::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),
+                Output::Table => print!("{}", render::restore_report(&report)),
             }
             return Ok(report.succeeded());
         }
@@ -203,8 +229,8 @@ fn check_clock_for(
     wall: chrono::DateTime<Utc>,
 ) -> Result<CheckedInstant, ClockError> {
     let (operations, changes): (&[Operation], bool) = match &cli.command {
-        // Adopting writes only tags, dated by the clock: checked as create_new's is.
-        Command::CreateNew | Command::Adopt(_) => (&[Operation::CreateNew], true),
+        // Adopting and restoring write tags dated by the clock: checked as create_new's is.
+        Command::CreateNew | Command::Adopt(_) | Command::Restore(_) => (&[Operation::CreateNew], true),
         Command::ResizeOld => (&[Operation::ResizeOld], true),
         _ => (&[Operation::CreateNew, Operation::ResizeOld], false),
     };
@@ -213,6 +239,54 @@ fn check_clock_for(
         allow_future_clock: cli.allow_future_clock,
     };
     check_clock(policy, operations, now, wall, allowance)
+}
+
+/// Most periods one `restore` takes: each is an ImportTable, and an account runs at most 50
+/// imports at once.
+const MAX_RESTORE_PERIODS: usize = 50;
+
+/// The periods `restore` names, or every bad label and what a label of this policy looks like.
+fn restore_slots(args: &RestoreArgs, policy: &Policy) -> Result<Vec<Slot>, String> {
+    let calendar = policy.calendar();
+    let example = calendar.label(calendar.floor(Utc::now()));
+    let mut problems = Vec::new();
+    let mut parse = |flag: &str, label: &str| match calendar.parse(label) {
+        Ok(slot) => Some(slot),
+        Err(e) => {
+            problems.push(format!(
+                "{flag}{label:?}: {e} (a label of this policy looks like {example:?})"
+            ));
+            None
+        }
+    };
+    let slots: Vec<Slot> = match (&args.from, &args.to) {
+        (Some(from), Some(to)) => {
+            let (from, to) = (parse("--from ", from), parse("--to ", to));
+            match (from, to) {
+                (Some(from), Some(to)) if from <= to => calendar
+                    .periods_from(from)
+                    .take_while(|slot| *slot <= to)
+                    .take(MAX_RESTORE_PERIODS + 1)
+                    .collect(),
+                (Some(_), Some(_)) => {
+                    problems.push("--to is before --from: give the earlier period first".into());
+                    Vec::new()
+                }
+                _ => Vec::new(),
+            }
+        }
+        _ => args.labels.iter().filter_map(|label| parse("", label)).collect(),
+    };
+    if slots.len() > MAX_RESTORE_PERIODS {
+        problems.push(format!(
+            "more than {MAX_RESTORE_PERIODS} periods: restore at most {MAX_RESTORE_PERIODS} at a time (DynamoDB runs 50 imports at once per account)"
+        ));
+    }
+    if problems.is_empty() {
+        Ok(slots)
+    } else {
+        Err(problems.join("; "))
+    }
 }
 
 /// `--policy FILE`, else `$ROLLOVER_POLICY` (JSON), else the defaults; then `--prefix`.

@@ -6,6 +6,7 @@ use ddb_rollover::policy::settings::Billing;
 use ddb_rollover::route::PeriodTable;
 use ddb_rollover::run::adopt::{AdoptReport, Adoption};
 use ddb_rollover::run::report::{RunReport, Summary};
+use ddb_rollover::run::restore::{Restoration, RestoreReport};
 use ddb_rollover::run::status::{NextRun, StatusReport, TableStatusLine};
 use ddb_rollover::table::changes::TableSetting;
 use ddb_rollover::table::ArchiveState;
@@ -319,4 +320,48 @@ fn status_verdict(line: &TableStatusLine) -> String {
 
 fn rfc3339(t: chrono::DateTime<chrono::Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+pub fn restore_report(report: &RestoreReport) -> String {
+    let rows: Vec<Vec<String>> = report
+        .tables
+        .iter()
+        .map(|line| {
+            let mut detail = match &line.restoration {
+                Restoration::Import {
+                    export,
+                    manifest,
+                    items,
+                    phase,
+                    billing,
+                } => format!("import {items} item(s) of {export} ({manifest}) at phase {phase}: {billing}"),
+                Restoration::Refused { reasons } => format!("refused: {}", reasons.join("; ")),
+            };
+            for note in &line.notes {
+                detail.push_str(&format!("; {note}"));
+            }
+            if let Some(error) = &line.error {
+                detail.push_str(&format!(" ({error})"));
+            }
+            vec![line.table.clone(), line.outcome.to_string(), detail]
+        })
+        .collect();
+    let footer = if report.dry_run
+        && report
+            .tables
+            .iter()
+            .any(|l| matches!(l.restoration, Restoration::Import { .. }))
+    {
+        "dry run: nothing was imported; run again with --yes to restore these periods\n"
+    } else {
+        ""
+    };
+    format!(
+        "{}restore at {} (prefix {}, kept until {})\n{}{footer}",
+        if report.dry_run { "[dry run] " } else { "" },
+        report.at.to_rfc3339(),
+        report.prefix,
+        report.keep_until.to_rfc3339(),
+        columns(&["TABLE", "OUTCOME", "WHAT"], &rows)
+    )
 }

@@ -4,7 +4,7 @@
 use futures::stream::{self, StreamExt};
 
 use crate::aws::signed::{SignedClient, SignedError};
-use crate::table::archive::ArchiveStore;
+use crate::table::archive::{parse_summary, prove, ArchiveProof, ArchiveStore, ExportLocation};
 
 /// How many HeadObject calls one proof keeps in flight: S3 serves thousands a second per
 /// prefix, and an export of a large table lists thousands of data files.
@@ -45,4 +45,39 @@ impl ArchiveStore for S3Store<'_> {
         }
         Ok(missing)
     }
+}
+
+/// Every export under `prefix` in `bucket` (each `manifest-summary.json` S3 lists), oldest
+/// first as their keys sort (AWS's export ids start with the export's time), each with what S3
+/// proves of it. Its own summary says which export it is; there is no DescribeExport to ask
+/// once the table is gone.
+pub async fn archives_under(
+    signed: &SignedClient,
+    bucket: &str,
+    prefix: &str,
+) -> Result<Vec<(ExportLocation, ArchiveProof)>, SignedError> {
+    let store = S3Store(signed);
+    let mut manifests: Vec<String> = signed
+        .s3_list(bucket, prefix)
+        .await?
+        .into_iter()
+        .filter(|key| key.ends_with("/manifest-summary.json"))
+        .collect();
+    manifests.sort();
+    let mut found = Vec::new();
+    for manifest in manifests {
+        let export = match signed.s3_get(bucket, &manifest).await? {
+            Some(bytes) => parse_summary(&bytes).map(|s| s.export_arn).unwrap_or_default(),
+            None => continue,
+        };
+        let location = ExportLocation {
+            export,
+            bucket: bucket.to_string(),
+            manifest: Some(manifest),
+            items: None,
+        };
+        let proof = prove(&store, &location).await;
+        found.push((location, proof));
+    }
+    Ok(found)
 }

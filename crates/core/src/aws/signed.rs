@@ -227,12 +227,52 @@ impl SignedClient {
             .map(|answer| answer.is_some())
     }
 
+    /// The keys under `prefix` in `bucket` (ListObjectsV2, every page); empty for a missing
+    /// bucket.
+    pub async fn s3_list(&self, bucket: &str, prefix: &str) -> Result<Vec<String>, SignedError> {
+        let mut keys = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut query = format!("?list-type=2&prefix={}", encode_segment(prefix));
+            if let Some(token) = &token {
+                query = format!(
+                    "?continuation-token={}&list-type=2&prefix={}",
+                    encode_segment(token),
+                    encode_segment(prefix)
+                );
+            }
+            let Some(answer) = self
+                .s3_with_query("ListObjectsV2", "GET", bucket, "", &query)
+                .await?
+            else {
+                return Ok(keys);
+            };
+            let text = String::from_utf8_lossy(&answer.body);
+            keys.extend(xml_elements(&text, "Key"));
+            token = xml_elements(&text, "NextContinuationToken").pop();
+            if !text.contains("<IsTruncated>true</IsTruncated>") || token.is_none() {
+                return Ok(keys);
+            }
+        }
+    }
+
     async fn s3(
         &self,
         operation: &'static str,
         method: &'static str,
         bucket: &str,
         key: &str,
+    ) -> Result<Option<Answer>, SignedError> {
+        self.s3_with_query(operation, method, bucket, key, "").await
+    }
+
+    async fn s3_with_query(
+        &self,
+        operation: &'static str,
+        method: &'static str,
+        bucket: &str,
+        key: &str,
+        query: &str,
     ) -> Result<Option<Answer>, SignedError> {
         let (endpoint, path) = s3_address(
             &self.endpoint(S3),
@@ -242,7 +282,7 @@ impl SignedClient {
         );
         let request = Request {
             method,
-            path,
+            path: format!("{path}{query}"),
             headers: Vec::new(),
             body: Vec::new(),
         };
@@ -404,6 +444,27 @@ fn encode_segment(segment: &str) -> String {
             other => format!("%{other:02X}"),
         })
         .collect()
+}
+
+/// The text of every `<name>..</name>` of S3's flat XML answers, entities decoded.
+fn xml_elements(xml: &str, name: &str) -> Vec<String> {
+    let (open, close) = (format!("<{name}>"), format!("</{name}>"));
+    let mut found = Vec::new();
+    let mut rest = xml;
+    while let Some(start) = rest.find(&open) {
+        let after = &rest[start + open.len()..];
+        let Some(end) = after.find(&close) else { break };
+        found.push(
+            after[..end]
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&quot;", "\"")
+                .replace("&apos;", "'")
+                .replace("&amp;", "&"),
+        );
+        rest = &after[end + close.len()..];
+    }
+    found
 }
 
 /// `(code, message)` of a JSON error (`{"__type": "ns#Code", "message": ...}`) or S3's XML

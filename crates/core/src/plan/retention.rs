@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use super::{Context, Decision, Owned, PlanItem};
 use crate::plan::deferral::DeferralCause;
 use crate::plan::verdict::NoEvidence;
-use crate::policy::tags::TAG_ARCHIVED;
+use crate::policy::tags::{keep_until, TAG_ARCHIVED};
 use crate::table::archive::ArchiveProof;
 use crate::table::changes::{DeleteRequest, ExportRequest, TagChange};
 use crate::table::{ArchiveState, ExportStatus, ObservedTable, TableStatus};
@@ -46,6 +46,25 @@ impl Context<'_> {
                     o,
                     Decision::Skipped,
                     format!("age {age} is past retention's ages but the table is in its write grace until {until}: neither archived nor deleted before"),
+                ));
+                items.insert(table.name.clone(), steps);
+                continue;
+            }
+
+            // Restored by `restore`: kept as the operator asked, whatever its age.
+            let kept = table
+                .tags
+                .as_ref()
+                .and_then(keep_until)
+                .filter(|until| self.now < *until);
+            if let (Some(until), true) = (kept, archive_due.is_some() || delete_due) {
+                steps.push(self.item(
+                    o,
+                    Decision::Skipped,
+                    format!(
+                        "age {age} is past retention's ages but the table was restored to be kept until {} (restore --keep): neither archived nor deleted before",
+                        until.to_rfc3339()
+                    ),
                 ));
                 items.insert(table.name.clone(), steps);
                 continue;

@@ -28,14 +28,25 @@ pub const TAG_EXPORT: &str = "ddb-rollover:export";
 pub const TAG_ARCHIVED: &str = "ddb-rollover:archived";
 /// The last time DynamoDB refused a change at run time, and why.
 pub const TAG_LAST_DEFERRAL: &str = "ddb-rollover:last-deferral";
+/// Set by `restore` (RFC 3339): retention neither archives nor deletes the restored table
+/// before this instant (the operator's `--keep`).
+pub const TAG_KEEP_UNTIL: &str = "ddb-rollover:keep-until";
 
 /// DynamoDB's tag limits: 50 tags per resource, keys up to 128 and values up to 256 characters.
 pub const MAX_TAGS: usize = 50;
 pub const MAX_TAG_KEY_LEN: usize = 128;
 pub const MAX_TAG_VALUE_LEN: usize = 256;
 /// Tags ddb-rollover may write on one table (family, period start, end, policy hash, adopted,
-/// export, archived, last deferral), which the user's tags must leave room for.
-pub const OWN_TAGS: usize = 8;
+/// export, archived, last deferral, keep-until), which the user's tags must leave room for.
+pub const OWN_TAGS: usize = 9;
+
+/// The instant a restored table is kept until, when it carries [`TAG_KEEP_UNTIL`].
+pub fn keep_until(tags: &BTreeMap<String, String>) -> Option<DateTime<Utc>> {
+    let value = tags.get(TAG_KEEP_UNTIL)?;
+    DateTime::parse_from_rfc3339(value)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
 
 /// Characters DynamoDB accepts in tag keys and values.
 pub fn is_tag_char(c: char) -> bool {

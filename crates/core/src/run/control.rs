@@ -6,9 +6,9 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
-use crate::table::archive::ArchiveProof;
+use crate::table::archive::{ArchiveProof, ExportLocation, ImportState};
 use crate::table::changes::{
-    CapacityChange, ClassChange, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
+    CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
 use crate::table::{ExportState, ObservedTable, TtlState};
 
@@ -173,6 +173,52 @@ pub trait ControlPlane: Sync {
             message: "no S3 reader: archives cannot be checked".into(),
         };
         async { Err(error) }
+    }
+
+    /// Every export under `prefix` in `bucket` (each `manifest-summary.json`), with what S3
+    /// proves of it: `restore` imports the newest proven one. `Unsupported` by default.
+    fn find_archives(
+        &self,
+        table: &str,
+        bucket: &str,
+        prefix: &str,
+    ) -> impl Future<Output = Result<Vec<(ExportLocation, ArchiveProof)>, ControlPlaneError>> + Send {
+        let _ = (bucket, prefix);
+        let error = unsupported("ListObjectsV2", table, "no S3 reader: archives cannot be found");
+        async { Err(error) }
+    }
+
+    /// ImportTable; returns the import's ARN. `Unsupported` by default.
+    fn import_table(
+        &self,
+        request: &ImportRequest,
+    ) -> impl Future<Output = Result<String, ControlPlaneError>> + Send {
+        let error = unsupported(
+            "ImportTable",
+            &request.spec.name,
+            "this control plane cannot import",
+        );
+        async { Err(error) }
+    }
+
+    /// DescribeImport. `Unsupported` by default.
+    fn describe_import(
+        &self,
+        table: &str,
+        arn: &str,
+    ) -> impl Future<Output = Result<ImportState, ControlPlaneError>> + Send {
+        let _ = arn;
+        let error = unsupported("DescribeImport", table, "this control plane cannot import");
+        async { Err(error) }
+    }
+}
+
+fn unsupported(operation: &'static str, table: &str, message: &str) -> ControlPlaneError {
+    ControlPlaneError {
+        kind: ErrorKind::Unsupported,
+        operation,
+        table: table.to_string(),
+        message: message.to_string(),
     }
 }
 

@@ -1,6 +1,6 @@
 //! A run: check the clock, observe what exists (at the floor of calls), plan, apply through a
 //! [`control::ControlPlane`], and report; plus the operator's views built on the same steps
-//! (`status`, `adopt`).
+//! (`status`, `adopt`, `restore`).
 
 pub mod adopt;
 pub mod apply;
@@ -10,4 +10,5 @@ pub mod observe;
 pub mod pace;
 pub mod readiness;
 pub mod report;
+pub mod restore;
 pub mod status;

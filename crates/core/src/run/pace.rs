@@ -12,8 +12,9 @@ use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use crate::policy::rates::Rates;
 use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
 use crate::run::control::{ControlPlane, ControlPlaneError};
+use crate::table::archive::{ArchiveProof, ExportLocation, ImportState};
 use crate::table::changes::{
-    CapacityChange, ClassChange, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
+    CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
 use crate::table::{ExportState, ObservedTable, TtlState};
 
@@ -131,5 +132,26 @@ impl<C: ControlPlane + Send> ControlPlane for Paced<C> {
 
     async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
         self.inner.deregister_scaling(change).await
+    }
+
+    async fn prove_archive(&self, table: &str, export: &str) -> Result<ArchiveProof, ControlPlaneError> {
+        self.inner.prove_archive(table, export).await
+    }
+
+    async fn find_archives(
+        &self,
+        table: &str,
+        bucket: &str,
+        prefix: &str,
+    ) -> Result<Vec<(ExportLocation, ArchiveProof)>, ControlPlaneError> {
+        self.inner.find_archives(table, bucket, prefix).await
+    }
+
+    async fn import_table(&self, request: &ImportRequest) -> Result<String, ControlPlaneError> {
+        self.inner.import_table(request).await
+    }
+
+    async fn describe_import(&self, table: &str, arn: &str) -> Result<ImportState, ControlPlaneError> {
+        self.inner.describe_import(table, arn).await
     }
 }

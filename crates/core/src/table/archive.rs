@@ -78,6 +78,28 @@ pub struct ExportLocation {
     pub items: Option<u64>,
 }
 
+/// The export's `data/` folder beside its manifest (`{dir}/manifest-summary.json`).
+pub fn data_prefix(manifest: &str) -> String {
+    let directory = manifest
+        .strip_suffix("/manifest-summary.json")
+        .unwrap_or(manifest);
+    format!("{directory}/data/")
+}
+
+/// An ImportTable's progress, as DescribeImport reports it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ImportState {
+    InProgress,
+    Completed {
+        items: Option<u64>,
+    },
+    /// FAILED, CANCELLED or CANCELLING, with the reason given.
+    Failed {
+        message: String,
+    },
+}
+
 /// The manifest files an export lists: its summary, then the lines of `manifest-files.json`.
 pub fn parse_summary(bytes: &[u8]) -> Result<ManifestSummary, String> {
     serde_json::from_slice(bytes).map_err(|e| format!("not a manifest summary: {e}"))

@@ -163,6 +163,19 @@ pub struct ExportRequest {
     pub prefix: String,
 }
 
+/// ImportTable of an archive's data files into a new table (`restore`): the table as
+/// [`TableSpec`] says, except what ImportTable cannot create (local indexes, tags, stream,
+/// table class, deletion protection: the spec leaves them out).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ImportRequest {
+    pub spec: TableSpec,
+    pub bucket: String,
+    /// The export's `data/` folder: ImportTable reads every object under it.
+    pub data_prefix: String,
+    /// ImportTable's idempotency token: a retried call starts no second import.
+    pub client_token: String,
+}
+
 /// DeleteTable, after lifting deletion protection if the table has it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DeleteRequest {

@@ -1313,3 +1313,29 @@ async fn status_predicts_each_run_exactly_and_names_what_only_it_can_see() {
         }
     }
 }
+
+/// The pacing wrapper the CLI and the functions run through passes the archive and import
+/// calls on (a default method left in place would answer Unsupported and keep every archived
+/// table forever).
+#[tokio::test]
+async fn pacing_passes_the_archive_calls_on() {
+    let fake = FakeDynamo::with_tables(&[("timeseries_2018-10-20", HOT)]);
+    let arn = fake
+        .export_table(&ExportRequest {
+            name: "timeseries_2018-10-20".into(),
+            table_arn: "arn:aws:dynamodb:us-east-1:123456789012:table/timeseries_2018-10-20".into(),
+            bucket: "my-archive".into(),
+            prefix: "ddb-rollover/timeseries_2018-10-20/".into(),
+        })
+        .await
+        .unwrap();
+    let paced = ddb_rollover::run::pace::Paced::new(fake, Default::default());
+    let proof = paced.prove_archive("timeseries_2018-10-20", &arn).await.unwrap();
+    assert!(proof.is_proven(), "{proof:?}");
+    let error = paced.find_archives("t", "b", "p/").await.unwrap_err();
+    assert_eq!(
+        error.kind,
+        ErrorKind::Unsupported,
+        "the fake's own answer, passed on"
+    );
+}

@@ -5,13 +5,14 @@
 
 mod describe;
 mod errors;
+mod import;
 mod requests;
 
 use describe::{observed_table, utc};
 use errors::{classify, update_error};
 use requests::{
-    attribute, global_index, index_update, key_elements, on_demand_throughput, projection, sdk_table_class,
-    sse_specification, stream_specification, table_name_of, tags, throughput,
+    attribute, attribute_definitions, global_index, index_update, key_elements, on_demand_throughput,
+    projection, sdk_table_class, sse_specification, stream_specification, table_name_of, tags, throughput,
 };
 use std::collections::BTreeMap;
 
@@ -22,16 +23,17 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 
-use crate::aws::archive::S3Store;
+use crate::aws::archive::{archives_under, S3Store};
 use crate::aws::autoscaling;
 use crate::aws::signed::SignedClient;
 use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
 use crate::policy::settings::Billing;
-use crate::policy::settings::{KeyAttribute, KeySchema};
+use crate::policy::settings::KeySchema;
 use crate::run::control::{no_autoscaling, ControlPlane, ControlPlaneError, ErrorKind};
-use crate::table::archive::{prove, ArchiveProof, ExportLocation};
+use crate::table::archive::{prove, ArchiveProof, ExportLocation, ImportState};
 use crate::table::changes::{
-    CapacityChange, ClassChange, ExportRequest, SettingChange, TableSetting, TableSpec, TagChange, TtlChange,
+    CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSetting, TableSpec,
+    TagChange, TtlChange,
 };
 use crate::table::{ExportState, ExportStatus, ObservedTable, TtlState};
 
@@ -118,19 +120,8 @@ impl ControlPlane for DynamoDb {
             .client
             .create_table()
             .table_name(&spec.name)
-            .set_key_schema(Some(key_elements(&spec.key)));
-        // One definition per attribute used in any key, the table's or an index's.
-        let mut attributes: BTreeMap<&str, &KeyAttribute> = BTreeMap::new();
-        let keys = std::iter::once(&spec.key)
-            .chain(spec.global_indexes.iter().map(|i| &i.index.key))
-            .flat_map(|key| std::iter::once(&key.partition).chain(&key.sort))
-            .chain(spec.local_indexes.iter().map(|i| &i.sort));
-        for key in keys {
-            attributes.entry(&key.name).or_insert(key);
-        }
-        for key in attributes.values() {
-            request = request.attribute_definitions(attribute(key));
-        }
+            .set_key_schema(Some(key_elements(&spec.key)))
+            .set_attribute_definitions(Some(attribute_definitions(spec)));
         for spec in &spec.global_indexes {
             request = request.global_secondary_indexes(global_index(spec));
         }
@@ -313,6 +304,36 @@ impl ControlPlane for DynamoDb {
             end_time: description.and_then(|d| d.end_time()).and_then(utc),
             failure,
         })
+    }
+
+    async fn find_archives(
+        &self,
+        table: &str,
+        bucket: &str,
+        prefix: &str,
+    ) -> Result<Vec<(ExportLocation, ArchiveProof)>, ControlPlaneError> {
+        let signed = self.archives.as_ref().ok_or_else(|| ControlPlaneError {
+            kind: ErrorKind::Unsupported,
+            operation: "ListObjectsV2",
+            table: table.to_string(),
+            message: "no S3 client: archives cannot be found".into(),
+        })?;
+        archives_under(signed, bucket, prefix)
+            .await
+            .map_err(|e| ControlPlaneError {
+                kind: ErrorKind::Other,
+                operation: e.operation,
+                table: table.to_string(),
+                message: e.to_string(),
+            })
+    }
+
+    async fn import_table(&self, request: &ImportRequest) -> Result<String, ControlPlaneError> {
+        import::import_table(&self.client, request).await
+    }
+
+    async fn describe_import(&self, table: &str, arn: &str) -> Result<ImportState, ControlPlaneError> {
+        import::describe_import(&self.client, table, arn).await
     }
 
     async fn prove_archive(&self, table: &str, export: &str) -> Result<ArchiveProof, ControlPlaneError> {

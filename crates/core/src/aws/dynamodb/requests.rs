@@ -13,7 +13,7 @@ use aws_sdk_dynamodb::types::{
 use crate::policy::settings::{AttributeKind, Capacity, KeyAttribute, KeySchema, Projection};
 use crate::policy::settings::{Billing, OnDemandLimits, TableClass};
 use crate::policy::settings::{Encryption, StreamSetting};
-use crate::table::changes::{IndexCapacityChange, IndexSpec};
+use crate::table::changes::{IndexCapacityChange, IndexSpec, TableSpec};
 
 /// The table name in a table ARN (`...:table/NAME`), for error reports.
 pub(super) fn table_name_of(arn: &str) -> &str {
@@ -94,6 +94,19 @@ pub(super) fn attribute(key: &KeyAttribute) -> AttributeDefinition {
 }
 
 /// A key schema as DynamoDB takes it: the partition (HASH) key, then the sort (RANGE) key.
+/// One definition per attribute used in any key, the table's or an index's.
+pub(super) fn attribute_definitions(spec: &TableSpec) -> Vec<AttributeDefinition> {
+    let mut attributes: BTreeMap<&str, &KeyAttribute> = BTreeMap::new();
+    let keys = std::iter::once(&spec.key)
+        .chain(spec.global_indexes.iter().map(|i| &i.index.key))
+        .flat_map(|key| std::iter::once(&key.partition).chain(&key.sort))
+        .chain(spec.local_indexes.iter().map(|i| &i.sort));
+    for key in keys {
+        attributes.entry(&key.name).or_insert(key);
+    }
+    attributes.values().map(|key| attribute(key)).collect()
+}
+
 pub(super) fn key_elements(key: &KeySchema) -> Vec<KeySchemaElement> {
     std::iter::once(key_element(&key.partition, KeyType::Hash))
         .chain(key.sort.as_ref().map(|sort| key_element(sort, KeyType::Range)))

@@ -1,0 +1,335 @@
+//! `restore`: an archived period comes back. For each period, the newest export under the
+//! archive prefix that S3 proves complete (its manifest, every data file, counts that agree;
+//! [`crate::table::archive`]) is imported with ImportTable into `{prefix}_{label}`, with the
+//! policy's key and global indexes and the capacity of the phase the period's age calls for.
+//! Once the import COMPLETED and the table is ACTIVE it gets our family and period tags and
+//! `ddb-rollover:keep-until` (now + the operator's keep): from then on `status`, the phases and
+//! the application's fan-out queries treat it as any other table, and retention neither
+//! archives nor deletes it before the keep ends (then it is exported again, since it may have
+//! been written to, and deleted once that export is proven).
+//!
+//! ImportTable cannot create local secondary indexes, tags, a stream, a table class or deletion
+//! protection: the runs add what they look after (tags, stream, deletion protection, the
+//! phase's class); a policy with local indexes gets a table without them, which retention then
+//! never deletes (its key layout is not the policy's), said on the line. Refused, before any
+//! change: a period whose table exists, the current or a future period, a policy without
+//! archiving, a period with no proven archive. Dry run unless asked. CLI only: an import takes
+//! longer than a Lambda function may run.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::plan::Operation;
+use crate::policy::period::Slot;
+use crate::policy::tags::{own_tags, TAG_KEEP_UNTIL};
+use crate::policy::Policy;
+use crate::run::clock::CheckedInstant;
+use crate::run::control::{ControlPlane, ControlPlaneError};
+use crate::table::archive::{data_prefix, ArchiveProof, ImportState};
+use crate::table::changes::{ImportRequest, IndexSpec, TableSpec, TagChange};
+use crate::table::TableStatus;
+
+/// How often a waiting restore asks DescribeImport and DescribeTable.
+const POLL: Duration = Duration::from_secs(10);
+
+/// What `restore` does with one period.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Restoration {
+    /// Import this export into the table.
+    Import {
+        export: String,
+        manifest: String,
+        items: u64,
+        /// The phase the period's age calls for, whose capacity the table is created with.
+        phase: usize,
+        billing: String,
+    },
+    Refused {
+        reasons: Vec<String>,
+    },
+}
+
+/// One period's restore and how it ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RestoreLine {
+    pub table: String,
+    pub period: String,
+    #[serde(flatten)]
+    pub restoration: Restoration,
+    /// `planned` (dry run), `done`, `importing` (still running when the wait ended: the table
+    /// gets its tags from a later `restore` of the same period), `refused` or `failed`.
+    pub outcome: &'static str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RestoreReport {
+    pub at: DateTime<Utc>,
+    pub prefix: String,
+    pub dry_run: bool,
+    /// Retention leaves the restored tables alone until then.
+    pub keep_until: DateTime<Utc>,
+    pub tables: Vec<RestoreLine>,
+}
+
+impl RestoreReport {
+    /// Every period was restored (or would be, in a dry run).
+    pub fn succeeded(&self) -> bool {
+        self.tables
+            .iter()
+            .all(|l| matches!(l.outcome, "planned" | "done"))
+    }
+}
+
+/// How a restore runs.
+#[derive(Clone, Copy, Debug)]
+pub struct RestoreOptions {
+    /// How long retention keeps the restored tables (from now).
+    pub keep: chrono::Duration,
+    pub dry_run: bool,
+    /// How long to wait for each import and its table (then `importing`).
+    pub wait: Duration,
+}
+
+/// What ImportTable can create of the policy's table for `slot` at `now`: the key, the global
+/// indexes, the capacity of the phase its age calls for (autoscaling phases start at their
+/// minimums, as CreateTable does), the encryption. The rest is left to the runs.
+pub fn restore_spec(policy: &Policy, slot: Slot, now: DateTime<Utc>) -> (TableSpec, usize) {
+    let phase_index = policy.phase_at(slot, now);
+    let phase = &policy.phases[phase_index];
+    let spec = TableSpec {
+        name: policy.naming().table_name(slot),
+        key: policy.key.clone(),
+        billing: phase.billing,
+        global_indexes: policy
+            .indexes
+            .iter()
+            .map(|index| IndexSpec {
+                index: index.clone(),
+                billing: phase.billing_of_index(&index.name),
+            })
+            .collect(),
+        local_indexes: Vec::new(),
+        table_class: None,
+        deletion_protection: false,
+        stream: None,
+        encryption: policy.template.encryption.clone(),
+        tags: BTreeMap::new(),
+    };
+    (spec, phase_index)
+}
+
+/// Restores `slots` (see the module's documentation).
+pub async fn restore<C: ControlPlane>(
+    control: &C,
+    policy: &Policy,
+    at: &CheckedInstant,
+    slots: &[Slot],
+    options: RestoreOptions,
+) -> Result<RestoreReport, ControlPlaneError> {
+    // Restoring creates a table and writes tags dated by the clock: checked as create_new's is.
+    at.assert_covers(policy, Operation::CreateNew, options.dry_run);
+    let now = at.at();
+    let keep_until = now + options.keep;
+    let mut tables = Vec::new();
+    for &slot in slots {
+        tables.push(restore_one(control, policy, now, keep_until, slot, options).await);
+    }
+    Ok(RestoreReport {
+        at: now,
+        prefix: policy.prefix.clone(),
+        dry_run: options.dry_run,
+        keep_until,
+        tables,
+    })
+}
+
+async fn restore_one<C: ControlPlane>(
+    control: &C,
+    policy: &Policy,
+    now: DateTime<Utc>,
+    keep_until: DateTime<Utc>,
+    slot: Slot,
+    options: RestoreOptions,
+) -> RestoreLine {
+    let calendar = policy.calendar();
+    let (spec, phase) = restore_spec(policy, slot, now);
+    let mut line = RestoreLine {
+        table: spec.name.clone(),
+        period: calendar.label(slot),
+        restoration: Restoration::Refused { reasons: Vec::new() },
+        outcome: "refused",
+        notes: Vec::new(),
+        error: None,
+    };
+    let refuse = |mut line: RestoreLine, reason: String| {
+        line.restoration = Restoration::Refused {
+            reasons: vec![reason],
+        };
+        line
+    };
+    let failed = |mut line: RestoreLine, error: ControlPlaneError| {
+        line.outcome = "failed";
+        line.error = Some(error.to_string());
+        line
+    };
+    let Some(archive) = policy.archive() else {
+        return refuse(
+            line,
+            "the policy archives nothing ([retention] archive_after and bucket)".into(),
+        );
+    };
+    if slot >= calendar.floor(now) {
+        return refuse(
+            line,
+            "the current and future periods are create_new's, not restore's".into(),
+        );
+    }
+    match control.describe_table(&spec.name).await {
+        Ok(None) => {}
+        Ok(Some(table)) => {
+            return refuse(
+                line,
+                format!(
+                    "the table exists ({}): restore never replaces a table; delete it first, or `ddb-rollover adopt` a table an interrupted restore imported",
+                    table.status.as_str()
+                ),
+            )
+        }
+        Err(e) if e.kind == crate::run::control::ErrorKind::NotFound => {}
+        Err(e) => return failed(line, e),
+    }
+    let prefix = archive.prefix_for(&spec.name);
+    let found = match control.find_archives(&spec.name, &archive.bucket, &prefix).await {
+        Ok(found) => found,
+        Err(e) => return failed(line, e),
+    };
+    let proven = found.iter().rev().find_map(|(location, proof)| match proof {
+        ArchiveProof::Proven { manifest, items, .. } => {
+            Some((location.export.clone(), manifest.clone(), *items))
+        }
+        ArchiveProof::Unproven { .. } => None,
+    });
+    let Some((export, manifest, items)) = proven else {
+        let mut reasons: Vec<String> = found
+            .iter()
+            .filter_map(|(location, proof)| match proof {
+                ArchiveProof::Unproven { reason, .. } => Some(format!(
+                    "s3://{}/{}: {reason}",
+                    archive.bucket,
+                    location.manifest.clone().unwrap_or_default()
+                )),
+                ArchiveProof::Proven { .. } => None,
+            })
+            .collect();
+        if reasons.is_empty() {
+            reasons.push(format!("no export under s3://{}/{prefix}", archive.bucket));
+        }
+        line.restoration = Restoration::Refused { reasons };
+        return line;
+    };
+    if !policy.local_indexes.is_empty() {
+        let names: Vec<&str> = policy.local_indexes.iter().map(|i| i.name.as_str()).collect();
+        line.notes.push(format!(
+            "ImportTable cannot create local secondary indexes: the table has none of {}, so retention never deletes it (its layout is not the policy's)",
+            names.join(", ")
+        ));
+    }
+    line.notes.push(
+        "tags, stream, deletion protection and the phase's table class come from the next runs (ImportTable cannot set them)"
+            .into(),
+    );
+    line.restoration = Restoration::Import {
+        export: export.clone(),
+        manifest: manifest.clone(),
+        items,
+        phase,
+        billing: spec.billing.to_string(),
+    };
+    if options.dry_run {
+        line.outcome = "planned";
+        return line;
+    }
+    let request = ImportRequest {
+        client_token: client_token(&spec.name, &export),
+        bucket: archive.bucket.clone(),
+        data_prefix: data_prefix(&manifest),
+        spec,
+    };
+    let import = match control.import_table(&request).await {
+        Ok(arn) => arn,
+        Err(e) => return failed(line, e),
+    };
+    line.notes.push(format!("import {import}"));
+    let deadline = control.now() + options.wait;
+    let name = request.spec.name.clone();
+    loop {
+        let state = match control.describe_import(&name, &import).await {
+            Ok(state) => state,
+            Err(e) => return failed(line, e),
+        };
+        let table = match &state {
+            ImportState::Completed { .. } => match control.describe_table(&name).await {
+                Ok(table) => table,
+                Err(e) => return failed(line, e),
+            },
+            _ => None,
+        };
+        match (state, table) {
+            (ImportState::Failed { message }, _) => {
+                line.outcome = "failed";
+                line.error = Some(format!("import {import}: {message}"));
+                return line;
+            }
+            (ImportState::Completed { items: imported }, Some(table))
+                if table.status == TableStatus::Active =>
+            {
+                if let Some(imported) = imported.filter(|n| *n != items) {
+                    line.notes
+                        .push(format!("imported {imported} item(s); the archive lists {items}"));
+                }
+                let mut tags = policy.template.tags.clone();
+                tags.extend(own_tags(&policy.prefix, &calendar, slot, &policy.hash()));
+                tags.insert(TAG_KEEP_UNTIL.to_string(), keep_until.to_rfc3339());
+                let change = TagChange {
+                    name: name.clone(),
+                    arn: table.arn.clone().unwrap_or_default(),
+                    tags,
+                };
+                return match control.tag_table(&change).await {
+                    Ok(()) => {
+                        line.outcome = "done";
+                        line
+                    }
+                    Err(e) => failed(line, e),
+                };
+            }
+            _ if control.now() >= deadline => {
+                line.outcome = "importing";
+                line.notes.push(format!(
+                    "still importing after {:?}: the table is not ours until it has our tags; once it is ACTIVE, `ddb-rollover adopt {name}` tags it",
+                    options.wait
+                ));
+                return line;
+            }
+            _ => control.sleep(POLL).await,
+        }
+    }
+}
+
+/// ImportTable's idempotency token for one table and export (at most 64 characters).
+fn client_token(table: &str, export: &str) -> String {
+    Sha256::digest(format!("{table}\n{export}"))
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

@@ -1,0 +1,221 @@
+//! `restore` end to end on moto: items written through the application crate to a period's
+//! table, the table archived and deleted by retention, brought back with the real binary's
+//! `restore`, and read back by the fan-out query; the restored table has our tags and its
+//! phase's capacity, and retention keeps it until `--keep` has passed, then archives it again
+//! and deletes it once that export is proven. Everything is read back from moto.
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
+use ddb_rollover::aws::dynamodb::DynamoDb;
+use ddb_rollover::run::clock::simulation;
+use ddb_rollover::{run, ApplyOptions, Operation, Policy};
+use ddb_rollover_app::query::TimeRange;
+use ddb_rollover_app::{ItemStream, Layout, Record, Sharding, Writer};
+use testkit::{LocalDynamo, Server};
+
+use super::common::run_cli;
+
+const POLICY: &str = r#"
+prefix = "back"
+period = "day"
+premake = 1
+
+[key]
+partition = { name = "pk", type = "S" }
+sort = { name = "sk", type = "S" }
+
+[[phases]]
+min_age = 0
+read = 20
+write = 50
+
+[[phases]]
+min_age = 1
+read = 5
+write = 1
+
+[retention]
+archive_after = 1
+delete_after = 3
+keep_newest = 2
+bucket = "archive"
+"#;
+
+const TABLE: &str = "back_2018-10-02";
+
+fn at(day: NaiveDate, time: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(&format!("{day}T{time}Z"))
+        .unwrap()
+        .with_timezone(&Utc)
+}
+
+/// Both scheduled runs of `day`.
+async fn day_runs(control: &DynamoDb, policy: &Policy, day: NaiveDate) {
+    for (operation, when) in [
+        (Operation::CreateNew, at(day, "23:45:00")),
+        (Operation::ResizeOld, at(day + Duration::days(1), "00:15:00")),
+    ] {
+        let report = run(
+            control,
+            policy,
+            operation,
+            &simulation(policy, &[operation], when).unwrap(),
+            ApplyOptions::default(),
+        )
+        .await
+        .unwrap();
+        assert!(report.succeeded(), "{operation:?} of {day} failed: {report:#?}");
+    }
+}
+
+/// Every item of the base `sensor-1` in 10-02, through the fan-out query.
+async fn read_back(client: &aws_sdk_dynamodb::Client, layout: &Layout) -> (Vec<String>, Vec<String>) {
+    let from = Utc.with_ymd_and_hms(2018, 10, 2, 0, 0, 0).unwrap();
+    let range = TimeRange::new("sensor-1", from, from + Duration::days(1));
+    let mut stream = ItemStream::new(client, layout, &range).unwrap();
+    let mut values = Vec::new();
+    while let Some(item) = stream.next().await {
+        let item = item.unwrap();
+        values.push(item["reading"].as_s().unwrap().clone());
+    }
+    (values, stream.missing_tables().to_vec())
+}
+
+#[tokio::test]
+async fn written_archived_deleted_restored_and_read_back() {
+    let server = LocalDynamo::start(Server::Moto);
+    server.create_bucket("archive");
+    let client = server.client().await;
+    let control = crate::support::control_with_archives(client.clone(), server.endpoint()).await;
+    let policy = Policy::from_toml(POLICY).unwrap();
+    let policy_file = std::env::temp_dir().join(format!("ddb-rollover-restore-{}.toml", std::process::id()));
+    std::fs::write(&policy_file, POLICY).unwrap();
+    let first = NaiveDate::from_ymd_opt(2018, 10, 1).unwrap();
+
+    // 10-01's create_new pre-builds 10-02: 48 readings land in it through the writer.
+    day_runs(&control, &policy, first).await;
+    let layout = Layout::new(&policy, Sharding::new(2).unwrap()).unwrap();
+    let writer = Writer::new(client.clone(), layout.clone());
+    let start = Utc.with_ymd_and_hms(2018, 10, 2, 0, 0, 0).unwrap();
+    let written: Vec<String> = (0..48).map(|n| format!("r{n:02}")).collect();
+    let records = written
+        .iter()
+        .enumerate()
+        .map(|(n, value)| {
+            Record::new("sensor-1", start + Duration::minutes(30 * n as i64))
+                .attribute("reading", AttributeValue::S(value.clone()))
+        })
+        .collect();
+    let batch = writer.write_batch(records).await.unwrap();
+    assert_eq!(batch.items, written.len());
+    assert_eq!(read_back(&client, &layout).await.0, written);
+
+    // Days of both runs until retention archived the table and deleted it.
+    let mut day = first + Duration::days(1);
+    while testkit::describe_all(&client).await.contains_key(TABLE) {
+        day_runs(&control, &policy, day).await;
+        day += Duration::days(1);
+        assert!(day < first + Duration::days(10), "{TABLE} never deleted");
+    }
+    let (values, missing) = read_back(&client, &layout).await;
+    assert!(values.is_empty() && missing == [TABLE], "{values:?} {missing:?}");
+
+    // restore: a dry run first (nothing imported), then --yes, at 12:00 the day after the
+    // last runs, kept three days.
+    let now = at(day, "12:00:00");
+    let restore = |yes: bool| {
+        let mut args = vec!["--policy", policy_file.to_str().unwrap(), "--at"];
+        let when = now.to_rfc3339();
+        let when: &'static str = Box::leak(when.into_boxed_str());
+        args.push(when);
+        args.extend([
+            "--output",
+            "json",
+            "restore",
+            "2018-10-02",
+            "--keep",
+            "3d",
+            "--wait",
+            "2m",
+        ]);
+        if yes {
+            args.push("--yes");
+        }
+        run_cli(server.endpoint(), server.env(), &args)
+    };
+    let dry = restore(false);
+    assert_eq!(dry.code, 0, "{}\n{}", dry.stdout, dry.stderr);
+    let plan: serde_json::Value = serde_json::from_str(&dry.stdout).unwrap();
+    assert_eq!(plan["tables"][0]["outcome"], "planned", "{plan:#}");
+    assert_eq!(plan["tables"][0]["items"], 48, "{plan:#}");
+    assert!(
+        !testkit::describe_all(&client).await.contains_key(TABLE),
+        "a dry run imported"
+    );
+
+    let done = restore(true);
+    assert_eq!(done.code, 0, "{}\n{}", done.stdout, done.stderr);
+    let report: serde_json::Value = serde_json::from_str(&done.stdout).unwrap();
+    assert_eq!(report["tables"][0]["outcome"], "done", "{report:#}");
+
+    // Read back from moto: the items, our tags, the phase's capacity.
+    let (values, missing) = read_back(&client, &layout).await;
+    assert_eq!(values, written);
+    assert!(missing.is_empty(), "{missing:?}");
+    let description = client.describe_table().table_name(TABLE).send().await.unwrap();
+    let table = description.table().unwrap();
+    let throughput = table.provisioned_throughput().unwrap();
+    assert_eq!(
+        (
+            throughput.read_capacity_units(),
+            throughput.write_capacity_units()
+        ),
+        (Some(5), Some(1)),
+        "the capacity of phase 1 (age >= 1)"
+    );
+    let tags = testkit::tags_of(&client, table.table_arn().unwrap()).await;
+    assert_eq!(
+        tags.get("ddb-rollover:family").map(String::as_str),
+        Some("back"),
+        "{tags:?}"
+    );
+    let keep_until = tags.get("ddb-rollover:keep-until").expect("keep-until tag");
+    assert_eq!(keep_until, &(now + Duration::days(3)).to_rfc3339());
+
+    // Again: refused, the table exists.
+    let again = restore(true);
+    assert_eq!(again.code, 1, "{}", again.stdout);
+    assert!(again.stdout.contains("the table exists"), "{}", again.stdout);
+
+    // Retention keeps it while --keep runs (it is past delete_after), then archives it again
+    // and deletes it once that export is proven.
+    let keep_end = now + Duration::days(3);
+    let mut deleted_at = None;
+    for _ in 0..8 {
+        day_runs(&control, &policy, day).await;
+        let resize_at = at(day + Duration::days(1), "00:15:00");
+        let there = testkit::describe_all(&client).await.contains_key(TABLE);
+        if resize_at < keep_end {
+            assert!(
+                there,
+                "{TABLE} deleted at {resize_at}, inside its keep (until {keep_end})"
+            );
+        } else if !there {
+            deleted_at = Some(resize_at);
+            break;
+        }
+        day += Duration::days(1);
+    }
+    let deleted_at = deleted_at.expect("deleted once the keep ended");
+    assert!(deleted_at > keep_end);
+    let exports = server.list_objects("archive", &format!("ddb-rollover/{TABLE}/"));
+    let manifests = exports
+        .iter()
+        .filter(|k| k.ends_with("/manifest-summary.json"))
+        .count();
+    assert_eq!(
+        manifests, 2,
+        "archived again before the second deletion: {exports:?}"
+    );
+    let _ = std::fs::remove_file(&policy_file);
+}

@@ -471,3 +471,57 @@ fn create_new_far_ahead_warns_that_nothing_lowers_future_tables() {
     assert_eq!(resize.code, 2);
     assert!(!resize.stderr.contains("warning:"), "{}", resize.stderr);
 }
+
+/// `restore`'s periods are checked before any AWS configuration is used: every bad label is
+/// named with what a label of the policy looks like, exit 2, and no endpoint is needed.
+#[test]
+fn restore_names_every_bad_label_before_any_aws_call() {
+    let policy =
+        r#"{"prefix": "back", "period": "day", "retention": {"archive_after": 1, "bucket": "archive"}}"#;
+    let run = ddb_rollover(
+        &[
+            "--endpoint-url",
+            "http://127.0.0.1:9",
+            "restore",
+            "2018-13-01",
+            "yesterday",
+            "2018-10-02",
+            "--keep",
+            "3d",
+        ],
+        policy,
+    );
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("\"2018-13-01\"") && run.stderr.contains("\"yesterday\""),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("\"2018-10-02\""),
+        "a good label named: {}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("looks like"), "{}", run.stderr);
+    let backwards = ddb_rollover(
+        &[
+            "restore",
+            "--from",
+            "2018-10-05",
+            "--to",
+            "2018-10-01",
+            "--keep",
+            "1d",
+        ],
+        policy,
+    );
+    assert_eq!(backwards.code, 2, "{}", backwards.stderr);
+    assert!(
+        backwards.stderr.contains("--to is before --from"),
+        "{}",
+        backwards.stderr
+    );
+    let no_keep = ddb_rollover(&["restore", "2018-10-02"], policy);
+    assert_eq!(no_keep.code, 2, "{}", no_keep.stderr);
+    assert!(no_keep.stderr.contains("--keep"), "{}", no_keep.stderr);
+}

@@ -64,10 +64,12 @@ use ddb_rollover::policy::settings::{
     StreamSetting, TableClass,
 };
 use ddb_rollover::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
-use ddb_rollover::table::archive::{prove, ArchiveProof, ArchiveStore, ExportLocation};
+use ddb_rollover::table::archive::{
+    parse_summary, prove, ArchiveProof, ArchiveStore, ExportLocation, ImportState,
+};
 use ddb_rollover::table::changes::{
-    CapacityChange, ClassChange, ExportRequest, IndexSpec, SettingChange, TableSetting, TableSpec, TagChange,
-    TtlChange,
+    CapacityChange, ClassChange, ExportRequest, ImportRequest, IndexSpec, SettingChange, TableSetting,
+    TableSpec, TagChange, TtlChange,
 };
 use ddb_rollover::table::{
     ExportState, ExportStatus, ObservedEncryption, ObservedIndex, ObservedLocalIndex, ObservedTable,
@@ -522,6 +524,8 @@ pub struct World {
     pub exports: BTreeMap<String, Export>,
     /// S3's objects by (bucket, key): what completed exports wrote.
     pub s3: BTreeMap<(String, String), Vec<u8>>,
+    /// ImportTable's imports by ARN: the table each creates (COMPLETED once it is ACTIVE).
+    pub imports: BTreeMap<String, String>,
     pub log: Vec<Call>,
     /// Tables whose deletion completed, as they were when deleted.
     pub gone: Vec<Table>,
@@ -545,6 +549,7 @@ impl World {
             targets,
             exports: BTreeMap::new(),
             s3: BTreeMap::new(),
+            imports: BTreeMap::new(),
             log: Vec::new(),
             gone: Vec::new(),
             next_id: 1,
@@ -704,6 +709,7 @@ impl FakeAws {
                 targets: BTreeMap::new(),
                 exports: BTreeMap::new(),
                 s3: BTreeMap::new(),
+                imports: BTreeMap::new(),
                 log: Vec::new(),
                 gone: Vec::new(),
                 next_id: 1,
@@ -788,6 +794,7 @@ impl FakeAws {
             targets: world.targets.clone(),
             exports: world.exports.clone(),
             s3: world.s3.clone(),
+            imports: world.imports.clone(),
             log: Vec::new(),
             gone: Vec::new(),
             next_id: world.next_id,
@@ -1766,6 +1773,66 @@ impl ControlPlane for FakeAws {
             (location, FakeS3(world.s3.clone()))
         };
         Ok(prove(&store, &location).await)
+    }
+
+    async fn find_archives(
+        &self,
+        _table: &str,
+        bucket: &str,
+        prefix: &str,
+    ) -> Result<Vec<(ExportLocation, ArchiveProof)>, ControlPlaneError> {
+        let store = FakeS3(self.lock().s3.clone());
+        let mut found = Vec::new();
+        for ((b, key), bytes) in &store.0 {
+            if b != bucket || !key.starts_with(prefix) || !key.ends_with("/manifest-summary.json") {
+                continue;
+            }
+            let Ok(summary) = parse_summary(bytes) else {
+                continue;
+            };
+            let location = ExportLocation {
+                export: summary.export_arn,
+                bucket: bucket.to_string(),
+                manifest: Some(key.clone()),
+                items: None,
+            };
+            let proof = prove(&store, &location).await;
+            found.push((location, proof));
+        }
+        Ok(found)
+    }
+
+    /// The operator's ImportTable: the table is created as the request's spec says (CREATING,
+    /// then ACTIVE), with no tags; the import COMPLETES with it.
+    async fn import_table(&self, request: &ImportRequest) -> Result<String, ControlPlaneError> {
+        const OP: &str = "ImportTable";
+        self.call(
+            &self.actor,
+            self.role(),
+            OP,
+            &request.spec.name,
+            |world, effects| {
+                Self::create(world, &self.actor, &request.spec, effects)?;
+                let arn = format!("{}/import/{}", arn_of(&request.spec.name), request.client_token);
+                world.imports.insert(arn.clone(), request.spec.name.clone());
+                Ok(arn)
+            },
+        )
+    }
+
+    async fn describe_import(&self, table: &str, arn: &str) -> Result<ImportState, ControlPlaneError> {
+        let world = self.lock();
+        let name = world
+            .imports
+            .get(arn)
+            .ok_or_else(|| not_found("DescribeImport", table))?;
+        Ok(match world.tables.get(name) {
+            Some(t) if t.status == Status::Active => ImportState::Completed { items: Some(0) },
+            Some(_) => ImportState::InProgress,
+            None => ImportState::Failed {
+                message: "the table is gone".into(),
+            },
+        })
     }
 
     async fn tag_table(&self, change: &TagChange) -> Result<(), ControlPlaneError> {

@@ -15,5 +15,6 @@ mod planner;
 mod planner_indexes;
 mod policy_checks;
 mod promises;
+mod restore;
 mod sdk_errors;
 mod sdk_lifecycle;

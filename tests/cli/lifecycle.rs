@@ -54,7 +54,7 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
     let server = LocalDynamo::start(Server::Moto);
     server.create_bucket("archive");
     let client = server.client().await;
-    let control = crate::support::control_with_archives(client.clone(), &server.endpoint()).await;
+    let control = crate::support::control_with_archives(client.clone(), server.endpoint()).await;
     let policy = Policy::from_toml(POLICY).unwrap();
     // Has the prefix but no date: never ours, never deleted.
     testkit::create_plain_table(&client, "timeseries_audit").await;

@@ -2088,6 +2088,23 @@ pub fn key_for(table: &str, index: Option<&str>, dimension: ScalableDimension) -
     }
 }
 
+/// A snapshot of the fake's S3, as a proof reads it.
+struct FakeS3(BTreeMap<(String, String), Vec<u8>>);
+
+impl ArchiveStore for FakeS3 {
+    async fn get(&self, bucket: &str, key: &str) -> Result<Option<Vec<u8>>, String> {
+        Ok(self.0.get(&(bucket.to_string(), key.to_string())).cloned())
+    }
+
+    async fn missing(&self, bucket: &str, keys: &[String]) -> Result<Vec<String>, String> {
+        Ok(keys
+            .iter()
+            .filter(|key| !self.0.contains_key(&(bucket.to_string(), key.to_string())))
+            .cloned()
+            .collect())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2395,19 +2412,3 @@ mod tests {
     }
 }
 
-/// A snapshot of the fake's S3, as a proof reads it.
-struct FakeS3(BTreeMap<(String, String), Vec<u8>>);
-
-impl ArchiveStore for FakeS3 {
-    async fn get(&self, bucket: &str, key: &str) -> Result<Option<Vec<u8>>, String> {
-        Ok(self.0.get(&(bucket.to_string(), key.to_string())).cloned())
-    }
-
-    async fn missing(&self, bucket: &str, keys: &[String]) -> Result<Vec<String>, String> {
-        Ok(keys
-            .iter()
-            .filter(|key| !self.0.contains_key(&(bucket.to_string(), key.to_string())))
-            .cloned()
-            .collect())
-    }
-}

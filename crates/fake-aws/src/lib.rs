@@ -2411,4 +2411,3 @@ mod tests {
         assert!(fake.snapshot().tables["ts_b"].adopted);
     }
 }
-

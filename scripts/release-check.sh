@@ -8,11 +8,14 @@
 #                              Docker), then the stripped bootstrap sizes and `file` of each
 #   5. glibc                   no bootstrap needs a glibc symbol newer than Amazon Linux 2023's
 #                              2.34 (scripts/glibc-check.sh; its self-test first)
-#   6. scripts/local-invoke.sh both functions invoked locally against moto (host binaries)
-#   7. scripts/qemu-invoke.sh  the arm64 bootstraps as built, under qemu-user, through a Lambda
+#   6. scripts/qemu-invoke.sh  the arm64 bootstraps as built, under qemu-user, through a Lambda
 #                              Runtime API emulator, over TLS (private CA) to moto, with the
 #                              template's environment for two parameter sets; reports and tables
 #                              read back
+# scripts/local-invoke.sh (host binaries under `cargo lambda watch`) is the developer's way to
+# try the functions; it is not run here: step 6 invokes the shipped bootstraps with the same
+# events, and local-invoke's host build (the workspace without test features) would compile
+# the SDK a fourth time in CI.
 # Installs its tools itself, pinned in scripts/requirements-release.txt, into the gitignored
 # .local/release-venv (two venvs, see that file), and the aarch64-unknown-linux-gnu Rust target;
 # qemu-user-static and libc6-arm64-cross (Debian packages) with apt-get when missing (as root).
@@ -176,10 +179,6 @@ glibc_check() {
   bash "$SCRIPT_DIR/glibc-check.sh" .aws-sam/build/*/bootstrap
 }
 
-local_invoke() {
-  PATH="$TOOLS_BIN:$PATH" bash "$SCRIPT_DIR/local-invoke.sh"
-}
-
 qemu_invoke() {
   bash "$SCRIPT_DIR/qemu-invoke.sh"
 }
@@ -192,7 +191,6 @@ step "checkov" checkov_scan
 step "sam build (arm64)" sam_build
 step "bootstrap sizes" print_artifacts
 step "glibc <= 2.34" glibc_check
-step "local invoke (moto)" local_invoke
 step "qemu invoke (TLS, 2 sets)" qemu_invoke
 
 printf '\n== durations\n'

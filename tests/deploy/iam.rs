@@ -21,6 +21,8 @@ use std::collections::BTreeSet;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, KeySchemaElement, KeyType, ProvisionedThroughput, ScalarAttributeType,
 };
+use ddb_rollover::aws::dynamodb::DynamoDb;
+use ddb_rollover::aws::signed::SignedClient;
 use ddb_rollover::Operation;
 use deploy_checks::features::{
     archive_s3_actions, combinations, Features, AUTOSCALING_ACTIONS, EXPORT_S3_ACTIONS, PROOF_S3_ACTIONS,
@@ -614,11 +616,22 @@ const EARLIER_PERIOD: &str = "timeseries_2018-09";
 /// Tables under the prefix the functions may read but never change.
 const NOT_OURS: [&str; 2] = ["timeseries_backup", SIBLING];
 
-/// Runs every schedule of `d` at `at` with a client that records into `recorder`.
-async fn run_day(d: &Deployed, client: &aws_sdk_dynamodb::Client, recorder: &Recorder, at: &str) {
+/// Runs every schedule of `d` at `at` with a client that records into `recorder`, and S3 at
+/// `archives` (for the archive proofs before a deletion) when the scenario archives.
+async fn run_day(
+    d: &Deployed,
+    client: &aws_sdk_dynamodb::Client,
+    archives: Option<&SignedClient>,
+    recorder: &Recorder,
+    at: &str,
+) {
     let recording = recorder.attach(client);
     for s in &d.function.schedules {
-        let report = scenario::run_schedule_at(&d.function, s, recording.clone(), at)
+        let mut control = DynamoDb::new(recording.clone());
+        if let Some(signed) = archives {
+            control = control.with_archives(signed.clone());
+        }
+        let report = scenario::run_schedule_at(&d.function, s, control, at)
             .await
             .unwrap_or_else(|e| panic!("{}.{} at {at}: {e}", d.id(), s.event));
         assert_eq!(
@@ -828,7 +841,7 @@ async fn every_call_the_functions_send_is_allowed_and_nothing_beside_the_prefix(
     for d in &functions {
         let recorder = Recorder::new(&client);
         let at = scenario::scheduled_time(d.operation());
-        run_day(d, &client, &recorder, at).await;
+        run_day(d, &client, None, &recorder, at).await;
         check_calls(d, &recorder.take().into_iter().collect());
     }
     assert_eq!(
@@ -850,11 +863,12 @@ async fn with_every_option_on_each_call_is_allowed_and_each_grant_is_used() {
     let client = db.client().await;
     seed_tables(&client).await;
 
+    let signed = crate::support::signed_client(db.endpoint()).await;
     let recorders: Vec<Recorder> = functions.iter().map(|_| Recorder::new(&client)).collect();
     for day in 0..RETENTION_DAYS {
         for (d, recorder) in functions.iter().zip(&recorders) {
             let at = scenario::scheduled_time_on_day(d.operation(), day);
-            run_day(d, &client, recorder, &at).await;
+            run_day(d, &client, Some(&signed), recorder, &at).await;
         }
     }
     for (d, recorder) in functions.iter().zip(&recorders) {

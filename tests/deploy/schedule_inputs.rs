@@ -4,6 +4,7 @@
 //! (moto), with the policy the template's `ROLLOVER_POLICY` gives for the parameter defaults.
 
 use chrono::{DateTime, Utc};
+use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::{Operation, Outcome};
 use deploy_checks::scenario;
 use deploy_checks::template::{Function, Template};
@@ -23,7 +24,9 @@ async fn raw_input_without_the_scheduled_time_is_refused() {
     for f in functions() {
         for s in &f.schedules {
             let raw: serde_json::Value = serde_json::from_str(&s.input).unwrap();
-            let result = scenario::handler(&f, client.clone()).handle(raw).await;
+            let result = scenario::handler(&f, DynamoDb::new(client.clone()))
+                .handle(raw)
+                .await;
             assert!(
                 matches!(result, Err(ddb_rollover_lambda::HandlerError::BadEvent(_))),
                 "{}.{}: {result:?}",
@@ -64,7 +67,7 @@ async fn schedule_inputs_do_the_day_through_the_handlers() {
         let at: DateTime<Utc> = scenario::scheduled_time(operation).parse().unwrap();
         for s in &f.schedules {
             for delivery in 1..=2 {
-                let report = scenario::run_schedule(f, s, client.clone())
+                let report = scenario::run_schedule(f, s, DynamoDb::new(client.clone()))
                     .await
                     .unwrap_or_else(|e| panic!("{}.{} delivery {delivery}: {e}", f.logical_id, s.event));
                 let what = format!("{}.{} delivery {delivery}: {report:#?}", f.logical_id, s.event);
@@ -102,7 +105,7 @@ async fn schedule_inputs_do_the_day_through_the_handlers() {
         .iter()
         .find(|f| f.operation() == Some(Operation::CreateNew))
         .unwrap();
-    let late = scenario::run_schedule(create, &create.schedules[0], client.clone())
+    let late = scenario::run_schedule(create, &create.schedules[0], DynamoDb::new(client.clone()))
         .await
         .unwrap();
     assert_eq!(late.lines_with(Outcome::Done).count(), 0, "{late:#?}");

@@ -2,6 +2,7 @@
 //! `<aws.scheduler.scheduled-time>` filled in, parsed as the Lambda runtime would, handed to
 //! `ddb_rollover_lambda::Handler::handle` of the function's own operation.
 
+use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::{Operation, RunReport};
 use ddb_rollover_lambda::{Handler, HandlerError};
 
@@ -31,8 +32,9 @@ pub fn scheduler_event(schedule: &Schedule, at: &str) -> serde_json::Value {
 }
 
 /// The function's handler as its binary builds it: its own operation, the policy from its
-/// environment, `client` for DynamoDB.
-pub fn handler(function: &Function, client: aws_sdk_dynamodb::Client) -> Handler {
+/// environment, `control` for DynamoDB (the binary's has Application Auto Scaling and S3 for
+/// archive proofs; a scenario gives what it exercises).
+pub fn handler(function: &Function, control: DynamoDb) -> Handler {
     let operation = function.operation().unwrap_or_else(|| {
         panic!(
             "{}: binary {} serves no known operation",
@@ -42,17 +44,17 @@ pub fn handler(function: &Function, client: aws_sdk_dynamodb::Client) -> Handler
     let policy = function
         .policy()
         .unwrap_or_else(|e| panic!("{}: its environment makes no policy: {e}", function.logical_id));
-    Handler::new(operation, policy, client)
+    Handler::with_control(operation, policy, control)
 }
 
 /// Runs one schedule of `function` at its scenario time.
 pub async fn run_schedule(
     function: &Function,
     schedule: &Schedule,
-    client: aws_sdk_dynamodb::Client,
+    control: DynamoDb,
 ) -> Result<RunReport, HandlerError> {
     let operation = function.operation().expect("a function with an operation");
-    run_schedule_at(function, schedule, client, scheduled_time(operation)).await
+    run_schedule_at(function, schedule, control, scheduled_time(operation)).await
 }
 
 /// Runs one schedule of `function` as Scheduler would fire it at `at` (RFC 3339): how a
@@ -60,11 +62,11 @@ pub async fn run_schedule(
 pub async fn run_schedule_at(
     function: &Function,
     schedule: &Schedule,
-    client: aws_sdk_dynamodb::Client,
+    control: DynamoDb,
     at: &str,
 ) -> Result<RunReport, HandlerError> {
     let event = scheduler_event(schedule, at);
-    handler(function, client).handle(event).await
+    handler(function, control).handle(event).await
 }
 
 /// Day `day` (0 = the blog's 2018-10-25) of the scenario, at `operation`'s time of day:

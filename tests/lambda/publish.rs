@@ -8,98 +8,15 @@
 
 use std::collections::BTreeSet;
 
-use aws_config::{BehaviorVersion, Region};
-use aws_sdk_dynamodb::config::Credentials;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use ddb_rollover::aws::signed::{Service, SignedClient, EVENTBRIDGE, SSM};
+use ddb_rollover::aws::signed::SSM;
+
+use crate::support::events::{received, subscribe};
 use ddb_rollover::{Operation, Policy};
 use ddb_rollover_lambda::publish::{self, Publishing};
 use ddb_rollover_lambda::Handler;
 use serde_json::{json, Value};
 use testkit::{LocalDynamo, Server};
-
-const SQS: Service = Service::json("sqs", "sqs", "SQS", "AmazonSQS", "application/x-amz-json-1.0");
-
-async fn signed_client(db: &LocalDynamo) -> SignedClient {
-    let config = aws_config::defaults(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
-        .endpoint_url(db.endpoint())
-        .credentials_provider(Credentials::new("testing", "testing", None, None, "tests"))
-        .load()
-        .await;
-    SignedClient::new(config)
-}
-
-/// A queue subscribed to every `ddb-rollover` event on the default bus; its URL.
-async fn subscribe(signed: &SignedClient) -> String {
-    let queue = signed
-        .json(SQS, "CreateQueue", &json!({"QueueName": "rollover-events"}))
-        .await
-        .unwrap();
-    let url = queue["QueueUrl"].as_str().unwrap().to_owned();
-    let attributes = signed
-        .json(
-            SQS,
-            "GetQueueAttributes",
-            &json!({"QueueUrl": url, "AttributeNames": ["QueueArn"]}),
-        )
-        .await
-        .unwrap();
-    let arn = attributes["Attributes"]["QueueArn"].as_str().unwrap().to_owned();
-    let pattern = json!({"source": [publish::EVENT_SOURCE]}).to_string();
-    signed
-        .json(
-            EVENTBRIDGE,
-            "PutRule",
-            &json!({"Name": "rollover", "EventPattern": pattern}),
-        )
-        .await
-        .unwrap();
-    signed
-        .json(
-            EVENTBRIDGE,
-            "PutTargets",
-            &json!({"Rule": "rollover", "Targets": [{"Id": "queue", "Arn": arn}]}),
-        )
-        .await
-        .unwrap();
-    url
-}
-
-/// Every event delivered to the queue so far: (detail type, table).
-async fn received(signed: &SignedClient, url: &str) -> Vec<(String, String)> {
-    let mut events = Vec::new();
-    loop {
-        let batch = signed
-            .json(
-                SQS,
-                "ReceiveMessage",
-                &json!({"QueueUrl": url, "MaxNumberOfMessages": 10}),
-            )
-            .await
-            .unwrap();
-        let messages = batch["Messages"].as_array().cloned().unwrap_or_default();
-        if messages.is_empty() {
-            return events;
-        }
-        for message in messages {
-            let event: Value = serde_json::from_str(message["Body"].as_str().unwrap()).unwrap();
-            assert_eq!(event["source"], publish::EVENT_SOURCE, "{event}");
-            events.push((
-                event["detail-type"].as_str().unwrap().to_owned(),
-                event["detail"]["table"].as_str().unwrap().to_owned(),
-            ));
-            signed
-                .json(
-                    SQS,
-                    "DeleteMessage",
-                    &json!({"QueueUrl": url, "ReceiptHandle": message["ReceiptHandle"]}),
-                )
-                .await
-                .unwrap();
-        }
-    }
-}
 
 /// The tables on the server and their (read, write) capacity.
 async fn tables_on(client: &aws_sdk_dynamodb::Client) -> Vec<(String, String, (i64, i64))> {
@@ -124,7 +41,7 @@ async fn tables_on(client: &aws_sdk_dynamodb::Client) -> Vec<(String, String, (i
 async fn a_week_publishes_the_tables_writers_need_and_an_event_for_each_change() {
     let db = LocalDynamo::start(Server::Moto);
     let client = db.client().await;
-    let signed = signed_client(&db).await;
+    let signed = crate::support::signed_client(db.endpoint()).await;
     let queue = subscribe(&signed).await;
     let policy = Policy::from_toml("prefix = \"pub\"\npremake = 2\n").unwrap();
     let publishing = Publishing {

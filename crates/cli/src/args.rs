@@ -138,6 +138,10 @@ pub struct RestoreArgs {
     /// Import. Without it, restore only shows what it would import (a dry run).
     #[arg(long)]
     pub yes: bool,
+
+    /// Put no `Table Restored` event on the default EventBridge bus.
+    #[arg(long)]
+    pub no_event: bool,
 }
 
 /// A time range `[from, to)`; without one, the table holding `--at` (or now).

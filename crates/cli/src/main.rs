@@ -21,8 +21,10 @@ use ddb_rollover::{
 };
 
 use args::{Cli, Command, Output, RestoreArgs, RouteArgs};
+use ddb_rollover::aws::events::{put_events, Event, TABLE_RESTORED};
+use ddb_rollover::aws::signed::SignedClient;
 use ddb_rollover::policy::period::Slot;
-use ddb_rollover::run::restore::RestoreOptions;
+use ddb_rollover::run::restore::{Restoration, RestoreOptions, RestoreReport};
 
 /// Exit codes: 0 nothing failed, 1 an action or AWS call failed, 2 bad input (before any AWS call).
 const EXIT_FAILED: u8 = 1;
@@ -86,13 +88,14 @@ async fn main() -> ExitCode {
             eprintln!("warning: --at {warning}");
         }
     }
-    let control = Paced::new(control_plane(&cli).await, policy.rates);
+    let (control, signed) = control_plane(&cli).await;
+    let control = Paced::new(control, policy.rates);
     let options = ApplyOptions {
         dry_run: cli.dry_run,
         deadline: cli.time_budget.map(|budget| Instant::now() + budget),
         ..ApplyOptions::default()
     };
-    match execute(&cli, &policy, &control, &at, options).await {
+    match execute(&cli, &policy, &control, &signed, &at, options).await {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(EXIT_FAILED),
         Err(error) => {
@@ -107,6 +110,7 @@ async fn execute(
     cli: &Cli,
     policy: &Policy,
     control: &Paced<DynamoDb>,
+    signed: &SignedClient,
     at: &CheckedInstant,
     options: ApplyOptions,
 ) -> Result<bool, ddb_rollover::ControlPlaneError> {
@@ -147,6 +151,9 @@ async fn execute(
                 wait: args.wait,
             };
             let report = ddb_rollover::run::restore::restore(control, policy, at, &slots, options).await?;
+            if !args.no_event {
+                publish_restored(signed, &report).await;
+            }
             match cli.output {
                 Output::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),
                 Output::Table => print!("{}", render::restore_report(&report)),
@@ -303,12 +310,47 @@ fn load_policy(cli: &Cli) -> Result<Policy, PolicyError> {
 
 /// DynamoDB, with Application Auto Scaling from the same configuration (endpoint, region,
 /// credentials), with the SDK's default HTTPS client.
-async fn control_plane(cli: &Cli) -> DynamoDb {
+async fn control_plane(cli: &Cli) -> (DynamoDb, SignedClient) {
     let settings = SdkSettings {
         region: cli.region.clone(),
         profile: cli.profile.clone(),
         endpoint_url: cli.endpoint_url.clone(),
         http_client: None,
     };
-    AwsClients::load(settings).await.control_plane()
+    let clients = AwsClients::load(settings).await;
+    let signed = clients.signed.clone();
+    (clients.control_plane(), signed)
+}
+
+/// A `Table Restored` event on the default bus for each restored table (source
+/// `ddb-rollover`, as the functions' events), so subscribers learn of it as of the tables the
+/// functions make; what could not be put is a warning (the operator's credentials may not
+/// allow events:PutEvents), never a failure of the restore.
+async fn publish_restored(signed: &SignedClient, report: &RestoreReport) {
+    let events: Vec<Event> = report
+        .tables
+        .iter()
+        .filter(|line| line.outcome == "done")
+        .filter_map(|line| match &line.restoration {
+            Restoration::Import {
+                export, items, phase, ..
+            } => Some(Event {
+                detail_type: TABLE_RESTORED,
+                detail: serde_json::json!({
+                    "prefix": report.prefix,
+                    "table": line.table,
+                    "period": line.period,
+                    "phase": phase,
+                    "export": export,
+                    "items": items,
+                    "keep_until": report.keep_until.to_rfc3339(),
+                    "restored_at": report.at.to_rfc3339(),
+                }),
+            }),
+            Restoration::Refused { .. } => None,
+        })
+        .collect();
+    for failure in put_events(signed, &events, |e| e.to_string()).await {
+        eprintln!("warning: the Table Restored event was not published: {failure}");
+    }
 }

@@ -10,7 +10,8 @@
 //! them (`ROLLOVER_PUBLISH_TABLES`, `ROLLOVER_PUBLISH_EVENTS`), and grant `ssm:PutParameter` on
 //! that one parameter and `events:PutEvents` for that source only. Dry runs publish nothing.
 
-use ddb_rollover::aws::signed::{SignedClient, SignedError, EVENTBRIDGE, SSM};
+use ddb_rollover::aws::events::put_events;
+use ddb_rollover::aws::signed::{SignedClient, SignedError, SSM};
 use ddb_rollover::plan::Decision;
 use ddb_rollover::policy::naming::Ownership;
 use ddb_rollover::policy::tags::TAG_ARCHIVED;
@@ -18,22 +19,13 @@ use ddb_rollover::policy::Policy;
 use ddb_rollover::{Operation, Outcome, RunReport};
 use serde_json::{json, Value};
 
-/// The `source` of every event: what an EventBridge rule matches on, and the only source the
-/// functions' roles may put events with.
-pub const EVENT_SOURCE: &str = "ddb-rollover";
-
 /// A Standard-tier parameter holds at most 4 KB: the document keeps the current table and as
 /// many pre-built ones as fit, and counts the rest (`omitted`).
 pub const MAX_PARAMETER_BYTES: usize = 4096;
 
-/// PutEvents takes at most 10 entries a call.
-const EVENTS_PER_CALL: usize = 10;
-
-/// The event detail types.
-pub const TABLE_READY: &str = "Table Ready";
-pub const PHASE_CHANGED: &str = "Phase Changed";
-pub const TABLE_ARCHIVED: &str = "Table Archived";
-pub const TABLE_DELETED: &str = "Table Deleted";
+pub use ddb_rollover::aws::events::{
+    Event, EVENT_SOURCE, PHASE_CHANGED, TABLE_ARCHIVED, TABLE_DELETED, TABLE_READY, TABLE_RESTORED,
+};
 
 /// The parameter's name for a policy's prefix.
 pub fn parameter_name(prefix: &str) -> String {
@@ -124,13 +116,6 @@ pub fn tables_document(policy: &Policy, report: &RunReport) -> Option<String> {
     Some(document(shown))
 }
 
-/// One event: its detail type and detail.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Event {
-    pub detail_type: &'static str,
-    pub detail: Value,
-}
-
 /// The events of a run: what it did, table by table (done lines only; nothing for a dry run).
 pub fn events(report: &RunReport) -> Vec<Event> {
     if report.dry_run {
@@ -200,50 +185,13 @@ pub async fn publish(
         }
     }
     if publishing.events {
-        for batch in events(report).chunks(EVENTS_PER_CALL) {
-            let entries: Vec<Value> = batch
-                .iter()
-                .map(|e| {
-                    json!({
-                        "Source": EVENT_SOURCE,
-                        "DetailType": e.detail_type,
-                        "Detail": e.detail.to_string(),
-                    })
-                })
-                .collect();
-            match signed
-                .json(EVENTBRIDGE, "PutEvents", &json!({"Entries": entries}))
-                .await
-            {
-                Ok(answer) => failures.extend(failed_entries(&answer, batch)),
-                Err(e) => failures.push(explain(&e)),
-            }
-        }
+        failures.extend(put_events(signed, &events(report), explain).await);
     }
     if failures.is_empty() {
         Ok(())
     } else {
         Err(PublishError(failures))
     }
-}
-
-/// The entries PutEvents refused (`FailedEntryCount` > 0: each entry's `ErrorCode`).
-fn failed_entries(answer: &Value, batch: &[Event]) -> Vec<String> {
-    let empty = Vec::new();
-    let results = answer["Entries"].as_array().unwrap_or(&empty);
-    batch
-        .iter()
-        .zip(results)
-        .filter_map(|(event, result)| {
-            let code = result["ErrorCode"].as_str()?;
-            Some(format!(
-                "PutEvents {} {}: {code} {}",
-                event.detail_type,
-                event.detail["table"].as_str().unwrap_or_default(),
-                result["ErrorMessage"].as_str().unwrap_or_default()
-            ))
-        })
-        .collect()
 }
 
 fn explain(error: &SignedError) -> String {

@@ -6,5 +6,6 @@
 pub mod archive;
 pub(crate) mod autoscaling;
 pub mod dynamodb;
+pub mod events;
 pub mod sdk;
 pub mod signed;

@@ -43,10 +43,13 @@ pub enum DeferralCause {
     /// Leaving an autoscaling phase: this policy's scalable targets are still on the table
     /// (their removal failed or waits), and the autoscaler would undo a capacity change.
     ScalingStillAttached,
+    /// The warm throughput of the table or one of its indexes is being raised (UPDATING): the
+    /// next raise waits until DynamoDB reports it ACTIVE.
+    WarmUpdating,
 }
 
 impl DeferralCause {
-    pub const ALL: [DeferralCause; 13] = [
+    pub const ALL: [DeferralCause; 14] = [
         DeferralCause::TableBusy,
         DeferralCause::IndexBusy,
         DeferralCause::ClassChangeSpacing,
@@ -60,6 +63,7 @@ impl DeferralCause {
         DeferralCause::LimitExceeded,
         DeferralCause::TimeBudget,
         DeferralCause::ScalingStillAttached,
+        DeferralCause::WarmUpdating,
     ];
 
     /// The snake_case name, as serialized.
@@ -78,6 +82,7 @@ impl DeferralCause {
             DeferralCause::LimitExceeded => "limit_exceeded",
             DeferralCause::TimeBudget => "time_budget",
             DeferralCause::ScalingStillAttached => "scaling_still_attached",
+            DeferralCause::WarmUpdating => "warm_updating",
         }
     }
 }

@@ -596,6 +596,7 @@ delete_after = 3
             last_decrease: None,
             key: Some(policy.indexes[0].key.clone()),
             projection: Some(Projection::All),
+            warm: None,
         }];
         table.local_indexes = vec![ObservedLocalIndex {
             name: "by_time".into(),

@@ -51,6 +51,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use ddb_rollover::policy::scaling::ScalableKey;
 use ddb_rollover::policy::settings::{Billing, GlobalIndex};
+use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::run::adopt::{adopt, AdoptReport};
 use ddb_rollover::run::status::status;
 use ddb_rollover::table::changes::TableSpec;
@@ -214,6 +215,16 @@ impl Account for FakeAccount {
     fn delete_policy(&self, who: &str, key: &ScalableKey, name: &str) -> Result<(), String> {
         text(self.fake.foreign_delete_policy(who, key, name))
     }
+
+    fn raise_warm(
+        &self,
+        who: &str,
+        table: &str,
+        index: Option<&str>,
+        to: WarmThroughput,
+    ) -> Result<(), String> {
+        text(self.fake.foreign_raise_warm(who, table, index, to))
+    }
 }
 
 fn check_case(case: &Case) -> Result<(), TestCaseError> {
@@ -264,6 +275,7 @@ fn known_cases() -> Vec<(&'static str, Case)> {
         gap,
         kind,
         class: None,
+        warm: None,
     };
     let policy = |period, phases, retention| PolicySpec {
         period,

@@ -1,0 +1,171 @@
+//! Warm throughput as AWS documents it ("Understanding DynamoDB warm throughput"; API
+//! Reference: WarmThroughput, TableWarmThroughputDescription,
+//! GlobalSecondaryIndexWarmThroughputDescription), for the table and each global index:
+//!
+//! - a new table or index starts at DynamoDB's values for its billing (on-demand 12,000 read /
+//!   4,000 write units per second, provisioned its capacity), or at CreateTable's
+//!   `WarmThroughput` when given, which may not be below them (ValidationException);
+//! - DynamoDB raises it by itself when provisioned capacity (or the switch to on-demand) asks
+//!   for more;
+//! - UpdateTable's `WarmThroughput` raises it: UPDATING for [`crate::Config::warm_delay`] of fake
+//!   time, then ACTIVE; a lower value on either dimension is a ValidationException, and a
+//!   raise does not make the table itself UPDATING ("pre-warm requests ... will not interfere
+//!   with any table operations").
+
+use chrono::{DateTime, Duration, Utc};
+use ddb_rollover::policy::settings::Billing;
+use ddb_rollover::policy::warm::WarmThroughput;
+use ddb_rollover::run::control::ControlPlaneError;
+use ddb_rollover::table::changes::WarmRaise;
+use ddb_rollover::table::{ObservedWarm, TableStatus};
+
+use crate::{error, in_use, validation, Effect, Status, World};
+use ddb_rollover::run::control::ErrorKind;
+
+/// What the ValidationException for a lower warm throughput says, so the harness can tell an
+/// attempt to lower one from any other refusal.
+pub const LOWER_WARM: &str = "warm throughput cannot be decreased";
+
+/// A table's or an index's warm throughput.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Warm {
+    pub units: WarmThroughput,
+    /// When the raise in progress ends (UPDATING until then); `None`: ACTIVE.
+    pub ready_at: Option<DateTime<Utc>>,
+}
+
+impl Warm {
+    /// Where a table or index of `billing` starts: `asked` (CreateTable's, UPDATING until
+    /// `ready_at`) or DynamoDB's own values. `Err` names the dimension below the floor.
+    pub fn at_creation(
+        billing: Billing,
+        asked: Option<WarmThroughput>,
+        ready_at: DateTime<Utc>,
+    ) -> Result<Warm, String> {
+        let floor = WarmThroughput::floor_for(billing);
+        match asked {
+            None => Ok(Warm {
+                units: floor,
+                ready_at: None,
+            }),
+            Some(asked) if !asked.covers(floor) => Err(format!(
+                "One or more parameter values were invalid: Requested WarmThroughput ({asked}) is lower than the initial throughput ({floor})"
+            )),
+            Some(asked) => Ok(Warm {
+                units: asked,
+                ready_at: Some(ready_at),
+            }),
+        }
+    }
+
+    /// DynamoDB's own raise when the billing asks for more (provisioned capacity above it, a
+    /// switch to on-demand).
+    pub fn grow_to(&mut self, billing: Billing) {
+        self.units = self.units.raised_to(WarmThroughput::floor_for(billing));
+    }
+
+    pub fn tick(&mut self, now: DateTime<Utc>) {
+        if self.ready_at.is_some_and(|at| at <= now) {
+            self.ready_at = None;
+        }
+    }
+
+    pub fn is_updating(&self) -> bool {
+        self.ready_at.is_some()
+    }
+
+    pub fn observed(&self) -> ObservedWarm {
+        ObservedWarm {
+            units: self.units,
+            status: if self.is_updating() {
+                TableStatus::Updating
+            } else {
+                TableStatus::Active
+            },
+        }
+    }
+}
+
+/// An UpdateTable of warm throughput: every part checked before any is raised.
+pub(crate) fn raise(
+    world: &mut World,
+    name: &str,
+    raise: &WarmRaise,
+    effects: &mut Vec<Effect>,
+) -> Result<(), ControlPlaneError> {
+    const OP: &str = "UpdateTable";
+    let ready_at = world.now + world.config.warm_delay;
+    let table = world
+        .tables
+        .get_mut(name)
+        .ok_or_else(|| crate::not_found(OP, name))?;
+    if table.status != Status::Active {
+        return Err(in_use(OP, name, table.status));
+    }
+    for part in &raise.parts {
+        let have = match &part.index {
+            None => table.warm.units,
+            Some(index) => match table.gsi(index) {
+                Some(gsi) => gsi.warm.units,
+                None => {
+                    return Err(validation(
+                        OP,
+                        name,
+                        format!("One or more parameter values were invalid: index {index} does not exist"),
+                    ))
+                }
+            },
+        };
+        if !part.to.covers(have) {
+            let what = part
+                .index
+                .as_deref()
+                .map_or("the table".to_string(), |i| format!("index {i}"));
+            return Err(validation(
+                OP,
+                name,
+                format!("{LOWER_WARM}: {what} has {have}, the request asks {}", part.to),
+            ));
+        }
+    }
+    for part in &raise.parts {
+        let warm = match &part.index {
+            None => &mut table.warm,
+            Some(index) => {
+                &mut table
+                    .gsis
+                    .iter_mut()
+                    .find(|g| g.name == *index)
+                    .expect("checked")
+                    .warm
+            }
+        };
+        if warm.units == part.to {
+            continue;
+        }
+        effects.push(Effect::Warm {
+            table: name.to_string(),
+            index: part.index.clone(),
+            from: warm.units,
+            to: part.to,
+        });
+        warm.units = part.to;
+        warm.ready_at = Some(ready_at);
+    }
+    Ok(())
+}
+
+/// CreateTable's refusal of a warm throughput below the starting values.
+pub(crate) fn refused_at_creation(name: &str, message: String) -> ControlPlaneError {
+    error(
+        ErrorKind::Other,
+        "CreateTable",
+        name,
+        format!("ValidationException: {message}"),
+    )
+}
+
+/// How long a raise takes by default, in fake time.
+pub fn default_delay() -> Duration {
+    Duration::seconds(90)
+}

@@ -10,4 +10,5 @@ mod overlap;
 mod quota;
 mod scale;
 mod survival;
+mod warm;
 mod warnings;

@@ -169,3 +169,162 @@ pub(crate) fn refused_at_creation(name: &str, message: String) -> ControlPlaneEr
 pub fn default_delay() -> Duration {
     Duration::seconds(90)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Config, FakeAws, FAMILY_TAG};
+    use chrono::TimeZone;
+    use ddb_rollover::policy::settings::{AttributeKind, Capacity, KeyAttribute, KeySchema, OnDemandLimits};
+    use ddb_rollover::run::control::ControlPlane;
+    use ddb_rollover::table::changes::{CapacityChange, SettingChange, TableSetting, TableSpec, WarmPart};
+    use futures::executor::block_on;
+    use std::collections::BTreeMap;
+
+    const WANT: WarmThroughput = WarmThroughput {
+        read: 40_000,
+        write: 20_000,
+    };
+
+    fn spec(billing: Billing, warm: Option<WarmThroughput>) -> TableSpec {
+        TableSpec {
+            name: "ts_a".into(),
+            key: KeySchema {
+                partition: KeyAttribute {
+                    name: "pk".into(),
+                    kind: AttributeKind::N,
+                },
+                sort: None,
+            },
+            billing,
+            global_indexes: Vec::new(),
+            local_indexes: Vec::new(),
+            table_class: None,
+            deletion_protection: false,
+            stream: None,
+            encryption: None,
+            tags: BTreeMap::from([(FAMILY_TAG.to_string(), "ts".to_string())]),
+            warm,
+        }
+    }
+
+    fn fake() -> FakeAws {
+        let start = Utc.with_ymd_and_hms(2024, 3, 30, 0, 0, 0).unwrap();
+        FakeAws::new("ts", start, Config::default())
+    }
+
+    fn observed(fake: &FakeAws) -> (WarmThroughput, TableStatus, TableStatus) {
+        let t = block_on(fake.describe_table("ts_a")).unwrap().unwrap();
+        let warm = t.warm.unwrap();
+        (warm.units, warm.status, t.status)
+    }
+
+    fn raise(to: WarmThroughput) -> SettingChange {
+        SettingChange {
+            name: "ts_a".into(),
+            setting: TableSetting::Warm(WarmRaise {
+                parts: vec![WarmPart {
+                    index: None,
+                    from: WarmThroughput::ON_DEMAND,
+                    to,
+                }],
+            }),
+        }
+    }
+
+    #[test]
+    fn creation_starts_at_dynamodbs_values_or_asks_more_never_less() {
+        let on_demand = Billing::OnDemand(OnDemandLimits::default());
+        let fake = fake();
+        let low = WarmThroughput {
+            read: 11_999,
+            write: 4_000,
+        };
+        let refused = block_on(fake.create_table(&spec(on_demand, Some(low)))).unwrap_err();
+        assert!(refused.message.starts_with("ValidationException"), "{refused}");
+        assert!(block_on(fake.describe_table("ts_a")).unwrap().is_none());
+        block_on(fake.create_table(&spec(on_demand, Some(WANT)))).unwrap();
+        fake.advance(Duration::seconds(20));
+        // ACTIVE table, its pre-warming still going on; then ACTIVE.
+        assert_eq!(
+            observed(&fake),
+            (WANT, TableStatus::Updating, TableStatus::Active)
+        );
+        fake.advance(default_delay());
+        assert_eq!(observed(&fake), (WANT, TableStatus::Active, TableStatus::Active));
+
+        // Provisioned: its capacity, and DynamoDB's own raise with the capacity.
+        let provisioned = Billing::Provisioned(Capacity {
+            read: 300,
+            write: 1000,
+        });
+        let fake = self::fake();
+        block_on(fake.create_table(&spec(provisioned, None))).unwrap();
+        fake.advance(Duration::seconds(20));
+        let floor = WarmThroughput {
+            read: 300,
+            write: 1000,
+        };
+        assert_eq!(observed(&fake), (floor, TableStatus::Active, TableStatus::Active));
+        let more = Billing::Provisioned(Capacity {
+            read: 5000,
+            write: 1000,
+        });
+        block_on(fake.update_capacity(&CapacityChange {
+            name: "ts_a".into(),
+            from: provisioned,
+            to: more,
+            indexes: Vec::new(),
+        }))
+        .unwrap();
+        let grown = WarmThroughput {
+            read: 5000,
+            write: 1000,
+        };
+        assert_eq!(observed(&fake).0, grown);
+    }
+
+    #[test]
+    fn a_raise_is_updating_then_active_and_a_lower_value_is_refused() {
+        let fake = fake();
+        block_on(fake.create_table(&spec(Billing::OnDemand(OnDemandLimits::default()), None))).unwrap();
+        // Not while the table is CREATING.
+        assert_eq!(
+            block_on(fake.configure(&raise(WANT))).unwrap_err().kind,
+            ErrorKind::InUse
+        );
+        fake.advance(Duration::seconds(20));
+        block_on(fake.configure(&raise(WANT))).unwrap();
+        // The raise does not make the table itself UPDATING.
+        assert_eq!(
+            observed(&fake),
+            (WANT, TableStatus::Updating, TableStatus::Active)
+        );
+        fake.advance(default_delay());
+        assert_eq!(observed(&fake), (WANT, TableStatus::Active, TableStatus::Active));
+        let lower = WarmThroughput {
+            read: 50_000,
+            write: 19_999,
+        };
+        let refused = block_on(fake.configure(&raise(lower))).unwrap_err();
+        assert!(refused.message.contains(LOWER_WARM), "{refused}");
+        assert_eq!(observed(&fake).0, WANT, "nothing changed");
+        // The log shows the one raise, with what it changed.
+        let raised: Vec<Effect> = fake
+            .snapshot()
+            .log
+            .into_iter()
+            .flat_map(|c| c.effects)
+            .filter(|e| matches!(e, Effect::Warm { .. }))
+            .collect();
+        assert_eq!(
+            raised,
+            [Effect::Warm {
+                table: "ts_a".into(),
+                index: None,
+                from: WarmThroughput::ON_DEMAND,
+                to: WANT,
+            }]
+        );
+    }
+}

@@ -15,12 +15,11 @@
 use chrono::{DateTime, Duration, Utc};
 use ddb_rollover::policy::settings::Billing;
 use ddb_rollover::policy::warm::WarmThroughput;
-use ddb_rollover::run::control::ControlPlaneError;
+use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
 use ddb_rollover::table::changes::WarmRaise;
 use ddb_rollover::table::{ObservedWarm, TableStatus};
 
-use crate::{error, in_use, validation, Effect, Status, World};
-use ddb_rollover::run::control::ErrorKind;
+use crate::{error, in_use, not_found, validation, Effect, Status, World};
 
 /// What the ValidationException for a lower warm throughput says, so the harness can tell an
 /// attempt to lower one from any other refusal.
@@ -95,10 +94,7 @@ pub(crate) fn raise(
 ) -> Result<(), ControlPlaneError> {
     const OP: &str = "UpdateTable";
     let ready_at = world.now + world.config.warm_delay;
-    let table = world
-        .tables
-        .get_mut(name)
-        .ok_or_else(|| crate::not_found(OP, name))?;
+    let table = world.tables.get_mut(name).ok_or_else(|| not_found(OP, name))?;
     if table.status != Status::Active {
         return Err(in_use(OP, name, table.status));
     }

@@ -75,44 +75,25 @@ impl Context<'_> {
 
     /// The parts of ours below `want` on some dimension, each raised to at least `want`.
     fn warm_raise(&self, owned: &Owned, want: WarmThroughput) -> Option<WarmRaise> {
-        let table = owned.table;
-        let mut parts = Vec::new();
-        let mut part = |index: Option<&str>, have: WarmThroughput| {
-            if !have.covers(want) {
-                parts.push(WarmPart {
-                    index: index.map(str::to_string),
-                    from: have,
-                    to: have.raised_to(want),
-                });
-            }
-        };
-        if let Some(have) = &table.warm {
-            part(None, have.units);
-        }
-        for index in &table.global_indexes {
-            if let Some(have) = index
-                .warm
-                .as_ref()
-                .filter(|_| owned.verdict.index_is_ours(&index.name))
-            {
-                part(Some(&index.name), have.units);
-            }
-        }
+        let parts: Vec<WarmPart> = owned
+            .verdict
+            .warm_parts(owned.table)
+            .into_iter()
+            .filter(|(_, have)| !have.units.covers(want))
+            .map(|(index, have)| WarmPart {
+                index: index.map(str::to_string),
+                from: have.units,
+                to: have.units.raised_to(want),
+            })
+            .collect();
         (!parts.is_empty()).then_some(WarmRaise { parts })
     }
 
     /// The first part of ours ("the table", "index NAME") whose warm throughput is not ACTIVE.
     fn warm_updating(&self, owned: &Owned) -> Option<String> {
-        let table = owned.table;
-        if table.warm.as_ref().is_some_and(|w| !w.is_active()) {
-            return Some("the table".into());
-        }
-        table
-            .global_indexes
-            .iter()
-            .filter(|index| owned.verdict.index_is_ours(&index.name))
-            .find(|index| index.warm.as_ref().is_some_and(|w| !w.is_active()))
-            .map(|index| format!("index {}", index.name))
+        let parts = owned.verdict.warm_parts(owned.table);
+        let (index, _) = parts.into_iter().find(|(_, warm)| !warm.is_active())?;
+        Some(index.map_or_else(|| "the table".into(), |name| format!("index {name}")))
     }
 
     /// "; unchanged: warm throughput cannot be lowered (...)" when a part of ours has more warm
@@ -127,21 +108,16 @@ impl Context<'_> {
         let reference = want
             .warm
             .unwrap_or_else(|| WarmThroughput::floor_for(want.billing));
-        let table = owned.table;
-        let above = |have: WarmThroughput| have.read > reference.read || have.write > reference.write;
-        let mut kept: Vec<String> = Vec::new();
-        if let Some(have) = table.warm.as_ref().filter(|w| above(w.units)) {
-            kept.push(format!("the table's {}", have.units));
-        }
-        for index in &table.global_indexes {
-            if let Some(have) = index
-                .warm
-                .as_ref()
-                .filter(|w| owned.verdict.index_is_ours(&index.name) && above(w.units))
-            {
-                kept.push(format!("index {}'s {}", index.name, have.units));
-            }
-        }
+        let kept: Vec<String> = owned
+            .verdict
+            .warm_parts(owned.table)
+            .into_iter()
+            .filter(|(_, have)| !reference.covers(have.units))
+            .map(|(index, have)| match index {
+                None => format!("the table's {}", have.units),
+                Some(name) => format!("index {name}'s {}", have.units),
+            })
+            .collect();
         if kept.is_empty() {
             String::new()
         } else {

@@ -213,16 +213,11 @@ fn target(policy: &Policy, judge: &Judge, name: String, table: Option<&ObservedT
 /// The status of the warm throughput of `table` and of the policy's indexes on it: the first
 /// that is not ACTIVE, else ACTIVE; `None` when none is reported.
 fn warm_status(table: &ObservedTable, verdict: &Verdict) -> Option<String> {
-    let ours = table
-        .global_indexes
+    let parts = verdict.warm_parts(table);
+    let (_, first) = parts
         .iter()
-        .filter(|index| verdict.index_is_ours(&index.name))
-        .filter_map(|index| index.warm.as_ref());
-    let reported: Vec<_> = table.warm.iter().chain(ours).collect();
-    let first = reported
-        .iter()
-        .find(|warm| !warm.is_active())
-        .or(reported.first())?;
+        .find(|(_, warm)| !warm.is_active())
+        .or(parts.first())?;
     Some(first.status.as_str().to_string())
 }
 

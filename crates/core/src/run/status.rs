@@ -301,11 +301,10 @@ fn unread_hazards(full: &Plan, runs: &[&Plan]) -> Vec<String> {
 fn warm_status(policy: &Policy, judge: &Judge, phase: usize, table: &ObservedTable) -> Option<WarmStatus> {
     let verdict = judge.verdict(table).filter(Verdict::is_ours)?;
     let wanted = policy.phases.get(phase).and_then(|p| p.warm);
-    let indexes: BTreeMap<String, ObservedWarm> = table
-        .global_indexes
-        .iter()
-        .filter(|index| verdict.index_is_ours(&index.name))
-        .filter_map(|index| Some((index.name.clone(), index.warm.clone()?)))
+    let indexes: BTreeMap<String, ObservedWarm> = verdict
+        .warm_parts(table)
+        .into_iter()
+        .filter_map(|(index, warm)| Some((index?.to_string(), warm.clone())))
         .collect();
     (wanted.is_some() || table.warm.is_some()).then(|| WarmStatus {
         wanted,

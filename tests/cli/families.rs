@@ -323,6 +323,7 @@ use super::common;
 async fn hand_made(control: &DynamoDb, policy: &Policy, name: &str) {
     use ddb_rollover::ControlPlane;
     let spec = ddb_rollover::table::changes::TableSpec {
+        warm: None,
         name: name.into(),
         key: policy.key.clone(),
         billing: policy.hot_phase().billing,

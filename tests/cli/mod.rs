@@ -11,4 +11,5 @@ mod quota;
 mod restore;
 mod scale;
 mod survival;
+mod warm;
 mod warnings;

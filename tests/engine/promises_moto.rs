@@ -45,11 +45,12 @@ use ddb_rollover::policy::settings::{
     AttributeKind, Billing, Capacity, GlobalIndex, KeyAttribute, KeySchema, LocalIndex, OnDemandLimits,
     Projection, StreamView, TableClass,
 };
+use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::run::adopt::{adopt, AdoptReport};
 use ddb_rollover::run::status::status;
 use ddb_rollover::table::changes::TableSpec;
 use ddb_rollover::{observe, run, Operation, Policy, Scope};
-use fake_aws::{Call, Effect, Gsi, Maker, ScalingPolicy, Status, Table, Target, World};
+use fake_aws::{Call, Effect, Gsi, Maker, ScalingPolicy, Status, Table, Target, Warm, World};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config as ProptestConfig, RngAlgorithm, TestRng, TestRunner};
 use scenarios::{
@@ -292,6 +293,18 @@ fn definitions<'a>(keys: impl IntoIterator<Item = &'a KeyAttribute>) -> Vec<ddb:
         .collect()
 }
 
+/// A warm throughput description as the fake models it: moto reports every table's and index's
+/// (ACTIVE at once), the dimensions AWS's starting values when left out.
+fn warm_of(read: Option<i64>, write: Option<i64>, status: Option<&str>, now: DateTime<Utc>) -> Warm {
+    Warm {
+        units: WarmThroughput {
+            read: read.unwrap_or(0),
+            write: write.unwrap_or(0),
+        },
+        ready_at: (status.is_some_and(|s| s != "ACTIVE")).then_some(now),
+    }
+}
+
 fn key_attributes(key: &KeySchema) -> Vec<&KeyAttribute> {
     std::iter::once(&key.partition).chain(key.sort.as_ref()).collect()
 }
@@ -395,6 +408,14 @@ impl MotoAccount {
                     status: Status::Active,
                     ready_at: None,
                     maker: Maker::Us,
+                    warm: g.warm_throughput().map_or(warm_of(None, None, None, now), |w| {
+                        warm_of(
+                            w.read_units_per_second(),
+                            w.write_units_per_second(),
+                            w.status().map(|s| s.as_str()),
+                            now,
+                        )
+                    }),
                 })
                 .collect();
             let key = key_of(t.key_schema(), definitions);
@@ -492,6 +513,14 @@ impl MotoAccount {
                     adopted,
                     created_at,
                     deleted_by: None,
+                    warm: t.warm_throughput().map_or(warm_of(None, None, None, now), |w| {
+                        warm_of(
+                            w.read_units_per_second(),
+                            w.write_units_per_second(),
+                            w.status().map(|s| s.as_str()),
+                            now,
+                        )
+                    }),
                 },
             );
         }
@@ -644,7 +673,29 @@ fn diff(before: &World, after: &World, at: DateTime<Utc>) -> Vec<Call> {
                 },
             ));
         }
+        if old.warm.units != new.warm.units {
+            effects.push((
+                "UpdateTable",
+                Effect::Warm {
+                    table: name.clone(),
+                    index: None,
+                    from: old.warm.units,
+                    to: new.warm.units,
+                },
+            ));
+        }
         for gsi in &new.gsis {
+            if let Some(was) = old.gsi(&gsi.name).filter(|was| was.warm.units != gsi.warm.units) {
+                effects.push((
+                    "UpdateTable",
+                    Effect::Warm {
+                        table: name.clone(),
+                        index: Some(gsi.name.clone()),
+                        from: was.warm.units,
+                        to: gsi.warm.units,
+                    },
+                ));
+            }
             match old.gsi(&gsi.name) {
                 None => effects.push((
                     "UpdateTable",
@@ -1221,6 +1272,35 @@ impl Account for MotoAccount {
         .map_err(sdk_error)
     }
 
+    fn raise_warm(
+        &self,
+        _by: &str,
+        table: &str,
+        index: Option<&str>,
+        to: WarmThroughput,
+    ) -> Result<(), String> {
+        let warm = ddb::types::WarmThroughput::builder()
+            .read_units_per_second(to.read)
+            .write_units_per_second(to.write)
+            .build();
+        let request = self.person.update_table().table_name(table);
+        let request = match index {
+            None => request.warm_throughput(warm),
+            Some(index) => request.global_secondary_index_updates(
+                ddb::types::GlobalSecondaryIndexUpdate::builder()
+                    .update(
+                        ddb::types::UpdateGlobalSecondaryIndexAction::builder()
+                            .index_name(index)
+                            .warm_throughput(warm)
+                            .build()
+                            .expect("an index update"),
+                    )
+                    .build(),
+            ),
+        };
+        self.block(request.send()).map(drop).map_err(sdk_error)
+    }
+
     fn delete_policy(&self, _by: &str, key: &ScalableKey, name: &str) -> Result<(), String> {
         self.block(
             self.person_scaling
@@ -1244,6 +1324,7 @@ fn phase(gap: u32, kind: PhaseKind) -> PhaseSpec {
         gap,
         kind,
         class: None,
+        warm: None,
     }
 }
 
@@ -1543,6 +1624,54 @@ fn sample() -> Vec<Sampled> {
                 "verdict foreign part: index",
                 "promise 2: deleted a table we made",
                 "effect Ttl",
+            ],
+        ),
+        // Warm throughput: an on-demand hot phase with warm throughput pre-builds its tables
+        // with it (the table and the policy's index); a provisioned phase without any keeps
+        // it (never lowered); a later on-demand phase asking more raises it on the table and the
+        // policy's index, never on an index someone added; someone pre-warms a table above
+        // everything (no run lowers it) and tries to lower an index's (the proxy refuses it, as
+        // AWS does: moto would take it).
+        case(
+            "warm throughput pre-built, kept and raised",
+            daily(
+                1,
+                vec![
+                    PhaseSpec {
+                        warm: Some((40_000, 20_000)),
+                        ..phase(0, PhaseKind::OnDemand(None))
+                    },
+                    phase(1, PhaseKind::Provisioned(10, 5)),
+                    PhaseSpec {
+                        warm: Some((30_000, 30_000)),
+                        ..phase(1, PhaseKind::OnDemand(None))
+                    },
+                ],
+            ),
+            vec![
+                schedule(1),
+                foreign(Act::PreWarm {
+                    pick: 0,
+                    index: false,
+                    high: true,
+                }),
+                foreign(Act::PreWarm {
+                    pick: 1,
+                    index: true,
+                    high: false,
+                }),
+                foreign(Act::AddIndex {
+                    pick: 1,
+                    like_policy: false,
+                }),
+                schedule(4),
+            ],
+            &[
+                "line create_new create done",
+                "line resize_old update done",
+                "line resize_old configure done",
+                "effect Warm",
+                "verdict foreign part: index",
             ],
         ),
     ]

@@ -4,3 +4,4 @@ mod from_env;
 mod handler;
 mod publish;
 mod quota;
+mod warm;

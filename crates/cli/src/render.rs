@@ -3,13 +3,15 @@
 use ddb_rollover::plan::verdict::Verdict;
 use ddb_rollover::plan::Decision;
 use ddb_rollover::policy::settings::Billing;
+use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::route::PeriodTable;
 use ddb_rollover::run::adopt::{AdoptReport, Adoption};
 use ddb_rollover::run::report::{RunReport, Summary};
 use ddb_rollover::run::restore::{Restoration, RestoreReport};
-use ddb_rollover::run::status::{NextRun, StatusReport, TableStatusLine};
+use ddb_rollover::run::status::{NextRun, StatusReport, TableStatusLine, WarmStatus};
 use ddb_rollover::table::changes::TableSetting;
 use ddb_rollover::table::ArchiveState;
+use ddb_rollover::table::ObservedWarm;
 
 /// Left-aligned columns under a header, two spaces apart; the last column is not padded.
 fn columns(header: &[&str], rows: &[Vec<String>]) -> String {
@@ -78,6 +80,7 @@ fn action(decision: &Decision) -> String {
         Decision::EnablePointInTimeRecovery { .. } => "pitr on".into(),
         Decision::Configure(change) => match &change.setting {
             TableSetting::AddIndex(spec) => format!("create index {}", spec.index.name),
+            TableSetting::Warm(raise) => format!("raise warm throughput ({} part(s))", raise.parts.len()),
             setting => setting.to_string(),
         },
         Decision::Export(_) => "export".into(),
@@ -172,6 +175,11 @@ pub fn run_report(report: &RunReport) -> String {
 }
 
 pub fn status_report(report: &StatusReport) -> String {
+    // The WARM column only where the policy asks for warm throughput somewhere.
+    let warm_column = report
+        .tables
+        .iter()
+        .any(|line| line.warm.as_ref().is_some_and(|w| w.wanted.is_some()));
     let rows: Vec<Vec<String>> = report
         .tables
         .iter()
@@ -215,43 +223,63 @@ pub fn status_report(report: &StatusReport) -> String {
             if let (Some(text), Some(until)) = (&mut next_phase, line.grace_until) {
                 text.push_str(&format!(" (write grace until {})", until.format("%H:%M UTC")));
             }
-            vec![
+            let mut row = vec![
                 line.table.clone(),
                 opt(line.period.clone()),
                 opt(line.age),
                 opt(line.phase),
                 line.status.clone().unwrap_or_else(|| "MISSING".into()),
                 billing(line.billing),
-                status_verdict(line),
-                opt(next_phase),
-                retention,
-                next,
-            ]
+            ];
+            if warm_column {
+                row.push(line.warm.as_ref().map_or_else(|| "-".into(), warm_cell));
+            }
+            row.extend([status_verdict(line), opt(next_phase), retention, next]);
+            row
         })
         .collect();
+    let mut header = vec!["TABLE", "PERIOD", "AGE", "PHASE", "STATUS", "CAPACITY"];
+    if warm_column {
+        header.push("WARM");
+    }
+    header.extend(["VERDICT", "NEXT PHASE", "RETENTION", "NEXT RUN"]);
     format!(
         "status at {} (current period {}, prefix {})\nhealth: {}\n{}{}",
         report.at.to_rfc3339(),
         report.current_period,
         report.prefix,
         report.health.line(),
-        columns(
-            &[
-                "TABLE",
-                "PERIOD",
-                "AGE",
-                "PHASE",
-                "STATUS",
-                "CAPACITY",
-                "VERDICT",
-                "NEXT PHASE",
-                "RETENTION",
-                "NEXT RUN"
-            ],
-            &rows
-        ),
+        columns(&header, &rows),
         warnings(&report.warnings)
     )
+}
+
+/// "40000/20000" (read / write units per second).
+fn units(warm: WarmThroughput) -> String {
+    format!("{}/{}", warm.read, warm.write)
+}
+
+/// The WARM cell: the table's warm throughput and status, what its phase wants when it has less,
+/// and each of the policy's indexes that differs from the table: `40000/20000 ACTIVE`,
+/// `12000/4000 ACTIVE, wants 40000/20000; index by_device 12000/4000 UPDATING`.
+fn warm_cell(warm: &WarmStatus) -> String {
+    let reported = |have: &ObservedWarm| format!("{} {}", units(have.units), have.status.as_str());
+    let mut cell = match (&warm.table, warm.wanted) {
+        (Some(have), _) => reported(have),
+        (None, Some(wanted)) => format!("not reported (wants {})", units(wanted)),
+        (None, None) => "-".into(),
+    };
+    if let (Some(wanted), Some(_)) = (warm.wanted, &warm.table) {
+        if !warm.covers_wanted() {
+            cell.push_str(&format!(", wants {}", units(wanted)));
+        }
+    }
+    for (index, have) in &warm.indexes {
+        if warm.table.as_ref() != Some(have) {
+            cell.push_str(&format!("; index {index} {}", reported(have)));
+        }
+    }
+    cell
 }
 
 /// What `adopt` did or would do with each table.

@@ -14,6 +14,9 @@
 //!   (`AlreadyExists`), any update of a table that is not ACTIVE (`InUse`), an UpdateTable whose
 //!   throughput will not change (`NoChange`), a missing table (`NotFound`; DescribeTable answers
 //!   `Ok(None)`);
+//! - warm throughput for each table and GSI ([`warm`]): CreateTable's or DynamoDB's starting
+//!   values, raised by UpdateTable (UPDATING for [`Config::warm_delay`], then ACTIVE), a lower
+//!   value refused with a ValidationException ([`LOWER_WARM`]);
 //! - the decrease budget of each table and each GSI (4 decreases a UTC day at any time, then one
 //!   more whenever there was none in the past hour, 27 at most), provisioned-to-on-demand
 //!   switches (4 in any rolling 24 hours) and table class changes (2 in any trailing 30 days):
@@ -50,6 +53,9 @@
 //! operations in flight), no throttling, no TTL change spacing, and the autoscaler's own capacity
 //! changes happen only when a target is registered (there is no traffic).
 
+mod warm;
+pub use warm::{Warm, LOWER_WARM};
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -63,13 +69,14 @@ use ddb_rollover::policy::settings::{
     Billing, Capacity, Encryption, GlobalIndex, KeySchema, LocalIndex, OnDemandLimits, Projection,
     StreamSetting, TableClass,
 };
+use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use ddb_rollover::table::archive::{
     parse_summary, prove, ArchiveProof, ArchiveStore, ExportLocation, ImportState,
 };
 use ddb_rollover::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, IndexSpec, SettingChange, TableSetting,
-    TableSpec, TagChange, TtlChange,
+    TableSpec, TagChange, TtlChange, WarmPart, WarmRaise,
 };
 use ddb_rollover::table::{
     ExportState, ExportStatus, ObservedEncryption, ObservedIndex, ObservedLocalIndex, ObservedTable,
@@ -112,6 +119,9 @@ pub struct Config {
     pub delete_delay: Duration,
     pub index_delay: Duration,
     pub export_delay: Duration,
+    /// How long a warm throughput raise stays UPDATING (also after CreateTable asked for one,
+    /// counted from the table's ACTIVE).
+    pub warm_delay: Duration,
 }
 
 impl Default for Config {
@@ -122,6 +132,7 @@ impl Default for Config {
             delete_delay: Duration::seconds(30),
             index_delay: Duration::seconds(60),
             export_delay: Duration::minutes(10),
+            warm_delay: warm::default_delay(),
         }
     }
 }
@@ -193,6 +204,7 @@ pub struct Gsi {
     pub status: Status,
     pub ready_at: Option<DateTime<Utc>>,
     pub maker: Maker,
+    pub warm: Warm,
 }
 
 /// One table, with everything DynamoDB knows about it and who made it.
@@ -225,6 +237,7 @@ pub struct Table {
     pub created_at: DateTime<Utc>,
     /// Who deleted it (while DELETING, and once gone).
     pub deleted_by: Option<Maker>,
+    pub warm: Warm,
 }
 
 impl Table {
@@ -265,6 +278,7 @@ impl Table {
                     last_decrease: g.decreases.last(),
                     key: Some(g.key.clone()),
                     projection: Some(g.projection.clone()),
+                    warm: Some(g.warm.observed()),
                 })
                 .collect(),
             local_indexes: self
@@ -279,6 +293,7 @@ impl Table {
                     projection: Some(l.projection.clone()),
                 })
                 .collect(),
+            warm: Some(self.warm.observed()),
             tags: None,
             ttl: None,
             point_in_time_recovery: None,
@@ -410,6 +425,13 @@ pub enum Effect {
         table: String,
         setting: String,
     },
+    /// A raise of the warm throughput of the table (`index` None) or one of its indexes.
+    Warm {
+        table: String,
+        index: Option<String>,
+        from: WarmThroughput,
+        to: WarmThroughput,
+    },
     AddedIndex {
         table: String,
         index: String,
@@ -478,6 +500,7 @@ impl Effect {
             | Effect::IndexCapacity { table, .. }
             | Effect::TableClass { table, .. }
             | Effect::Setting { table, .. }
+            | Effect::Warm { table, .. }
             | Effect::AddedIndex { table, .. }
             | Effect::Ttl { table, .. }
             | Effect::Pitr { table }
@@ -567,7 +590,9 @@ impl World {
                     gsi.ready_at = None;
                     gsi.status = Status::Active;
                 }
+                gsi.warm.tick(now);
             }
+            table.warm.tick(now);
             if table.ready_at.is_some_and(|at| at <= now) {
                 table.ready_at = None;
                 match table.status {
@@ -936,20 +961,31 @@ impl FakeAws {
         }
         let now = world.now;
         let ready = now + world.config.create_delay;
+        // CreateTable's warm throughput serves the table and every index (DynamoDB refuses it
+        // below where each starts).
+        let warm_ready = ready + world.config.warm_delay;
+        let warm_at_creation = |billing: Billing| {
+            Warm::at_creation(billing, spec.warm, warm_ready)
+                .map_err(|message| warm::refused_at_creation(&spec.name, message))
+        };
+        let table_warm = warm_at_creation(spec.billing)?;
         let gsis = spec
             .global_indexes
             .iter()
-            .map(|IndexSpec { index, billing }| Gsi {
-                name: index.name.clone(),
-                key: index.key.clone(),
-                projection: index.projection.clone(),
-                billing: *billing,
-                decreases: Decreases::default(),
-                status: Status::Creating,
-                ready_at: Some(ready),
-                maker: actor.clone(),
+            .map(|IndexSpec { index, billing }| {
+                Ok(Gsi {
+                    name: index.name.clone(),
+                    key: index.key.clone(),
+                    projection: index.projection.clone(),
+                    billing: *billing,
+                    decreases: Decreases::default(),
+                    status: Status::Creating,
+                    ready_at: Some(ready),
+                    maker: actor.clone(),
+                    warm: warm_at_creation(*billing)?,
+                })
             })
-            .collect();
+            .collect::<Result<Vec<Gsi>, ControlPlaneError>>()?;
         world.tables.insert(
             spec.name.clone(),
             Table {
@@ -975,6 +1011,7 @@ impl FakeAws {
                 adopted: false,
                 created_at: now,
                 deleted_by: None,
+                warm: table_warm,
             },
         );
         effects.push(Effect::CreatedTable {
@@ -1109,6 +1146,7 @@ impl FakeAws {
                 table.on_demand_switches.push(now);
             }
             table.billing = after;
+            table.warm.grow_to(after);
             effects.push(Effect::TableCapacity {
                 table: name.to_string(),
                 from: before,
@@ -1130,6 +1168,7 @@ impl FakeAws {
                 to,
             });
             gsi.billing = to;
+            gsi.warm.grow_to(to);
         }
         table.status = Status::Updating;
         table.ready_at = Some(now + delay);
@@ -1226,6 +1265,10 @@ impl FakeAws {
             status: Status::Creating,
             ready_at: Some(ready),
             maker: actor.clone(),
+            warm: Warm {
+                units: WarmThroughput::floor_for(billing),
+                ready_at: None,
+            },
         });
         table.status = Status::Updating;
         table.ready_at = Some(ready);
@@ -1303,10 +1346,10 @@ impl FakeAws {
         let Some(table) = world.tables.get_mut(&table_name) else {
             return;
         };
-        let (billing, decreases) = match &index {
-            None => (&mut table.billing, &mut table.decreases),
+        let (billing, decreases, warm) = match &index {
+            None => (&mut table.billing, &mut table.decreases, &mut table.warm),
             Some(index) => match table.gsis.iter_mut().find(|g| g.name == *index) {
-                Some(gsi) => (&mut gsi.billing, &mut gsi.decreases),
+                Some(gsi) => (&mut gsi.billing, &mut gsi.decreases, &mut gsi.warm),
                 None => return,
             },
         };
@@ -1338,6 +1381,7 @@ impl FakeAws {
         };
         let from = *billing;
         *billing = Billing::Provisioned(to);
+        warm.grow_to(*billing);
         effects.push(Effect::AutoscalerCapacity {
             table: table_name,
             index,
@@ -1501,6 +1545,35 @@ impl FakeAws {
                 policy,
             });
             Ok(())
+        })
+    }
+
+    /// Someone pre-warms one of the table's parts (`index` None: the table) to `to` (UpdateTable's
+    /// WarmThroughput), within DynamoDB's rules.
+    pub fn foreign_raise_warm(
+        &self,
+        who: &str,
+        table: &str,
+        index: Option<&str>,
+        to: WarmThroughput,
+    ) -> Result<(), ControlPlaneError> {
+        self.foreign(who, "UpdateTable", table, |world, _, effects| {
+            let from = world
+                .tables
+                .get(table)
+                .and_then(|t| match index {
+                    None => Some(t.warm.units),
+                    Some(index) => t.gsi(index).map(|g| g.warm.units),
+                })
+                .unwrap_or(to);
+            let raise = WarmRaise {
+                parts: vec![WarmPart {
+                    index: index.map(str::to_string),
+                    from,
+                    to,
+                }],
+            };
+            warm::raise(world, table, &raise, effects)
         })
     }
 
@@ -1896,6 +1969,9 @@ impl ControlPlane for FakeAws {
         const OP: &str = "UpdateTable";
         self.call(&self.actor, self.role(), OP, &change.name, |world, effects| {
             self.may_change(world, OP, "dynamodb:UpdateTable", &change.name)?;
+            if let TableSetting::Warm(raise) = &change.setting {
+                return warm::raise(world, &change.name, raise, effects);
+            }
             if let TableSetting::AddIndex(spec) = &change.setting {
                 return Self::add_index(
                     world,
@@ -1916,7 +1992,7 @@ impl ControlPlane for FakeAws {
                 TableSetting::DeletionProtection(on) => table.deletion_protection = *on,
                 TableSetting::Stream(stream) => table.stream = *stream,
                 TableSetting::Encryption(encryption) => table.encryption = encryption_of(encryption),
-                TableSetting::AddIndex(_) => unreachable!("handled above"),
+                TableSetting::AddIndex(_) | TableSetting::Warm(_) => unreachable!("handled above"),
             }
             table.status = Status::Updating;
             table.ready_at = Some(now + delay);
@@ -2145,6 +2221,7 @@ mod tests {
             tags: family
                 .map(|f| BTreeMap::from([(FAMILY_TAG.to_string(), f.to_string())]))
                 .unwrap_or_default(),
+            warm: None,
         }
     }
 

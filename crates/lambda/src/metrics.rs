@@ -306,6 +306,7 @@ mod tests {
                 status: ready.then(|| "ACTIVE".into()),
                 foreign: false,
                 built_by_next_run: false,
+                warm: None,
             }]));
             let documents = run_documents(&created, 1);
             let found: Vec<_> = documents.iter().flat_map(|d| validate(d)).collect();

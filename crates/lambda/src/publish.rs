@@ -125,7 +125,7 @@ pub fn events(report: &RunReport) -> Vec<Event> {
         .next_table_ready
         .iter()
         .flat_map(|r| &r.tables)
-        .filter(|t| t.status.as_deref() == Some("ACTIVE") && !t.foreign)
+        .filter(|t| t.status.as_deref() == Some("ACTIVE") && t.is_ready())
         .map(|t| t.table.as_str())
         .collect();
     let mut events = Vec::new();
@@ -218,6 +218,7 @@ mod tests {
             status: status.map(str::to_owned),
             foreign: false,
             built_by_next_run: false,
+            warm: None,
         }
     }
 

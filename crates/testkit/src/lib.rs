@@ -19,7 +19,8 @@
 //! SDK, the CLI binary, a Lambda handler) sees tables carry their CreateTable tags as on AWS.
 //! Likewise moto replaces a table's attribute definitions with those an UpdateTable names (AWS
 //! adds them), so a moto [`LocalDynamo`] is reached through a [`Proxy`] that sends the table's
-//! own along ([`Proxy::attribute_definitions_at_update_table`]).
+//! own along ([`Proxy::attribute_definitions_at_update_table`]), and moto lowers a warm
+//! throughput that AWS refuses to lower, which that proxy refuses ([`Proxy::warm_never_lowered`]).
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -47,9 +48,10 @@ const START_ATTEMPTS: u32 = 3;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Server {
     /// moto in server mode: tables are ACTIVE at once; no status transitions. moto itself
-    /// replaces a table's attribute definitions with those an UpdateTable names;
-    /// [`LocalDynamo::endpoint`] is a proxy that adds the table's own to them, as AWS keeps
-    /// them ([`LocalDynamo::server_endpoint`] is moto's own, which also serves S3).
+    /// replaces a table's attribute definitions with those an UpdateTable names, and takes a
+    /// lower warm throughput; [`LocalDynamo::endpoint`] is a proxy that adds the table's own
+    /// definitions and refuses a lower warm throughput, as AWS does
+    /// ([`LocalDynamo::server_endpoint`] is moto's own, which also serves S3).
     Moto,
     /// dynalite: tables stay CREATING for `create_ms` and UPDATING for `update_ms`
     /// (DELETING always lasts 0 ms). Use 0/0 for instant transitions. dynalite itself drops the
@@ -208,6 +210,7 @@ fn aws_shim(server: Server, endpoint: &str) -> Option<Proxy> {
             let shim = Proxy::start(endpoint);
             shim.attribute_definitions_at_update_table();
             shim.export_layout();
+            shim.warm_never_lowered();
             shim
         }
         Server::DynamoDbLocal => return None,

@@ -16,9 +16,11 @@
 //! drops ([`Proxy::attribute_definitions_at_update_table`]; in front of every moto),
 //! Application Auto Scaling's DeregisterScalableTarget deleting the target's scaling
 //! policies, which moto keeps ([`Proxy::deregister_deletes_policies`]; moto serves Application
-//! Auto Scaling on the same port, so one proxy carries both APIs), and the IAM role
+//! Auto Scaling on the same port, so one proxy carries both APIs), the IAM role
 //! `template.yaml` gives one family's functions, which no local server enforces
-//! ([`Proxy::family_role`]).
+//! ([`Proxy::family_role`]), and warm throughput that cannot be lowered, which moto lowers
+//! ([`Proxy::warm_never_lowered`]; in front of every moto) or that stays UPDATING for a while
+//! after a raise, which moto reports ACTIVE at once ([`Proxy::warm_updating_answers`]).
 //!
 //! It runs on its own thread with its own tokio runtime, so sync and async tests use it alike,
 //! and stops when dropped. HTTP is hyper's on both sides (HTTP/1.1 with keep-alive, as the SDK
@@ -38,6 +40,8 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::{TcpListener, TcpStream};
+
+mod warm;
 
 use crate::export_layout;
 
@@ -413,6 +417,28 @@ impl Proxy {
         self.state().role = Some(prefix.to_owned());
     }
 
+    /// An UpdateTable asking a lower warm throughput than the table (or one of its indexes) has
+    /// is refused, as on AWS ("Once increased, warm throughput values can't be decreased"):
+    /// before forwarding a DynamoDB UpdateTable that carries `WarmThroughput` (the table's or an
+    /// index update's), the proxy reads the table (DescribeTable on the upstream, not recorded)
+    /// and answers HTTP 400 `ValidationException` naming the part and dimension instead of
+    /// forwarding a lower value. moto takes and keeps a lower one. A table that cannot be read
+    /// is left to the upstream's own answer. Not undone by [`Proxy::clear`].
+    pub fn warm_never_lowered(&self) {
+        self.state().warm_never_lowered = true;
+    }
+
+    /// The first `n` DescribeTable answers of each table that report a warm throughput report it
+    /// UPDATING (the table's and every index's `WarmThroughput.Status`), as AWS does while a
+    /// raise or a pre-warmed creation is carried out; later answers are forwarded as they are.
+    /// moto reports ACTIVE at once. Counted per table from this call; the proxy's own reads
+    /// for its other behaviours are not counted or changed. Not undone by [`Proxy::clear`].
+    pub fn warm_updating_answers(&self, n: usize) {
+        let mut state = self.state();
+        state.warm_updating = Some(n);
+        state.warm_answers.clear();
+    }
+
     /// Records no calls from now on: for a proxy that only changes behaviour (the one
     /// [`crate::LocalDynamo`] puts in front of dynalite), whose record nobody reads and which
     /// would otherwise grow with every call of a long test.
@@ -512,6 +538,12 @@ struct State {
     exports: HashMap<String, String>,
     /// The family whose IAM role the proxy enforces ([`Proxy::family_role`]).
     role: Option<String>,
+    /// Refuse an UpdateTable that lowers a warm throughput ([`Proxy::warm_never_lowered`]).
+    warm_never_lowered: bool,
+    /// Report warm throughput UPDATING in this many DescribeTable answers per table
+    /// ([`Proxy::warm_updating_answers`]), and the answers given so far by table.
+    warm_updating: Option<usize>,
+    warm_answers: HashMap<String, usize>,
     /// Record nothing in `calls` (a proxy nobody asks what it saw).
     unrecorded: bool,
     calls: Vec<Call>,
@@ -818,6 +850,11 @@ impl Forwarder {
         if !verdict.latency.is_zero() {
             tokio::time::sleep(verdict.latency).await;
         }
+        if lock(&self.state).warm_never_lowered && is_dynamodb(&parts.headers, "UpdateTable") {
+            if let Some(refusal) = self.refuse_lower_warm(&parts.headers, &body).await {
+                return Ok(refusal);
+            }
+        }
         let body = if lock(&self.state).attribute_definitions_at_update_table
             && is_dynamodb(&parts.headers, "UpdateTable")
         {
@@ -862,7 +899,61 @@ impl Forwarder {
         if operation == "DeleteTable" && success {
             lock(&self.state).deleted();
         }
+        let warm_updating = lock(&self.state).warm_updating;
+        let reply = match (&table, warm_updating) {
+            (Some(table), Some(n)) if success && is_dynamodb(&parts.headers, "DescribeTable") => {
+                self.report_warm_updating(table, n, reply).await
+            }
+            _ => reply,
+        };
         Ok(reply)
+    }
+
+    /// AWS's refusal of an UpdateTable that lowers a warm throughput, if `request` is one. See
+    /// [`Proxy::warm_never_lowered`].
+    async fn refuse_lower_warm(&self, headers: &HeaderMap, request: &Bytes) -> Option<Response<Body>> {
+        let update = serde_json::from_slice::<serde_json::Value>(request).ok()?;
+        let asks_warm = update.get("WarmThroughput").is_some()
+            || update["GlobalSecondaryIndexUpdates"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|u| u["Update"].get("WarmThroughput").is_some());
+        if !asks_warm {
+            return None;
+        }
+        let describe = serde_json::json!({ "TableName": update.get("TableName")? });
+        let (status, reply) = self.call_upstream(headers, "DescribeTable", &describe).await?;
+        if !status.is_success() {
+            return None;
+        }
+        let described = serde_json::from_str::<serde_json::Value>(&reply).ok()?;
+        let why = warm::lowered(&update, &described)?;
+        Some(aws_error(400, "ValidationException", &why))
+    }
+
+    /// `reply` (a successful DescribeTable of `table`) with its warm throughput UPDATING while
+    /// the table has had fewer than `n` such answers. See [`Proxy::warm_updating_answers`].
+    async fn report_warm_updating(&self, table: &str, n: usize, reply: Response<Body>) -> Response<Body> {
+        if lock(&self.state).warm_answers.get(table).copied().unwrap_or(0) >= n {
+            return reply;
+        }
+        let (parts, body) = reply.into_parts();
+        let body = match body.collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(never) => match never {},
+        };
+        let Ok(mut described) = serde_json::from_slice::<serde_json::Value>(&body) else {
+            return Response::from_parts(parts, Full::new(body));
+        };
+        if !warm::mark_updating(&mut described) {
+            return Response::from_parts(parts, Full::new(body));
+        }
+        *lock(&self.state)
+            .warm_answers
+            .entry(table.to_owned())
+            .or_insert(0) += 1;
+        Response::from_parts(parts, Full::new(Bytes::from(described.to_string())))
     }
 
     /// Why the role of the family `prefix` refuses this request, if it does (see

@@ -46,10 +46,13 @@ pub enum DeferralCause {
     /// Due for deletion but its archive is not proven: the export's manifest or a data file it
     /// lists is missing from S3, the item counts disagree, or S3 was not read.
     ArchiveUnproven,
+    /// The warm throughput of the table or one of its indexes is being raised (UPDATING): the
+    /// next raise waits until DynamoDB reports it ACTIVE.
+    WarmUpdating,
 }
 
 impl DeferralCause {
-    pub const ALL: [DeferralCause; 14] = [
+    pub const ALL: [DeferralCause; 15] = [
         DeferralCause::TableBusy,
         DeferralCause::IndexBusy,
         DeferralCause::ClassChangeSpacing,
@@ -64,6 +67,7 @@ impl DeferralCause {
         DeferralCause::TimeBudget,
         DeferralCause::ScalingStillAttached,
         DeferralCause::ArchiveUnproven,
+        DeferralCause::WarmUpdating,
     ];
 
     /// The snake_case name, as serialized.
@@ -83,6 +87,7 @@ impl DeferralCause {
             DeferralCause::TimeBudget => "time_budget",
             DeferralCause::ScalingStillAttached => "scaling_still_attached",
             DeferralCause::ArchiveUnproven => "archive_unproven",
+            DeferralCause::WarmUpdating => "warm_updating",
         }
     }
 }

@@ -16,7 +16,7 @@ use crate::policy::period::{Calendar, Slot};
 use crate::policy::tags::TAG_FAMILY;
 use crate::policy::{Phase, Policy};
 use crate::table::changes::CapacityChange;
-use crate::table::ObservedTable;
+use crate::table::{ObservedTable, TableStatus};
 
 mod decision;
 pub mod deferral;
@@ -28,6 +28,7 @@ mod scaling;
 mod scope;
 mod upkeep;
 pub mod verdict;
+mod warm;
 
 pub use decision::{Decision, Operation, Plan, PlanItem};
 pub use quota::{family_tables, quota_warning, QuotaHorizon, RUN_HORIZON};
@@ -111,7 +112,7 @@ fn plan_listed(
                 }
                 let existing = owned.iter().find(|o| o.table.name == name);
                 let main = ctx.create_new_item(slot, &name, existing);
-                let updates_table = main.decision.updates_table();
+                let mut updates_table = main.decision.updates_table();
                 let created = matches!(main.decision, Decision::Create(_));
                 items.push(main);
                 // A table created in an autoscaling phase 0 gets its targets in the same run;
@@ -135,6 +136,15 @@ fn plan_listed(
                     _ => {}
                 }
                 if let Some(existing) = existing {
+                    // A pre-built table is raised to phase 0's warm throughput; the current one
+                    // is left as is, like its capacity (see create_new_item).
+                    let rebuilt = existing.table.status == TableStatus::Deleting;
+                    if slot != current && !rebuilt {
+                        if let Some(item) = ctx.warm_item(existing, ctx.phase_index(slot), updates_table) {
+                            updates_table |= item.decision.updates_table();
+                            items.push(item);
+                        }
+                    }
                     items.extend(ctx.upkeep_items(existing, updates_table));
                 }
             }
@@ -156,8 +166,14 @@ fn plan_listed(
                     continue;
                 }
                 let main = ctx.resize_old_items(o);
-                let updates_table = main.iter().any(|item| item.decision.updates_table());
+                let mut updates_table = main.iter().any(|item| item.decision.updates_table());
                 items.extend(main);
+                if ctx.age(o.slot) > 0 {
+                    if let Some(item) = ctx.warm_item(o, ctx.phase_index(o.slot), updates_table) {
+                        updates_table |= item.decision.updates_table();
+                        items.push(item);
+                    }
+                }
                 items.extend(ctx.upkeep_items(o, updates_table));
                 items.extend(steps);
             }
@@ -437,16 +453,26 @@ fn index_state(index: &crate::table::ObservedIndex) -> String {
     }
 }
 
-/// "100 RCU / 1 WCU", "on-demand, standard_ia".
+/// "100 RCU / 1 WCU", "on-demand, standard_ia", "on-demand, warm throughput 40000 read / 20000
+/// write units/s".
 fn describe_phase(phase: &Phase) -> String {
     let capacity = match phase.autoscaling {
         Some(autoscaling) => autoscaling.to_string(),
         None => phase.billing.to_string(),
     };
-    match phase.table_class {
+    let capacity = match phase.table_class {
         Some(class) => format!("{capacity}, {class}"),
         None => capacity,
-    }
+    };
+    format!("{capacity}{}", warm_suffix(phase))
+}
+
+/// ", warm throughput 40000 read / 20000 write units/s" for a phase that asks for it.
+fn warm_suffix(phase: &Phase) -> String {
+    phase
+        .warm
+        .map(|warm| format!(", warm throughput {warm}"))
+        .unwrap_or_default()
 }
 
 fn foreign_item(policy: &Policy, table: &ObservedTable, verdict: Verdict) -> PlanItem {

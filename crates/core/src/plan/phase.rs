@@ -13,8 +13,8 @@ use crate::table::changes::{ClassChange, TableSpec};
 use crate::table::TableStatus;
 
 use super::{
-    describe_phase, index_state, left_out_note, scaling, scaling_not_read, Context, Decision, Owned,
-    PlanItem, ThroughputChange,
+    describe_phase, index_state, left_out_note, scaling, scaling_not_read, warm_suffix, Context, Decision,
+    Owned, PlanItem, ThroughputChange,
 };
 
 impl Context<'_> {
@@ -36,8 +36,9 @@ impl Context<'_> {
                 None,
                 Decision::Create(spec),
                 format!(
-                    "{when} period's table is missing: create it with phase 0 ({})",
-                    hot.billing
+                    "{when} period's table is missing: create it with phase 0 ({}{})",
+                    hot.billing,
+                    warm_suffix(hot)
                 ),
             );
         };
@@ -47,8 +48,9 @@ impl Context<'_> {
             (TableStatus::Deleting, _, _) => (
                 Decision::Recreate(self.table_spec(slot, name.clone())),
                 format!(
-                    "the {when} period's table is being deleted (DELETING): wait until it is gone, then create it again with phase 0 ({})",
-                    hot.billing
+                    "the {when} period's table is being deleted (DELETING): wait until it is gone, then create it again with phase 0 ({}{})",
+                    hot.billing,
+                    warm_suffix(hot)
                 ),
             ),
             // Only pre-built tables are raised: a late retry of the 23:45 run, landing after
@@ -113,6 +115,12 @@ impl Context<'_> {
                 format!("exists ({}); left as is", status.as_str()),
             ),
         };
+        // A pre-built table with more warm throughput than phase 0 keeps it, and says so.
+        let reason = if slot != self.current && table.status == TableStatus::Active {
+            format!("{reason}{}", self.warm_kept_note(owned, 0))
+        } else {
+            reason
+        };
         self.item(owned, decision, reason)
     }
 
@@ -135,6 +143,7 @@ impl Context<'_> {
             stream: template.stream.flatten(),
             encryption: template.encryption.clone(),
             tags,
+            warm: hot.warm,
         }
     }
 
@@ -249,7 +258,12 @@ impl Context<'_> {
                     ),
                 );
             }
-            let reason = format!("table class {} -> {} for {phase}{left}", change.from, change.to);
+            let reason = format!(
+                "table class {} -> {} for {phase}{left}{}",
+                change.from,
+                change.to,
+                self.warm_kept_note(owned, phase_index)
+            );
             return self.item(owned, Decision::UpdateClass(change), reason);
         };
         if !owned.verdict.scaling_known() {
@@ -302,6 +316,7 @@ impl Context<'_> {
             reason.push_str(&format!(", with indexes {}", names.join(", ")));
         }
         reason.push_str(&left);
+        reason.push_str(&self.warm_kept_note(owned, phase_index));
         if class_change.is_some() {
             reason.push_str("; the table class follows in a later run (one change per UpdateTable)");
         }

@@ -29,7 +29,7 @@ use crate::policy::scaling::{policy_name, resource_id, ScalableKey};
 use crate::policy::settings::{KeySchema, LocalIndex, Projection};
 use crate::policy::tags::{tagged_slot, TAG_ADOPTED, TAG_FAMILY};
 use crate::policy::Policy;
-use crate::table::ObservedTable;
+use crate::table::{ObservedTable, ObservedWarm};
 
 /// Everything a run may do with one table, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -218,6 +218,24 @@ impl Verdict {
     /// Whether the throughput of the index `name` is ours to change.
     pub fn index_capacity_is_ours(&self, table: &str, name: &str) -> bool {
         self.index_is_ours(name) && self.claims_on(&resource_id(table, Some(name))).is_empty()
+    }
+
+    /// The warm throughput DescribeTable reports for the parts of `table` that are ours: the
+    /// table's (`None`), then each of the policy's indexes' (by name). A part that reports none
+    /// is left out. Warm throughput holds no capacity, so scalable targets do not claim it.
+    pub fn warm_parts<'t>(&self, table: &'t ObservedTable) -> Vec<(Option<&'t str>, &'t ObservedWarm)> {
+        let indexes = table
+            .global_indexes
+            .iter()
+            .filter(|index| self.index_is_ours(&index.name))
+            .filter_map(|index| Some((Some(index.name.as_str()), index.warm.as_ref()?)));
+        table
+            .warm
+            .as_ref()
+            .map(|warm| (None, warm))
+            .into_iter()
+            .chain(indexes)
+            .collect()
     }
 
     /// Whether a change that touches every part of the table (a billing mode switch) is ours to
@@ -596,6 +614,7 @@ delete_after = 3
             last_decrease: None,
             key: Some(policy.indexes[0].key.clone()),
             projection: Some(Projection::All),
+            warm: None,
         }];
         table.local_indexes = vec![ObservedLocalIndex {
             name: "by_time".into(),

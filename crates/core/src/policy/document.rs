@@ -11,6 +11,7 @@ use crate::policy::indexes::{IndexDocument, LocalIndexDocument};
 use crate::policy::rates::RatesDocument;
 use crate::policy::retention::RetentionDocument;
 use crate::policy::settings::{Capacity, KeySchemaDocument};
+use crate::policy::warm::WarmDocument;
 use crate::policy::{PolicyError, POLICY_ENV};
 
 /// The policy document as written by the user: every field optional, unknown keys rejected.
@@ -81,6 +82,10 @@ pub struct PhaseDocument {
     /// Provisioned phases only, instead of `read` / `write`: Application Auto Scaling bounds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub autoscaling: Option<AutoscalingDocument>,
+    /// Warm throughput of the table and its global indexes, `{ read, write }` units per second:
+    /// set at CreateTable and raised, never lowered (see [`crate::policy::warm`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm: Option<WarmDocument>,
 }
 
 /// `autoscaling = { min_read, max_read, min_write, max_write, target = 70 }`: the bounds are

@@ -15,6 +15,7 @@ pub mod retention;
 pub mod scaling;
 pub mod settings;
 pub mod tags;
+pub mod warm;
 
 mod document;
 mod validate;
@@ -40,6 +41,7 @@ use crate::policy::scaling::Autoscaling;
 use crate::policy::settings::{
     Billing, Capacity, GlobalIndex, KeySchema, KeySchemaDocument, LocalIndex, TableClass,
 };
+use crate::policy::warm::{WarmDocument, WarmThroughput};
 
 /// Upper bound for `premake`: each run may create `premake + 1` tables at once, and DynamoDB
 /// allows at most 500 tables in CREATING at a time (fewer on new accounts).
@@ -95,6 +97,10 @@ pub struct Phase {
     /// Application Auto Scaling keeps the capacity between these bounds (`billing` is then
     /// provisioned at the minimums, what CreateTable starts a table with).
     pub autoscaling: Option<Autoscaling>,
+    /// Warm throughput for the table and each of the policy's global indexes: set at
+    /// CreateTable, raised on a table below it, never lowered; `None` leaves it to DynamoDB.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warm: Option<WarmThroughput>,
 }
 
 impl Phase {
@@ -103,6 +109,7 @@ impl Phase {
             min_age: i64::from(self.min_age),
             table_class: self.table_class.map(|c| c.as_policy_str().to_string()),
             index_overrides: (!self.index_overrides.is_empty()).then(|| self.index_overrides.clone()),
+            warm: self.warm.map(WarmDocument::from),
             ..PhaseDocument::default()
         };
         if let Some(a) = self.autoscaling {

@@ -17,6 +17,7 @@ use crate::policy::scaling::{Autoscaling, ScalableDimension};
 use crate::policy::settings::{
     AttributeKind, Billing, Capacity, KeyAttribute, KeySchema, KeySchemaDocument, OnDemandLimits, TableClass,
 };
+use crate::policy::warm::WarmThroughput;
 use crate::policy::{
     AutoscalingDocument, Phase, PhaseDocument, Policy, PolicyDocument, MAX_GRACE, MAX_PREMAKE,
 };
@@ -610,6 +611,16 @@ fn phase_settings(phase: &PhaseDocument, field: &str, indexes: &[&str]) -> Resul
             (any, any)
         }
     };
+    let warm = phase.warm.and_then(|warm| {
+        let (floor, source) = warm_floor(billing, index_billing, phase, indexes);
+        warm.validate(floor, &source)
+            .map_err(|found| {
+                for (name, message) in found {
+                    problems.push((format!("warm.{name}"), message));
+                }
+            })
+            .ok()
+    });
     if problems.is_empty() {
         Ok(Phase {
             min_age: 0,
@@ -618,10 +629,44 @@ fn phase_settings(phase: &PhaseDocument, field: &str, indexes: &[&str]) -> Resul
             index_overrides: phase.index_overrides.clone().unwrap_or_default(),
             table_class,
             autoscaling,
+            warm,
         })
     } else {
         Err(problems)
     }
+}
+
+/// The least warm throughput DynamoDB takes for a phase's table and global indexes (one value
+/// serves them all), and where it comes from: the on-demand starting values, or the highest
+/// provisioned capacity the phase gives the table or an index (CreateTable's, the minimums for
+/// an autoscaling phase), since warm throughput is never below the provisioned throughput.
+fn warm_floor(
+    billing: Billing,
+    index_billing: Billing,
+    phase: &PhaseDocument,
+    indexes: &[&str],
+) -> (WarmThroughput, String) {
+    if matches!(billing, Billing::OnDemand(_)) {
+        return (
+            WarmThroughput::ON_DEMAND,
+            "DynamoDB's on-demand default (a new on-demand table and index start at 12000 read / 4000 write units per second)".into(),
+        );
+    }
+    let mut floor = WarmThroughput::floor_for(billing);
+    if !indexes.is_empty() {
+        let overrides = phase
+            .index_overrides
+            .iter()
+            .flatten()
+            .map(|(_, c)| Billing::Provisioned(*c));
+        for index in std::iter::once(index_billing).chain(overrides) {
+            floor = floor.raised_to(WarmThroughput::floor_for(index));
+        }
+    }
+    (
+        floor,
+        "the phase's highest provisioned capacity on the table or an index (warm throughput is never below the provisioned throughput)".into(),
+    )
 }
 
 /// A phase's autoscaling bounds, or `None` after naming every problem with them.

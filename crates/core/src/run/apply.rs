@@ -125,9 +125,10 @@ pub async fn run_each<C: ControlPlane>(
 }
 
 /// Whether the current and every pre-built table are ready once a create_new run's changes are
-/// made: the observation, with the tables the run created as CREATING, then polled until
-/// ACTIVE for at most `options.readiness_wait`, never past `options.deadline`. No call when
-/// every target was ready when observed.
+/// made: the observation, with the tables the run created as CREATING and those whose warm
+/// throughput it raised as warming, then polled until ACTIVE for at most
+/// `options.readiness_wait`, never past `options.deadline`. No call when every target was ready
+/// when observed.
 async fn next_table_ready<C: ControlPlane>(
     control: &C,
     policy: &Policy,
@@ -137,11 +138,14 @@ async fn next_table_ready<C: ControlPlane>(
     options: ApplyOptions,
 ) -> Readiness {
     let mut ready = readiness::assess(policy, now, observed);
-    for line in &report.tables {
-        if matches!(line.item.decision, Decision::Create(_) | Decision::Recreate(_))
-            && line.outcome == Outcome::Done
-        {
-            readiness::created(&mut ready, &line.item.table);
+    for line in report.lines_with(Outcome::Done) {
+        match &line.item.decision {
+            Decision::Create(_) | Decision::Recreate(_) => readiness::created(&mut ready, &line.item.table),
+            Decision::Configure(SettingChange {
+                setting: TableSetting::Warm(_),
+                ..
+            }) => readiness::warming(&mut ready, &line.item.table),
+            _ => {}
         }
     }
     let ready = ready.recomputed();
@@ -149,7 +153,7 @@ async fn next_table_ready<C: ControlPlane>(
     if let Some(deadline) = options.deadline {
         until = until.min(deadline);
     }
-    readiness::settle(control, ready, until).await
+    readiness::settle(control, policy, ready, until).await
 }
 
 /// A scaling step's reason when the endpoint turned out to have no Application Auto Scaling;

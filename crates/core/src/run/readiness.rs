@@ -5,6 +5,11 @@
 //! (waiting a bounded time for the tables it just created, [`settle`]), the Lambda functions
 //! turn it into the `NextTableReady` metric, and `status` prints it as its health line from
 //! what it observed (no waiting).
+//!
+//! When phase 0 asks for warm throughput, a table is ready only once DynamoDB reports the warm
+//! throughput of the table and of the policy's indexes on it ACTIVE: a pre-warmed table still
+//! UPDATING cannot take the traffic it is pre-warmed for yet. Where the endpoint does not report
+//! warm throughput (dynalite, DynamoDB Local) nothing is waited for.
 
 use std::time::{Duration, Instant};
 
@@ -12,7 +17,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::plan::target_names;
-use crate::plan::verdict::Judge;
+use crate::plan::verdict::{Judge, Verdict};
 use crate::policy::Policy;
 use crate::run::control::ControlPlane;
 use crate::table::{ObservedTable, TableStatus};
@@ -37,6 +42,11 @@ pub struct TargetTable {
     /// builds shortly before the boundary; until then its absence is expected.
     #[serde(skip_serializing_if = "is_false")]
     pub built_by_next_run: bool,
+    /// The status of its warm throughput when phase 0 asks for some: ACTIVE when the table's
+    /// and every policy index's are, else the first that is not (UPDATING); `None` when the
+    /// phase asks for none or the endpoint does not report it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm: Option<String>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -45,8 +55,14 @@ fn is_false(b: &bool) -> bool {
 
 impl TargetTable {
     /// Exists, is ours, and serves reads and writes: ACTIVE, or UPDATING (a capacity or
-    /// setting change in progress; DynamoDB keeps serving the table meanwhile).
+    /// setting change in progress; DynamoDB keeps serving the table meanwhile); and its warm
+    /// throughput, when phase 0 asks for it, is ACTIVE.
     pub fn is_ready(&self) -> bool {
+        self.serves() && self.warm.as_deref().is_none_or(|warm| warm == "ACTIVE")
+    }
+
+    /// Exists, is ours, and serves reads and writes, whatever its warm throughput.
+    fn serves(&self) -> bool {
         !self.foreign && matches!(self.status.as_deref(), Some("ACTIVE" | "UPDATING"))
     }
 
@@ -61,9 +77,10 @@ impl TargetTable {
         self.foreign || self.status.is_none() || self.status.as_deref() == Some("DELETING")
     }
 
-    /// Exists and is ours but not usable yet, and may become so without another run.
+    /// Exists and is ours but not usable yet, and may become so without another run: CREATING,
+    /// or serving with its warm throughput still being raised.
     fn is_settling(&self) -> bool {
-        !self.foreign && self.status.as_deref() == Some("CREATING")
+        !self.foreign && (self.status.as_deref() == Some("CREATING") || (self.serves() && !self.is_ready()))
     }
 
     /// "timeseries_2018-10-26 ACTIVE", "timeseries_2018-10-26 missing", ...
@@ -72,7 +89,10 @@ impl TargetTable {
             (_, true) => format!("{} taken by a table that is not this policy's", self.table),
             (None, _) if self.built_by_next_run => format!("{} due from the next create_new run", self.table),
             (None, _) => format!("{} missing", self.table),
-            (Some(status), _) => format!("{} {status}", self.table),
+            (Some(status), _) => match self.warm.as_deref().filter(|warm| *warm != "ACTIVE") {
+                Some(warm) => format!("{} {status}, warm throughput {warm}", self.table),
+                None => format!("{} {status}", self.table),
+            },
         }
     }
 }
@@ -86,7 +106,8 @@ pub struct Readiness {
     /// The names with no table.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
-    /// The names whose table is not ready (not ACTIVE, or not this policy's).
+    /// The names whose table is not ready (not ACTIVE, its warm throughput not ACTIVE, or not
+    /// this policy's).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_active: Vec<String>,
 }
@@ -163,29 +184,55 @@ pub fn assess(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
     let judge = Judge::new(policy);
     let tables = target_names(policy, now)
         .into_iter()
-        .map(|name| match observed.iter().find(|t| t.name == name) {
-            None => TargetTable {
-                table: name,
-                status: None,
-                foreign: false,
-                built_by_next_run: false,
-            },
-            Some(table) => TargetTable {
-                status: Some(table.status.as_str().to_string()),
-                foreign: !judge.verdict(table).is_some_and(|v| v.is_ours()),
-                table: name,
-                built_by_next_run: false,
-            },
+        .map(|name| {
+            target(
+                policy,
+                &judge,
+                name.clone(),
+                observed.iter().find(|t| t.name == name),
+            )
         })
         .collect();
     Readiness::from_tables(tables)
 }
 
-/// Polls the tables still CREATING (DescribeTable: at once, then after [`FIRST_POLL`], the wait
-/// doubling up to [`MAX_POLL`]: a table DynamoDB creates is ACTIVE within seconds, so a few
-/// polls each) until none is, or until `until`. No call when none is CREATING. A table still CREATING at `until`
-/// stays not ready; a failed poll leaves the table as it was.
-pub async fn settle<C: ControlPlane>(control: &C, readiness: Readiness, until: Instant) -> Readiness {
+/// One target as `table` (the table named `name`, if it exists) shows it.
+fn target(policy: &Policy, judge: &Judge, name: String, table: Option<&ObservedTable>) -> TargetTable {
+    let verdict = table.and_then(|t| judge.verdict(t));
+    TargetTable {
+        status: table.map(|t| t.status.as_str().to_string()),
+        foreign: table.is_some() && !verdict.as_ref().is_some_and(Verdict::is_ours),
+        warm: table
+            .filter(|_| policy.hot_phase().warm.is_some())
+            .and_then(|t| warm_status(t, verdict.as_ref()?)),
+        table: name,
+        built_by_next_run: false,
+    }
+}
+
+/// The status of the warm throughput of `table` and of the policy's indexes on it: the first
+/// that is not ACTIVE, else ACTIVE; `None` when none is reported.
+fn warm_status(table: &ObservedTable, verdict: &Verdict) -> Option<String> {
+    let parts = verdict.warm_parts(table);
+    let (_, first) = parts
+        .iter()
+        .find(|(_, warm)| !warm.is_active())
+        .or(parts.first())?;
+    Some(first.status.as_str().to_string())
+}
+
+/// Polls the tables still CREATING, or serving with their warm throughput still UPDATING
+/// (DescribeTable: at once, then after [`FIRST_POLL`], the wait doubling up to [`MAX_POLL`]: a
+/// table DynamoDB creates is ACTIVE within seconds, so a few polls each) until none is, or until
+/// `until`. No call when none is. A table still settling at `until` stays not ready; a failed
+/// poll leaves the table as it was.
+pub async fn settle<C: ControlPlane>(
+    control: &C,
+    policy: &Policy,
+    readiness: Readiness,
+    until: Instant,
+) -> Readiness {
+    let judge = Judge::new(policy);
     let mut readiness = readiness;
     let mut wait = Duration::ZERO;
     loop {
@@ -211,7 +258,9 @@ pub async fn settle<C: ControlPlane>(control: &C, readiness: Readiness, until: I
             match control.describe_table(&name).await {
                 Ok(found) => {
                     if let Some(entry) = readiness.table_mut(&name) {
-                        entry.status = found.map(|t| t.status.as_str().to_string());
+                        let seen = target(policy, &judge, name.clone(), found.as_ref());
+                        entry.status = seen.status;
+                        entry.warm = seen.warm;
                     }
                 }
                 Err(error) => tracing::warn!(table = %name, %error, "could not poll the table's status"),
@@ -235,6 +284,16 @@ pub fn created(readiness: &mut Readiness, name: &str) {
     }
 }
 
+/// Marks the warm throughput of `name` as just raised by this run: UPDATING until a poll says
+/// otherwise (a table whose warm throughput is not reported has no entry to mark).
+pub fn warming(readiness: &mut Readiness, name: &str) {
+    if let Some(entry) = readiness.table_mut(name) {
+        if entry.warm.is_some() {
+            entry.warm = Some(TableStatus::Updating.as_str().to_string());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,6 +304,7 @@ mod tests {
             status: status.map(String::from),
             foreign,
             built_by_next_run: false,
+            warm: None,
         }
     }
 

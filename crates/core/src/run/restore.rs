@@ -123,6 +123,8 @@ pub fn restore_spec(policy: &Policy, slot: Slot, now: DateTime<Utc>) -> (TableSp
         stream: None,
         encryption: policy.template.encryption.clone(),
         tags: BTreeMap::new(),
+        // ImportTable takes no warm throughput for the table.
+        warm: None,
     };
     (spec, phase_index)
 }

@@ -8,17 +8,18 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::plan::verdict::Verdict;
+use crate::plan::verdict::{Judge, Verdict};
 use crate::plan::{
     family_tables, plan, plan_run, quota_warning, Decision, Operation, Plan, PlanItem, QuotaHorizon,
 };
 use crate::policy::period::Slot;
 use crate::policy::settings::Billing;
 use crate::policy::tags::TAG_LAST_DEFERRAL;
+use crate::policy::warm::WarmThroughput;
 use crate::policy::Policy;
 use crate::run::observe::run_view;
 use crate::run::readiness::{assess_between_runs, Readiness};
-use crate::table::{ArchiveState, ObservedTable};
+use crate::table::{ArchiveState, ObservedTable, ObservedWarm};
 
 /// What one operation would do with a table next time it runs, and the verdict it decides on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -44,6 +45,32 @@ pub struct ArchiveStatus {
     pub state: ArchiveState,
     /// When the table reaches `archive_after` (resize_old's first run after exports it).
     pub due: DateTime<Utc>,
+}
+
+/// A table's warm throughput: what its phase asks for, and what DescribeTable reports for the
+/// table and each of the policy's indexes on it, with their status.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WarmStatus {
+    /// What the table's phase asks for; `None`: nothing (DynamoDB's own values stay).
+    pub wanted: Option<WarmThroughput>,
+    /// The table's; `None`: the endpoint does not report warm throughput.
+    pub table: Option<ObservedWarm>,
+    /// The policy's indexes on the table, by name (a foreign index is never raised or shown).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub indexes: BTreeMap<String, ObservedWarm>,
+}
+
+impl WarmStatus {
+    /// Whether every part reported has at least what the phase asks for.
+    pub fn covers_wanted(&self) -> bool {
+        let Some(wanted) = self.wanted else {
+            return true;
+        };
+        self.table
+            .iter()
+            .chain(self.indexes.values())
+            .all(|have| have.units.covers(wanted))
+    }
 }
 
 /// The next phase a table will move to, and from when (resize_old's first run after).
@@ -80,6 +107,10 @@ pub struct TableStatusLine {
     pub delete_due: Option<DateTime<Utc>>,
     /// The last change DynamoDB refused at run time, with when (from the table's tag).
     pub last_deferral: Option<String>,
+    /// The warm throughput wanted and reported, for a table of the policy's when its phase asks
+    /// for some or the endpoint reports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warm: Option<WarmStatus>,
 }
 
 impl TableStatusLine {
@@ -165,8 +196,13 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
         }
     }
     let mut tables: Vec<TableStatusLine> = lines.into_values().collect();
+    let judge = Judge::new(policy);
     for line in &mut tables {
         let table = observed.iter().find(|t| t.name == line.table);
+        line.warm = line
+            .phase
+            .zip(table)
+            .and_then(|(phase, table)| warm_status(policy, &judge, phase, table));
         line.last_deferral = table
             .and_then(|t| t.tags.as_ref())
             .and_then(|tags| tags.get(TAG_LAST_DEFERRAL))
@@ -260,6 +296,23 @@ fn unread_hazards(full: &Plan, runs: &[&Plan]) -> Vec<String> {
     hazards
 }
 
+/// What `status` shows of a table's warm throughput in phase `phase`: `None` for a table that is
+/// not ours, or when the phase asks for none and the endpoint reports none.
+fn warm_status(policy: &Policy, judge: &Judge, phase: usize, table: &ObservedTable) -> Option<WarmStatus> {
+    let verdict = judge.verdict(table).filter(Verdict::is_ours)?;
+    let wanted = policy.phases.get(phase).and_then(|p| p.warm);
+    let indexes: BTreeMap<String, ObservedWarm> = verdict
+        .warm_parts(table)
+        .into_iter()
+        .filter_map(|(index, warm)| Some((index?.to_string(), warm.clone())))
+        .collect();
+    (wanted.is_some() || table.warm.is_some()).then(|| WarmStatus {
+        wanted,
+        table: table.warm.clone(),
+        indexes,
+    })
+}
+
 /// The table's next phase and from when ([`Policy::next_phase_change`]): when its age reaches
 /// a later phase's `min_age`, or its write grace ends, whichever changes the phase first (a
 /// grace longer than a period may end in a phase past 1). `None` for a table without a phase
@@ -287,5 +340,6 @@ fn empty_line(item: &PlanItem) -> TableStatusLine {
         archive: None,
         delete_due: None,
         last_deferral: None,
+        warm: None,
     }
 }

@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::policy::settings::{
     Billing, Encryption, GlobalIndex, KeySchema, LocalIndex, StreamSetting, TableClass,
 };
+use crate::policy::warm::WarmThroughput;
 
 /// Everything CreateTable needs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -29,6 +30,10 @@ pub struct TableSpec {
     pub encryption: Option<Encryption>,
     /// The user's tags and ours.
     pub tags: BTreeMap<String, String>,
+    /// Warm throughput for the table and each of `global_indexes`; `None`: DynamoDB's starting
+    /// values.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warm: Option<WarmThroughput>,
 }
 
 /// A global secondary index and its throughput, as CreateTable or an index creation sends it.
@@ -128,6 +133,50 @@ pub enum TableSetting {
     Encryption(Encryption),
     /// Create a global secondary index the policy added (one per UpdateTable).
     AddIndex(IndexSpec),
+    /// Raise the warm throughput of the table and of the policy's indexes that are below the
+    /// phase's (one UpdateTable); never a lower value, which DynamoDB refuses.
+    Warm(WarmRaise),
+}
+
+/// The parts of a table whose warm throughput an UpdateTable raises, each to at least the
+/// phase's on both dimensions.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WarmRaise {
+    pub parts: Vec<WarmPart>,
+}
+
+/// The table (`index` None) or one of its global indexes, from what DescribeTable reported to
+/// what the UpdateTable asks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WarmPart {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<String>,
+    pub from: WarmThroughput,
+    pub to: WarmThroughput,
+}
+
+impl WarmRaise {
+    /// The table's own part, if it is raised.
+    pub fn table(&self) -> Option<&WarmPart> {
+        self.parts.iter().find(|part| part.index.is_none())
+    }
+
+    /// The indexes' parts.
+    pub fn indexes(&self) -> impl Iterator<Item = (&str, &WarmPart)> {
+        self.parts
+            .iter()
+            .filter_map(|part| part.index.as_deref().map(|index| (index, part)))
+    }
+}
+
+/// "table 12000 read / 4000 write units/s -> 40000 read / 20000 write units/s".
+impl fmt::Display for WarmPart {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.index {
+            None => write!(f, "table {} -> {}", self.from, self.to),
+            Some(index) => write!(f, "index {index} {} -> {}", self.from, self.to),
+        }
+    }
 }
 
 impl fmt::Display for TableSetting {
@@ -142,6 +191,10 @@ impl fmt::Display for TableSetting {
                 "index {} ({}, {}, {})",
                 spec.index.name, spec.index.key, spec.index.projection, spec.billing
             ),
+            TableSetting::Warm(raise) => {
+                let parts: Vec<String> = raise.parts.iter().map(ToString::to_string).collect();
+                write!(f, "warm throughput: {}", parts.join(", "))
+            }
         }
     }
 }

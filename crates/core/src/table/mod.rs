@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::policy::scaling::ObservedScalableTarget;
 use crate::policy::settings::{Billing, KeySchema, Projection, StreamSetting, TableClass};
 use crate::policy::tags::{TAG_ARCHIVED, TAG_EXPORT};
+use crate::policy::warm::WarmThroughput;
 use archive::ArchiveProof;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -70,6 +71,9 @@ pub struct ObservedTable {
     pub global_indexes: Vec<ObservedIndex>,
     /// Local secondary indexes, as DescribeTable lists them.
     pub local_indexes: Vec<ObservedLocalIndex>,
+    /// The table's warm throughput (DescribeTable's WarmThroughput); `None` when the endpoint
+    /// does not report it (dynalite, DynamoDB Local): then nothing is raised or waited for.
+    pub warm: Option<ObservedWarm>,
     /// The next fields come from calls besides DescribeTable, made only when the policy needs
     /// them; `None` means not read.
     pub tags: Option<BTreeMap<String, String>>,
@@ -106,6 +110,23 @@ pub struct ObservedIndex {
     /// index is not provably the policy's).
     pub key: Option<KeySchema>,
     pub projection: Option<Projection>,
+    /// The index's warm throughput; `None` when the endpoint does not report it.
+    pub warm: Option<ObservedWarm>,
+}
+
+/// A table's or an index's warm throughput as DescribeTable reports it, with its status:
+/// UPDATING while a raise is carried out, then ACTIVE.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ObservedWarm {
+    #[serde(flatten)]
+    pub units: WarmThroughput,
+    pub status: TableStatus,
+}
+
+impl ObservedWarm {
+    pub fn is_active(&self) -> bool {
+        self.status == TableStatus::Active
+    }
 }
 
 /// One local secondary index as DescribeTable reports it: set at CreateTable, never changed.
@@ -266,6 +287,7 @@ impl ObservedTable {
             encryption: ObservedEncryption::AwsOwned,
             global_indexes: Vec::new(),
             local_indexes: Vec::new(),
+            warm: None,
             tags: None,
             ttl: None,
             point_in_time_recovery: None,

@@ -266,7 +266,7 @@ impl ControlPlane for FakeDynamo {
         self.with_table(&change.name, |t| match &change.setting {
             TableSetting::DeletionProtection(on) => t.deletion_protection = *on,
             TableSetting::Stream(stream) => t.stream = *stream,
-            TableSetting::Encryption(_) | TableSetting::AddIndex(_) => {}
+            TableSetting::Encryption(_) | TableSetting::AddIndex(_) | TableSetting::Warm(_) => {}
         });
         Ok(())
     }

@@ -72,6 +72,7 @@ fn index(name: &str, billing: Billing) -> ObservedIndex {
         last_decrease: None,
         key: Some(key),
         projection: Some(projection),
+        warm: None,
     }
 }
 

@@ -18,16 +18,20 @@
 //!    no family tag), and never delete a claimable one; never a foreign GSI's throughput, never
 //!    a dimension (read or write) that a foreign or shared scalable target holds, never
 //!    register over such a target, never touch a foreign policy, never deregister (or plan to)
-//!    a target carrying one, never write the family tag onto an existing table. A change the
-//!    role refuses is no change.
+//!    a target carrying one, never write the family tag onto an existing table, never raise the
+//!    warm throughput of a foreign table or GSI, and never ask to lower a warm throughput (the
+//!    fake refuses it, as DynamoDB does). A change the role refuses is no change.
 //! 2. `no_data_loss`: a deleted table was provably ours and carried our family tag, had the
 //!    policy's key and local indexes, no foreign or shared target and no other family's tag,
 //!    was old enough, and its period end + grace had passed.
 //! 3. `create_new_is_loud`: a create_new run that leaves the current or a pre-built table
-//!    missing or DELETING reports failure and a next table that is not ready.
+//!    missing or DELETING reports failure and a next table that is not ready; one that says the
+//!    next table is ready left no target's warm throughput UPDATING (when phase 0 asks for it).
 //! 4. `resize_old_converges`: after every resize_old run, every ACTIVE table that is provably
 //!    ours, has the policy's key and nothing foreign on it has the phase its age (and grace)
-//!    calls for, unless its line is deferred for a documented cause that the fake confirms.
+//!    calls for, its warm throughput included, unless its line is deferred for a documented
+//!    cause that the fake confirms (a warm throughput raise also waits for another UpdateTable
+//!    of the run).
 //! 5. `status_predicts_run`: `status`, computed from a full observation just before a run,
 //!    predicted exactly the changes the run then planned for each table, on the same verdict,
 //!    and warned of every change the role then refused.
@@ -51,6 +55,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use ddb_rollover::policy::scaling::ScalableKey;
 use ddb_rollover::policy::settings::{Billing, GlobalIndex};
+use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::run::adopt::{adopt, AdoptReport};
 use ddb_rollover::run::status::status;
 use ddb_rollover::table::changes::TableSpec;
@@ -214,6 +219,16 @@ impl Account for FakeAccount {
     fn delete_policy(&self, who: &str, key: &ScalableKey, name: &str) -> Result<(), String> {
         text(self.fake.foreign_delete_policy(who, key, name))
     }
+
+    fn raise_warm(
+        &self,
+        who: &str,
+        table: &str,
+        index: Option<&str>,
+        to: WarmThroughput,
+    ) -> Result<(), String> {
+        text(self.fake.foreign_raise_warm(who, table, index, to))
+    }
 }
 
 fn check_case(case: &Case) -> Result<(), TestCaseError> {
@@ -264,6 +279,7 @@ fn known_cases() -> Vec<(&'static str, Case)> {
         gap,
         kind,
         class: None,
+        warm: None,
     };
     let policy = |period, phases, retention| PolicySpec {
         period,

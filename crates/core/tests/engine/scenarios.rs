@@ -18,12 +18,13 @@ use ddb_rollover::policy::settings::{
     AttributeKind, Billing, Capacity, GlobalIndex, KeyAttribute, KeySchema, LocalIndex, OnDemandLimits,
     Projection,
 };
+use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::run::adopt::AdoptReport;
 use ddb_rollover::run::report::Outcome;
 use ddb_rollover::run::status::StatusReport;
 use ddb_rollover::table::changes::{IndexSpec, TableSpec};
 use ddb_rollover::{ApplyOptions, Operation, Policy, RunReport};
-use fake_aws::{Config, Effect, Maker, Status, Table, Target, World, FAMILY_TAG};
+use fake_aws::{Config, Effect, Maker, Status, Table, Target, World, FAMILY_TAG, LOWER_WARM};
 use proptest::prelude::*;
 
 pub const PREFIX: &str = "ts";
@@ -51,6 +52,8 @@ pub struct PhaseSpec {
     pub gap: u32,
     pub kind: PhaseKind,
     pub class: Option<&'static str>,
+    /// `warm = { read, write }` (units per second): at least any capacity the generator gives.
+    pub warm: Option<(i64, i64)>,
 }
 
 #[derive(Clone, Debug)]
@@ -116,6 +119,9 @@ impl PolicySpec {
             if let Some(class) = phase.class {
                 t.push_str(&format!("table_class = \"{class}\"\n"));
             }
+            if let Some((read, write)) = phase.warm {
+                t.push_str(&format!("warm = {{ read = {read}, write = {write} }}\n"));
+            }
         }
         if self.ttl || self.deletion_protection {
             t.push_str("[template]\n");
@@ -150,7 +156,19 @@ pub fn phase_strategy() -> impl Strategy<Value = PhaseSpec> {
         1 => any::<bool>().prop_map(|wide| PhaseKind::Autoscaling { wide }),
     ];
     let class = prop_oneof![4 => Just(None), 1 => Just(Some("standard_ia")), 1 => Just(Some("standard"))];
-    (1u32..=3, kind, class).prop_map(|(gap, kind, class)| PhaseSpec { gap, kind, class })
+    // At or above every capacity above and DynamoDB's on-demand starting values (12,000 / 4,000).
+    let warm = prop_oneof![
+        5 => Just(None),
+        1 => Just(Some((12_000i64, 4_000i64))),
+        1 => Just(Some((40_000, 20_000))),
+        1 => Just(Some((30_000, 30_000))),
+    ];
+    (1u32..=3, kind, class, warm).prop_map(|(gap, kind, class, warm)| PhaseSpec {
+        gap,
+        kind,
+        class,
+        warm,
+    })
 }
 
 pub fn retention_strategy() -> impl Strategy<Value = RetentionSpec> {
@@ -197,6 +215,7 @@ pub fn policy_strategy(k: &Knobs) -> impl Strategy<Value = PolicySpec> {
                         .into_iter()
                         .map(|p| PhaseSpec {
                             class: p.class.filter(|_| k.on("table_class")),
+                            warm: p.warm.filter(|_| k.on("warm")),
                             ..p
                         })
                         .map(|p| match p.kind {
@@ -300,6 +319,26 @@ pub enum Act {
     /// make: one claimable by name (`{prefix}_{label}`, our key, no family tag) when
     /// `claimable` and there is one, else any.
     Adopt { pick: usize, claimable: bool },
+    /// Someone pre-warms one of our tables (or its first index): above anything a policy asks
+    /// (`high`; no run may then try to lower it), or to less than some phases ask (a run raises
+    /// it further, once this raise is no longer UPDATING).
+    PreWarm { pick: usize, index: bool, high: bool },
+}
+
+/// What [`Act::PreWarm`] raises a table or index to: above every phase's warm throughput, or
+/// above DynamoDB's on-demand defaults but below some phases'.
+pub fn pre_warmed(high: bool) -> WarmThroughput {
+    if high {
+        WarmThroughput {
+            read: 50_000,
+            write: 35_000,
+        }
+    } else {
+        WarmThroughput {
+            read: 20_000,
+            write: 8_000,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -332,13 +371,13 @@ pub enum Step {
 /// - steps: `foreign` (every foreign act), or one act: `hand_made`, `restored`, `sibling`,
 ///   `tag_other_family`, `untag_family`, `capacity`, `delete`, `delete_newest`, `target`,
 ///   `step_policy`, `add_index` (the policy's index name on another key), `add_extra_index`,
-///   `drop_scaling`, `spend_decreases`, `adopt`;
+///   `drop_scaling`, `spend_decreases`, `adopt`, `pre_warm`;
 /// - hand-made tables: `hand_made_extra_gsi` (indexes the policy does not name),
 ///   `hand_made_on_demand`;
 /// - policies: `grace`, `ttl`, `autoscaling` (such phases become fixed ones), `retention`,
 ///   `archive`, `policy_without_gsi` (every policy then has the index `by_device`),
 ///   `table_class` (phases keep the table's class), `on_demand_max` (on-demand phases without
-///   maximums).
+///   maximums), `warm` (phases without warm throughput).
 #[derive(Clone, Debug)]
 pub struct Knobs {
     pub without: BTreeSet<String>,
@@ -482,6 +521,13 @@ pub fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
                 .prop_map(|(pick, index)| Act::SpendDecreases { pick, index })
                 .boxed(),
         ),
+        (
+            1,
+            "pre_warm",
+            (pick(), any::<bool>(), any::<bool>())
+                .prop_map(|(pick, index, high)| Act::PreWarm { pick, index, high })
+                .boxed(),
+        ),
     ];
     let options: Vec<(u32, BoxedStrategy<Act>)> = options
         .into_iter()
@@ -538,6 +584,9 @@ pub struct Slowness {
     pub delete: bool,
     /// UpdateTable: 2 minutes instead of 10 s; an index: 10 minutes instead of 1.
     pub update: bool,
+    /// A warm throughput raise: 30 minutes instead of 90 s (still UPDATING at the next run 15
+    /// minutes later, and after create_new's wait for it).
+    pub warm: bool,
 }
 
 impl Slowness {
@@ -563,6 +612,11 @@ impl Slowness {
                 Duration::minutes(10)
             } else {
                 default.index_delay
+            },
+            warm_delay: if self.warm {
+                Duration::minutes(30)
+            } else {
+                default.warm_delay
             },
             ..default
         }
@@ -600,11 +654,13 @@ pub fn case_strategy(knobs: Knobs) -> impl Strategy<Value = Case> {
             prop::bool::weighted(0.15),
             prop::bool::weighted(0.15),
             prop::bool::weighted(0.15),
+            prop::bool::weighted(0.15),
         )
-            .prop_map(|(create, delete, update)| Slowness {
+            .prop_map(|(create, delete, update, warm)| Slowness {
                 create,
                 delete,
                 update,
+                warm,
             }),
         prop::collection::vec(step_strategy(&knobs), 1..=16),
     )
@@ -946,6 +1002,21 @@ pub fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
                     }
                 }
             }
+            Effect::Warm { index, from, to, .. } => {
+                let part = index
+                    .as_ref()
+                    .map_or("the table".to_string(), |i| format!("index {i}"));
+                if let Some(why) = &foreign {
+                    say(format!(
+                        "{op} raised the warm throughput of {part} of {name} ({from} -> {to}), and the table is foreign: {why}"
+                    ));
+                }
+                if let Some(why) = index.as_ref().and_then(|i| g.foreign_gsi(name, i)) {
+                    say(format!(
+                        "{op} raised the warm throughput of a foreign GSI of {name} ({from} -> {to}): {why}"
+                    ));
+                }
+            }
             Effect::TableClass { .. }
             | Effect::Setting { .. }
             | Effect::AddedIndex { .. }
@@ -1016,6 +1087,15 @@ pub fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
                     ));
                 }
             }
+        }
+    }
+    // DynamoDB refuses a lower warm throughput: no run of ours may ask for one.
+    for call in f.calls {
+        if let Some((_, message)) = call.error.as_ref().filter(|(_, m)| m.contains(LOWER_WARM)) {
+            say(format!(
+                "{} {} asked to lower a warm throughput: {message}",
+                call.operation, call.table
+            ));
         }
     }
     // The plan itself: leaving an autoscaling phase never asks to deregister a target that
@@ -1142,12 +1222,46 @@ pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
 }
 
 /// Promise 3: a create_new run whose end state has the current or a pre-built table missing or
-/// DELETING reports failure, and says the next table is not ready.
+/// DELETING reports failure, and says the next table is not ready; and one that says the next
+/// table is ready, when phase 0 asks for warm throughput, ended with the warm throughput of each
+/// such table and of the policy's indexes on it ACTIVE.
 pub fn create_new_is_loud(f: &RunFacts<'_>) -> Vec<String> {
     if f.operation != Operation::CreateNew {
         return Vec::new();
     }
     let mut out = Vec::new();
+    let said_ready = f.report.next_table_ready.as_ref().is_some_and(|r| r.ready);
+    if said_ready && f.policy.hot_phase().warm.is_some() {
+        let g = Ground {
+            policy: f.policy,
+            world: f.after,
+        };
+        for name in target_names(f.policy, f.now) {
+            let Some(table) = f.after.tables.get(&name) else {
+                continue;
+            };
+            let mut updating: Vec<String> = Vec::new();
+            if table.warm.is_updating() {
+                updating.push("the table".into());
+            }
+            for gsi in table
+                .gsis
+                .iter()
+                .filter(|gsi| gsi.warm.is_updating() && g.foreign_gsi(&name, &gsi.name).is_none())
+            {
+                updating.push(format!("index {}", gsi.name));
+            }
+            count("promise 3: ready with warm throughput checked");
+            if !updating.is_empty() {
+                out.push(format!(
+                    "{}: create_new said the next table is ready, but the warm throughput of {} of {name} is still UPDATING; its lines: {}",
+                    f.step,
+                    updating.join(", "),
+                    f.lines_of(&name)
+                ));
+            }
+        }
+    }
     for name in target_names(f.policy, f.now) {
         let state = match f.after.tables.get(&name) {
             None => "missing",
@@ -1245,6 +1359,13 @@ pub fn confirm_deferral(f: &RunFacts<'_>, table: &Table, cause: DeferralCause) -
                 Err("deferred for index_busy, but every index is ACTIVE".into())
             }
         }
+        DeferralCause::WarmUpdating => {
+            if table.warm.is_updating() || table.gsis.iter().any(|g| g.warm.is_updating()) {
+                Ok(())
+            } else {
+                Err("deferred for warm_updating, but no warm throughput of it is UPDATING".into())
+            }
+        }
         DeferralCause::ScalingStillAttached => {
             let ours = f
                 .after
@@ -1259,6 +1380,27 @@ pub fn confirm_deferral(f: &RunFacts<'_>, table: &Table, cause: DeferralCause) -
         }
         other => Err(format!("deferred for {other}, which does not hold back a phase")),
     }
+}
+
+/// The parts of `table` (the table, its GSIs) with less warm throughput than `phase` asks for.
+pub fn warm_differences(f: &RunFacts<'_>, table: &Table, phase: usize) -> Vec<String> {
+    let Some(want) = f.policy.phases[phase].warm else {
+        return Vec::new();
+    };
+    let mut below = Vec::new();
+    if !table.warm.units.covers(want) {
+        below.push(format!(
+            "its warm throughput is {}, the phase's {want}",
+            table.warm.units
+        ));
+    }
+    for gsi in table.gsis.iter().filter(|g| !g.warm.units.covers(want)) {
+        below.push(format!(
+            "index {}'s warm throughput is {}, the phase's {want}",
+            gsi.name, gsi.warm.units
+        ));
+    }
+    below
 }
 
 /// How the table differs from `phase` in the fake, as (capacity problems, class problems).
@@ -1402,7 +1544,8 @@ pub fn resize_old_converges(f: &RunFacts<'_>) -> Vec<String> {
         };
         count("promise 4: tables checked");
         let (capacity, class) = phase_differences(f, after, phase);
-        if capacity.is_empty() && class.is_empty() {
+        let warm = warm_differences(f, after, phase);
+        if capacity.is_empty() && class.is_empty() && warm.is_empty() {
             continue;
         }
         count("promise 4: tables not in their phase");
@@ -1438,12 +1581,19 @@ pub fn resize_old_converges(f: &RunFacts<'_>) -> Vec<String> {
                         | Effect::AddedIndex { .. }
                 )
         });
+        // A warm throughput raise is an UpdateTable of its own: it waits for any other.
+        let updated_at_all = updated
+            || f.effects()
+                .any(|(_, e)| e.table() == before.name && matches!(e, Effect::TableClass { .. }));
         let mut problems = Vec::new();
         if !capacity.is_empty() && !excused {
             problems.extend(capacity);
         }
         if !class.is_empty() && !excused && !updated {
             problems.extend(class);
+        }
+        if !warm.is_empty() && !excused && !updated_at_all {
+            problems.extend(warm);
         }
         if problems.is_empty() {
             continue;
@@ -1688,6 +1838,14 @@ pub trait Account {
     /// DeregisterScalableTarget: every policy on the target goes with it.
     fn deregister_target(&self, who: &str, key: &ScalableKey) -> Result<(), String>;
     fn delete_policy(&self, who: &str, key: &ScalableKey, name: &str) -> Result<(), String>;
+    /// Pre-warms the table (`index` None) or one of its indexes to `to` (UpdateTable).
+    fn raise_warm(
+        &self,
+        who: &str,
+        table: &str,
+        index: Option<&str>,
+        to: WarmThroughput,
+    ) -> Result<(), String>;
 }
 
 /// Plays one case in an account, checking the promises after each of our runs.
@@ -1861,6 +2019,7 @@ impl<A: Account> Harness<'_, A> {
             stream: None,
             encryption: None,
             tags,
+            warm: None,
         }
     }
 
@@ -1902,6 +2061,7 @@ impl<A: Account> Harness<'_, A> {
                     stream: None,
                     encryption: None,
                     tags: BTreeMap::new(),
+                    warm: None,
                 };
                 let _ = account.create_table(PERSON, &spec);
             }
@@ -2036,6 +2196,21 @@ impl<A: Account> Harness<'_, A> {
                     }
                     account.advance(Duration::seconds(15));
                 }
+            }
+            Act::PreWarm { pick, index, high } => {
+                let Some(name) = Self::pick(&ours, *pick) else {
+                    return;
+                };
+                let gsi = if *index {
+                    account
+                        .world()
+                        .tables
+                        .get(name)
+                        .and_then(|t| t.gsis.first().map(|g| g.name.clone()))
+                } else {
+                    None
+                };
+                let _ = account.raise_warm(PERSON, name, gsi.as_deref(), pre_warmed(*high));
             }
             Act::Adopt { pick, claimable } => {
                 // The operator names a table under our prefix that our runs did not make; the

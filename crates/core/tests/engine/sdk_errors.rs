@@ -78,6 +78,7 @@ async fn create_on_an_existing_name_means_it_exists() {
         stream: None,
         encryption: None,
         tags: Default::default(),
+        warm: None,
     };
     let error = control.create_table(&spec).await.unwrap_err();
     assert_eq!(error.kind, ErrorKind::AlreadyExists);
@@ -394,6 +395,7 @@ async fn on_demand_limits_and_table_class_reach_the_wire() {
         stream: None,
         encryption: None,
         tags: Default::default(),
+        warm: None,
     };
     control.create_table(&spec).await.unwrap();
     assert_eq!(

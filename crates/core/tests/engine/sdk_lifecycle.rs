@@ -65,6 +65,7 @@ fn spec(name: &str) -> TableSpec {
         stream: None,
         encryption: None,
         tags: BTreeMap::new(),
+        warm: None,
     }
 }
 

@@ -1,4 +1,6 @@
 //! ImportTable and DescribeImport: `restore` brings an archived period back from its export.
+//! A restored table is a past period's: no warm throughput (ImportTable takes none for the
+//! table), whatever its phase says.
 
 use aws_sdk_dynamodb::types::{
     BillingMode, ImportStatus, InputCompressionType, InputFormat, S3BucketSource, TableCreationParameters,
@@ -23,9 +25,12 @@ pub(super) async fn import_table(
         .table_name(&spec.name)
         .set_key_schema(Some(key_elements(&spec.key)))
         .set_attribute_definitions(Some(attribute_definitions(spec)))
-        .set_global_secondary_indexes(
-            (!spec.global_indexes.is_empty()).then(|| spec.global_indexes.iter().map(global_index).collect()),
-        );
+        .set_global_secondary_indexes((!spec.global_indexes.is_empty()).then(|| {
+            spec.global_indexes
+                .iter()
+                .map(|index| global_index(index, None))
+                .collect()
+        }));
     table = match spec.billing {
         Billing::Provisioned(capacity) => table
             .billing_mode(BillingMode::Provisioned)

@@ -11,8 +11,9 @@ mod requests;
 use describe::{observed_table, utc};
 use errors::{classify, update_error};
 use requests::{
-    attribute, attribute_definitions, global_index, index_update, key_elements, on_demand_throughput,
-    projection, sdk_table_class, sse_specification, stream_specification, table_name_of, tags, throughput,
+    attribute, attribute_definitions, global_index, index_update, index_warm_update, key_elements,
+    on_demand_throughput, projection, sdk_table_class, sse_specification, stream_specification,
+    table_name_of, tags, throughput, warm_throughput,
 };
 use std::collections::BTreeMap;
 
@@ -122,8 +123,11 @@ impl ControlPlane for DynamoDb {
             .table_name(&spec.name)
             .set_key_schema(Some(key_elements(&spec.key)))
             .set_attribute_definitions(Some(attribute_definitions(spec)));
-        for spec in &spec.global_indexes {
-            request = request.global_secondary_indexes(global_index(spec));
+        for index in &spec.global_indexes {
+            request = request.global_secondary_indexes(global_index(index, spec.warm));
+        }
+        if let Some(warm) = spec.warm {
+            request = request.warm_throughput(warm_throughput(warm));
         }
         for index in &spec.local_indexes {
             let key = KeySchema {
@@ -449,6 +453,14 @@ impl ControlPlane for DynamoDb {
                             .create(create.build().expect("the required fields are set"))
                             .build(),
                     )
+            }
+            // The table's and the indexes' raises in one UpdateTable (the Developer Guide's
+            // example sends them together).
+            TableSetting::Warm(raise) => {
+                let request = request.set_warm_throughput(raise.table().map(|part| warm_throughput(part.to)));
+                raise.indexes().fold(request, |request, (index, part)| {
+                    request.global_secondary_index_updates(index_warm_update(index, part))
+                })
             }
         };
         request

@@ -7,13 +7,14 @@ use aws_sdk_dynamodb::types::{
     AttributeDefinition, GlobalSecondaryIndex, GlobalSecondaryIndexUpdate, KeySchemaElement, KeyType,
     OnDemandThroughput, Projection as SdkProjection, ProjectionType, ProvisionedThroughput,
     ScalarAttributeType, SseSpecification, SseType, StreamSpecification, StreamViewType,
-    TableClass as SdkTableClass, Tag, UpdateGlobalSecondaryIndexAction,
+    TableClass as SdkTableClass, Tag, UpdateGlobalSecondaryIndexAction, WarmThroughput as SdkWarmThroughput,
 };
 
 use crate::policy::settings::{AttributeKind, Capacity, KeyAttribute, KeySchema, Projection};
 use crate::policy::settings::{Billing, OnDemandLimits, TableClass};
 use crate::policy::settings::{Encryption, StreamSetting};
-use crate::table::changes::{IndexCapacityChange, IndexSpec, TableSpec};
+use crate::policy::warm::WarmThroughput;
+use crate::table::changes::{IndexCapacityChange, IndexSpec, TableSpec, WarmPart};
 
 /// The table name in a table ARN (`...:table/NAME`), for error reports.
 pub(super) fn table_name_of(arn: &str) -> &str {
@@ -124,11 +125,32 @@ pub(super) fn projection(projection: &Projection) -> SdkProjection {
     .build()
 }
 
-pub(super) fn global_index(spec: &IndexSpec) -> GlobalSecondaryIndex {
+/// Warm throughput as CreateTable and UpdateTable take it: both dimensions, always.
+pub(super) fn warm_throughput(warm: WarmThroughput) -> SdkWarmThroughput {
+    SdkWarmThroughput::builder()
+        .read_units_per_second(warm.read)
+        .write_units_per_second(warm.write)
+        .build()
+}
+
+/// One index's warm throughput raise in an UpdateTable.
+pub(super) fn index_warm_update(index: &str, part: &WarmPart) -> GlobalSecondaryIndexUpdate {
+    let update = UpdateGlobalSecondaryIndexAction::builder()
+        .index_name(index)
+        .warm_throughput(warm_throughput(part.to))
+        .build()
+        .expect("the required field is set");
+    GlobalSecondaryIndexUpdate::builder().update(update).build()
+}
+
+/// A global index as CreateTable makes it, with the table's warm throughput (one value serves
+/// the table and every index).
+pub(super) fn global_index(spec: &IndexSpec, warm: Option<WarmThroughput>) -> GlobalSecondaryIndex {
     let index = GlobalSecondaryIndex::builder()
         .index_name(&spec.index.name)
         .set_key_schema(Some(key_elements(&spec.index.key)))
-        .projection(projection(&spec.index.projection));
+        .projection(projection(&spec.index.projection))
+        .set_warm_throughput(warm.map(warm_throughput));
     match spec.billing {
         Billing::Provisioned(capacity) => index.provisioned_throughput(throughput(capacity)),
         Billing::OnDemand(limits) => index.set_on_demand_throughput(on_demand_throughput(limits)),

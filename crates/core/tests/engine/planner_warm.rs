@@ -1,0 +1,466 @@
+//! The planner's rules for warm throughput, with a fixed clock: what CreateTable carries, the
+//! raise of a pre-built (or aged) table below its phase's, never a lower value, the foreign
+//! index left alone, the waits (busy table, building index, a raise still UPDATING, another
+//! UpdateTable first), and the policy's validation of `warm`.
+
+use chrono::{DateTime, Utc};
+use ddb_rollover::plan::deferral::DeferralCause;
+use ddb_rollover::plan::{plan, Decision, Operation, Plan, PlanItem};
+use ddb_rollover::policy::settings::{AttributeKind, Billing, Capacity, KeyAttribute, KeySchema, Projection};
+use ddb_rollover::policy::tags::TAG_FAMILY;
+use ddb_rollover::policy::warm::WarmThroughput;
+use ddb_rollover::policy::Policy;
+use ddb_rollover::table::changes::{TableSetting, WarmPart};
+use ddb_rollover::table::{ObservedIndex, ObservedTable, ObservedWarm, TableStatus};
+
+/// An on-demand hot phase pre-warmed to 40,000 / 20,000, a provisioned one without warm
+/// throughput, and an on-demand one asking more writes.
+const POLICY: &str = r#"
+[key]
+partition = { name = "pk", type = "S" }
+sort = { name = "sk", type = "S" }
+
+[[indexes]]
+name = "by_device"
+partition = { name = "device", type = "S" }
+
+[[phases]]
+min_age = 0
+billing = "on_demand"
+warm = { read = 40000, write = 20000 }
+
+[[phases]]
+min_age = 1
+read = 100
+write = 1
+
+[[phases]]
+min_age = 3
+billing = "on_demand"
+warm = { read = 30000, write = 30000 }
+"#;
+
+const WANT: WarmThroughput = WarmThroughput {
+    read: 40_000,
+    write: 20_000,
+};
+
+fn at(rfc3339: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(rfc3339).unwrap().with_timezone(&Utc)
+}
+
+fn policy() -> Policy {
+    Policy::from_toml(POLICY).unwrap()
+}
+
+fn warm(read: i64, write: i64) -> Option<ObservedWarm> {
+    Some(ObservedWarm {
+        units: WarmThroughput { read, write },
+        status: TableStatus::Active,
+    })
+}
+
+fn on_demand() -> Billing {
+    Billing::OnDemand(Default::default())
+}
+
+/// An index as DescribeTable reports it: the policy's `by_device`, or one of someone else's.
+fn index(name: &str, units: Option<ObservedWarm>) -> ObservedIndex {
+    let (key, projection) = match policy().indexes.iter().find(|i| i.name == name) {
+        Some(index) => (index.key.clone(), index.projection.clone()),
+        None => (
+            KeySchema {
+                partition: KeyAttribute {
+                    name: "other".into(),
+                    kind: AttributeKind::S,
+                },
+                sort: None,
+            },
+            Projection::KeysOnly,
+        ),
+    };
+    ObservedIndex {
+        name: name.into(),
+        status: TableStatus::Active,
+        backfilling: false,
+        billing: on_demand(),
+        decreases_today: 0,
+        last_decrease: None,
+        key: Some(key),
+        projection: Some(projection),
+        warm: units,
+    }
+}
+
+/// One of our tables (family tag), on-demand, the policy's index; table and index warm as given.
+fn ours(name: &str, table: Option<ObservedWarm>, by_device: Option<ObservedWarm>) -> ObservedTable {
+    let mut t = ObservedTable::active(name, on_demand());
+    t.key = Some(policy().key);
+    t.tags = Some([(TAG_FAMILY.to_string(), "timeseries".to_string())].into());
+    t.warm = table;
+    t.global_indexes = vec![index("by_device", by_device)];
+    t
+}
+
+fn items<'a>(plan: &'a Plan, table: &str) -> Vec<&'a PlanItem> {
+    plan.items.iter().filter(|i| i.table == table).collect()
+}
+
+/// The table's warm throughput item, if it has one.
+fn warm_item<'a>(plan: &'a Plan, table: &str) -> Option<&'a PlanItem> {
+    items(plan, table).into_iter().find(|i| {
+        i.reason.starts_with("warm throughput below")
+            || matches!(&i.decision, Decision::Configure(c) if matches!(c.setting, TableSetting::Warm(_)))
+    })
+}
+
+fn raise_parts(item: &PlanItem) -> Vec<WarmPart> {
+    match &item.decision {
+        Decision::Configure(change) => match &change.setting {
+            TableSetting::Warm(raise) => raise.parts.clone(),
+            other => panic!("not a warm raise: {other:?}"),
+        },
+        other => panic!("not a warm raise: {other:?}: {}", item.reason),
+    }
+}
+
+fn part(index: Option<&str>, from: (i64, i64), to: (i64, i64)) -> WarmPart {
+    WarmPart {
+        index: index.map(str::to_string),
+        from: WarmThroughput {
+            read: from.0,
+            write: from.1,
+        },
+        to: WarmThroughput {
+            read: to.0,
+            write: to.1,
+        },
+    }
+}
+
+#[test]
+fn create_new_creates_the_tables_with_the_phases_warm_throughput() {
+    let plan = plan(&policy(), at("2018-10-25T23:45:00Z"), &[], Operation::CreateNew);
+    for name in ["timeseries_2018-10-25", "timeseries_2018-10-26"] {
+        let Decision::Create(spec) = &items(&plan, name)[0].decision else {
+            panic!("{name}: {plan:#?}")
+        };
+        assert_eq!(spec.warm, Some(WANT), "{name}");
+        assert_eq!(spec.global_indexes.len(), 1, "the index gets the same");
+        assert!(
+            items(&plan, name)[0]
+                .reason
+                .ends_with("(on-demand, warm throughput 40000 read / 20000 write units/s)"),
+            "{}",
+            items(&plan, name)[0].reason
+        );
+    }
+    // Without warm throughput in phase 0, CreateTable asks none.
+    let plain = Policy::default();
+    let plan = ddb_rollover::plan(&plain, at("2018-10-25T23:45:00Z"), &[], Operation::CreateNew);
+    let Decision::Create(spec) = &plan.items[0].decision else {
+        panic!()
+    };
+    assert_eq!(spec.warm, None);
+}
+
+#[test]
+fn a_pre_built_table_below_is_raised_the_current_one_is_not() {
+    let current = ours("timeseries_2018-10-25", warm(12_000, 4_000), warm(12_000, 4_000));
+    // Read already above the phase's: only writes go up, read stays.
+    let pre_built = ours("timeseries_2018-10-26", warm(50_000, 4_000), warm(12_000, 4_000));
+    let plan = plan(
+        &policy(),
+        at("2018-10-25T23:45:00Z"),
+        &[current, pre_built],
+        Operation::CreateNew,
+    );
+    assert!(warm_item(&plan, "timeseries_2018-10-25").is_none(), "{plan:#?}");
+    let item = warm_item(&plan, "timeseries_2018-10-26").expect("a raise");
+    assert_eq!(
+        raise_parts(item),
+        [
+            part(None, (50_000, 4_000), (50_000, 20_000)),
+            part(Some("by_device"), (12_000, 4_000), (40_000, 20_000)),
+        ]
+    );
+    assert!(item.reason.contains("never lowered"), "{}", item.reason);
+}
+
+#[test]
+fn a_table_at_or_above_is_never_lowered_and_says_so() {
+    let pre_built = ours(
+        "timeseries_2018-10-26",
+        warm(60_000, 30_000),
+        warm(40_000, 20_000),
+    );
+    let plan = plan(
+        &policy(),
+        at("2018-10-25T23:45:00Z"),
+        &[pre_built],
+        Operation::CreateNew,
+    );
+    assert!(warm_item(&plan, "timeseries_2018-10-26").is_none(), "{plan:#?}");
+    let main = items(&plan, "timeseries_2018-10-26")[0];
+    assert_eq!(main.decision, Decision::Unchanged);
+    assert!(
+        main.reason.ends_with(
+            "; unchanged: warm throughput cannot be lowered (the table's 60000 read / 30000 write units/s stay)"
+        ),
+        "{}",
+        main.reason
+    );
+
+    // Moving to a phase without warm throughput: the phase change says it once...
+    let yesterday = ours(
+        "timeseries_2018-10-25",
+        warm(40_000, 20_000),
+        warm(40_000, 20_000),
+    );
+    let plan = ddb_rollover::plan(
+        &policy(),
+        at("2018-10-26T00:15:00Z"),
+        std::slice::from_ref(&yesterday),
+        Operation::ResizeOld,
+    );
+    let main = items(&plan, "timeseries_2018-10-25")[0];
+    assert!(matches!(main.decision, Decision::Update(_)), "{main:#?}");
+    assert!(
+        main.reason.contains(
+            "unchanged: warm throughput cannot be lowered (the table's 40000 read / 20000 write units/s, index by_device's 40000 read / 20000 write units/s stay)"
+        ),
+        "{}",
+        main.reason
+    );
+    assert!(warm_item(&plan, "timeseries_2018-10-25").is_none());
+    // ...and the runs after, with the table in its phase, say nothing more.
+    let mut moved = yesterday;
+    moved.billing = Billing::Provisioned(Capacity { read: 100, write: 1 });
+    moved.global_indexes[0].billing = Billing::Provisioned(Capacity { read: 100, write: 1 });
+    let plan = ddb_rollover::plan(
+        &policy(),
+        at("2018-10-27T00:15:00Z"),
+        &[moved],
+        Operation::ResizeOld,
+    );
+    let main = items(&plan, "timeseries_2018-10-25")[0];
+    assert_eq!(main.decision, Decision::Unchanged, "{main:#?}");
+    assert!(!main.reason.contains("warm"), "{}", main.reason);
+}
+
+#[test]
+fn an_aged_table_is_raised_to_its_phases_warm_throughput() {
+    // Age 3: the last phase asks 30,000 / 30,000; the table kept 40,000 / 20,000 from phase 0.
+    let mut old = ours(
+        "timeseries_2018-10-22",
+        warm(40_000, 20_000),
+        warm(40_000, 20_000),
+    );
+    old.billing = on_demand();
+    let plan = plan(
+        &policy(),
+        at("2018-10-25T00:15:00Z"),
+        &[old],
+        Operation::ResizeOld,
+    );
+    let item = warm_item(&plan, "timeseries_2018-10-22").expect("a raise");
+    assert_eq!(
+        raise_parts(item),
+        [
+            part(None, (40_000, 20_000), (40_000, 30_000)),
+            part(Some("by_device"), (40_000, 20_000), (40_000, 30_000)),
+        ]
+    );
+}
+
+#[test]
+fn an_index_that_is_not_the_policys_is_never_raised() {
+    let mut pre_built = ours("timeseries_2018-10-26", warm(40_000, 20_000), warm(12_000, 4_000));
+    pre_built
+        .global_indexes
+        .push(index("ops_index", warm(12_000, 4_000)));
+    let plan = plan(
+        &policy(),
+        at("2018-10-25T23:45:00Z"),
+        &[pre_built.clone()],
+        Operation::CreateNew,
+    );
+    let item = warm_item(&plan, "timeseries_2018-10-26").expect("a raise");
+    assert_eq!(
+        raise_parts(item),
+        [part(Some("by_device"), (12_000, 4_000), (40_000, 20_000))]
+    );
+    // Only the foreign index below: nothing to raise.
+    pre_built.global_indexes[0].warm = warm(40_000, 20_000);
+    let plan = ddb_rollover::plan(
+        &policy(),
+        at("2018-10-25T23:45:00Z"),
+        &[pre_built],
+        Operation::CreateNew,
+    );
+    assert!(warm_item(&plan, "timeseries_2018-10-26").is_none(), "{plan:#?}");
+}
+
+#[test]
+fn a_raise_waits_for_a_busy_table_a_building_index_an_updating_raise_or_another_update() {
+    let now = at("2018-10-25T23:45:00Z");
+    let below = || ours("timeseries_2018-10-26", warm(12_000, 4_000), warm(12_000, 4_000));
+    let cause = |table: ObservedTable| {
+        let plan = plan(&policy(), now, &[table], Operation::CreateNew);
+        match &warm_item(&plan, "timeseries_2018-10-26")
+            .unwrap_or_else(|| panic!("{plan:#?}"))
+            .decision
+        {
+            Decision::Deferred { cause, .. } => *cause,
+            other => panic!("not deferred: {other:?}"),
+        }
+    };
+    let mut updating = below();
+    updating.status = TableStatus::Updating;
+    assert_eq!(cause(updating), DeferralCause::TableBusy);
+    let mut building = below();
+    building.global_indexes[0].status = TableStatus::Creating;
+    assert_eq!(cause(building), DeferralCause::IndexBusy);
+    let mut warming = below();
+    warming.global_indexes[0].warm = Some(ObservedWarm {
+        units: WarmThroughput {
+            read: 20_000,
+            write: 8_000,
+        },
+        status: TableStatus::Updating,
+    });
+    assert_eq!(cause(warming), DeferralCause::WarmUpdating);
+    // The policy's stream is missing too: the raise goes first, the stream waits.
+    let streamed = Policy::from_toml(&format!("{POLICY}\n[template]\nstream = \"keys_only\"\n")).unwrap();
+    let plan = plan(&streamed, now, &[below()], Operation::CreateNew);
+    let decisions: Vec<&str> = items(&plan, "timeseries_2018-10-26")
+        .iter()
+        .map(|i| i.decision.action())
+        .filter(|action| *action != "tag")
+        .collect();
+    assert_eq!(decisions, ["unchanged", "configure", "deferred"], "{plan:#?}");
+    // A phase change is the table's UpdateTable this run: the raise waits for the next.
+    let mut yesterday = ours("timeseries_2018-10-22", warm(12_000, 4_000), warm(12_000, 4_000));
+    yesterday.billing = Billing::Provisioned(Capacity { read: 100, write: 1 });
+    yesterday.global_indexes[0].billing = Billing::Provisioned(Capacity { read: 100, write: 1 });
+    let plan = ddb_rollover::plan(
+        &policy(),
+        at("2018-10-25T00:15:00Z"),
+        &[yesterday],
+        Operation::ResizeOld,
+    );
+    let item = warm_item(&plan, "timeseries_2018-10-22").expect("a deferred raise");
+    assert!(
+        matches!(
+            item.decision,
+            Decision::Deferred {
+                cause: DeferralCause::OneUpdateAtATime,
+                ..
+            }
+        ),
+        "{item:#?}"
+    );
+}
+
+#[test]
+fn an_endpoint_that_reports_no_warm_throughput_gets_no_raise() {
+    // dynalite and DynamoDB Local: DescribeTable has no WarmThroughput.
+    let pre_built = ours("timeseries_2018-10-26", None, None);
+    let plan = plan(
+        &policy(),
+        at("2018-10-25T23:45:00Z"),
+        &[pre_built],
+        Operation::CreateNew,
+    );
+    assert!(warm_item(&plan, "timeseries_2018-10-26").is_none(), "{plan:#?}");
+}
+
+#[test]
+fn every_bad_warm_field_is_named_with_what_is_allowed() {
+    let error = Policy::from_toml(
+        r#"
+[[phases]]
+min_age = 0
+billing = "on_demand"
+warm = { read = 5000 }
+[[phases]]
+min_age = 1
+read = 300
+write = 1000
+warm = { read = 299, write = 1000 }
+[[phases]]
+min_age = 2
+read = 1
+write = 1
+warm = { read = 12000, write = 4000, burst = 1 }
+"#,
+    )
+    .unwrap_err();
+    // Unknown keys are refused by the parser first, with the key named.
+    assert!(error.to_string().contains("burst"), "{error}");
+    let error = Policy::from_toml(
+        r#"
+[[phases]]
+min_age = 0
+billing = "on_demand"
+warm = { read = 5000 }
+[[phases]]
+min_age = 1
+read = 300
+write = 1000
+warm = { read = 299, write = 1000 }
+"#,
+    )
+    .unwrap_err();
+    let fields: Vec<&str> = error.fields().iter().map(|f| f.field.as_str()).collect();
+    assert_eq!(
+        fields,
+        [
+            "phases[0].warm.read",
+            "phases[0].warm.write",
+            "phases[1].warm.read"
+        ],
+        "{error}"
+    );
+    let text = error.to_string();
+    assert!(
+        text.contains("phases[0].warm.read: 5000 is below 12000, DynamoDB's on-demand default"),
+        "{text}"
+    );
+    assert!(
+        text.contains("phases[0].warm.write: required with warm"),
+        "{text}"
+    );
+    assert!(
+        text.contains("phases[1].warm.read: 299 is below 300, the phase's highest provisioned capacity"),
+        "{text}"
+    );
+    // An index override raises the floor: warm throughput is at least every index's capacity.
+    let error = Policy::from_toml(
+        r#"
+[[indexes]]
+name = "by_device"
+partition = { name = "device", type = "S" }
+[[phases]]
+min_age = 0
+read = 300
+write = 1000
+index_overrides = { by_device = { read = 400, write = 1000 } }
+warm = { read = 300, write = 1000 }
+"#,
+    )
+    .unwrap_err();
+    let fields: Vec<&str> = error.fields().iter().map(|f| f.field.as_str()).collect();
+    assert_eq!(fields, ["phases[0].warm.read"], "{error}");
+    // The minimums themselves are allowed, and the policy's JSON carries `warm` back.
+    let policy = Policy::from_toml(
+        "[[phases]]\nmin_age = 0\nbilling = \"on_demand\"\nwarm = { read = 12000, write = 4000 }\n",
+    )
+    .unwrap();
+    assert_eq!(policy.hot_phase().warm, Some(WarmThroughput::ON_DEMAND));
+    assert_eq!(policy.to_document().validate().unwrap(), policy);
+    // A policy without warm keeps its hash: the document has no `warm` then.
+    assert!(!serde_json::to_string(&Policy::default().to_document())
+        .unwrap()
+        .contains("warm"));
+}

@@ -1,0 +1,127 @@
+//! Warm throughput as AWS treats it, where the local servers do not: moto reports a raise
+//! ACTIVE at once and takes a lower value (AWS: "Once increased, warm throughput values can't
+//! be decreased"; a raise is UPDATING, then ACTIVE). The JSON work of
+//! [`super::Proxy::warm_never_lowered`] and [`super::Proxy::warm_updating_answers`].
+
+use serde_json::Value;
+
+/// The first part of an UpdateTable (`request`) whose `WarmThroughput` asks less than the table
+/// (`described`, DescribeTable's reply) has on a dimension, said as AWS's refusal would; `None`
+/// when nothing is lowered (or nothing asked).
+pub(super) fn lowered(request: &Value, described: &Value) -> Option<String> {
+    let table = &described["Table"];
+    let mut asked: Vec<(String, &Value, &Value)> = Vec::new();
+    if request.get("WarmThroughput").is_some() {
+        asked.push((
+            "table".to_owned(),
+            &request["WarmThroughput"],
+            &table["WarmThroughput"],
+        ));
+    }
+    for update in request["GlobalSecondaryIndexUpdates"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let update = &update["Update"];
+        let (Some(name), Some(_)) = (update["IndexName"].as_str(), update.get("WarmThroughput")) else {
+            continue;
+        };
+        let have = table["GlobalSecondaryIndexes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|index| index["IndexName"] == name)
+            .map_or(&Value::Null, |index| &index["WarmThroughput"]);
+        asked.push((format!("index {name}"), &update["WarmThroughput"], have));
+    }
+    for (part, want, have) in asked {
+        for dimension in ["ReadUnitsPerSecond", "WriteUnitsPerSecond"] {
+            let (Some(want), Some(have)) = (want[dimension].as_i64(), have[dimension].as_i64()) else {
+                continue;
+            };
+            if want < have {
+                return Some(format!(
+                    "One or more parameter values were invalid: Requested {dimension} for WarmThroughput for {part} is lower than the current value ({want} < {have}): warm throughput cannot be decreased"
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Marks the warm throughput of a DescribeTable reply (the table's and every index's) UPDATING;
+/// `false` when the reply reports none, and is left as it is.
+pub(super) fn mark_updating(reply: &mut Value) -> bool {
+    let table = &mut reply["Table"];
+    if table.get("WarmThroughput").is_none() {
+        return false;
+    }
+    table["WarmThroughput"]["Status"] = Value::from("UPDATING");
+    for index in table["GlobalSecondaryIndexes"]
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+    {
+        if index.get("WarmThroughput").is_some() {
+            index["WarmThroughput"]["Status"] = Value::from("UPDATING");
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn described() -> Value {
+        json!({"Table": {
+            "WarmThroughput": {"ReadUnitsPerSecond": 40000, "WriteUnitsPerSecond": 20000, "Status": "ACTIVE"},
+            "GlobalSecondaryIndexes": [{"IndexName": "by_device",
+                "WarmThroughput": {"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 4000, "Status": "ACTIVE"}}]
+        }})
+    }
+
+    #[test]
+    fn a_lower_value_on_any_part_is_named() {
+        let raise = json!({"TableName": "t",
+            "WarmThroughput": {"ReadUnitsPerSecond": 40000, "WriteUnitsPerSecond": 30000},
+            "GlobalSecondaryIndexUpdates": [{"Update": {"IndexName": "by_device",
+                "WarmThroughput": {"ReadUnitsPerSecond": 40000, "WriteUnitsPerSecond": 20000}}}]});
+        assert_eq!(lowered(&raise, &described()), None);
+        let lower_table = json!({"TableName": "t",
+            "WarmThroughput": {"ReadUnitsPerSecond": 30000, "WriteUnitsPerSecond": 30000}});
+        let why = lowered(&lower_table, &described()).unwrap();
+        assert!(
+            why.contains("ReadUnitsPerSecond for WarmThroughput for table"),
+            "{why}"
+        );
+        let lower_index = json!({"TableName": "t",
+            "GlobalSecondaryIndexUpdates": [{"Update": {"IndexName": "by_device",
+                "WarmThroughput": {"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 3999}}}]});
+        let why = lowered(&lower_index, &described()).unwrap();
+        assert!(
+            why.contains("WriteUnitsPerSecond for WarmThroughput for index by_device"),
+            "{why}"
+        );
+        // Not a warm throughput update: nothing to compare.
+        let capacity = json!({"TableName": "t", "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}});
+        assert_eq!(lowered(&capacity, &described()), None);
+    }
+
+    #[test]
+    fn updating_marks_the_table_and_each_index() {
+        let mut reply = described();
+        assert!(mark_updating(&mut reply));
+        assert_eq!(reply["Table"]["WarmThroughput"]["Status"], "UPDATING");
+        assert_eq!(
+            reply["Table"]["GlobalSecondaryIndexes"][0]["WarmThroughput"]["Status"],
+            "UPDATING"
+        );
+        assert_eq!(reply["Table"]["WarmThroughput"]["ReadUnitsPerSecond"], 40000);
+        let mut without = json!({"Table": {"TableName": "t"}});
+        assert!(!mark_updating(&mut without));
+        assert_eq!(without, json!({"Table": {"TableName": "t"}}));
+    }
+}

@@ -1,0 +1,103 @@
+//! `NextTableReady` and warm throughput: the create_new handler on moto behind the testkit proxy,
+//! which reports the warm throughput of each table UPDATING in its first DescribeTable answers
+//! (as AWS does while it pre-warms; moto reports ACTIVE at once). The run polls until DynamoDB
+//! says ACTIVE and only then counts the next table ready; when its time ends first, the metric
+//! is 0 and the tables are named. The waits are the proxy's answers, not a sleep of the test.
+
+use std::time::{Duration, Instant};
+
+use ddb_rollover::{Operation, Policy};
+use ddb_rollover_lambda::Handler;
+use serde_json::json;
+use testkit::emf;
+use testkit::{LocalDynamo, Proxy, Server};
+
+const POLICY: &str = r#"
+[[phases]]
+min_age = 0
+billing = "on_demand"
+warm = { read = 40000, write = 20000 }
+"#;
+
+/// NextTableReady's value in a run's EMF documents.
+fn next_table_ready(documents: &[String]) -> f64 {
+    let found: Vec<f64> = documents
+        .iter()
+        .flat_map(|d| emf::validate(d))
+        .filter(|m| m.name == "NextTableReady")
+        .map(|m| m.value)
+        .collect();
+    assert_eq!(found.len(), 1, "{documents:#?}");
+    found[0]
+}
+
+#[tokio::test]
+async fn next_table_ready_waits_until_the_warm_throughput_is_active() {
+    let server = LocalDynamo::start(Server::Moto);
+    let proxy = Proxy::start(server.endpoint());
+    // Each table's first two DescribeTable answers say UPDATING, the third ACTIVE.
+    proxy.warm_updating_answers(2);
+    let handler = Handler::new(
+        Operation::CreateNew,
+        Policy::from_toml(POLICY).unwrap(),
+        proxy.client().await,
+    );
+    let started = Instant::now();
+    let (report, documents) = handler
+        .handle_metered(json!({"at": "2018-10-25T23:45:00Z"}), None)
+        .await;
+    let report = report.unwrap();
+    let ready = report.next_table_ready.as_ref().unwrap();
+    assert!(ready.ready, "{}", ready.line());
+    assert_eq!(next_table_ready(&documents), 1.0);
+    // Polled at once and after 0.5 s (both UPDATING), then after 1 s more (ACTIVE).
+    let describes = proxy
+        .calls()
+        .iter()
+        .filter(|c| c.operation == "DescribeTable" && c.table.as_deref() == Some("timeseries_2018-10-26"))
+        .count();
+    assert_eq!(describes, 3, "{:?}", proxy.counts());
+    assert!(started.elapsed() >= Duration::from_millis(1500));
+    // What moto holds, read back: the warm throughput create_new asked for.
+    let described = server
+        .client()
+        .await
+        .describe_table()
+        .table_name("timeseries_2018-10-26")
+        .send()
+        .await
+        .unwrap();
+    let warm = described.table().unwrap().warm_throughput().unwrap();
+    assert_eq!(
+        (warm.read_units_per_second(), warm.write_units_per_second()),
+        (Some(40_000), Some(20_000))
+    );
+}
+
+#[tokio::test]
+async fn next_table_ready_is_0_while_the_warm_throughput_is_still_updating() {
+    let server = LocalDynamo::start(Server::Moto);
+    let proxy = Proxy::start(server.endpoint());
+    proxy.warm_updating_answers(1_000);
+    let handler = Handler::new(
+        Operation::CreateNew,
+        Policy::from_toml(POLICY).unwrap(),
+        proxy.client().await,
+    );
+    // The invocation's time ends after 2 s: the run stops waiting then, and says why.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let (report, documents) = handler
+        .handle_metered(json!({"at": "2018-10-25T23:45:00Z"}), Some(deadline))
+        .await;
+    let report = report.expect("still UPDATING is not a failure of the run");
+    let ready = report.next_table_ready.as_ref().unwrap();
+    assert!(!ready.ready);
+    assert_eq!(
+        ready.line(),
+        "NOT READY: timeseries_2018-10-25 ACTIVE, warm throughput UPDATING, timeseries_2018-10-26 ACTIVE, warm throughput UPDATING"
+    );
+    assert_eq!(next_table_ready(&documents), 0.0);
+    // The tables are there, created with their warm throughput: nothing is retried or failed.
+    assert_eq!(proxy.count("CreateTable"), 2);
+    assert_eq!(report.summary.failed, 0);
+}

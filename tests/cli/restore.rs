@@ -5,13 +5,13 @@
 //! and deletes it once that export is proven. Everything is read back from moto.
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
-use ddb_rollover::aws::dynamodb::DynamoDb;
-use ddb_rollover::run::clock::simulation;
-use ddb_rollover::{run, ApplyOptions, Operation, Policy};
+use chrono::{Duration, NaiveDate, TimeZone, Utc};
+use ddb_rollover::Policy;
 use ddb_rollover_app::query::TimeRange;
 use ddb_rollover_app::{ItemStream, Layout, Record, Sharding, Writer};
 use testkit::{LocalDynamo, Server};
+
+use crate::support::days::{at, day_runs};
 
 use super::common::run_cli;
 
@@ -42,31 +42,6 @@ bucket = "archive"
 "#;
 
 const TABLE: &str = "back_2018-10-02";
-
-fn at(day: NaiveDate, time: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(&format!("{day}T{time}Z"))
-        .unwrap()
-        .with_timezone(&Utc)
-}
-
-/// Both scheduled runs of `day`.
-async fn day_runs(control: &DynamoDb, policy: &Policy, day: NaiveDate) {
-    for (operation, when) in [
-        (Operation::CreateNew, at(day, "23:45:00")),
-        (Operation::ResizeOld, at(day + Duration::days(1), "00:15:00")),
-    ] {
-        let report = run(
-            control,
-            policy,
-            operation,
-            &simulation(policy, &[operation], when).unwrap(),
-            ApplyOptions::default(),
-        )
-        .await
-        .unwrap();
-        assert!(report.succeeded(), "{operation:?} of {day} failed: {report:#?}");
-    }
-}
 
 /// Every item of the base `sensor-1` in 10-02, through the fan-out query.
 async fn read_back(client: &aws_sdk_dynamodb::Client, layout: &Layout) -> (Vec<String>, Vec<String>) {

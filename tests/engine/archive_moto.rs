@@ -2,14 +2,14 @@
 //! lays exports out as AWS does: manifests beside the data). Results are read back from the
 //! server (DescribeTable, S3 listings), not from the reports.
 
-use chrono::{DateTime, Duration, NaiveDate, Utc};
-use ddb_rollover::aws::dynamodb::DynamoDb;
+use chrono::{Duration, NaiveDate};
 use ddb_rollover::plan::Decision;
-use ddb_rollover::run::clock::simulation;
-use ddb_rollover::{run, ApplyOptions, DeferralCause, Operation, Outcome, Policy, RunReport};
+use ddb_rollover::{DeferralCause, Outcome, Policy};
 use testkit::{LocalDynamo, Server};
 
-pub const POLICY: &str = r#"
+use crate::support::days::day_runs;
+
+const POLICY: &str = r#"
 prefix = "arch"
 period = "day"
 premake = 1
@@ -21,36 +21,7 @@ keep_newest = 2
 bucket = "archive"
 "#;
 
-pub fn at(day: NaiveDate, time: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(&format!("{day}T{time}Z"))
-        .unwrap()
-        .with_timezone(&Utc)
-}
-
-/// Both scheduled runs of `day` (create_new at 23:45, resize_old at 00:15 the next day).
-pub async fn day_runs(control: &DynamoDb, policy: &Policy, day: NaiveDate) -> RunReport {
-    for (operation, when) in [
-        (Operation::CreateNew, at(day, "23:45:00")),
-        (Operation::ResizeOld, at(day + Duration::days(1), "00:15:00")),
-    ] {
-        let report = run(
-            control,
-            policy,
-            operation,
-            &simulation(policy, &[operation], when).unwrap(),
-            ApplyOptions::default(),
-        )
-        .await
-        .unwrap();
-        assert!(report.succeeded(), "{operation:?} of {day} failed: {report:#?}");
-        if operation == Operation::ResizeOld {
-            return report;
-        }
-    }
-    unreachable!()
-}
-
-pub async fn exists(client: &aws_sdk_dynamodb::Client, table: &str) -> bool {
+async fn exists(client: &aws_sdk_dynamodb::Client, table: &str) -> bool {
     testkit::describe_all(client).await.contains_key(table)
 }
 

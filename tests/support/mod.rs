@@ -1,6 +1,7 @@
 //! Helpers shared by every area. The servers and the proxy are the `testkit` crate's.
 
 pub mod binaries;
+pub mod days;
 pub mod events;
 
 use aws_config::{BehaviorVersion, Region};

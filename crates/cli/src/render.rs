@@ -299,32 +299,64 @@ pub fn adopt_report(report: &AdoptReport) -> String {
                 Adoption::AlreadyOurs => "already carries the family tag".into(),
                 Adoption::Refused { reasons } => format!("refused: {}", reasons.join("; ")),
             };
-            let mut detail = what;
-            for note in &line.notes {
-                detail.push_str(&format!("; {note}"));
-            }
-            if let Some(error) = &line.error {
-                detail.push_str(&format!(" ({error})"));
-            }
-            vec![line.table.clone(), line.outcome.to_string(), detail]
+            operator_row(
+                &line.table,
+                line.outcome,
+                what,
+                &line.notes,
+                line.error.as_deref(),
+            )
         })
         .collect();
-    let footer = if report.dry_run
-        && report
-            .tables
-            .iter()
-            .any(|l| matches!(l.adoption, Adoption::Tag { .. }))
-    {
-        "dry run: nothing was written; run again with --yes to tag these tables\n"
+    let pending = report
+        .tables
+        .iter()
+        .any(|l| matches!(l.adoption, Adoption::Tag { .. }));
+    operator_report(
+        report.dry_run,
+        pending,
+        format!("adopt at {} (prefix {})", report.at.to_rfc3339(), report.prefix),
+        "nothing was written; run again with --yes to tag these tables",
+        &rows,
+    )
+}
+
+/// One line of `adopt` or `restore`: the table, the outcome, what (with notes and error).
+fn operator_row(
+    table: &str,
+    outcome: &str,
+    what: String,
+    notes: &[String],
+    error: Option<&str>,
+) -> Vec<String> {
+    let mut detail = what;
+    for note in notes {
+        detail.push_str(&format!("; {note}"));
+    }
+    if let Some(error) = error {
+        detail.push_str(&format!(" ({error})"));
+    }
+    vec![table.to_string(), outcome.to_string(), detail]
+}
+
+/// `adopt`'s or `restore`'s report: a title (marked when a dry run), the lines, and what to do
+/// when a dry run left something to do.
+fn operator_report(
+    dry_run: bool,
+    pending: bool,
+    title: String,
+    dry_run_note: &str,
+    rows: &[Vec<String>],
+) -> String {
+    let footer = if dry_run && pending {
+        format!("dry run: {dry_run_note}\n")
     } else {
-        ""
+        String::new()
     };
     format!(
-        "{}adopt at {} (prefix {})\n{}{footer}",
-        if report.dry_run { "[dry run] " } else { "" },
-        report.at.to_rfc3339(),
-        report.prefix,
-        columns(&["TABLE", "OUTCOME", "WHAT"], &rows),
+        "{}{title}\n{}{footer}",
+        if dry_run { "[dry run] " } else { "" },
+        columns(&["TABLE", "OUTCOME", "WHAT"], rows),
     )
 }
 
@@ -355,7 +387,7 @@ pub fn restore_report(report: &RestoreReport) -> String {
         .tables
         .iter()
         .map(|line| {
-            let mut detail = match &line.restoration {
+            let what = match &line.restoration {
                 Restoration::Import {
                     export,
                     manifest,
@@ -365,31 +397,29 @@ pub fn restore_report(report: &RestoreReport) -> String {
                 } => format!("import {items} item(s) of {export} ({manifest}) at phase {phase}: {billing}"),
                 Restoration::Refused { reasons } => format!("refused: {}", reasons.join("; ")),
             };
-            for note in &line.notes {
-                detail.push_str(&format!("; {note}"));
-            }
-            if let Some(error) = &line.error {
-                detail.push_str(&format!(" ({error})"));
-            }
-            vec![line.table.clone(), line.outcome.to_string(), detail]
+            operator_row(
+                &line.table,
+                line.outcome,
+                what,
+                &line.notes,
+                line.error.as_deref(),
+            )
         })
         .collect();
-    let footer = if report.dry_run
-        && report
-            .tables
-            .iter()
-            .any(|l| matches!(l.restoration, Restoration::Import { .. }))
-    {
-        "dry run: nothing was imported; run again with --yes to restore these periods\n"
-    } else {
-        ""
-    };
-    format!(
-        "{}restore at {} (prefix {}, kept until {})\n{}{footer}",
-        if report.dry_run { "[dry run] " } else { "" },
-        report.at.to_rfc3339(),
-        report.prefix,
-        report.keep_until.to_rfc3339(),
-        columns(&["TABLE", "OUTCOME", "WHAT"], &rows)
+    let pending = report
+        .tables
+        .iter()
+        .any(|l| matches!(l.restoration, Restoration::Import { .. }));
+    operator_report(
+        report.dry_run,
+        pending,
+        format!(
+            "restore at {} (prefix {}, kept until {})",
+            report.at.to_rfc3339(),
+            report.prefix,
+            report.keep_until.to_rfc3339()
+        ),
+        "nothing was imported; run again with --yes to restore these periods",
+        &rows,
     )
 }

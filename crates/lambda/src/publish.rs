@@ -229,6 +229,37 @@ mod tests {
         report
     }
 
+    /// A table whose warm throughput is still being raised is not ready yet: no `Table Ready`.
+    #[test]
+    fn a_table_still_pre_warming_is_not_announced_ready() {
+        let policy = policy(1);
+        let at: DateTime<Utc> = "2018-10-25T23:45:00Z".parse().unwrap();
+        let lines = ddb_rollover::plan(&policy, at, &[], Operation::CreateNew)
+            .items
+            .into_iter()
+            .map(|item| ddb_rollover::run::report::TableLine::new(item, Outcome::Done, None))
+            .collect();
+        let mut report = RunReport::new(
+            Operation::CreateNew,
+            at,
+            "ts".into(),
+            "2018-10-25".into(),
+            false,
+            lines,
+        );
+        let mut warmed = target("ts_2018-10-25", Some("ACTIVE"));
+        warmed.warm = Some("ACTIVE".into());
+        let mut warming = target("ts_2018-10-26", Some("ACTIVE"));
+        warming.warm = Some("UPDATING".into());
+        report.next_table_ready = Some(Readiness::from_tables(vec![warmed, warming]));
+        let ready: Vec<Value> = events(&report)
+            .into_iter()
+            .filter(|e| e.detail_type == TABLE_READY)
+            .map(|e| e.detail["table"].clone())
+            .collect();
+        assert_eq!(ready, [json!("ts_2018-10-25")]);
+    }
+
     #[test]
     fn the_parameter_lists_each_table_with_its_period_in_utc() {
         let report = report(

@@ -74,7 +74,21 @@ install_hash() {
   {
     cat -- "$REQS"
     python3 -V 2>&1
+    echo "uv $UV_VERSION"
   } | sha256sum | cut -d' ' -f1
+}
+
+# uv (from PyPI, pinned) installs the venvs: pip took 3.5 minutes of CI for the two, uv seconds
+# (parallel downloads, no resolver backtracking over sam-cli's pins). In its own venv.
+UV_VERSION=0.13.9
+UV="$VENVS/uv/bin/uv"
+
+install_uv() {
+  if [[ ! -x $UV || "$("$UV" --version 2>/dev/null)" != "uv $UV_VERSION"* ]]; then
+    rm -rf "$VENVS/uv"
+    python3 -m venv "$VENVS/uv"
+    "$VENVS/uv/bin/python" -m pip install --disable-pip-version-check --no-input --quiet "uv==$UV_VERSION"
+  fi
 }
 
 install_venv() {
@@ -86,8 +100,8 @@ install_venv() {
   if [[ -x $dir/bin/python && "$("$dir/bin/python" -V 2>&1)" != "$(python3 -V 2>&1)" ]]; then
     rm -rf "$dir"
   fi
-  [[ -x $dir/bin/python ]] || python3 -m venv "$dir"
-  "$dir/bin/python" -m pip install --disable-pip-version-check --no-input --quiet -r "$reqs"
+  [[ -x $dir/bin/python ]] || "$UV" venv --quiet --python "$(command -v python3)" "$dir"
+  VIRTUAL_ENV="$dir" "$UV" pip install --quiet -r "$reqs"
   rm -f "$reqs"
 }
 
@@ -103,6 +117,7 @@ install_tools() {
     echo "release tools up to date in $VENVS"
   else
     rm -f "$STAMP"
+    install_uv
     install_venv tools
     install_venv checkov
     printf '%s\n' "$want" >"$STAMP"

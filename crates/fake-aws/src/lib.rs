@@ -72,7 +72,7 @@ use ddb_rollover::policy::settings::{
 use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use ddb_rollover::table::archive::{
-    parse_summary, prove, ArchiveProof, ArchiveStore, ExportLocation, ImportState,
+    archives_under, prove, ArchiveProof, ArchiveStore, ExportLocation, ImportState,
 };
 use ddb_rollover::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, IndexSpec, SettingChange, TableSetting,
@@ -1855,24 +1855,9 @@ impl ControlPlane for FakeAws {
         prefix: &str,
     ) -> Result<Vec<(ExportLocation, ArchiveProof)>, ControlPlaneError> {
         let store = FakeS3(self.lock().s3.clone());
-        let mut found = Vec::new();
-        for ((b, key), bytes) in &store.0 {
-            if b != bucket || !key.starts_with(prefix) || !key.ends_with("/manifest-summary.json") {
-                continue;
-            }
-            let Ok(summary) = parse_summary(bytes) else {
-                continue;
-            };
-            let location = ExportLocation {
-                export: summary.export_arn,
-                bucket: bucket.to_string(),
-                manifest: Some(key.clone()),
-                items: None,
-            };
-            let proof = prove(&store, &location).await;
-            found.push((location, proof));
-        }
-        Ok(found)
+        Ok(archives_under(&store, bucket, prefix)
+            .await
+            .expect("the fake's S3 answers every read"))
     }
 
     /// The operator's ImportTable: the table is created as the request's spec says (CREATING,
@@ -2170,6 +2155,15 @@ struct FakeS3(BTreeMap<(String, String), Vec<u8>>);
 impl ArchiveStore for FakeS3 {
     async fn get(&self, bucket: &str, key: &str) -> Result<Option<Vec<u8>>, String> {
         Ok(self.0.get(&(bucket.to_string(), key.to_string())).cloned())
+    }
+
+    async fn list(&self, bucket: &str, prefix: &str) -> Result<Vec<String>, String> {
+        Ok(self
+            .0
+            .keys()
+            .filter(|(b, key)| b == bucket && key.starts_with(prefix))
+            .map(|(_, key)| key.clone())
+            .collect())
     }
 
     async fn missing(&self, bucket: &str, keys: &[String]) -> Result<Vec<String>, String> {

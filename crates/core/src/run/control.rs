@@ -166,12 +166,7 @@ pub trait ControlPlane: Sync {
         export: &str,
     ) -> impl Future<Output = Result<ArchiveProof, ControlPlaneError>> + Send {
         let _ = export;
-        let error = ControlPlaneError {
-            kind: ErrorKind::Unsupported,
-            operation: "GetObject",
-            table: table.to_string(),
-            message: "no S3 reader: archives cannot be checked".into(),
-        };
+        let error = unsupported("GetObject", table, "no S3 reader: archives cannot be checked");
         async { Err(error) }
     }
 
@@ -213,7 +208,8 @@ pub trait ControlPlane: Sync {
     }
 }
 
-fn unsupported(operation: &'static str, table: &str, message: &str) -> ControlPlaneError {
+/// The error of a control plane without an optional API.
+pub(crate) fn unsupported(operation: &'static str, table: &str, message: &str) -> ControlPlaneError {
     ControlPlaneError {
         kind: ErrorKind::Unsupported,
         operation,

@@ -122,6 +122,12 @@ pub trait ArchiveStore {
         bucket: &str,
         key: &str,
     ) -> impl std::future::Future<Output = Result<Option<Vec<u8>>, String>> + Send;
+    /// The keys under `prefix` in the bucket (every page); none for a missing bucket.
+    fn list(
+        &self,
+        bucket: &str,
+        prefix: &str,
+    ) -> impl std::future::Future<Output = Result<Vec<String>, String>> + Send;
     /// The keys of `keys` that are not in the bucket.
     fn missing(
         &self,
@@ -212,6 +218,39 @@ pub async fn prove<S: ArchiveStore>(store: &S, location: &ExportLocation) -> Arc
     }
 }
 
+/// Every export under `prefix` in `bucket` (each `manifest-summary.json` listed), oldest first
+/// as their keys sort (AWS's export ids start with the export's time), each with what the store
+/// proves of it. Its own summary names the export: once the table is gone there is no
+/// DescribeExport to ask, so DescribeExport's count is not compared.
+pub async fn archives_under<S: ArchiveStore>(
+    store: &S,
+    bucket: &str,
+    prefix: &str,
+) -> Result<Vec<(ExportLocation, ArchiveProof)>, String> {
+    let mut manifests: Vec<String> = store
+        .list(bucket, prefix)
+        .await?
+        .into_iter()
+        .filter(|key| key.ends_with("/manifest-summary.json"))
+        .collect();
+    manifests.sort();
+    let mut found = Vec::new();
+    for manifest in manifests {
+        let Some(bytes) = store.get(bucket, &manifest).await? else {
+            continue;
+        };
+        let location = ExportLocation {
+            export: parse_summary(&bytes).map(|s| s.export_arn).unwrap_or_default(),
+            bucket: bucket.to_string(),
+            manifest: Some(manifest),
+            items: None,
+        };
+        let proof = prove(store, &location).await;
+        found.push((location, proof));
+    }
+    Ok(found)
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -223,6 +262,9 @@ mod tests {
     impl ArchiveStore for Store {
         async fn get(&self, _bucket: &str, key: &str) -> Result<Option<Vec<u8>>, String> {
             Ok(self.0.get(key).cloned())
+        }
+        async fn list(&self, _bucket: &str, prefix: &str) -> Result<Vec<String>, String> {
+            Ok(self.0.keys().filter(|k| k.starts_with(prefix)).cloned().collect())
         }
         async fn missing(&self, _bucket: &str, keys: &[String]) -> Result<Vec<String>, String> {
             Ok(keys
@@ -288,6 +330,21 @@ mod tests {
             ),
             "{proof:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn archives_under_a_prefix_are_found_with_their_proofs() {
+        let found = archives_under(&layout(&[2, 5]), "b", "p/t/").await.unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].0.export, EXPORT);
+        assert!(
+            matches!(found[0].1, ArchiveProof::Proven { items: 7, .. }),
+            "{found:?}"
+        );
+        assert!(archives_under(&layout(&[1]), "b", "other/")
+            .await
+            .unwrap()
+            .is_empty());
     }
 
     #[tokio::test]

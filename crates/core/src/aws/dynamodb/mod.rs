@@ -24,14 +24,14 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 
-use crate::aws::archive::{archives_under, S3Store};
+use crate::aws::archive::S3Store;
 use crate::aws::autoscaling;
 use crate::aws::signed::SignedClient;
 use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
 use crate::policy::settings::Billing;
 use crate::policy::settings::KeySchema;
-use crate::run::control::{no_autoscaling, ControlPlane, ControlPlaneError, ErrorKind};
-use crate::table::archive::{prove, ArchiveProof, ExportLocation, ImportState};
+use crate::run::control::{no_autoscaling, unsupported, ControlPlane, ControlPlaneError, ErrorKind};
+use crate::table::archive::{archives_under, prove, ArchiveProof, ExportLocation, ImportState};
 use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSetting, TableSpec,
     TagChange, TtlChange,
@@ -316,19 +316,17 @@ impl ControlPlane for DynamoDb {
         bucket: &str,
         prefix: &str,
     ) -> Result<Vec<(ExportLocation, ArchiveProof)>, ControlPlaneError> {
-        let signed = self.archives.as_ref().ok_or_else(|| ControlPlaneError {
-            kind: ErrorKind::Unsupported,
-            operation: "ListObjectsV2",
-            table: table.to_string(),
-            message: "no S3 client: archives cannot be found".into(),
-        })?;
-        archives_under(signed, bucket, prefix)
+        let signed = self
+            .archives
+            .as_ref()
+            .ok_or_else(|| unsupported("ListObjectsV2", table, "no S3 client: archives cannot be found"))?;
+        archives_under(&S3Store(signed), bucket, prefix)
             .await
-            .map_err(|e| ControlPlaneError {
+            .map_err(|message| ControlPlaneError {
                 kind: ErrorKind::Other,
-                operation: e.operation,
+                operation: "ListObjectsV2",
                 table: table.to_string(),
-                message: e.to_string(),
+                message,
             })
     }
 
@@ -342,12 +340,11 @@ impl ControlPlane for DynamoDb {
 
     async fn prove_archive(&self, table: &str, export: &str) -> Result<ArchiveProof, ControlPlaneError> {
         let Some(signed) = &self.archives else {
-            return Err(ControlPlaneError {
-                kind: ErrorKind::Unsupported,
-                operation: "GetObject",
-                table: table.to_string(),
-                message: "no S3 client: archives cannot be checked".into(),
-            });
+            return Err(unsupported(
+                "GetObject",
+                table,
+                "no S3 client: archives cannot be checked",
+            ));
         };
         let output = self
             .client

@@ -23,6 +23,7 @@ pub mod deferral;
 mod indexes;
 mod phase;
 mod quota;
+pub mod restore;
 mod retention;
 mod scaling;
 mod scope;

@@ -16,13 +16,13 @@
 //! archiving, a period with no proven archive. Dry run unless asked. CLI only: an import takes
 //! longer than a Lambda function may run.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use crate::plan::restore::restore_spec;
 use crate::plan::Operation;
 use crate::policy::period::Slot;
 use crate::policy::tags::{own_tags, TAG_KEEP_UNTIL};
@@ -30,7 +30,7 @@ use crate::policy::Policy;
 use crate::run::clock::CheckedInstant;
 use crate::run::control::{ControlPlane, ControlPlaneError};
 use crate::table::archive::{data_prefix, ArchiveProof, ImportState};
-use crate::table::changes::{ImportRequest, IndexSpec, TableSpec, TagChange};
+use crate::table::changes::{ImportRequest, TagChange};
 use crate::table::TableStatus;
 
 /// How often a waiting restore asks DescribeImport and DescribeTable.
@@ -97,36 +97,6 @@ pub struct RestoreOptions {
     pub dry_run: bool,
     /// How long to wait for each import and its table (then `importing`).
     pub wait: Duration,
-}
-
-/// What ImportTable can create of the policy's table for `slot` at `now`: the key, the global
-/// indexes, the capacity of the phase its age calls for (autoscaling phases start at their
-/// minimums, as CreateTable does), the encryption. The rest is left to the runs.
-pub fn restore_spec(policy: &Policy, slot: Slot, now: DateTime<Utc>) -> (TableSpec, usize) {
-    let phase_index = policy.phase_at(slot, now);
-    let phase = &policy.phases[phase_index];
-    let spec = TableSpec {
-        name: policy.naming().table_name(slot),
-        key: policy.key.clone(),
-        billing: phase.billing,
-        global_indexes: policy
-            .indexes
-            .iter()
-            .map(|index| IndexSpec {
-                index: index.clone(),
-                billing: phase.billing_of_index(&index.name),
-            })
-            .collect(),
-        local_indexes: Vec::new(),
-        table_class: None,
-        deletion_protection: false,
-        stream: None,
-        encryption: policy.template.encryption.clone(),
-        tags: BTreeMap::new(),
-        // ImportTable takes no warm throughput for the table.
-        warm: None,
-    };
-    (spec, phase_index)
 }
 
 /// Restores `slots` (see the module's documentation).

@@ -268,6 +268,7 @@ fn expected_scaling_resources(action: &str) -> Vec<String> {
     match action {
         "application-autoscaling:DescribeScalableTargets"
         | "application-autoscaling:DescribeScalingPolicies"
+        | "application-autoscaling:DescribeScheduledActions"
         | "cloudwatch:DescribeAlarms" => one("*"),
         "cloudwatch:PutMetricAlarm" | "cloudwatch:DeleteAlarms" => one(SCALING_ALARMS),
         "iam:CreateServiceLinkedRole" => one(SCALING_ROLE),

@@ -87,7 +87,8 @@ impl Features {
     }
 
     /// The Application Auto Scaling, CloudWatch and IAM actions both roles need: always the
-    /// two reads of scalable targets (every run reads whose they are before a capacity change
+    /// reads of scalable targets, their policies and scheduled actions (every run reads whose
+    /// they are before a capacity change
     /// or a deletion), and with autoscaling on everything the executor sends, what Application
     /// Auto Scaling checks its caller may do for target tracking, and its service-linked role.
     pub fn autoscaling_actions(&self) -> BTreeSet<&'static str> {
@@ -139,7 +140,7 @@ impl Features {
     }
 }
 
-/// The reads of scalable targets and their policies both roles always have.
+/// The reads of scalable targets, their policies and scheduled actions both roles always have.
 impl Features {
     /// The publishing actions (`ssm:PutParameter`, `events:PutEvents`) `operation`'s role
     /// needs: the table names are create_new's, the events both functions'.
@@ -155,19 +156,21 @@ impl Features {
     }
 }
 
-pub const SCALING_READS: [&str; 2] = [
+pub const SCALING_READS: [&str; 3] = [
     "application-autoscaling:DescribeScalableTargets",
     "application-autoscaling:DescribeScalingPolicies",
+    "application-autoscaling:DescribeScheduledActions",
 ];
 
 /// See [`Features::autoscaling_actions`].
-pub const AUTOSCALING_ACTIONS: [&str; 10] = [
+pub const AUTOSCALING_ACTIONS: [&str; 11] = [
     "application-autoscaling:RegisterScalableTarget",
     "application-autoscaling:DeregisterScalableTarget",
     "application-autoscaling:DescribeScalableTargets",
     "application-autoscaling:PutScalingPolicy",
     "application-autoscaling:DeleteScalingPolicy",
     "application-autoscaling:DescribeScalingPolicies",
+    "application-autoscaling:DescribeScheduledActions",
     "cloudwatch:PutMetricAlarm",
     "cloudwatch:DescribeAlarms",
     "cloudwatch:DeleteAlarms",

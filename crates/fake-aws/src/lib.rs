@@ -21,12 +21,14 @@
 //!   more whenever there was none in the past hour, 27 at most), provisioned-to-on-demand
 //!   switches (4 in any rolling 24 hours) and table class changes (2 in any trailing 30 days):
 //!   `LimitExceeded` beyond;
-//! - Application Auto Scaling: scalable targets by (resource id, dimension) with their policies;
-//!   DeregisterScalableTarget deletes every policy on the target, whoever made it
-//!   ([`FakeAws::foreign_deregister_target`]); the engine's [`ControlPlane::deregister_scaling`]
-//!   is modelled as the SDK adapter implements it (`autoscaling_sdk::deregister`): our policy is
-//!   deleted from each target, and the target deregistered only when the change asks for it and
-//!   no policy is left on it once ours is deleted; deleting a
+//! - Application Auto Scaling: scalable targets by (resource id, dimension) with their policies
+//!   and scheduled actions (PutScheduledAction needs a registered target);
+//!   DeregisterScalableTarget deletes every policy and every scheduled action on the target,
+//!   whoever made them ([`FakeAws::foreign_deregister_target`]); the engine's
+//!   [`ControlPlane::deregister_scaling`] is modelled as the SDK adapter implements it
+//!   (`autoscaling_sdk::deregister`): our policy is deleted from each target, and the target
+//!   deregistered only when the change asks for it and no policy and no scheduled action is left
+//!   on it once ours is deleted; deleting a
 //!   table leaves its targets (DynamoDB Developer Guide: "When you manually remove a table or
 //!   global table replica, you do not automatically remove any associated scalable targets,
 //!   scaling policies, or CloudWatch alarms"); registering a target whose resource's capacity is
@@ -225,6 +227,8 @@ pub struct Table {
     pub class: TableClass,
     pub class_changes: Vec<DateTime<Utc>>,
     pub deletion_protection: bool,
+    /// Who turned deletion protection on (at CreateTable or by UpdateTable), while it is on.
+    pub protected_by: Option<Maker>,
     pub stream: StreamSetting,
     pub encryption: ObservedEncryption,
     pub tags: BTreeMap<String, String>,
@@ -317,6 +321,13 @@ pub struct ScalingPolicy {
     pub maker: Maker,
 }
 
+/// A scheduled action on a scalable target (PutScheduledAction).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScheduledAction {
+    pub name: String,
+    pub maker: Maker,
+}
+
 /// A scalable target of Application Auto Scaling.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Target {
@@ -324,6 +335,7 @@ pub struct Target {
     pub min: i64,
     pub max: i64,
     pub policies: Vec<ScalingPolicy>,
+    pub scheduled_actions: Vec<ScheduledAction>,
     pub maker: Maker,
 }
 
@@ -343,6 +355,7 @@ impl Target {
                     target_value: p.target_value.map(TargetValue),
                 })
                 .collect(),
+            scheduled_actions: self.scheduled_actions.iter().map(|a| a.name.clone()).collect(),
         }
     }
 }
@@ -476,11 +489,22 @@ pub enum Effect {
         key: ScalableKey,
         policy: ScalingPolicy,
     },
-    /// DeregisterScalableTarget, with the policies it deleted along with the target.
+    /// DeregisterScalableTarget, with the policies and scheduled actions it deleted along with
+    /// the target.
     DeregisteredTarget {
         key: ScalableKey,
         maker: Maker,
         policies: Vec<ScalingPolicy>,
+        scheduled_actions: Vec<ScheduledAction>,
+    },
+    PutScheduledAction {
+        key: ScalableKey,
+        name: String,
+        created: bool,
+    },
+    DeletedScheduledAction {
+        key: ScalableKey,
+        action: ScheduledAction,
     },
     /// The autoscaler brought a resource's capacity within a target's new bounds.
     AutoscalerCapacity {
@@ -512,7 +536,9 @@ impl Effect {
             Effect::RegisteredTarget { key, .. }
             | Effect::PutPolicy { key, .. }
             | Effect::DeletedPolicy { key, .. }
-            | Effect::DeregisteredTarget { key, .. } => table_of(&key.resource_id).unwrap_or_default(),
+            | Effect::DeregisteredTarget { key, .. }
+            | Effect::PutScheduledAction { key, .. }
+            | Effect::DeletedScheduledAction { key, .. } => table_of(&key.resource_id).unwrap_or_default(),
         }
     }
 }
@@ -1002,6 +1028,7 @@ impl FakeAws {
                 class: spec.table_class.unwrap_or_default(),
                 class_changes: Vec::new(),
                 deletion_protection: spec.deletion_protection,
+                protected_by: spec.deletion_protection.then(|| actor.clone()),
                 stream: spec.stream,
                 encryption: spec.encryption.as_ref().map(encryption_of).unwrap_or_default(),
                 tags: spec.tags.clone(),
@@ -1323,6 +1350,7 @@ impl FakeAws {
             min,
             max,
             policies: Vec::new(),
+            scheduled_actions: Vec::new(),
             maker: actor.clone(),
         });
         target.min = min;
@@ -1634,8 +1662,99 @@ impl FakeAws {
         })
     }
 
-    /// Someone deregisters a scalable target: Application Auto Scaling deletes every policy on
-    /// it with it, whoever made them.
+    /// Someone puts a scheduled action on a registered scalable target (PutScheduledAction;
+    /// the same name again updates it): AWS refuses one on a target that is not registered.
+    pub fn foreign_put_scheduled_action(
+        &self,
+        who: &str,
+        key: &ScalableKey,
+        name: &str,
+    ) -> Result<(), ControlPlaneError> {
+        const OP: &str = "PutScheduledAction";
+        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
+        self.foreign(who, OP, &table, |world, actor, effects| {
+            let Some(target) = world.targets.get_mut(key) else {
+                return Err(error(
+                    ErrorKind::NotFound,
+                    OP,
+                    &table,
+                    format!("ObjectNotFoundException: No scalable target registered for service namespace: dynamodb, resource ID: {}, scalable dimension: {}", key.resource_id, key.dimension),
+                ));
+            };
+            let created = !target.scheduled_actions.iter().any(|a| a.name == name);
+            if created {
+                target.scheduled_actions.push(ScheduledAction {
+                    name: name.to_string(),
+                    maker: actor.clone(),
+                });
+            }
+            effects.push(Effect::PutScheduledAction {
+                key: key.clone(),
+                name: name.to_string(),
+                created,
+            });
+            Ok(())
+        })
+    }
+
+    /// Someone deletes a scheduled action (DeleteScheduledAction): the target stays.
+    pub fn foreign_delete_scheduled_action(
+        &self,
+        who: &str,
+        key: &ScalableKey,
+        name: &str,
+    ) -> Result<(), ControlPlaneError> {
+        const OP: &str = "DeleteScheduledAction";
+        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
+        self.foreign(who, OP, &table, |world, _, effects| {
+            let not_found = || {
+                error(
+                    ErrorKind::NotFound,
+                    OP,
+                    &table,
+                    format!("ObjectNotFoundException: No scheduled action found for service namespace: dynamodb, resource ID: {}, scalable dimension: {}: {name}", key.resource_id, key.dimension),
+                )
+            };
+            let target = world.targets.get_mut(key).ok_or_else(not_found)?;
+            let at = target
+                .scheduled_actions
+                .iter()
+                .position(|a| a.name == name)
+                .ok_or_else(not_found)?;
+            let action = target.scheduled_actions.remove(at);
+            effects.push(Effect::DeletedScheduledAction {
+                key: key.clone(),
+                action,
+            });
+            Ok(())
+        })
+    }
+
+    /// Someone turns deletion protection on or off (UpdateTable DeletionProtectionEnabled),
+    /// within DynamoDB's rules (an ACTIVE table; UPDATING meanwhile).
+    pub fn foreign_deletion_protection(&self, who: &str, table: &str, on: bool) -> Result<(), ControlPlaneError> {
+        const OP: &str = "UpdateTable";
+        self.foreign(who, OP, table, |world, actor, effects| {
+            let now = world.now;
+            let delay = world.config.update_delay;
+            let t = Self::table_mut(world, OP, table)?;
+            if t.status != Status::Active {
+                return Err(in_use(OP, table, t.status));
+            }
+            t.deletion_protection = on;
+            t.protected_by = on.then(|| actor.clone());
+            t.status = Status::Updating;
+            t.ready_at = Some(now + delay);
+            effects.push(Effect::Setting {
+                table: table.to_string(),
+                setting: TableSetting::DeletionProtection(on).to_string(),
+            });
+            Ok(())
+        })
+    }
+
+    /// Someone deregisters a scalable target: Application Auto Scaling deletes every policy and
+    /// scheduled action on it with it, whoever made them.
     pub fn foreign_deregister_target(&self, who: &str, key: &ScalableKey) -> Result<(), ControlPlaneError> {
         let table = table_of(&key.resource_id).unwrap_or_default().to_string();
         self.foreign(who, "DeregisterScalableTarget", &table, |world, _, effects| {
@@ -1643,7 +1762,7 @@ impl FakeAws {
         })
     }
 
-    /// DeregisterScalableTarget: the target goes, with every policy on it.
+    /// DeregisterScalableTarget: the target goes, with every policy and scheduled action on it.
     fn deregister_target(
         world: &mut World,
         key: &ScalableKey,
@@ -1661,6 +1780,7 @@ impl FakeAws {
             key: key.clone(),
             maker: target.maker,
             policies: target.policies,
+            scheduled_actions: target.scheduled_actions,
         });
         Ok(())
     }
@@ -1974,7 +2094,10 @@ impl ControlPlane for FakeAws {
                 return Err(in_use(OP, &change.name, table.status));
             }
             match &change.setting {
-                TableSetting::DeletionProtection(on) => table.deletion_protection = *on,
+                TableSetting::DeletionProtection(on) => {
+                    table.deletion_protection = *on;
+                    table.protected_by = on.then(|| self.actor.clone());
+                }
                 TableSetting::Stream(stream) => table.stream = *stream,
                 TableSetting::Encryption(encryption) => table.encryption = encryption_of(encryption),
                 TableSetting::AddIndex(_) | TableSetting::Warm(_) => unreachable!("handled above"),
@@ -2111,8 +2234,9 @@ impl ControlPlane for FakeAws {
 
     /// As the SDK adapter does it (`autoscaling_sdk::deregister`): DeleteScalingPolicy of our
     /// policy (already gone counts as deleted), then, when the change asks for it,
-    /// DescribeScalingPolicies and DeregisterScalableTarget only if no policy is left on the
-    /// target (a missing target counts as deregistered).
+    /// DescribeScalingPolicies, DescribeScheduledActions and DeregisterScalableTarget only if
+    /// no policy and no scheduled action is left on the target (a missing target counts as
+    /// deregistered).
     async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
         self.call(
             &self.actor,
@@ -2130,7 +2254,10 @@ impl ControlPlane for FakeAws {
                             });
                         }
                     }
-                    let left = world.targets.get(&removal.key).map(|t| t.policies.len());
+                    let left = world
+                        .targets
+                        .get(&removal.key)
+                        .map(|t| t.policies.len() + t.scheduled_actions.len());
                     if removal.deregister_target && left == Some(0) {
                         Self::deregister_target(world, &removal.key, effects)?;
                     }

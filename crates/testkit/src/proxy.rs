@@ -15,7 +15,7 @@
 //! dynalite it starts), the attribute definitions an UpdateTable does not repeat, which moto
 //! drops ([`Proxy::attribute_definitions_at_update_table`]; in front of every moto),
 //! Application Auto Scaling's DeregisterScalableTarget deleting the target's scaling
-//! policies, which moto keeps ([`Proxy::deregister_deletes_policies`]; moto serves Application
+//! policies and scheduled actions, which moto keeps ([`Proxy::deregister_deletes_policies`]; moto serves Application
 //! Auto Scaling on the same port, so one proxy carries both APIs), the IAM role
 //! `template.yaml` gives one family's functions, which no local server enforces
 //! ([`Proxy::family_role`]), and warm throughput that cannot be lowered, which moto lowers
@@ -372,16 +372,6 @@ impl Proxy {
         self.state().attribute_definitions_at_update_table = true;
     }
 
-    /// Application Auto Scaling's DeregisterScalableTarget deletes the target's scaling policies,
-    /// as AWS does ("Deregistering a scalable target deletes the scaling policies and the
-    /// scheduled actions that are associated with it", Application Auto Scaling API Reference)
-    /// and moto does not: after the upstream answers a DeregisterScalableTarget with success,
-    /// the proxy reads the policies on that target (DescribeScalingPolicies for its namespace,
-    /// resource id and dimension, every page, kept only when both match exactly: moto matches
-    /// resource ids by substring) and deletes each (DeleteScalingPolicy), then answers the
-    /// client. Its own calls are not recorded, rate-limited or faulted: on AWS they are part of
-    /// the one call. If one fails, the reply is replaced by an HTTP 500 naming the failure, so
-    /// no test passes on policies silently left behind. Not undone by [`Proxy::clear`].
     /// Lay out each COMPLETED export in S3 as AWS documents it, as moto does not: on the first
     /// DescribeExport that reports it COMPLETED, the proxy writes `manifest-summary.json` and
     /// `manifest-files.json` beside the data file moto wrote (see `export_layout.rs`), and every
@@ -391,6 +381,18 @@ impl Proxy {
         self.state().export_layout = true;
     }
 
+    /// Application Auto Scaling's DeregisterScalableTarget deletes the target's scaling policies
+    /// and scheduled actions, as AWS does ("Deregistering a scalable target deletes the scaling
+    /// policies and the scheduled actions that are associated with it", Application Auto
+    /// Scaling API Reference) and moto 5.2 does not: after the upstream answers a
+    /// DeregisterScalableTarget with success, the proxy reads the policies, then the scheduled
+    /// actions, on that target (DescribeScalingPolicies / DescribeScheduledActions for its
+    /// namespace, resource id and dimension, every page, kept only when both match exactly:
+    /// moto matches resource ids by substring) and deletes each (DeleteScalingPolicy /
+    /// DeleteScheduledAction), then answers the client. Its own calls are not recorded,
+    /// rate-limited or faulted: on AWS they are part of the one call. If one fails, the reply
+    /// is replaced by an HTTP 500 naming the failure, so no test passes on objects silently
+    /// left behind. Not undone by [`Proxy::clear`].
     pub fn deregister_deletes_policies(&self) {
         self.state().deregister_deletes_policies = true;
     }
@@ -1092,8 +1094,9 @@ impl Forwarder {
     }
 
     /// What AWS's DeregisterScalableTarget does and moto's does not: deletes every scaling
-    /// policy on the target (DescribeScalingPolicies, then DeleteScalingPolicy each, on the
-    /// upstream, not recorded) before the client gets `reply`. See
+    /// policy and every scheduled action on the target (DescribeScalingPolicies, then
+    /// DeleteScalingPolicy each; DescribeScheduledActions, then DeleteScheduledAction each; on
+    /// the upstream, not recorded) before the client gets `reply`. See
     /// [`Proxy::deregister_deletes_policies`].
     async fn delete_target_policies(
         &self,
@@ -1112,7 +1115,34 @@ impl Forwarder {
         ) else {
             return reply;
         };
-        let target = |operation: &str| {
+        let target = TargetOf {
+            namespace,
+            resource,
+            dimension,
+        };
+        let mut failure = None;
+        for attached in [Attached::POLICIES, Attached::SCHEDULED_ACTIONS] {
+            failure = self.delete_attached(headers, &target, attached).await;
+            if failure.is_some() {
+                break;
+            }
+        }
+        match failure {
+            None => reply,
+            Some(failure) => aws_error(
+                500,
+                "InternalServerError",
+                &format!(
+                    "testkit proxy: DeregisterScalableTarget {} {} succeeded but what was attached to it could not be deleted: {failure}",
+                    target.resource, target.dimension
+                ),
+            ),
+        }
+    }
+
+    /// Deletes every `attached` object on `target` on the upstream; the failure, if any.
+    async fn delete_attached(&self, headers: &HeaderMap, target: &TargetOf, attached: Attached) -> Option<String> {
+        let operation = |operation: &str| {
             let service = headers
                 .get(TARGET)
                 .and_then(|v| v.to_str().ok())
@@ -1122,74 +1152,54 @@ impl Forwarder {
         };
         let mut names = Vec::new();
         let mut token: Option<String> = None;
-        let failure = loop {
+        loop {
             let mut body = serde_json::json!({
-                "ServiceNamespace": namespace,
-                "ResourceId": resource,
-                "ScalableDimension": dimension,
+                "ServiceNamespace": target.namespace,
+                "ResourceId": target.resource,
+                "ScalableDimension": target.dimension,
             });
             if let Some(token) = &token {
                 body["NextToken"] = serde_json::Value::from(token.clone());
             }
-            let page = match self
-                .call_upstream_as(headers, &target("DescribeScalingPolicies"), &body)
-                .await
-            {
+            let describe = attached.describe;
+            let page = match self.call_upstream_as(headers, &operation(describe), &body).await {
                 Some((status, page)) if status.is_success() => page,
-                Some((status, page)) => {
-                    break Some(format!("DescribeScalingPolicies: HTTP {status}: {page}"))
-                }
-                None => break Some("DescribeScalingPolicies: no answer".to_owned()),
+                Some((status, page)) => return Some(format!("{describe}: HTTP {status}: {page}")),
+                None => return Some(format!("{describe}: no answer")),
             };
             let Ok(page) = serde_json::from_str::<serde_json::Value>(&page) else {
-                break Some(format!("DescribeScalingPolicies: not JSON: {page}"));
+                return Some(format!("{describe}: not JSON: {page}"));
             };
-            for policy in page["ScalingPolicies"].as_array().into_iter().flatten() {
-                if policy["ResourceId"] == resource.as_str()
-                    && policy["ScalableDimension"] == dimension.as_str()
+            // Kept only when both match exactly: moto matches resource ids by substring.
+            for object in page[attached.list].as_array().into_iter().flatten() {
+                if object["ResourceId"] == target.resource.as_str()
+                    && object["ScalableDimension"] == target.dimension.as_str()
                 {
-                    if let Some(name) = policy["PolicyName"].as_str() {
+                    if let Some(name) = object[attached.name].as_str() {
                         names.push(name.to_owned());
                     }
                 }
             }
             match page["NextToken"].as_str() {
                 Some(next) if !next.is_empty() => token = Some(next.to_owned()),
-                _ => break None,
+                _ => break,
             }
-        };
-        let mut failure = failure;
+        }
         for name in &names {
-            if failure.is_some() {
-                break;
-            }
-            let body = serde_json::json!({
-                "PolicyName": name,
-                "ServiceNamespace": namespace,
-                "ResourceId": resource,
-                "ScalableDimension": dimension,
+            let mut body = serde_json::json!({
+                "ServiceNamespace": target.namespace,
+                "ResourceId": target.resource,
+                "ScalableDimension": target.dimension,
             });
-            failure = match self
-                .call_upstream_as(headers, &target("DeleteScalingPolicy"), &body)
-                .await
-            {
-                Some((status, _)) if status.is_success() => None,
-                Some((status, answer)) => {
-                    Some(format!("DeleteScalingPolicy {name}: HTTP {status}: {answer}"))
-                }
-                None => Some(format!("DeleteScalingPolicy {name}: no answer")),
-            };
+            body[attached.name] = serde_json::Value::from(name.clone());
+            let delete = attached.delete;
+            match self.call_upstream_as(headers, &operation(delete), &body).await {
+                Some((status, _)) if status.is_success() => {}
+                Some((status, answer)) => return Some(format!("{delete} {name}: HTTP {status}: {answer}")),
+                None => return Some(format!("{delete} {name}: no answer")),
+            }
         }
-        match failure {
-            None => reply,
-            Some(failure) => aws_error(
-                500,
-                "InternalServerError",
-                &format!(
-                    "testkit proxy: DeregisterScalableTarget {resource} {dimension} succeeded but its policies could not be deleted: {failure}"
-                ),
-            ),
-        }
+        None
     }
 
     /// What AWS does with CreateTable's `Tags` and dynalite does not: applies them to the table
@@ -1900,4 +1910,37 @@ mod tests {
         );
         assert_eq!(Fault::TableQuota(3).label(), "quota");
     }
+}
+
+/// A scalable target, as a DeregisterScalableTarget names it.
+struct TargetOf {
+    namespace: String,
+    resource: String,
+    dimension: String,
+}
+
+/// One kind of object Application Auto Scaling attaches to a target, and its calls.
+#[derive(Clone, Copy)]
+struct Attached {
+    describe: &'static str,
+    /// The list in the describe call's answer.
+    list: &'static str,
+    /// Each object's name field, in the answer and in the delete call.
+    name: &'static str,
+    delete: &'static str,
+}
+
+impl Attached {
+    const POLICIES: Attached = Attached {
+        describe: "DescribeScalingPolicies",
+        list: "ScalingPolicies",
+        name: "PolicyName",
+        delete: "DeleteScalingPolicy",
+    };
+    const SCHEDULED_ACTIONS: Attached = Attached {
+        describe: "DescribeScheduledActions",
+        list: "ScheduledActions",
+        name: "ScheduledActionName",
+        delete: "DeleteScheduledAction",
+    };
 }

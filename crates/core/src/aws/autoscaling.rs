@@ -18,9 +18,10 @@ use crate::policy::scaling::{
 };
 use crate::run::control::{ControlPlaneError, ErrorKind};
 
-/// Every DynamoDB scalable target on `tables` (and their indexes), with its policies: one
-/// paginated DescribeScalableTargets and one paginated DescribeScalingPolicies for the whole
-/// run, whatever the number of tables, filtered here (ResourceId filters take one id a call).
+/// Every DynamoDB scalable target on `tables` (and their indexes), with its policies and
+/// scheduled actions: one paginated DescribeScalableTargets, DescribeScalingPolicies and
+/// DescribeScheduledActions each for the whole run, whatever the number of tables, filtered
+/// here (ResourceId filters take one id a call).
 pub(crate) async fn describe(
     client: &Client,
     tables: &[String],
@@ -57,6 +58,7 @@ pub(crate) async fn describe(
                 min: i64::from(target.min_capacity()),
                 max: i64::from(target.max_capacity()),
                 policies: Vec::new(),
+                scheduled_actions: Vec::new(),
             },
         );
     }
@@ -92,6 +94,32 @@ pub(crate) async fn describe(
                 .map(|m| m.predefined_metric_type().as_str().to_string()),
             target_value: tracking.map(|t| TargetValue(t.target_value())),
         });
+    }
+    let scheduled: Vec<_> = client
+        .describe_scheduled_actions()
+        .service_namespace(ServiceNamespace::Dynamodb)
+        .into_paginator()
+        .items()
+        .send()
+        .try_collect()
+        .await
+        .map_err(|e| classify("DescribeScheduledActions", "", &e))?;
+    for action in scheduled {
+        let Some(dimension) = action
+            .scalable_dimension()
+            .and_then(|d| ScalableDimension::from_wire(d.as_str()))
+        else {
+            continue;
+        };
+        let key = ScalableKey {
+            resource_id: action.resource_id().to_string(),
+            dimension,
+        };
+        if let Some(target) = targets.get_mut(&key) {
+            target
+                .scheduled_actions
+                .push(action.scheduled_action_name().to_string());
+        }
     }
     Ok(targets.into_values().collect())
 }
@@ -153,9 +181,9 @@ async fn put_policy(
 }
 
 /// Deletes our policy from each target, then deregisters the targets the plan says are ours
-/// alone, and only once no policy is left on them: DeregisterScalableTarget deletes every
-/// policy on a target, whoever made it, and someone may have attached one since the run looked.
-/// Already gone counts as done.
+/// alone, and only once no policy and no scheduled action is left on them:
+/// DeregisterScalableTarget deletes every policy and scheduled action on a target, whoever made
+/// them, and someone may have attached one since the run looked. Already gone counts as done.
 pub(crate) async fn deregister(client: &Client, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
     for target in &change.targets {
         let deleted = client
@@ -189,6 +217,28 @@ pub(crate) async fn deregister(client: &Client, change: &DeregisterScaling) -> R
                 target = %target.key,
                 policies = ?names,
                 "left the scalable target registered: it carries policies that are not ours"
+            );
+            continue;
+        }
+        let scheduled = client
+            .describe_scheduled_actions()
+            .service_namespace(ServiceNamespace::Dynamodb)
+            .resource_id(&target.key.resource_id)
+            .scalable_dimension(sdk_dimension(target.key.dimension))
+            .send()
+            .await
+            .map_err(|e| classify("DescribeScheduledActions", &change.name, &e))?;
+        if !scheduled.scheduled_actions().is_empty() {
+            let names: Vec<&str> = scheduled
+                .scheduled_actions()
+                .iter()
+                .map(|a| a.scheduled_action_name())
+                .collect();
+            tracing::warn!(
+                table = %change.name,
+                target = %target.key,
+                scheduled_actions = ?names,
+                "left the scalable target registered: it carries scheduled actions"
             );
             continue;
         }

@@ -165,6 +165,7 @@ impl Context<'_> {
                     let deleting = matches!(decision, Decision::Delete(_));
                     steps.push(self.item(o, decision, reason));
                     if deleting {
+                        steps.extend(self.deregister_deleted_item(o));
                         items.insert(table.name.clone(), steps);
                         continue;
                     }

@@ -6,8 +6,9 @@
 //! moving to a phase without autoscaling has our targets removed first, then its capacity
 //! changed, in the same run (its items run in order; a failed removal holds the update back,
 //! see [`crate::run::apply`]). A target that is not ours is never registered over or deregistered;
-//! one that also carries someone else's policy loses only our policy (deregistering it would
-//! delete theirs).
+//! one that also carries someone else's policy or a scheduled action loses only our policy
+//! (deregistering it would delete theirs). After retention deletes a table, our own targets on
+//! it are deregistered: DynamoDB leaves them registered.
 
 use super::{Context, Decision, Owned, PlanItem};
 use crate::plan::verdict::{ForeignPart, TargetOwner};
@@ -129,6 +130,36 @@ impl Context<'_> {
         Some(self.item(owned, Decision::DeregisterScaling(change), reason))
     }
 
+    /// After retention's DeleteTable (the item before it): deregister our own targets on the
+    /// table, which deleting a table does not. Only targets every policy of which is ours and
+    /// that carry no scheduled action: a table with any other target is never deleted (the
+    /// verdict's evidence), and the run checks again before each deregistration.
+    pub(crate) fn deregister_deleted_item(&self, owned: &Owned) -> Option<PlanItem> {
+        let prefix = &self.policy.prefix;
+        let targets: Vec<ScalingRemoval> = owned
+            .verdict
+            .our_targets
+            .iter()
+            .map(|key| ScalingRemoval {
+                key: key.clone(),
+                policy_name: policy_name(prefix, key.dimension),
+                deregister_target: true,
+            })
+            .collect();
+        if targets.is_empty() {
+            return None;
+        }
+        let reason = format!(
+            "once the table is deleted: deregister this policy's {} scalable target(s) on it (deleting a table leaves its targets registered)",
+            targets.len()
+        );
+        let change = DeregisterScaling {
+            name: owned.table.name.clone(),
+            targets,
+        };
+        Some(self.item(owned, Decision::DeregisterScaling(change), reason))
+    }
+
     /// Registration for a table this run creates in an autoscaling phase 0.
     pub(crate) fn register_new(&self, name: &str, want: &Autoscaling) -> RegisterScaling {
         RegisterScaling::new(
@@ -146,8 +177,8 @@ pub(crate) fn is_provisioned(billing: Billing) -> bool {
     matches!(billing, Billing::Provisioned(_))
 }
 
-/// One warning naming the owned tables with scalable targets or scaling policies this policy
-/// did not create.
+/// One warning naming the owned tables with scalable targets, scaling policies or scheduled
+/// actions this policy did not create.
 pub(crate) fn foreign_scaling_warning(owned: &[Owned]) -> Option<String> {
     let names: Vec<&str> = owned
         .iter()
@@ -170,7 +201,7 @@ pub(crate) fn foreign_scaling_warning(owned: &[Owned]) -> Option<String> {
         listed.push_str(&format!(" and {} more", names.len() - SHOWN));
     }
     Some(format!(
-        "{} table(s) of this policy carry Application Auto Scaling targets or scaling policies it did not create: {listed}. \
+        "{} table(s) of this policy carry Application Auto Scaling targets, scaling policies or scheduled actions it did not create: {listed}. \
          The throughput they hold is left to them (never changed, deregistered, or deleted with the table); \
          remove them to let the policy manage it",
         names.len()

@@ -152,13 +152,13 @@ impl Context<'_> {
         let table = owned.table;
         let template = &self.policy.template;
         let mut settings = Vec::new();
-        if let Some(want) = template.deletion_protection {
-            if table.deletion_protection != want {
-                settings.push((
-                    TableSetting::DeletionProtection(want),
-                    format!("deletion protection is {}", on_off(table.deletion_protection)),
-                ));
-            }
+        // Only ever turned on: a protection the policy does not ask for is someone else's
+        // (the verdict's foreign part), never turned off.
+        if template.deletion_protection == Some(true) && !table.deletion_protection {
+            settings.push((
+                TableSetting::DeletionProtection(true),
+                format!("deletion protection is {}", on_off(table.deletion_protection)),
+            ));
         }
         if let Some(want) = template.stream {
             if table.stream != want {

@@ -1,6 +1,7 @@
 //! The one ownership verdict: for each listed table, whose the table is, which of its parts are
-//! not the policy's (global indexes, scalable targets, the scaling policies on them), and
-//! whether retention has positive evidence to delete it. A run computes it once per table
+//! not the policy's (global indexes, scalable targets, the scaling policies and scheduled
+//! actions on them, a deletion protection the policy did not ask for), and whether retention
+//! has positive evidence to delete it. A run computes it once per table
 //! ([`Judge::verdict`]); every action of the planner asks it and nothing else, and the reports
 //! and `status` print it.
 //!
@@ -15,8 +16,11 @@
 //! - Period tags on a name that is a label of some period: a table from a version before the
 //!   family tag; managed, not deleted until adopted.
 //! - A global index is the policy's only when its name, key schema and projection are; a
-//!   scalable target is ours only when every policy on it is ours. Anything else on a table is
-//!   foreign and removes exactly the actions that would touch it.
+//!   scalable target is ours only when every policy on it is ours and no scheduled action is on
+//!   it (we never create one); deletion protection is ours only when the policy's template asks
+//!   for it. Anything else on a table is foreign, removes exactly the actions that would touch
+//!   it, and keeps retention from deleting the table (deleting it would destroy the part, or
+//!   override whoever protected it).
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -39,7 +43,8 @@ pub struct Verdict {
     /// The table's parts that are not the policy's: no action touches them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub foreign: Vec<ForeignPart>,
-    /// Our own scalable targets on the table (every policy on them is ours).
+    /// Our own scalable targets on the table (every policy on them is ours, and no scheduled
+    /// action is on them).
     #[serde(skip)]
     pub our_targets: Vec<ScalableKey>,
     /// Why retention may not delete the table; empty: positive evidence that it may.
@@ -100,10 +105,24 @@ pub enum ForeignPart {
     /// A global secondary index whose name, key schema or projection is not the policy's.
     Index { name: String, why: String },
     /// A scalable target without this policy's scaling policy.
-    Target { key: ScalableKey, policies: Vec<String> },
-    /// One of our scalable targets that also carries policies that are not ours: ours is
-    /// removed when the phase ends, the target never deregistered (that would delete theirs).
-    SharedTarget { key: ScalableKey, policies: Vec<String> },
+    Target {
+        key: ScalableKey,
+        policies: Vec<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        scheduled_actions: Vec<String>,
+    },
+    /// One of our scalable targets that also carries policies that are not ours, or scheduled
+    /// actions: ours is removed when the phase ends, the target never deregistered (that would
+    /// delete theirs).
+    SharedTarget {
+        key: ScalableKey,
+        policies: Vec<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        scheduled_actions: Vec<String>,
+    },
+    /// Deletion protection is on and the policy's template does not ask for it: someone turned
+    /// it on to keep the table. Never turned off.
+    DeletionProtection,
 }
 
 /// A missing piece of the positive evidence retention needs to delete a table.
@@ -122,8 +141,14 @@ pub enum NoEvidence {
     KeyDiffers { have: Option<KeySchema> },
     /// Its local secondary indexes are not the policy's.
     LocalIndexesDiffer,
-    /// Scalable targets this policy did not create, or policies that are not ours, are on it.
+    /// Global secondary indexes that are not the policy's are on it: deleting the table would
+    /// destroy them.
+    ForeignIndexes,
+    /// Scalable targets this policy did not create, policies that are not ours, or scheduled
+    /// actions are on it.
     ForeignScaling,
+    /// Deletion protection that the policy did not ask for is on.
+    ForeignDeletionProtection,
     /// The scalable targets on it could not be read this run.
     ScalingNotRead,
 }
@@ -205,7 +230,7 @@ impl Verdict {
                 ForeignPart::Target { key, .. } | ForeignPart::SharedTarget { key, .. } => {
                     key.resource_id == resource
                 }
-                ForeignPart::Index { .. } => false,
+                ForeignPart::Index { .. } | ForeignPart::DeletionProtection => false,
             })
             .collect()
     }
@@ -239,9 +264,20 @@ impl Verdict {
     }
 
     /// Whether a change that touches every part of the table (a billing mode switch) is ours to
-    /// make: nothing on it is foreign.
+    /// make: no foreign index or scalable target is on it (a deletion protection someone set
+    /// holds no throughput).
     pub fn whole_table_is_ours(&self) -> bool {
-        self.is_ours() && self.foreign.is_empty()
+        self.is_ours()
+            && self
+                .foreign
+                .iter()
+                .all(|part| matches!(part, ForeignPart::DeletionProtection))
+    }
+
+    /// Whether deletion protection is someone else's setting (on, and the policy does not ask
+    /// for it): never turned off, by upkeep or before a deletion.
+    pub fn protection_is_foreign(&self) -> bool {
+        self.foreign.contains(&ForeignPart::DeletionProtection)
     }
 
     /// Whether the scalable targets were known when the verdict was made (read, or impossible on
@@ -308,19 +344,44 @@ impl fmt::Display for ForeignPart {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ForeignPart::Index { name, why } => write!(f, "index {name} ({why})"),
-            ForeignPart::Target { key, policies } if policies.is_empty() => {
-                write!(f, "scalable target {key} (no policy of ours)")
+            ForeignPart::Target {
+                key,
+                policies,
+                scheduled_actions,
+            } => {
+                let theirs = attached(policies, scheduled_actions);
+                if theirs.is_empty() {
+                    write!(f, "scalable target {key} (no policy of ours)")
+                } else {
+                    write!(f, "scalable target {key} ({theirs})")
+                }
             }
-            ForeignPart::Target { key, policies } => {
-                write!(f, "scalable target {key} (policies: {})", policies.join(", "))
-            }
-            ForeignPart::SharedTarget { key, policies } => write!(
+            ForeignPart::SharedTarget {
+                key,
+                policies,
+                scheduled_actions,
+            } => write!(
                 f,
-                "scalable target {key} (ours, and also policies: {})",
-                policies.join(", ")
+                "scalable target {key} (ours, and also {})",
+                attached(policies, scheduled_actions)
             ),
+            ForeignPart::DeletionProtection => {
+                f.write_str("deletion protection (on, and the policy's template does not ask for it)")
+            }
         }
     }
+}
+
+/// "policies: a, b; scheduled actions: c", leaving out an empty list.
+fn attached(policies: &[String], scheduled_actions: &[String]) -> String {
+    let mut parts = Vec::new();
+    if !policies.is_empty() {
+        parts.push(format!("policies: {}", policies.join(", ")));
+    }
+    if !scheduled_actions.is_empty() {
+        parts.push(format!("scheduled actions: {}", scheduled_actions.join(", ")));
+    }
+    parts.join("; ")
 }
 
 impl fmt::Display for NoEvidence {
@@ -338,9 +399,15 @@ impl fmt::Display for NoEvidence {
             NoEvidence::KeyDiffers { have: Some(have) } => write!(f, "its key is {have}, not the policy's"),
             NoEvidence::KeyDiffers { have: None } => f.write_str("its key schema is unknown"),
             NoEvidence::LocalIndexesDiffer => f.write_str("its local secondary indexes are not the policy's"),
-            NoEvidence::ForeignScaling => {
-                f.write_str("scalable targets or scaling policies that are not this policy's are on it")
-            }
+            NoEvidence::ForeignIndexes => f.write_str(
+                "global secondary indexes that are not this policy's are on it (deleting the table would destroy them)",
+            ),
+            NoEvidence::ForeignScaling => f.write_str(
+                "scalable targets, scaling policies or scheduled actions that are not this policy's are on it",
+            ),
+            NoEvidence::ForeignDeletionProtection => f.write_str(
+                "deletion protection is on and the policy's template does not ask for it: someone protected it",
+            ),
             NoEvidence::ScalingNotRead => f.write_str("its scalable targets could not be read this run"),
         }
     }
@@ -468,17 +535,23 @@ impl<'a> Judge<'a> {
                 .map(|p| p.name.as_str())
                 .partition(|name| *name == policy_name(prefix, target.key.dimension));
             let theirs: Vec<String> = theirs.into_iter().map(str::to_string).collect();
-            match (mine.is_empty(), theirs.is_empty()) {
+            let scheduled_actions = target.scheduled_actions.clone();
+            match (mine.is_empty(), theirs.is_empty() && scheduled_actions.is_empty()) {
                 (false, true) => ours.push(target.key.clone()),
                 (false, false) => foreign.push(ForeignPart::SharedTarget {
                     key: target.key.clone(),
                     policies: theirs,
+                    scheduled_actions,
                 }),
                 (true, _) => foreign.push(ForeignPart::Target {
                     key: target.key.clone(),
                     policies: theirs,
+                    scheduled_actions,
                 }),
             }
+        }
+        if table.deletion_protection && self.policy.template.deletion_protection != Some(true) {
+            foreign.push(ForeignPart::DeletionProtection);
         }
         (foreign, ours)
     }
@@ -515,13 +588,15 @@ impl<'a> Judge<'a> {
         if !same_local_indexes(table, &self.policy.local_indexes) {
             missing.push(NoEvidence::LocalIndexesDiffer);
         }
-        if foreign.iter().any(|part| {
-            matches!(
-                part,
-                ForeignPart::Target { .. } | ForeignPart::SharedTarget { .. }
-            )
-        }) {
+        let any = |f: fn(&ForeignPart) -> bool| foreign.iter().any(f);
+        if any(|part| matches!(part, ForeignPart::Index { .. })) {
+            missing.push(NoEvidence::ForeignIndexes);
+        }
+        if any(|part| matches!(part, ForeignPart::Target { .. } | ForeignPart::SharedTarget { .. })) {
             missing.push(NoEvidence::ForeignScaling);
+        }
+        if any(|part| matches!(part, ForeignPart::DeletionProtection)) {
+            missing.push(NoEvidence::ForeignDeletionProtection);
         }
         if seen.scaling == Reading::NotRead {
             missing.push(NoEvidence::ScalingNotRead);
@@ -782,11 +857,9 @@ delete_after = 3
             assert!(!v.index_is_ours(&name), "{what}");
             assert!(!v.index_capacity_is_ours("ts_2018-10-18", &name), "{what}");
             assert!(!v.whole_table_is_ours(), "{what}");
-            // The table itself stays ours, and deletable: an index is not a claim on the data.
-            assert!(
-                v.table_capacity_is_ours("ts_2018-10-18") && v.not_deletable.is_empty(),
-                "{what}"
-            );
+            // The table's throughput stays ours, but deleting it would destroy their index.
+            assert!(v.table_capacity_is_ours("ts_2018-10-18"), "{what}");
+            assert_eq!(v.not_deletable, [NoEvidence::ForeignIndexes], "{what}");
         }
         // An Include projection compares as a set.
         let policy = Policy::from_toml(&POLICY.replace(
@@ -816,6 +889,7 @@ delete_after = 3
                     target_value: None,
                 })
                 .collect(),
+            scheduled_actions: Vec::new(),
         }
     }
 
@@ -892,5 +966,60 @@ delete_after = 3
         let mut opted = policy();
         opted.retention.as_mut().unwrap().delete_without_tagging_api = true;
         assert!(Judge::new(&opted).verdict(&t).unwrap().not_deletable.is_empty());
+    }
+
+    #[test]
+    fn a_scheduled_action_makes_a_target_someone_elses_and_vetoes_deletion() {
+        let mut t = table("ts_2018-10-18", Some(&[(TAG_FAMILY, "ts")]));
+        let mut read = target(
+            "table/ts_2018-10-18",
+            ScalableDimension::TableRead,
+            &["ddb-rollover-ts-read"],
+        );
+        read.scheduled_actions = vec!["nightly-scale-up".into()];
+        let mut index_write = target(
+            "table/ts_2018-10-18/index/by_site",
+            ScalableDimension::IndexWrite,
+            &[],
+        );
+        index_write.scheduled_actions = vec!["weekend".into()];
+        t.scaling = Some(vec![read.clone(), index_write.clone()]);
+        let v = verdict(&t).unwrap();
+        // Our policy with their scheduled action: ours is removed, the target never deregistered.
+        assert_eq!(v.target(&read.key), TargetOwner::Shared);
+        assert_eq!(v.target(&index_write.key), TargetOwner::Foreign);
+        assert!(v.our_targets.is_empty());
+        assert!(!v.table_capacity_is_ours("ts_2018-10-18"));
+        assert!(!v.index_capacity_is_ours("ts_2018-10-18", "by_site"));
+        assert_eq!(v.not_deletable, [NoEvidence::ForeignScaling]);
+        let shown: Vec<String> = v.foreign.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "scalable target table/ts_2018-10-18 read (ours, and also scheduled actions: nightly-scale-up)",
+                "scalable target table/ts_2018-10-18/index/by_site write (scheduled actions: weekend)",
+            ]
+        );
+    }
+
+    #[test]
+    fn deletion_protection_is_ours_only_when_the_policy_asks_for_it() {
+        let mut t = table("ts_2018-10-18", Some(&[(TAG_FAMILY, "ts")]));
+        t.deletion_protection = true;
+        for template in ["", "[template]\ndeletion_protection = false\n"] {
+            let policy = Policy::from_toml(&format!("{POLICY}{template}")).unwrap();
+            let v = Judge::new(&policy).verdict(&t).unwrap();
+            assert!(v.protection_is_foreign(), "{template:?}");
+            assert_eq!(v.foreign, [ForeignPart::DeletionProtection], "{template:?}");
+            assert_eq!(v.not_deletable, [NoEvidence::ForeignDeletionProtection], "{template:?}");
+            // It holds no throughput: capacity and billing stay ours.
+            assert!(v.table_capacity_is_ours("ts_2018-10-18") && v.whole_table_is_ours());
+        }
+        let asks = Policy::from_toml(&format!("{POLICY}[template]\ndeletion_protection = true\n")).unwrap();
+        let v = Judge::new(&asks).verdict(&t).unwrap();
+        assert!(!v.protection_is_foreign() && v.foreign.is_empty() && v.not_deletable.is_empty());
+        // Off: nothing to say.
+        t.deletion_protection = false;
+        assert!(verdict(&t).unwrap().foreign.is_empty());
     }
 }

@@ -20,7 +20,9 @@ pub struct Blueprint {
     pub ttl_attribute: Option<String>,
     /// Turn point-in-time recovery on (never turned off by ddb-rollover).
     pub point_in_time_recovery: bool,
-    /// `None` leaves deletion protection as it is.
+    /// `Some(true)`: set at CreateTable, turned on again when lost, and lifted by retention
+    /// just before it deletes the table. `None` or `Some(false)`: never turned on or off; a
+    /// protection someone else turned on is theirs, and keeps retention from deleting the table.
     pub deletion_protection: Option<bool>,
     /// `None` leaves the stream as it is; `Some(None)` means no stream.
     pub stream: Option<StreamSetting>,

@@ -189,13 +189,17 @@ pub struct ObservedScalingPolicy {
     pub target_value: Option<TargetValue>,
 }
 
-/// One scalable target on a table or one of its GSIs, with the policies attached to it.
+/// One scalable target on a table or one of its GSIs, with the policies and scheduled actions
+/// attached to it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ObservedScalableTarget {
     pub key: ScalableKey,
     pub min: i64,
     pub max: i64,
     pub policies: Vec<ObservedScalingPolicy>,
+    /// The names of the scheduled actions on it (DescribeScheduledActions). We never create
+    /// one, so each is someone else's, and DeregisterScalableTarget would delete it.
+    pub scheduled_actions: Vec<String>,
 }
 
 impl ObservedScalableTarget {
@@ -238,18 +242,21 @@ pub struct RegisterScaling {
 }
 
 /// Our policy to remove from a scalable target, and the target with it when every policy on it
-/// is ours: Application Auto Scaling's DeregisterScalableTarget deletes every policy on the
-/// target, whoever made it, so a target that carries someone else's policy is left in place.
+/// is ours and no scheduled action is on it: Application Auto Scaling's DeregisterScalableTarget
+/// deletes every policy and every scheduled action on the target, whoever made them, so a
+/// target that carries anything of someone else's is left in place.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ScalingRemoval {
     pub key: ScalableKey,
     pub policy_name: String,
-    /// Deregister the target too (once our policy is gone and no other policy is left on it).
+    /// Deregister the target too (once our policy is gone and no other policy and no scheduled
+    /// action is left on it).
     pub deregister_target: bool,
 }
 
 /// DeleteScalingPolicy then DeregisterScalableTarget for each of our targets on the table (a
-/// target or policy already gone counts as removed).
+/// target or policy already gone counts as removed): when the table leaves its autoscaling
+/// phases, and after retention deleted it (deleting a table does not deregister its targets).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DeregisterScaling {
     pub name: String,
@@ -336,6 +343,7 @@ mod tests {
             min: 5,
             max: 1000,
             policies: vec![policy("someone-elses", 70.0)],
+            scheduled_actions: Vec::new(),
         };
         assert!(!target.is_ours("ts"));
         // Another family's policy name does not make it ours either.

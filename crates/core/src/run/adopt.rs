@@ -3,17 +3,19 @@
 //! Runs never adopt: only CreateTable and this command write the family tag.
 //!
 //! Each named table is checked against its [verdict](crate::plan::verdict) first: it must be ours by
-//! name (or by our period tags), keyed and locally indexed as the policy says, with nothing
-//! foreign on it (another family's tag, scalable targets or scaling policies that are not
-//! ours), and its tags must be readable. Then it gets our family tag, its period tags, the
+//! name (or by our period tags), keyed and locally indexed as the policy says, not another
+//! family's, and its tags must be readable. Then it gets our family tag, its period tags, the
 //! policy hash and `ddb-rollover:adopted`. Dry run first: nothing is written unless asked.
+//! Parts of it that are not the policy's (a global index, a scalable target, a scaling policy
+//! or scheduled action, a deletion protection the policy does not ask for) stay someone
+//! else's: the report names each, and retention does not delete the table while one is there.
 
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::plan::verdict::{ForeignPart, Judge, NoEvidence, OwnedBy, Owner};
+use crate::plan::verdict::{Judge, NoEvidence, OwnedBy, Owner};
 use crate::plan::Operation;
 use crate::policy::tags::{own_tags, TAG_ADOPTED};
 use crate::policy::Policy;
@@ -42,8 +44,8 @@ pub struct AdoptionLine {
     pub adoption: Adoption,
     /// `planned` (dry run), `done`, `unchanged`, `refused` or `failed`.
     pub outcome: &'static str,
-    /// Parts of the table that stay foreign after adoption (indexes that are not the
-    /// policy's): no action touches them.
+    /// Parts of the table that stay foreign after adoption (the verdict's foreign parts): no
+    /// action touches them, and retention does not delete the table while one is there.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -96,8 +98,9 @@ pub fn plan_adoption(
             let notes: Vec<String> = verdict
                 .foreign
                 .iter()
-                .filter(|part| matches!(part, ForeignPart::Index { .. }))
-                .map(|part| format!("{part}: stays foreign, untouched"))
+                .map(|part| {
+                    format!("{part}: stays someone else's, untouched; retention will not delete this table while it is there")
+                })
                 .collect();
             let adoption = match &verdict.owner {
                 Owner::NotOurs { why } => refused(format!(
@@ -111,7 +114,17 @@ pub fn plan_adoption(
                     let reasons: Vec<String> = verdict
                         .not_deletable
                         .iter()
-                        .filter(|missing| **missing != NoEvidence::NoFamilyTag)
+                        // The family tag is what adoption writes; a foreign part is noted, and
+                        // vetoes deletion for as long as it is there.
+                        .filter(|missing| {
+                            !matches!(
+                                missing,
+                                NoEvidence::NoFamilyTag
+                                    | NoEvidence::ForeignIndexes
+                                    | NoEvidence::ForeignScaling
+                                    | NoEvidence::ForeignDeletionProtection
+                            )
+                        })
                         .map(ToString::to_string)
                         .chain(
                             (table.status == crate::table::TableStatus::Deleting)
@@ -271,6 +284,7 @@ mod tests {
                 metric: None,
                 target_value: None,
             }],
+            scheduled_actions: Vec::new(),
         }]);
         let mut no_tags = hand_made("ts_2018-10-24");
         no_tags.tags = None;
@@ -295,11 +309,49 @@ mod tests {
         );
         assert!(reasons(&decided[0].1).contains("its key is id (S)"));
         assert!(reasons(&decided[1].1).contains("\"ts_eu\""));
-        assert!(reasons(&decided[2].1).contains("scalable targets"));
+        assert!(matches!(decided[2].1, Adoption::Tag { .. }), "{:?}", decided[2].1);
         assert!(reasons(&decided[3].1).contains("cannot read tags"));
         assert!(reasons(&decided[4].1).contains("being deleted"));
         assert_eq!(decided[5].1, Adoption::AlreadyOurs);
         assert_eq!(reasons(&decided[6].1), "no such table");
         assert!(reasons(&decided[7].1).contains("does not start with \"ts_\""));
+    }
+
+    #[test]
+    fn adopt_says_each_foreign_part_keeps_the_table_from_retention() {
+        let mut table = hand_made("ts_2018-10-23");
+        table.deletion_protection = true;
+        table.global_indexes.push(crate::table::ObservedIndex {
+            name: "by_hand".into(),
+            status: TableStatus::Active,
+            backfilling: false,
+            billing: Billing::Provisioned(Capacity { read: 1, write: 1 }),
+            decreases_today: 0,
+            last_decrease: None,
+            key: None,
+            projection: None,
+            warm: None,
+        });
+        table.scaling = Some(vec![ObservedScalableTarget {
+            key: ScalableKey {
+                resource_id: "table/ts_2018-10-23".into(),
+                dimension: ScalableDimension::TableRead,
+            },
+            min: 1,
+            max: 5,
+            policies: Vec::new(),
+            scheduled_actions: vec!["nightly".into()],
+        }]);
+        let now = chrono::DateTime::parse_from_rfc3339("2018-10-26T10:00:00Z")
+            .unwrap()
+            .to_utc();
+        let decided = plan_adoption(&policy(), now, &[table], &["ts_2018-10-23".to_string()]);
+        let (_, adoption, notes) = &decided[0];
+        assert!(matches!(adoption, Adoption::Tag { .. }), "{adoption:?}");
+        assert_eq!(notes.len(), 3, "{notes:#?}");
+        for (note, part) in notes.iter().zip(["index by_hand", "scheduled actions: nightly", "deletion protection"]) {
+            assert!(note.contains(part), "{note}");
+            assert!(note.contains("retention will not delete this table"), "{note}");
+        }
     }
 }

@@ -193,10 +193,18 @@ pub async fn apply<C: ControlPlane>(
             let mut lines = Vec::with_capacity(group.len());
             let mut gone = false;
             let mut still_scaled = false;
+            let mut not_deleted = false;
             for item in group {
                 let line = if gone {
                     // The table vanished under an earlier step: no more calls for it.
                     TableLine::new(item, Outcome::Gone, None)
+                } else if not_deleted {
+                    // What follows a deletion (deregistering its targets) waits for it.
+                    TableLine::new(
+                        item,
+                        Outcome::Skipped,
+                        Some("not sent: the table was not deleted".into()),
+                    )
                 } else if still_scaled && matches!(item.decision, Decision::Update(_)) {
                     // Our scalable targets are still on it: the autoscaler would undo the change.
                     TableLine::deferred(
@@ -215,6 +223,8 @@ pub async fn apply<C: ControlPlane>(
                     execute(control, operation, item, options).await
                 };
                 gone = line.outcome == Outcome::Gone;
+                not_deleted |= matches!(line.item.decision, Decision::Delete(_))
+                    && !matches!(line.outcome, Outcome::Done | Outcome::Planned);
                 still_scaled |= matches!(line.item.decision, Decision::DeregisterScaling(_))
                     && !matches!(line.outcome, Outcome::Done | Outcome::Planned);
                 lines.push(line);

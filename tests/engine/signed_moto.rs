@@ -87,7 +87,16 @@ async fn parameters_events_and_objects_through_signed_calls_on_moto() {
         signed.s3_get("signed-archive", key).await.unwrap().as_deref(),
         Some(&body[..])
     );
-    assert!(signed.s3_exists("signed-archive", key).await.unwrap());
+    // HeadObject: the ETag unquoted (a single-part upload's: the MD5 of the bytes), the size,
+    // no storage class header for STANDARD.
+    assert_eq!(
+        signed.s3_head("signed-archive", key).await.unwrap(),
+        Some(ddb_rollover::table::archive::ObjectHead {
+            etag: "f770f4b4c529946efd50dfd4def49115".into(),
+            size: body.len() as u64,
+            storage_class: None,
+        })
+    );
     assert_eq!(
         signed
             .s3_get("signed-archive", "exports/none.json")
@@ -95,10 +104,13 @@ async fn parameters_events_and_objects_through_signed_calls_on_moto() {
             .unwrap(),
         None
     );
-    assert!(!signed
-        .s3_exists("signed-archive", "exports/none.json")
-        .await
-        .unwrap());
+    assert_eq!(
+        signed
+            .s3_head("signed-archive", "exports/none.json")
+            .await
+            .unwrap(),
+        None
+    );
     // Listing: every key under a prefix, across pages (ListObjectsV2 gives 1,000 a page).
     db.put_object("signed-archive", "other/x.json", b"{}");
     let many: Vec<String> = (0..1005).map(|n| format!("exports/page/{n:04}.json")).collect();

@@ -55,7 +55,10 @@
 //! operations in flight), no throttling, no TTL change spacing, and the autoscaler's own capacity
 //! changes happen only when a target is registered (there is no traffic).
 
+mod s3;
 mod warm;
+
+pub use s3::{data_file, S3Object};
 pub use warm::{Warm, LOWER_WARM};
 
 use std::collections::BTreeMap;
@@ -73,9 +76,7 @@ use ddb_rollover::policy::settings::{
 };
 use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
-use ddb_rollover::table::archive::{
-    archives_under, prove, ArchiveProof, ArchiveStore, ExportLocation, ImportState,
-};
+use ddb_rollover::table::archive::{archives_under, prove, ArchiveProof, ExportLocation, ImportState};
 use ddb_rollover::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, IndexSpec, SettingChange, TableSetting,
     TableSpec, TagChange, TtlChange, WarmPart, WarmRaise,
@@ -360,6 +361,14 @@ impl Target {
     }
 }
 
+/// One ImportTable: the table it creates and what it read (counted when it started).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Import {
+    pub table: String,
+    /// `ImportedItemCount` and `ErrorCount`, or why it FAILED.
+    pub counts: Result<(u64, u64), String>,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Export {
     pub arn: String,
@@ -379,7 +388,7 @@ impl Export {
         format!("{}/manifest-summary.json", self.directory)
     }
 
-    fn files_key(&self) -> String {
+    pub fn files_key(&self) -> String {
         format!("{}/manifest-files.json", self.directory)
     }
 
@@ -388,26 +397,8 @@ impl Export {
     }
 
     /// The objects a COMPLETED export leaves in S3: data files and both manifests.
-    fn objects(&self) -> Vec<(String, Vec<u8>)> {
-        let mut objects: Vec<(String, Vec<u8>)> = self
-            .files
-            .iter()
-            .map(|(key, _)| (key.clone(), b"{}".to_vec()))
-            .collect();
-        let lines: String = self
-            .files
-            .iter()
-            .map(|(key, items)| format!("{{\"itemCount\":{items},\"dataFileS3Key\":\"{key}\"}}\n"))
-            .collect();
-        objects.push((self.files_key(), lines.into_bytes()));
-        let summary = format!(
-            "{{\"exportArn\":\"{}\",\"itemCount\":{},\"manifestFilesS3Key\":\"{}\",\"outputFormat\":\"DYNAMODB_JSON\"}}",
-            self.arn,
-            self.items(),
-            self.files_key()
-        );
-        objects.push((self.manifest_key(), summary.into_bytes()));
-        objects
+    fn objects(&self) -> Vec<(String, S3Object)> {
+        s3::export_objects(&self.arn, &arn_of(&self.table), &self.directory, &self.files)
     }
 }
 
@@ -571,10 +562,10 @@ pub struct World {
     pub tables: BTreeMap<String, Table>,
     pub targets: BTreeMap<ScalableKey, Target>,
     pub exports: BTreeMap<String, Export>,
-    /// S3's objects by (bucket, key): what completed exports wrote.
-    pub s3: BTreeMap<(String, String), Vec<u8>>,
-    /// ImportTable's imports by ARN: the table each creates (COMPLETED once it is ACTIVE).
-    pub imports: BTreeMap<String, String>,
+    /// S3's objects by (bucket, key): what completed exports wrote, and others' objects.
+    pub s3: s3::Objects,
+    /// ImportTable's imports by ARN (COMPLETED once their table is ACTIVE).
+    pub imports: BTreeMap<String, Import>,
     pub log: Vec<Call>,
     /// Tables whose deletion completed, as they were when deleted.
     pub gone: Vec<Table>,
@@ -1611,6 +1602,93 @@ impl FakeAws {
         })
     }
 
+    // ---- S3: another principal's acts on the archive bucket (logged by key) ----
+
+    /// PutObject: `key` written, or overwritten, with `bytes` (STANDARD).
+    pub fn foreign_put_object(&self, who: &str, bucket: &str, key: &str, bytes: &[u8]) {
+        let _ = self.foreign(who, "PutObject", key, |world, _, _| {
+            world.s3.insert(
+                (bucket.to_string(), key.to_string()),
+                S3Object::new(bytes.to_vec()),
+            );
+            Ok(())
+        });
+    }
+
+    /// DeleteObject (a missing key is no error, as S3 answers).
+    pub fn foreign_delete_object(&self, who: &str, bucket: &str, key: &str) {
+        let _ = self.foreign(who, "DeleteObject", key, |world, _, _| {
+            world.s3.remove(&(bucket.to_string(), key.to_string()));
+            Ok(())
+        });
+    }
+
+    /// CopyObject of `key` onto itself with `x-amz-storage-class: {class}` (what a lifecycle
+    /// transition does too): the bytes and the ETag stay. `false` when there is no such key.
+    pub fn foreign_set_storage_class(&self, who: &str, bucket: &str, key: &str, class: &str) -> bool {
+        self.foreign(who, "CopyObject", key, |world, _, _| {
+            let object = world
+                .s3
+                .get_mut(&(bucket.to_string(), key.to_string()))
+                .ok_or_else(|| not_found("CopyObject", key))?;
+            object.storage_class = (class != "STANDARD").then(|| class.to_string());
+            Ok(())
+        })
+        .is_ok()
+    }
+
+    /// A whole, consistent export of another account's or family's `table` (`items` items in
+    /// one data file) laid out under `prefix`, as its own ExportTableToPointInTime would; its
+    /// id sorts after every export made so far. Returns its manifest's key.
+    pub fn foreign_place_export(&self, who: &str, bucket: &str, prefix: &str, table: &str, items: u64) -> String {
+        let directory = {
+            let world = self.lock();
+            format!(
+                "{}/AWSDynamoDB/{:020}-ffffffff",
+                prefix.trim_end_matches('/'),
+                world.now.timestamp_millis() + 1
+            )
+        };
+        let export = format!("{}/export/{}", arn_of(table), directory.rsplit('/').next().unwrap_or_default());
+        let files = [(format!("{directory}/data/0000.json.gz"), items)];
+        let objects = s3::export_objects(&export, &arn_of(table), &directory, &files);
+        let manifest = format!("{directory}/manifest-summary.json");
+        let _ = self.foreign(who, "PutObject", &manifest, |world, _, _| {
+            for (key, object) in objects {
+                world.s3.insert((bucket.to_string(), key), object);
+            }
+            Ok(())
+        });
+        manifest
+    }
+
+    /// An export's `manifest-files.json` rewritten (ETags and MD5s consistent) so its first data
+    /// file is listed at a copy outside the export's `data/`, and that file removed from
+    /// `data/`. `false` when there is no such export or it lists no file.
+    pub fn foreign_repoint_file_list(&self, who: &str, bucket: &str, export: &Export) -> bool {
+        let files_key = export.files_key();
+        self.foreign(who, "PutObject", &files_key, |world, _, _| {
+            let Some((first, _)) = export.files.first() else {
+                return Err(not_found("PutObject", &files_key));
+            };
+            let at = |key: &str| (bucket.to_string(), key.to_string());
+            let lines = world
+                .s3
+                .get(&at(&files_key))
+                .ok_or_else(|| not_found("PutObject", &files_key))?;
+            let moved = first.replace("/data/", "/elsewhere/");
+            let rewritten = String::from_utf8_lossy(&lines.bytes).replace(first.as_str(), &moved);
+            let object = world
+                .s3
+                .remove(&at(first))
+                .ok_or_else(|| not_found("PutObject", first))?;
+            world.s3.insert(at(&moved), object);
+            world.s3.insert(at(&files_key), S3Object::new(rewritten.into_bytes()));
+            Ok(())
+        })
+        .is_ok()
+    }
+
     pub fn foreign_add_index(
         &self,
         who: &str,
@@ -1959,29 +2037,31 @@ impl ControlPlane for FakeAws {
             }
             let location = ExportLocation {
                 export: export.to_string(),
+                table: table.to_string(),
                 bucket: found.bucket.clone(),
                 manifest: Some(found.manifest_key()),
                 items: Some(found.items()),
             };
-            (location, FakeS3(world.s3.clone()))
+            (location, s3::FakeS3(world.s3.clone()))
         };
         Ok(prove(&store, &location).await)
     }
 
     async fn find_archives(
         &self,
-        _table: &str,
+        table: &str,
         bucket: &str,
         prefix: &str,
     ) -> Result<Vec<(ExportLocation, ArchiveProof)>, ControlPlaneError> {
-        let store = FakeS3(self.lock().s3.clone());
-        Ok(archives_under(&store, bucket, prefix)
+        let store = s3::FakeS3(self.lock().s3.clone());
+        Ok(archives_under(&store, table, bucket, prefix)
             .await
             .expect("the fake's S3 answers every read"))
     }
 
     /// The operator's ImportTable: the table is created as the request's spec says (CREATING,
-    /// then ACTIVE), with no tags; the import COMPLETES with it.
+    /// then ACTIVE), with no tags; the import COMPLETES with it, having read every object under
+    /// the request's prefix (one item a line; a line that is no item is an error).
     async fn import_table(&self, request: &ImportRequest) -> Result<String, ControlPlaneError> {
         const OP: &str = "ImportTable";
         self.call(
@@ -1992,7 +2072,14 @@ impl ControlPlane for FakeAws {
             |world, effects| {
                 Self::create(world, &self.actor, &request.spec, effects)?;
                 let arn = format!("{}/import/{}", arn_of(&request.spec.name), request.client_token);
-                world.imports.insert(arn.clone(), request.spec.name.clone());
+                let counts = s3::import_counts(&world.s3, &request.bucket, &request.data_prefix);
+                world.imports.insert(
+                    arn.clone(),
+                    Import {
+                        table: request.spec.name.clone(),
+                        counts,
+                    },
+                );
                 Ok(arn)
             },
         )
@@ -2000,14 +2087,20 @@ impl ControlPlane for FakeAws {
 
     async fn describe_import(&self, table: &str, arn: &str) -> Result<ImportState, ControlPlaneError> {
         let world = self.lock();
-        let name = world
+        let import = world
             .imports
             .get(arn)
             .ok_or_else(|| not_found("DescribeImport", table))?;
-        Ok(match world.tables.get(name) {
-            Some(t) if t.status == Status::Active => ImportState::Completed { items: Some(0) },
-            Some(_) => ImportState::InProgress,
-            None => ImportState::Failed {
+        Ok(match (world.tables.get(&import.table), &import.counts) {
+            (_, Err(message)) => ImportState::Failed {
+                message: message.clone(),
+            },
+            (Some(t), Ok((items, errors))) if t.status == Status::Active => ImportState::Completed {
+                items: Some(*items),
+                errors: Some(*errors),
+            },
+            (Some(_), Ok(_)) => ImportState::InProgress,
+            (None, Ok(_)) => ImportState::Failed {
                 message: "the table is gone".into(),
             },
         })
@@ -2273,32 +2366,6 @@ pub fn key_for(table: &str, index: Option<&str>, dimension: ScalableDimension) -
     ScalableKey {
         resource_id: ddb_rollover::policy::scaling::resource_id(table, index),
         dimension,
-    }
-}
-
-/// A snapshot of the fake's S3, as a proof reads it.
-struct FakeS3(BTreeMap<(String, String), Vec<u8>>);
-
-impl ArchiveStore for FakeS3 {
-    async fn get(&self, bucket: &str, key: &str) -> Result<Option<Vec<u8>>, String> {
-        Ok(self.0.get(&(bucket.to_string(), key.to_string())).cloned())
-    }
-
-    async fn list(&self, bucket: &str, prefix: &str) -> Result<Vec<String>, String> {
-        Ok(self
-            .0
-            .keys()
-            .filter(|(b, key)| b == bucket && key.starts_with(prefix))
-            .map(|(_, key)| key.clone())
-            .collect())
-    }
-
-    async fn missing(&self, bucket: &str, keys: &[String]) -> Result<Vec<String>, String> {
-        Ok(keys
-            .iter()
-            .filter(|key| !self.0.contains_key(&(bucket.to_string(), key.to_string())))
-            .cloned()
-            .collect())
     }
 }
 

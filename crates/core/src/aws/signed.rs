@@ -31,6 +31,8 @@ use aws_smithy_types::retry::{ErrorKind, RetryConfig};
 use aws_types::region::SigningRegion;
 use aws_types::SigningName;
 
+use crate::table::archive::ObjectHead;
+
 /// An AWS service reached through [`SignedClient`]: its SigV4 signing name, the first label
 /// of its regional endpoint, and the SDK's service id for `AWS_ENDPOINT_URL_{ID}`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,6 +109,17 @@ impl SignedError {
 struct Answer {
     status: u16,
     body: Vec<u8>,
+    /// Its headers, names in lower case.
+    headers: Vec<(String, String)>,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 /// The request as the serializer builds it; the orchestrator adds the endpoint and signs.
@@ -220,11 +233,20 @@ impl SignedClient {
             .map(|answer| answer.map(|a| a.body))
     }
 
-    /// Whether an S3 object exists (HeadObject: 200, or 404).
-    pub async fn s3_exists(&self, bucket: &str, key: &str) -> Result<bool, SignedError> {
-        self.s3("HeadObject", "HEAD", bucket, key)
-            .await
-            .map(|answer| answer.is_some())
+    /// HeadObject: the object's ETag (unquoted), size and storage class; `None` when there is
+    /// no such key (404).
+    pub async fn s3_head(&self, bucket: &str, key: &str) -> Result<Option<ObjectHead>, SignedError> {
+        let Some(answer) = self.s3("HeadObject", "HEAD", bucket, key).await? else {
+            return Ok(None);
+        };
+        Ok(Some(ObjectHead {
+            etag: answer.header("etag").unwrap_or_default().trim_matches('"').to_string(),
+            size: answer
+                .header("content-length")
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_default(),
+            storage_class: answer.header("x-amz-storage-class").map(str::to_owned),
+        }))
     }
 
     /// The keys under `prefix` in `bucket` (ListObjectsV2, every page); empty for a missing
@@ -385,7 +407,12 @@ impl SignedClient {
                 let status = response.status().as_u16();
                 let body = response.body().bytes().unwrap_or_default().to_vec();
                 if (200..300).contains(&status) {
-                    Ok(Answer { status, body })
+                    let headers = response
+                        .headers()
+                        .iter()
+                        .map(|(name, value)| (name.to_ascii_lowercase(), value.to_string()))
+                        .collect();
+                    Ok(Answer { status, body, headers })
                 } else {
                     Err(OrchestratorError::operation(Refused { status, body }))
                 }

@@ -1,9 +1,12 @@
 //! `restore`: an archived period comes back. For each period, the newest export under the
-//! archive prefix that S3 proves complete (its manifest, every data file, counts that agree;
-//! [`crate::table::archive`]) is imported with ImportTable into `{prefix}_{label}`, with the
+//! archive prefix that S3 proves a complete export of this table (its manifest naming the
+//! table, every data file under its `data/` as listed and readable, counts that agree; the
+//! same proof retention deletes on, [`crate::table::archive`]) is imported with ImportTable into `{prefix}_{label}`, with the
 //! policy's key and global indexes and the capacity of the phase the period's age calls for.
 //! Once the import COMPLETED and the table is ACTIVE it gets our family and period tags and
-//! `ddb-rollover:keep-until` (now + the operator's keep): from then on `status`, the phases and
+//! `ddb-rollover:keep-until` (now + the operator's keep), but only when DescribeImport counts
+//! every item the archive lists and no error; otherwise the period fails and the table stays
+//! untagged, so nothing of ours claims a short table. From then on `status`, the phases and
 //! the application's fan-out queries treat it as any other table, and retention neither
 //! archives nor deletes it before the keep ends (then it is exported again, since it may have
 //! been written to, and deleted once that export is proven).
@@ -261,12 +264,15 @@ async fn restore_one<C: ControlPlane>(
                 line.error = Some(format!("import {import}: {message}"));
                 return line;
             }
-            (ImportState::Completed { items: imported }, Some(table))
+            (ImportState::Completed { items: imported, errors }, Some(table))
                 if table.status == TableStatus::Active =>
             {
-                if let Some(imported) = imported.filter(|n| *n != items) {
-                    line.notes
-                        .push(format!("imported {imported} item(s); the archive lists {items}"));
+                if let Some(short) = import_shortfall(items, imported, errors) {
+                    line.outcome = "failed";
+                    line.error = Some(format!(
+                        "import {import}: {short}; the table {name} is left without our tags (not ours: no run touches it, retention never archives it as this period's): look into it, delete it and restore again"
+                    ));
+                    return line;
                 }
                 let mut tags = policy.template.tags.clone();
                 tags.extend(own_tags(&policy.prefix, &calendar, slot, &policy.hash()));
@@ -295,6 +301,25 @@ async fn restore_one<C: ControlPlane>(
             _ => control.sleep(POLL).await,
         }
     }
+}
+
+/// What disagrees between a COMPLETED import (`ImportedItemCount`, `ErrorCount`) and the
+/// archive's item count; `None` when every item came back.
+fn import_shortfall(archived: u64, imported: Option<u64>, errors: Option<u64>) -> Option<String> {
+    let mut wrong = Vec::new();
+    match imported {
+        Some(n) if n == archived => {}
+        Some(n) => wrong.push(format!("{n} item(s) imported but the archive lists {archived}")),
+        None => wrong.push(format!(
+            "DescribeImport gives no imported item count (the archive lists {archived})"
+        )),
+    }
+    if let Some(errors) = errors.filter(|n| *n > 0) {
+        wrong.push(format!(
+            "{errors} item(s) could not be imported (ErrorCount; ImportTable logs them to CloudWatch Logs)"
+        ));
+    }
+    (!wrong.is_empty()).then(|| wrong.join(", "))
 }
 
 /// ImportTable's idempotency token for one table and export (at most 64 characters).

@@ -85,6 +85,9 @@ pub(super) async fn describe_import(
             items: description
                 .map(|d| d.imported_item_count())
                 .and_then(|n| u64::try_from(n).ok()),
+            errors: description
+                .map(|d| d.error_count())
+                .and_then(|n| u64::try_from(n).ok()),
         },
         Some(ImportStatus::InProgress) | None => ImportState::InProgress,
         Some(other) => ImportState::Failed {

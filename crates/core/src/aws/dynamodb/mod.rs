@@ -320,7 +320,7 @@ impl ControlPlane for DynamoDb {
             .archives
             .as_ref()
             .ok_or_else(|| unsupported("ListObjectsV2", table, "no S3 client: archives cannot be found"))?;
-        archives_under(&S3Store(signed), bucket, prefix)
+        archives_under(&S3Store(signed), table, bucket, prefix)
             .await
             .map_err(|message| ControlPlaneError {
                 kind: ErrorKind::Other,
@@ -372,6 +372,7 @@ impl ControlPlane for DynamoDb {
         }
         let location = ExportLocation {
             export: export.to_string(),
+            table: table.to_string(),
             bucket: description.s3_bucket().unwrap_or_default().to_string(),
             manifest: description.export_manifest().map(str::to_owned),
             items: description.item_count().and_then(|n| u64::try_from(n).ok()),

@@ -1,0 +1,179 @@
+//! The fake's S3, as far as exports, proofs and imports use it: objects with S3's ETag (a
+//! single-part upload's: the hex MD5 of the bytes), size and storage class; exports laid out
+//! as AWS documents them ("DynamoDB table export output format": `manifest-summary.json` with
+//! the export's and the table's ARNs, `manifest-files.json` with each data file's `itemCount`,
+//! `md5Checksum` (base64), `etag` (hex) and key); and ImportTable's reading of every object
+//! under a prefix, one item per line, a line that is not an item counted as an error.
+
+use std::collections::BTreeMap;
+
+use ddb_rollover::table::archive::{ArchiveStore, ObjectHead, READABLE_STORAGE_CLASSES};
+use md5::{Digest, Md5};
+
+/// One object: its bytes and `x-amz-storage-class` (`None`: STANDARD).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct S3Object {
+    pub bytes: Vec<u8>,
+    pub storage_class: Option<String>,
+}
+
+impl S3Object {
+    /// A STANDARD object, as PutObject leaves it.
+    pub fn new(bytes: Vec<u8>) -> S3Object {
+        S3Object {
+            bytes,
+            storage_class: None,
+        }
+    }
+
+    fn md5(&self) -> Vec<u8> {
+        Md5::digest(&self.bytes).to_vec()
+    }
+
+    /// S3's ETag of a single-part upload: the MD5 of the bytes, in hex.
+    pub fn etag(&self) -> String {
+        self.md5().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The MD5 as an export's manifest writes it (`md5Checksum`): base64.
+    pub fn md5_checksum(&self) -> String {
+        aws_smithy_types::base64::encode(self.md5())
+    }
+
+    fn head(&self) -> ObjectHead {
+        ObjectHead {
+            etag: self.etag(),
+            size: self.bytes.len() as u64,
+            storage_class: self.storage_class.clone(),
+        }
+    }
+}
+
+/// S3's objects by (bucket, key).
+pub type Objects = BTreeMap<(String, String), S3Object>;
+
+/// A data file holding `items` items, one DynamoDB JSON line each, as an export writes them.
+pub fn data_file(items: u64) -> Vec<u8> {
+    (0..items)
+        .map(|n| format!("{{\"Item\":{{\"n\":{{\"N\":\"{n}\"}}}}}}\n"))
+        .collect::<String>()
+        .into_bytes()
+}
+
+/// Every object a COMPLETED export of `table_arn` writes in `directory`: its data files (key,
+/// items), `manifest-files.json` and `manifest-summary.json` (last).
+pub fn export_objects(
+    export_arn: &str,
+    table_arn: &str,
+    directory: &str,
+    files: &[(String, u64)],
+) -> Vec<(String, S3Object)> {
+    let mut objects: Vec<(String, S3Object)> = files
+        .iter()
+        .map(|(key, items)| (key.clone(), S3Object::new(data_file(*items))))
+        .collect();
+    let lines: String = objects
+        .iter()
+        .zip(files)
+        .map(|((key, object), (_, items))| {
+            format!(
+                "{{\"itemCount\":{items},\"md5Checksum\":\"{}\",\"etag\":\"{}\",\"dataFileS3Key\":\"{key}\"}}\n",
+                object.md5_checksum(),
+                object.etag()
+            )
+        })
+        .collect();
+    let files_key = format!("{directory}/manifest-files.json");
+    let items: u64 = files.iter().map(|(_, n)| n).sum();
+    let summary = format!(
+        "{{\"version\":\"2020-06-30\",\"exportArn\":\"{export_arn}\",\"tableArn\":\"{table_arn}\",\"itemCount\":{items},\"manifestFilesS3Key\":\"{files_key}\",\"outputFormat\":\"DYNAMODB_JSON\"}}"
+    );
+    objects.push((files_key, S3Object::new(lines.into_bytes())));
+    objects.push((
+        format!("{directory}/manifest-summary.json"),
+        S3Object::new(summary.into_bytes()),
+    ));
+    objects
+}
+
+/// What ImportTable makes of the objects under `prefix`: (items imported, errors), or why it
+/// fails (an object it cannot read).
+pub fn import_counts(objects: &Objects, bucket: &str, prefix: &str) -> Result<(u64, u64), String> {
+    let mut counts = (0, 0);
+    for ((b, key), object) in objects {
+        if b != bucket || !key.starts_with(prefix) {
+            continue;
+        }
+        let class = object.storage_class.as_deref().unwrap_or("STANDARD");
+        if !READABLE_STORAGE_CLASSES.contains(&class) {
+            return Err(format!(
+                "InvalidObjectState: s3://{bucket}/{key} is in storage class {class}"
+            ));
+        }
+        for line in String::from_utf8_lossy(&object.bytes).lines() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            if line.starts_with("{\"Item\":") {
+                counts.0 += 1;
+            } else {
+                counts.1 += 1;
+            }
+        }
+    }
+    Ok(counts)
+}
+
+/// A snapshot of the fake's S3, as a proof reads it.
+pub struct FakeS3(pub Objects);
+
+impl ArchiveStore for FakeS3 {
+    async fn get(&self, bucket: &str, key: &str) -> Result<Option<Vec<u8>>, String> {
+        Ok(self
+            .0
+            .get(&(bucket.to_string(), key.to_string()))
+            .map(|o| o.bytes.clone()))
+    }
+
+    async fn list(&self, bucket: &str, prefix: &str) -> Result<Vec<String>, String> {
+        Ok(self
+            .0
+            .keys()
+            .filter(|(b, key)| b == bucket && key.starts_with(prefix))
+            .map(|(_, key)| key.clone())
+            .collect())
+    }
+
+    async fn head(&self, bucket: &str, key: &str) -> Result<Option<ObjectHead>, String> {
+        Ok(self
+            .0
+            .get(&(bucket.to_string(), key.to_string()))
+            .map(S3Object::head))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn etags_are_the_md5_of_the_bytes() {
+        let object = S3Object::new(b"{\"itemCount\": 3}".to_vec());
+        assert_eq!(object.etag(), "f770f4b4c529946efd50dfd4def49115");
+        assert_eq!(S3Object::new(Vec::new()).md5_checksum(), "1B2M2Y8AsgTpgAcJEArCfg==");
+    }
+
+    #[test]
+    fn an_import_counts_items_and_errors_under_its_prefix() {
+        let mut objects = Objects::new();
+        let put = |objects: &mut Objects, key: &str, bytes: Vec<u8>| {
+            objects.insert(("b".into(), key.into()), S3Object::new(bytes));
+        };
+        put(&mut objects, "e/data/0", data_file(3));
+        put(&mut objects, "e/data/1", b"garbage\n".to_vec());
+        put(&mut objects, "f/data/0", data_file(5));
+        assert_eq!(import_counts(&objects, "b", "e/data/"), Ok((3, 1)));
+        objects.get_mut(&("b".into(), "e/data/0".into())).unwrap().storage_class = Some("GLACIER".into());
+        assert!(import_counts(&objects, "b", "e/data/").unwrap_err().contains("GLACIER"));
+    }
+}

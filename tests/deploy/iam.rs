@@ -960,6 +960,9 @@ fn actions_beyond_the_needed_ones_are_denied_on_the_prefix_tables() {
                 "dynamodb:UntagResource",
                 "dynamodb:CreateBackup",
                 "dynamodb:RestoreTableToPointInTime",
+                "dynamodb:GetResourcePolicy",
+                "dynamodb:PutResourcePolicy",
+                "dynamodb:DeleteResourcePolicy",
             ] {
                 // Our own family on both sides: only the granted actions can be allowed.
                 let request = Request::new(action, &own)

@@ -513,6 +513,8 @@ impl MotoAccount {
                     adopted,
                     created_at,
                     deleted_by: None,
+                    items: Default::default(),
+                    resource_policy: None,
                     warm: t.warm_throughput().map_or(warm_of(None, None, None, now), |w| {
                         warm_of(
                             w.read_units_per_second(),

@@ -83,7 +83,10 @@ fn action(decision: &Decision) -> String {
             TableSetting::Warm(raise) => format!("raise warm throughput ({} part(s))", raise.parts.len()),
             setting => setting.to_string(),
         },
+        Decision::Export(request) if request.after_seal => "final export after the seal".into(),
         Decision::Export(_) => "export".into(),
+        Decision::Seal(_) => "seal against writes".into(),
+        Decision::Unseal(_) => "unseal".into(),
         Decision::Delete(_) => "delete".into(),
         Decision::RegisterScaling(change) => {
             let target = change.targets.first().map_or(0, |t| t.target);

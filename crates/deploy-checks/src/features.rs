@@ -135,6 +135,14 @@ impl Features {
             if self.delete {
                 actions.push("dynamodb:DeleteTable");
             }
+            // The seal against item writes before an archived table's final export.
+            if self.archive && self.delete {
+                actions.extend([
+                    "dynamodb:GetResourcePolicy",
+                    "dynamodb:PutResourcePolicy",
+                    "dynamodb:DeleteResourcePolicy",
+                ]);
+            }
         }
         actions.into_iter().collect()
     }

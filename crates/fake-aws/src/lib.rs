@@ -61,7 +61,7 @@ mod warm;
 pub use s3::{data_file, S3Object};
 pub use warm::{Warm, LOWER_WARM};
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -77,6 +77,7 @@ use ddb_rollover::policy::settings::{
 use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use ddb_rollover::table::archive::{archives_under, prove, ArchiveProof, ExportLocation, ImportState};
+use ddb_rollover::table::seal::{denies_to_everyone, ResourcePolicy, NO_POLICY};
 use ddb_rollover::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, IndexSpec, SettingChange, TableSetting,
     TableSpec, TagChange, TtlChange, WarmPart, WarmRaise,
@@ -125,6 +126,9 @@ pub struct Config {
     /// How long a warm throughput raise stays UPDATING (also after CreateTable asked for one,
     /// counted from the table's ACTIVE).
     pub warm_delay: Duration,
+    /// How long after PutResourcePolicy the policy starts to apply to requests (AWS applies it
+    /// eventually, with no documented bound).
+    pub policy_delay: Duration,
 }
 
 impl Default for Config {
@@ -136,6 +140,7 @@ impl Default for Config {
             index_delay: Duration::seconds(60),
             export_delay: Duration::minutes(10),
             warm_delay: warm::default_delay(),
+            policy_delay: Duration::minutes(1),
         }
     }
 }
@@ -243,6 +248,27 @@ pub struct Table {
     /// Who deleted it (while DELETING, and once gone).
     pub deleted_by: Option<Maker>,
     pub warm: Warm,
+    /// The items it holds (by key); application writes only add.
+    pub items: BTreeSet<String>,
+    /// Its resource-based policy, if any.
+    pub resource_policy: Option<TablePolicy>,
+}
+
+/// A table's resource-based policy.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TablePolicy {
+    pub document: String,
+    pub revision: String,
+    /// When it starts to apply to requests.
+    pub applies_at: DateTime<Utc>,
+}
+
+/// An item write DynamoDB accepted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Write {
+    pub at: DateTime<Utc>,
+    pub table: String,
+    pub item: String,
 }
 
 impl Table {
@@ -304,6 +330,8 @@ impl Table {
             point_in_time_recovery: None,
             export: None,
             archive_proof: None,
+            resource_policy: None,
+            final_export: None,
             scaling: None,
             tags_unsupported: false,
             scaling_unsupported: false,
@@ -381,6 +409,9 @@ pub struct Export {
     pub directory: String,
     /// Its data files and their item counts.
     pub files: Vec<(String, u64)>,
+    /// The instant it holds the table as of, and the items the table held then.
+    pub export_time: DateTime<Utc>,
+    pub items: BTreeSet<String>,
 }
 
 impl Export {
@@ -569,6 +600,8 @@ pub struct World {
     pub log: Vec<Call>,
     /// Tables whose deletion completed, as they were when deleted.
     pub gone: Vec<Table>,
+    /// Every item write DynamoDB accepted.
+    pub writes: Vec<Write>,
     next_id: u64,
     /// The fake time [`ControlPlane::now`]'s `Instant` counts from, and that instant.
     epoch: (DateTime<Utc>, Instant),
@@ -592,6 +625,7 @@ impl World {
             imports: BTreeMap::new(),
             log: Vec::new(),
             gone: Vec::new(),
+            writes: Vec::new(),
             next_id: 1,
             epoch: (now, Instant::now()),
         }
@@ -697,6 +731,15 @@ fn limit(operation: &'static str, table: &str, message: impl Into<String>) -> Co
     )
 }
 
+fn policy_not_found(operation: &'static str, table: &str, why: &str) -> ControlPlaneError {
+    error(
+        ErrorKind::Other,
+        operation,
+        table,
+        format!("PolicyNotFoundException: Resource-based policy not found for the provided ResourceArn: {why}"),
+    )
+}
+
 fn validation(operation: &'static str, table: &str, message: impl Into<String>) -> ControlPlaneError {
     error(
         ErrorKind::Other,
@@ -754,6 +797,7 @@ impl FakeAws {
                 imports: BTreeMap::new(),
                 log: Vec::new(),
                 gone: Vec::new(),
+                writes: Vec::new(),
                 next_id: 1,
                 epoch: (now, Instant::now()),
             })),
@@ -838,7 +882,8 @@ impl FakeAws {
             s3: world.s3.clone(),
             imports: world.imports.clone(),
             log: Vec::new(),
-            gone: Vec::new(),
+            gone: world.gone.clone(),
+            writes: world.writes.clone(),
             next_id: world.next_id,
             epoch: world.epoch,
         }
@@ -1030,6 +1075,8 @@ impl FakeAws {
                 created_at: now,
                 deleted_by: None,
                 warm: table_warm,
+                items: BTreeSet::new(),
+                resource_policy: None,
             },
         );
         effects.push(Effect::CreatedTable {
@@ -1596,6 +1643,115 @@ impl FakeAws {
         })
     }
 
+    /// The application writes new items to `table` (BatchWriteItem): accepted on an ACTIVE,
+    /// UPDATING or even DELETING table, refused with AccessDeniedException when the table's
+    /// resource-based policy (once it applies) denies item writes to everyone.
+    pub fn write_items(&self, who: &str, table: &str, items: &[String]) -> Result<(), ControlPlaneError> {
+        const OP: &str = "BatchWriteItem";
+        self.foreign(who, OP, table, |world, _, _| {
+            let now = world.now;
+            let t = world
+                .tables
+                .get_mut(table)
+                .filter(|t| t.status != Status::Creating)
+                .ok_or_else(|| not_found(OP, table))?;
+            let denied = t
+                .resource_policy
+                .as_ref()
+                .filter(|p| p.applies_at <= now)
+                .is_some_and(|p| denies_to_everyone(&p.document, "dynamodb:BatchWriteItem"));
+            if denied {
+                return Err(error(
+                    ErrorKind::Other,
+                    OP,
+                    table,
+                    format!(
+                        "AccessDeniedException: User: arn:aws:sts::123456789012:assumed-role/app/{who} is not authorized to perform: dynamodb:BatchWriteItem on resource: {} with an explicit deny in a resource-based policy",
+                        t.arn
+                    ),
+                ));
+            }
+            for item in items {
+                t.items.insert(item.clone());
+                world.writes.push(Write {
+                    at: now,
+                    table: table.to_string(),
+                    item: item.clone(),
+                });
+            }
+            Ok(())
+        })
+    }
+
+    /// Someone else's PutResourcePolicy (unconditional: it replaces whatever is there).
+    pub fn foreign_put_resource_policy(&self, who: &str, table: &str, document: &str) -> Result<(), ControlPlaneError> {
+        self.foreign(who, "PutResourcePolicy", table, |world, _, _| {
+            Self::put_resource_policy_in(world, "PutResourcePolicy", table, document, None).map(drop)
+        })
+    }
+
+    /// Someone else's DeleteResourcePolicy (unconditional).
+    pub fn foreign_delete_resource_policy(&self, who: &str, table: &str) -> Result<(), ControlPlaneError> {
+        self.foreign(who, "DeleteResourcePolicy", table, |world, _, _| {
+            Self::delete_resource_policy_in(world, "DeleteResourcePolicy", table, None)
+        })
+    }
+
+    fn put_resource_policy_in(
+        world: &mut World,
+        operation: &'static str,
+        table: &str,
+        document: &str,
+        expected: Option<&str>,
+    ) -> Result<String, ControlPlaneError> {
+        let now = world.now;
+        let delay = world.config.policy_delay;
+        let id = world.next_id;
+        world.next_id += 1;
+        let t = Self::table_mut(world, operation, table)?;
+        let current = t.resource_policy.as_ref().map(|p| p.revision.as_str());
+        match (expected, current) {
+            (Some(NO_POLICY), Some(current)) => {
+                return Err(policy_not_found(operation, table, &format!("a policy exists with revision id {current}")))
+            }
+            (Some(expected), Some(current)) if expected != current => {
+                return Err(policy_not_found(operation, table, &format!("the policy has revision id {current}, not {expected}")))
+            }
+            (Some(expected), None) if expected != NO_POLICY => {
+                return Err(policy_not_found(operation, table, "the table has no policy"))
+            }
+            _ => {}
+        }
+        let revision = format!("{}{id:04}", now.timestamp_millis());
+        t.resource_policy = Some(TablePolicy {
+            document: document.to_string(),
+            revision: revision.clone(),
+            applies_at: now + delay,
+        });
+        Ok(revision)
+    }
+
+    fn delete_resource_policy_in(
+        world: &mut World,
+        operation: &'static str,
+        table: &str,
+        expected: Option<&str>,
+    ) -> Result<(), ControlPlaneError> {
+        let t = Self::table_mut(world, operation, table)?;
+        match (expected, &t.resource_policy) {
+            (Some(expected), Some(p)) if p.revision != expected => Err(policy_not_found(
+                operation,
+                table,
+                &format!("the policy has revision id {}, not {expected}", p.revision),
+            )),
+            (Some(_), None) => Err(policy_not_found(operation, table, "the table has no policy")),
+            _ => {
+                t.resource_policy = None;
+                Ok(())
+            }
+        }
+    }
+
     pub fn foreign_delete_table(&self, who: &str, table: &str) -> Result<(), ControlPlaneError> {
         self.foreign(who, "DeleteTable", table, |world, actor, effects| {
             Self::delete(world, actor, table, effects)
@@ -2013,6 +2169,7 @@ impl ControlPlane for FakeAws {
         Ok(ExportState {
             arn: export.arn.clone(),
             status: export.status,
+            export_time: Some(export.export_time),
             end_time: (export.status == ExportStatus::Completed).then_some(export.done_at),
             failure: None,
         })
@@ -2231,8 +2388,15 @@ impl ControlPlane for FakeAws {
             let export_id = format!("{:020}-{id:08x}", world.now.timestamp_millis());
             let arn = format!("{}/export/{export_id}", arn_of(&name));
             let directory = format!("{}/AWSDynamoDB/{export_id}", request.prefix.trim_end_matches('/'));
-            // One data file per partition, as AWS writes them; the fake holds no items.
-            let files = (0..2).map(|n| (format!("{directory}/data/{n:04}.json.gz"), 0)).collect();
+            // The table as of now (ExportTime), in one data file per partition, as AWS writes them.
+            let items = table.items.clone();
+            let total = items.len() as u64;
+            let files = (0..2u64)
+                .map(|n| {
+                    let count = if n == 0 { total / 2 } else { total - total / 2 };
+                    (format!("{directory}/data/{n:04}.json.gz"), count)
+                })
+                .collect();
             world.exports.insert(
                 arn.clone(),
                 Export {
@@ -2243,6 +2407,8 @@ impl ControlPlane for FakeAws {
                     bucket: request.bucket.clone(),
                     directory,
                     files,
+                    export_time: world.now,
+                    items,
                 },
             );
             effects.push(Effect::Exported {
@@ -2250,6 +2416,49 @@ impl ControlPlane for FakeAws {
                 export: arn.clone(),
             });
             Ok(arn)
+        })
+    }
+
+    async fn get_resource_policy(&self, table: &str, _arn: &str) -> Result<ResourcePolicy, ControlPlaneError> {
+        self.may_read("GetResourcePolicy", "dynamodb:GetResourcePolicy", table)?;
+        let world = self.lock();
+        let t = world
+            .tables
+            .get(table)
+            .ok_or_else(|| not_found("GetResourcePolicy", table))?;
+        Ok(t.resource_policy
+            .as_ref()
+            .map(|p| ResourcePolicy {
+                document: Some(p.document.clone()),
+                revision: Some(p.revision.clone()),
+            })
+            .unwrap_or_default())
+    }
+
+    async fn put_resource_policy(
+        &self,
+        table: &str,
+        _arn: &str,
+        document: &str,
+        expected_revision: &str,
+    ) -> Result<String, ControlPlaneError> {
+        const OP: &str = "PutResourcePolicy";
+        self.call(&self.actor, self.role(), OP, table, |world, _| {
+            self.may_change(world, OP, "dynamodb:PutResourcePolicy", table)?;
+            Self::put_resource_policy_in(world, OP, table, document, Some(expected_revision))
+        })
+    }
+
+    async fn delete_resource_policy(
+        &self,
+        table: &str,
+        _arn: &str,
+        expected_revision: &str,
+    ) -> Result<(), ControlPlaneError> {
+        const OP: &str = "DeleteResourcePolicy";
+        self.call(&self.actor, self.role(), OP, table, |world, _| {
+            self.may_change(world, OP, "dynamodb:DeleteResourcePolicy", table)?;
+            Self::delete_resource_policy_in(world, OP, table, Some(expected_revision))
         })
     }
 
@@ -2674,5 +2883,56 @@ mod tests {
         assert!(!fake.snapshot().tables["ts_b"].adopted);
         fake.mark_adopted("ts_b");
         assert!(fake.snapshot().tables["ts_b"].adopted);
+    }
+
+    #[test]
+    fn item_writes_are_refused_under_a_seal_and_exports_hold_the_table_as_of_their_time() {
+        let fake = FakeAws::new("ts", at(0, 0), Config::default());
+        block_on(fake.create_table(&spec("ts_a", Some("ts")))).unwrap();
+        fake.advance(Duration::minutes(1));
+        block_on(fake.enable_point_in_time_recovery("ts_a")).unwrap();
+        let items = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        fake.write_items("app", "ts_a", &items(&["1", "2", "3"])).unwrap();
+        let export = |fake: &FakeAws| {
+            block_on(fake.export_table(&ExportRequest {
+                name: "ts_a".into(),
+                table_arn: arn_of("ts_a"),
+                bucket: "b".into(),
+                prefix: "p/ts_a/".into(),
+                after_seal: false,
+            }))
+            .unwrap()
+        };
+        let first = export(&fake);
+        fake.write_items("app", "ts_a", &items(&["4", "5"])).unwrap();
+        assert_eq!(fake.snapshot().exports[&first].items.len(), 3, "as of its ExportTime");
+
+        // The seal: a conditional put on no policy, then a deny that applies after the delay.
+        let none = block_on(fake.get_resource_policy("ts_a", &arn_of("ts_a"))).unwrap();
+        assert_eq!(none, ResourcePolicy::default());
+        let document = none.with_seal(&arn_of("ts_a")).unwrap();
+        let stale = block_on(fake.put_resource_policy("ts_a", &arn_of("ts_a"), &document, "123"));
+        assert!(stale.unwrap_err().message.contains("PolicyNotFoundException"));
+        let revision = block_on(fake.put_resource_policy("ts_a", &arn_of("ts_a"), &document, NO_POLICY)).unwrap();
+        fake.write_items("app", "ts_a", &items(&["6"])).unwrap();
+        fake.advance(Config::default().policy_delay);
+        let refused = fake.write_items("app", "ts_a", &items(&["7"])).unwrap_err();
+        assert!(refused.message.contains("AccessDeniedException"), "{refused}");
+        let sealed = export(&fake);
+        assert_eq!(fake.snapshot().exports[&sealed].items.len(), 6);
+
+        // DeleteTable keeps what the table held, writes while DELETING included.
+        block_on(fake.delete_table("ts_a")).unwrap();
+        let world = fake.snapshot();
+        let Some(Effect::DeletedTable { table }) = world.log.last().and_then(|c| c.effects.first()) else {
+            panic!("{:?}", world.log.last());
+        };
+        assert_eq!(table.items.len(), 6);
+        assert_eq!(world.writes.len(), 6);
+
+        // Unsealing names the revision it read.
+        let other = block_on(fake.delete_resource_policy("ts_a", &arn_of("ts_a"), "1"));
+        assert!(other.unwrap_err().message.contains("PolicyNotFoundException"));
+        block_on(fake.delete_resource_policy("ts_a", &arn_of("ts_a"), &revision)).unwrap();
     }
 }

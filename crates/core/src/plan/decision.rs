@@ -12,7 +12,8 @@ use crate::policy::period::Slot;
 use crate::policy::scaling::{DeregisterScaling, RegisterScaling};
 use crate::policy::settings::Billing;
 use crate::table::changes::{
-    CapacityChange, ClassChange, DeleteRequest, ExportRequest, SettingChange, TableSpec, TagChange, TtlChange,
+    CapacityChange, ClassChange, DeleteRequest, ExportRequest, SealRequest, SettingChange, TableSpec, TagChange,
+    TtlChange, UnsealRequest,
 };
 
 /// The two scheduled jobs of the blog's DailyResize.
@@ -72,6 +73,11 @@ pub enum Decision {
     Configure(SettingChange),
     /// Retention.
     Export(ExportRequest),
+    /// Before deleting an archived table: deny item writes in its resource-based policy, so the
+    /// final export holds every write DynamoDB accepted.
+    Seal(SealRequest),
+    /// A sealed table no longer due for deletion: remove our statement, and only ours.
+    Unseal(UnsealRequest),
     Delete(DeleteRequest),
     /// Autoscaling phases: register scalable targets with our target-tracking policy.
     RegisterScaling(RegisterScaling),
@@ -125,7 +131,10 @@ impl Decision {
             Decision::EnableTtl(_) => "enable_ttl",
             Decision::EnablePointInTimeRecovery { .. } => "enable_point_in_time_recovery",
             Decision::Configure(_) => "configure",
+            Decision::Export(request) if request.after_seal => "final_export",
             Decision::Export(_) => "export",
+            Decision::Seal(_) => "seal",
+            Decision::Unseal(_) => "unseal",
             Decision::Delete(_) => "delete",
             Decision::RegisterScaling(_) => "register_scaling",
             Decision::DeregisterScaling(_) => "deregister_scaling",

@@ -27,6 +27,7 @@ pub mod restore;
 mod retention;
 mod scaling;
 mod scope;
+mod seal;
 mod upkeep;
 pub mod verdict;
 mod warm;

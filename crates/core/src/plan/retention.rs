@@ -4,7 +4,7 @@
 //! write grace, and only with the positive evidence the table's verdict carries (our family
 //! tag, the policy's key and local indexes, nothing foreign on it).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Context, Decision, Owned, PlanItem};
 use crate::plan::deferral::DeferralCause;
@@ -19,7 +19,10 @@ impl Context<'_> {
     /// `owned` is sorted oldest first, so the per-run delete budget goes to the oldest tables.
     pub fn retention_items(&self, owned: &[Owned]) -> BTreeMap<String, Vec<PlanItem>> {
         let mut items: BTreeMap<String, Vec<PlanItem>> = BTreeMap::new();
+        // The tables in the sealed deletion's steps this run; any other sealed table is unsealed.
+        let mut sealing = BTreeSet::new();
         let Some(retention) = &self.policy.retention else {
+            self.unseal_items(owned, &sealing, &mut items);
             return items;
         };
         let keep_from = owned.len().saturating_sub(retention.keep_newest as usize);
@@ -96,6 +99,9 @@ impl Context<'_> {
                     _ if archive_due.is_none() => Some(None),
                     _ => None,
                 };
+                if index < keep_from && o.verdict.not_deletable.is_empty() && self.policy.archive().is_some() {
+                    sealing.insert(table.name.clone());
+                }
                 let step = if index >= keep_from {
                     Some((
                         Decision::Skipped,
@@ -122,6 +128,8 @@ impl Context<'_> {
                             table.status.as_str()
                         ),
                     ))
+                } else if sealing.contains(&table.name) {
+                    Some(self.sealed_deletion(o, age, delete_after, &mut deletes_left))
                 } else if let Some(why) = archived_by.as_ref().and_then(|_| unproven_archive(self, table)) {
                     Some((
                         deferred(DeferralCause::ArchiveUnproven),
@@ -174,7 +182,7 @@ impl Context<'_> {
 
             if let Some(archive) = archive_due {
                 let waiting = if delete_due {
-                    "; deleted once it completes"
+                    "; the deletion relies on a later export, after the seal"
                 } else {
                     ""
                 };
@@ -185,6 +193,7 @@ impl Context<'_> {
                             table_arn,
                             bucket: archive.bucket.clone(),
                             prefix: archive.prefix_for(&table.name),
+                            after_seal: false,
                         })
                     })
                 };
@@ -235,6 +244,7 @@ impl Context<'_> {
                 items.insert(table.name.clone(), steps);
             }
         }
+        self.unseal_items(owned, &sealing, &mut items);
         items
     }
 }

@@ -26,6 +26,11 @@ pub const TAG_ADOPTED: &str = "ddb-rollover:adopted";
 pub const TAG_EXPORT: &str = "ddb-rollover:export";
 /// When the archive export completed (RFC 3339): the table may be deleted.
 pub const TAG_ARCHIVED: &str = "ddb-rollover:archived";
+/// When the table was sealed against item writes and the policy revision the seal put
+/// ([`crate::table::seal::SealRecord`]): the final export counts only after it.
+pub const TAG_SEALED: &str = "ddb-rollover:sealed";
+/// The final export after the seal (the export tag's form): the export a deletion relies on.
+pub const TAG_FINAL_EXPORT: &str = "ddb-rollover:final-export";
 /// The last time DynamoDB refused a change at run time, and why.
 pub const TAG_LAST_DEFERRAL: &str = "ddb-rollover:last-deferral";
 /// Set by `restore` (RFC 3339): retention neither archives nor deletes the restored table
@@ -37,8 +42,9 @@ pub const MAX_TAGS: usize = 50;
 pub const MAX_TAG_KEY_LEN: usize = 128;
 pub const MAX_TAG_VALUE_LEN: usize = 256;
 /// Tags ddb-rollover may write on one table (family, period start, end, policy hash, adopted,
-/// export, archived, last deferral, keep-until), which the user's tags must leave room for.
-pub const OWN_TAGS: usize = 9;
+/// export, archived, last deferral, keep-until, sealed, final export), which the user's tags
+/// must leave room for.
+pub const OWN_TAGS: usize = 11;
 
 /// The instant a restored table is kept until, when it carries [`TAG_KEEP_UNTIL`].
 pub fn keep_until(tags: &BTreeMap<String, String>) -> Option<DateTime<Utc>> {

@@ -12,7 +12,9 @@ use crate::plan::deferral::DeferralCause;
 use crate::plan::Scope;
 use crate::plan::{plan_run, Decision, Operation, Plan, PlanItem};
 use crate::policy::limits::TABLE_QUOTA_ADVICE;
-use crate::policy::tags::{deferral_value, export_tag_value, TAG_EXPORT, TAG_LAST_DEFERRAL};
+use crate::policy::tags::{
+    deferral_value, export_tag_value, TAG_EXPORT, TAG_FINAL_EXPORT, TAG_LAST_DEFERRAL, TAG_SEALED,
+};
 use crate::policy::Policy;
 use crate::run::clock::CheckedInstant;
 use crate::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
@@ -21,8 +23,10 @@ use crate::run::readiness::{self, Readiness};
 use crate::run::report::{Outcome, RunReport, TableLine};
 use crate::run::status::operator_warnings;
 use crate::table::changes::{
-    DeleteRequest, ExportRequest, SettingChange, TableSetting, TableSpec, TagChange,
+    DeleteRequest, ExportRequest, SealRequest, SettingChange, TableSetting, TableSpec, TagChange,
+    UnsealRequest,
 };
+use crate::table::seal::SealRecord;
 use crate::table::{ObservedTable, TableStatus};
 
 #[derive(Clone, Copy, Debug)]
@@ -387,6 +391,8 @@ async fn send<C: ControlPlane>(
         Decision::EnablePointInTimeRecovery { name } => control.enable_point_in_time_recovery(name).await,
         Decision::Configure(change) => control.configure(change).await,
         Decision::Export(request) => export(control, request).await,
+        Decision::Seal(request) => seal(control, request).await,
+        Decision::Unseal(request) => unseal(control, request).await,
         Decision::Delete(request) => return delete(control, request).await,
         Decision::RegisterScaling(change) => control.register_scaling(change).await,
         Decision::DeregisterScaling(change) => control.deregister_scaling(change).await,
@@ -455,11 +461,16 @@ async fn recreate<C: ControlPlane>(
 /// without it they would start another.
 async fn export<C: ControlPlane>(control: &C, request: &ExportRequest) -> Result<(), ControlPlaneError> {
     let export_arn = control.export_table(request).await?;
+    let key = if request.after_seal {
+        TAG_FINAL_EXPORT
+    } else {
+        TAG_EXPORT
+    };
     let record = TagChange {
         name: request.name.clone(),
         arn: request.table_arn.clone(),
         tags: BTreeMap::from([(
-            TAG_EXPORT.to_string(),
+            key.to_string(),
             export_tag_value(&request.table_arn, &export_arn),
         )]),
     };
@@ -470,6 +481,47 @@ async fn export<C: ControlPlane>(control: &C, request: &ExportRequest) -> Result
         ),
         ..e
     })
+}
+
+/// Puts the policy with our seal statement (conditional on the revision read), then records
+/// when and the revision put in the seal tag: the final export counts only after it. A policy
+/// changed since it was read is refused (PolicyNotFoundException): a later run reads it again.
+async fn seal<C: ControlPlane>(control: &C, request: &SealRequest) -> Result<(), ControlPlaneError> {
+    let revision = control
+        .put_resource_policy(&request.name, &request.arn, &request.document, &request.expected_revision)
+        .await?;
+    let record = SealRecord {
+        at: request.at,
+        revision,
+    };
+    let change = TagChange {
+        name: request.name.clone(),
+        arn: request.arn.clone(),
+        tags: BTreeMap::from([(TAG_SEALED.to_string(), record.tag_value())]),
+    };
+    control.tag_table(&change).await.map_err(|e| ControlPlaneError {
+        message: format!(
+            "sealed against writes but the seal could not be recorded ({}): the next run records it and counts the seal from then",
+            e.message
+        ),
+        ..e
+    })
+}
+
+/// Removes our seal statement: the whole policy when it is all ours, else the rest put back;
+/// both conditional on the revision read.
+async fn unseal<C: ControlPlane>(control: &C, request: &UnsealRequest) -> Result<(), ControlPlaneError> {
+    match &request.rest {
+        None => {
+            control
+                .delete_resource_policy(&request.name, &request.arn, &request.expected_revision)
+                .await
+        }
+        Some(rest) => control
+            .put_resource_policy(&request.name, &request.arn, rest, &request.expected_revision)
+            .await
+            .map(|_| ()),
+    }
 }
 
 /// Lifts deletion protection when the table has it, then deletes. A table another run is

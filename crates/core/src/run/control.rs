@@ -10,6 +10,7 @@ use crate::table::archive::{ArchiveProof, ExportLocation, ImportState};
 use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
+use crate::table::seal::ResourcePolicy;
 use crate::table::{ExportState, ObservedTable, TtlState};
 
 /// How the executor should treat a failed call.
@@ -154,6 +155,49 @@ pub trait ControlPlane: Sync {
     ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send {
         let _ = change;
         async { Err(no_autoscaling("DeregisterScalableTarget")) }
+    }
+
+    /// GetResourcePolicy: the table's resource-based policy and its revision; a table without
+    /// one (PolicyNotFoundException) has `document: None`. `Unsupported` by default (then no
+    /// table is sealed, so no archived table is deleted).
+    fn get_resource_policy(
+        &self,
+        table: &str,
+        arn: &str,
+    ) -> impl Future<Output = Result<ResourcePolicy, ControlPlaneError>> + Send {
+        let _ = arn;
+        let error = unsupported("GetResourcePolicy", table, "this control plane has no resource-based policies");
+        async { Err(error) }
+    }
+
+    /// PutResourcePolicy with `ExpectedRevisionId` (`NO_POLICY`: only if the table has none);
+    /// returns the new revision. A revision that no longer matches is PolicyNotFoundException.
+    fn put_resource_policy(
+        &self,
+        table: &str,
+        arn: &str,
+        document: &str,
+        expected_revision: &str,
+    ) -> impl Future<Output = Result<String, ControlPlaneError>> + Send {
+        let _ = (arn, document, expected_revision);
+        let error = unsupported("PutResourcePolicy", table, "this control plane has no resource-based policies");
+        async { Err(error) }
+    }
+
+    /// DeleteResourcePolicy with `ExpectedRevisionId`.
+    fn delete_resource_policy(
+        &self,
+        table: &str,
+        arn: &str,
+        expected_revision: &str,
+    ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send {
+        let _ = (arn, expected_revision);
+        let error = unsupported(
+            "DeleteResourcePolicy",
+            table,
+            "this control plane has no resource-based policies",
+        );
+        async { Err(error) }
     }
 
     /// What S3 holds for the COMPLETED export `export` of `table`: its manifest, every data

@@ -14,12 +14,14 @@ use futures::stream::{self, StreamExt};
 
 use crate::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use crate::table::archive::ArchiveProof;
-use crate::table::{ArchiveState, ObservedTable, TableStatus};
+use crate::table::{ArchiveState, ExportStatus, ObservedTable, TableStatus};
 use chrono::{DateTime, Utc};
 
 use crate::plan::{names_to_describe, reads_for, Operation, Reads, Scope};
 use crate::policy::scaling::table_of;
-use crate::policy::tags::{export_arn_from_tag, TAG_ARCHIVED, TAG_EXPORT, TAG_FAMILY};
+use crate::policy::tags::{
+    export_arn_from_tag, TAG_ARCHIVED, TAG_EXPORT, TAG_FAMILY, TAG_FINAL_EXPORT, TAG_SEALED,
+};
 use crate::policy::Policy;
 
 /// The tables a run could see, the ones it could not read, and what it could not ask.
@@ -42,15 +44,17 @@ enum OptionalRead {
     PointInTimeRecovery,
     Export,
     ArchiveProof,
+    ResourcePolicy,
 }
 
 impl OptionalRead {
-    const ALL: [OptionalRead; 5] = [
+    const ALL: [OptionalRead; 6] = [
         OptionalRead::Tags,
         OptionalRead::Ttl,
         OptionalRead::PointInTimeRecovery,
         OptionalRead::Export,
         OptionalRead::ArchiveProof,
+        OptionalRead::ResourcePolicy,
     ];
 
     fn sentence(self) -> &'static str {
@@ -74,13 +78,17 @@ impl OptionalRead {
             OptionalRead::ArchiveProof => {
                 "archives could not be checked in S3 (no S3 reader): no archived table is deleted"
             }
+            OptionalRead::ResourcePolicy => {
+                "GetResourcePolicy is not supported by this endpoint: no table is sealed against \
+                 writes before its final export, so no archived table is deleted"
+            }
         }
     }
 }
 
 /// Which optional reads the endpoint turned out not to implement during this run.
 #[derive(Debug, Default)]
-struct Unsupported([AtomicBool; 5]);
+struct Unsupported([AtomicBool; 6]);
 
 impl Unsupported {
     fn has(&self, read: OptionalRead) -> bool {
@@ -331,6 +339,15 @@ pub fn run_view(
                 if want.archive_proof {
                     table.archive_proof = full.archive_proof.clone();
                 }
+                if want.tags {
+                    // Read in a run when its tags name a final export or a seal, or when it is
+                    // due for deletion (as `want.archive_proof`).
+                    table.final_export = full.final_export.clone();
+                    let sealed_tag = full.tags.as_ref().is_some_and(|t| t.contains_key(TAG_SEALED));
+                    if sealed_tag || want.archive_proof {
+                        table.resource_policy = full.resource_policy.clone();
+                    }
+                }
                 if want.ttl {
                     table.ttl = full.ttl.clone();
                 }
@@ -384,7 +401,24 @@ async fn read_extras<C: ControlPlane>(
                     Err(error) => tracing::warn!(table = name, %error, "export state unknown"),
                 }
             }
+            let final_export = tags
+                .get(TAG_FINAL_EXPORT)
+                .filter(|_| policy.archive().is_some() && !unsupported.has(OptionalRead::Export))
+                .map(|value| export_arn_from_tag(&arn, value));
+            if let Some(export_arn) = final_export {
+                let state = control.describe_export(name, &export_arn).await;
+                match unsupported.check(OptionalRead::Export, state) {
+                    Ok(state) => table.final_export = state,
+                    Err(error) => tracing::warn!(table = name, %error, "final export state unknown"),
+                }
+            }
+            let seal_read = tags.contains_key(TAG_SEALED)
+                || (want.archive_proof && policy.archive().is_some() && tags.contains_key(TAG_FAMILY));
             table.tags = Some(tags);
+            if seal_read && !unsupported.has(OptionalRead::ResourcePolicy) {
+                let read = control.get_resource_policy(name, &arn).await;
+                table.resource_policy = unsupported.check(OptionalRead::ResourcePolicy, read)?;
+            }
             if want.archive_proof && !unsupported.has(OptionalRead::ArchiveProof) {
                 table.archive_proof = read_archive_proof(control, policy, &table, &arn, unsupported).await;
             }
@@ -417,6 +451,27 @@ async fn read_archive_proof<C: ControlPlane>(
     let tags = table.tags.as_ref()?;
     if !tags.contains_key(TAG_FAMILY) {
         return None;
+    }
+    // Once a final export after the seal is recorded, only it can let the table go.
+    if let Some(value) = tags.get(TAG_FINAL_EXPORT) {
+        let export = export_arn_from_tag(arn, value);
+        let completed = table
+            .final_export
+            .as_ref()
+            .is_some_and(|e| e.arn == export && e.status == ExportStatus::Completed);
+        if !completed {
+            return None;
+        }
+        return match unsupported.check(
+            OptionalRead::ArchiveProof,
+            control.prove_archive(&table.name, &export).await,
+        ) {
+            Ok(proof) => proof,
+            Err(error) => Some(ArchiveProof::Unproven {
+                export,
+                reason: format!("the export could not be read: {error}"),
+            }),
+        };
     }
     let ArchiveState::Completed { export } = table.archive_state() else {
         return None;

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::policy::settings::{
@@ -214,6 +215,32 @@ pub struct ExportRequest {
     pub table_arn: String,
     pub bucket: String,
     pub prefix: String,
+    /// The final export after the seal (recorded in the final-export tag), not the archive
+    /// export at `archive_after` (the export tag).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub after_seal: bool,
+}
+
+/// PutResourcePolicy of the table's policy with our seal statement added, conditional on the
+/// revision it was read at; then the seal tag records when, and the revision put.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SealRequest {
+    pub name: String,
+    pub arn: String,
+    pub document: String,
+    pub expected_revision: String,
+    pub at: DateTime<Utc>,
+}
+
+/// Our seal statement removed: DeleteResourcePolicy when the policy holds nothing else, else
+/// PutResourcePolicy of the rest; both conditional on the revision read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct UnsealRequest {
+    pub name: String,
+    pub arn: String,
+    /// The policy without our statement; `None`: delete the policy.
+    pub rest: Option<String>,
+    pub expected_revision: String,
 }
 
 /// ImportTable of an archive's data files into a new table (`restore`): the table as

@@ -2,6 +2,7 @@
 
 pub mod archive;
 pub mod changes;
+pub mod seal;
 
 use std::collections::BTreeMap;
 
@@ -84,6 +85,12 @@ pub struct ObservedTable {
     /// What S3 holds for the archive export, checked before a deletion: read only for an
     /// archived table of ours that is due for deletion.
     pub archive_proof: Option<ArchiveProof>,
+    /// The table's resource-based policy (GetResourcePolicy): read for a table due for deletion
+    /// with archiving on, and for one carrying our seal tag.
+    pub resource_policy: Option<seal::ResourcePolicy>,
+    /// The final export after the seal, named by the final-export tag, as DescribeExport
+    /// reports it.
+    pub final_export: Option<ExportState>,
     /// The scalable targets on the table and its GSIs (Application Auto Scaling), read when a
     /// decision needs them: autoscaling phases, capacity changes, deletions.
     pub scaling: Option<Vec<ObservedScalableTarget>>,
@@ -188,6 +195,8 @@ pub enum ExportStatus {
 pub struct ExportState {
     pub arn: String,
     pub status: ExportStatus,
+    /// The instant the export holds the table as of (DescribeExport's ExportTime).
+    pub export_time: Option<DateTime<Utc>>,
     pub end_time: Option<DateTime<Utc>>,
     pub failure: Option<String>,
 }
@@ -261,6 +270,8 @@ impl ObservedTable {
             point_in_time_recovery: None,
             export: None,
             archive_proof: None,
+            resource_policy: None,
+            final_export: None,
             scaling: None,
             tags_unsupported: false,
             scaling_unsupported: false,
@@ -293,6 +304,8 @@ impl ObservedTable {
             point_in_time_recovery: None,
             export: None,
             archive_proof: None,
+            resource_policy: None,
+            final_export: None,
             scaling: Some(Vec::new()),
             tags_unsupported: false,
             scaling_unsupported: false,

@@ -278,6 +278,7 @@ impl ControlPlane for FakeDynamo {
         let state = ExportState {
             arn: arn.clone(),
             status: ExportStatus::Completed,
+            export_time: None,
             end_time: None,
             failure: None,
         };
@@ -1326,6 +1327,7 @@ async fn pacing_passes_the_archive_calls_on() {
             table_arn: "arn:aws:dynamodb:us-east-1:123456789012:table/timeseries_2018-10-20".into(),
             bucket: "my-archive".into(),
             prefix: "ddb-rollover/timeseries_2018-10-20/".into(),
+            after_seal: false,
         })
         .await
         .unwrap();

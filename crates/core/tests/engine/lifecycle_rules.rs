@@ -16,6 +16,7 @@ use ddb_rollover::policy::tags::{
 use ddb_rollover::policy::{Policy, PolicyError};
 use ddb_rollover::run::status::{status, TableStatusLine};
 use ddb_rollover::table::archive::ArchiveProof;
+use ddb_rollover::table::seal::ResourcePolicy;
 use ddb_rollover::table::changes::{
     DeleteRequest, ExportRequest, SettingChange, TableSetting, TagChange, TtlChange,
 };
@@ -126,9 +127,12 @@ fn tagged(mut table: ObservedTable, key: &str, value: &str) -> ObservedTable {
     table
 }
 
+/// Archived, its resource-based policy read (none): due for deletion, it is sealed first.
 fn archived(policy: &Policy, age: i64) -> ObservedTable {
     let table = tagged(ours(policy, age), TAG_ARCHIVED, "2018-10-20T03:00:00+00:00");
-    proven(tagged(table, TAG_EXPORT, "export/01540000000000-abcdef12"), age)
+    let mut table = proven(tagged(table, TAG_EXPORT, "export/01540000000000-abcdef12"), age);
+    table.resource_policy = Some(ResourcePolicy::default());
+    table
 }
 
 /// The table's archive as a run finds it in S3 when every file the manifest lists is there.
@@ -159,6 +163,7 @@ fn exporting(policy: &Policy, age: i64, status: ExportStatus, failure: Option<&s
     table.export = Some(ExportState {
         arn: export_arn(age),
         status,
+        export_time: Some(at("2018-10-25T02:00:00Z")),
         end_time: Some(at("2018-10-25T03:00:00Z")),
         failure: failure.map(str::to_string),
     });
@@ -480,11 +485,12 @@ fn tables_past_archive_after_with_pitr_on_are_exported() {
             table_arn: tables[1].arn.clone().unwrap(),
             bucket: "my-archive".into(),
             prefix: format!("ddb-rollover/{}/", name(2)),
+            after_seal: false,
         })
     );
     assert!(tables_with(&plan, "delete").is_empty(), "{plan:#?}");
     let due = last(&plan, &name(5));
-    assert!(due.reason.contains("deleted once it completes"), "{}", due.reason);
+    assert!(due.reason.contains("after the seal"), "{}", due.reason);
 }
 
 #[test]
@@ -530,28 +536,24 @@ fn a_failed_export_is_started_again_with_the_failure_in_the_reason() {
 }
 
 #[test]
-fn a_completed_export_is_recorded_and_the_table_deleted_in_the_same_plan() {
+fn a_completed_export_is_recorded_and_the_table_sealed_in_the_same_plan() {
     let policy = one_phase(ARCHIVE);
-    let tables = [
-        exporting(&policy, 5, ExportStatus::Completed, None),
-        ours(&policy, 1),
-        ours(&policy, 2),
-    ];
+    let mut completed = exporting(&policy, 5, ExportStatus::Completed, None);
+    completed.resource_policy = Some(ResourcePolicy::default());
+    let tables = [completed, ours(&policy, 1), ours(&policy, 2)];
     let plan = resize(&policy, &tables);
-    assert_eq!(
-        decisions(&plan, &name(5)),
-        [
-            Decision::Tag(TagChange {
-                name: name(5),
-                arn: tables[0].arn.clone().unwrap(),
-                tags: tags(&[(TAG_ARCHIVED, "2018-10-25T03:00:00+00:00")]),
-            }),
-            Decision::Delete(DeleteRequest {
-                name: name(5),
-                lift_deletion_protection: false,
-                archived_by: Some(export_arn(5)),
-            }),
-        ]
+    let decisions = decisions(&plan, &name(5));
+    assert!(
+        decisions.contains(&Decision::Tag(TagChange {
+            name: name(5),
+            arn: tables[0].arn.clone().unwrap(),
+            tags: tags(&[(TAG_ARCHIVED, "2018-10-25T03:00:00+00:00")]),
+        })),
+        "{decisions:?}"
+    );
+    assert!(
+        matches!(decisions.last(), Some(Decision::Seal(_))),
+        "deleted only after the seal and a final export: {decisions:?}"
     );
 }
 
@@ -569,7 +571,7 @@ fn only_archived_tables_are_deleted_oldest_first_within_the_budget() {
     tables.extend((4..=7).map(|age| archived(&policy, age)));
     tables.extend([ours(&policy, 1), ours(&policy, 2)]);
     let plan = resize(&policy, &tables);
-    assert_eq!(tables_with(&plan, "delete"), [name(7)]);
+    assert_eq!(tables_with(&plan, "seal"), [name(7)]);
     assert!(
         matches!(last(&plan, &name(8)).decision, Decision::Export(_)),
         "not archived: exported, not deleted"

@@ -20,4 +20,5 @@ mod restore;
 mod sdk_errors;
 mod sdk_lifecycle;
 mod sdk_warm;
+mod seal_rules;
 mod warm_readiness;

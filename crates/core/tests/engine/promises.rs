@@ -229,6 +229,18 @@ impl Account for FakeAccount {
     ) -> Result<(), String> {
         text(self.fake.foreign_raise_warm(who, table, index, to))
     }
+
+    fn write_items(&self, who: &str, table: &str, items: &[String]) -> Result<(), String> {
+        text(self.fake.write_items(who, table, items))
+    }
+
+    fn put_resource_policy(&self, who: &str, table: &str, document: &str) -> Result<(), String> {
+        text(self.fake.foreign_put_resource_policy(who, table, document))
+    }
+
+    fn delete_resource_policy(&self, who: &str, table: &str) -> Result<(), String> {
+        text(self.fake.foreign_delete_resource_policy(who, table))
+    }
 }
 
 fn check_case(case: &Case) -> Result<(), TestCaseError> {

@@ -323,6 +323,13 @@ pub enum Act {
     /// (`high`; no run may then try to lower it), or to less than some phases ask (a run raises
     /// it further, once this raise is no longer UPDATING).
     PreWarm { pick: usize, index: bool, high: bool },
+    /// The application writes `n` new items to one of our tables, whatever its age (refused
+    /// while a resource-based policy denies item writes).
+    WriteItems { pick: usize, n: usize },
+    /// Someone else's resource-based policy on one of our tables: put over whatever is there
+    /// (`pick % 3 == 0`, our seal gone with it), added beside the statements there (1), or the
+    /// policy deleted (2).
+    ResourcePolicy { pick: usize },
 }
 
 /// What [`Act::PreWarm`] raises a table or index to: above every phase's warm throughput, or
@@ -527,6 +534,18 @@ pub fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
             (pick(), any::<bool>(), any::<bool>())
                 .prop_map(|(pick, index, high)| Act::PreWarm { pick, index, high })
                 .boxed(),
+        ),
+        (
+            3,
+            "write_items",
+            (pick(), 1usize..4)
+                .prop_map(|(pick, n)| Act::WriteItems { pick, n })
+                .boxed(),
+        ),
+        (
+            1,
+            "resource_policy",
+            pick().prop_map(|pick| Act::ResourcePolicy { pick }).boxed(),
         ),
     ];
     let options: Vec<(u32, BoxedStrategy<Act>)> = options
@@ -1211,6 +1230,62 @@ pub fn no_data_loss(f: &RunFacts<'_>) -> Vec<String> {
     out
 }
 
+/// Promise 6, with archiving on: every table our runs deleted holds, when deleted, exactly the
+/// items of the export its deletion relied on (the final export after the seal, else the
+/// archive export: the tags it carried), and every item write DynamoDB accepted is in a table
+/// that was not deleted by us, or in such an export.
+pub fn archives_hold_every_write(policy: &Policy, world: &World) -> Vec<String> {
+    use ddb_rollover::policy::tags::{export_arn_from_tag, TAG_EXPORT, TAG_FINAL_EXPORT};
+    if policy.archive().is_none() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    // Every incarnation of a table: gone, deleting, live.
+    let all: Vec<&Table> = world.gone.iter().chain(world.tables.values()).collect();
+    let deleted_by_us = |t: &Table| t.deleted_by.as_ref().is_some_and(Maker::is_us);
+    let relied = |t: &Table| {
+        let tags = &t.tags;
+        let value = tags.get(TAG_FINAL_EXPORT).or_else(|| tags.get(TAG_EXPORT))?;
+        world.exports.get(&export_arn_from_tag(&t.arn, value))
+    };
+    for t in all.iter().filter(|t| deleted_by_us(t)) {
+        count("promise 6: a table we deleted");
+        match relied(t) {
+            None => out.push(format!("{} was deleted with no export recorded on it", t.name)),
+            Some(export) if export.items != t.items => {
+                let lost: Vec<&String> = t.items.difference(&export.items).collect();
+                out.push(format!(
+                    "{} was deleted holding {} item(s) but the export it relied on ({}, as of {}) holds {}: lost {lost:?}",
+                    t.name,
+                    t.items.len(),
+                    export.arn,
+                    export.export_time.to_rfc3339(),
+                    export.items.len()
+                ));
+            }
+            Some(_) => count("promise 6: deleted with an archive of every item"),
+        }
+    }
+    for write in &world.writes {
+        let holders: Vec<&&Table> = all
+            .iter()
+            .filter(|t| t.name == write.table && t.items.contains(&write.item))
+            .collect();
+        let kept = holders.iter().any(|t| {
+            !deleted_by_us(t) || relied(t).is_some_and(|e| e.items.contains(&write.item))
+        });
+        if !kept {
+            out.push(format!(
+                "the write of {} to {} at {} was accepted, but neither a table nor the archive of a table we deleted holds it",
+                write.item,
+                write.table,
+                write.at.to_rfc3339()
+            ));
+        }
+    }
+    out
+}
+
 /// The names of the current and pre-built tables at `now`.
 pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
     let calendar = policy.calendar();
@@ -1787,7 +1862,7 @@ pub fn checks() -> BTreeSet<u8> {
         Ok(list) if !list.trim().is_empty() => {
             list.split(',').filter_map(|s| s.trim().parse().ok()).collect()
         }
-        _ => (1..=5).collect(),
+        _ => (1..=6).collect(),
     }
 }
 
@@ -1846,6 +1921,22 @@ pub trait Account {
         index: Option<&str>,
         to: WarmThroughput,
     ) -> Result<(), String>;
+    /// The application's item writes (BatchWriteItem); an account that does not model items
+    /// refuses them.
+    fn write_items(&self, who: &str, table: &str, items: &[String]) -> Result<(), String> {
+        let _ = (who, table, items);
+        Err("this account does not model items".into())
+    }
+    /// Someone else's unconditional PutResourcePolicy.
+    fn put_resource_policy(&self, who: &str, table: &str, document: &str) -> Result<(), String> {
+        let _ = (who, table, document);
+        Err("this account does not model resource-based policies".into())
+    }
+    /// Someone else's unconditional DeleteResourcePolicy.
+    fn delete_resource_policy(&self, who: &str, table: &str) -> Result<(), String> {
+        let _ = (who, table);
+        Err("this account does not model resource-based policies".into())
+    }
 }
 
 /// Plays one case in an account, checking the promises after each of our runs.
@@ -2212,6 +2303,52 @@ impl<A: Account> Harness<'_, A> {
                 };
                 let _ = account.raise_warm(PERSON, name, gsi.as_deref(), pre_warmed(*high));
             }
+            Act::WriteItems { pick, n } => {
+                let Some(name) = Self::pick(&ours, *pick) else {
+                    return;
+                };
+                let stamp = account.now().timestamp_millis();
+                let items: Vec<String> = (0..*n).map(|i| format!("{name}#{stamp}#{i}")).collect();
+                match account.write_items(PERSON, name, &items) {
+                    Ok(()) => count("item writes accepted"),
+                    Err(e) if e.contains("AccessDeniedException") => count("item writes refused by a seal"),
+                    Err(_) => count("item writes refused"),
+                }
+            }
+            Act::ResourcePolicy { pick } => {
+                let Some(name) = Self::pick(&ours, *pick) else {
+                    return;
+                };
+                let theirs = serde_json::json!({
+                    "Sid": "TheirReaders",
+                    "Effect": "Allow",
+                    "Principal": {"AWS": "arn:aws:iam::123456789012:role/readers"},
+                    "Action": "dynamodb:GetItem",
+                    "Resource": fake_aws::TABLE_ARN_PREFIX.to_string() + name,
+                });
+                let _ = match pick % 3 {
+                    0 => account.put_resource_policy(
+                        PERSON,
+                        name,
+                        &serde_json::json!({"Version": "2012-10-17", "Statement": [theirs]}).to_string(),
+                    ),
+                    1 => {
+                        let current = account
+                            .world()
+                            .tables
+                            .get(name)
+                            .and_then(|t| t.resource_policy.as_ref())
+                            .and_then(|p| serde_json::from_str::<serde_json::Value>(&p.document).ok());
+                        let mut document =
+                            current.unwrap_or_else(|| serde_json::json!({"Version": "2012-10-17", "Statement": []}));
+                        if let Some(list) = document["Statement"].as_array_mut() {
+                            list.push(theirs);
+                        }
+                        account.put_resource_policy(PERSON, name, &document.to_string())
+                    }
+                    _ => account.delete_resource_policy(PERSON, name),
+                };
+            }
             Act::Adopt { pick, claimable } => {
                 // The operator names a table under our prefix that our runs did not make; the
                 // real `adopt`, with the operator's own credentials, decides whether to tag it.
@@ -2334,6 +2471,16 @@ impl<A: Account> Harness<'_, A> {
                     }
                 }
                 Step::Foreign(act) => self.act(act),
+            }
+            if self.checks.contains(&6) {
+                let violations = archives_hold_every_write(&self.policy, &self.account.world());
+                if !violations.is_empty() {
+                    return Err(format!(
+                        "promise 6 (archives hold every accepted write) broken after step {index}:\n  {}\n--- policy ---\n{}",
+                        violations.join("\n  "),
+                        self.case.toml
+                    ));
+                }
             }
         }
         Ok(())

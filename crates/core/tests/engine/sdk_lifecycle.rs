@@ -159,6 +159,7 @@ fn export_request() -> ExportRequest {
         table_arn: TABLE_ARN.into(),
         bucket: "my-archive".into(),
         prefix: "ddb-rollover/t/".into(),
+        after_seal: false,
     }
 }
 

@@ -86,6 +86,8 @@ pub(super) fn observed_table(name: &str, table: &TableDescription) -> ObservedTa
         point_in_time_recovery: None,
         export: None,
         archive_proof: None,
+        resource_policy: None,
+        final_export: None,
         scaling: None,
         tags_unsupported: false,
         scaling_unsupported: false,

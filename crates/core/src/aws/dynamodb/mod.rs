@@ -22,6 +22,7 @@ use aws_sdk_dynamodb::types::{
     GlobalSecondaryIndexUpdate, LocalSecondaryIndex, OnDemandThroughput, PointInTimeRecoverySpecification,
     PointInTimeRecoveryStatus, TimeToLiveSpecification,
 };
+use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::Client;
 
 use crate::aws::archive::S3Store;
@@ -36,6 +37,7 @@ use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSetting, TableSpec,
     TagChange, TtlChange,
 };
+use crate::table::seal::ResourcePolicy;
 use crate::table::{ExportState, ExportStatus, ObservedTable, TtlState};
 
 /// The DynamoDB control plane through an SDK client built once by the caller, and Application
@@ -305,6 +307,7 @@ impl ControlPlane for DynamoDb {
         Ok(ExportState {
             arn: arn.to_string(),
             status,
+            export_time: description.and_then(|d| d.export_time()).and_then(utc),
             end_time: description.and_then(|d| d.end_time()).and_then(utc),
             failure,
         })
@@ -489,6 +492,53 @@ impl ControlPlane for DynamoDb {
                 table: request.name.clone(),
                 message: "the response has no ExportArn".into(),
             })
+    }
+
+    async fn get_resource_policy(&self, table: &str, arn: &str) -> Result<ResourcePolicy, ControlPlaneError> {
+        match self.client.get_resource_policy().resource_arn(arn).send().await {
+            Ok(output) => Ok(ResourcePolicy {
+                document: output.policy().map(str::to_string),
+                revision: output.revision_id().map(str::to_string),
+            }),
+            // No policy on the table.
+            Err(e) if e.code() == Some("PolicyNotFoundException") => Ok(ResourcePolicy::default()),
+            Err(e) => Err(classify("GetResourcePolicy", table, &e, None)),
+        }
+    }
+
+    async fn put_resource_policy(
+        &self,
+        table: &str,
+        arn: &str,
+        document: &str,
+        expected_revision: &str,
+    ) -> Result<String, ControlPlaneError> {
+        let output = self
+            .client
+            .put_resource_policy()
+            .resource_arn(arn)
+            .policy(document)
+            .expected_revision_id(expected_revision)
+            .send()
+            .await
+            .map_err(|e| classify("PutResourcePolicy", table, &e, None))?;
+        Ok(output.revision_id().unwrap_or_default().to_string())
+    }
+
+    async fn delete_resource_policy(
+        &self,
+        table: &str,
+        arn: &str,
+        expected_revision: &str,
+    ) -> Result<(), ControlPlaneError> {
+        self.client
+            .delete_resource_policy()
+            .resource_arn(arn)
+            .expected_revision_id(expected_revision)
+            .send()
+            .await
+            .map(drop)
+            .map_err(|e| classify("DeleteResourcePolicy", table, &e, None))
     }
 
     async fn delete_table(&self, name: &str) -> Result<(), ControlPlaneError> {

@@ -1,0 +1,263 @@
+//! The seal against item writes: one statement of ours in a table's resource-based policy that
+//! denies every item write to every principal, put before the final export a deletion relies
+//! on, so no write DynamoDB accepts can land after that export.
+//!
+//! A table has at most one resource-based policy. Someone else's is merged (their statements
+//! kept as they are), never replaced, and every write of it names the revision it was read at
+//! (`ExpectedRevisionId`, `NO_POLICY` when there was none), so a concurrent change is refused
+//! rather than overwritten.
+
+use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+/// The `Sid` of our statement: the only statement ddb-rollover ever writes or removes.
+pub const SEAL_SID: &str = "DdbRolloverSealAgainstItemWrites";
+
+/// `ExpectedRevisionId` for "attach only if the table has no policy yet".
+pub const NO_POLICY: &str = "NO_POLICY";
+
+/// The item writes the seal denies: the item APIs (TransactWriteItems is authorized by the
+/// PutItem, UpdateItem and DeleteItem it carries) and PartiQL's writes (ExecuteStatement,
+/// BatchExecuteStatement and ExecuteTransaction are authorized by these).
+pub const SEALED_ACTIONS: [&str; 7] = [
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:BatchWriteItem",
+    "dynamodb:PartiQLInsert",
+    "dynamodb:PartiQLUpdate",
+    "dynamodb:PartiQLDelete",
+];
+
+/// How long after the seal the final export's ExportTime must be. AWS applies a resource-based
+/// policy eventually ("it will take some time to apply the policy to all requests") and names
+/// no bound; GetResourcePolicy is consistent after "a few seconds". The final export is also
+/// started only by a run after the one that sealed, which reads our statement back first.
+pub const SETTLE: Duration = Duration::minutes(15);
+
+/// DynamoDB's limit on a resource-based policy document, whitespace included.
+pub const MAX_POLICY_BYTES: usize = 20 * 1024;
+
+/// A table's resource-based policy as GetResourcePolicy reports it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ResourcePolicy {
+    /// The policy document; `None` when the table has none (PolicyNotFoundException).
+    pub document: Option<String>,
+    pub revision: Option<String>,
+}
+
+/// Why a policy cannot be sealed or unsealed by merging.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SealError {
+    #[error("its resource-based policy is not a JSON policy document ({0}): nothing is merged into it")]
+    NotJson(String),
+    #[error("its resource-based policy with our statement would be {0} bytes, over DynamoDB's {MAX_POLICY_BYTES}")]
+    TooLarge(usize),
+}
+
+impl ResourcePolicy {
+    /// The revision a conditional write of this policy names.
+    pub fn expected_revision(&self) -> String {
+        match (&self.document, &self.revision) {
+            (Some(_), Some(revision)) => revision.clone(),
+            _ => NO_POLICY.to_string(),
+        }
+    }
+
+    /// Whether our statement is in it.
+    pub fn is_sealed(&self) -> bool {
+        self.statements()
+            .is_ok_and(|statements| statements.iter().any(is_ours))
+    }
+
+    /// The policy with our statement added (on `table_arn`), everyone else's kept.
+    pub fn with_seal(&self, table_arn: &str) -> Result<String, SealError> {
+        let mut statements: Vec<Value> = self.statements()?.into_iter().filter(|s| !is_ours(s)).collect();
+        statements.push(seal_statement(table_arn));
+        let document = self.rebuilt(statements)?.to_string();
+        if document.len() > MAX_POLICY_BYTES {
+            return Err(SealError::TooLarge(document.len()));
+        }
+        Ok(document)
+    }
+
+    /// The policy without our statement; `None` when nothing else is in it (then the policy
+    /// is deleted rather than put back empty).
+    pub fn without_seal(&self) -> Result<Option<String>, SealError> {
+        let rest: Vec<Value> = self.statements()?.into_iter().filter(|s| !is_ours(s)).collect();
+        if rest.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(self.rebuilt(rest)?.to_string()))
+    }
+
+    fn parsed(&self) -> Result<Option<Value>, SealError> {
+        self.document
+            .as_deref()
+            .map(|d| serde_json::from_str::<Value>(d).map_err(|e| SealError::NotJson(e.to_string())))
+            .transpose()
+    }
+
+    fn statements(&self) -> Result<Vec<Value>, SealError> {
+        let Some(document) = self.parsed()? else {
+            return Ok(Vec::new());
+        };
+        match document.get("Statement") {
+            None => Ok(Vec::new()),
+            Some(Value::Array(list)) => Ok(list.clone()),
+            Some(one @ Value::Object(_)) => Ok(vec![one.clone()]),
+            Some(_) => Err(SealError::NotJson("Statement is neither an object nor a list".into())),
+        }
+    }
+
+    /// The document with `statements`, every other top-level field (Version, Id) kept.
+    fn rebuilt(&self, statements: Vec<Value>) -> Result<Value, SealError> {
+        let mut document = match self.parsed()? {
+            Some(Value::Object(map)) => Value::Object(map),
+            Some(_) => return Err(SealError::NotJson("the document is not an object".into())),
+            None => json!({ "Version": "2012-10-17" }),
+        };
+        document["Statement"] = Value::Array(statements);
+        Ok(document)
+    }
+}
+
+fn is_ours(statement: &Value) -> bool {
+    statement.get("Sid").and_then(Value::as_str) == Some(SEAL_SID)
+}
+
+/// Our statement: deny every item write on the table to every principal.
+pub fn seal_statement(table_arn: &str) -> Value {
+    json!({
+        "Sid": SEAL_SID,
+        "Effect": "Deny",
+        "Principal": "*",
+        "Action": SEALED_ACTIONS,
+        "Resource": table_arn,
+    })
+}
+
+/// Whether `document` denies `action` to every principal (a `Deny` statement with principal
+/// `*` whose actions match it, `dynamodb:*` included): how AWS refuses a write under a seal,
+/// for the fakes and the tests' proxy.
+pub fn denies_to_everyone(document: &str, action: &str) -> bool {
+    let Ok(value) = serde_json::from_str::<Value>(document) else {
+        return false;
+    };
+    let statements = match value.get("Statement") {
+        Some(Value::Array(list)) => list.clone(),
+        Some(one @ Value::Object(_)) => vec![one.clone()],
+        _ => return false,
+    };
+    let matches = |pattern: &str| {
+        pattern == "*"
+            || pattern.eq_ignore_ascii_case(action)
+            || pattern
+                .strip_suffix('*')
+                .is_some_and(|stem| action.to_ascii_lowercase().starts_with(&stem.to_ascii_lowercase()))
+    };
+    statements.iter().any(|s| {
+        let deny = s.get("Effect").and_then(Value::as_str) == Some("Deny");
+        let everyone = match s.get("Principal") {
+            Some(Value::String(p)) => p == "*",
+            Some(Value::Object(map)) => map.get("AWS").and_then(Value::as_str) == Some("*"),
+            _ => false,
+        };
+        let action_matches = match s.get("Action") {
+            Some(Value::String(a)) => matches(a),
+            Some(Value::Array(list)) => list.iter().filter_map(Value::as_str).any(matches),
+            _ => false,
+        };
+        deny && everyone && action_matches
+    })
+}
+
+/// When the table was sealed and the policy revision the seal put: the seal tag's value.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SealRecord {
+    pub at: DateTime<Utc>,
+    pub revision: String,
+}
+
+impl SealRecord {
+    /// `{RFC 3339} {revision}`: only characters a tag value may hold.
+    pub fn tag_value(&self) -> String {
+        format!("{} {}", self.at.to_rfc3339(), self.revision)
+    }
+
+    pub fn from_tag(value: &str) -> Option<SealRecord> {
+        let (at, revision) = value.split_once(' ')?;
+        let at = DateTime::parse_from_rfc3339(at).ok()?.with_timezone(&Utc);
+        Some(SealRecord {
+            at,
+            revision: revision.to_string(),
+        })
+    }
+
+    /// The earliest ExportTime an export may have to count as the final export after this seal.
+    pub fn settled_at(&self) -> DateTime<Utc> {
+        self.at + SETTLE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ARN: &str = "arn:aws:dynamodb:us-east-1:123456789012:table/ts_2024_01_01";
+
+    #[test]
+    fn a_seal_on_no_policy_is_our_statement_alone_and_unsealing_deletes_it() {
+        let none = ResourcePolicy::default();
+        assert_eq!(none.expected_revision(), NO_POLICY);
+        assert!(!none.is_sealed());
+        let sealed = ResourcePolicy {
+            document: Some(none.with_seal(ARN).unwrap()),
+            revision: Some("1".into()),
+        };
+        assert!(sealed.is_sealed());
+        assert!(denies_to_everyone(sealed.document.as_deref().unwrap(), "dynamodb:PutItem"));
+        assert!(!denies_to_everyone(sealed.document.as_deref().unwrap(), "dynamodb:GetItem"));
+        assert_eq!(sealed.without_seal().unwrap(), None);
+        assert_eq!(sealed.expected_revision(), "1");
+    }
+
+    #[test]
+    fn someone_elses_statements_are_kept_through_seal_and_unseal() {
+        let theirs = r#"{"Version":"2012-10-17","Id":"theirs","Statement":{"Sid":"ReadOnly","Effect":"Allow","Principal":{"AWS":"arn:aws:iam::123456789012:role/reader"},"Action":"dynamodb:GetItem","Resource":"*"}}"#;
+        let policy = ResourcePolicy {
+            document: Some(theirs.into()),
+            revision: Some("7".into()),
+        };
+        let sealed = ResourcePolicy {
+            document: Some(policy.with_seal(ARN).unwrap()),
+            revision: Some("8".into()),
+        };
+        assert!(sealed.is_sealed());
+        let rest: Value = serde_json::from_str(&sealed.without_seal().unwrap().unwrap()).unwrap();
+        let original: Value = serde_json::from_str(theirs).unwrap();
+        assert_eq!(rest["Id"], original["Id"]);
+        assert_eq!(rest["Statement"], json!([original["Statement"].clone()]));
+    }
+
+    #[test]
+    fn a_policy_that_is_not_json_is_never_merged() {
+        let policy = ResourcePolicy {
+            document: Some("not json".into()),
+            revision: Some("1".into()),
+        };
+        assert!(matches!(policy.with_seal(ARN), Err(SealError::NotJson(_))));
+    }
+
+    #[test]
+    fn the_seal_tag_round_trips() {
+        let record = SealRecord {
+            at: DateTime::parse_from_rfc3339("2024-01-05T00:15:00+00:00").unwrap().with_timezone(&Utc),
+            revision: "1709841168699".into(),
+        };
+        let value = record.tag_value();
+        assert!(value.chars().all(crate::policy::tags::is_tag_char));
+        assert_eq!(SealRecord::from_tag(&value), Some(record));
+    }
+}

@@ -323,6 +323,10 @@ pub enum Act {
     /// (`high`; no run may then try to lower it), or to less than some phases ask (a run raises
     /// it further, once this raise is no longer UPDATING).
     PreWarm { pick: usize, index: bool, high: bool },
+    /// Someone disables one of our tables' KMS key (KMS DisableKey, or revokes DynamoDB's
+    /// grant): INACCESSIBLE_ENCRYPTION_CREDENTIALS, archived by DynamoDB seven days later. A
+    /// current or pre-built table so lost takes no writes: create_new must fail.
+    DisableKey { pick: usize },
 }
 
 /// What [`Act::PreWarm`] raises a table or index to: above every phase's warm throughput, or
@@ -371,7 +375,7 @@ pub enum Step {
 /// - steps: `foreign` (every foreign act), or one act: `hand_made`, `restored`, `sibling`,
 ///   `tag_other_family`, `untag_family`, `capacity`, `delete`, `delete_newest`, `target`,
 ///   `step_policy`, `add_index` (the policy's index name on another key), `add_extra_index`,
-///   `drop_scaling`, `spend_decreases`, `adopt`, `pre_warm`;
+///   `drop_scaling`, `spend_decreases`, `adopt`, `pre_warm`, `disable_key`;
 /// - hand-made tables: `hand_made_extra_gsi` (indexes the policy does not name),
 ///   `hand_made_on_demand`;
 /// - policies: `grace`, `ttl`, `autoscaling` (such phases become fixed ones), `retention`,
@@ -527,6 +531,11 @@ pub fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
             (pick(), any::<bool>(), any::<bool>())
                 .prop_map(|(pick, index, high)| Act::PreWarm { pick, index, high })
                 .boxed(),
+        ),
+        (
+            1,
+            "disable_key",
+            pick().prop_map(|pick| Act::DisableKey { pick }).boxed(),
         ),
     ];
     let options: Vec<(u32, BoxedStrategy<Act>)> = options
@@ -1221,8 +1230,8 @@ pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
         .collect()
 }
 
-/// Promise 3: a create_new run whose end state has the current or a pre-built table missing or
-/// DELETING reports failure, and says the next table is not ready; and one that says the next
+/// Promise 3: a create_new run whose end state has the current or a pre-built table missing,
+/// DELETING, or in a status that takes no writes (its KMS key lost, archived) reports failure, and says the next table is not ready; and one that says the next
 /// table is ready, when phase 0 asks for warm throughput, ended with the warm throughput of each
 /// such table and of the policy's indexes on it ACTIVE.
 pub fn create_new_is_loud(f: &RunFacts<'_>) -> Vec<String> {
@@ -1266,6 +1275,11 @@ pub fn create_new_is_loud(f: &RunFacts<'_>) -> Vec<String> {
         let state = match f.after.tables.get(&name) {
             None => "missing",
             Some(t) if t.status == Status::Deleting => "DELETING",
+            Some(t) if t.status == Status::InaccessibleEncryptionCredentials => {
+                "INACCESSIBLE_ENCRYPTION_CREDENTIALS"
+            }
+            Some(t) if t.status == Status::Archiving => "ARCHIVING",
+            Some(t) if t.status == Status::Archived => "ARCHIVED",
             Some(_) => continue,
         };
         count(format!("promise 3: create_new ended with a table {state}"));
@@ -1846,6 +1860,8 @@ pub trait Account {
         index: Option<&str>,
         to: WarmThroughput,
     ) -> Result<(), String>;
+    /// Disables the table's KMS key: INACCESSIBLE_ENCRYPTION_CREDENTIALS, then archived.
+    fn disable_key(&self, who: &str, table: &str) -> Result<(), String>;
 }
 
 /// Plays one case in an account, checking the promises after each of our runs.
@@ -2195,6 +2211,11 @@ impl<A: Account> Harness<'_, A> {
                         return;
                     }
                     account.advance(Duration::seconds(15));
+                }
+            }
+            Act::DisableKey { pick } => {
+                if let Some(name) = Self::pick(&ours, *pick) {
+                    let _ = account.disable_key(PERSON, name);
                 }
             }
             Act::PreWarm { pick, index, high } => {

@@ -159,7 +159,9 @@ impl PolicyDocument {
             let (path, message, removal) = match quoted_after(&message, "unknown field `") {
                 Some(key) => {
                     let mut at = segments.clone();
-                    at.push(Segment::Map { key: key.clone() });
+                    if !matches!(at.last(), Some(Segment::Map { key: last }) if *last == key) {
+                        at.push(Segment::Map { key });
+                    }
                     (at.clone(), format!("{message}: remove it"), Some(at))
                 }
                 None => match quoted_after(&message, "missing field `") {

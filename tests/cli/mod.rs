@@ -4,6 +4,7 @@ mod e2e;
 mod families;
 mod faults;
 mod lifecycle;
+mod loud;
 mod no_autoscaling;
 mod offline;
 mod overlap;

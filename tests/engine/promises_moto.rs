@@ -1136,6 +1136,10 @@ impl Account for MotoAccount {
         .map_err(sdk_error)
     }
 
+    fn disable_key(&self, _by: &str, _table: &str) -> Result<(), String> {
+        Err("moto keeps no KMS key state: its tables never turn INACCESSIBLE_ENCRYPTION_CREDENTIALS".into())
+    }
+
     fn delete_table(&self, _by: &str, table: &str) -> Result<(), String> {
         self.block(self.person.delete_table().table_name(table).send())
             .map(drop)

@@ -151,6 +151,13 @@ pub enum Status {
     Updating,
     Active,
     Deleting,
+    /// The table's KMS key is disabled or its grant revoked: reads and writes fail; after
+    /// [`KEY_LOSS_UNTIL_ARCHIVING`] DynamoDB starts archiving the table.
+    InaccessibleEncryptionCredentials,
+    /// Being archived: no operations are allowed; ARCHIVED after [`Config::update_delay`].
+    Archiving,
+    /// Archived (ArchivalSummary): only a restore from its backup brings the data back.
+    Archived,
 }
 
 impl Status {
@@ -160,9 +167,18 @@ impl Status {
             Status::Updating => TableStatus::Updating,
             Status::Active => TableStatus::Active,
             Status::Deleting => TableStatus::Deleting,
+            Status::InaccessibleEncryptionCredentials => {
+                TableStatus::Other("INACCESSIBLE_ENCRYPTION_CREDENTIALS".into())
+            }
+            Status::Archiving => TableStatus::Other("ARCHIVING".into()),
+            Status::Archived => TableStatus::Other("ARCHIVED".into()),
         }
     }
 }
+
+/// How long a table's KMS key may stay inaccessible before DynamoDB archives the table
+/// (TableDescription.TableStatus: "more than seven days").
+pub const KEY_LOSS_UNTIL_ARCHIVING: Duration = Duration::days(7);
 
 /// The provisioned-throughput decreases of a table or an index.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -634,6 +650,7 @@ impl World {
     /// Ends the transitions whose time has come.
     fn tick(&mut self) {
         let now = self.now;
+        let archive_delay = self.config.update_delay;
         let mut gone = Vec::new();
         for (name, table) in &mut self.tables {
             for gsi in &mut table.gsis {
@@ -645,9 +662,15 @@ impl World {
             }
             table.warm.tick(now);
             if table.ready_at.is_some_and(|at| at <= now) {
-                table.ready_at = None;
+                let at = table.ready_at.take().unwrap_or(now);
                 match table.status {
                     Status::Deleting => gone.push(name.clone()),
+                    Status::InaccessibleEncryptionCredentials => {
+                        table.status = Status::Archiving;
+                        table.ready_at = Some(at + archive_delay);
+                    }
+                    Status::Archiving => table.status = Status::Archived,
+                    Status::Archived => {}
                     _ => table.status = Status::Active,
                 }
             }
@@ -1679,6 +1702,28 @@ impl FakeAws {
                     item: item.clone(),
                 });
             }
+    /// Someone disables the table's customer managed KMS key (or revokes DynamoDB's grant on
+    /// it, KMS DisableKey / RevokeGrant): the table turns INACCESSIBLE_ENCRYPTION_CREDENTIALS,
+    /// takes no reads or writes, and DynamoDB archives it after [`KEY_LOSS_UNTIL_ARCHIVING`]
+    /// (ARCHIVING, then ARCHIVED). On AWS only a table encrypted with a customer managed key
+    /// can lose it; the fake lets any table.
+    pub fn foreign_disable_key(&self, who: &str, table: &str) -> Result<(), ControlPlaneError> {
+        self.foreign(who, "DisableKey", table, |world, _, effects| {
+            let now = world.now;
+            let t = Self::table_mut(world, "DisableKey", table)?;
+            if !matches!(t.status, Status::Active | Status::Updating) {
+                return Err(validation(
+                    "DisableKey",
+                    table,
+                    format!("the table is {}", t.status.observed().as_str()),
+                ));
+            }
+            t.status = Status::InaccessibleEncryptionCredentials;
+            t.ready_at = Some(now + KEY_LOSS_UNTIL_ARCHIVING);
+            effects.push(Effect::Setting {
+                table: table.to_string(),
+                setting: "encryption: KMS key disabled".into(),
+            });
             Ok(())
         })
     }

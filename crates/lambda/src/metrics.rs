@@ -305,6 +305,7 @@ mod tests {
                 table: "timeseries_2018-10-26".into(),
                 status: ready.then(|| "ACTIVE".into()),
                 foreign: false,
+                unfit: None,
                 built_by_next_run: false,
                 warm: None,
             }]));

@@ -71,7 +71,8 @@ pub struct PublishError(pub Vec<String>);
 /// The parameter's value after a create_new run: `None` for runs that say nothing about the
 /// tables writers need (resize_old, dry runs). Every table is `{"table", "start", "end",
 /// "status"}`, the current one first; `status` is DynamoDB's (`ACTIVE` is the one to write
-/// to), `MISSING`, or `NOT_OURS` for a name held by a table this policy does not own.
+/// to), `MISSING`, `NOT_OURS` for a name held by a table this policy does not own, or
+/// `KEY_DIFFERS` for a table of ours keyed otherwise (the writers' items do not fit it).
 pub fn tables_document(policy: &Policy, report: &RunReport) -> Option<String> {
     let readiness = report.next_table_ready.as_ref()?;
     let naming = policy.naming();
@@ -85,6 +86,7 @@ pub fn tables_document(policy: &Policy, report: &RunReport) -> Option<String> {
             };
             let status = match (&target.status, target.foreign) {
                 (_, true) => "NOT_OURS".to_owned(),
+                (Some(_), false) if target.unfit.is_some() => "KEY_DIFFERS".to_owned(),
                 (Some(status), false) => status.clone(),
                 (None, false) => "MISSING".to_owned(),
             };
@@ -217,6 +219,7 @@ mod tests {
             table: table.into(),
             status: status.map(str::to_owned),
             foreign: false,
+            unfit: None,
             built_by_next_run: false,
             warm: None,
         }

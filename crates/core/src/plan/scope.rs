@@ -127,9 +127,9 @@ pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
 /// Which described tables need which extra reads for `operation` at `now`, decided from what
 /// DescribeTable told (a first plan without them), so a steady-state run stays at the floor
 /// of calls. Reads are needed by:
-/// - the current and pre-built tables (create_new's, and resize_old's too): their tags, so the
-///   verdict on the tables writers use rests on the family tag; and template upkeep (TTL,
-///   point-in-time recovery);
+/// - the current and pre-built tables (create_new's, and resize_old's too), whoever a first
+///   plan says they are: their tags, so the verdict on the tables writers use rests on the
+///   family tag; and template upkeep (TTL, point-in-time recovery);
 /// - a table resize_old changes this run: the same upkeep, once per phase change;
 /// - a capacity change (a first plan defers it for want of them): the scalable targets, whose
 ///   owners decide which throughput is ours to change;
@@ -205,6 +205,13 @@ pub fn reads_needed(
                 }
             }
             _ => {}
+        }
+    }
+    // Every table holding a target name, whatever a first plan made of it without its tags
+    // (a table keyed otherwise is a look-alike until its family tag is read).
+    for name in target_names(policy, now) {
+        if described.iter().any(|t| t.name == name) {
+            need(&name, target);
         }
     }
     for table in described {

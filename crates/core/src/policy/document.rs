@@ -12,7 +12,8 @@ use crate::policy::rates::RatesDocument;
 use crate::policy::retention::RetentionDocument;
 use crate::policy::settings::{Capacity, KeySchemaDocument};
 use crate::policy::warm::WarmDocument;
-use crate::policy::{PolicyError, POLICY_ENV};
+use crate::policy::{FieldError, PolicyError, POLICY_ENV};
+use serde_path_to_error::Segment;
 
 /// The policy document as written by the user: every field optional, unknown keys rejected.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -108,17 +109,87 @@ pub struct AutoscalingDocument {
 
 impl PolicyDocument {
     pub fn from_toml(text: &str) -> Result<PolicyDocument, PolicyError> {
-        toml::from_str(text).map_err(|e| PolicyError::Syntax {
+        let value: toml::Value = toml::from_str(text).map_err(|e| PolicyError::Syntax {
             format: "TOML",
             message: e.to_string().trim().to_string(),
-        })
+        })?;
+        let value = serde_json::to_value(value).map_err(|e| PolicyError::Syntax {
+            format: "TOML",
+            message: e.to_string(),
+        })?;
+        Self::from_value(value).map(|(document, _)| document)
     }
 
     pub fn from_json(text: &str) -> Result<PolicyDocument, PolicyError> {
-        serde_json::from_str(text).map_err(|e| PolicyError::Syntax {
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| PolicyError::Syntax {
             format: "JSON",
             message: e.to_string(),
-        })
+        })?;
+        Self::from_value(value).map(|(document, _)| document)
+    }
+
+    /// The document in `value`, or every field of the wrong type, unknown or missing, each
+    /// with its path (`phases[1].read`): serde stops at the first, so each bad field is named,
+    /// taken out, and the rest read again. A document whose only problems are such fields
+    /// comes back `Err` only after [`PolicyDocument::validate`] also checked the rest, so one
+    /// answer names every problem ([`PolicyError::Invalid`]).
+    fn from_value(mut value: serde_json::Value) -> Result<(PolicyDocument, Vec<FieldError>), PolicyError> {
+        let mut found: Vec<FieldError> = Vec::new();
+        // Each round takes one value out; a document has far fewer fields than this.
+        for _ in 0..256 {
+            let error = match serde_path_to_error::deserialize::<_, PolicyDocument>(&value) {
+                Ok(document) if found.is_empty() => return Ok((document, found)),
+                Ok(document) => {
+                    // Range and consistency problems of what was read, besides the type errors
+                    // (a field taken out is not reported again as missing).
+                    let mut all = found;
+                    if let Err(PolicyError::Invalid(more)) = document.validate() {
+                        for problem in more {
+                            if !all.iter().any(|f| same_or_within(&problem.field, &f.field)) {
+                                all.push(problem);
+                            }
+                        }
+                    }
+                    return Err(PolicyError::Invalid(all));
+                }
+                Err(error) => error,
+            };
+            let segments: Vec<Segment> = error.path().iter().cloned().collect();
+            let message = error.into_inner().to_string();
+            let (path, message, removal) = match quoted_after(&message, "unknown field `") {
+                Some(key) => {
+                    let mut at = segments.clone();
+                    if !matches!(at.last(), Some(Segment::Map { key: last }) if *last == key) {
+                        at.push(Segment::Map { key });
+                    }
+                    (at.clone(), format!("{message}: remove it"), Some(at))
+                }
+                None => match quoted_after(&message, "missing field `") {
+                    Some(key) => {
+                        let mut at = segments.clone();
+                        at.push(Segment::Map { key });
+                        (at, "required".to_string(), Some(segments.clone()))
+                    }
+                    None => (segments.clone(), message, Some(segments.clone())),
+                },
+            };
+            let field = path_text(&path);
+            if found.iter().any(|f| f.field == field) {
+                break;
+            }
+            found.push(FieldError { field, message });
+            // Only a key can be taken out without moving what follows; a list entry that is
+            // wrong as a whole ends the search.
+            match removal {
+                Some(at) if matches!(at.last(), Some(Segment::Map { .. })) => {
+                    if !remove(&mut value, &at) {
+                        break;
+                    }
+                }
+                _ => break,
+            }
+        }
+        Err(PolicyError::Invalid(found))
     }
 
     pub fn load(path: &Path) -> Result<PolicyDocument, PolicyError> {
@@ -144,5 +215,63 @@ impl PolicyDocument {
                 message: format!("{POLICY_ENV} is not valid Unicode"),
             }),
         }
+    }
+}
+
+/// The text between `start` and the next backquote of `message`, where serde names a field.
+fn quoted_after(message: &str, start: &str) -> Option<String> {
+    let rest = &message[message.find(start)? + start.len()..];
+    Some(rest[..rest.find('`')?].to_string())
+}
+
+/// `phases[1].read`, as validation names fields.
+fn path_text(path: &[Segment]) -> String {
+    let mut text = String::new();
+    for segment in path {
+        match segment {
+            Segment::Seq { index } => text.push_str(&format!("[{index}]")),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                if !text.is_empty() {
+                    text.push('.');
+                }
+                text.push_str(key);
+            }
+            Segment::Unknown => text.push_str(".?"),
+        }
+    }
+    if text.is_empty() {
+        text.push_str("(the document)");
+    }
+    text
+}
+
+/// Whether `field` is `outer` or a field inside it.
+fn same_or_within(field: &str, outer: &str) -> bool {
+    field == outer
+        || field
+            .strip_prefix(outer)
+            .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+}
+
+/// Takes the value at `path` out of `value`; false when there is none.
+fn remove(value: &mut serde_json::Value, path: &[Segment]) -> bool {
+    let Some((last, parents)) = path.split_last() else {
+        return false;
+    };
+    let mut at = value;
+    for segment in parents {
+        let next = match (segment, at) {
+            (Segment::Map { key }, serde_json::Value::Object(map)) => map.get_mut(key),
+            (Segment::Seq { index }, serde_json::Value::Array(list)) => list.get_mut(*index),
+            _ => None,
+        };
+        match next {
+            Some(next) => at = next,
+            None => return false,
+        }
+    }
+    match (last, at) {
+        (Segment::Map { key }, serde_json::Value::Object(map)) => map.remove(key).is_some(),
+        _ => false,
     }
 }

@@ -20,6 +20,19 @@ pub const TABLE_QUOTA_ADVICE: &str =
      table operations in progress is reached: set retention.delete_after, delete unneeded tables, \
      or ask AWS for a higher quota (Service Quotas, DynamoDB)";
 
+/// The most units a policy may give any throughput: provisioned read / write capacity (table,
+/// index, override), on-demand maximums, autoscaling bounds and warm throughput. DynamoDB's
+/// default table-level quota is 40,000 read and 40,000 write units (Service Quotas raises it
+/// on request); a million leaves room for raised quotas, and keeps every sum and product of
+/// units the planner forms far inside `i64`.
+pub const MAX_UNITS: i64 = 1_000_000;
+
+/// The most periods any age in a policy may name (`phases[].min_age`,
+/// `retention.archive_after`, `delete_after`, `keep_newest`): a family holds at most one table
+/// a period and an account at most 10,000 tables, so a larger age could never be reached, and
+/// 100,000 years from now is still a date.
+pub const MAX_AGE_PERIODS: i64 = 100_000;
+
 /// Decreases allowed at any time within one UTC day.
 pub const FREE_DECREASES_PER_DAY: u32 = 4;
 

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::policy::limits::MAX_AGE_PERIODS;
+
 /// Upper bound for `max_deletes_per_run`: DeleteTable is a control-plane operation and
 /// DynamoDB allows at most 500 of those in flight per account.
 pub const MAX_DELETES_PER_RUN: u32 = 100;
@@ -82,8 +84,8 @@ impl RetentionDocument {
                 None
             }
         };
-        let archive_after = periods("archive_after", self.archive_after, 1, i64::from(u32::MAX));
-        let delete_after = periods("delete_after", self.delete_after, 1, i64::from(u32::MAX));
+        let archive_after = periods("archive_after", self.archive_after, 1, MAX_AGE_PERIODS);
+        let delete_after = periods("delete_after", self.delete_after, 1, MAX_AGE_PERIODS);
         let max_deletes = periods(
             "max_deletes_per_run",
             self.max_deletes_per_run,
@@ -92,7 +94,7 @@ impl RetentionDocument {
         )
         .unwrap_or(DEFAULT_MAX_DELETES);
         let keep_newest =
-            periods("keep_newest", self.keep_newest, 1, i64::from(u32::MAX)).unwrap_or(DEFAULT_KEEP_NEWEST);
+            periods("keep_newest", self.keep_newest, 1, MAX_AGE_PERIODS).unwrap_or(DEFAULT_KEEP_NEWEST);
 
         if self.archive_after.is_none() && self.delete_after.is_none() {
             problems.push((
@@ -120,6 +122,9 @@ impl RetentionDocument {
         }
         if self.prefix.is_some() && self.archive_after.is_none() {
             problems.push(("prefix".into(), "only with archive_after and bucket".into()));
+        }
+        if let Some(message) = self.prefix.as_deref().and_then(prefix_problem) {
+            problems.push(("prefix".into(), message));
         }
         if self.delete_without_tagging_api.is_some() && self.delete_after.is_none() {
             problems.push((
@@ -167,6 +172,50 @@ impl Retention {
             delete_without_tagging_api: self.delete_without_tagging_api.then_some(true),
         }
     }
+}
+
+/// The longest `retention.prefix`, in bytes. A table's export lands under
+/// `{prefix}{table}/AWSDynamoDB/{export id}/` (data files under `data/`, the manifests beside
+/// it); S3 keys are at most 1,024 bytes. A table name is at most 255 bytes, and what DynamoDB
+/// adds after it stays under 150, so 512 leaves every key of every export inside S3's limit.
+pub const MAX_ARCHIVE_PREFIX: usize = 512;
+
+/// What is wrong with a `retention.prefix`, if anything. A family's exports go under
+/// `{prefix}{table}/`; the prefix must be empty (the bucket's root) or end with `/`, so that
+/// folder is `{table}/` inside the prefix's own folder and no two tables' (nor two families')
+/// folders can coincide or nest (`exports/t` + `s_2018-10-25` would otherwise be
+/// `exports/t` + `s_...` = `exports/ts_2018-10-25/`, another family's folder). No leading `/`,
+/// no empty, `.` or `..` segment, no control characters, at most [`MAX_ARCHIVE_PREFIX`] bytes.
+fn prefix_problem(prefix: &str) -> Option<String> {
+    let mut wrong: Vec<String> = Vec::new();
+    if !prefix.is_empty() && !prefix.ends_with('/') {
+        wrong.push(format!(
+            "end it with \"/\" ({prefix:?} + a table name would run into the name)"
+        ));
+    }
+    if prefix.starts_with('/') {
+        wrong.push("remove the leading \"/\"".into());
+    }
+    let inner = prefix.strip_suffix('/').unwrap_or(prefix);
+    if !inner.is_empty() && inner.split('/').any(|segment| matches!(segment, "" | "." | "..")) {
+        wrong.push("remove empty, \".\" and \"..\" segments".into());
+    }
+    if prefix.chars().any(char::is_control) {
+        wrong.push("remove control characters".into());
+    }
+    if prefix.len() > MAX_ARCHIVE_PREFIX {
+        wrong.push(format!(
+            "shorten it to at most {MAX_ARCHIVE_PREFIX} bytes (it has {}; export keys must stay under S3's 1,024)",
+            prefix.len()
+        ));
+    }
+    (!wrong.is_empty()).then(|| {
+        format!(
+            "{:?} is not a folder for exports: {}; for example \"ddb-rollover/\" (each table's exports go under {{prefix}}{{table}}/)",
+            prefix.chars().take(80).collect::<String>(),
+            wrong.join("; ")
+        )
+    })
 }
 
 /// S3's bucket naming rules, the part that can be checked offline.

@@ -8,6 +8,7 @@ use chrono_tz::Tz;
 
 use crate::policy::blueprint::Blueprint;
 use crate::policy::indexes::validate_indexes;
+use crate::policy::limits::{MAX_AGE_PERIODS, MAX_UNITS};
 use crate::policy::naming::TableNaming;
 use crate::policy::period::{Calendar, PeriodKind};
 use crate::policy::rates::Rates;
@@ -299,10 +300,13 @@ impl PolicyDocument {
                         phase.min_age
                     ),
                 ),
-                _ if phase.min_age > i64::from(u32::MAX) => fail(
+                _ if phase.min_age > MAX_AGE_PERIODS => fail(
                     errors,
                     &format!("{field}.min_age"),
-                    format!("{} is too large", phase.min_age),
+                    format!(
+                        "{} is too large: use at most {MAX_AGE_PERIODS} periods (an account holds at most 10,000 tables, so no table gets older)",
+                        phase.min_age
+                    ),
                 ),
                 _ => {}
             }
@@ -350,6 +354,20 @@ impl PolicyDocument {
             }
         };
         (template, retention, rates)
+    }
+}
+
+/// What is wrong with a number of throughput units, if anything: below DynamoDB's minimum of 1,
+/// or above [`MAX_UNITS`].
+pub(super) fn units_problem(units: i64) -> Option<String> {
+    if units < 1 {
+        Some(format!("{units} is below DynamoDB's minimum: use 1 or more"))
+    } else if units > MAX_UNITS {
+        Some(format!(
+            "{units} is above {MAX_UNITS}, the most this tool accepts (DynamoDB's default quota is 40000 read and 40000 write units per table, raised through Service Quotas): use 1 to {MAX_UNITS}"
+        ))
+    } else {
+        None
     }
 }
 
@@ -453,11 +471,8 @@ fn phase_settings(phase: &PhaseDocument, field: &str, indexes: &[&str]) -> Resul
         }
     };
     let positive = |problems: &mut PhaseProblems, name: &str, value: Option<i64>| {
-        if let Some(units) = value.filter(|units| *units < 1) {
-            problems.push((
-                name.to_string(),
-                format!("{units} is below DynamoDB's minimum: use 1 or more"),
-            ));
+        if let Some(message) = value.and_then(units_problem) {
+            problems.push((name.to_string(), message));
         }
     };
     let only_with = |problems: &mut PhaseProblems, fields: &[(&str, bool)], what: &str| {
@@ -681,14 +696,13 @@ fn autoscaling_bounds(doc: &AutoscalingDocument, problems: &mut PhaseProblems) -
             ));
             None
         }
-        Some(units) if units < 1 => {
-            problems.push((
-                name.to_string(),
-                format!("{units} is below DynamoDB's minimum: use 1 or more"),
-            ));
-            None
-        }
-        Some(units) => Some(units),
+        Some(units) => match units_problem(units) {
+            Some(message) => {
+                problems.push((name.to_string(), message));
+                None
+            }
+            None => Some(units),
+        },
     };
     let min_read = required("autoscaling.min_read", doc.min_read);
     let max_read = required("autoscaling.max_read", doc.max_read);

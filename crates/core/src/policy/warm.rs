@@ -21,6 +21,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::policy::limits::MAX_UNITS;
 use crate::policy::settings::{Billing, Capacity};
 
 /// A new on-demand table's (and index's) warm read throughput, in read units per second.
@@ -117,6 +118,15 @@ impl WarmDocument {
                     field,
                     format!(
                         "{units} is below {least}, {floor_source}: DynamoDB refuses a warm throughput below it; use {least} or more, or remove warm"
+                    ),
+                ));
+                least
+            }
+            Some(units) if units > MAX_UNITS => {
+                problems.push((
+                    field,
+                    format!(
+                        "{units} is above {MAX_UNITS}, the most this tool accepts: use {least} to {MAX_UNITS} units per second"
                     ),
                 ));
                 least

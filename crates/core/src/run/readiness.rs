@@ -17,10 +17,10 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::plan::target_names;
-use crate::plan::verdict::{Judge, Verdict};
+use crate::plan::verdict::{Judge, NoEvidence, Verdict};
 use crate::policy::Policy;
 use crate::run::control::ControlPlane;
-use crate::table::{ObservedTable, TableStatus};
+use crate::table::{ObservedTable, TableStatus, Writes};
 
 /// The first wait between two DescribeTable polls of a table still CREATING.
 pub const FIRST_POLL: Duration = Duration::from_millis(500);
@@ -38,6 +38,10 @@ pub struct TargetTable {
     /// A table that is not this policy's holds the name.
     #[serde(skip_serializing_if = "is_false")]
     pub foreign: bool,
+    /// Why a table of the policy's cannot take the writers' items (its key is not the
+    /// policy's); `None` when nothing is wrong with it besides its status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unfit: Option<String>,
     /// Between runs (`status`): the furthest pre-built table, which the next create_new run
     /// builds shortly before the boundary; until then its absence is expected.
     #[serde(skip_serializing_if = "is_false")]
@@ -53,46 +57,105 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+/// Where one target table stands for its writers: the one classification behind a create_new
+/// run's readiness and failure, the `NextTableReady` metric and `status`'s health line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Condition {
+    /// Ours, the policy's key, taking writes (ACTIVE or UPDATING), its warm throughput ACTIVE
+    /// when phase 0 asks for some.
+    Ready,
+    /// Ours and on its way without anyone acting: CREATING, or taking writes while its warm
+    /// throughput is still being raised. Not ready; a run that ends so does not fail.
+    Settling,
+    /// Missing between runs, as expected: the next create_new run builds it.
+    Due,
+    /// No table holds the name.
+    Missing,
+    /// Cannot take the writers' items and will not unless someone acts (the text says why):
+    /// not ours, a status that takes no writes (DELETING, ARCHIVING, ARCHIVED,
+    /// INACCESSIBLE_ENCRYPTION_CREDENTIALS, ...), or another key.
+    Unusable(String),
+}
+
 impl TargetTable {
-    /// Exists, is ours, and serves reads and writes: ACTIVE, or UPDATING (a capacity or
-    /// setting change in progress; DynamoDB keeps serving the table meanwhile); and its warm
-    /// throughput, when phase 0 asks for it, is ACTIVE.
-    pub fn is_ready(&self) -> bool {
-        self.serves() && self.warm.as_deref().is_none_or(|warm| warm == "ACTIVE")
+    /// The table's [`Condition`]: its owner first, then its status
+    /// ([`TableStatus::writes`]), its key, its warm throughput.
+    pub fn condition(&self) -> Condition {
+        if self.foreign {
+            return Condition::Unusable("taken by a table that is not this policy's".into());
+        }
+        let Some(status) = &self.status else {
+            return if self.built_by_next_run {
+                Condition::Due
+            } else {
+                Condition::Missing
+            };
+        };
+        match TableStatus::from_wire(status).writes() {
+            Writes::Refused(why) => Condition::Unusable(format!("{status}: {why}")),
+            _ if self.unfit.is_some() => Condition::Unusable(format!(
+                "{status}, but {}",
+                self.unfit.as_deref().unwrap_or_default()
+            )),
+            Writes::Soon => Condition::Settling,
+            Writes::Taken if self.warm.as_deref().is_some_and(|warm| warm != "ACTIVE") => Condition::Settling,
+            Writes::Taken => Condition::Ready,
+        }
     }
 
-    /// Exists, is ours, and serves reads and writes, whatever its warm throughput.
-    fn serves(&self) -> bool {
-        !self.foreign && matches!(self.status.as_deref(), Some("ACTIVE" | "UPDATING"))
+    /// Exists, is ours, takes writes, and its warm throughput, when phase 0 asks for it, is
+    /// ACTIVE.
+    pub fn is_ready(&self) -> bool {
+        self.condition() == Condition::Ready
     }
 
     /// Ready, or not due yet (missing, and built by the next create_new run).
     fn is_fine(&self) -> bool {
-        self.is_ready() || (self.built_by_next_run && self.status.is_none() && !self.foreign)
+        matches!(self.condition(), Condition::Ready | Condition::Due)
     }
 
-    /// Missing, going away (DELETING) or held by a table that is not ours: the period will
-    /// have no table of ours unless someone acts. A create_new run that ends so fails.
+    /// Missing, or unable to take writes unless someone acts: the period will have no table
+    /// of ours to write to. A create_new run that ends so fails.
     pub fn is_lost(&self) -> bool {
-        self.foreign || self.status.is_none() || self.status.as_deref() == Some("DELETING")
+        matches!(self.condition(), Condition::Missing | Condition::Unusable(_))
     }
 
-    /// Exists and is ours but not usable yet, and may become so without another run: CREATING,
-    /// or serving with its warm throughput still being raised.
+    /// Exists and is ours but not usable yet, and may become so without another run.
     fn is_settling(&self) -> bool {
-        !self.foreign && (self.status.as_deref() == Some("CREATING") || (self.serves() && !self.is_ready()))
+        self.condition() == Condition::Settling
+    }
+
+    /// What is wrong with a lost table, and what to do, for a failed run's error.
+    pub fn trouble(&self) -> String {
+        match self.condition() {
+            Condition::Unusable(why) if self.status.as_deref() == Some("DELETING") => format!(
+                "{} is {why} when the run ends: writers of its period have no table; run create_new again once it is gone, or find who deletes it",
+                self.table
+            ),
+            Condition::Unusable(why) => format!(
+                "{} cannot take writes when the run ends ({why}): writers of its period have no table of this policy's; fix or remove that table, then run create_new again",
+                self.table
+            ),
+            _ => format!(
+                "{} is missing when the run ends: writers of its period have no table; run create_new again, or find who deletes it",
+                self.table
+            ),
+        }
     }
 
     /// "timeseries_2018-10-26 ACTIVE", "timeseries_2018-10-26 missing", ...
     fn describe(&self) -> String {
-        match (&self.status, self.foreign) {
-            (_, true) => format!("{} taken by a table that is not this policy's", self.table),
-            (None, _) if self.built_by_next_run => format!("{} due from the next create_new run", self.table),
-            (None, _) => format!("{} missing", self.table),
-            (Some(status), _) => match self.warm.as_deref().filter(|warm| *warm != "ACTIVE") {
-                Some(warm) => format!("{} {status}, warm throughput {warm}", self.table),
-                None => format!("{} {status}", self.table),
-            },
+        match self.condition() {
+            Condition::Unusable(why) => format!("{} {why}", self.table),
+            Condition::Due => format!("{} due from the next create_new run", self.table),
+            Condition::Missing => format!("{} missing", self.table),
+            Condition::Ready | Condition::Settling => {
+                let status = self.status.as_deref().unwrap_or_default();
+                match self.warm.as_deref().filter(|warm| *warm != "ACTIVE") {
+                    Some(warm) => format!("{} {status}, warm throughput {warm}", self.table),
+                    None => format!("{} {status}", self.table),
+                }
+            }
         }
     }
 }
@@ -116,12 +179,12 @@ impl Readiness {
     pub fn from_tables(tables: Vec<TargetTable>) -> Readiness {
         let missing = tables
             .iter()
-            .filter(|t| t.status.is_none() && !t.foreign && !t.is_fine())
+            .filter(|t| t.condition() == Condition::Missing)
             .map(|t| t.table.clone())
             .collect();
         let not_active = tables
             .iter()
-            .filter(|t| !t.is_ready() && (t.status.is_some() || t.foreign))
+            .filter(|t| matches!(t.condition(), Condition::Settling | Condition::Unusable(_)))
             .map(|t| t.table.clone())
             .collect();
         Readiness {
@@ -150,7 +213,8 @@ impl Readiness {
         }
     }
 
-    /// The tables a create_new run must not end with: missing, DELETING, or not ours.
+    /// The tables a create_new run must not end with: missing, or unable to take writes
+    /// ([`Condition::Unusable`]).
     pub fn lost(&self) -> impl Iterator<Item = &TargetTable> {
         self.tables.iter().filter(|t| t.is_lost())
     }
@@ -199,9 +263,20 @@ pub fn assess(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
 /// One target as `table` (the table named `name`, if it exists) shows it.
 fn target(policy: &Policy, judge: &Judge, name: String, table: Option<&ObservedTable>) -> TargetTable {
     let verdict = table.and_then(|t| judge.verdict(t));
+    // Ours by its family tag, yet keyed otherwise: the writers' items do not fit it.
+    let unfit = verdict.as_ref().filter(|v| v.is_ours()).and_then(|v| {
+        v.not_deletable.iter().find_map(|missing| match missing {
+            NoEvidence::KeyDiffers { have: Some(have) } => Some(format!(
+                "its key is {have}, not the policy's {}: the writers' items do not fit it",
+                policy.key
+            )),
+            _ => None,
+        })
+    });
     TargetTable {
         status: table.map(|t| t.status.as_str().to_string()),
         foreign: table.is_some() && !verdict.as_ref().is_some_and(Verdict::is_ours),
+        unfit,
         warm: table
             .filter(|_| policy.hot_phase().warm.is_some())
             .and_then(|t| warm_status(t, verdict.as_ref()?)),
@@ -303,6 +378,7 @@ mod tests {
             table: name.into(),
             status: status.map(String::from),
             foreign,
+            unfit: None,
             built_by_next_run: false,
             warm: None,
         }

@@ -186,8 +186,9 @@ impl RunReport {
     }
 
     /// A create_new run's readiness, with a failed line for each current or pre-built table
-    /// that is missing, DELETING or not ours when the run ends and has no failed line yet: the
-    /// period would have no table of ours, so the run fails (exit 1, a Lambda error).
+    /// that is missing or cannot take writes when the run ends ([`Readiness::lost`]) and has no
+    /// failed line yet: the period would have no table of ours, so the run fails (exit 1, a
+    /// Lambda error).
     pub fn with_readiness(self, ready: Readiness) -> RunReport {
         let mut tables = self.tables;
         for lost in ready.lost() {
@@ -197,15 +198,7 @@ impl RunReport {
             if failed {
                 continue;
             }
-            let state = match lost.status.as_deref() {
-                _ if lost.foreign => "held by a table that is not this policy's",
-                None => "missing",
-                Some(_) => "being deleted (DELETING)",
-            };
-            let error = format!(
-                "{} is {state} when the run ends: writers of its period have no table; run create_new again once it is gone, or find who deletes it",
-                lost.table
-            );
+            let error = lost.trouble();
             tables.push(TableLine::new(
                 PlanItem {
                     table: lost.table.clone(),

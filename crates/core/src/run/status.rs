@@ -138,7 +138,8 @@ pub struct StatusReport {
     /// Neighbours under the policy's name prefix, as `plan` reports them.
     pub warnings: Vec<String>,
     /// Whether the current and every pre-built table exist, are this policy's and serve
-    /// (create_new's `next_table_ready`, from this observation: no waiting).
+    /// (create_new's `next_table_ready`, by the same derivation on what a create_new run reads
+    /// of this observation: no waiting).
     pub health: Readiness,
 }
 
@@ -147,10 +148,13 @@ pub struct StatusReport {
 pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -> StatusReport {
     let run_plan = |operation| {
         let (tables, listed_only) = run_view(policy, operation, now, observed);
-        plan_run(policy, now, &tables, &listed_only, operation)
+        let plan = plan_run(policy, now, &tables, &listed_only, operation);
+        (plan, tables)
     };
-    let create = run_plan(Operation::CreateNew);
-    let resize = run_plan(Operation::ResizeOld);
+    let (create, create_view) = run_plan(Operation::CreateNew);
+    let (resize, _) = run_plan(Operation::ResizeOld);
+    // The health create_new's own readiness would find, on what that run reads.
+    let health = assess_between_runs(policy, now, &create_view);
     let warnings = operator_warnings(policy, now, observed, &[&create, &resize]);
     let current_period = create.current_period.clone();
     let mut lines: BTreeMap<String, TableStatusLine> = BTreeMap::new();
@@ -231,7 +235,7 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
         current_period,
         tables,
         warnings,
-        health: assess_between_runs(policy, now, observed),
+        health,
     }
 }
 

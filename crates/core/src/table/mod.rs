@@ -22,7 +22,8 @@ pub enum TableStatus {
     Updating,
     Deleting,
     Active,
-    /// Any other status (ARCHIVING, INACCESSIBLE_ENCRYPTION_CREDENTIALS, ...): never updated.
+    /// Any other status (ARCHIVING, ARCHIVED, INACCESSIBLE_ENCRYPTION_CREDENTIALS,
+    /// REPLICATION_NOT_AUTHORIZED, ...): never updated, takes no writes.
     Other(String),
 }
 
@@ -37,6 +38,32 @@ impl TableStatus {
         }
     }
 
+    /// What the status means for the table's writers, for every TableStatus DynamoDB's API
+    /// reference lists (TableDescription): ACTIVE takes writes, and so does UPDATING ("the
+    /// table remains available for data operations"); CREATING will, without anyone acting;
+    /// every other status does not, and does not come back by itself. A status this version
+    /// does not know counts as not taking writes.
+    pub fn writes(&self) -> Writes {
+        match self {
+            TableStatus::Active | TableStatus::Updating => Writes::Taken,
+            TableStatus::Creating => Writes::Soon,
+            TableStatus::Deleting => Writes::Refused("being deleted"),
+            TableStatus::Other(other) => Writes::Refused(match other.as_str() {
+                "INACCESSIBLE_ENCRYPTION_CREDENTIALS" => {
+                    "its KMS key is inaccessible, so reads and writes fail; DynamoDB archives it after seven days: restore access to the key"
+                }
+                "ARCHIVING" => {
+                    "being archived (its KMS key was inaccessible for seven days): no operations are allowed"
+                }
+                "ARCHIVED" => "archived by DynamoDB (its KMS key was inaccessible): restore it from its backup, or delete it",
+                "REPLICATION_NOT_AUTHORIZED" => {
+                    "a global table replica whose replication a resource policy denies: writes may be refused"
+                }
+                _ => "in a status this version does not know, so not counted as taking writes",
+            }),
+        }
+    }
+
     pub fn as_str(&self) -> &str {
         match self {
             TableStatus::Creating => "CREATING",
@@ -46,6 +73,17 @@ impl TableStatus {
             TableStatus::Other(other) => other,
         }
     }
+}
+
+/// Whether a table in some status takes item writes ([`TableStatus::writes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Writes {
+    /// ACTIVE, UPDATING.
+    Taken,
+    /// CREATING: ACTIVE within moments, without anyone acting.
+    Soon,
+    /// Every other status, with what it means.
+    Refused(&'static str),
 }
 
 /// One table as DescribeTable reported it.

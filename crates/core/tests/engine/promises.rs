@@ -200,6 +200,10 @@ impl Account for FakeAccount {
         text(self.fake.foreign_delete_table(who, table))
     }
 
+    fn disable_key(&self, who: &str, table: &str) -> Result<(), String> {
+        text(self.fake.foreign_disable_key(who, table))
+    }
+
     fn add_index(&self, who: &str, table: &str, index: &GlobalIndex, billing: Billing) -> Result<(), String> {
         text(self.fake.foreign_add_index(who, table, index, billing))
     }

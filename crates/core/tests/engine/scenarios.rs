@@ -330,6 +330,10 @@ pub enum Act {
     /// (`pick % 3 == 0`, our seal gone with it), added beside the statements there (1), or the
     /// policy deleted (2).
     ResourcePolicy { pick: usize },
+    /// Someone disables one of our tables' KMS key (KMS DisableKey, or revokes DynamoDB's
+    /// grant): INACCESSIBLE_ENCRYPTION_CREDENTIALS, archived by DynamoDB seven days later. A
+    /// current or pre-built table so lost takes no writes: create_new must fail.
+    DisableKey { pick: usize },
 }
 
 /// What [`Act::PreWarm`] raises a table or index to: above every phase's warm throughput, or
@@ -378,7 +382,7 @@ pub enum Step {
 /// - steps: `foreign` (every foreign act), or one act: `hand_made`, `restored`, `sibling`,
 ///   `tag_other_family`, `untag_family`, `capacity`, `delete`, `delete_newest`, `target`,
 ///   `step_policy`, `add_index` (the policy's index name on another key), `add_extra_index`,
-///   `drop_scaling`, `spend_decreases`, `adopt`, `pre_warm`;
+///   `drop_scaling`, `spend_decreases`, `adopt`, `pre_warm`, `disable_key`;
 /// - hand-made tables: `hand_made_extra_gsi` (indexes the policy does not name),
 ///   `hand_made_on_demand`;
 /// - policies: `grace`, `ttl`, `autoscaling` (such phases become fixed ones), `retention`,
@@ -546,6 +550,11 @@ pub fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
             1,
             "resource_policy",
             pick().prop_map(|pick| Act::ResourcePolicy { pick }).boxed(),
+        ),
+        (
+            1,
+            "disable_key",
+            pick().prop_map(|pick| Act::DisableKey { pick }).boxed(),
         ),
     ];
     let options: Vec<(u32, BoxedStrategy<Act>)> = options
@@ -1296,8 +1305,8 @@ pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
         .collect()
 }
 
-/// Promise 3: a create_new run whose end state has the current or a pre-built table missing or
-/// DELETING reports failure, and says the next table is not ready; and one that says the next
+/// Promise 3: a create_new run whose end state has the current or a pre-built table missing,
+/// DELETING, or in a status that takes no writes (its KMS key lost, archived) reports failure, and says the next table is not ready; and one that says the next
 /// table is ready, when phase 0 asks for warm throughput, ended with the warm throughput of each
 /// such table and of the policy's indexes on it ACTIVE.
 pub fn create_new_is_loud(f: &RunFacts<'_>) -> Vec<String> {
@@ -1341,6 +1350,11 @@ pub fn create_new_is_loud(f: &RunFacts<'_>) -> Vec<String> {
         let state = match f.after.tables.get(&name) {
             None => "missing",
             Some(t) if t.status == Status::Deleting => "DELETING",
+            Some(t) if t.status == Status::InaccessibleEncryptionCredentials => {
+                "INACCESSIBLE_ENCRYPTION_CREDENTIALS"
+            }
+            Some(t) if t.status == Status::Archiving => "ARCHIVING",
+            Some(t) if t.status == Status::Archived => "ARCHIVED",
             Some(_) => continue,
         };
         count(format!("promise 3: create_new ended with a table {state}"));
@@ -1937,6 +1951,8 @@ pub trait Account {
         let _ = (who, table);
         Err("this account does not model resource-based policies".into())
     }
+    /// Disables the table's KMS key: INACCESSIBLE_ENCRYPTION_CREDENTIALS, then archived.
+    fn disable_key(&self, who: &str, table: &str) -> Result<(), String>;
 }
 
 /// Plays one case in an account, checking the promises after each of our runs.
@@ -2286,6 +2302,11 @@ impl<A: Account> Harness<'_, A> {
                         return;
                     }
                     account.advance(Duration::seconds(15));
+                }
+            }
+            Act::DisableKey { pick } => {
+                if let Some(name) = Self::pick(&ours, *pick) {
+                    let _ = account.disable_key(PERSON, name);
                 }
             }
             Act::PreWarm { pick, index, high } => {

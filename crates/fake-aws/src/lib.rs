@@ -1702,6 +1702,10 @@ impl FakeAws {
                     item: item.clone(),
                 });
             }
+            Ok(())
+        })
+    }
+
     /// Someone disables the table's customer managed KMS key (or revokes DynamoDB's grant on
     /// it, KMS DisableKey / RevokeGrant): the table turns INACCESSIBLE_ENCRYPTION_CREDENTIALS,
     /// takes no reads or writes, and DynamoDB archives it after [`KEY_LOSS_UNTIL_ARCHIVING`]

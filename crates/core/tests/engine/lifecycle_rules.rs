@@ -1059,6 +1059,7 @@ fn retention_never_deletes_a_table_under_a_scalable_target_it_did_not_create() {
             metric: None,
             target_value: None,
         }],
+        scheduled_actions: Vec::new(),
     }]);
     let plan = resize(&policy, &[claimed, ours(&policy, 4), ours(&policy, 0)]);
     assert_eq!(tables_with(&plan, "delete"), [name(4)]);

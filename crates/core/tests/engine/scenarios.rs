@@ -908,7 +908,12 @@ fn scheduled_on(target: &Target) -> Vec<String> {
     target
         .scheduled_actions
         .iter()
-        .map(|a| format!("scheduled action {:?} on {} (made by {:?})", a.name, target.key, a.maker))
+        .map(|a| {
+            format!(
+                "scheduled action {:?} on {} (made by {:?})",
+                a.name, target.key, a.maker
+            )
+        })
         .collect()
 }
 
@@ -1070,7 +1075,9 @@ pub fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
                     && before.and_then(|t| g.foreign_protection(t)).is_some() =>
             {
                 let why = before.and_then(|t| g.foreign_protection(t)).unwrap_or_default();
-                say(format!("{op} turned off the deletion protection of {name}: {why}"));
+                say(format!(
+                    "{op} turned off the deletion protection of {name}: {why}"
+                ));
             }
             Effect::TableClass { .. }
             | Effect::Setting { .. }
@@ -1111,8 +1118,12 @@ pub fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
                     }
                 }
             }
-            Effect::PutScheduledAction { key, name: action, .. } => {
-                say(format!("{op} put the scheduled action {action:?} on {key}: we never make one"));
+            Effect::PutScheduledAction {
+                key, name: action, ..
+            } => {
+                say(format!(
+                    "{op} put the scheduled action {action:?} on {key}: we never make one"
+                ));
             }
             Effect::DeletedScheduledAction { key, action } => {
                 say(format!(
@@ -2338,7 +2349,12 @@ impl<A: Account> Harness<'_, A> {
                 let key = fake_aws::key_for(name, gsi.as_deref(), dimension);
                 let world = account.world();
                 if *delete {
-                    for action in world.targets.get(&key).into_iter().flat_map(|t| &t.scheduled_actions) {
+                    for action in world
+                        .targets
+                        .get(&key)
+                        .into_iter()
+                        .flat_map(|t| &t.scheduled_actions)
+                    {
                         let _ = account.delete_scheduled_action(PERSON, &key, &action.name);
                     }
                     return;

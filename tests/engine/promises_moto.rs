@@ -111,6 +111,9 @@ struct Ledger {
     tables: BTreeMap<String, (Maker, bool, DateTime<Utc>)>,
     targets: BTreeMap<ScalableKey, Maker>,
     policies: BTreeMap<(ScalableKey, String), Maker>,
+    scheduled_actions: BTreeMap<(ScalableKey, String), Maker>,
+    /// Who last turned each table's deletion protection on.
+    protections: BTreeMap<String, Maker>,
 }
 
 impl Ledger {
@@ -504,6 +507,7 @@ impl MotoAccount {
                     class: TableClass::Standard,
                     class_changes: Vec::new(),
                     deletion_protection: t.deletion_protection_enabled().unwrap_or(false),
+                    protected_by: None,
                     stream,
                     encryption: Default::default(),
                     tags,
@@ -554,6 +558,7 @@ impl MotoAccount {
                         min: i64::from(target.min_capacity()),
                         max: i64::from(target.max_capacity()),
                         policies: Vec::new(),
+                        scheduled_actions: Vec::new(),
                         maker,
                     },
                 );
@@ -609,6 +614,47 @@ impl MotoAccount {
                 Some(next) if !next.is_empty() => token = Some(next.to_string()),
                 _ => break,
             }
+        }
+        // moto 5.2 answers DescribeScheduledActions in one page.
+        let scheduled = self
+            .admin_scaling
+            .describe_scheduled_actions()
+            .service_namespace(aas::types::ServiceNamespace::Dynamodb)
+            .send()
+            .await
+            .expect("DescribeScheduledActions");
+        for action in scheduled.scheduled_actions() {
+            let Some(dimension) = action
+                .scalable_dimension()
+                .and_then(|d| ScalableDimension::from_wire(d.as_str()))
+            else {
+                continue;
+            };
+            let key = ScalableKey {
+                resource_id: action.resource_id().to_string(),
+                dimension,
+            };
+            let name = action.scheduled_action_name().to_string();
+            let Some(target) = targets.get_mut(&key) else {
+                panic!("scheduled action {name} on {key} outlived its target: the proxy's DeregisterScalableTarget should have deleted it");
+            };
+            target.scheduled_actions.push(fake_aws::ScheduledAction {
+                maker: ledger
+                    .scheduled_actions
+                    .get(&(key.clone(), name.clone()))
+                    .cloned()
+                    .unwrap_or(who("unknown")),
+                name,
+            });
+        }
+        for table in tables.values_mut().filter(|t| t.deletion_protection) {
+            table.protected_by = Some(
+                ledger
+                    .protections
+                    .get(&table.name)
+                    .cloned()
+                    .unwrap_or_else(|| table.maker.clone()),
+            );
         }
         World::from_state(now, tables, targets)
     }
@@ -791,10 +837,22 @@ fn diff(before: &World, after: &World, at: DateTime<Utc>) -> Vec<Call> {
                     key: key.clone(),
                     maker: old.maker.clone(),
                     policies: old.policies.clone(),
+                    scheduled_actions: old.scheduled_actions.clone(),
                 },
             ));
             continue;
         };
+        for action in &old.scheduled_actions {
+            if !new.scheduled_actions.iter().any(|a| a.name == action.name) {
+                effects.push((
+                    "DeleteScheduledAction",
+                    Effect::DeletedScheduledAction {
+                        key: key.clone(),
+                        action: action.clone(),
+                    },
+                ));
+            }
+        }
         if (old.min, old.max) != (new.min, new.max) {
             effects.push((
                 "RegisterScalableTarget",
@@ -1305,6 +1363,66 @@ impl Account for MotoAccount {
             ),
         };
         self.block(request.send()).map(drop).map_err(sdk_error)
+    }
+
+    fn put_scheduled_action(&self, by: &str, key: &ScalableKey, name: &str) -> Result<(), String> {
+        // AWS refuses a scheduled action on a target that is not registered; moto does not.
+        if !self.read_world().targets.contains_key(key) {
+            return Err(format!(
+                "ObjectNotFoundException: No scalable target registered for {key}"
+            ));
+        }
+        self.block(
+            self.person_scaling
+                .put_scheduled_action()
+                .service_namespace(aas::types::ServiceNamespace::Dynamodb)
+                .scheduled_action_name(name)
+                .resource_id(&key.resource_id)
+                .scalable_dimension(sdk_dimension(key.dimension))
+                .schedule("cron(0 6 * * ? *)")
+                .scalable_target_action(
+                    aas::types::ScalableTargetAction::builder()
+                        .min_capacity(5)
+                        .max_capacity(50)
+                        .build(),
+                )
+                .send(),
+        )
+        .map_err(sdk_error)?;
+        self.ledger()
+            .scheduled_actions
+            .entry((key.clone(), name.to_string()))
+            .or_insert_with(|| who(by));
+        Ok(())
+    }
+
+    fn delete_scheduled_action(&self, _by: &str, key: &ScalableKey, name: &str) -> Result<(), String> {
+        self.block(
+            self.person_scaling
+                .delete_scheduled_action()
+                .service_namespace(aas::types::ServiceNamespace::Dynamodb)
+                .scheduled_action_name(name)
+                .resource_id(&key.resource_id)
+                .scalable_dimension(sdk_dimension(key.dimension))
+                .send(),
+        )
+        .map(drop)
+        .map_err(sdk_error)
+    }
+
+    fn set_deletion_protection(&self, by: &str, table: &str, on: bool) -> Result<(), String> {
+        self.block(
+            self.person
+                .update_table()
+                .table_name(table)
+                .deletion_protection_enabled(on)
+                .send(),
+        )
+        .map_err(sdk_error)?;
+        if on {
+            self.ledger().protections.insert(table.to_string(), who(by));
+        }
+        Ok(())
     }
 
     fn delete_policy(&self, _by: &str, key: &ScalableKey, name: &str) -> Result<(), String> {

@@ -2015,7 +2015,12 @@ impl FakeAws {
 
     /// Someone turns deletion protection on or off (UpdateTable DeletionProtectionEnabled),
     /// within DynamoDB's rules (an ACTIVE table; UPDATING meanwhile).
-    pub fn foreign_deletion_protection(&self, who: &str, table: &str, on: bool) -> Result<(), ControlPlaneError> {
+    pub fn foreign_deletion_protection(
+        &self,
+        who: &str,
+        table: &str,
+        on: bool,
+    ) -> Result<(), ControlPlaneError> {
         const OP: &str = "UpdateTable";
         self.foreign(who, OP, table, |world, actor, effects| {
             let now = world.now;

@@ -1141,7 +1141,12 @@ impl Forwarder {
     }
 
     /// Deletes every `attached` object on `target` on the upstream; the failure, if any.
-    async fn delete_attached(&self, headers: &HeaderMap, target: &TargetOf, attached: Attached) -> Option<String> {
+    async fn delete_attached(
+        &self,
+        headers: &HeaderMap,
+        target: &TargetOf,
+        attached: Attached,
+    ) -> Option<String> {
         let operation = |operation: &str| {
             let service = headers
                 .get(TARGET)

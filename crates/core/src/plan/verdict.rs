@@ -592,7 +592,12 @@ impl<'a> Judge<'a> {
         if any(|part| matches!(part, ForeignPart::Index { .. })) {
             missing.push(NoEvidence::ForeignIndexes);
         }
-        if any(|part| matches!(part, ForeignPart::Target { .. } | ForeignPart::SharedTarget { .. })) {
+        if any(|part| {
+            matches!(
+                part,
+                ForeignPart::Target { .. } | ForeignPart::SharedTarget { .. }
+            )
+        }) {
             missing.push(NoEvidence::ForeignScaling);
         }
         if any(|part| matches!(part, ForeignPart::DeletionProtection)) {
@@ -1011,7 +1016,11 @@ delete_after = 3
             let v = Judge::new(&policy).verdict(&t).unwrap();
             assert!(v.protection_is_foreign(), "{template:?}");
             assert_eq!(v.foreign, [ForeignPart::DeletionProtection], "{template:?}");
-            assert_eq!(v.not_deletable, [NoEvidence::ForeignDeletionProtection], "{template:?}");
+            assert_eq!(
+                v.not_deletable,
+                [NoEvidence::ForeignDeletionProtection],
+                "{template:?}"
+            );
             // It holds no throughput: capacity and billing stay ours.
             assert!(v.table_capacity_is_ours("ts_2018-10-18") && v.whole_table_is_ours());
         }

@@ -349,7 +349,11 @@ mod tests {
         let (_, adoption, notes) = &decided[0];
         assert!(matches!(adoption, Adoption::Tag { .. }), "{adoption:?}");
         assert_eq!(notes.len(), 3, "{notes:#?}");
-        for (note, part) in notes.iter().zip(["index by_hand", "scheduled actions: nightly", "deletion protection"]) {
+        for (note, part) in notes.iter().zip([
+            "index by_hand",
+            "scheduled actions: nightly",
+            "deletion protection",
+        ]) {
             assert!(note.contains(part), "{note}");
             assert!(note.contains("retention will not delete this table"), "{note}");
         }

@@ -70,6 +70,7 @@ fn target(
                 target_value: Some(TargetValue(target)),
             })
             .collect(),
+        scheduled_actions: Vec::new(),
     }
 }
 

@@ -821,6 +821,7 @@ fn autoscaled(name: &str, capacity: Capacity) -> ObservedTable {
             metric: Some(dimension.metric().into()),
             target_value: Some(TargetValue(70.0)),
         }],
+        scheduled_actions: Vec::new(),
     }]);
     table
 }

@@ -619,7 +619,9 @@ fn current_and_future_tables_are_never_deleted() {
 
 #[test]
 fn delete_lifts_deletion_protection_only_when_the_table_has_it() {
-    let policy = one_phase("[retention]\ndelete_after = 3\nkeep_newest = 1\n");
+    // The policy asks for it: ours to lift.
+    let policy =
+        one_phase("[template]\ndeletion_protection = true\n[retention]\ndelete_after = 3\nkeep_newest = 1\n");
     let mut protected = ours(&policy, 3);
     protected.deletion_protection = true;
     let plan = resize(&policy, &[ours(&policy, 1), protected, ours(&policy, 4)]);
@@ -634,7 +636,7 @@ fn delete_lifts_deletion_protection_only_when_the_table_has_it() {
 #[test]
 fn a_table_being_deleted_gets_no_other_items() {
     let policy = policy(
-        "[template]\nttl_attribute = \"expires_at\"\ndeletion_protection = false\n\
+        "[template]\nttl_attribute = \"expires_at\"\ndeletion_protection = true\n\
          [retention]\ndelete_after = 2\nkeep_newest = 1\n",
     );
     let mut table = tagged(bare(3, HOT), TAG_FAMILY, "timeseries");
@@ -1061,13 +1063,15 @@ fn retention_never_deletes_a_table_under_a_scalable_target_it_did_not_create() {
             metric: None,
             target_value: None,
         }],
+        scheduled_actions: Vec::new(),
     }]);
     let plan = resize(&policy, &[claimed, ours(&policy, 4), ours(&policy, 0)]);
     assert_eq!(tables_with(&plan, "delete"), [name(4)]);
     let kept = last(&plan, &name(5));
     assert_eq!(kept.decision, Decision::Skipped, "{kept:#?}");
     assert!(
-        kept.reason.contains("scalable targets or scaling policies"),
+        kept.reason
+            .contains("scalable targets, scaling policies or scheduled actions"),
         "{}",
         kept.reason
     );
@@ -1213,4 +1217,139 @@ fn without_archiving_no_proof_is_asked() {
     let policy = one_phase("[retention]\ndelete_after = 4\nkeep_newest = 2\n");
     let plan = resize(&policy, &[ours(&policy, 6), ours(&policy, 1), ours(&policy, 2)]);
     assert_eq!(tables_with(&plan, "delete"), [name(6)]);
+}
+
+/// Finding: deletion protection an operator turned on (the policy's template leaves it unset or
+/// says false) was turned off by upkeep, or lifted by retention just before DeleteTable. It is
+/// someone else's: never turned off, and the table is kept while it is on.
+#[test]
+fn a_protection_someone_turned_on_is_never_lifted() {
+    for template in ["", "[template]\ndeletion_protection = false\n"] {
+        let policy = one_phase(&format!(
+            "{template}[retention]\ndelete_after = 3\nkeep_newest = 1\n"
+        ));
+        let mut protected = ours(&policy, 5);
+        protected.deletion_protection = true;
+        let mut young = ours(&policy, 1);
+        young.deletion_protection = true;
+        let plan = resize(&policy, &[protected, ours(&policy, 4), young, ours(&policy, 0)]);
+        assert_eq!(tables_with(&plan, "delete"), [name(4)], "{template:?}");
+        for age in [5, 1] {
+            for item in items(&plan, &name(age)) {
+                assert!(
+                    !matches!(
+                        &item.decision,
+                        Decision::Delete(_)
+                            | Decision::Configure(SettingChange {
+                                setting: TableSetting::DeletionProtection(false),
+                                ..
+                            })
+                    ),
+                    "{template:?}: {item:#?}"
+                );
+            }
+        }
+        let kept = last(&plan, &name(5));
+        assert_eq!(kept.decision, Decision::Skipped, "{kept:#?}");
+        assert!(
+            kept.reason.contains("deletion protection is on"),
+            "{}",
+            kept.reason
+        );
+        let verdict = kept.verdict.as_ref().unwrap();
+        assert!(
+            verdict.label().contains("1 foreign part(s)"),
+            "{}",
+            verdict.label()
+        );
+    }
+}
+
+fn scaled(policy: &Policy, age: i64, scheduled: &[&str]) -> ObservedTable {
+    use ddb_rollover::policy::scaling::{
+        policy_name, ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension, ScalableKey,
+    };
+    let mut table = ours(policy, age);
+    table.scaling = Some(
+        [ScalableDimension::TableRead, ScalableDimension::TableWrite]
+            .into_iter()
+            .map(|dimension| ObservedScalableTarget {
+                key: ScalableKey {
+                    resource_id: format!("table/{}", name(age)),
+                    dimension,
+                },
+                min: 1,
+                max: 10,
+                policies: vec![ObservedScalingPolicy {
+                    name: policy_name(&policy.prefix, dimension),
+                    policy_type: "TargetTrackingScaling".into(),
+                    metric: Some(dimension.metric().into()),
+                    target_value: None,
+                }],
+                scheduled_actions: if dimension.is_read() {
+                    scheduled.iter().map(|s| s.to_string()).collect()
+                } else {
+                    Vec::new()
+                },
+            })
+            .collect(),
+    );
+    table
+}
+
+/// Low finding: our scalable targets stayed registered after retention deleted their table
+/// (AWS does not deregister them). Deregistered after the delete, with our policy: only ours.
+#[test]
+fn our_targets_are_deregistered_after_retention_deletes_their_table() {
+    let policy = one_phase("[retention]\ndelete_after = 3\nkeep_newest = 1\n");
+    let plan = resize(&policy, &[scaled(&policy, 4, &[]), ours(&policy, 0)]);
+    assert_eq!(
+        actions(&plan, &name(4)),
+        ["delete", "deregister_scaling"],
+        "{plan:#?}"
+    );
+    let Decision::DeregisterScaling(change) = &last(&plan, &name(4)).decision else {
+        panic!()
+    };
+    assert_eq!(change.targets.len(), 2);
+    assert!(change.targets.iter().all(|t| t.deregister_target));
+}
+
+/// Finding: a scheduled action someone put on our target was deleted with the target when the
+/// run deregistered it. A target with a scheduled action is never deregistered, and the table is
+/// kept while it is there.
+#[test]
+fn a_scheduled_action_keeps_the_target_registered_and_the_table() {
+    let policy = one_phase("[retention]\ndelete_after = 3\nkeep_newest = 1\n");
+    let plan = resize(&policy, &[scaled(&policy, 4, &["ops-nightly"]), ours(&policy, 0)]);
+    assert!(tables_with(&plan, "delete").is_empty(), "{plan:#?}");
+    for item in items(&plan, &name(4)) {
+        if let Decision::DeregisterScaling(change) = &item.decision {
+            for removal in &change.targets {
+                assert!(
+                    !(removal.deregister_target && removal.key.dimension.is_read()),
+                    "{item:#?}"
+                );
+            }
+        }
+    }
+    let kept = items(&plan, &name(4))
+        .into_iter()
+        .find(|i| i.reason.contains("no positive evidence"))
+        .expect("kept for want of evidence");
+    assert!(kept.reason.contains("scheduled actions"), "{}", kept.reason);
+    let foreign: Vec<String> = kept
+        .verdict
+        .as_ref()
+        .unwrap()
+        .foreign
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(
+        foreign
+            .iter()
+            .any(|f| f.contains("scheduled actions: ops-nightly")),
+        "{foreign:?}"
+    );
 }

@@ -245,6 +245,24 @@ impl Account for FakeAccount {
     fn delete_resource_policy(&self, who: &str, table: &str) -> Result<(), String> {
         text(self.fake.foreign_delete_resource_policy(who, table))
     }
+
+    fn put_scheduled_action(&self, who: &str, key: &ScalableKey, name: &str) -> Result<(), String> {
+        self.fake
+            .foreign_put_scheduled_action(who, key, name)
+            .map_err(|e| e.to_string())
+    }
+
+    fn delete_scheduled_action(&self, who: &str, key: &ScalableKey, name: &str) -> Result<(), String> {
+        self.fake
+            .foreign_delete_scheduled_action(who, key, name)
+            .map_err(|e| e.to_string())
+    }
+
+    fn set_deletion_protection(&self, who: &str, table: &str, on: bool) -> Result<(), String> {
+        self.fake
+            .foreign_deletion_protection(who, table, on)
+            .map_err(|e| e.to_string())
+    }
 }
 
 fn check_case(case: &Case) -> Result<(), TestCaseError> {

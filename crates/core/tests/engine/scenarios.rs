@@ -334,6 +334,17 @@ pub enum Act {
     /// grant): INACCESSIBLE_ENCRYPTION_CREDENTIALS, archived by DynamoDB seven days later. A
     /// current or pre-built table so lost takes no writes: create_new must fail.
     DisableKey { pick: usize },
+    /// Someone puts a scheduled action on a scalable target of one of our tables (or its first
+    /// index), registering the target first when none is there (PutScheduledAction needs one),
+    /// or, with `delete`, deletes the scheduled actions on it.
+    ScheduledAction {
+        pick: usize,
+        index: bool,
+        read: bool,
+        delete: bool,
+    },
+    /// Someone turns deletion protection on for one of our tables.
+    DeletionProtection { pick: usize },
 }
 
 /// What [`Act::PreWarm`] raises a table or index to: above every phase's warm throughput, or
@@ -382,7 +393,8 @@ pub enum Step {
 /// - steps: `foreign` (every foreign act), or one act: `hand_made`, `restored`, `sibling`,
 ///   `tag_other_family`, `untag_family`, `capacity`, `delete`, `delete_newest`, `target`,
 ///   `step_policy`, `add_index` (the policy's index name on another key), `add_extra_index`,
-///   `drop_scaling`, `spend_decreases`, `adopt`, `pre_warm`, `disable_key`;
+///   `drop_scaling`, `spend_decreases`, `adopt`, `pre_warm`, `disable_key`, `scheduled_action`,
+///   `deletion_protection`, `write_items`, `resource_policy`;
 /// - hand-made tables: `hand_made_extra_gsi` (indexes the policy does not name),
 ///   `hand_made_on_demand`;
 /// - policies: `grace`, `ttl`, `autoscaling` (such phases become fixed ones), `retention`,
@@ -555,6 +567,23 @@ pub fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
             1,
             "disable_key",
             pick().prop_map(|pick| Act::DisableKey { pick }).boxed(),
+        ),
+        (
+            2,
+            "scheduled_action",
+            (pick(), any::<bool>(), any::<bool>(), prop::bool::weighted(0.2))
+                .prop_map(|(pick, index, read, delete)| Act::ScheduledAction {
+                    pick,
+                    index,
+                    read,
+                    delete,
+                })
+                .boxed(),
+        ),
+        (
+            2,
+            "deletion_protection",
+            pick().prop_map(|pick| Act::DeletionProtection { pick }).boxed(),
         ),
     ];
     let options: Vec<(u32, BoxedStrategy<Act>)> = options
@@ -833,6 +862,7 @@ impl Ground<'_> {
                     p.policy_type, p.name, target.key, p.maker
                 ));
             }
+            why.extend(scheduled_on(target));
         }
         (!why.is_empty()).then(|| why.join(", "))
     }
@@ -859,7 +889,15 @@ impl Ground<'_> {
                 p.policy_type, p.name, target.key, p.maker
             ));
         }
+        why.extend(scheduled_on(target));
         (!why.is_empty()).then(|| why.join(", "))
+    }
+
+    /// Who else turned the table's deletion protection on, when the policy does not ask for it.
+    pub fn foreign_protection(&self, table: &Table) -> Option<String> {
+        let maker = table.protected_by.as_ref().filter(|m| !m.is_us())?;
+        (table.deletion_protection && self.policy.template.deletion_protection != Some(true))
+            .then(|| format!("deletion protection turned on by {maker:?}, which the policy does not ask for"))
     }
 
     /// What foreign claims the table: another family's tag, foreign targets or policies on it or
@@ -876,6 +914,7 @@ impl Ground<'_> {
                 }
             }
         }
+        why.extend(self.foreign_protection(table));
         (!why.is_empty()).then(|| why.join("; "))
     }
 
@@ -890,6 +929,20 @@ impl Ground<'_> {
         );
         (!why.is_empty()).then(|| why.join("; "))
     }
+}
+
+/// The scheduled actions on a target: none is ours (we never create one).
+fn scheduled_on(target: &Target) -> Vec<String> {
+    target
+        .scheduled_actions
+        .iter()
+        .map(|a| {
+            format!(
+                "scheduled action {:?} on {} (made by {:?})",
+                a.name, target.key, a.maker
+            )
+        })
+        .collect()
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1045,6 +1098,15 @@ pub fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
                     ));
                 }
             }
+            Effect::Setting { setting, .. }
+                if setting == "deletion protection off"
+                    && before.and_then(|t| g.foreign_protection(t)).is_some() =>
+            {
+                let why = before.and_then(|t| g.foreign_protection(t)).unwrap_or_default();
+                say(format!(
+                    "{op} turned off the deletion protection of {name}: {why}"
+                ));
+            }
             Effect::TableClass { .. }
             | Effect::Setting { .. }
             | Effect::AddedIndex { .. }
@@ -1084,6 +1146,19 @@ pub fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
                     }
                 }
             }
+            Effect::PutScheduledAction {
+                key, name: action, ..
+            } => {
+                say(format!(
+                    "{op} put the scheduled action {action:?} on {key}: we never make one"
+                ));
+            }
+            Effect::DeletedScheduledAction { key, action } => {
+                say(format!(
+                    "{op} deleted the scheduled action {:?} on {key} (made by {:?})",
+                    action.name, action.maker
+                ));
+            }
             Effect::PutPolicy {
                 key, name: policy, ..
             } => {
@@ -1101,7 +1176,18 @@ pub fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
                     ));
                 }
             }
-            Effect::DeregisteredTarget { key, maker, policies } => {
+            Effect::DeregisteredTarget {
+                key,
+                maker,
+                policies,
+                scheduled_actions,
+            } => {
+                for a in scheduled_actions {
+                    say(format!(
+                        "{op} deregistered the scalable target {key}, which carried the scheduled action {:?} (made by {:?}): DeregisterScalableTarget deleted it",
+                        a.name, a.maker
+                    ));
+                }
                 for p in policies.iter().filter(|p| !is_our_policy_name(&p.name)) {
                     say(format!(
                         "{op} deregistered the scalable target {key}, which carried the foreign {} policy {:?} (made by {:?}): DeregisterScalableTarget deleted it",
@@ -1201,6 +1287,24 @@ pub fn no_data_loss(f: &RunFacts<'_>) -> Vec<String> {
         }
         if let Some(claim) = g.foreign_claims(t) {
             why.push(format!("something foreign claimed it: {claim}"));
+        }
+        // Lifted just before the delete: the protection as the run found it.
+        if let Some(protection) = f.before.tables.get(name).and_then(|b| g.foreign_protection(b)) {
+            if !why.iter().any(|w| w.contains(&protection)) {
+                why.push(format!("its {protection}"));
+            }
+        }
+        for gsi in &t.gsis {
+            let theirs = match f.policy.indexes.iter().find(|i| i.name == gsi.name) {
+                None => true,
+                Some(want) => want.key != gsi.key || want.projection != gsi.projection,
+            };
+            if theirs {
+                why.push(format!(
+                    "it carried the foreign GSI {} (made by {:?}), destroyed with it",
+                    gsi.name, gsi.maker
+                ));
+            }
         }
         match label_slot(f.policy, name) {
             None => why.push("its name is not a period label of the policy".into()),
@@ -1842,6 +1946,7 @@ pub fn count_run(f: &RunFacts<'_>) {
                     ddb_rollover::plan::verdict::ForeignPart::Index { .. } => "index",
                     ddb_rollover::plan::verdict::ForeignPart::Target { .. } => "target",
                     ddb_rollover::plan::verdict::ForeignPart::SharedTarget { .. } => "shared target",
+                    ddb_rollover::plan::verdict::ForeignPart::DeletionProtection => "deletion protection",
                 };
                 count(format!("verdict foreign part: {kind}"));
             }
@@ -1953,6 +2058,11 @@ pub trait Account {
     }
     /// Disables the table's KMS key: INACCESSIBLE_ENCRYPTION_CREDENTIALS, then archived.
     fn disable_key(&self, who: &str, table: &str) -> Result<(), String>;
+    /// PutScheduledAction on a registered target.
+    fn put_scheduled_action(&self, who: &str, key: &ScalableKey, name: &str) -> Result<(), String>;
+    fn delete_scheduled_action(&self, who: &str, key: &ScalableKey, name: &str) -> Result<(), String>;
+    /// UpdateTable DeletionProtectionEnabled.
+    fn set_deletion_protection(&self, who: &str, table: &str, on: bool) -> Result<(), String>;
 }
 
 /// Plays one case in an account, checking the promises after each of our runs.
@@ -2369,6 +2479,54 @@ impl<A: Account> Harness<'_, A> {
                     }
                     _ => account.delete_resource_policy(PERSON, name),
                 };
+            }
+            Act::ScheduledAction {
+                pick,
+                index,
+                read,
+                delete,
+            } => {
+                let Some(name) = Self::pick(&ours, *pick) else {
+                    return;
+                };
+                let gsi = if *index {
+                    account
+                        .world()
+                        .tables
+                        .get(name)
+                        .and_then(|t| t.gsis.first().map(|g| g.name.clone()))
+                } else {
+                    None
+                };
+                let dimension = match (gsi.is_some(), read) {
+                    (false, true) => ScalableDimension::TableRead,
+                    (false, false) => ScalableDimension::TableWrite,
+                    (true, true) => ScalableDimension::IndexRead,
+                    (true, false) => ScalableDimension::IndexWrite,
+                };
+                let key = fake_aws::key_for(name, gsi.as_deref(), dimension);
+                let world = account.world();
+                if *delete {
+                    for action in world
+                        .targets
+                        .get(&key)
+                        .into_iter()
+                        .flat_map(|t| &t.scheduled_actions)
+                    {
+                        let _ = account.delete_scheduled_action(PERSON, &key, &action.name);
+                    }
+                    return;
+                }
+                let registered =
+                    world.targets.contains_key(&key) || account.register_target(PERSON, &key, 1, 10).is_ok();
+                if registered {
+                    let _ = account.put_scheduled_action(PERSON, &key, "ops-nightly");
+                }
+            }
+            Act::DeletionProtection { pick } => {
+                if let Some(name) = Self::pick(&ours, *pick) {
+                    let _ = account.set_deletion_protection(PERSON, name, true);
+                }
             }
             Act::Adopt { pick, claimable } => {
                 // The operator names a table under our prefix that our runs did not make; the

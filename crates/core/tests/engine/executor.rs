@@ -757,7 +757,11 @@ async fn a_failed_export_or_delete_blocks_neither_other_tables_nor_create_new() 
             .iter()
             .find(|l| l.item.table == table && l.outcome == Outcome::Deferred)
             .unwrap_or_else(|| panic!("{table} is kept: {report:#?}"));
-        assert!(kept.item.reason.contains("cannot be sealed"), "{}", kept.item.reason);
+        assert!(
+            kept.item.reason.contains("cannot be sealed"),
+            "{}",
+            kept.item.reason
+        );
     }
 }
 

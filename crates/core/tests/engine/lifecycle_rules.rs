@@ -16,10 +16,10 @@ use ddb_rollover::policy::tags::{
 use ddb_rollover::policy::{Policy, PolicyError};
 use ddb_rollover::run::status::{status, TableStatusLine};
 use ddb_rollover::table::archive::ArchiveProof;
-use ddb_rollover::table::seal::{ResourcePolicy, SealRecord};
 use ddb_rollover::table::changes::{
     DeleteRequest, ExportRequest, SettingChange, TableSetting, TagChange, TtlChange,
 };
+use ddb_rollover::table::seal::{ResourcePolicy, SealRecord};
 use ddb_rollover::table::{
     ArchiveState, ExportState, ExportStatus, ObservedEncryption, ObservedTable, TableStatus, TtlState,
 };

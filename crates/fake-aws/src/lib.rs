@@ -82,6 +82,7 @@ use ddb_rollover::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, IndexSpec, SettingChange, TableSetting,
     TableSpec, TagChange, TtlChange, WarmPart, WarmRaise,
 };
+use ddb_rollover::table::seal::{denies_to_everyone, ResourcePolicy, NO_POLICY};
 use ddb_rollover::table::{
     ExportState, ExportStatus, ObservedEncryption, ObservedIndex, ObservedLocalIndex, ObservedTable,
     TableStatus, TtlState,
@@ -759,7 +760,9 @@ fn policy_not_found(operation: &'static str, table: &str, why: &str) -> ControlP
         ErrorKind::Other,
         operation,
         table,
-        format!("PolicyNotFoundException: Resource-based policy not found for the provided ResourceArn: {why}"),
+        format!(
+            "PolicyNotFoundException: Resource-based policy not found for the provided ResourceArn: {why}"
+        ),
     )
 }
 
@@ -1733,7 +1736,12 @@ impl FakeAws {
     }
 
     /// Someone else's PutResourcePolicy (unconditional: it replaces whatever is there).
-    pub fn foreign_put_resource_policy(&self, who: &str, table: &str, document: &str) -> Result<(), ControlPlaneError> {
+    pub fn foreign_put_resource_policy(
+        &self,
+        who: &str,
+        table: &str,
+        document: &str,
+    ) -> Result<(), ControlPlaneError> {
         self.foreign(who, "PutResourcePolicy", table, |world, _, _| {
             Self::put_resource_policy_in(world, "PutResourcePolicy", table, document, None).map(drop)
         })
@@ -1761,10 +1769,18 @@ impl FakeAws {
         let current = t.resource_policy.as_ref().map(|p| p.revision.as_str());
         match (expected, current) {
             (Some(NO_POLICY), Some(current)) => {
-                return Err(policy_not_found(operation, table, &format!("a policy exists with revision id {current}")))
+                return Err(policy_not_found(
+                    operation,
+                    table,
+                    &format!("a policy exists with revision id {current}"),
+                ))
             }
             (Some(expected), Some(current)) if expected != current => {
-                return Err(policy_not_found(operation, table, &format!("the policy has revision id {current}, not {expected}")))
+                return Err(policy_not_found(
+                    operation,
+                    table,
+                    &format!("the policy has revision id {current}, not {expected}"),
+                ))
             }
             (Some(expected), None) if expected != NO_POLICY => {
                 return Err(policy_not_found(operation, table, "the table has no policy"))
@@ -2473,7 +2489,11 @@ impl ControlPlane for FakeAws {
         })
     }
 
-    async fn get_resource_policy(&self, table: &str, _arn: &str) -> Result<ResourcePolicy, ControlPlaneError> {
+    async fn get_resource_policy(
+        &self,
+        table: &str,
+        _arn: &str,
+    ) -> Result<ResourcePolicy, ControlPlaneError> {
         self.may_read("GetResourcePolicy", "dynamodb:GetResourcePolicy", table)?;
         let world = self.lock();
         let t = world
@@ -2959,7 +2979,11 @@ mod tests {
         };
         let first = export(&fake);
         fake.write_items("app", "ts_a", &items(&["4", "5"])).unwrap();
-        assert_eq!(fake.snapshot().exports[&first].items.len(), 3, "as of its ExportTime");
+        assert_eq!(
+            fake.snapshot().exports[&first].items.len(),
+            3,
+            "as of its ExportTime"
+        );
 
         // The seal: a conditional put on no policy, then a deny that applies after the delay.
         let none = block_on(fake.get_resource_policy("ts_a", &arn_of("ts_a"))).unwrap();
@@ -2967,7 +2991,8 @@ mod tests {
         let document = none.with_seal(&arn_of("ts_a")).unwrap();
         let stale = block_on(fake.put_resource_policy("ts_a", &arn_of("ts_a"), &document, "123"));
         assert!(stale.unwrap_err().message.contains("PolicyNotFoundException"));
-        let revision = block_on(fake.put_resource_policy("ts_a", &arn_of("ts_a"), &document, NO_POLICY)).unwrap();
+        let revision =
+            block_on(fake.put_resource_policy("ts_a", &arn_of("ts_a"), &document, NO_POLICY)).unwrap();
         fake.write_items("app", "ts_a", &items(&["6"])).unwrap();
         fake.advance(Config::default().policy_delay);
         let refused = fake.write_items("app", "ts_a", &items(&["7"])).unwrap_err();

@@ -12,8 +12,8 @@ use crate::policy::period::Slot;
 use crate::policy::scaling::{DeregisterScaling, RegisterScaling};
 use crate::policy::settings::Billing;
 use crate::table::changes::{
-    CapacityChange, ClassChange, DeleteRequest, ExportRequest, SealRequest, SettingChange, TableSpec, TagChange,
-    TtlChange, UnsealRequest,
+    CapacityChange, ClassChange, DeleteRequest, ExportRequest, SealRequest, SettingChange, TableSpec,
+    TagChange, TtlChange, UnsealRequest,
 };
 
 /// The two scheduled jobs of the blog's DailyResize.

@@ -99,7 +99,8 @@ impl Context<'_> {
                     _ if archive_due.is_none() => Some(None),
                     _ => None,
                 };
-                if index < keep_from && o.verdict.not_deletable.is_empty() && self.policy.archive().is_some() {
+                if index < keep_from && o.verdict.not_deletable.is_empty() && self.policy.archive().is_some()
+                {
                     sealing.insert(table.name.clone());
                 }
                 let step = if index >= keep_from {

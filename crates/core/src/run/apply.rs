@@ -469,10 +469,7 @@ async fn export<C: ControlPlane>(control: &C, request: &ExportRequest) -> Result
     let record = TagChange {
         name: request.name.clone(),
         arn: request.table_arn.clone(),
-        tags: BTreeMap::from([(
-            key.to_string(),
-            export_tag_value(&request.table_arn, &export_arn),
-        )]),
+        tags: BTreeMap::from([(key.to_string(), export_tag_value(&request.table_arn, &export_arn))]),
     };
     control.tag_table(&record).await.map_err(|e| ControlPlaneError {
         message: format!(
@@ -488,7 +485,12 @@ async fn export<C: ControlPlane>(control: &C, request: &ExportRequest) -> Result
 /// changed since it was read is refused (PolicyNotFoundException): a later run reads it again.
 async fn seal<C: ControlPlane>(control: &C, request: &SealRequest) -> Result<(), ControlPlaneError> {
     let revision = control
-        .put_resource_policy(&request.name, &request.arn, &request.document, &request.expected_revision)
+        .put_resource_policy(
+            &request.name,
+            &request.arn,
+            &request.document,
+            &request.expected_revision,
+        )
         .await?;
     let record = SealRecord {
         at: request.at,

@@ -166,7 +166,11 @@ pub trait ControlPlane: Sync {
         arn: &str,
     ) -> impl Future<Output = Result<ResourcePolicy, ControlPlaneError>> + Send {
         let _ = arn;
-        let error = unsupported("GetResourcePolicy", table, "this control plane has no resource-based policies");
+        let error = unsupported(
+            "GetResourcePolicy",
+            table,
+            "this control plane has no resource-based policies",
+        );
         async { Err(error) }
     }
 
@@ -180,7 +184,11 @@ pub trait ControlPlane: Sync {
         expected_revision: &str,
     ) -> impl Future<Output = Result<String, ControlPlaneError>> + Send {
         let _ = (arn, document, expected_revision);
-        let error = unsupported("PutResourcePolicy", table, "this control plane has no resource-based policies");
+        let error = unsupported(
+            "PutResourcePolicy",
+            table,
+            "this control plane has no resource-based policies",
+        );
         async { Err(error) }
     }
 

@@ -52,7 +52,9 @@ pub struct ResourcePolicy {
 pub enum SealError {
     #[error("its resource-based policy is not a JSON policy document ({0}): nothing is merged into it")]
     NotJson(String),
-    #[error("its resource-based policy with our statement would be {0} bytes, over DynamoDB's {MAX_POLICY_BYTES}")]
+    #[error(
+        "its resource-based policy with our statement would be {0} bytes, over DynamoDB's {MAX_POLICY_BYTES}"
+    )]
     TooLarge(usize),
 }
 
@@ -107,7 +109,9 @@ impl ResourcePolicy {
             None => Ok(Vec::new()),
             Some(Value::Array(list)) => Ok(list.clone()),
             Some(one @ Value::Object(_)) => Ok(vec![one.clone()]),
-            Some(_) => Err(SealError::NotJson("Statement is neither an object nor a list".into())),
+            Some(_) => Err(SealError::NotJson(
+                "Statement is neither an object nor a list".into(),
+            )),
         }
     }
 
@@ -153,9 +157,11 @@ pub fn denies_to_everyone(document: &str, action: &str) -> bool {
     let matches = |pattern: &str| {
         pattern == "*"
             || pattern.eq_ignore_ascii_case(action)
-            || pattern
-                .strip_suffix('*')
-                .is_some_and(|stem| action.to_ascii_lowercase().starts_with(&stem.to_ascii_lowercase()))
+            || pattern.strip_suffix('*').is_some_and(|stem| {
+                action
+                    .to_ascii_lowercase()
+                    .starts_with(&stem.to_ascii_lowercase())
+            })
     };
     statements.iter().any(|s| {
         let deny = s.get("Effect").and_then(Value::as_str) == Some("Deny");
@@ -217,8 +223,14 @@ mod tests {
             revision: Some("1".into()),
         };
         assert!(sealed.is_sealed());
-        assert!(denies_to_everyone(sealed.document.as_deref().unwrap(), "dynamodb:PutItem"));
-        assert!(!denies_to_everyone(sealed.document.as_deref().unwrap(), "dynamodb:GetItem"));
+        assert!(denies_to_everyone(
+            sealed.document.as_deref().unwrap(),
+            "dynamodb:PutItem"
+        ));
+        assert!(!denies_to_everyone(
+            sealed.document.as_deref().unwrap(),
+            "dynamodb:GetItem"
+        ));
         assert_eq!(sealed.without_seal().unwrap(), None);
         assert_eq!(sealed.expected_revision(), "1");
     }
@@ -253,7 +265,9 @@ mod tests {
     #[test]
     fn the_seal_tag_round_trips() {
         let record = SealRecord {
-            at: DateTime::parse_from_rfc3339("2024-01-05T00:15:00+00:00").unwrap().with_timezone(&Utc),
+            at: DateTime::parse_from_rfc3339("2024-01-05T00:15:00+00:00")
+                .unwrap()
+                .with_timezone(&Utc),
             revision: "1709841168699".into(),
         };
         let value = record.tag_value();

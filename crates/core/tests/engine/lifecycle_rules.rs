@@ -10,16 +10,16 @@ use ddb_rollover::policy::settings::Billing;
 use ddb_rollover::policy::settings::Capacity;
 use ddb_rollover::policy::settings::{Encryption, StreamView};
 use ddb_rollover::policy::tags::{
-    TAG_ARCHIVED, TAG_EXPORT, TAG_FAMILY, TAG_LAST_DEFERRAL, TAG_PERIOD_END, TAG_PERIOD_START,
-    TAG_POLICY_HASH,
+    TAG_ARCHIVED, TAG_EXPORT, TAG_FAMILY, TAG_FINAL_EXPORT, TAG_LAST_DEFERRAL, TAG_PERIOD_END,
+    TAG_PERIOD_START, TAG_POLICY_HASH, TAG_SEALED,
 };
 use ddb_rollover::policy::{Policy, PolicyError};
 use ddb_rollover::run::status::{status, TableStatusLine};
 use ddb_rollover::table::archive::ArchiveProof;
-use ddb_rollover::table::seal::ResourcePolicy;
 use ddb_rollover::table::changes::{
     DeleteRequest, ExportRequest, SettingChange, TableSetting, TagChange, TtlChange,
 };
+use ddb_rollover::table::seal::{ResourcePolicy, SealRecord};
 use ddb_rollover::table::{
     ArchiveState, ExportState, ExportStatus, ObservedEncryption, ObservedTable, TableStatus, TtlState,
 };
@@ -132,6 +132,33 @@ fn archived(policy: &Policy, age: i64) -> ObservedTable {
     let table = tagged(ours(policy, age), TAG_ARCHIVED, "2018-10-20T03:00:00+00:00");
     let mut table = proven(tagged(table, TAG_EXPORT, "export/01540000000000-abcdef12"), age);
     table.resource_policy = Some(ResourcePolicy::default());
+    table
+}
+
+/// Archived, sealed against writes a day ago and exported again after the seal (the same
+/// export id, so [`proven`]'s proof is the final export's): its final export decides.
+fn finally_exported(policy: &Policy, age: i64) -> ObservedTable {
+    let table = archived(policy, age);
+    let document = ResourcePolicy::default()
+        .with_seal(table.arn.as_deref().unwrap())
+        .unwrap();
+    let record = SealRecord {
+        at: now() - Duration::days(1),
+        revision: "41".into(),
+    };
+    let table = tagged(table, TAG_SEALED, &record.tag_value());
+    let mut table = tagged(table, TAG_FINAL_EXPORT, "export/01540000000000-abcdef12");
+    table.resource_policy = Some(ResourcePolicy {
+        document: Some(document),
+        revision: Some("41".into()),
+    });
+    table.final_export = Some(ExportState {
+        arn: export_arn(age),
+        status: ExportStatus::Completed,
+        export_time: Some(now() - Duration::hours(12)),
+        end_time: None,
+        failure: None,
+    });
     table
 }
 
@@ -1172,17 +1199,18 @@ fn without_a_tagging_api_retention_deletes_only_when_the_policy_opts_in() {
 #[test]
 fn an_archive_that_is_not_proven_keeps_its_table_with_the_reason() {
     let policy = one_phase(ARCHIVE);
-    let mut missing = archived(&policy, 6);
+    let mut missing = finally_exported(&policy, 6);
     missing.archive_proof = Some(ArchiveProof::Unproven {
         export: export_arn(6),
         reason: "1 of the 2 data file(s) the manifest lists are missing: s3://my-archive/x/data/1.json.gz"
             .into(),
     });
-    let mut unread = archived(&policy, 5);
+    let mut unread = finally_exported(&policy, 5);
     unread.archive_proof = None;
-    let plan = resize(&policy, &[missing, unread, ours(&policy, 1), ours(&policy, 2)]);
-    assert!(tables_with(&plan, "delete").is_empty(), "{plan:#?}");
-    for (age, said) in [(6, "data/1.json.gz"), (5, "not checked in S3")] {
+    // One at a time: each takes the run's one deletion.
+    for (table, age, said) in [(missing, 6, "data/1.json.gz"), (unread, 5, "not checked in S3")] {
+        let plan = resize(&policy, &[table, ours(&policy, 1), ours(&policy, 2)]);
+        assert!(tables_with(&plan, "delete").is_empty(), "{plan:#?}");
         let kept = last(&plan, &name(age));
         assert_eq!(
             kept.decision,
@@ -1201,7 +1229,7 @@ fn a_proven_archive_is_named_with_its_item_count_on_the_delete() {
     let policy = one_phase(ARCHIVE);
     let plan = resize(
         &policy,
-        &[archived(&policy, 6), ours(&policy, 1), ours(&policy, 2)],
+        &[finally_exported(&policy, 6), ours(&policy, 1), ours(&policy, 2)],
     );
     let delete = last(&plan, &name(6));
     assert_eq!(delete.decision.action(), "delete", "{delete:#?}");

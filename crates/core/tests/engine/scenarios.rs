@@ -1384,9 +1384,9 @@ pub fn archives_hold_every_write(policy: &Policy, world: &World) -> Vec<String> 
             .iter()
             .filter(|t| t.name == write.table && t.items.contains(&write.item))
             .collect();
-        let kept = holders.iter().any(|t| {
-            !deleted_by_us(t) || relied(t).is_some_and(|e| e.items.contains(&write.item))
-        });
+        let kept = holders
+            .iter()
+            .any(|t| !deleted_by_us(t) || relied(t).is_some_and(|e| e.items.contains(&write.item)));
         if !kept {
             out.push(format!(
                 "the write of {} to {} at {} was accepted, but neither a table nor the archive of a table we deleted holds it",
@@ -2470,8 +2470,8 @@ impl<A: Account> Harness<'_, A> {
                             .get(name)
                             .and_then(|t| t.resource_policy.as_ref())
                             .and_then(|p| serde_json::from_str::<serde_json::Value>(&p.document).ok());
-                        let mut document =
-                            current.unwrap_or_else(|| serde_json::json!({"Version": "2012-10-17", "Statement": []}));
+                        let mut document = current
+                            .unwrap_or_else(|| serde_json::json!({"Version": "2012-10-17", "Statement": []}));
                         if let Some(list) = document["Statement"].as_array_mut() {
                             list.push(theirs);
                         }

@@ -68,7 +68,10 @@ fn archived(age: i64) -> ObservedTable {
         (TAG_FAMILY.to_string(), "timeseries".to_string()),
         (TAG_PERIOD_START.to_string(), slot.start().to_rfc3339()),
         (TAG_PERIOD_END.to_string(), calendar.end(slot).to_rfc3339()),
-        (TAG_EXPORT.to_string(), "export/01540000000000-abcdef12".to_string()),
+        (
+            TAG_EXPORT.to_string(),
+            "export/01540000000000-abcdef12".to_string(),
+        ),
         (TAG_ARCHIVED.to_string(), "2018-10-20T03:00:00+00:00".to_string()),
     ]));
     table.archive_proof = Some(proof(&format!("{}/export/01540000000000-abcdef12", arn(age))));
@@ -111,7 +114,12 @@ fn sealed(table: ObservedTable, sealed_at: DateTime<Utc>, theirs: Option<&str>) 
 }
 
 /// The final export after the seal, as DescribeExport reports it.
-fn final_export(mut table: ObservedTable, age: i64, export_time: DateTime<Utc>, status: ExportStatus) -> ObservedTable {
+fn final_export(
+    mut table: ObservedTable,
+    age: i64,
+    export_time: DateTime<Utc>,
+    status: ExportStatus,
+) -> ObservedTable {
     let export = format!("{}/{FINAL}", arn(age));
     table = tag(table, TAG_FINAL_EXPORT, FINAL);
     table.final_export = Some(ExportState {
@@ -155,10 +163,17 @@ fn an_archived_table_due_for_deletion_is_sealed_against_writes_not_deleted() {
     };
     assert_eq!(request.expected_revision, NO_POLICY);
     assert!(request.document.contains(SEAL_SID), "{}", request.document);
-    assert!(request.document.contains("dynamodb:PutItem"), "{}", request.document);
+    assert!(
+        request.document.contains("dynamodb:PutItem"),
+        "{}",
+        request.document
+    );
     assert!(step.reason.starts_with("seal against writes"), "{}", step.reason);
     assert!(
-        !plan.items.iter().any(|i| matches!(i.decision, Decision::Delete(_))),
+        !plan
+            .items
+            .iter()
+            .any(|i| matches!(i.decision, Decision::Delete(_))),
         "nothing is deleted before its seal: {plan:#?}"
     );
 }
@@ -198,7 +213,11 @@ fn a_settled_seal_gets_its_final_export() {
         Decision::Export(request) => assert!(request.after_seal, "{request:?}"),
         other => panic!("expected the final export, got {other:?}"),
     }
-    assert!(step.reason.starts_with("final export after the seal"), "{}", step.reason);
+    assert!(
+        step.reason.starts_with("final export after the seal"),
+        "{}",
+        step.reason
+    );
 }
 
 #[test]
@@ -231,7 +250,10 @@ fn the_table_is_deleted_on_its_proven_final_export_only() {
     let step = last(&plan, &name(5));
     match &step.decision {
         Decision::Delete(request) => {
-            assert_eq!(request.archived_by.as_deref(), Some(format!("{}/{FINAL}", arn(5)).as_str()))
+            assert_eq!(
+                request.archived_by.as_deref(),
+                Some(format!("{}/{FINAL}", arn(5)).as_str())
+            )
         }
         other => panic!("expected the delete, got {other:?}"),
     }
@@ -256,7 +278,10 @@ fn the_table_is_deleted_on_its_proven_final_export_only() {
         sealed_at + SETTLE + Duration::minutes(5),
         ExportStatus::InProgress,
     );
-    assert_eq!(last(&resize(&with(exporting)), &name(5)).decision, Decision::Unchanged);
+    assert_eq!(
+        last(&resize(&with(exporting)), &name(5)).decision,
+        Decision::Unchanged
+    );
 }
 
 #[test]
@@ -287,7 +312,10 @@ fn a_seal_someone_removed_is_put_again() {
     let mut table = sealed(archived(5), sealed_at, None);
     table.resource_policy = Some(ResourcePolicy::default());
     let plan = resize(&with(table));
-    assert!(matches!(last(&plan, &name(5)).decision, Decision::Seal(_)), "{plan:#?}");
+    assert!(
+        matches!(last(&plan, &name(5)).decision, Decision::Seal(_)),
+        "{plan:#?}"
+    );
 }
 
 #[test]
@@ -350,7 +378,10 @@ fn status_shows_each_step_of_the_deletion() {
     };
     // The older table takes the run's one deletion: sealed; the next waits for the budget.
     let (action, others, _) = step(6);
-    assert!(action == "seal" || others.contains(&"seal"), "{action} {others:?}");
+    assert!(
+        action == "seal" || others.contains(&"seal"),
+        "{action} {others:?}"
+    );
     let (action, others, _) = step(5);
     assert!(
         action == "deferred" || others.contains(&"deferred"),

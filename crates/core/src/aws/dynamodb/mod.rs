@@ -17,12 +17,12 @@ use requests::{
 };
 use std::collections::BTreeMap;
 
+use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{
     BillingMode, CreateGlobalSecondaryIndexAction, ExportFormat, ExportStatus as SdkExportStatus,
     GlobalSecondaryIndexUpdate, LocalSecondaryIndex, OnDemandThroughput, PointInTimeRecoverySpecification,
     PointInTimeRecoveryStatus, TimeToLiveSpecification,
 };
-use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::Client;
 
 use crate::aws::archive::S3Store;

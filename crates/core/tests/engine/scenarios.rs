@@ -323,6 +323,20 @@ pub enum Act {
     /// (`high`; no run may then try to lower it), or to less than some phases ask (a run raises
     /// it further, once this raise is no longer UPDATING).
     PreWarm { pick: usize, index: bool, high: bool },
+    /// Someone acts on one of the completed exports of our tables in the archive bucket: its
+    /// first data file overwritten, deleted or moved to GLACIER (CopyObject), another table's
+    /// export placed under its prefix, or its file list pointed outside its `data/`.
+    Archive { pick: usize, act: ArchiveAct },
+}
+
+/// What [`Act::Archive`] does to an export in S3.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArchiveAct {
+    Overwrite,
+    Delete,
+    Glacier,
+    ForeignExport,
+    RepointFileList,
 }
 
 /// What [`Act::PreWarm`] raises a table or index to: above every phase's warm throughput, or
@@ -526,6 +540,22 @@ pub fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
             "pre_warm",
             (pick(), any::<bool>(), any::<bool>())
                 .prop_map(|(pick, index, high)| Act::PreWarm { pick, index, high })
+                .boxed(),
+        ),
+        (
+            2,
+            "archive",
+            (
+                pick(),
+                prop_oneof![
+                    Just(ArchiveAct::Overwrite),
+                    Just(ArchiveAct::Delete),
+                    Just(ArchiveAct::Glacier),
+                    Just(ArchiveAct::ForeignExport),
+                    Just(ArchiveAct::RepointFileList),
+                ],
+            )
+                .prop_map(|(pick, act)| Act::Archive { pick, act })
                 .boxed(),
         ),
     ];
@@ -1846,6 +1876,11 @@ pub trait Account {
         index: Option<&str>,
         to: WarmThroughput,
     ) -> Result<(), String>;
+    /// An S3 act on `export` (one of [`World::exports`]) in its bucket. Unmodelled by default.
+    fn archive_act(&self, who: &str, export: &fake_aws::Export, act: ArchiveAct) -> Result<(), String> {
+        let _ = (who, export, act);
+        Err("S3 acts are not modelled in this account".into())
+    }
 }
 
 /// Plays one case in an account, checking the promises after each of our runs.
@@ -2196,6 +2231,18 @@ impl<A: Account> Harness<'_, A> {
                     }
                     account.advance(Duration::seconds(15));
                 }
+            }
+            Act::Archive { pick, act } => {
+                let world = account.world();
+                let done: Vec<&fake_aws::Export> = world
+                    .exports
+                    .values()
+                    .filter(|e| e.status == ddb_rollover::table::ExportStatus::Completed)
+                    .collect();
+                if done.is_empty() {
+                    return;
+                }
+                let _ = account.archive_act(PERSON, done[*pick % done.len()], *act);
             }
             Act::PreWarm { pick, index, high } => {
                 let Some(name) = Self::pick(&ours, *pick) else {

@@ -203,3 +203,80 @@ async fn written_archived_deleted_restored_and_read_back() {
     );
     let _ = std::fs::remove_file(&policy_file);
 }
+
+/// A manifest that lists more items than its data file holds, consistently (the proof holds:
+/// every file is as listed): the import brings back fewer, and restore fails (exit 1) with the
+/// table left without our tags. Read back from moto.
+#[tokio::test]
+async fn an_import_short_of_the_archives_count_exits_1_and_the_table_is_not_tagged() {
+    let server = LocalDynamo::start(Server::Moto);
+    server.create_bucket("archive");
+    let client = server.client().await;
+    let control = crate::support::control_with_archives(client.clone(), server.endpoint()).await;
+    let policy = Policy::from_toml(POLICY).unwrap();
+    let policy_file = std::env::temp_dir().join(format!("ddb-rollover-short-{}.toml", std::process::id()));
+    std::fs::write(&policy_file, POLICY).unwrap();
+    let first = NaiveDate::from_ymd_opt(2018, 10, 1).unwrap();
+    day_runs(&control, &policy, first).await;
+    let layout = Layout::new(&policy, Sharding::new(2).unwrap()).unwrap();
+    let writer = Writer::new(client.clone(), layout.clone());
+    let start = Utc.with_ymd_and_hms(2018, 10, 2, 0, 0, 0).unwrap();
+    let records = (0..3)
+        .map(|n| {
+            Record::new("sensor-1", start + Duration::minutes(30 * n))
+                .attribute("reading", AttributeValue::S(format!("r{n}")))
+        })
+        .collect();
+    writer.write_batch(records).await.unwrap();
+    let mut day = first + Duration::days(1);
+    while testkit::describe_all(&client).await.contains_key(TABLE) {
+        day_runs(&control, &policy, day).await;
+        day += Duration::days(1);
+        assert!(day < first + Duration::days(10), "{TABLE} never deleted");
+    }
+    // The manifests say 4 items where the data file holds 3.
+    let objects = server.list_objects("archive", &format!("ddb-rollover/{TABLE}/"));
+    for key in objects
+        .iter()
+        .filter(|k| k.ends_with("/manifest-summary.json") || k.ends_with("/manifest-files.json"))
+    {
+        let text = String::from_utf8(server.get_object("archive", key)).unwrap();
+        server.put_object(
+            "archive",
+            key,
+            text.replace("\"itemCount\":3", "\"itemCount\":4").as_bytes(),
+        );
+    }
+    let when = at(day, "12:00:00").to_rfc3339();
+    let args = [
+        "--policy",
+        policy_file.to_str().unwrap(),
+        "--at",
+        &when,
+        "--output",
+        "json",
+        "restore",
+        "2018-10-02",
+        "--wait",
+        "2m",
+        "--yes",
+        "--no-event",
+    ];
+    let run = run_cli(server.endpoint(), server.env(), &args);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["tables"][0]["outcome"], "failed", "{report:#}");
+    assert!(
+        report["tables"][0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("3 item(s) imported but the archive lists 4")),
+        "{report:#}"
+    );
+    let description = client.describe_table().table_name(TABLE).send().await.unwrap();
+    let tags = testkit::tags_of(&client, description.table().unwrap().table_arn().unwrap()).await;
+    assert!(
+        !tags.contains_key("ddb-rollover:family") && !tags.contains_key("ddb-rollover:keep-until"),
+        "{tags:?}"
+    );
+    let _ = std::fs::remove_file(&policy_file);
+}

@@ -62,6 +62,7 @@ async fn a_delete_waits_while_a_data_file_the_manifest_lists_is_missing() {
     assert_eq!(data.len(), 1, "{objects:?}");
 
     // Someone removes the data file: once the table is due for deletion, runs keep it.
+    let original = server.get_object("archive", data[0]);
     server.delete_object("archive", data[0]);
     let line = loop {
         let report = day_runs(&control, &policy, day).await;
@@ -95,9 +96,34 @@ async fn a_delete_waits_while_a_data_file_the_manifest_lists_is_missing() {
         "{table} deleted without its data file"
     );
 
-    // The file back (as it was): the next run proves the archive and deletes the table,
-    // naming the item count on its line.
+    // The file back emptied (PutObject of other bytes: another ETag), then with its bytes but
+    // moved to GLACIER (CopyObject): neither is what restore could import, and the table stays.
+    let kept_while = |why: &'static str| {
+        let (control, policy, client) = (&control, &policy, &client);
+        async move {
+            let report = day_runs(control, policy, day).await;
+            let line = report
+                .tables
+                .iter()
+                .find(|l| l.item.table == table && matches!(l.item.decision, Decision::Deferred { .. }))
+                .unwrap_or_else(|| panic!("{why}: {table} not deferred: {report:#?}"));
+            assert!(exists(client, table).await, "{why}: {table} deleted");
+            line.item.reason.clone()
+        }
+    };
     server.put_object("archive", data[0], b"");
+    let reason = kept_while("emptied").await;
+    assert!(reason.contains("changed since the export"), "{reason}");
+    day += Duration::days(1);
+    server.put_object("archive", data[0], &original);
+    server.set_storage_class("archive", data[0], "GLACIER");
+    let reason = kept_while("GLACIER").await;
+    assert!(reason.contains("storage class GLACIER"), "{reason}");
+    day += Duration::days(1);
+
+    // The file back as it was: the next run proves the archive and deletes the table, naming
+    // the item count on its line.
+    server.put_object("archive", data[0], &original);
     let deleted = day_runs(&control, &policy, day).await;
     let line = deleted
         .lines_with(Outcome::Done)

@@ -82,7 +82,6 @@ use ddb_rollover::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, IndexSpec, SettingChange, TableSetting,
     TableSpec, TagChange, TtlChange, WarmPart, WarmRaise,
 };
-use ddb_rollover::table::seal::{denies_to_everyone, ResourcePolicy, NO_POLICY};
 use ddb_rollover::table::{
     ExportState, ExportStatus, ObservedEncryption, ObservedIndex, ObservedLocalIndex, ObservedTable,
     TableStatus, TtlState,
@@ -1861,7 +1860,14 @@ impl FakeAws {
     /// A whole, consistent export of another account's or family's `table` (`items` items in
     /// one data file) laid out under `prefix`, as its own ExportTableToPointInTime would; its
     /// id sorts after every export made so far. Returns its manifest's key.
-    pub fn foreign_place_export(&self, who: &str, bucket: &str, prefix: &str, table: &str, items: u64) -> String {
+    pub fn foreign_place_export(
+        &self,
+        who: &str,
+        bucket: &str,
+        prefix: &str,
+        table: &str,
+        items: u64,
+    ) -> String {
         let directory = {
             let world = self.lock();
             format!(
@@ -1870,7 +1876,11 @@ impl FakeAws {
                 world.now.timestamp_millis() + 1
             )
         };
-        let export = format!("{}/export/{}", arn_of(table), directory.rsplit('/').next().unwrap_or_default());
+        let export = format!(
+            "{}/export/{}",
+            arn_of(table),
+            directory.rsplit('/').next().unwrap_or_default()
+        );
         let files = [(format!("{directory}/data/0000.json.gz"), items)];
         let objects = s3::export_objects(&export, &arn_of(table), &directory, &files);
         let manifest = format!("{directory}/manifest-summary.json");
@@ -1904,7 +1914,9 @@ impl FakeAws {
                 .remove(&at(first))
                 .ok_or_else(|| not_found("PutObject", first))?;
             world.s3.insert(at(&moved), object);
-            world.s3.insert(at(&files_key), S3Object::new(rewritten.into_bytes()));
+            world
+                .s3
+                .insert(at(&files_key), S3Object::new(rewritten.into_bytes()));
             Ok(())
         })
         .is_ok()

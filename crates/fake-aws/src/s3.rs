@@ -160,7 +160,10 @@ mod tests {
     fn etags_are_the_md5_of_the_bytes() {
         let object = S3Object::new(b"{\"itemCount\": 3}".to_vec());
         assert_eq!(object.etag(), "f770f4b4c529946efd50dfd4def49115");
-        assert_eq!(S3Object::new(Vec::new()).md5_checksum(), "1B2M2Y8AsgTpgAcJEArCfg==");
+        assert_eq!(
+            S3Object::new(Vec::new()).md5_checksum(),
+            "1B2M2Y8AsgTpgAmY7PhCfg=="
+        );
     }
 
     #[test]
@@ -173,7 +176,12 @@ mod tests {
         put(&mut objects, "e/data/1", b"garbage\n".to_vec());
         put(&mut objects, "f/data/0", data_file(5));
         assert_eq!(import_counts(&objects, "b", "e/data/"), Ok((3, 1)));
-        objects.get_mut(&("b".into(), "e/data/0".into())).unwrap().storage_class = Some("GLACIER".into());
-        assert!(import_counts(&objects, "b", "e/data/").unwrap_err().contains("GLACIER"));
+        objects
+            .get_mut(&("b".into(), "e/data/0".into()))
+            .unwrap()
+            .storage_class = Some("GLACIER".into());
+        assert!(import_counts(&objects, "b", "e/data/")
+            .unwrap_err()
+            .contains("GLACIER"));
     }
 }

@@ -309,6 +309,47 @@ impl LocalDynamo {
         }
     }
 
+    /// The bytes of `key` in `bucket`. Panics on a non-2xx reply.
+    pub fn get_object(&self, bucket: &str, key: &str) -> Vec<u8> {
+        self.require_s3();
+        let path = format!(
+            "/{}/{}",
+            percent_encode(bucket),
+            percent_encode(key).replace("%2F", "/")
+        );
+        let (status, body) = http_exchange(&self.server_endpoint, "GET", &path, &[], b"");
+        if !(200..300).contains(&status) {
+            panic!(
+                "testkit: getting s3://{bucket}/{key}: HTTP {status}: {}",
+                String::from_utf8_lossy(&body)
+            );
+        }
+        body
+    }
+
+    /// CopyObject of `key` onto itself with `x-amz-storage-class: {class}` (how someone, or a
+    /// lifecycle rule, moves an object to GLACIER). Panics on a non-2xx reply.
+    pub fn set_storage_class(&self, bucket: &str, key: &str, class: &str) {
+        self.require_s3();
+        let path = format!(
+            "/{}/{}",
+            percent_encode(bucket),
+            percent_encode(key).replace("%2F", "/")
+        );
+        let source = path.clone();
+        let headers = [
+            ("x-amz-copy-source", source.as_str()),
+            ("x-amz-storage-class", class),
+        ];
+        let (status, body) = http_exchange(&self.server_endpoint, "PUT", &path, &headers, b"");
+        if !(200..300).contains(&status) {
+            panic!(
+                "testkit: copying s3://{bucket}/{key} to {class}: HTTP {status}: {}",
+                String::from_utf8_lossy(&body)
+            );
+        }
+    }
+
     /// Deletes `key` from `bucket` (as someone cleaning the bucket by hand would). Panics on a
     /// non-2xx reply.
     pub fn delete_object(&self, bucket: &str, key: &str) {
@@ -345,6 +386,18 @@ pub fn http_request(endpoint: &str, method: &str, path: &str) -> (u16, String) {
 
 /// [`http_request`] with a body.
 pub fn http_request_with_body(endpoint: &str, method: &str, path: &str, body: &[u8]) -> (u16, String) {
+    let (status, reply) = http_exchange(endpoint, method, path, &[], body);
+    (status, String::from_utf8_lossy(&reply).into_owned())
+}
+
+/// One request with extra headers over a fresh connection; returns (status, the body's bytes).
+pub fn http_exchange(
+    endpoint: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, Vec<u8>) {
     use std::io::{Read, Write};
     let authority = endpoint
         .strip_prefix("http://")
@@ -354,8 +407,12 @@ pub fn http_request_with_body(endpoint: &str, method: &str, path: &str, body: &[
     let timeout = Some(Duration::from_secs(30));
     stream.set_read_timeout(timeout).expect("a non-zero timeout");
     stream.set_write_timeout(timeout).expect("a non-zero timeout");
+    let extra: String = headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
     let request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "{method} {path} HTTP/1.1\r\nHost: {authority}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
     stream
@@ -365,19 +422,21 @@ pub fn http_request_with_body(endpoint: &str, method: &str, path: &str, body: &[
     stream
         .read_to_end(&mut response)
         .unwrap_or_else(|e| panic!("testkit: {method} {path}: reading the reply: {e}"));
-    parse_http_response(&String::from_utf8_lossy(&response))
+    parse_http_response(&response)
         .unwrap_or_else(|| panic!("testkit: {method} {path}: not an HTTP reply: {response:?}"))
 }
 
 /// (status, body) of a whole HTTP/1.1 reply. Chunked bodies are not decoded: moto sends
 /// Content-Length, and a chunked reply is refused rather than misread.
-fn parse_http_response(text: &str) -> Option<(u16, String)> {
-    let (head, body) = text.split_once("\r\n\r\n")?;
+fn parse_http_response(reply: &[u8]) -> Option<(u16, Vec<u8>)> {
+    let split = reply.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = String::from_utf8_lossy(&reply[..split]);
+    let body = &reply[split + 4..];
     let status = head.lines().next()?.split_whitespace().nth(1)?.parse().ok()?;
     let chunked = head
         .lines()
         .any(|l| l.to_ascii_lowercase().replace(' ', "") == "transfer-encoding:chunked");
-    (!chunked).then(|| (status, body.to_owned()))
+    (!chunked).then(|| (status, body.to_vec()))
 }
 
 /// The text of every `<name>...</name>` element, XML entities decoded: enough for S3's flat
@@ -588,14 +647,14 @@ mod tests {
     #[test]
     fn parses_http_replies_and_s3_keys() {
         assert_eq!(
-            parse_http_response("HTTP/1.1 404 NOT FOUND\r\nContent-Length: 2\r\n\r\nno"),
-            Some((404, "no".to_owned()))
+            parse_http_response(b"HTTP/1.1 404 NOT FOUND\r\nContent-Length: 2\r\n\r\nno"),
+            Some((404, b"no".to_vec()))
         );
         assert_eq!(
-            parse_http_response("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok"),
+            parse_http_response(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok"),
             None
         );
-        assert_eq!(parse_http_response("garbage"), None);
+        assert_eq!(parse_http_response(b"garbage"), None);
         let xml = "<R><Contents><Key>a/&amp;b&lt;</Key></Contents><Contents><Key>c</Key></Contents></R>";
         assert_eq!(xml_elements(xml, "Key"), ["a/&b<", "c"]);
         assert_eq!(percent_encode("ddb-rollover/x y"), "ddb-rollover%2Fx%20y");

@@ -240,7 +240,11 @@ impl SignedClient {
             return Ok(None);
         };
         Ok(Some(ObjectHead {
-            etag: answer.header("etag").unwrap_or_default().trim_matches('"').to_string(),
+            etag: answer
+                .header("etag")
+                .unwrap_or_default()
+                .trim_matches('"')
+                .to_string(),
             size: answer
                 .header("content-length")
                 .and_then(|n| n.parse().ok())
@@ -412,7 +416,11 @@ impl SignedClient {
                         .iter()
                         .map(|(name, value)| (name.to_ascii_lowercase(), value.to_string()))
                         .collect();
-                    Ok(Answer { status, body, headers })
+                    Ok(Answer {
+                        status,
+                        body,
+                        headers,
+                    })
                 } else {
                     Err(OrchestratorError::operation(Refused { status, body }))
                 }

@@ -264,9 +264,13 @@ async fn restore_one<C: ControlPlane>(
                 line.error = Some(format!("import {import}: {message}"));
                 return line;
             }
-            (ImportState::Completed { items: imported, errors }, Some(table))
-                if table.status == TableStatus::Active =>
-            {
+            (
+                ImportState::Completed {
+                    items: imported,
+                    errors,
+                },
+                Some(table),
+            ) if table.status == TableStatus::Active => {
                 if let Some(short) = import_shortfall(items, imported, errors) {
                     line.outcome = "failed";
                     line.error = Some(format!(

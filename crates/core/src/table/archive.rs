@@ -199,9 +199,7 @@ fn table_mismatch(summary: &ManifestSummary, table: &str) -> Option<String> {
         return Some("the manifest names no table (tableArn)".into());
     };
     if table_name_of(table_arn) != Some(table) {
-        return Some(format!(
-            "the manifest is of table {table_arn}, not of {table}"
-        ));
+        return Some(format!("the manifest is of table {table_arn}, not of {table}"));
     }
     let of_table = summary
         .export_arn
@@ -451,7 +449,10 @@ mod tests {
 
     impl Store {
         fn put(&mut self, key: &str, bytes: &[u8]) {
-            self.0.insert(key.into(), (bytes.to_vec(), format!("{:032x}", bytes.len() + 7), None));
+            self.0.insert(
+                key.into(),
+                (bytes.to_vec(), format!("{:032x}", bytes.len() + 7), None),
+            );
         }
         fn set(&mut self, key: &str, f: impl FnOnce(&mut (Vec<u8>, String, Option<String>))) {
             f(self.0.get_mut(key).expect("the key is there"));
@@ -485,7 +486,10 @@ mod tests {
     fn layout(items: &[u64]) -> Store {
         let total: u64 = items.iter().sum();
         let mut store = Store(BTreeMap::new());
-        store.put(&format!("{DIR}/manifest-summary.json"), &summary(EXPORT, TABLE_ARN, total));
+        store.put(
+            &format!("{DIR}/manifest-summary.json"),
+            &summary(EXPORT, TABLE_ARN, total),
+        );
         let mut lines = String::new();
         for (n, count) in items.iter().enumerate() {
             let key = format!("{DIR}/data/{n}.json.gz");
@@ -531,7 +535,9 @@ mod tests {
 
     #[tokio::test]
     async fn archives_under_a_prefix_are_found_with_their_proofs() {
-        let found = archives_under(&layout(&[2, 5]), TABLE, "b", "p/t/").await.unwrap();
+        let found = archives_under(&layout(&[2, 5]), TABLE, "b", "p/t/")
+            .await
+            .unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].0.export, EXPORT);
         assert!(
@@ -577,7 +583,8 @@ mod tests {
         assert!(reason.contains("md5Checksum"), "{reason}");
         // A multipart ETag carries no MD5: only the ETag is compared.
         store.set(&key, |(_, etag, _)| *etag = "0123-2".into());
-        let multipart = serde_json::json!({"itemCount": 3, "etag": "0123-2", "dataFileS3Key": key}).to_string();
+        let multipart =
+            serde_json::json!({"itemCount": 3, "etag": "0123-2", "dataFileS3Key": key}).to_string();
         store.put(&format!("{DIR}/manifest-files.json"), multipart.as_bytes());
         assert!(prove(&store, &location(Some(3))).await.is_proven());
     }
@@ -593,7 +600,9 @@ mod tests {
             ("GLACIER_IR", true),
         ] {
             let mut store = layout(&[3, 4]);
-            store.set(&format!("{DIR}/data/0.json.gz"), |(_, _, c)| *c = Some(class.into()));
+            store.set(&format!("{DIR}/data/0.json.gz"), |(_, _, c)| {
+                *c = Some(class.into())
+            });
             let proof = prove(&store, &location(Some(7))).await;
             assert_eq!(proof.is_proven(), readable, "{class}: {proof:?}");
             if !readable {
@@ -612,7 +621,8 @@ mod tests {
         store.0.remove(&format!("{DIR}/data/0.json.gz"));
         let reason = unproven(prove(&store, &location(Some(3))).await);
         assert!(
-            reason.contains("outside the export's s3://b/p/t/AWSDynamoDB/01/data/") && reason.contains(elsewhere),
+            reason.contains("outside the export's s3://b/p/t/AWSDynamoDB/01/data/")
+                && reason.contains(elsewhere),
             "{reason}"
         );
     }
@@ -636,7 +646,10 @@ mod tests {
         store.put(&manifest, &summary(&format!("{other}/export/01"), other, 3));
         let found = archives_under(&store, TABLE, "b", "p/").await.unwrap();
         let reason = unproven(found[0].1.clone());
-        assert!(reason.contains("is of table arn:aws:dynamodb:us-east-1:1:table/u, not of t"), "{reason}");
+        assert!(
+            reason.contains("is of table arn:aws:dynamodb:us-east-1:1:table/u, not of t"),
+            "{reason}"
+        );
         // The summary's table this one, its export another table's.
         store.put(&manifest, &summary(&format!("{other}/export/01"), TABLE_ARN, 3));
         let found = archives_under(&store, TABLE, "b", "p/").await.unwrap();

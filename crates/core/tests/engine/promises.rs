@@ -64,8 +64,8 @@ use fake_aws::{Effect, FakeAws, Maker, World, FAMILY_TAG};
 use futures::executor::block_on;
 use proptest::test_runner::{Config as ProptestConfig, TestCaseError};
 use scenarios::{
-    case_strategy, checks, options, print_stats, Account, Act, Case, GsiKind, Harness, Knobs, NameKind,
-    PhaseKind, PhaseSpec, PolicySpec, Ran, RetentionSpec, Slowness, Step, TagKind, PREFIX, SIBLING,
+    case_strategy, checks, options, print_stats, Account, Act, ArchiveAct, Case, GsiKind, Harness, Knobs,
+    NameKind, PhaseKind, PhaseSpec, PolicySpec, Ran, RetentionSpec, Slowness, Step, TagKind, PREFIX, SIBLING,
     SIBLING_ACTOR,
 };
 
@@ -262,6 +262,35 @@ impl Account for FakeAccount {
         self.fake
             .foreign_deletion_protection(who, table, on)
             .map_err(|e| e.to_string())
+    }
+
+    fn archive_act(&self, who: &str, export: &fake_aws::Export, act: ArchiveAct) -> Result<(), String> {
+        let bucket = &export.bucket;
+        let Some((first, _)) = export.files.first() else {
+            return Err("the export lists no file".into());
+        };
+        match act {
+            ArchiveAct::Overwrite => self
+                .fake
+                .foreign_put_object(who, bucket, first, b"{\"Item\":{}}\n"),
+            ArchiveAct::Delete => self.fake.foreign_delete_object(who, bucket, first),
+            ArchiveAct::Glacier => {
+                if !self.fake.foreign_set_storage_class(who, bucket, first, "GLACIER") {
+                    return Err("no such object".into());
+                }
+            }
+            ArchiveAct::ForeignExport => {
+                let prefix = export.directory.split("AWSDynamoDB/").next().unwrap_or_default();
+                self.fake
+                    .foreign_place_export(who, bucket, prefix, "someone_elses", 3);
+            }
+            ArchiveAct::RepointFileList => {
+                if !self.fake.foreign_repoint_file_list(who, bucket, export) {
+                    return Err("no such file list".into());
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -1,6 +1,8 @@
 //! `restore` against the in-memory account (`crates/fake-aws`, whose exports leave AWS's
 //! manifests in its S3): what it refuses before any change, and a period archived, deleted and
-//! brought back with our tags, its phase's capacity and its keep. The end-to-end run through
+//! brought back with our tags, its phase's capacity and its keep; what S3 acts on the archive
+//! do to the proof (a file overwritten, moved to GLACIER, listed outside `data/`, another
+//! table's export beside ours) and an import short of the archive's count. The end-to-end run through
 //! the binary, the application crate and moto is the system test `cli::restore`.
 
 use std::time::Duration as StdDuration;
@@ -181,4 +183,147 @@ async fn an_archived_and_deleted_period_comes_back_ours_and_kept() {
         .count();
     // Each incarnation: its archive export, then its final export after the seal.
     assert_eq!(exports, 4, "exported again before the second deletion");
+}
+
+/// Runs day by day from 10-01 until retention deleted `back_2018-10-02`; returns the next day.
+async fn archived_and_deleted(fake: &FakeAws, policy: &Policy) -> NaiveDate {
+    let mut d = day(1);
+    while d < day(2) || fake.state().tables.contains_key(TABLE) {
+        day_runs(fake, policy, d).await;
+        d += Duration::days(1);
+        assert!(d < day(12), "{TABLE} never deleted");
+    }
+    d
+}
+
+const TABLE: &str = "back_2018-10-02";
+
+/// The only export of [`TABLE`] in the fake.
+fn our_export(fake: &FakeAws) -> fake_aws::Export {
+    let state = fake.state();
+    let mut ours = state.exports.values().filter(|e| e.table == TABLE);
+    let export = ours.next().expect("an export").clone();
+    assert!(ours.next().is_none());
+    export
+}
+
+#[tokio::test]
+async fn another_tables_export_under_the_periods_prefix_is_not_restored() {
+    let policy = Policy::from_toml(POLICY).unwrap();
+    let fake = FakeAws::new("back", at(day(1), "00:00:00"), Config::default());
+    let d = archived_and_deleted(&fake, &policy).await;
+    let ours = our_export(&fake);
+    // A complete, newer export of another table, under our period's prefix.
+    let foreign = fake.foreign_place_export(
+        "mallory",
+        "archive",
+        &format!("ddb-rollover/{TABLE}/"),
+        "other",
+        9,
+    );
+    let done = restore_at(&fake, &policy, at(d, "12:00:00"), "2018-10-02", false).await;
+    match &done.tables[0].restoration {
+        Restoration::Import { export, items, .. } => {
+            assert_eq!((export, *items), (&ours.arn, 0), "{done:#?}");
+        }
+        other => panic!("not imported: {other:?}"),
+    }
+    assert_eq!(done.tables[0].outcome, "done", "{done:#?}");
+
+    // With our export gone, the other table's is refused, named, and nothing is created.
+    fake.foreign_delete_table("operator", TABLE).unwrap();
+    fake.advance(Duration::hours(1));
+    fake.foreign_delete_object("mallory", "archive", &ours.manifest_key());
+    let refused = restore_at(&fake, &policy, at(d, "14:00:00"), "2018-10-02", false).await;
+    let why = reasons(&refused);
+    assert!(
+        why.contains(&foreign) && why.contains("table/other, not of back_2018-10-02"),
+        "{why}"
+    );
+    assert!(!fake.state().tables.contains_key(TABLE));
+}
+
+#[tokio::test]
+async fn an_import_short_of_the_archives_count_fails_and_the_table_is_not_ours() {
+    let policy = Policy::from_toml(POLICY).unwrap();
+    let fake = FakeAws::new("back", at(day(1), "00:00:00"), Config::default());
+    let d = archived_and_deleted(&fake, &policy).await;
+    let export = our_export(&fake);
+    // A consistent forgery: the first data file holds one item and a line no import can
+    // write, and the manifest lists 2 items for it with its new ETag and MD5. The proof holds
+    // (the files are as listed); only the import's counts can tell.
+    let (first, _) = &export.files[0];
+    let forged = [fake_aws::data_file(1), b"not an item\n".to_vec()].concat();
+    let object = fake_aws::S3Object::new(forged.clone());
+    fake.foreign_put_object("mallory", "archive", first, &forged);
+    let mut lines = String::new();
+    for (n, (key, _)) in export.files.iter().enumerate() {
+        let file = fake.with_world(|w| w.s3[&("archive".to_string(), key.clone())].clone());
+        let (items, file) = if n == 0 { (2, object.clone()) } else { (0, file) };
+        lines.push_str(&format!(
+            "{{\"itemCount\":{items},\"md5Checksum\":\"{}\",\"etag\":\"{}\",\"dataFileS3Key\":\"{key}\"}}\n",
+            file.md5_checksum(),
+            file.etag()
+        ));
+    }
+    fake.foreign_put_object("mallory", "archive", &export.files_key(), lines.as_bytes());
+    let summary = fake.with_world(|w| {
+        w.s3[&("archive".to_string(), export.manifest_key())]
+            .bytes
+            .clone()
+    });
+    let summary = String::from_utf8(summary)
+        .unwrap()
+        .replace("\"itemCount\":0", "\"itemCount\":2");
+    fake.foreign_put_object("mallory", "archive", &export.manifest_key(), summary.as_bytes());
+
+    let report = restore_at(&fake, &policy, at(d, "12:00:00"), "2018-10-02", false).await;
+    let line = &report.tables[0];
+    assert_eq!(line.outcome, "failed", "{report:#?}");
+    assert!(!report.succeeded());
+    let error = line.error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains("1 item(s) imported but the archive lists 2")
+            && error.contains("1 item(s) could not be imported"),
+        "{error}"
+    );
+    // Read back: the table is there, with none of our tags (no family, period or keep tag).
+    let state = fake.state();
+    let table = &state.tables[TABLE];
+    assert!(table.tags.is_empty(), "{:?}", table.tags);
+}
+
+#[tokio::test]
+async fn a_data_file_changed_after_the_export_keeps_the_table() {
+    let policy = Policy::from_toml(POLICY).unwrap();
+    for act in ["overwrite", "glacier", "repoint"] {
+        let fake = FakeAws::new("back", at(day(1), "00:00:00"), Config::default());
+        // Runs until the export is complete (10-02 is a day old on 10-03's runs).
+        let mut d = day(1);
+        while fake
+            .state()
+            .exports
+            .values()
+            .all(|e| e.table != TABLE || e.status != ddb_rollover::table::ExportStatus::Completed)
+        {
+            day_runs(&fake, &policy, d).await;
+            d += Duration::days(1);
+            assert!(d < day(8), "never exported");
+        }
+        let export = our_export(&fake);
+        let (first, _) = &export.files[0];
+        match act {
+            "overwrite" => fake.foreign_put_object("mallory", "archive", first, b"{\"Item\":{}}\n"),
+            "glacier" => assert!(fake.foreign_set_storage_class("mallory", "archive", first, "GLACIER")),
+            _ => assert!(fake.foreign_repoint_file_list("mallory", "archive", &export)),
+        }
+        for _ in 0..6 {
+            day_runs(&fake, &policy, d).await;
+            d += Duration::days(1);
+        }
+        assert!(
+            fake.state().tables.contains_key(TABLE),
+            "{act}: deleted on an archive restore could not read"
+        );
+    }
 }

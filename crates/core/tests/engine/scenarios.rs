@@ -345,6 +345,20 @@ pub enum Act {
     },
     /// Someone turns deletion protection on for one of our tables.
     DeletionProtection { pick: usize },
+    /// Someone acts on one of the completed exports of our tables in the archive bucket: its
+    /// first data file overwritten, deleted or moved to GLACIER (CopyObject), another table's
+    /// export placed under its prefix, or its file list pointed outside its `data/`.
+    Archive { pick: usize, act: ArchiveAct },
+}
+
+/// What [`Act::Archive`] does to an export in S3.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArchiveAct {
+    Overwrite,
+    Delete,
+    Glacier,
+    ForeignExport,
+    RepointFileList,
 }
 
 /// What [`Act::PreWarm`] raises a table or index to: above every phase's warm throughput, or
@@ -584,6 +598,22 @@ pub fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
             2,
             "deletion_protection",
             pick().prop_map(|pick| Act::DeletionProtection { pick }).boxed(),
+        ),
+        (
+            2,
+            "archive",
+            (
+                pick(),
+                prop_oneof![
+                    Just(ArchiveAct::Overwrite),
+                    Just(ArchiveAct::Delete),
+                    Just(ArchiveAct::Glacier),
+                    Just(ArchiveAct::ForeignExport),
+                    Just(ArchiveAct::RepointFileList),
+                ],
+            )
+                .prop_map(|(pick, act)| Act::Archive { pick, act })
+                .boxed(),
         ),
     ];
     let options: Vec<(u32, BoxedStrategy<Act>)> = options
@@ -2063,6 +2093,11 @@ pub trait Account {
     fn delete_scheduled_action(&self, who: &str, key: &ScalableKey, name: &str) -> Result<(), String>;
     /// UpdateTable DeletionProtectionEnabled.
     fn set_deletion_protection(&self, who: &str, table: &str, on: bool) -> Result<(), String>;
+    /// An S3 act on `export` (one of [`World::exports`]) in its bucket. Unmodelled by default.
+    fn archive_act(&self, who: &str, export: &fake_aws::Export, act: ArchiveAct) -> Result<(), String> {
+        let _ = (who, export, act);
+        Err("S3 acts are not modelled in this account".into())
+    }
 }
 
 /// Plays one case in an account, checking the promises after each of our runs.
@@ -2418,6 +2453,18 @@ impl<A: Account> Harness<'_, A> {
                 if let Some(name) = Self::pick(&ours, *pick) {
                     let _ = account.disable_key(PERSON, name);
                 }
+            }
+            Act::Archive { pick, act } => {
+                let world = account.world();
+                let done: Vec<&fake_aws::Export> = world
+                    .exports
+                    .values()
+                    .filter(|e| e.status == ddb_rollover::table::ExportStatus::Completed)
+                    .collect();
+                if done.is_empty() {
+                    return;
+                }
+                let _ = account.archive_act(PERSON, done[*pick % done.len()], *act);
             }
             Act::PreWarm { pick, index, high } => {
                 let Some(name) = Self::pick(&ours, *pick) else {

@@ -77,11 +77,11 @@ use ddb_rollover::policy::settings::{
 use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use ddb_rollover::table::archive::{archives_under, prove, ArchiveProof, ExportLocation, ImportState};
-use ddb_rollover::table::seal::{denies_to_everyone, ResourcePolicy, NO_POLICY};
 use ddb_rollover::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, IndexSpec, SettingChange, TableSetting,
     TableSpec, TagChange, TtlChange, WarmPart, WarmRaise,
 };
+use ddb_rollover::table::seal::{denies_to_everyone, ResourcePolicy, NO_POLICY};
 use ddb_rollover::table::{
     ExportState, ExportStatus, ObservedEncryption, ObservedIndex, ObservedLocalIndex, ObservedTable,
     TableStatus, TtlState,

@@ -49,22 +49,29 @@ fn day(n: u32) -> NaiveDate {
 
 /// Both scheduled runs of `d`, on the fake's clock.
 async fn day_runs(fake: &FakeAws, policy: &Policy, d: NaiveDate) {
-    for (operation, when) in [
-        (Operation::CreateNew, at(d, "23:45:00")),
-        (Operation::ResizeOld, at(d + Duration::days(1), "00:15:00")),
-    ] {
-        fake.set_now(when);
-        let report = run(
-            fake,
-            policy,
-            operation,
-            &simulation(policy, &[operation], when).unwrap(),
-            ApplyOptions::default(),
-        )
-        .await
-        .unwrap();
-        assert!(report.succeeded(), "{report:#?}");
-    }
+    one_run(fake, policy, Operation::CreateNew, at(d, "23:45:00")).await;
+    one_run(
+        fake,
+        policy,
+        Operation::ResizeOld,
+        at(d + Duration::days(1), "00:15:00"),
+    )
+    .await;
+}
+
+/// One scheduled run at `when`, on the fake's clock; it must succeed.
+async fn one_run(fake: &FakeAws, policy: &Policy, operation: Operation, when: DateTime<Utc>) {
+    fake.set_now(when);
+    let report = run(
+        fake,
+        policy,
+        operation,
+        &simulation(policy, &[operation], when).unwrap(),
+        ApplyOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert!(report.succeeded(), "{report:#?}");
 }
 
 async fn restore_at(
@@ -198,13 +205,26 @@ async fn archived_and_deleted(fake: &FakeAws, policy: &Policy) -> NaiveDate {
 
 const TABLE: &str = "back_2018-10-02";
 
-/// The only export of [`TABLE`] in the fake.
+/// The newest export of [`TABLE`] in the fake: once the table is deleted, the final export
+/// after its seal, the one the deletion relied on.
 fn our_export(fake: &FakeAws) -> fake_aws::Export {
     let state = fake.state();
-    let mut ours = state.exports.values().filter(|e| e.table == TABLE);
-    let export = ours.next().expect("an export").clone();
-    assert!(ours.next().is_none());
-    export
+    state
+        .exports
+        .values()
+        .filter(|e| e.table == TABLE)
+        .max_by_key(|e| e.export_time)
+        .expect("an export")
+        .clone()
+}
+
+/// How many exports of [`TABLE`] have completed.
+fn completed_exports(fake: &FakeAws) -> usize {
+    fake.state()
+        .exports
+        .values()
+        .filter(|e| e.table == TABLE && e.status == ddb_rollover::table::ExportStatus::Completed)
+        .count()
 }
 
 #[tokio::test]
@@ -233,7 +253,9 @@ async fn another_tables_export_under_the_periods_prefix_is_not_restored() {
     // With our export gone, the other table's is refused, named, and nothing is created.
     fake.foreign_delete_table("operator", TABLE).unwrap();
     fake.advance(Duration::hours(1));
-    fake.foreign_delete_object("mallory", "archive", &ours.manifest_key());
+    for export in fake.state().exports.values().filter(|e| e.table == TABLE) {
+        fake.foreign_delete_object("mallory", "archive", &export.manifest_key());
+    }
     let refused = restore_at(&fake, &policy, at(d, "14:00:00"), "2018-10-02", false).await;
     let why = reasons(&refused);
     assert!(
@@ -298,18 +320,27 @@ async fn a_data_file_changed_after_the_export_keeps_the_table() {
     let policy = Policy::from_toml(POLICY).unwrap();
     for act in ["overwrite", "glacier", "repoint"] {
         let fake = FakeAws::new("back", at(day(1), "00:00:00"), Config::default());
-        // Runs until the export is complete (10-02 is a day old on 10-03's runs).
+        // Runs until the final export after the seal is complete (the archive export at age 1,
+        // then, past delete_after, the seal and the export the deletion relies on).
+        // The export completes between create_new (23:45) and the resize_old that would delete
+        // on it (00:15): the act comes in between.
         let mut d = day(1);
-        while fake
-            .state()
-            .exports
-            .values()
-            .all(|e| e.table != TABLE || e.status != ddb_rollover::table::ExportStatus::Completed)
-        {
-            day_runs(&fake, &policy, d).await;
+        loop {
+            one_run(&fake, &policy, Operation::CreateNew, at(d, "23:45:00")).await;
+            if completed_exports(&fake) >= 2 {
+                break;
+            }
+            one_run(
+                &fake,
+                &policy,
+                Operation::ResizeOld,
+                at(d + Duration::days(1), "00:15:00"),
+            )
+            .await;
             d += Duration::days(1);
-            assert!(d < day(8), "never exported");
+            assert!(d < day(10), "never exported after the seal");
         }
+        assert!(fake.state().tables.contains_key(TABLE), "deleted before the act");
         let export = our_export(&fake);
         let (first, _) = &export.files[0];
         match act {
@@ -317,9 +348,16 @@ async fn a_data_file_changed_after_the_export_keeps_the_table() {
             "glacier" => assert!(fake.foreign_set_storage_class("mallory", "archive", first, "GLACIER")),
             _ => assert!(fake.foreign_repoint_file_list("mallory", "archive", &export)),
         }
+        one_run(
+            &fake,
+            &policy,
+            Operation::ResizeOld,
+            at(d + Duration::days(1), "00:15:00"),
+        )
+        .await;
         for _ in 0..6 {
-            day_runs(&fake, &policy, d).await;
             d += Duration::days(1);
+            day_runs(&fake, &policy, d).await;
         }
         assert!(
             fake.state().tables.contains_key(TABLE),

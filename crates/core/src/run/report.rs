@@ -199,6 +199,11 @@ impl RunReport {
                 continue;
             }
             let error = lost.trouble();
+            // The verdict the run decided on for the table, as its own line carries it.
+            let verdict = tables
+                .iter()
+                .find(|line| line.item.table == lost.table)
+                .and_then(|line| line.item.verdict.clone());
             tables.push(TableLine::new(
                 PlanItem {
                     table: lost.table.clone(),
@@ -209,7 +214,7 @@ impl RunReport {
                     status: lost.status.clone(),
                     billing: None,
                     arn: None,
-                    verdict: None,
+                    verdict,
                     decision: Decision::Blocked,
                     reason: "the next table is not ready".into(),
                 },

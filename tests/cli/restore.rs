@@ -230,9 +230,18 @@ async fn an_import_short_of_the_archives_count_exits_1_and_the_table_is_not_tagg
     writer.write_batch(records).await.unwrap();
     let mut day = first + Duration::days(1);
     while testkit::describe_all(&client).await.contains_key(TABLE) {
-        day_runs(&control, &policy, day).await;
+        let report = day_runs(&control, &policy, day).await;
         day += Duration::days(1);
-        assert!(day < first + Duration::days(10), "{TABLE} never deleted");
+        let reasons: Vec<&String> = report
+            .tables
+            .iter()
+            .filter(|l| l.item.table == TABLE)
+            .map(|l| &l.item.reason)
+            .collect();
+        assert!(
+            day < first + Duration::days(10),
+            "{TABLE} never deleted: {reasons:?}"
+        );
     }
     // The manifests say 4 items where the data file holds 3.
     let objects = server.list_objects("archive", &format!("ddb-rollover/{TABLE}/"));

@@ -867,6 +867,13 @@ impl Forwarder {
         } else {
             body
         };
+        // moto's export ARNs are `…:table/{table ARN}/import/{id}`; AWS's `{table ARN}/export/{id}`:
+        // the client sees AWS's, moto gets its own back.
+        let body = if is_dynamodb(&parts.headers, "DescribeExport") {
+            export_layout::rewrite_export_arns(&body, export_layout::moto_export_arn)
+        } else {
+            body
+        };
         let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
         let reply = self
             .send(parts.method, path, &parts.headers, body.clone())
@@ -898,6 +905,18 @@ impl Forwarder {
         } else {
             reply
         };
+        let reply =
+            if ["DescribeExport", "ExportTableToPointInTime", "ListExports"].contains(&operation.as_str()) {
+                let (parts, body) = reply.into_parts();
+                let bytes = match body.collect().await {
+                    Ok(collected) => collected.to_bytes(),
+                    Err(never) => match never {},
+                };
+                let rewritten = export_layout::rewrite_export_arns(&bytes, export_layout::aws_export_arn);
+                Response::from_parts(parts, Full::new(rewritten))
+            } else {
+                reply
+            };
         if operation == "DeleteTable" && success {
             lock(&self.state).deleted();
         }
@@ -1427,7 +1446,13 @@ impl Forwarder {
                 let prefix = text("S3Prefix");
                 let items = description["ItemCount"].as_u64().unwrap_or(0);
                 match self
-                    .write_manifests(&arn, &bucket, prefix.as_deref(), items)
+                    .write_manifests(
+                        &arn,
+                        &export_layout::aws_export_arn(&arn),
+                        &bucket,
+                        prefix.as_deref(),
+                        items,
+                    )
                     .await
                 {
                     Some(directory) => directory,
@@ -1444,6 +1469,7 @@ impl Forwarder {
     async fn write_manifests(
         &self,
         arn: &str,
+        aws_arn: &str,
         bucket: &str,
         prefix: Option<&str>,
         items: u64,
@@ -1478,7 +1504,7 @@ impl Forwarder {
             .enumerate()
             .map(|(n, (key, etag))| (key, etag, if n == 0 { items } else { 0 }))
             .collect();
-        for (key, body) in export_layout::manifests(arn, bucket, prefix, &directory, &files) {
+        for (key, body) in export_layout::manifests(aws_arn, bucket, prefix, &directory, &files) {
             let path = format!(
                 "/{}/{}",
                 crate::percent_encode(bucket),

@@ -63,6 +63,7 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
     let mut deleted: Vec<(String, Option<String>)> = Vec::new();
     let mut exported: BTreeSet<String> = BTreeSet::new();
     let mut exported_when: BTreeMap<String, i64> = BTreeMap::new();
+    let mut final_exported: BTreeSet<String> = BTreeSet::new();
     let mut max_deletes_in_a_run = 0;
     for d in 0..DAYS {
         let day = start + Duration::days(d);
@@ -79,8 +80,8 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
         check(&create);
         let resize_at = at(day + Duration::days(1), "00:15:00");
         if d == 89 {
-            // The day the first table turns 90: a dry run shows the pending deletion and
-            // export before they happen.
+            // The day the first table turns 90: a dry run shows the pending seal (the first
+            // step of its deletion) and export before they happen.
             let dry = ApplyOptions {
                 dry_run: true,
                 ..ApplyOptions::default()
@@ -96,13 +97,18 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
             .unwrap();
             let pending: Vec<(&str, &str)> = plan
                 .lines_with(Outcome::Planned)
-                .filter(|l| matches!(l.item.decision, Decision::Export(_) | Decision::Delete(_)))
+                .filter(|l| {
+                    matches!(
+                        l.item.decision,
+                        Decision::Export(_) | Decision::Delete(_) | Decision::Seal(_)
+                    )
+                })
                 .map(|l| (l.item.decision.action(), l.item.table.as_str()))
                 .collect();
             assert_eq!(
                 pending,
                 [
-                    ("delete", "timeseries_2018-07-01"),
+                    ("seal", "timeseries_2018-07-01"),
                     ("export", "timeseries_2018-08-30")
                 ]
             );
@@ -123,6 +129,9 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
         let mut deletes = 0;
         for line in resize.lines_with(Outcome::Done) {
             match &line.item.decision {
+                Decision::Export(request) if request.after_seal => {
+                    final_exported.insert(request.name.clone());
+                }
                 Decision::Export(request) => {
                     exported.insert(request.name.clone());
                     exported_when.insert(request.name.clone(), d);
@@ -138,13 +147,14 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
     }
 
     // The last create_new ran on day 119 and pre-built day 120, the current day of the last
-    // resize_old (2018-10-29): tables exist for days 0..=120, minus those 90 or more days old
-    // (days 0..=30).
+    // resize_old (2018-10-29): tables exist for days 0..=120, minus those deleted. A table is
+    // sealed against writes by the run that finds it 90 days old, exported again by the next
+    // (91) and deleted by the one after (92), once that export is proven: days 0..=28 are gone.
     let current = start + Duration::days(DAYS);
-    let expected_deleted: Vec<String> = (0..=DAYS - 90)
+    let expected_deleted: Vec<String> = (0..=DAYS - 92)
         .map(|d| format!("timeseries_{}", start + Duration::days(d)))
         .collect();
-    let expected_kept: BTreeSet<String> = (DAYS - 90 + 1..=DAYS)
+    let expected_kept: BTreeSet<String> = (DAYS - 92 + 1..=DAYS)
         .map(|d| format!("timeseries_{}", start + Duration::days(d)))
         .collect();
 
@@ -167,6 +177,10 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
     assert!(max_deletes_in_a_run <= 5);
     for (name, archived_by) in &deleted {
         assert!(exported.contains(name), "{name} deleted without an export");
+        assert!(
+            final_exported.contains(name),
+            "{name} deleted without a final export after its seal"
+        );
         assert!(archived_by.is_some(), "{name}: delete names no export");
         let objects = server.list_objects("archive", &format!("exports/{name}/"));
         assert!(

@@ -24,7 +24,16 @@ fn health(output: &str) -> String {
 async fn our_family_tag_on_another_key_is_not_ready_in_status_and_create_new_alike() {
     let server = LocalDynamo::start(Server::Moto);
     let client = server.client().await;
-    let arn = testkit::create_plain_table(&client, NEXT).await;
+    testkit::create_plain_table(&client, NEXT).await;
+    let arn = client
+        .describe_table()
+        .table_name(NEXT)
+        .send()
+        .await
+        .unwrap()
+        .table
+        .and_then(|t| t.table_arn)
+        .expect("the table's ARN");
     client
         .tag_resource()
         .resource_arn(&arn)
@@ -51,7 +60,12 @@ async fn our_family_tag_on_another_key_is_not_ready_in_status_and_create_new_ali
     let (status_health, create_health) = (health(&status.stdout), health(&create.stdout));
     assert!(status_health.starts_with("health: NOT READY"), "{status_health}");
     assert!(create_health.starts_with("health: NOT READY"), "{create_health}");
-    assert!(status_health.contains("its key is"), "{status_health}");
+    assert!(
+        status_health.contains("its key is"),
+        "{}\n{}",
+        status.stdout,
+        status.stderr
+    );
     assert_eq!(said(&status_health), said(&create_health));
 
     // Read back from moto: still its own key, still only its tag.

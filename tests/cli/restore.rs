@@ -197,8 +197,9 @@ async fn written_archived_deleted_restored_and_read_back() {
         .iter()
         .filter(|k| k.ends_with("/manifest-summary.json"))
         .count();
+    // Each incarnation: its archive export, then its final export after the seal.
     assert_eq!(
-        manifests, 2,
+        manifests, 4,
         "archived again before the second deletion: {exports:?}"
     );
     let _ = std::fs::remove_file(&policy_file);
@@ -266,6 +267,8 @@ async fn an_import_short_of_the_archives_count_exits_1_and_the_table_is_not_tagg
         "json",
         "restore",
         "2018-10-02",
+        "--keep",
+        "3d",
         "--wait",
         "2m",
         "--yes",
@@ -284,7 +287,9 @@ async fn an_import_short_of_the_archives_count_exits_1_and_the_table_is_not_tagg
     let description = client.describe_table().table_name(TABLE).send().await.unwrap();
     let tags = testkit::tags_of(&client, description.table().unwrap().table_arn().unwrap()).await;
     assert!(
-        !tags.contains_key("ddb-rollover:family") && !tags.contains_key("ddb-rollover:keep-until"),
+        !tags.contains_key("ddb-rollover:family")
+            && !tags.contains_key("ddb-rollover:keep-until")
+            && tags.contains_key("ddb-rollover:short-import"),
         "{tags:?}"
     );
     let _ = std::fs::remove_file(&policy_file);

@@ -25,6 +25,38 @@ async fn exists(client: &aws_sdk_dynamodb::Client, table: &str) -> bool {
     testkit::describe_all(client).await.contains_key(table)
 }
 
+/// The export folders (`.../AWSDynamoDB/{id}/`) among `keys`, in key order.
+fn export_dirs(keys: &[String]) -> Vec<String> {
+    let mut dirs: Vec<String> = keys
+        .iter()
+        .filter_map(|k| {
+            let (before, after) = k.split_once("/AWSDynamoDB/")?;
+            let id = after.split('/').next()?;
+            Some(format!("{before}/AWSDynamoDB/{id}/"))
+        })
+        .collect();
+    dirs.dedup();
+    dirs
+}
+
+/// DescribeExport of every export of `table`, as an operator would look at them.
+async fn describe_exports(client: &aws_sdk_dynamodb::Client, table: &str) {
+    let arn = client
+        .describe_table()
+        .table_name(table)
+        .send()
+        .await
+        .unwrap()
+        .table
+        .and_then(|t| t.table_arn)
+        .expect("the table's ARN");
+    let exports = client.list_exports().table_arn(arn).send().await.unwrap();
+    for summary in exports.export_summaries() {
+        let export = summary.export_arn().expect("an export ARN");
+        client.describe_export().export_arn(export).send().await.unwrap();
+    }
+}
+
 #[tokio::test]
 async fn a_delete_waits_while_a_data_file_the_manifest_lists_is_missing() {
     let server = LocalDynamo::start(Server::Moto);
@@ -58,6 +90,28 @@ async fn a_delete_waits_while_a_data_file_the_manifest_lists_is_missing() {
         objects.iter().any(|k| k.ends_with("/manifest-files.json")),
         "{objects:?}"
     );
+    let archive_export = export_dirs(&objects);
+    assert_eq!(archive_export.len(), 1, "{objects:?}");
+
+    // Past delete_after the table is sealed against writes, then exported again: the deletion
+    // relies on that final export. Runs until it has started.
+    let final_export = loop {
+        day_runs(&control, &policy, day).await;
+        day += Duration::days(1);
+        let dirs = export_dirs(&server.list_objects("archive", &format!("ddb-rollover/{table}/")));
+        if let Some(new) = dirs.into_iter().find(|d| !archive_export.contains(d)) {
+            break new;
+        }
+        assert!(
+            exists(&client, table).await,
+            "{table} deleted before its final export"
+        );
+        assert!(day < first + Duration::days(10), "no final export of {table}");
+    };
+    // AWS writes the manifests when the export completes (the proxy, on the first DescribeExport
+    // that says COMPLETED): asked here, so the acts below come before the run that would delete.
+    describe_exports(&client, table).await;
+    let objects = server.list_objects("archive", &final_export);
     let data: Vec<&String> = objects.iter().filter(|k| k.contains("/data/")).collect();
     assert_eq!(data.len(), 1, "{objects:?}");
 

@@ -388,16 +388,23 @@ async fn far_future_and_unlabelled_clocks_are_refused_before_any_aws_call() {
 
 /// A table action the server refuses makes the invocation an error that names the tables.
 ///
-/// The policy only checks DynamoDB's minimum capacity (1). dynalite, like DynamoDB, also has an
-/// upper bound and refuses CreateTable above it with a ValidationException ("Given value
-/// 2000000000000 for ReadCapacityUnits is out of bounds"): a real server-side failure, not a
-/// fake. moto accepts any number, hence dynalite.
+/// The policy bounds capacities below anything DynamoDB refuses, so the refusal is DynamoDB's
+/// own ValidationException for a throughput above an account's limits, answered to CreateTable
+/// by the tests' proxy in front of dynalite (every other call reaches dynalite).
 #[tokio::test]
 async fn a_failed_create_table_is_a_function_error_on_dynalite() {
     let h = Harness::start(dynalite()).await;
-    let policy =
-        Policy::from_json(r#"{"phases":[{"min_age":0,"read":2000000000000,"write":1000}]}"#).unwrap();
-    let handler = Handler::new(Operation::CreateNew, policy, h.client.clone());
+    let proxy = testkit::Proxy::start(h._server.endpoint());
+    proxy.add(
+        testkit::Rule::op("CreateTable").always(),
+        testkit::Fault::Error {
+            status: 400,
+            error_type: "ValidationException".into(),
+            message: "Given value 2000000000000 for ReadCapacityUnits is out of bounds".into(),
+        },
+    );
+    let policy = Policy::from_json(r#"{"phases":[{"min_age":0,"read":2000,"write":1000}]}"#).unwrap();
+    let handler = Handler::new(Operation::CreateNew, policy, proxy.client().await);
 
     let error = handler
         .handle(event_file("scheduler_create_new.json"))

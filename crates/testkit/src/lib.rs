@@ -253,6 +253,14 @@ pub fn endpoint_env(endpoint: &str) -> Vec<(String, String)> {
     .collect()
 }
 
+/// An `Authorization` header in SigV4's shape: moto refuses anonymous reads of a private object
+/// (GetObject, a CopyObject's source, a PutObject over one) with 403, as S3 does, and checks
+/// only that a principal asked, not the signature.
+const AS_A_PRINCIPAL: (&str, &str) = (
+    "Authorization",
+    "AWS4-HMAC-SHA256 Credential=testing/20200101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0",
+);
+
 /// S3 on the same server, for archive exports. moto serves every service on its one port and
 /// accepts unsigned requests, so a plain HTTP/1.1 request over a TcpStream does: no S3 SDK
 /// (and its build time) just to make a bucket and read a listing back. These go to moto's own
@@ -303,7 +311,8 @@ impl LocalDynamo {
             percent_encode(bucket),
             percent_encode(key).replace("%2F", "/")
         );
-        let (status, reply) = http_request_with_body(&self.server_endpoint, "PUT", &path, body);
+        let (status, reply) = http_exchange(&self.server_endpoint, "PUT", &path, &[AS_A_PRINCIPAL], body);
+        let reply = String::from_utf8_lossy(&reply);
         if !(200..300).contains(&status) {
             panic!("testkit: putting s3://{bucket}/{key}: HTTP {status}: {reply}");
         }
@@ -317,7 +326,7 @@ impl LocalDynamo {
             percent_encode(bucket),
             percent_encode(key).replace("%2F", "/")
         );
-        let (status, body) = http_exchange(&self.server_endpoint, "GET", &path, &[], b"");
+        let (status, body) = http_exchange(&self.server_endpoint, "GET", &path, &[AS_A_PRINCIPAL], b"");
         if !(200..300).contains(&status) {
             panic!(
                 "testkit: getting s3://{bucket}/{key}: HTTP {status}: {}",
@@ -340,6 +349,7 @@ impl LocalDynamo {
         let headers = [
             ("x-amz-copy-source", source.as_str()),
             ("x-amz-storage-class", class),
+            AS_A_PRINCIPAL,
         ];
         let (status, body) = http_exchange(&self.server_endpoint, "PUT", &path, &headers, b"");
         if !(200..300).contains(&status) {

@@ -538,6 +538,9 @@ struct State {
     export_layout: bool,
     /// The exports laid out so far: ARN to their folder in S3.
     exports: HashMap<String, String>,
+    /// When the proxy first saw each export (seconds since the epoch): its `ExportTime`, which
+    /// moto leaves out and AWS gives (the request's time when it names none).
+    export_times: HashMap<String, f64>,
     /// The family whose IAM role the proxy enforces ([`Proxy::family_role`]).
     role: Option<String>,
     /// Refuse an UpdateTable that lowers a warm throughput ([`Proxy::warm_never_lowered`]).
@@ -913,7 +916,8 @@ impl Forwarder {
                     Err(never) => match never {},
                 };
                 let rewritten = export_layout::rewrite_export_arns(&bytes, export_layout::aws_export_arn);
-                Response::from_parts(parts, Full::new(rewritten))
+                let stamped = self.stamp_export_time(rewritten);
+                Response::from_parts(parts, Full::new(stamped))
             } else {
                 reply
             };
@@ -1415,6 +1419,27 @@ impl Forwarder {
         *response.headers_mut() = end_to_end(&parts.headers);
         response.headers_mut().remove(CONTENT_LENGTH);
         Ok(response)
+    }
+
+    /// An export's `ExportTime` where moto gives none: when the proxy first saw it, as AWS
+    /// stamps an export that names no time with the time of its request.
+    fn stamp_export_time(&self, bytes: Bytes) -> Bytes {
+        let Ok(mut answer) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+            return bytes;
+        };
+        let description = &mut answer["ExportDescription"];
+        let Some(arn) = description["ExportArn"].as_str().map(str::to_owned) else {
+            return bytes;
+        };
+        if description.get("ExportTime").is_some() {
+            return bytes;
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        let at = *lock(&self.state).export_times.entry(arn).or_insert(now);
+        description["ExportTime"] = at.into();
+        Bytes::from(answer.to_string())
     }
 
     /// [`Proxy::export_layout`]: the manifests of a COMPLETED export written once, and its

@@ -228,7 +228,7 @@ fn neighbour_warnings(naming: &TableNaming, not_ours: &[(&str, NotOurs)]) -> Vec
         match why {
             NotOurs::OtherFamily { family } => families.entry(family).or_default().push(name),
             NotOurs::LookAlike { .. } => look_alikes.push(name),
-            NotOurs::UnknownName => {}
+            NotOurs::UnknownName | NotOurs::ShortImport { .. } => {}
         }
     }
     let prefix = naming.name_prefix();
@@ -496,6 +496,7 @@ fn foreign_item(policy: &Policy, table: &ObservedTable, verdict: Verdict) -> Pla
             have,
             policy.key
         ),
+        NotOurs::ShortImport { .. } => format!("{why}: not ours, never touched"),
     };
     PlanItem {
         table: table.name.clone(),

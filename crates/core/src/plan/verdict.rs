@@ -31,7 +31,7 @@ use crate::policy::naming::{Ownership, TableNaming};
 use crate::policy::period::Slot;
 use crate::policy::scaling::{policy_name, resource_id, ScalableKey};
 use crate::policy::settings::{KeySchema, LocalIndex, Projection};
-use crate::policy::tags::{tagged_slot, TAG_ADOPTED, TAG_FAMILY};
+use crate::policy::tags::{tagged_slot, TAG_ADOPTED, TAG_FAMILY, TAG_SHORT_IMPORT};
 use crate::policy::Policy;
 use crate::table::{ObservedTable, ObservedWarm};
 
@@ -96,6 +96,9 @@ pub enum NotOurs {
     /// The name is ours but the key schema is not, and no family tag claims it: a hand-made
     /// look-alike.
     LookAlike { have: KeySchema },
+    /// `restore` imported it short of its archive: an operator looks into it before anything
+    /// treats it as the period's table.
+    ShortImport { why: String },
 }
 
 /// A part of a table that is not the policy's.
@@ -318,6 +321,7 @@ impl NotOurs {
             NotOurs::OtherFamily { family } => format!("family {family:?}"),
             NotOurs::UnknownName => "name".into(),
             NotOurs::LookAlike { .. } => "key".into(),
+            NotOurs::ShortImport { .. } => "short import".into(),
         }
     }
 }
@@ -334,6 +338,10 @@ impl fmt::Display for NotOurs {
             NotOurs::LookAlike { have } => write!(
                 f,
                 "its key is {have}, not the policy's, and no family tag claims it"
+            ),
+            NotOurs::ShortImport { why } => write!(
+                f,
+                "restore imported it short of its archive ({why}): look into it, delete it and restore again"
             ),
         }
     }
@@ -454,6 +462,9 @@ impl<'a> Judge<'a> {
         let not_ours = |why| Owner::NotOurs { why };
         let tags = table.tags.as_ref();
         let family = tags.and_then(|tags| tags.get(TAG_FAMILY));
+        if let Some(why) = tags.and_then(|tags| tags.get(TAG_SHORT_IMPORT)) {
+            return not_ours(NotOurs::ShortImport { why: why.clone() });
+        }
         if let Some(family) = family.filter(|f| *f != self.naming.prefix()) {
             return not_ours(NotOurs::OtherFamily {
                 family: family.clone(),

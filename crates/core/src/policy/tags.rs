@@ -36,6 +36,10 @@ pub const TAG_LAST_DEFERRAL: &str = "ddb-rollover:last-deferral";
 /// Set by `restore` (RFC 3339): retention neither archives nor deletes the restored table
 /// before this instant (the operator's `--keep`).
 pub const TAG_KEEP_UNTIL: &str = "ddb-rollover:keep-until";
+/// On a table `restore` imported short of its archive (fewer items than it lists, or errors):
+/// nobody's until an operator looks into it, so no run manages, archives or deletes it as the
+/// period's table.
+pub const TAG_SHORT_IMPORT: &str = "ddb-rollover:short-import";
 
 /// DynamoDB's tag limits: 50 tags per resource, keys up to 128 and values up to 256 characters.
 pub const MAX_TAGS: usize = 50;

@@ -16,6 +16,7 @@ use crate::table::archive::{ArchiveProof, ExportLocation, ImportState};
 use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
+use crate::table::seal::ResourcePolicy;
 use crate::table::{ExportState, ObservedTable, TtlState};
 
 /// `inner` with its tag calls paced at `rates`.
@@ -132,6 +133,34 @@ impl<C: ControlPlane + Send> ControlPlane for Paced<C> {
 
     async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
         self.inner.deregister_scaling(change).await
+    }
+
+    // The resource-based policy calls seal the few tables a run deletes: no pacing needed.
+    async fn get_resource_policy(&self, table: &str, arn: &str) -> Result<ResourcePolicy, ControlPlaneError> {
+        self.inner.get_resource_policy(table, arn).await
+    }
+
+    async fn put_resource_policy(
+        &self,
+        table: &str,
+        arn: &str,
+        document: &str,
+        expected_revision: &str,
+    ) -> Result<String, ControlPlaneError> {
+        self.inner
+            .put_resource_policy(table, arn, document, expected_revision)
+            .await
+    }
+
+    async fn delete_resource_policy(
+        &self,
+        table: &str,
+        arn: &str,
+        expected_revision: &str,
+    ) -> Result<(), ControlPlaneError> {
+        self.inner
+            .delete_resource_policy(table, arn, expected_revision)
+            .await
     }
 
     async fn prove_archive(&self, table: &str, export: &str) -> Result<ArchiveProof, ControlPlaneError> {

@@ -19,6 +19,7 @@
 //! archiving, a period with no proven archive. Dry run unless asked. CLI only: an import takes
 //! longer than a Lambda function may run.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -28,7 +29,7 @@ use sha2::{Digest, Sha256};
 use crate::plan::restore::restore_spec;
 use crate::plan::Operation;
 use crate::policy::period::Slot;
-use crate::policy::tags::{own_tags, TAG_KEEP_UNTIL};
+use crate::policy::tags::{own_tags, TAG_KEEP_UNTIL, TAG_SHORT_IMPORT};
 use crate::policy::Policy;
 use crate::run::clock::CheckedInstant;
 use crate::run::control::{ControlPlane, ControlPlaneError};
@@ -273,8 +274,19 @@ async fn restore_one<C: ControlPlane>(
             ) if table.status == TableStatus::Active => {
                 if let Some(short) = import_shortfall(items, imported, errors) {
                     line.outcome = "failed";
+                    // Marked, so that no run takes it for the period's table (its name and key
+                    // are ours): never managed, archived or deleted until an operator decides.
+                    let marker = TagChange {
+                        name: name.clone(),
+                        arn: table.arn.clone().unwrap_or_default(),
+                        tags: BTreeMap::from([(TAG_SHORT_IMPORT.to_string(), tag_value(&short))]),
+                    };
+                    let marked = match control.tag_table(&marker).await {
+                        Ok(()) => format!("marked {TAG_SHORT_IMPORT}, not ours: no run touches it"),
+                        Err(e) => format!("its {TAG_SHORT_IMPORT} marker could not be written ({e}): do not let runs take it for the period's table"),
+                    };
                     line.error = Some(format!(
-                        "import {import}: {short}; the table {name} is left without our tags (not ours: no run touches it, retention never archives it as this period's): look into it, delete it and restore again"
+                        "import {import}: {short}; the table {name} is left without our family tags, {marked}: look into it, delete it and restore again"
                     ));
                     return line;
                 }
@@ -305,6 +317,11 @@ async fn restore_one<C: ControlPlane>(
             _ => control.sleep(POLL).await,
         }
     }
+}
+
+/// A tag value: at most 256 characters, as DynamoDB allows.
+fn tag_value(text: &str) -> String {
+    text.chars().take(256).collect()
 }
 
 /// What disagrees between a COMPLETED import (`ImportedItemCount`, `ErrorCount`) and the

@@ -9,7 +9,7 @@ use std::time::Duration as StdDuration;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use ddb_rollover::policy::settings::{Billing, Capacity};
-use ddb_rollover::policy::tags::{TAG_FAMILY, TAG_KEEP_UNTIL};
+use ddb_rollover::policy::tags::{TAG_FAMILY, TAG_KEEP_UNTIL, TAG_SHORT_IMPORT};
 use ddb_rollover::run::clock::simulation;
 use ddb_rollover::run::restore::{restore, Restoration, RestoreOptions, RestoreReport};
 use ddb_rollover::{run, ApplyOptions, Operation, Policy};
@@ -309,10 +309,35 @@ async fn an_import_short_of_the_archives_count_fails_and_the_table_is_not_ours()
             && error.contains("1 item(s) could not be imported"),
         "{error}"
     );
-    // Read back: the table is there, with none of our tags (no family, period or keep tag).
+    // Read back: the table is there, with none of our family, period or keep tags, only the
+    // marker that keeps every run's hands off it.
     let state = fake.state();
     let table = &state.tables[TABLE];
-    assert!(table.tags.is_empty(), "{:?}", table.tags);
+    assert_eq!(
+        table.tags.keys().collect::<Vec<_>>(),
+        [TAG_SHORT_IMPORT],
+        "{:?}",
+        table.tags
+    );
+    // The runs after it neither manage nor export it: no call of a run names it, and no export
+    // of it is made (it never becomes the period's newest archive).
+    let exports_of = |fake: &FakeAws| fake.state().exports.values().filter(|e| e.table == TABLE).count();
+    let exports_before = exports_of(&fake);
+    let from = fake.log_len();
+    for n in 0..4 {
+        day_runs(&fake, &policy, d + Duration::days(n)).await;
+    }
+    let touched: Vec<String> = fake
+        .calls_since(from)
+        .iter()
+        .filter(|c| c.table == TABLE && !c.effects.is_empty())
+        .map(|c| c.operation.to_string())
+        .collect();
+    assert!(
+        touched.is_empty(),
+        "the runs called {touched:?} on the short table"
+    );
+    assert_eq!(exports_of(&fake), exports_before);
 }
 
 #[tokio::test]

@@ -72,7 +72,7 @@ use ddb_rollover::policy::settings::{
 use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use ddb_rollover::table::archive::{
-    archives_under, prove, ArchiveProof, ArchiveStore, ExportLocation, ImportState,
+    archives_under, prove, ArchiveProof, ArchiveStore, ExportLocation, ObjectHead, ImportState,
 };
 use ddb_rollover::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, IndexSpec, SettingChange, TableSetting,
@@ -2166,12 +2166,15 @@ impl ArchiveStore for FakeS3 {
             .collect())
     }
 
-    async fn missing(&self, bucket: &str, keys: &[String]) -> Result<Vec<String>, String> {
-        Ok(keys
-            .iter()
-            .filter(|key| !self.0.contains_key(&(bucket.to_string(), key.to_string())))
-            .cloned()
-            .collect())
+    async fn head(&self, bucket: &str, key: &str) -> Result<Option<ObjectHead>, String> {
+        Ok(self
+            .0
+            .get(&(bucket.to_string(), key.to_string()))
+            .map(|bytes| ObjectHead {
+                etag: String::new(),
+                size: bytes.len() as u64,
+                storage_class: None,
+            }))
     }
 }
 

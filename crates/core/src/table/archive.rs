@@ -114,6 +114,16 @@ pub fn parse_files(bytes: &[u8]) -> Result<Vec<ManifestFile>, String> {
         .collect()
 }
 
+/// What S3's HeadObject says of one object: what the proof compares with the manifest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectHead {
+    /// The ETag without its quotes.
+    pub etag: String,
+    pub size: u64,
+    /// `x-amz-storage-class`; `None` means STANDARD (S3 omits the header for it).
+    pub storage_class: Option<String>,
+}
+
 /// The S3 reads a proof needs, on AWS's S3 or a fake's.
 pub trait ArchiveStore {
     /// The object's bytes; `Ok(None)` when there is no such key.
@@ -128,12 +138,27 @@ pub trait ArchiveStore {
         bucket: &str,
         prefix: &str,
     ) -> impl std::future::Future<Output = Result<Vec<String>, String>> + Send;
-    /// The keys of `keys` that are not in the bucket.
-    fn missing(
+    /// `Ok(None)` when there is no such key (404; a 403 is an error, not an absence).
+    fn head(
         &self,
         bucket: &str,
-        keys: &[String],
-    ) -> impl std::future::Future<Output = Result<Vec<String>, String>> + Send;
+        key: &str,
+    ) -> impl std::future::Future<Output = Result<Option<ObjectHead>, String>> + Send;
+}
+
+/// How many HeadObject calls one proof keeps in flight: S3 serves thousands a second per
+/// prefix, and an export of a large table lists thousands of data files.
+const HEADS_IN_FLIGHT: usize = 16;
+
+/// The keys of `keys` that are not in the bucket.
+async fn missing<S: ArchiveStore>(store: &S, bucket: &str, keys: &[String]) -> Result<Vec<String>, String> {
+    use futures::stream::{self, StreamExt, TryStreamExt};
+    let heads: Vec<(String, bool)> = stream::iter(keys)
+        .map(|key| async move { Ok::<_, String>((key.clone(), store.head(bucket, key).await?.is_some())) })
+        .buffered(HEADS_IN_FLIGHT)
+        .try_collect()
+        .await?;
+    Ok(heads.into_iter().filter(|(_, there)| !there).map(|(key, _)| key).collect())
 }
 
 /// Checks an export's manifest and files in `store`. S3 failures are reasons, not errors: the
@@ -189,7 +214,7 @@ pub async fn prove<S: ArchiveStore>(store: &S, location: &ExportLocation) -> Arc
         ));
     }
     let keys: Vec<String> = files.iter().map(|f| f.data_file_s3_key.clone()).collect();
-    match store.missing(bucket, &keys).await {
+    match missing(store, bucket, &keys).await {
         Ok(missing) if missing.is_empty() => ArchiveProof::Proven {
             export: location.export.clone(),
             bucket: bucket.clone(),
@@ -266,12 +291,12 @@ mod tests {
         async fn list(&self, _bucket: &str, prefix: &str) -> Result<Vec<String>, String> {
             Ok(self.0.keys().filter(|k| k.starts_with(prefix)).cloned().collect())
         }
-        async fn missing(&self, _bucket: &str, keys: &[String]) -> Result<Vec<String>, String> {
-            Ok(keys
-                .iter()
-                .filter(|k| !self.0.contains_key(*k))
-                .cloned()
-                .collect())
+        async fn head(&self, _bucket: &str, key: &str) -> Result<Option<ObjectHead>, String> {
+            Ok(self.0.get(key).map(|bytes| ObjectHead {
+                etag: String::new(),
+                size: bytes.len() as u64,
+                storage_class: None,
+            }))
         }
     }
 

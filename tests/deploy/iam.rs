@@ -24,8 +24,8 @@ use aws_sdk_dynamodb::types::{
 use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::Operation;
 use deploy_checks::features::{
-    archive_s3_actions, combinations, Features, AUTOSCALING_ACTIONS, EXPORT_S3_ACTIONS, PROOF_LIST_ACTION, PROOF_S3_ACTIONS,
-    SCALING_READS,
+    archive_s3_actions, combinations, Features, AUTOSCALING_ACTIONS, EXPORT_S3_ACTIONS, PROOF_LIST_ACTION,
+    PROOF_S3_ACTIONS, SCALING_READS,
 };
 use deploy_checks::iam::{self, evaluate, table_arn, tags, Decision, Request, Statement, Tags};
 use deploy_checks::recorder::{Call, Recorder};
@@ -494,7 +494,10 @@ fn the_archive_statement_exists_exactly_when_archive_bucket_is_set() {
 
     let archiving = s3_statements(&RETENTION_STACK);
     assert_eq!(archiving.len(), 2, "{archiving:#?}");
-    assert!(archiving.iter().all(|(id, _)| id == "ResizeOldFunction"), "{archiving:#?}");
+    assert!(
+        archiving.iter().all(|(id, _)| id == "ResizeOldFunction"),
+        "{archiving:#?}"
+    );
     let (_, statement) = archiving
         .iter()
         .find(|(_, s)| s.resources == [ARCHIVE_OBJECTS])
@@ -504,7 +507,12 @@ fn the_archive_statement_exists_exactly_when_archive_bucket_is_set() {
         .find(|(_, s)| s.resources == [ARCHIVE_BUCKET])
         .expect("a statement on the archive bucket");
     assert_eq!(listing.actions, [PROOF_LIST_ACTION]);
-    let mut actions: Vec<&str> = statement.actions.iter().chain(&listing.actions).map(String::as_str).collect();
+    let mut actions: Vec<&str> = statement
+        .actions
+        .iter()
+        .chain(&listing.actions)
+        .map(String::as_str)
+        .collect();
     actions.sort();
     assert_eq!(actions, archive_s3_actions());
     // Listing: the archive prefix and below, in this bucket only. With it a missing key is a
@@ -523,7 +531,11 @@ fn the_archive_statement_exists_exactly_when_archive_bucket_is_set() {
         (ARCHIVE_BUCKET, "ddb-rolloverX/"),
         ("arn:aws:s3:::other-bucket", ARCHIVE_PREFIX),
     ] {
-        assert_eq!(list(bucket, prefix), Decision::ImplicitDeny, "{bucket} {prefix:?}");
+        assert_eq!(
+            list(bucket, prefix),
+            Decision::ImplicitDeny,
+            "{bucket} {prefix:?}"
+        );
     }
     assert_eq!(
         evaluate(

@@ -37,7 +37,10 @@ async fn s3_objects_are_read_listed_and_headed_as_moto_holds_them() {
     let key = "exports/AWSDynamoDB/01234-abcd/manifest files+1.json";
     let body = br#"{"itemCount": 3}"#;
     db.put_object("sdk-archive", key, body);
-    assert_eq!(store.get("sdk-archive", key).await.unwrap().as_deref(), Some(&body[..]));
+    assert_eq!(
+        store.get("sdk-archive", key).await.unwrap().as_deref(),
+        Some(&body[..])
+    );
     assert_eq!(store.get("sdk-archive", "exports/none.json").await.unwrap(), None);
     assert_eq!(store.get("no-such-bucket", key).await.unwrap(), None);
 
@@ -71,10 +74,17 @@ async fn s3_objects_are_read_listed_and_headed_as_moto_holds_them() {
         .send()
         .await
         .unwrap();
-    let cold = store.head("sdk-archive", "exports/cold.json.gz").await.unwrap().unwrap();
+    let cold = store
+        .head("sdk-archive", "exports/cold.json.gz")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((cold.size, cold.storage_class.as_deref()), (4, Some("GLACIER")));
     assert!(!cold.etag.contains('"'), "{cold:?}");
-    assert_eq!(store.head("sdk-archive", "exports/none.json").await.unwrap(), None);
+    assert_eq!(
+        store.head("sdk-archive", "exports/none.json").await.unwrap(),
+        None
+    );
 
     // Listing: every key under a prefix, across pages (ListObjectsV2 gives 1,000 a page).
     db.put_object("sdk-archive", "other/x.json", b"{}");
@@ -108,12 +118,27 @@ async fn an_s3_refusal_is_an_error_naming_the_grant_never_an_absence() {
             message: "Access Denied".into(),
         },
     );
-    let head = store.head("sdk-archive", "p/data/missing.json.gz").await.unwrap_err();
-    assert!(head.contains("403") && head.contains("s3:ListBucket") && head.contains("s3:GetObject"), "{head}");
-    let get = store.get("sdk-archive", "p/manifest-summary.json").await.unwrap_err();
-    assert!(get.contains("s3:ListBucket") && get.contains("arn:aws:s3:::sdk-archive"), "{get}");
+    let head = store
+        .head("sdk-archive", "p/data/missing.json.gz")
+        .await
+        .unwrap_err();
+    assert!(
+        head.contains("403") && head.contains("s3:ListBucket") && head.contains("s3:GetObject"),
+        "{head}"
+    );
+    let get = store
+        .get("sdk-archive", "p/manifest-summary.json")
+        .await
+        .unwrap_err();
+    assert!(
+        get.contains("s3:ListBucket") && get.contains("arn:aws:s3:::sdk-archive"),
+        "{get}"
+    );
     let list = store.list("sdk-archive", "p/").await.unwrap_err();
-    assert!(list.contains("s3:ListBucket") && list.contains("s3:prefix"), "{list}");
+    assert!(
+        list.contains("s3:ListBucket") && list.contains("s3:prefix"),
+        "{list}"
+    );
 }
 
 /// A connection dropped before the answer is retried by the SDK's standard strategy, for each
@@ -131,7 +156,9 @@ async fn a_dropped_connection_is_retried_for_s3_ssm_and_eventbridge() {
     let got = S3Store(&clients.s3).get("sdk-archive", "k.json").await;
     assert_eq!(got, Ok(Some(b"{}".to_vec())));
     proxy.add(Rule::op(NOT_DYNAMODB), Fault::Reset);
-    put_parameter(&clients.ssm, "/ddb-rollover/sdk/tables", "{}").await.unwrap();
+    put_parameter(&clients.ssm, "/ddb-rollover/sdk/tables", "{}")
+        .await
+        .unwrap();
     proxy.add(Rule::op(NOT_DYNAMODB), Fault::Drop);
     let failures = put_events(&clients.eventbridge, &[ready("sdk_1")], |e| e.to_string()).await;
     assert!(failures.is_empty(), "{failures:?}");
@@ -145,8 +172,16 @@ async fn a_dropped_connection_is_retried_for_s3_ssm_and_eventbridge() {
         .await
         .unwrap();
     assert_eq!(parameter.parameter().unwrap().value(), Some("{}"));
-    assert_eq!(received(&queue).await, [("Table Ready".to_string(), "sdk_1".to_string())]);
-    assert_eq!(proxy.faulted_counts().values().sum::<usize>(), 3, "{:?}", proxy.calls());
+    assert_eq!(
+        received(&queue).await,
+        [("Table Ready".to_string(), "sdk_1".to_string())]
+    );
+    assert_eq!(
+        proxy.faulted_counts().values().sum::<usize>(),
+        3,
+        "{:?}",
+        proxy.calls()
+    );
 }
 
 fn ready(table: &str) -> Event {
@@ -166,7 +201,10 @@ async fn parameters_are_written_overwritten_and_read_back() {
     }
     let got = clients.ssm.get_parameter().name(name).send().await.unwrap();
     let parameter = got.parameter().unwrap();
-    assert_eq!((parameter.value(), parameter.version()), (Some(r#"{"current":"b"}"#), 2));
+    assert_eq!(
+        (parameter.value(), parameter.version()),
+        (Some(r#"{"current":"b"}"#), 2)
+    );
     let missing = clients
         .ssm
         .get_parameter()
@@ -217,8 +255,13 @@ async fn the_clients_share_one_credentials_cache() {
         .await;
     let clients = AwsClients::from_config(&config);
     for n in 0..3 {
-        S3Store(&clients.s3).head("sdk-archive", &format!("k{n}")).await.unwrap();
-        put_parameter(&clients.ssm, "/ddb-rollover/sdk/cache", "{}").await.unwrap();
+        S3Store(&clients.s3)
+            .head("sdk-archive", &format!("k{n}"))
+            .await
+            .unwrap();
+        put_parameter(&clients.ssm, "/ddb-rollover/sdk/cache", "{}")
+            .await
+            .unwrap();
         let failures = put_events(&clients.eventbridge, &[ready("sdk_0")], |e| e.to_string()).await;
         assert!(failures.is_empty(), "{failures:?}");
     }

@@ -46,7 +46,13 @@ pub async fn subscribe(endpoint: &str) -> Queue {
     events
         .put_targets()
         .rule("rollover")
-        .targets(aws_sdk_eventbridge::types::Target::builder().id("queue").arn(arn).build().unwrap())
+        .targets(
+            aws_sdk_eventbridge::types::Target::builder()
+                .id("queue")
+                .arn(arn)
+                .build()
+                .unwrap(),
+        )
         .send()
         .await
         .unwrap();

@@ -406,7 +406,10 @@ mod tests {
         let with = |prefix: &str| Request::new("s3:ListBucket", "r").with_context("s3:prefix", prefix);
         assert!(like.holds(&with("ddb-rollover/")) && like.holds(&with("ddb-rollover/t/AWSDynamoDB/")));
         assert!(!like.holds(&with("ddb-rolloverX/")) && !like.holds(&with("")));
-        assert!(!like.holds(&Request::new("s3:ListBucket", "r")), "an absent key matches nothing");
+        assert!(
+            !like.holds(&Request::new("s3:ListBucket", "r")),
+            "an absent key matches nothing"
+        );
     }
 
     #[test]

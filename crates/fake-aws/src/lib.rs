@@ -72,7 +72,7 @@ use ddb_rollover::policy::settings::{
 use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use ddb_rollover::table::archive::{
-    archives_under, prove, ArchiveProof, ArchiveStore, ExportLocation, ObjectHead, ImportState,
+    archives_under, prove, ArchiveProof, ArchiveStore, ExportLocation, ImportState, ObjectHead,
 };
 use ddb_rollover::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, IndexSpec, SettingChange, TableSetting,

@@ -8,8 +8,8 @@
 //! prefix: without it every missing data file would read as a refusal.
 
 use aws_config::SdkConfig;
-use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::config::http::HttpResponse;
+use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::Client;
 
 use crate::aws::call_error::CallError;
@@ -31,7 +31,12 @@ pub struct S3Store<'a>(pub &'a Client);
 
 /// What an S3 call's failure means for the proof: `Ok` for an absence (404), else the error
 /// in words, with the grant to add when S3 refused (403).
-fn refusal<E>(error: &SdkError<E, HttpResponse>, operation: &'static str, bucket: &str, key: &str) -> Result<(), String>
+fn refusal<E>(
+    error: &SdkError<E, HttpResponse>,
+    operation: &'static str,
+    bucket: &str,
+    key: &str,
+) -> Result<(), String>
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
 {
@@ -50,7 +55,9 @@ where
              for its prefix: without it S3 answers 403, not 404, for a key that is not there"
         )
     };
-    Err(format!("{error} (s3://{bucket}/{key}: access denied; the role needs {grant})"))
+    Err(format!(
+        "{error} (s3://{bucket}/{key}: access denied; the role needs {grant})"
+    ))
 }
 
 /// `"abc"` → `abc`: S3 quotes ETags in headers and listings.
@@ -117,7 +124,10 @@ mod tests {
 
     #[test]
     fn etags_lose_their_quotes() {
-        assert_eq!(unquoted("\"9b2cf535f27731c974343645a3985328\""), "9b2cf535f27731c974343645a3985328");
+        assert_eq!(
+            unquoted("\"9b2cf535f27731c974343645a3985328\""),
+            "9b2cf535f27731c974343645a3985328"
+        );
         assert_eq!(unquoted("abc-2"), "abc-2");
     }
 }

@@ -20,6 +20,7 @@ pub const TABLE_DELETED: &str = "Table Deleted";
 pub const TABLE_RESTORED: &str = "Table Restored";
 
 /// PutEvents takes at most 10 entries a call.
+#[cfg(feature = "eventbridge")]
 const EVENTS_PER_CALL: usize = 10;
 
 /// One event: its detail type and detail.
@@ -60,7 +61,10 @@ pub async fn put_events(
 
 /// The entries PutEvents refused (`FailedEntryCount` > 0: each entry's `ErrorCode`).
 #[cfg(feature = "eventbridge")]
-fn failed_entries(results: &[aws_sdk_eventbridge::types::PutEventsResultEntry], batch: &[Event]) -> Vec<String> {
+fn failed_entries(
+    results: &[aws_sdk_eventbridge::types::PutEventsResultEntry],
+    batch: &[Event],
+) -> Vec<String> {
     batch
         .iter()
         .zip(results)

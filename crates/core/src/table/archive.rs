@@ -158,7 +158,11 @@ async fn missing<S: ArchiveStore>(store: &S, bucket: &str, keys: &[String]) -> R
         .buffered(HEADS_IN_FLIGHT)
         .try_collect()
         .await?;
-    Ok(heads.into_iter().filter(|(_, there)| !there).map(|(key, _)| key).collect())
+    Ok(heads
+        .into_iter()
+        .filter(|(_, there)| !there)
+        .map(|(key, _)| key)
+        .collect())
 }
 
 /// Checks an export's manifest and files in `store`. S3 failures are reasons, not errors: the

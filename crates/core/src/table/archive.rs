@@ -153,8 +153,12 @@ const HEADS_IN_FLIGHT: usize = 16;
 /// The keys of `keys` that are not in the bucket.
 async fn missing<S: ArchiveStore>(store: &S, bucket: &str, keys: &[String]) -> Result<Vec<String>, String> {
     use futures::stream::{self, StreamExt, TryStreamExt};
-    let heads: Vec<(String, bool)> = stream::iter(keys)
-        .map(|key| async move { Ok::<_, String>((key.clone(), store.head(bucket, key).await?.is_some())) })
+    // Owned keys: a future borrowing the slice's items is not Send for every lifetime.
+    let heads: Vec<(String, bool)> = stream::iter(keys.to_vec())
+        .map(|key: String| async move {
+            let there = store.head(bucket, &key).await?.is_some();
+            Ok::<_, String>((key, there))
+        })
         .buffered(HEADS_IN_FLIGHT)
         .try_collect()
         .await?;

@@ -75,14 +75,11 @@ pub(crate) async fn describe(
         .await
         .map_err(|e| classify("DescribeScalingPolicies", "", &e))?;
     for policy in policies {
-        let Some(dimension) = ScalableDimension::from_wire(policy.scalable_dimension().as_str()) else {
-            continue;
-        };
-        let key = ScalableKey {
-            resource_id: policy.resource_id().to_string(),
-            dimension,
-        };
-        let Some(target) = targets.get_mut(&key) else {
+        let Some(target) = target_of(
+            &mut targets,
+            policy.resource_id(),
+            Some(policy.scalable_dimension().as_str()),
+        ) else {
             continue;
         };
         let tracking = policy.target_tracking_scaling_policy_configuration();
@@ -105,23 +102,28 @@ pub(crate) async fn describe(
         .await
         .map_err(|e| classify("DescribeScheduledActions", "", &e))?;
     for action in scheduled {
-        let Some(dimension) = action
-            .scalable_dimension()
-            .and_then(|d| ScalableDimension::from_wire(d.as_str()))
-        else {
-            continue;
-        };
-        let key = ScalableKey {
-            resource_id: action.resource_id().to_string(),
-            dimension,
-        };
-        if let Some(target) = targets.get_mut(&key) {
+        let dimension = action.scalable_dimension().map(|d| d.as_str());
+        if let Some(target) = target_of(&mut targets, action.resource_id(), dimension) {
             target
                 .scheduled_actions
                 .push(action.scheduled_action_name().to_string());
         }
     }
     Ok(targets.into_values().collect())
+}
+
+/// The registered target a policy or scheduled action is on, by its resource and dimension as
+/// the API names them; `None` for a dimension that is not DynamoDB's or a target not listed.
+fn target_of<'t>(
+    targets: &'t mut BTreeMap<ScalableKey, ObservedScalableTarget>,
+    resource_id: &str,
+    dimension: Option<&str>,
+) -> Option<&'t mut ObservedScalableTarget> {
+    let key = ScalableKey {
+        resource_id: resource_id.to_string(),
+        dimension: ScalableDimension::from_wire(dimension?)?,
+    };
+    targets.get_mut(&key)
 }
 
 /// Registers each target, then puts our target-tracking policy on it. A policy that cannot be

@@ -128,13 +128,12 @@ async fn written_archived_deleted_restored_and_read_back() {
         "a dry run imported"
     );
 
-    let signed = crate::support::signed_client(server.endpoint()).await;
-    let queue = crate::support::events::subscribe(&signed).await;
+    let queue = crate::support::events::subscribe(server.endpoint()).await;
     let done = restore(true);
     assert_eq!(done.code, 0, "{}\n{}", done.stdout, done.stderr);
     let report: serde_json::Value = serde_json::from_str(&done.stdout).unwrap();
     assert_eq!(report["tables"][0]["outcome"], "done", "{report:#}");
-    let events = crate::support::events::received(&signed, &queue).await;
+    let events = crate::support::events::received(&queue).await;
     assert_eq!(
         events,
         [("Table Restored".to_string(), TABLE.to_string())],

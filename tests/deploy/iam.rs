@@ -22,11 +22,10 @@ use aws_sdk_dynamodb::types::{
     AttributeDefinition, KeySchemaElement, KeyType, ProvisionedThroughput, ScalarAttributeType,
 };
 use ddb_rollover::aws::dynamodb::DynamoDb;
-use ddb_rollover::aws::signed::SignedClient;
 use ddb_rollover::Operation;
 use deploy_checks::features::{
-    archive_s3_actions, combinations, Features, AUTOSCALING_ACTIONS, EXPORT_S3_ACTIONS, PROOF_S3_ACTIONS,
-    SCALING_READS,
+    archive_s3_actions, combinations, Features, AUTOSCALING_ACTIONS, EXPORT_S3_ACTIONS, PROOF_LIST_ACTION,
+    PROOF_S3_ACTIONS, SCALING_READS,
 };
 use deploy_checks::iam::{self, evaluate, table_arn, tags, Decision, Request, Statement, Tags};
 use deploy_checks::recorder::{Call, Recorder};
@@ -44,6 +43,9 @@ const RETENTION_STACK: [(&str, &str); 6] = [
     ("DeleteAfter", "2"),
 ];
 const ARCHIVE_OBJECTS: &str = "arn:aws:s3:::archive-bucket/ddb-rollover/*";
+const ARCHIVE_BUCKET: &str = "arn:aws:s3:::archive-bucket";
+/// ArchivePrefix's default.
+const ARCHIVE_PREFIX: &str = "ddb-rollover/";
 
 /// The tag that says which stack's tables a table belongs to, and our stack's value for it
 /// (TablePrefix's default).
@@ -257,6 +259,7 @@ fn expected_resources(action: &str) -> Vec<String> {
     match action.to_ascii_lowercase().as_str() {
         "dynamodb:listtables" => vec!["*".into()],
         "dynamodb:describeexport" => vec![format!("{}/export/*", table_arn("timeseries_*"))],
+        "s3:listbucket" => vec![ARCHIVE_BUCKET.into()],
         a if a.starts_with("s3:") => vec![ARCHIVE_OBJECTS.into()],
         _ => vec![table_arn("timeseries_*")],
     }
@@ -500,13 +503,58 @@ fn the_archive_statement_exists_exactly_when_archive_bucket_is_set() {
     );
 
     let archiving = s3_statements(&RETENTION_STACK);
-    assert_eq!(archiving.len(), 1, "{archiving:#?}");
-    let (id, statement) = &archiving[0];
-    assert_eq!(id, "ResizeOldFunction");
-    assert_eq!(statement.resources, [ARCHIVE_OBJECTS]);
-    let mut actions = statement.actions.clone();
+    assert_eq!(archiving.len(), 2, "{archiving:#?}");
+    assert!(
+        archiving.iter().all(|(id, _)| id == "ResizeOldFunction"),
+        "{archiving:#?}"
+    );
+    let (_, statement) = archiving
+        .iter()
+        .find(|(_, s)| s.resources == [ARCHIVE_OBJECTS])
+        .expect("a statement on the archive's objects");
+    let (_, listing) = archiving
+        .iter()
+        .find(|(_, s)| s.resources == [ARCHIVE_BUCKET])
+        .expect("a statement on the archive bucket");
+    assert_eq!(listing.actions, [PROOF_LIST_ACTION]);
+    let mut actions: Vec<&str> = statement
+        .actions
+        .iter()
+        .chain(&listing.actions)
+        .map(String::as_str)
+        .collect();
     actions.sort();
     assert_eq!(actions, archive_s3_actions());
+    // Listing: the archive prefix and below, in this bucket only. With it a missing key is a
+    // 404, not a 403 (S3 API Reference, HeadObject, "Permissions").
+    let list = |bucket: &str, prefix: &str| {
+        evaluate(
+            std::slice::from_ref(listing),
+            &Request::new("s3:ListBucket", bucket).with_context("s3:prefix", prefix),
+        )
+    };
+    assert!(list(ARCHIVE_BUCKET, ARCHIVE_PREFIX).is_allowed());
+    assert!(list(ARCHIVE_BUCKET, "ddb-rollover/timeseries/AWSDynamoDB/01/data/").is_allowed());
+    for (bucket, prefix) in [
+        (ARCHIVE_BUCKET, ""),
+        (ARCHIVE_BUCKET, "other/"),
+        (ARCHIVE_BUCKET, "ddb-rolloverX/"),
+        ("arn:aws:s3:::other-bucket", ARCHIVE_PREFIX),
+    ] {
+        assert_eq!(
+            list(bucket, prefix),
+            Decision::ImplicitDeny,
+            "{bucket} {prefix:?}"
+        );
+    }
+    assert_eq!(
+        evaluate(
+            std::slice::from_ref(listing),
+            &Request::new("s3:ListBucket", ARCHIVE_BUCKET)
+        ),
+        Decision::ImplicitDeny,
+        "a listing without a prefix"
+    );
     // Outside the prefix, or in another bucket: nothing.
     for outside in [
         "arn:aws:s3:::archive-bucket/other/x",
@@ -631,15 +679,15 @@ const NOT_OURS: [&str; 2] = ["timeseries_backup", SIBLING];
 async fn run_day(
     d: &Deployed,
     client: &aws_sdk_dynamodb::Client,
-    archives: Option<&SignedClient>,
+    archives: Option<&aws_sdk_s3::Client>,
     recorder: &Recorder,
     at: &str,
 ) {
     let recording = recorder.attach(client);
     for s in &d.function.schedules {
         let mut control = DynamoDb::new(recording.clone());
-        if let Some(signed) = archives {
-            control = control.with_archives(signed.clone());
+        if let Some(s3) = archives {
+            control = control.with_archives(s3.clone());
         }
         let report = scenario::run_schedule_at(&d.function, s, control, at)
             .await
@@ -884,12 +932,12 @@ async fn with_every_option_on_each_call_is_allowed_and_each_grant_is_used() {
     let client = db.client().await;
     seed_tables(&client).await;
 
-    let signed = crate::support::signed_client(db.endpoint()).await;
+    let s3 = crate::support::aws_clients(db.endpoint()).await.s3;
     let recorders: Vec<Recorder> = functions.iter().map(|_| Recorder::new(&client)).collect();
     for day in 0..RETENTION_DAYS {
         for (d, recorder) in functions.iter().zip(&recorders) {
             let at = scenario::scheduled_time_on_day(d.operation(), day);
-            run_day(d, &client, Some(&signed), recorder, &at).await;
+            run_day(d, &client, Some(&s3), recorder, &at).await;
         }
     }
     for (d, recorder) in functions.iter().zip(&recorders) {
@@ -918,6 +966,16 @@ async fn with_every_option_on_each_call_is_allowed_and_each_grant_is_used() {
                 "{action} on {arn}: the archive could not be proven before a deletion"
             );
         }
+        // The key's own folder listed: a missing file there answers 404, not 403.
+        let folder = &key[..key.rfind('/').map_or(0, |at| at + 1)];
+        assert!(
+            evaluate(
+                &resize.statements,
+                &Request::new(PROOF_LIST_ACTION, ARCHIVE_BUCKET).with_context("s3:prefix", folder)
+            )
+            .is_allowed(),
+            "s3:ListBucket for {folder:?}: a missing file under it would read as a refusal"
+        );
     }
 
     let remaining = testkit::describe_all(&client).await;

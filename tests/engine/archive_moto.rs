@@ -116,13 +116,20 @@ async fn a_delete_waits_while_a_data_file_the_manifest_lists_is_missing() {
     assert_eq!(data.len(), 1, "{objects:?}");
 
     // Someone removes the data file: once the table is due for deletion, runs keep it.
-    // Read signed: moto refuses an unsigned GetObject of a key with `//`.
-    let signed = crate::support::signed_client(server.endpoint()).await;
-    let original = signed
-        .s3_get("archive", data[0])
+    // Read with the SDK, signed: moto refuses an unsigned GetObject of a key with `//`.
+    let s3 = crate::support::aws_clients(server.endpoint()).await.s3;
+    let original = s3
+        .get_object()
+        .bucket("archive")
+        .key(data[0])
+        .send()
+        .await
+        .expect("the data file")
+        .body
+        .collect()
         .await
         .unwrap()
-        .expect("the data file");
+        .into_bytes();
     server.delete_object("archive", data[0]);
     let line = loop {
         let report = day_runs(&control, &policy, day).await;

@@ -10,4 +10,4 @@ mod grace;
 mod indexes;
 mod no_autoscaling_servers;
 mod promises_moto;
-mod signed_moto;
+mod sdk_moto;

@@ -98,7 +98,7 @@ fn aws_proxy(moto: &LocalDynamo, role: Option<&str>) -> Proxy {
 async fn control(proxy: &Proxy) -> DynamoDb {
     DynamoDb::new(table_client(&proxy.endpoint()))
         .with_autoscaling(scaling_client(&proxy.endpoint()))
-        .with_archives(crate::support::signed_client(&proxy.endpoint()).await)
+        .with_archives(crate::support::aws_clients(&proxy.endpoint()).await.s3)
 }
 
 // ------------------------------------------------------------------------------------------

@@ -9,7 +9,6 @@
 use std::collections::BTreeSet;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use ddb_rollover::aws::signed::SSM;
 
 use crate::support::events::{received, subscribe};
 use ddb_rollover::{Operation, Policy};
@@ -41,15 +40,15 @@ async fn tables_on(client: &aws_sdk_dynamodb::Client) -> Vec<(String, String, (i
 async fn a_week_publishes_the_tables_writers_need_and_an_event_for_each_change() {
     let db = LocalDynamo::start(Server::Moto);
     let client = db.client().await;
-    let signed = crate::support::signed_client(db.endpoint()).await;
-    let queue = subscribe(&signed).await;
+    let clients = crate::support::aws_clients(db.endpoint()).await;
+    let queue = subscribe(db.endpoint()).await;
     let policy = Policy::from_toml("prefix = \"pub\"\npremake = 2\n").unwrap();
     let publishing = Publishing {
         tables: true,
         events: true,
     };
     let handler = |operation| {
-        Handler::new(operation, policy.clone(), client.clone()).with_publishing(publishing, signed.clone())
+        Handler::new(operation, policy.clone(), client.clone()).with_publishing(publishing, clients.clone())
     };
     let (create, resize) = (handler(Operation::CreateNew), handler(Operation::ResizeOld));
     let parameter = publish::parameter_name("pub");
@@ -62,11 +61,8 @@ async fn a_week_publishes_the_tables_writers_need_and_an_event_for_each_change()
 
         // The parameter names the current and both pre-built tables with their periods, each
         // as moto has it.
-        let got = signed
-            .json(SSM, "GetParameter", &json!({"Name": parameter}))
-            .await
-            .unwrap();
-        let document: Value = serde_json::from_str(got["Parameter"]["Value"].as_str().unwrap()).unwrap();
+        let got = clients.ssm.get_parameter().name(&parameter).send().await.unwrap();
+        let document: Value = serde_json::from_str(got.parameter().unwrap().value().unwrap()).unwrap();
         assert_eq!(document["ready"], true, "{document}");
         assert_eq!(document["updated_at"], evening.to_rfc3339());
         let on_server = tables_on(&client).await;
@@ -119,7 +115,7 @@ async fn a_week_publishes_the_tables_writers_need_and_an_event_for_each_change()
 
     // One "Table Ready" per table create_new made (all ACTIVE on moto at once), one "Phase
     // Changed" per table and phase change seen on the server, nothing else.
-    let events = received(&signed, &queue).await;
+    let events = received(&queue).await;
     let tables: BTreeSet<String> = tables_on(&client).await.into_iter().map(|(n, _, _)| n).collect();
     let ready: BTreeSet<String> = events
         .iter()

@@ -2,76 +2,91 @@
 //! `ddb-rollover` events through a rule, and what reached it.
 
 use ddb_rollover::aws::events::EVENT_SOURCE;
-use ddb_rollover::aws::signed::{Service, SignedClient, EVENTBRIDGE};
 use serde_json::{json, Value};
 
-const SQS: Service = Service::json("sqs", "sqs", "SQS", "AmazonSQS", "application/x-amz-json-1.0");
+/// The SQS queue the rule delivers to, and its URL.
+pub struct Queue {
+    sqs: aws_sdk_sqs::Client,
+    url: String,
+}
 
-/// A queue subscribed to every `ddb-rollover` event on the default bus; its URL.
-pub async fn subscribe(signed: &SignedClient) -> String {
-    let queue = signed
-        .json(SQS, "CreateQueue", &json!({"QueueName": "rollover-events"}))
+/// A queue subscribed to every `ddb-rollover` event on the default bus at `endpoint`.
+pub async fn subscribe(endpoint: &str) -> Queue {
+    let config = crate::support::sdk_config(endpoint).await;
+    let sqs = aws_sdk_sqs::Client::new(&config);
+    let events = aws_sdk_eventbridge::Client::new(&config);
+    let url = sqs
+        .create_queue()
+        .queue_name("rollover-events")
+        .send()
+        .await
+        .unwrap()
+        .queue_url()
+        .unwrap()
+        .to_owned();
+    let attributes = sqs
+        .get_queue_attributes()
+        .queue_url(&url)
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::QueueArn)
+        .send()
         .await
         .unwrap();
-    let url = queue["QueueUrl"].as_str().unwrap().to_owned();
-    let attributes = signed
-        .json(
-            SQS,
-            "GetQueueAttributes",
-            &json!({"QueueUrl": url, "AttributeNames": ["QueueArn"]}),
+    let arn = attributes
+        .attributes()
+        .and_then(|a| a.get(&aws_sdk_sqs::types::QueueAttributeName::QueueArn))
+        .unwrap()
+        .clone();
+    events
+        .put_rule()
+        .name("rollover")
+        .event_pattern(json!({"source": [EVENT_SOURCE]}).to_string())
+        .send()
+        .await
+        .unwrap();
+    events
+        .put_targets()
+        .rule("rollover")
+        .targets(
+            aws_sdk_eventbridge::types::Target::builder()
+                .id("queue")
+                .arn(arn)
+                .build()
+                .unwrap(),
         )
+        .send()
         .await
         .unwrap();
-    let arn = attributes["Attributes"]["QueueArn"].as_str().unwrap().to_owned();
-    let pattern = json!({"source": [EVENT_SOURCE]}).to_string();
-    signed
-        .json(
-            EVENTBRIDGE,
-            "PutRule",
-            &json!({"Name": "rollover", "EventPattern": pattern}),
-        )
-        .await
-        .unwrap();
-    signed
-        .json(
-            EVENTBRIDGE,
-            "PutTargets",
-            &json!({"Rule": "rollover", "Targets": [{"Id": "queue", "Arn": arn}]}),
-        )
-        .await
-        .unwrap();
-    url
+    Queue { sqs, url }
 }
 
 /// Every event delivered to the queue so far: (detail type, table).
-pub async fn received(signed: &SignedClient, url: &str) -> Vec<(String, String)> {
+pub async fn received(queue: &Queue) -> Vec<(String, String)> {
     let mut events = Vec::new();
     loop {
-        let batch = signed
-            .json(
-                SQS,
-                "ReceiveMessage",
-                &json!({"QueueUrl": url, "MaxNumberOfMessages": 10}),
-            )
+        let batch = queue
+            .sqs
+            .receive_message()
+            .queue_url(&queue.url)
+            .max_number_of_messages(10)
+            .send()
             .await
             .unwrap();
-        let messages = batch["Messages"].as_array().cloned().unwrap_or_default();
-        if messages.is_empty() {
+        if batch.messages().is_empty() {
             return events;
         }
-        for message in messages {
-            let event: Value = serde_json::from_str(message["Body"].as_str().unwrap()).unwrap();
+        for message in batch.messages() {
+            let event: Value = serde_json::from_str(message.body().unwrap()).unwrap();
             assert_eq!(event["source"], EVENT_SOURCE, "{event}");
             events.push((
                 event["detail-type"].as_str().unwrap().to_owned(),
                 event["detail"]["table"].as_str().unwrap().to_owned(),
             ));
-            signed
-                .json(
-                    SQS,
-                    "DeleteMessage",
-                    &json!({"QueueUrl": url, "ReceiptHandle": message["ReceiptHandle"]}),
-                )
+            queue
+                .sqs
+                .delete_message()
+                .queue_url(&queue.url)
+                .receipt_handle(message.receipt_handle().unwrap())
+                .send()
                 .await
                 .unwrap();
         }

@@ -7,21 +7,26 @@ pub mod events;
 use aws_config::{BehaviorVersion, Region};
 use aws_sdk_dynamodb::config::Credentials;
 use ddb_rollover::aws::dynamodb::DynamoDb;
-use ddb_rollover::aws::signed::SignedClient;
+use ddb_rollover::aws::sdk::AwsClients;
 
-/// Signed calls (S3, Systems Manager, EventBridge) to `endpoint` with the test credentials.
-pub async fn signed_client(endpoint: &str) -> SignedClient {
-    let config = aws_config::defaults(BehaviorVersion::latest())
+/// The SDK's clients (DynamoDB, S3, Systems Manager, EventBridge, ...) for `endpoint` with the
+/// test credentials, built as the functions and the CLI build theirs (one configuration).
+pub async fn aws_clients(endpoint: &str) -> AwsClients {
+    AwsClients::from_config(&sdk_config(endpoint).await)
+}
+
+/// The configuration of every test client: `endpoint`, us-east-1, the test credentials.
+pub async fn sdk_config(endpoint: &str) -> aws_config::SdkConfig {
+    aws_config::defaults(BehaviorVersion::latest())
         .region(Region::new("us-east-1"))
         .endpoint_url(endpoint)
         .credentials_provider(Credentials::new("testing", "testing", None, None, "tests"))
         .load()
-        .await;
-    SignedClient::new(config)
+        .await
 }
 
 /// The engine's DynamoDB control plane on `client`, with S3 at `endpoint` for archive proofs,
 /// as the CLI and the functions build it (without Application Auto Scaling).
 pub async fn control_with_archives(client: aws_sdk_dynamodb::Client, endpoint: &str) -> DynamoDb {
-    DynamoDb::new(client).with_archives(signed_client(endpoint).await)
+    DynamoDb::new(client).with_archives(aws_clients(endpoint).await.s3)
 }

@@ -22,7 +22,6 @@ use ddb_rollover::{
 
 use args::{Cli, Command, Output, RestoreArgs, RouteArgs};
 use ddb_rollover::aws::events::{put_events, Event, TABLE_RESTORED};
-use ddb_rollover::aws::signed::SignedClient;
 use ddb_rollover::policy::period::Slot;
 use ddb_rollover::run::restore::{Restoration, RestoreOptions, RestoreReport};
 
@@ -88,14 +87,14 @@ async fn main() -> ExitCode {
             eprintln!("warning: --at {warning}");
         }
     }
-    let (control, signed) = control_plane(&cli).await;
+    let (control, events) = control_plane(&cli).await;
     let control = Paced::new(control, policy.rates);
     let options = ApplyOptions {
         dry_run: cli.dry_run,
         deadline: cli.time_budget.map(|budget| Instant::now() + budget),
         ..ApplyOptions::default()
     };
-    match execute(&cli, &policy, &control, &signed, &at, options).await {
+    match execute(&cli, &policy, &control, &events, &at, options).await {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(EXIT_FAILED),
         Err(error) => {
@@ -110,7 +109,7 @@ async fn execute(
     cli: &Cli,
     policy: &Policy,
     control: &Paced<DynamoDb>,
-    signed: &SignedClient,
+    events: &aws_sdk_eventbridge::Client,
     at: &CheckedInstant,
     options: ApplyOptions,
 ) -> Result<bool, ddb_rollover::ControlPlaneError> {
@@ -152,7 +151,7 @@ async fn execute(
             };
             let report = ddb_rollover::run::restore::restore(control, policy, at, &slots, options).await?;
             if !args.no_event {
-                publish_restored(signed, &report).await;
+                publish_restored(events, &report).await;
             }
             match cli.output {
                 Output::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),
@@ -308,9 +307,10 @@ fn load_policy(cli: &Cli) -> Result<Policy, PolicyError> {
     document.validate()
 }
 
-/// DynamoDB, with Application Auto Scaling from the same configuration (endpoint, region,
-/// credentials), with the SDK's default HTTPS client.
-async fn control_plane(cli: &Cli) -> (DynamoDb, SignedClient) {
+/// DynamoDB, with Application Auto Scaling and S3 from the same configuration (endpoint,
+/// region, credentials), with the SDK's default HTTPS client; and EventBridge, for restore's
+/// events.
+async fn control_plane(cli: &Cli) -> (DynamoDb, aws_sdk_eventbridge::Client) {
     let settings = SdkSettings {
         region: cli.region.clone(),
         profile: cli.profile.clone(),
@@ -318,15 +318,14 @@ async fn control_plane(cli: &Cli) -> (DynamoDb, SignedClient) {
         http_client: None,
     };
     let clients = AwsClients::load(settings).await;
-    let signed = clients.signed.clone();
-    (clients.control_plane(), signed)
+    (clients.control_plane(), clients.eventbridge.clone())
 }
 
 /// A `Table Restored` event on the default bus for each restored table (source
 /// `ddb-rollover`, as the functions' events), so subscribers learn of it as of the tables the
 /// functions make; what could not be put is a warning (the operator's credentials may not
 /// allow events:PutEvents), never a failure of the restore.
-async fn publish_restored(signed: &SignedClient, report: &RestoreReport) {
+async fn publish_restored(client: &aws_sdk_eventbridge::Client, report: &RestoreReport) {
     let events: Vec<Event> = report
         .tables
         .iter()
@@ -350,7 +349,7 @@ async fn publish_restored(signed: &SignedClient, report: &RestoreReport) {
             Restoration::Refused { .. } => None,
         })
         .collect();
-    for failure in put_events(signed, &events, |e| e.to_string()).await {
+    for failure in put_events(client, &events, |e| e.to_string()).await {
         eprintln!("warning: the Table Restored event was not published: {failure}");
     }
 }

@@ -193,11 +193,16 @@ pub const EXPORT_S3_ACTIONS: [&str; 3] = ["s3:AbortMultipartUpload", "s3:PutObje
 /// and every data file they list (HeadObject, which S3 allows with s3:GetObject).
 pub const PROOF_S3_ACTIONS: [&str; 1] = ["s3:GetObject"];
 
+/// On the bucket, for the archive prefix only (`s3:prefix`): without it S3 answers 403, not
+/// 404, for a missing key, and the proof could not tell a missing data file from a refusal.
+pub const PROOF_LIST_ACTION: &str = "s3:ListBucket";
+
 /// Every S3 action of the archive grant, sorted.
 pub fn archive_s3_actions() -> Vec<&'static str> {
     let mut actions: Vec<&str> = EXPORT_S3_ACTIONS
         .iter()
         .chain(&PROOF_S3_ACTIONS)
+        .chain([&PROOF_LIST_ACTION])
         .copied()
         .collect();
     actions.sort_unstable();

@@ -1,6 +1,6 @@
 //! Just enough of IAM policy evaluation for the template's own statements: identity policies,
 //! `Allow` and `Deny`, `Action` and `Resource` with `*` and `?` wildcards, and `Condition`
-//! blocks with the operators `StringEquals`, `StringEqualsIfExists` and `Null` on the keys
+//! blocks with the operators `StringEquals`, `StringEqualsIfExists`, `StringLike` and `Null` on the keys
 //! `aws:ResourceTag/KEY` (the target resource's tags), `aws:RequestTag/KEY` (the tags the
 //! request writes) and the single-valued service keys of [`CONTEXT_KEYS`]. Any other operator or key, `NotAction` or `NotResource` is refused: the
 //! template parser reports it as an error rather than evaluating a statement it does not
@@ -26,6 +26,9 @@ pub enum Operator {
     StringEquals,
     /// The key is absent, or its value equals one of the values.
     StringEqualsIfExists,
+    /// The key is present and its value matches one of the values, `*` and `?` wildcards as in
+    /// resources ([`glob_match`]).
+    StringLike,
     /// `"true"`: the key is absent; `"false"`: the key is present.
     Null,
 }
@@ -35,10 +38,11 @@ impl Operator {
         match name {
             "StringEquals" => Ok(Operator::StringEquals),
             "StringEqualsIfExists" => Ok(Operator::StringEqualsIfExists),
+            "StringLike" => Ok(Operator::StringLike),
             "Null" => Ok(Operator::Null),
             other => Err(format!(
                 "condition operator {other:?} is not evaluated by this check (only StringEquals, \
-                 StringEqualsIfExists and Null are): extend deploy_checks::iam before using it"
+                 StringEqualsIfExists, StringLike and Null are): extend deploy_checks::iam before using it"
             )),
         }
     }
@@ -54,17 +58,19 @@ pub enum ConditionKey {
     RequestTag(String),
     /// A service's key with one string value per request, one of [`CONTEXT_KEYS`], lowercased:
     /// the Application Auto Scaling statements' `application-autoscaling:service-namespace` and
-    /// `iam:AWSServiceName`, the publishing statement's `events:source`.
+    /// `iam:AWSServiceName`, the publishing statement's `events:source`, the archive listing's
+    /// `s3:prefix`.
     Context(String),
 }
 
 /// The single-valued service condition keys this check evaluates ([`ConditionKey::Context`]),
 /// lowercased (IAM condition key names are case-insensitive).
-pub const CONTEXT_KEYS: [&str; 4] = [
+pub const CONTEXT_KEYS: [&str; 5] = [
     "application-autoscaling:service-namespace",
     "application-autoscaling:scalable-dimension",
     "iam:awsservicename",
     "events:source",
+    "s3:prefix",
 ];
 
 impl ConditionKey {
@@ -140,6 +146,8 @@ impl Condition {
             (Operator::StringEquals, None) => false,
             (Operator::StringEqualsIfExists, Some(v)) => equals(v),
             (Operator::StringEqualsIfExists, None) => true,
+            (Operator::StringLike, Some(v)) => self.values.iter().any(|want| glob_match(want, v)),
+            (Operator::StringLike, None) => false,
             (Operator::Null, v) => self.values.iter().any(|want| (want == "true") == v.is_none()),
         }
     }
@@ -393,6 +401,18 @@ mod tests {
     }
 
     #[test]
+    fn string_like_matches_wildcards_on_a_present_key() {
+        let like = condition("StringLike", "s3:prefix", &["ddb-rollover/*"]);
+        let with = |prefix: &str| Request::new("s3:ListBucket", "r").with_context("s3:prefix", prefix);
+        assert!(like.holds(&with("ddb-rollover/")) && like.holds(&with("ddb-rollover/t/AWSDynamoDB/")));
+        assert!(!like.holds(&with("ddb-rolloverX/")) && !like.holds(&with("")));
+        assert!(
+            !like.holds(&Request::new("s3:ListBucket", "r")),
+            "an absent key matches nothing"
+        );
+    }
+
+    #[test]
     fn null_tests_presence() {
         let absent = condition("Null", "aws:RequestTag/f", &["true"]);
         let present = condition("Null", "aws:RequestTag/f", &["false"]);
@@ -406,7 +426,7 @@ mod tests {
     #[test]
     fn unknown_operators_and_keys_are_refused() {
         for operator in [
-            "StringLike",
+            "StringNotLike",
             "StringNotEquals",
             "ForAllValues:StringEquals",
             "stringequals",

@@ -26,7 +26,6 @@ use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
 use chrono::Utc;
 use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::aws::sdk::{AwsClients, SdkSettings};
-use ddb_rollover::aws::signed::SignedClient;
 use ddb_rollover::policy::{Policy, PolicyDocument, PolicyError, POLICY_ENV};
 use ddb_rollover::run::pace::Paced;
 use ddb_rollover::{ApplyOptions, ControlPlaneError, Operation, Outcome, RunReport};
@@ -139,9 +138,9 @@ pub struct Handler {
     policy: Policy,
     /// DynamoDB with its per-account rate-limited calls paced at the policy's `[rates]`.
     control: Paced<DynamoDb>,
-    /// What the stack publishes after each run, and the client it is sent with.
+    /// What the stack publishes after each run, and the clients it is sent with.
     publishing: Publishing,
-    signed: Option<SignedClient>,
+    clients: Option<AwsClients>,
 }
 
 impl Handler {
@@ -156,15 +155,15 @@ impl Handler {
             control: Paced::new(control, policy.rates),
             policy,
             publishing: Publishing::default(),
-            signed: None,
+            clients: None,
         }
     }
 
-    /// Publishing the tables and events after each run ([`publish`]), with this client.
-    pub fn with_publishing(self, publishing: Publishing, signed: SignedClient) -> Self {
+    /// Publishing the tables and events after each run ([`publish`]), with these clients.
+    pub fn with_publishing(self, publishing: Publishing, clients: AwsClients) -> Self {
         Handler {
             publishing,
-            signed: Some(signed),
+            clients: Some(clients),
             ..self
         }
     }
@@ -188,10 +187,9 @@ impl Handler {
             ..SdkSettings::default()
         };
         let clients = AwsClients::load(settings).await;
-        let signed = clients.signed.clone();
         let publishing = Publishing::from_lookup(|name| std::env::var(name).ok());
         Ok(Handler::with_control(operation, policy, clients.control_plane())
-            .with_publishing(publishing, signed))
+            .with_publishing(publishing, clients))
     }
 
     pub fn operation(&self) -> Operation {
@@ -337,9 +335,9 @@ impl Handler {
 impl Handler {
     /// The parameter and the events of a finished run, as the stack switched them on.
     async fn publish(&self, report: &RunReport) -> Result<(), publish::PublishError> {
-        match &self.signed {
-            Some(signed) if self.publishing.any() && !report.dry_run => {
-                publish::publish(signed, self.publishing, &self.policy, report).await
+        match &self.clients {
+            Some(clients) if self.publishing.any() && !report.dry_run => {
+                publish::publish(clients, self.publishing, &self.policy, report).await
             }
             _ => Ok(()),
         }

@@ -5,13 +5,13 @@
 //! the default bus (source `ddb-rollover`) for each table created and ACTIVE, moved to another
 //! phase, archived or deleted.
 //!
-//! Both are built from the run's report (pure, unit-tested here) and sent with the signed calls
-//! of [`ddb_rollover::aws::signed`]; the template's `PublishTables` and `PublishEvents` switch
+//! Both are built from the run's report (pure, unit-tested here) and sent with the SDK's
+//! Systems Manager and EventBridge clients (this crate's `ssm` and `eventbridge` features: only
+//! create_new publishes the parameter, both functions events); the template's `PublishTables` and `PublishEvents` switch
 //! them (`ROLLOVER_PUBLISH_TABLES`, `ROLLOVER_PUBLISH_EVENTS`), and grant `ssm:PutParameter` on
 //! that one parameter and `events:PutEvents` for that source only. Dry runs publish nothing.
 
-use ddb_rollover::aws::events::put_events;
-use ddb_rollover::aws::signed::{SignedClient, SignedError, SSM};
+use ddb_rollover::aws::sdk::AwsClients;
 use ddb_rollover::plan::Decision;
 use ddb_rollover::policy::naming::Ownership;
 use ddb_rollover::policy::tags::TAG_ARCHIVED;
@@ -171,7 +171,7 @@ pub fn events(report: &RunReport) -> Vec<Event> {
 
 /// Sends what `publishing` switches on; every failure is named, none stops the other.
 pub async fn publish(
-    signed: &SignedClient,
+    clients: &AwsClients,
     publishing: Publishing,
     policy: &Policy,
     report: &RunReport,
@@ -180,14 +180,11 @@ pub async fn publish(
     if publishing.tables && report.operation == Operation::CreateNew {
         if let Some(value) = tables_document(policy, report) {
             let name = parameter_name(&policy.prefix);
-            let input = json!({"Name": name, "Value": value, "Type": "String", "Overwrite": true});
-            if let Err(e) = signed.json(SSM, "PutParameter", &input).await {
-                failures.push(format!("{} {name}", explain(&e)));
-            }
+            failures.extend(put_tables(clients, &name, &value).await);
         }
     }
     if publishing.events {
-        failures.extend(put_events(signed, &events(report), explain).await);
+        failures.extend(put_events(clients, &events(report)).await);
     }
     if failures.is_empty() {
         Ok(())
@@ -196,7 +193,39 @@ pub async fn publish(
     }
 }
 
-fn explain(error: &SignedError) -> String {
+#[cfg(feature = "ssm")]
+async fn put_tables(clients: &AwsClients, name: &str, value: &str) -> Option<String> {
+    ddb_rollover::aws::parameters::put_parameter(&clients.ssm, name, value)
+        .await
+        .err()
+        .map(|e| format!("{} {name}", explain(&e)))
+}
+
+#[cfg(not(feature = "ssm"))]
+async fn put_tables(_: &AwsClients, name: &str, _: &str) -> Option<String> {
+    Some(format!(
+        "PutParameter {name}: this function is built without Systems Manager (ddb-rollover-lambda's `ssm` feature)"
+    ))
+}
+
+#[cfg(feature = "eventbridge")]
+async fn put_events(clients: &AwsClients, events: &[Event]) -> Vec<String> {
+    ddb_rollover::aws::events::put_events(&clients.eventbridge, events, explain).await
+}
+
+#[cfg(not(feature = "eventbridge"))]
+async fn put_events(_: &AwsClients, events: &[Event]) -> Vec<String> {
+    if events.is_empty() {
+        return Vec::new();
+    }
+    vec![format!(
+        "PutEvents: {} event(s) not sent: this function is built without EventBridge (ddb-rollover-lambda's `eventbridge` feature)",
+        events.len()
+    )]
+}
+
+#[cfg(any(feature = "ssm", feature = "eventbridge"))]
+fn explain(error: &ddb_rollover::aws::call_error::CallError) -> String {
     if error.is_access_denied() {
         format!("{error} (the role does not allow it: deploy the stack's template, which grants it)")
     } else {

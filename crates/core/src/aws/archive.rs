@@ -1,30 +1,133 @@
-//! Archives in S3 through the signed calls: the store an export's proof and `restore`'s search
-//! read ([`crate::table::archive`]).
+//! Archives in S3 through `aws-sdk-s3`: the store an export's proof and `restore`'s search read
+//! ([`crate::table::archive`]).
+//!
+//! An absence is told from a refusal by the status: 404 (NoSuchKey, NotFound, NoSuchBucket) is
+//! "not there"; 403 is an error naming the grant that is missing. S3 answers 403, not 404, for a
+//! missing key when the caller lacks `s3:ListBucket` on the bucket (S3 API Reference,
+//! HeadObject and GetObject, "Permissions"), so the functions' role has it for the archive
+//! prefix: without it every missing data file would read as a refusal.
 
-use crate::aws::signed::{SignedClient, SignedError};
+use aws_config::SdkConfig;
+use aws_sdk_s3::config::http::HttpResponse;
+use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_s3::Client;
+
+use crate::aws::call_error::CallError;
 use crate::table::archive::{ArchiveStore, ObjectHead};
 
-/// S3 as an [`ArchiveStore`].
-pub struct S3Store<'a>(pub &'a SignedClient);
+/// The S3 client of `config`: path-style addressing on a custom endpoint (moto, LocalStack),
+/// whose host names carry no bucket; virtual-hosted (the SDK's choice) on AWS.
+pub fn s3_client(config: &SdkConfig) -> Client {
+    let custom = config.endpoint_url().is_some()
+        || std::env::var("AWS_ENDPOINT_URL_S3").is_ok_and(|url| !url.is_empty());
+    let s3 = aws_sdk_s3::config::Builder::from(config)
+        .force_path_style(custom)
+        .build();
+    Client::from_conf(s3)
+}
 
-fn said(error: SignedError) -> String {
-    if error.is_access_denied() {
-        format!("{error} (the role needs s3:GetObject on the archive prefix)")
-    } else {
-        error.to_string()
+/// S3 as an [`ArchiveStore`].
+pub struct S3Store<'a>(pub &'a Client);
+
+/// What an S3 call's failure means for the proof: `Ok` for an absence (404), else the error
+/// in words, with the grant to add when S3 refused (403).
+fn refusal<E>(
+    error: &SdkError<E, HttpResponse>,
+    operation: &'static str,
+    bucket: &str,
+    key: &str,
+) -> Result<(), String>
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    let error = CallError::from_sdk(operation, error);
+    if error.is_not_found() {
+        return Ok(());
     }
+    if !error.is_access_denied() {
+        return Err(format!("{error} (s3://{bucket}/{key})"));
+    }
+    let grant = if operation == "ListObjectsV2" {
+        format!("s3:ListBucket on arn:aws:s3:::{bucket} for the prefix {key:?} (condition s3:prefix)")
+    } else {
+        format!(
+            "s3:GetObject on arn:aws:s3:::{bucket}/{key}, and s3:ListBucket on arn:aws:s3:::{bucket} \
+             for its prefix: without it S3 answers 403, not 404, for a key that is not there"
+        )
+    };
+    Err(format!(
+        "{error} (s3://{bucket}/{key}: access denied; the role needs {grant})"
+    ))
+}
+
+/// `"abc"` → `abc`: S3 quotes ETags in headers and listings.
+fn unquoted(etag: &str) -> String {
+    etag.trim_matches('"').to_owned()
 }
 
 impl ArchiveStore for S3Store<'_> {
     async fn get(&self, bucket: &str, key: &str) -> Result<Option<Vec<u8>>, String> {
-        self.0.s3_get(bucket, key).await.map_err(said)
+        let output = match self.0.get_object().bucket(bucket).key(key).send().await {
+            Ok(output) => output,
+            Err(e) => return refusal(&e, "GetObject", bucket, key).map(|()| None),
+        };
+        let bytes = output
+            .body
+            .collect()
+            .await
+            .map_err(|e| format!("GetObject s3://{bucket}/{key}: reading the body failed: {e}"))?;
+        Ok(Some(bytes.into_bytes().to_vec()))
     }
 
     async fn list(&self, bucket: &str, prefix: &str) -> Result<Vec<String>, String> {
-        self.0.s3_list(bucket, prefix).await.map_err(said)
+        // ListObjectsV2 gives at most 1,000 keys a page; the paginator follows the tokens.
+        let mut pages = self
+            .0
+            .list_objects_v2()
+            .bucket(bucket)
+            .prefix(prefix)
+            .into_paginator()
+            .send();
+        let mut keys = Vec::new();
+        while let Some(page) = pages.next().await {
+            match page {
+                Ok(page) => keys.extend(page.contents().iter().filter_map(|o| o.key().map(str::to_owned))),
+                // A missing bucket holds no archive.
+                Err(e) => {
+                    refusal(&e, "ListObjectsV2", bucket, prefix)?;
+                    return Ok(keys);
+                }
+            }
+        }
+        Ok(keys)
     }
 
     async fn head(&self, bucket: &str, key: &str) -> Result<Option<ObjectHead>, String> {
-        self.0.s3_head(bucket, key).await.map_err(said)
+        let output = match self.0.head_object().bucket(bucket).key(key).send().await {
+            Ok(output) => output,
+            Err(e) => return refusal(&e, "HeadObject", bucket, key).map(|()| None),
+        };
+        Ok(Some(ObjectHead {
+            etag: output.e_tag().map(unquoted).unwrap_or_default(),
+            size: output
+                .content_length()
+                .and_then(|n| u64::try_from(n).ok())
+                .unwrap_or_default(),
+            storage_class: output.storage_class().map(|c| c.as_str().to_owned()),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn etags_lose_their_quotes() {
+        assert_eq!(
+            unquoted("\"9b2cf535f27731c974343645a3985328\""),
+            "9b2cf535f27731c974343645a3985328"
+        );
+        assert_eq!(unquoted("abc-2"), "abc-2");
     }
 }

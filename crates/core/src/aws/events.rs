@@ -1,10 +1,12 @@
 //! EventBridge events on the default bus, source `ddb-rollover`: what the functions publish
 //! after each run (a table ready, a phase change, archived, deleted) and what `restore`
-//! publishes (a table restored), sent with the signed calls ([`crate::aws::signed`]).
+//! publishes (a table restored). The events are pure; sending them needs the `eventbridge`
+//! feature (`aws-sdk-eventbridge`).
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::aws::signed::{SignedClient, SignedError, EVENTBRIDGE};
+#[cfg(feature = "eventbridge")]
+use crate::aws::call_error::CallError;
 
 /// The `source` of every event: what an EventBridge rule matches on, and the only source the
 /// functions' roles may put events with.
@@ -18,6 +20,7 @@ pub const TABLE_DELETED: &str = "Table Deleted";
 pub const TABLE_RESTORED: &str = "Table Restored";
 
 /// PutEvents takes at most 10 entries a call.
+#[cfg(feature = "eventbridge")]
 const EVENTS_PER_CALL: usize = 10;
 
 /// One event: its detail type and detail.
@@ -29,48 +32,49 @@ pub struct Event {
 
 /// Puts `events` on the default bus, ten a call; returns what failed (a refused call, or each
 /// entry PutEvents refused), described for a person. `explain` words a refused call.
+#[cfg(feature = "eventbridge")]
 pub async fn put_events(
-    signed: &SignedClient,
+    client: &aws_sdk_eventbridge::Client,
     events: &[Event],
-    explain: impl Fn(&SignedError) -> String,
+    explain: impl Fn(&CallError) -> String,
 ) -> Vec<String> {
+    use aws_sdk_eventbridge::types::PutEventsRequestEntry;
     let mut failures = Vec::new();
     for batch in events.chunks(EVENTS_PER_CALL) {
-        let entries: Vec<Value> = batch
+        let entries = batch
             .iter()
             .map(|e| {
-                json!({
-                    "Source": EVENT_SOURCE,
-                    "DetailType": e.detail_type,
-                    "Detail": e.detail.to_string(),
-                })
+                PutEventsRequestEntry::builder()
+                    .source(EVENT_SOURCE)
+                    .detail_type(e.detail_type)
+                    .detail(e.detail.to_string())
+                    .build()
             })
             .collect();
-        match signed
-            .json(EVENTBRIDGE, "PutEvents", &json!({"Entries": entries}))
-            .await
-        {
-            Ok(answer) => failures.extend(failed_entries(&answer, batch)),
-            Err(e) => failures.push(explain(&e)),
+        match client.put_events().set_entries(Some(entries)).send().await {
+            Ok(answer) => failures.extend(failed_entries(answer.entries(), batch)),
+            Err(e) => failures.push(explain(&CallError::from_sdk("PutEvents", &e))),
         }
     }
     failures
 }
 
 /// The entries PutEvents refused (`FailedEntryCount` > 0: each entry's `ErrorCode`).
-fn failed_entries(answer: &Value, batch: &[Event]) -> Vec<String> {
-    let empty = Vec::new();
-    let results = answer["Entries"].as_array().unwrap_or(&empty);
+#[cfg(feature = "eventbridge")]
+fn failed_entries(
+    results: &[aws_sdk_eventbridge::types::PutEventsResultEntry],
+    batch: &[Event],
+) -> Vec<String> {
     batch
         .iter()
         .zip(results)
         .filter_map(|(event, result)| {
-            let code = result["ErrorCode"].as_str()?;
+            let code = result.error_code()?;
             Some(format!(
                 "PutEvents {} {}: {code} {}",
                 event.detail_type,
                 event.detail["table"].as_str().unwrap_or_default(),
-                result["ErrorMessage"].as_str().unwrap_or_default()
+                result.error_message().unwrap_or_default()
             ))
         })
         .collect()

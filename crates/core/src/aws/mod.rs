@@ -1,11 +1,15 @@
 //! The AWS adapters: the [`ControlPlane`](crate::run::control::ControlPlane) on the SDK's
-//! DynamoDB and Application Auto Scaling clients, and signed calls to the services the
-//! bootstraps have no SDK crate for ([`signed`]). Nothing above this folder names the SDK's
-//! control-plane types.
+//! DynamoDB and Application Auto Scaling clients; archives in S3, the published table names in
+//! Systems Manager and the runs' events in EventBridge, each on its own SDK client behind a
+//! feature of the same name, so a function links only the clients it calls. Nothing above this
+//! folder names the SDK's control-plane types.
 
+#[cfg(feature = "s3")]
 pub mod archive;
 pub(crate) mod autoscaling;
+pub mod call_error;
 pub mod dynamodb;
 pub mod events;
+#[cfg(feature = "ssm")]
+pub mod parameters;
 pub mod sdk;
-pub mod signed;

@@ -6,16 +6,18 @@
 //! adaptive retries, so that throttling which happens anyway (another stack of the account
 //! spending the same per-account rate) slows the client down instead of failing calls.
 //!
+//! Every client is built from the same `SdkConfig`, so they share one credentials cache: a
+//! function's role credentials are fetched once, not once per service.
+//!
 //! The HTTPS client is a knob, not a choice made here: this crate enables no TLS feature of
 //! `aws-config`, so a Lambda binary links only the client it passes in (rustls with ring) and
 //! the CLI gets the SDK's default by enabling `aws-config/default-https-client` itself.
 
 use aws_config::retry::RetryConfig;
-use aws_config::BehaviorVersion;
+use aws_config::{BehaviorVersion, SdkConfig};
 use aws_sdk_dynamodb::config::{Region, SharedHttpClient};
 
 use crate::aws::dynamodb::DynamoDb;
-use crate::aws::signed::SignedClient;
 
 /// What differs between the SDK clients of the CLI, the functions and the example. Each
 /// `None` leaves the setting to the SDK's default chain.
@@ -32,19 +34,26 @@ pub struct SdkSettings {
     pub http_client: Option<SharedHttpClient>,
 }
 
-/// DynamoDB and Application Auto Scaling clients sharing one configuration (endpoint, region,
-/// credentials, retries, HTTPS client), and signed calls to other services with it.
+/// The clients of every service the binary links, all built from one `SdkConfig`: one
+/// credentials cache, one HTTPS client, the same endpoint, region, retries and timeouts.
 #[derive(Clone, Debug)]
 pub struct AwsClients {
     pub dynamodb: aws_sdk_dynamodb::Client,
     pub autoscaling: aws_sdk_applicationautoscaling::Client,
-    /// Systems Manager, EventBridge and S3 ([`crate::aws::signed`]).
-    pub signed: SignedClient,
+    /// Archives: the exports' manifests and data files ([`crate::aws::archive`]).
+    #[cfg(feature = "s3")]
+    pub s3: aws_sdk_s3::Client,
+    /// The published table names ([`crate::aws::parameters`]).
+    #[cfg(feature = "ssm")]
+    pub ssm: aws_sdk_ssm::Client,
+    /// The runs' events ([`crate::aws::events`]).
+    #[cfg(feature = "eventbridge")]
+    pub eventbridge: aws_sdk_eventbridge::Client,
 }
 
 impl AwsClients {
     /// Loads the configuration (credentials are resolved lazily, at the first call) and builds
-    /// both clients from it.
+    /// every client from it.
     pub async fn load(settings: SdkSettings) -> AwsClients {
         let mut loader =
             aws_config::defaults(BehaviorVersion::latest()).retry_config(RetryConfig::adaptive());
@@ -60,21 +69,31 @@ impl AwsClients {
         if let Some(http_client) = settings.http_client {
             loader = loader.http_client(http_client);
         }
-        let config = loader.load().await;
+        AwsClients::from_config(&loader.load().await)
+    }
+
+    /// Every client from one configuration (the tests' own, with their credentials).
+    pub fn from_config(config: &SdkConfig) -> AwsClients {
         AwsClients {
-            dynamodb: aws_sdk_dynamodb::Client::new(&config),
-            autoscaling: aws_sdk_applicationautoscaling::Client::new(&config),
-            signed: SignedClient::new(config),
+            dynamodb: aws_sdk_dynamodb::Client::new(config),
+            autoscaling: aws_sdk_applicationautoscaling::Client::new(config),
+            #[cfg(feature = "s3")]
+            s3: crate::aws::archive::s3_client(config),
+            #[cfg(feature = "ssm")]
+            ssm: aws_sdk_ssm::Client::new(config),
+            #[cfg(feature = "eventbridge")]
+            eventbridge: aws_sdk_eventbridge::Client::new(config),
         }
     }
 
     /// The engine's control plane: DynamoDB, with Application Auto Scaling: every run reads
     /// the scalable targets before it changes capacity or deletes (whose they are decides what
-    /// it may touch), and registers them for autoscaling phases; and S3, where retention proves
-    /// an archive before it deletes the table.
-    pub fn control_plane(self) -> DynamoDb {
-        DynamoDb::new(self.dynamodb)
-            .with_autoscaling(self.autoscaling)
-            .with_archives(self.signed)
+    /// it may touch), and registers them for autoscaling phases; and, where S3 is linked, the
+    /// archives retention proves before it deletes a table.
+    pub fn control_plane(&self) -> DynamoDb {
+        let control = DynamoDb::new(self.dynamodb.clone()).with_autoscaling(self.autoscaling.clone());
+        #[cfg(feature = "s3")]
+        let control = control.with_archives(self.s3.clone());
+        control
     }
 }

@@ -3,6 +3,7 @@
 //! Retries with backoff for throttling and transient errors come from the SDK's own retry
 //! config; this module only translates shapes and classifies the errors that are left.
 
+mod archives;
 mod describe;
 mod errors;
 mod import;
@@ -25,9 +26,7 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 
-use crate::aws::archive::S3Store;
 use crate::aws::autoscaling;
-use crate::aws::signed::SignedClient;
 use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
 use crate::policy::settings::Billing;
 use crate::policy::settings::KeySchema;
@@ -47,7 +46,7 @@ pub struct DynamoDb {
     client: Client,
     autoscaling: Option<aws_sdk_applicationautoscaling::Client>,
     /// S3, for the proof of an archive before its table is deleted.
-    archives: Option<SignedClient>,
+    archives: Option<archives::S3>,
 }
 
 impl DynamoDb {
@@ -67,10 +66,11 @@ impl DynamoDb {
         }
     }
 
-    /// With S3 through the signed calls, to prove archives before a deletion.
-    pub fn with_archives(self, signed: SignedClient) -> Self {
+    /// With S3, to prove archives before a deletion and find them for a restore.
+    #[cfg(feature = "s3")]
+    pub fn with_archives(self, s3: aws_sdk_s3::Client) -> Self {
         DynamoDb {
-            archives: Some(signed),
+            archives: Some(s3),
             ..self
         }
     }
@@ -319,11 +319,11 @@ impl ControlPlane for DynamoDb {
         bucket: &str,
         prefix: &str,
     ) -> Result<Vec<(ExportLocation, ArchiveProof)>, ControlPlaneError> {
-        let signed = self
+        let s3 = self
             .archives
             .as_ref()
             .ok_or_else(|| unsupported("ListObjectsV2", table, "no S3 client: archives cannot be found"))?;
-        archives_under(&S3Store(signed), table, bucket, prefix)
+        archives_under(&archives::store(s3), table, bucket, prefix)
             .await
             .map_err(|message| ControlPlaneError {
                 kind: ErrorKind::Other,
@@ -342,7 +342,7 @@ impl ControlPlane for DynamoDb {
     }
 
     async fn prove_archive(&self, table: &str, export: &str) -> Result<ArchiveProof, ControlPlaneError> {
-        let Some(signed) = &self.archives else {
+        let Some(s3) = &self.archives else {
             return Err(unsupported(
                 "GetObject",
                 table,
@@ -380,7 +380,7 @@ impl ControlPlane for DynamoDb {
             manifest: description.export_manifest().map(str::to_owned),
             items: description.item_count().and_then(|n| u64::try_from(n).ok()),
         };
-        Ok(prove(&S3Store(signed), &location).await)
+        Ok(prove(&archives::store(s3), &location).await)
     }
 
     async fn tag_table(&self, change: &TagChange) -> Result<(), ControlPlaneError> {

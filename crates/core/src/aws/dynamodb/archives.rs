@@ -1,0 +1,48 @@
+//! The store the control plane finds and proves archives in: S3 where the `s3` feature links
+//! it; without it (create_new) there is no S3 client to give, and [`NoS3`] can never be made.
+
+#[cfg(feature = "s3")]
+pub use s3::{store, S3};
+
+#[cfg(not(feature = "s3"))]
+pub use none::{store, NoS3 as S3};
+
+#[cfg(feature = "s3")]
+mod s3 {
+    use crate::aws::archive::S3Store;
+
+    pub type S3 = aws_sdk_s3::Client;
+
+    pub fn store(s3: &S3) -> S3Store<'_> {
+        S3Store(s3)
+    }
+}
+
+#[cfg(not(feature = "s3"))]
+mod none {
+    use crate::table::archive::{ArchiveStore, ObjectHead};
+
+    /// No S3 client is linked: a value of this type cannot exist.
+    #[derive(Clone, Debug)]
+    pub enum NoS3 {}
+
+    /// The store over a client that cannot exist (a borrow, so the callers' code after it
+    /// stays reachable to the compiler, as it is with S3).
+    pub struct NoStore<'a>(&'a NoS3);
+
+    pub fn store(s3: &NoS3) -> NoStore<'_> {
+        NoStore(s3)
+    }
+
+    impl ArchiveStore for NoStore<'_> {
+        async fn get(&self, _: &str, _: &str) -> Result<Option<Vec<u8>>, String> {
+            match *self.0 {}
+        }
+        async fn list(&self, _: &str, _: &str) -> Result<Vec<String>, String> {
+            match *self.0 {}
+        }
+        async fn head(&self, _: &str, _: &str) -> Result<Option<ObjectHead>, String> {
+            match *self.0 {}
+        }
+    }
+}

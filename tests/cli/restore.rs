@@ -2,10 +2,13 @@
 //! table, the table archived and deleted by retention, brought back with the real binary's
 //! `restore`, and read back by the fan-out query; the restored table has our tags and its
 //! phase's capacity, and retention keeps it until `--keep` has passed, then archives it again
-//! and deletes it once that export is proven. Everything is read back from moto.
+//! and deletes it once that export is proven. Readings written after the archive export and
+//! before the seal come back too; a write after the seal is refused. Everything is read back
+//! from moto.
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{Duration, NaiveDate, TimeZone, Utc};
+use ddb_rollover::policy::tags::{TAG_ARCHIVED, TAG_SEALED};
 use ddb_rollover::Policy;
 use ddb_rollover_app::query::TimeRange;
 use ddb_rollover_app::{ItemStream, Layout, Record, Sharding, Writer};
@@ -85,13 +88,61 @@ async fn written_archived_deleted_restored_and_read_back() {
     assert_eq!(batch.items, written.len());
     assert_eq!(read_back(&client, &layout).await.0, written);
 
-    // Days of both runs until retention archived the table and deleted it.
+    // Days of both runs until retention archived the table and deleted it. Between the archive
+    // export and the seal, two late readings land: the final export after the seal must hold
+    // them. Once sealed, DynamoDB refuses every write (the proxy in front of moto enforces the
+    // resource-based policy as AWS does).
+    let late: Vec<String> = vec!["late-1".into(), "late-2".into()];
+    // 23:50 and 23:51 of 10-02, after the last of the 48.
+    let late_at = |n: usize| start + Duration::minutes(23 * 60 + 50 + n as i64);
+    let mut late_written = false;
+    let mut refused_sealed = false;
     let mut day = first + Duration::days(1);
     while testkit::describe_all(&client).await.contains_key(TABLE) {
         day_runs(&control, &policy, day).await;
         day += Duration::days(1);
         assert!(day < first + Duration::days(10), "{TABLE} never deleted");
+        let Some(arn) = testkit::describe_all(&client)
+            .await
+            .get(TABLE)
+            .and_then(|t| t.table_arn().map(str::to_owned))
+        else {
+            break;
+        };
+        let tags = testkit::tags_of(&client, &arn).await;
+        if tags.contains_key(TAG_ARCHIVED) && !tags.contains_key(TAG_SEALED) && !late_written {
+            let records = late
+                .iter()
+                .enumerate()
+                .map(|(n, value)| {
+                    Record::new("sensor-1", late_at(n)).attribute("reading", AttributeValue::S(value.clone()))
+                })
+                .collect();
+            assert_eq!(writer.write_batch(records).await.unwrap().items, late.len());
+            late_written = true;
+        }
+        if tags.contains_key(TAG_SEALED) && !refused_sealed {
+            let refused = client
+                .put_item()
+                .table_name(TABLE)
+                .item("pk", AttributeValue::S("sensor-1#0".into()))
+                .item("sk", AttributeValue::S("after-the-seal".into()))
+                .send()
+                .await
+                .expect_err("a write to a sealed table");
+            assert_eq!(
+                refused.as_service_error().and_then(|e| e.meta().code()),
+                Some("AccessDeniedException"),
+                "{refused:?}"
+            );
+            refused_sealed = true;
+        }
     }
+    assert!(
+        late_written && refused_sealed,
+        "late readings written: {late_written}; a write refused under the seal: {refused_sealed}"
+    );
+    let written: Vec<String> = written.into_iter().chain(late).collect();
     let (values, missing) = read_back(&client, &layout).await;
     assert!(values.is_empty() && missing == [TABLE], "{values:?} {missing:?}");
 
@@ -122,7 +173,7 @@ async fn written_archived_deleted_restored_and_read_back() {
     assert_eq!(dry.code, 0, "{}\n{}", dry.stdout, dry.stderr);
     let plan: serde_json::Value = serde_json::from_str(&dry.stdout).unwrap();
     assert_eq!(plan["tables"][0]["outcome"], "planned", "{plan:#}");
-    assert_eq!(plan["tables"][0]["items"], 48, "{plan:#}");
+    assert_eq!(plan["tables"][0]["items"], written.len(), "{plan:#}");
     assert!(
         !testkit::describe_all(&client).await.contains_key(TABLE),
         "a dry run imported"

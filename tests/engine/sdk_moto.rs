@@ -22,8 +22,9 @@ use testkit::{LocalDynamo, Server};
 use crate::support::aws_clients;
 use crate::support::events::{received, subscribe};
 
-/// The proxy gives every call that is not DynamoDB's (S3, SSM, EventBridge, SQS) this operation.
-const NOT_DYNAMODB: &str = "";
+/// The proxy names a call by its `X-Amz-Target` (DynamoDB, Systems Manager, EventBridge and SQS
+/// send one); S3's REST calls have none, and this operation.
+const S3_CALL: &str = "";
 
 #[tokio::test]
 async fn s3_objects_are_read_listed_and_headed_as_moto_holds_them() {
@@ -111,7 +112,7 @@ async fn an_s3_refusal_is_an_error_naming_the_grant_never_an_absence() {
     let clients = aws_clients(&proxy.endpoint()).await;
     let store = S3Store(&clients.s3);
     proxy.add(
-        Rule::op(NOT_DYNAMODB).always(),
+        Rule::op(S3_CALL).always(),
         Fault::Error {
             status: 403,
             error_type: "AccessDenied".into(),
@@ -152,14 +153,14 @@ async fn a_dropped_connection_is_retried_for_s3_ssm_and_eventbridge() {
     let clients = aws_clients(&proxy.endpoint()).await;
     let queue = subscribe(&proxy.endpoint()).await;
 
-    proxy.add(Rule::op(NOT_DYNAMODB), Fault::Drop);
+    proxy.add(Rule::op(S3_CALL), Fault::Drop);
     let got = S3Store(&clients.s3).get("sdk-archive", "k.json").await;
     assert_eq!(got, Ok(Some(b"{}".to_vec())));
-    proxy.add(Rule::op(NOT_DYNAMODB), Fault::Reset);
+    proxy.add(Rule::op("PutParameter"), Fault::Reset);
     put_parameter(&clients.ssm, "/ddb-rollover/sdk/tables", "{}")
         .await
         .unwrap();
-    proxy.add(Rule::op(NOT_DYNAMODB), Fault::Drop);
+    proxy.add(Rule::op("PutEvents"), Fault::Drop);
     let failures = put_events(&clients.eventbridge, &[ready("sdk_1")], |e| e.to_string()).await;
     assert!(failures.is_empty(), "{failures:?}");
 

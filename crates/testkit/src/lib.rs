@@ -49,8 +49,9 @@ const START_ATTEMPTS: u32 = 3;
 pub enum Server {
     /// moto in server mode: tables are ACTIVE at once; no status transitions. moto itself
     /// replaces a table's attribute definitions with those an UpdateTable names, and takes a
-    /// lower warm throughput; [`LocalDynamo::endpoint`] is a proxy that adds the table's own
-    /// definitions and refuses a lower warm throughput, as AWS does
+    /// lower warm throughput, and accepts item writes a table's resource-based policy denies;
+    /// [`LocalDynamo::endpoint`] is a proxy that adds the table's own definitions, refuses a
+    /// lower warm throughput and refuses those writes, as AWS does
     /// ([`LocalDynamo::server_endpoint`] is moto's own, which also serves S3).
     Moto,
     /// dynalite: tables stay CREATING for `create_ms` and UPDATING for `update_ms`
@@ -211,6 +212,7 @@ fn aws_shim(server: Server, endpoint: &str) -> Option<Proxy> {
             shim.attribute_definitions_at_update_table();
             shim.export_layout();
             shim.warm_never_lowered();
+            shim.resource_policies_enforced();
             shim
         }
         Server::DynamoDbLocal => return None,

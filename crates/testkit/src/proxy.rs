@@ -20,7 +20,9 @@
 //! `template.yaml` gives one family's functions, which no local server enforces
 //! ([`Proxy::family_role`]), and warm throughput that cannot be lowered, which moto lowers
 //! ([`Proxy::warm_never_lowered`]; in front of every moto) or that stays UPDATING for a while
-//! after a raise, which moto reports ACTIVE at once ([`Proxy::warm_updating_answers`]).
+//! after a raise, which moto reports ACTIVE at once ([`Proxy::warm_updating_answers`]), and
+//! item writes a table's resource-based policy denies, which moto accepts
+//! ([`Proxy::resource_policies_enforced`]; in front of every moto).
 //!
 //! It runs on its own thread with its own tokio runtime, so sync and async tests use it alike,
 //! and stops when dropped. HTTP is hyper's on both sides (HTTP/1.1 with keep-alive, as the SDK
@@ -41,6 +43,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::{TcpListener, TcpStream};
 
+mod item_writes;
 mod warm;
 
 use crate::export_layout;
@@ -397,6 +400,19 @@ impl Proxy {
         self.state().deregister_deletes_policies = true;
     }
 
+    /// Item writes a table's resource-based policy denies to every principal are refused, as
+    /// AWS refuses them and moto (which stores the policy) does not: before forwarding a
+    /// PutItem, UpdateItem, DeleteItem, BatchWriteItem, TransactWriteItems or PartiQL write, the
+    /// proxy reads each table's policy from the upstream (DescribeTable for its ARN, then
+    /// GetResourcePolicy; not recorded) and answers HTTP 400 `AccessDeniedException` when a
+    /// `Deny` statement for principal `*` covers the write's action (PartiQL writes as
+    /// `PartiQLInsert`/`Update`/`Delete`, a transaction's items as PutItem/UpdateItem/DeleteItem).
+    /// Policies that deny by condition or to named principals are not modelled. Not undone by
+    /// [`Proxy::clear`].
+    pub fn resource_policies_enforced(&self) {
+        self.state().resource_policies_enforced = true;
+    }
+
     /// Refuses what the IAM role `template.yaml` gives the functions of the family `prefix`
     /// does not allow (both functions' statements together), as AWS would: HTTP 400
     /// `AccessDeniedException`, recorded as `"error AccessDeniedException"`, not forwarded.
@@ -549,6 +565,9 @@ struct State {
     /// ([`Proxy::warm_updating_answers`]), and the answers given so far by table.
     warm_updating: Option<usize>,
     warm_answers: HashMap<String, usize>,
+    /// Refuse item writes a table's resource-based policy denies
+    /// ([`Proxy::resource_policies_enforced`]).
+    resource_policies_enforced: bool,
     /// Record nothing in `calls` (a proxy nobody asks what it saw).
     unrecorded: bool,
     calls: Vec<Call>,
@@ -855,6 +874,11 @@ impl Forwarder {
         if !verdict.latency.is_zero() {
             tokio::time::sleep(verdict.latency).await;
         }
+        if lock(&self.state).resource_policies_enforced && is_dynamodb(&parts.headers, &operation) {
+            if let Some(refusal) = self.refuse_denied_write(&parts.headers, &operation, &body).await {
+                return Ok(refusal);
+            }
+        }
         if lock(&self.state).warm_never_lowered && is_dynamodb(&parts.headers, "UpdateTable") {
             if let Some(refusal) = self.refuse_lower_warm(&parts.headers, &body).await {
                 return Ok(refusal);
@@ -932,6 +956,52 @@ impl Forwarder {
             _ => reply,
         };
         Ok(reply)
+    }
+
+    /// AWS's refusal of an item write that a table's resource-based policy denies to everyone.
+    /// See [`Proxy::resource_policies_enforced`].
+    async fn refuse_denied_write(
+        &self,
+        headers: &HeaderMap,
+        operation: &str,
+        request: &Bytes,
+    ) -> Option<Response<Body>> {
+        let request = serde_json::from_slice::<serde_json::Value>(request).ok()?;
+        for (table, action) in item_writes::touched(operation, &request) {
+            let (status, described) = self
+                .call_upstream(
+                    headers,
+                    "DescribeTable",
+                    &serde_json::json!({ "TableName": table }),
+                )
+                .await?;
+            if !status.is_success() {
+                // No such table: the upstream answers for it.
+                continue;
+            }
+            let described: serde_json::Value = serde_json::from_str(&described).ok()?;
+            let arn = described["Table"]["TableArn"].as_str()?.to_owned();
+            let (status, policy) = self
+                .call_upstream(
+                    headers,
+                    "GetResourcePolicy",
+                    &serde_json::json!({ "ResourceArn": arn }),
+                )
+                .await?;
+            if !status.is_success() {
+                continue;
+            }
+            let policy: serde_json::Value = serde_json::from_str(&policy).ok()?;
+            let document = policy["Policy"].as_str().unwrap_or_default();
+            if ddb_rollover::table::seal::denies_to_everyone(document, action) {
+                let message = format!(
+                    "User: arn:aws:iam::123456789012:user/testing is not authorized to perform: {action} on \
+                     resource: {arn} with an explicit deny in a resource-based policy (emulated by the testkit proxy)"
+                );
+                return Some(aws_error(400, "AccessDeniedException", &message));
+            }
+        }
+        None
     }
 
     /// AWS's refusal of an UpdateTable that lowers a warm throughput, if `request` is one. See
@@ -1406,6 +1476,7 @@ impl Forwarder {
         headers: &HeaderMap,
         body: Bytes,
     ) -> Result<Response<Body>, Box<dyn std::error::Error + Send + Sync>> {
+        let head = method == hyper::Method::HEAD;
         let mut request = Request::builder()
             .method(method)
             .uri(format!("{}{path}", self.upstream))
@@ -1417,7 +1488,11 @@ impl Forwarder {
         let mut response = Response::new(Full::new(body));
         *response.status_mut() = parts.status;
         *response.headers_mut() = end_to_end(&parts.headers);
-        response.headers_mut().remove(CONTENT_LENGTH);
+        // A HEAD reply has no body, and its Content-Length is the object's size (S3's
+        // HeadObject): kept. Any other is set again by hyper from the body.
+        if !head {
+            response.headers_mut().remove(CONTENT_LENGTH);
+        }
         Ok(response)
     }
 

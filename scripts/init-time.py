@@ -3,19 +3,22 @@
 `GET /runtime/invocation/next` on a Lambda Runtime API emulator (what Lambda counts as the
 init phase of a custom runtime: everything the process does before it asks for an event).
 
-    init-time.py [--runs N] BOOTSTRAP...
+    init-time.py [--runs N] [--runner CMD] BOOTSTRAP...
 
 For each BOOTSTRAP, N runs (default 15), each a fresh process with AWS_LAMBDA_RUNTIME_API
 pointing at a loopback server, the variables Lambda sets, test credentials and Region, and
 no policy (the defaults); the process is stopped (TERM, then KILL) once it asked for an
 event, before any AWS call. Prints one line per bootstrap: its size in bytes and the init
 time's min / median / max in milliseconds. The first run of each is a warm-up (page cache)
-and is not counted. Stdlib only; a measurement, not a test.
+and is not counted. --runner runs each bootstrap under CMD (e.g. `qemu-aarch64-static -L
+/usr/aarch64-linux-gnu` for the arm64 bootstraps `sam build` makes: an emulated time, to compare
+two builds with, not Lambda's). Stdlib only; a measurement, not a test.
 """
 
 import argparse
 import http.server
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -74,14 +77,14 @@ def environment(port: int) -> dict:
     return env
 
 
-def one_run(bootstrap: str) -> float:
+def one_run(bootstrap: str, runner: list) -> float:
     server = Server()
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
         started = time.perf_counter()
         process = subprocess.Popen(
-            [bootstrap],
+            runner + [bootstrap],
             env=environment(server.server_address[1]),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -105,12 +108,14 @@ def one_run(bootstrap: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--runner", default="", help="a command to run each bootstrap under")
     parser.add_argument("bootstraps", nargs="+")
     args = parser.parse_args()
     print(f"{'bootstrap':<56} {'bytes':>10} {'min ms':>7} {'median':>7} {'max ms':>7}  (runs: {args.runs})")
     for bootstrap in args.bootstraps:
-        one_run(bootstrap)
-        times = [one_run(bootstrap) for _ in range(args.runs)]
+        runner = shlex.split(args.runner)
+        one_run(bootstrap, runner)
+        times = [one_run(bootstrap, runner) for _ in range(args.runs)]
         size = os.path.getsize(bootstrap)
         print(
             f"{bootstrap:<56} {size:>10} {min(times):>7.1f} {statistics.median(times):>7.1f} {max(times):>7.1f}"

@@ -445,7 +445,13 @@ impl Export {
 
     /// The objects a COMPLETED export leaves in S3: data files and both manifests.
     fn objects(&self) -> Vec<(String, S3Object)> {
-        s3::export_objects(&self.arn, &arn_of(&self.table), &self.directory, &self.files)
+        s3::export_objects(
+            &self.arn,
+            &arn_of(&self.table),
+            &self.directory,
+            &self.files,
+            self.export_time,
+        )
     }
 }
 
@@ -1868,13 +1874,14 @@ impl FakeAws {
         table: &str,
         items: u64,
     ) -> String {
-        let directory = {
+        let (directory, now) = {
             let world = self.lock();
-            format!(
+            let directory = format!(
                 "{}/AWSDynamoDB/{:020}-ffffffff",
                 prefix.trim_end_matches('/'),
                 world.now.timestamp_millis() + 1
-            )
+            );
+            (directory, world.now)
         };
         let export = format!(
             "{}/export/{}",
@@ -1882,7 +1889,7 @@ impl FakeAws {
             directory.rsplit('/').next().unwrap_or_default()
         );
         let files = [(format!("{directory}/data/0000.json.gz"), items)];
-        let objects = s3::export_objects(&export, &arn_of(table), &directory, &files);
+        let objects = s3::export_objects(&export, &arn_of(table), &directory, &files, now);
         let manifest = format!("{directory}/manifest-summary.json");
         let _ = self.foreign(who, "PutObject", &manifest, |world, _, _| {
             for (key, object) in objects {

@@ -67,6 +67,7 @@ pub fn export_objects(
     table_arn: &str,
     directory: &str,
     files: &[(String, u64)],
+    export_time: chrono::DateTime<chrono::Utc>,
 ) -> Vec<(String, S3Object)> {
     let mut objects: Vec<(String, S3Object)> = files
         .iter()
@@ -86,7 +87,8 @@ pub fn export_objects(
     let files_key = format!("{directory}/manifest-files.json");
     let items: u64 = files.iter().map(|(_, n)| n).sum();
     let summary = format!(
-        "{{\"version\":\"2020-06-30\",\"exportArn\":\"{export_arn}\",\"tableArn\":\"{table_arn}\",\"itemCount\":{items},\"manifestFilesS3Key\":\"{files_key}\",\"outputFormat\":\"DYNAMODB_JSON\"}}"
+        "{{\"version\":\"2020-06-30\",\"exportArn\":\"{export_arn}\",\"tableArn\":\"{table_arn}\",\"exportTime\":\"{}\",\"itemCount\":{items},\"manifestFilesS3Key\":\"{files_key}\",\"outputFormat\":\"DYNAMODB_JSON\"}}",
+        export_time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
     );
     objects.push((files_key, S3Object::new(lines.into_bytes())));
     objects.push((

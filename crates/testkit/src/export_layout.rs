@@ -82,6 +82,7 @@ pub fn manifests(
     prefix: Option<&str>,
     directory: &str,
     files: &[(String, String, u64)],
+    export_time: chrono::DateTime<chrono::Utc>,
 ) -> Vec<(String, Vec<u8>)> {
     let files_key = format!("{directory}/manifest-files.json");
     let lines: String = files
@@ -100,6 +101,7 @@ pub fn manifests(
         "version": "2020-06-30",
         "exportArn": export_arn,
         "tableArn": table_arn,
+        "exportTime": export_time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         "s3Bucket": bucket,
         "s3Prefix": prefix,
         "s3SseAlgorithm": "AES256",
@@ -164,11 +166,13 @@ mod tests {
                 3,
             ),
         ];
-        let objects = manifests("arn:t/export/1", "b", Some("d"), "d/AWSDynamoDB/1", &files);
+        let at = chrono::DateTime::from_timestamp_millis(1_538_740_800_123).unwrap();
+        let objects = manifests("arn:t/export/1", "b", Some("d"), "d/AWSDynamoDB/1", &files, at);
         let summary: serde_json::Value = serde_json::from_slice(&objects[2].1).unwrap();
         assert_eq!(objects[2].0, "d/AWSDynamoDB/1/manifest-summary.json");
         assert_eq!(summary["itemCount"], 5);
         assert_eq!(summary["tableArn"], "arn:t");
+        assert_eq!(summary["exportTime"], "2018-10-05T12:00:00.123Z");
         assert_eq!(
             summary["manifestFilesS3Key"],
             "d/AWSDynamoDB/1/manifest-files.json"

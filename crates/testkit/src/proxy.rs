@@ -554,9 +554,10 @@ struct State {
     export_layout: bool,
     /// The exports laid out so far: ARN to their folder in S3.
     exports: HashMap<String, String>,
-    /// When the proxy first saw each export (seconds since the epoch): its `ExportTime`, which
-    /// moto leaves out and AWS gives (the request's time when it names none).
-    export_times: HashMap<String, f64>,
+    /// When the proxy first saw each export (milliseconds since the epoch): its `ExportTime`
+    /// and its summary's `exportTime`, which moto leaves out and AWS gives (the request's time
+    /// when it names none).
+    export_times: HashMap<String, i64>,
     /// The family whose IAM role the proxy enforces ([`Proxy::family_role`]).
     role: Option<String>,
     /// Refuse an UpdateTable that lowers a warm throughput ([`Proxy::warm_never_lowered`]).
@@ -1509,12 +1510,19 @@ impl Forwarder {
         if description.get("ExportTime").is_some() {
             return bytes;
         }
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64());
-        let at = *lock(&self.state).export_times.entry(arn).or_insert(now);
-        description["ExportTime"] = at.into();
+        let at = self.export_time(&arn);
+        description["ExportTime"] = (at.timestamp_millis() as f64 / 1000.0).into();
         Bytes::from(answer.to_string())
+    }
+
+    /// The export's `ExportTime` as the proxy gives it: when it first saw the export (AWS ARN).
+    fn export_time(&self, arn: &str) -> chrono::DateTime<chrono::Utc> {
+        let now = chrono::Utc::now().timestamp_millis();
+        let millis = *lock(&self.state)
+            .export_times
+            .entry(arn.to_owned())
+            .or_insert(now);
+        chrono::DateTime::from_timestamp_millis(millis).unwrap_or_default()
     }
 
     /// [`Proxy::export_layout`]: the manifests of a COMPLETED export written once, and its
@@ -1604,7 +1612,9 @@ impl Forwarder {
             .enumerate()
             .map(|(n, (key, etag))| (key, etag, if n == 0 { items } else { 0 }))
             .collect();
-        for (key, body) in export_layout::manifests(aws_arn, bucket, prefix, &directory, &files) {
+        let export_time = self.export_time(aws_arn);
+        for (key, body) in export_layout::manifests(aws_arn, bucket, prefix, &directory, &files, export_time)
+        {
             let path = format!(
                 "/{}/{}",
                 crate::percent_encode(bucket),

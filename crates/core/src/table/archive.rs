@@ -12,6 +12,7 @@
 //! proof holds the folder to exactly the files the manifest lists. The reading is pure here;
 //! the S3 calls are the adapters' ([`crate::aws::archive`], and the fakes' in-memory S3).
 
+use chrono::{DateTime, Utc};
 use futures::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 
@@ -72,6 +73,9 @@ pub struct ManifestSummary {
     pub manifest_files_s3_key: String,
     #[serde(default)]
     pub output_format: Option<String>,
+    /// The instant the export holds the table as of; AWS always writes it.
+    #[serde(default)]
+    pub export_time: Option<DateTime<Utc>>,
 }
 
 /// One line of `manifest-files.json`.
@@ -388,9 +392,10 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
 }
 
 /// Every export under `prefix` in `bucket` (each `manifest-summary.json` listed), oldest first
-/// as their keys sort (AWS's export ids start with the export's time), each with what the store
-/// proves of it as an export of `table`. Its own summary names the export: once the table is
-/// gone there is no DescribeExport to ask, so DescribeExport's count is not compared.
+/// by the `exportTime` its summary gives (AWS documents no order of export ids; exports without
+/// a time come first, then by key), each with what the store proves of it as an export of
+/// `table`. Its own summary names the export: once the table is gone there is no
+/// DescribeExport to ask, so DescribeExport's count is not compared.
 pub async fn archives_under<S: ArchiveStore + Sync>(
     store: &S,
     table: &str,
@@ -404,13 +409,19 @@ pub async fn archives_under<S: ArchiveStore + Sync>(
         .filter(|key| key.ends_with("/manifest-summary.json"))
         .collect();
     manifests.sort();
-    let mut found = Vec::new();
+    let mut summaries = Vec::new();
     for manifest in manifests {
         let Some(bytes) = store.get(bucket, &manifest).await? else {
             continue;
         };
+        summaries.push((parse_summary(&bytes).ok(), manifest));
+    }
+    // Stable: keys keep their order among equal times.
+    summaries.sort_by_key(|(summary, _)| summary.as_ref().and_then(|s| s.export_time));
+    let mut found = Vec::new();
+    for (summary, manifest) in summaries {
         let location = ExportLocation {
-            export: parse_summary(&bytes).map(|s| s.export_arn).unwrap_or_default(),
+            export: summary.map(|s| s.export_arn).unwrap_or_default(),
             table: table.to_string(),
             bucket: bucket.to_string(),
             manifest: Some(manifest),
@@ -531,6 +542,35 @@ mod tests {
             ),
             "{proof:?}"
         );
+    }
+
+    /// Export ids are tokens AWS gives no order to: the summaries' `exportTime` orders them,
+    /// so restore's "newest" is the export that holds the table latest.
+    #[tokio::test]
+    async fn archives_are_ordered_by_their_summarys_export_time_not_their_keys() {
+        let mut store = Store(BTreeMap::new());
+        // Key order: a, b, c. Time order: c (no time), b (10:00), a (11:00).
+        for (id, time) in [
+            ("a", Some("2018-10-05T11:00:00Z")),
+            ("b", Some("2018-10-05T10:00:00Z")),
+            ("c", None),
+        ] {
+            let mut summary: serde_json::Value =
+                serde_json::from_slice(&summary(&format!("{TABLE_ARN}/export/{id}"), TABLE_ARN, 0)).unwrap();
+            if let Some(time) = time {
+                summary["exportTime"] = time.into();
+            }
+            store.put(
+                &format!("p/t/AWSDynamoDB/{id}/manifest-summary.json"),
+                summary.to_string().as_bytes(),
+            );
+        }
+        let found = archives_under(&store, TABLE, "b", "p/t/").await.unwrap();
+        let order: Vec<&str> = found
+            .iter()
+            .map(|(location, _)| location.export.rsplit('/').next().unwrap())
+            .collect();
+        assert_eq!(order, ["c", "b", "a"]);
     }
 
     #[tokio::test]

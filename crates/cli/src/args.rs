@@ -28,7 +28,7 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "URL")]
     pub endpoint_url: Option<String>,
 
-    /// Let resize-old decide for an instant more than one period after the wall clock (for
+    /// Let resize-old decide for an instant in a later period than the wall clock's (for
     /// simulations). Without it such an --at is refused: it would dial live tables down.
     #[arg(long, global = true)]
     pub allow_future_clock: bool,

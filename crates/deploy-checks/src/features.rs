@@ -132,16 +132,13 @@ impl Features {
             if self.archive {
                 actions.extend(["dynamodb:ExportTableToPointInTime", "dynamodb:DescribeExport"]);
             }
+            // A deletion reads the table's resource-based policy first: someone else's keeps it.
             if self.delete {
-                actions.push("dynamodb:DeleteTable");
+                actions.extend(["dynamodb:DeleteTable", "dynamodb:GetResourcePolicy"]);
             }
             // The seal against item writes before an archived table's final export.
             if self.archive && self.delete {
-                actions.extend([
-                    "dynamodb:GetResourcePolicy",
-                    "dynamodb:PutResourcePolicy",
-                    "dynamodb:DeleteResourcePolicy",
-                ]);
+                actions.extend(["dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy"]);
             }
         }
         actions.into_iter().collect()

@@ -351,6 +351,7 @@ impl Table {
             scaling: None,
             tags_unsupported: false,
             scaling_unsupported: false,
+            resource_policy_unsupported: false,
         }
     }
 }

@@ -25,7 +25,13 @@ impl Context<'_> {
             self.unseal_items(owned, &sealing, &mut items);
             return items;
         };
-        let keep_from = owned.len().saturating_sub(retention.keep_newest as usize);
+        // The newest N among the tables up to the last pre-built period: a look-alike or a
+        // table made for a far-future period (by hand, or by a create_new with a clock years
+        // ahead) is not one of the newest and must not push the real ones out.
+        let horizon = -i64::from(self.policy.premake);
+        // Oldest first: the far-future ones are the last, after every counted one.
+        let counted = owned.iter().filter(|o| self.age(o.slot) >= horizon).count();
+        let keep_from = counted.saturating_sub(retention.keep_newest as usize);
         let mut deletes_left = retention.max_deletes_per_run;
         for (index, o) in owned.iter().enumerate() {
             let age = self.age(o.slot);

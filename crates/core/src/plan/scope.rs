@@ -66,6 +66,9 @@ pub struct Reads {
     pub scaling: bool,
     /// The archive's proof in S3 (an archived table of ours due for deletion).
     pub archive_proof: bool,
+    /// The resource-based policy (a table of ours due for deletion: someone else's
+    /// statements keep it, and the seal goes in it when archiving).
+    pub resource_policy: bool,
 }
 
 impl Reads {
@@ -81,6 +84,10 @@ impl Reads {
                     .retention
                     .as_ref()
                     .is_some_and(|r| r.delete_after.is_some()),
+            resource_policy: policy
+                .retention
+                .as_ref()
+                .is_some_and(|r| r.delete_after.is_some()),
         }
     }
 
@@ -91,6 +98,7 @@ impl Reads {
             tags: !policy.template.tags.is_empty(),
             scaling: false,
             archive_proof: false,
+            resource_policy: false,
             ..Reads::everything(policy)
         }
     }
@@ -111,6 +119,7 @@ impl Reads {
             point_in_time_recovery: self.point_in_time_recovery || other.point_in_time_recovery,
             scaling: self.scaling || other.scaling,
             archive_proof: self.archive_proof || other.archive_proof,
+            resource_policy: self.resource_policy || other.resource_policy,
         }
     }
 }
@@ -130,12 +139,13 @@ pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
 /// - the current and pre-built tables (create_new's, and resize_old's too), whoever a first
 ///   plan says they are: their tags, so the verdict on the tables writers use rests on the
 ///   family tag; and template upkeep (TTL, point-in-time recovery);
-/// - a table resize_old changes this run: the same upkeep, once per phase change;
+/// - a table resize_old changes this run: the same upkeep, once per phase change, and its tags
+///   (another family's tag on a name of ours stops the change);
 /// - a capacity change (a first plan defers it for want of them): the scalable targets, whose
 ///   owners decide which throughput is ours to change;
 /// - a table past `archive_after`: its tags (the export and archived tags) and point-in-time
-///   recovery; past `delete_after`: its tags and scalable targets (the evidence a deletion
-///   needs: our family tag, nothing foreign on it);
+///   recovery; past `delete_after`: its tags, scalable targets and resource-based policy (the
+///   evidence a deletion needs: our family tag, nothing foreign on it);
 /// - a name from another period setting: its tags (only our family and period tags make it
 ///   ours).
 ///
@@ -181,6 +191,12 @@ pub fn reads_needed(
                 if item.decision.updates_table() || awaits_scaling {
                     need(&item.table, upkeep);
                 }
+                // Every table this run would change: its tags, so a family tag naming another
+                // family stops the change whoever's credentials run it (an operator's CLI has
+                // no role to refuse it). One call per changed table, not per table.
+                if item.decision.is_change() || awaits_scaling {
+                    need(&item.table, only(|r| r.tags = true));
+                }
                 if policy.archive().is_some_and(|a| age >= i64::from(a.after)) {
                     need(
                         &item.table,
@@ -200,6 +216,7 @@ pub fn reads_needed(
                             r.tags = true;
                             r.scaling = true;
                             r.archive_proof = true;
+                            r.resource_policy = true;
                         }),
                     );
                 }

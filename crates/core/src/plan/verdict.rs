@@ -126,6 +126,9 @@ pub enum ForeignPart {
     /// Deletion protection is on and the policy's template does not ask for it: someone turned
     /// it on to keep the table. Never turned off.
     DeletionProtection,
+    /// Statements in the table's resource-based policy that are not our seal (by Sid, or
+    /// position): someone else's. Never changed; DeleteTable would destroy them.
+    ResourcePolicy { statements: Vec<String> },
 }
 
 /// A missing piece of the positive evidence retention needs to delete a table.
@@ -152,8 +155,12 @@ pub enum NoEvidence {
     ForeignScaling,
     /// Deletion protection that the policy did not ask for is on.
     ForeignDeletionProtection,
+    /// Someone else's statements are in its resource-based policy.
+    ForeignResourcePolicy,
     /// The scalable targets on it could not be read this run.
     ScalingNotRead,
+    /// Its resource-based policy was not read this run.
+    ResourcePolicyNotRead,
 }
 
 /// What the verdict rests on.
@@ -161,6 +168,7 @@ pub enum NoEvidence {
 pub struct Seen {
     pub tags: Reading,
     pub scaling: Reading,
+    pub resource_policy: Reading,
 }
 
 /// Whether one of the optional reads was made.
@@ -233,7 +241,9 @@ impl Verdict {
                 ForeignPart::Target { key, .. } | ForeignPart::SharedTarget { key, .. } => {
                     key.resource_id == resource
                 }
-                ForeignPart::Index { .. } | ForeignPart::DeletionProtection => false,
+                ForeignPart::Index { .. }
+                | ForeignPart::DeletionProtection
+                | ForeignPart::ResourcePolicy { .. } => false,
             })
             .collect()
     }
@@ -271,10 +281,12 @@ impl Verdict {
     /// holds no throughput).
     pub fn whole_table_is_ours(&self) -> bool {
         self.is_ours()
-            && self
-                .foreign
-                .iter()
-                .all(|part| matches!(part, ForeignPart::DeletionProtection))
+            && self.foreign.iter().all(|part| {
+                matches!(
+                    part,
+                    ForeignPart::DeletionProtection | ForeignPart::ResourcePolicy { .. }
+                )
+            })
     }
 
     /// Whether deletion protection is someone else's setting (on, and the policy does not ask
@@ -376,6 +388,11 @@ impl fmt::Display for ForeignPart {
             ForeignPart::DeletionProtection => {
                 f.write_str("deletion protection (on, and the policy's template does not ask for it)")
             }
+            ForeignPart::ResourcePolicy { statements } => write!(
+                f,
+                "resource-based policy statements that are not our seal ({})",
+                statements.join(", ")
+            ),
         }
     }
 }
@@ -417,6 +434,10 @@ impl fmt::Display for NoEvidence {
                 "deletion protection is on and the policy's template does not ask for it: someone protected it",
             ),
             NoEvidence::ScalingNotRead => f.write_str("its scalable targets could not be read this run"),
+            NoEvidence::ForeignResourcePolicy => f.write_str(
+                "someone else's statements are in its resource-based policy (deleting the table would destroy them)",
+            ),
+            NoEvidence::ResourcePolicyNotRead => f.write_str("its resource-based policy was not read this run"),
         }
     }
 }
@@ -445,6 +466,7 @@ impl<'a> Judge<'a> {
         let seen = Seen {
             tags: reading(table.tags.is_some(), table.tags_unsupported),
             scaling: reading(table.scaling.is_some(), table.scaling_unsupported),
+            resource_policy: reading(table.resource_policy.is_some(), table.resource_policy_unsupported),
         };
         let owner = self.owner(table, by_name);
         let (foreign, our_targets) = self.parts(table);
@@ -477,8 +499,9 @@ impl<'a> Judge<'a> {
         };
         let (slot, by) = if family.is_some() {
             // Placed by its period tags (a table made under another period or zone), else by
-            // its name.
-            let Some(slot) = tagged.or(name_slot) else {
+            // its name; when both place it, by the later of the two: tags anyone may rewrite
+            // never make a table older than its name says (an older age dials down and deletes).
+            let Some(slot) = tagged.max(name_slot) else {
                 return not_ours(NotOurs::UnknownName);
             };
             let adopted = tags.is_some_and(|tags| tags.contains_key(TAG_ADOPTED));
@@ -496,7 +519,7 @@ impl<'a> Judge<'a> {
             } else {
                 OwnedBy::Name
             };
-            (tagged.unwrap_or(slot), by)
+            (tagged.map_or(slot, |tagged| tagged.max(slot)), by)
         } else if let Some(slot) = tagged.filter(|_| self.naming.is_label_of_any_period(&table.name)) {
             (slot, OwnedBy::PeriodTags)
         } else {
@@ -564,6 +587,12 @@ impl<'a> Judge<'a> {
         if table.deletion_protection && self.policy.template.deletion_protection != Some(true) {
             foreign.push(ForeignPart::DeletionProtection);
         }
+        if let Some(policy) = &table.resource_policy {
+            let statements = policy.foreign_statements();
+            if !statements.is_empty() {
+                foreign.push(ForeignPart::ResourcePolicy { statements });
+            }
+        }
         (foreign, ours)
     }
 
@@ -614,8 +643,14 @@ impl<'a> Judge<'a> {
         if any(|part| matches!(part, ForeignPart::DeletionProtection)) {
             missing.push(NoEvidence::ForeignDeletionProtection);
         }
+        if any(|part| matches!(part, ForeignPart::ResourcePolicy { .. })) {
+            missing.push(NoEvidence::ForeignResourcePolicy);
+        }
         if seen.scaling == Reading::NotRead {
             missing.push(NoEvidence::ScalingNotRead);
+        }
+        if seen.resource_policy == Reading::NotRead {
+            missing.push(NoEvidence::ResourcePolicyNotRead);
         }
         missing
     }

@@ -123,6 +123,9 @@ pub fn plan_adoption(
                                     | NoEvidence::ForeignIndexes
                                     | NoEvidence::ForeignScaling
                                     | NoEvidence::ForeignDeletionProtection
+                                    | NoEvidence::ForeignResourcePolicy
+                                    // Read once the table is ours and due for deletion.
+                                    | NoEvidence::ResourcePolicyNotRead
                             )
                         })
                         .map(ToString::to_string)

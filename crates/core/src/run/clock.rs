@@ -3,18 +3,24 @@
 //!
 //! - Every run needs labels for the current period and the `premake` ones after it; outside the
 //!   years 1000 to 9999 they cannot be written or read back, so such instants are refused.
-//! - `resize_old` (and its retention) lowers and deletes tables by age, so an instant far
-//!   ahead of the wall clock would dial today's tables down: more than one period after the
-//!   wall clock is refused unless the caller explicitly allows it (simulations). `create_new`
-//!   only creates and raises, so it may look ahead; dry runs change nothing, so they may too.
+//! - `resize_old` (and its retention) lowers and deletes tables by age, so an instant in a
+//!   later period than the wall clock's would age today's table by one or more periods and
+//!   dial it down (or delete it): refused unless the caller explicitly allows it
+//!   (simulations). A few minutes of skew ([`CLOCK_SKEW`]) are allowed across a boundary.
+//!   `create_new` only creates and raises, so it may look ahead; dry runs change nothing, so
+//!   they may too.
 //! - `create_new` far ahead is allowed but warned about ([`clock_warning`]): the tables it
 //!   builds keep phase 0's capacity until their periods pass.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 
 use crate::plan::Operation;
 use crate::policy::period::{Slot, LABEL_YEARS};
 use crate::policy::Policy;
+
+/// How far ahead of the wall clock a resize_old instant may be across a period boundary: the
+/// skew between two clocks, not a period.
+pub const CLOCK_SKEW: Duration = Duration::minutes(5);
 
 /// Why a run's instant was refused. The messages say what to send instead; callers prefix the
 /// field that carried the instant (`--at`, `scheduled_time`, ...).
@@ -28,8 +34,8 @@ pub enum ClockError {
     Unlabelled { at: DateTime<Utc>, what: &'static str },
 
     #[error(
-        "{at} is more than one period after the wall clock ({wall}): resize_old would age today's tables \
-         by it and dial live tables down. Use the real time, or allow it explicitly for a simulation \
+        "{at} is in a later period than the wall clock ({wall}): resize_old would age today's table \
+         by it and dial a live table down, or delete it. Use the real time, or allow it explicitly for a simulation \
          (--allow-future-clock, or \"allow_future_clock\": true in a manual event)"
     )]
     TooFarAhead { at: DateTime<Utc>, wall: DateTime<Utc> },
@@ -144,13 +150,13 @@ fn check_one(
         return Ok(());
     }
     let calendar = policy.calendar();
-    // Compare periods, not durations: any instant in the wall clock's period or the next one
-    // is fine (a retried 23:45 run, a scheduler a few minutes early), anything later is not.
-    let latest = calendar
-        .labelled_floor(wall)
-        .and_then(|now| calendar.labelled_next(now));
-    match latest {
-        Some(latest) if current > latest => Err(ClockError::TooFarAhead { at, wall }),
+    // Compare periods, not durations: any instant in the wall clock's period is fine (within a
+    // period ages do not change), and the next one only within the skew (a clock a few
+    // minutes off at the boundary); a whole period ahead is today's table made yesterday's.
+    match calendar.labelled_floor(wall) {
+        Some(wall_period) if current > wall_period && at > wall + CLOCK_SKEW => {
+            Err(ClockError::TooFarAhead { at, wall })
+        }
         _ => Ok(()),
     }
 }
@@ -259,10 +265,10 @@ mod tests {
     }
 
     #[test]
-    fn resize_old_accepts_the_wall_clocks_period_the_next_and_the_past() {
+    fn resize_old_accepts_the_wall_clocks_period_and_the_past() {
         for at in [
             WALL,
-            "2018-10-26T23:59:59Z",
+            "2018-10-25T23:59:59Z",
             "2018-10-24T00:15:00Z",
             "2001-01-01T00:00:00Z",
         ] {
@@ -275,12 +281,40 @@ mod tests {
     }
 
     #[test]
-    fn resize_old_refuses_an_instant_beyond_the_next_period() {
-        for at in ["2018-10-27T00:00:00Z", "9999-12-30T23:59:59Z"] {
+    fn resize_old_refuses_an_instant_in_a_later_period() {
+        // The next day's 00:30: today's table would be a day old, dialled down or deleted.
+        for at in [
+            "2018-10-26T00:30:00Z",
+            "2018-10-27T00:00:00Z",
+            "9999-12-30T23:59:59Z",
+        ] {
             let error = check(Operation::ResizeOld, at, ClockAllowance::default()).unwrap_err();
             assert!(matches!(error, ClockError::TooFarAhead { .. }), "{at}: {error}");
             assert!(error.to_string().contains("--allow-future-clock"), "{error}");
         }
+    }
+
+    #[test]
+    fn resize_old_may_be_a_few_minutes_ahead_across_a_boundary() {
+        let wall = t("2018-10-25T23:57:00Z");
+        let policy = Policy::default();
+        let allowed = ClockAllowance::default();
+        let early = check_clock(
+            &policy,
+            &[Operation::ResizeOld],
+            t("2018-10-26T00:00:00Z"),
+            wall,
+            allowed,
+        );
+        assert!(early.is_ok(), "{early:?}");
+        let late = check_clock(
+            &policy,
+            &[Operation::ResizeOld],
+            t("2018-10-26T00:15:00Z"),
+            wall,
+            allowed,
+        );
+        assert!(late.is_err());
     }
 
     #[test]

@@ -341,11 +341,12 @@ pub fn run_view(
                 }
                 if want.tags {
                     // Read in a run when its tags name a final export or a seal, or when it is
-                    // due for deletion (as `want.archive_proof`).
+                    // due for deletion (`want.resource_policy`).
                     table.final_export = full.final_export.clone();
                     let sealed_tag = full.tags.as_ref().is_some_and(|t| t.contains_key(TAG_SEALED));
-                    if sealed_tag || want.archive_proof {
+                    if sealed_tag || want.resource_policy {
                         table.resource_policy = full.resource_policy.clone();
+                        table.resource_policy_unsupported = full.resource_policy_unsupported;
                     }
                 }
                 if want.ttl {
@@ -412,12 +413,19 @@ async fn read_extras<C: ControlPlane>(
                     Err(error) => tracing::warn!(table = name, %error, "final export state unknown"),
                 }
             }
-            let seal_read = tags.contains_key(TAG_SEALED)
-                || (want.archive_proof && policy.archive().is_some() && tags.contains_key(TAG_FAMILY));
+            // A table of ours due for deletion (whether archived or not: someone else's
+            // statements keep it), and one carrying our seal.
+            let policy_read =
+                tags.contains_key(TAG_SEALED) || (want.resource_policy && tags.contains_key(TAG_FAMILY));
             table.tags = Some(tags);
-            if seal_read && !unsupported.has(OptionalRead::ResourcePolicy) {
-                let read = control.get_resource_policy(name, &arn).await;
-                table.resource_policy = unsupported.check(OptionalRead::ResourcePolicy, read)?;
+            if policy_read {
+                if unsupported.has(OptionalRead::ResourcePolicy) {
+                    table.resource_policy_unsupported = true;
+                } else {
+                    let read = control.get_resource_policy(name, &arn).await;
+                    table.resource_policy = unsupported.check(OptionalRead::ResourcePolicy, read)?;
+                    table.resource_policy_unsupported = table.resource_policy.is_none();
+                }
             }
             if want.archive_proof && !unsupported.has(OptionalRead::ArchiveProof) {
                 table.archive_proof = read_archive_proof(control, policy, &table, &arn, unsupported).await;

@@ -1,4 +1,5 @@
-//! `restore`: an archived period comes back. For each period, the newest export under the
+//! `restore`: an archived period comes back. For each period, the newest export (by its
+//! summary's `exportTime`) under the
 //! archive prefix that S3 proves a complete export of this table (its manifest naming the
 //! table, every data file under its `data/` as listed and readable, counts that agree; the
 //! same proof retention deletes on, [`crate::table::archive`]) is imported with ImportTable into `{prefix}_{label}`, with the

@@ -123,8 +123,9 @@ pub struct ObservedTable {
     /// What S3 holds for the archive export, checked before a deletion: read only for an
     /// archived table of ours that is due for deletion.
     pub archive_proof: Option<ArchiveProof>,
-    /// The table's resource-based policy (GetResourcePolicy): read for a table due for deletion
-    /// with archiving on, and for one carrying our seal tag.
+    /// The table's resource-based policy (GetResourcePolicy): read for a table of ours due for
+    /// deletion (someone else's statements keep it; the seal goes in it when archiving), and
+    /// for one carrying our seal tag.
     pub resource_policy: Option<seal::ResourcePolicy>,
     /// The final export after the seal, named by the final-export tag, as DescribeExport
     /// reports it.
@@ -137,6 +138,9 @@ pub struct ObservedTable {
     /// The scalable targets were asked for but the endpoint has no Application Auto Scaling
     /// (DynamoDB Local, dynalite): no target can be on the table there.
     pub scaling_unsupported: bool,
+    /// The resource-based policy was asked for but the endpoint has no GetResourcePolicy
+    /// (dynalite, DynamoDB Local): no policy can be on the table there.
+    pub resource_policy_unsupported: bool,
 }
 
 /// One global secondary index as DescribeTable reports it.
@@ -313,6 +317,7 @@ impl ObservedTable {
             scaling: None,
             tags_unsupported: false,
             scaling_unsupported: false,
+            resource_policy_unsupported: false,
             ..self.clone()
         }
     }
@@ -347,6 +352,7 @@ impl ObservedTable {
             scaling: Some(Vec::new()),
             tags_unsupported: false,
             scaling_unsupported: false,
+            resource_policy_unsupported: false,
         }
     }
 }

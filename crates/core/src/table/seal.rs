@@ -56,6 +56,8 @@ pub enum SealError {
         "its resource-based policy with our statement would be {0} bytes, over DynamoDB's {MAX_POLICY_BYTES}"
     )]
     TooLarge(usize),
+    #[error("its resource-based policy has someone else's statement under our Sid {SEAL_SID}: nothing is merged into it")]
+    SidTaken,
 }
 
 impl ResourcePolicy {
@@ -67,15 +69,39 @@ impl ResourcePolicy {
         }
     }
 
-    /// Whether our statement is in it.
+    /// Whether our statement, exactly as we write it, is in it.
     pub fn is_sealed(&self) -> bool {
         self.statements()
             .is_ok_and(|statements| statements.iter().any(is_ours))
     }
 
+    /// Someone else's statements in it, by Sid (or position): every statement that is not
+    /// exactly ours, a statement that only borrows our Sid included. A policy that is not a
+    /// JSON policy document is someone else's whole.
+    pub fn foreign_statements(&self) -> Vec<String> {
+        match self.statements() {
+            Ok(statements) => statements
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| !is_ours(s))
+                .map(|(n, s)| match s.get("Sid").and_then(Value::as_str) {
+                    Some(sid) => sid.to_string(),
+                    None => format!("statement {}", n + 1),
+                })
+                .collect(),
+            Err(error) => vec![error.to_string()],
+        }
+    }
+
     /// The policy with our statement added (on `table_arn`), everyone else's kept.
     pub fn with_seal(&self, table_arn: &str) -> Result<String, SealError> {
-        let mut statements: Vec<Value> = self.statements()?.into_iter().filter(|s| !is_ours(s)).collect();
+        let statements = self.statements()?;
+        // Sids are unique in a policy: a statement of someone else's under ours cannot be
+        // replaced (it is theirs) nor joined.
+        if statements.iter().any(|s| has_our_sid(s) && !is_ours(s)) {
+            return Err(SealError::SidTaken);
+        }
+        let mut statements: Vec<Value> = statements.into_iter().filter(|s| !is_ours(s)).collect();
         statements.push(seal_statement(table_arn));
         let document = self.rebuilt(statements)?.to_string();
         if document.len() > MAX_POLICY_BYTES {
@@ -127,8 +153,18 @@ impl ResourcePolicy {
     }
 }
 
-fn is_ours(statement: &Value) -> bool {
+fn has_our_sid(statement: &Value) -> bool {
     statement.get("Sid").and_then(Value::as_str) == Some(SEAL_SID)
+}
+
+/// Our statement exactly as [`seal_statement`] writes it (on whatever table it names): our Sid
+/// alone proves nothing, anyone may write a statement under it.
+fn is_ours(statement: &Value) -> bool {
+    has_our_sid(statement)
+        && statement
+            .get("Resource")
+            .and_then(Value::as_str)
+            .is_some_and(|resource| *statement == seal_statement(resource))
 }
 
 /// Our statement: deny every item write on the table to every principal.
@@ -251,6 +287,35 @@ mod tests {
         let original: Value = serde_json::from_str(theirs).unwrap();
         assert_eq!(rest["Id"], original["Id"]);
         assert_eq!(rest["Statement"], json!([original["Statement"].clone()]));
+    }
+
+    /// Someone's statement under our Sid (an Allow here) is not a seal: the table is not
+    /// sealed, cannot be sealed by merging, unsealing leaves it, and it is someone else's.
+    #[test]
+    fn our_sid_on_someone_elses_statement_is_not_our_seal() {
+        let impostor = json!({"Version": "2012-10-17", "Statement": [
+            {"Sid": SEAL_SID, "Effect": "Allow", "Principal": "*", "Action": SEALED_ACTIONS, "Resource": ARN},
+            {"Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::123456789012:role/w"}, "Action": "dynamodb:PutItem", "Resource": ARN}
+        ]})
+        .to_string();
+        let policy = ResourcePolicy {
+            document: Some(impostor),
+            revision: Some("3".into()),
+        };
+        assert!(!policy.is_sealed());
+        assert_eq!(policy.with_seal(ARN), Err(SealError::SidTaken));
+        assert_eq!(
+            policy.foreign_statements(),
+            [SEAL_SID.to_string(), "statement 2".to_string()]
+        );
+        let unsealed: Value = serde_json::from_str(&policy.without_seal().unwrap().unwrap()).unwrap();
+        assert_eq!(unsealed["Statement"].as_array().unwrap().len(), 2);
+        // Ours exactly, beside theirs: only theirs is foreign.
+        let sealed = ResourcePolicy {
+            document: Some(ResourcePolicy::default().with_seal(ARN).unwrap()),
+            revision: Some("1".into()),
+        };
+        assert!(sealed.is_sealed() && sealed.foreign_statements().is_empty());
     }
 
     #[test]

@@ -103,6 +103,7 @@ fn ours(policy: &Policy, age: i64) -> ObservedTable {
     table.tags = Some(own_tags(policy, age));
     table.point_in_time_recovery = Some(true);
     table.scaling = Some(Vec::new());
+    table.resource_policy = Some(ResourcePolicy::default());
     table
 }
 
@@ -200,8 +201,18 @@ fn exporting(policy: &Policy, age: i64, status: ExportStatus, failure: Option<&s
     table
 }
 
+/// resize_old's plan, every table's resource-based policy read (none unless the test put one):
+/// `seal_rules` plays the policy not read.
 fn resize(policy: &Policy, tables: &[ObservedTable]) -> Plan {
-    plan(policy, now(), tables, Operation::ResizeOld)
+    let tables: Vec<ObservedTable> = tables
+        .iter()
+        .cloned()
+        .map(|mut table| {
+            table.resource_policy.get_or_insert_with(ResourcePolicy::default);
+            table
+        })
+        .collect();
+    plan(policy, now(), &tables, Operation::ResizeOld)
 }
 
 fn items<'a>(plan: &'a Plan, table: &str) -> Vec<&'a PlanItem> {
@@ -598,12 +609,11 @@ fn only_archived_tables_are_deleted_oldest_first_within_the_budget() {
     tables.extend((4..=7).map(|age| archived(&policy, age)));
     tables.extend([ours(&policy, 1), ours(&policy, 2)]);
     let plan = resize(&policy, &tables);
-    assert_eq!(tables_with(&plan, "seal"), [name(7)]);
-    assert!(
-        matches!(last(&plan, &name(8)).decision, Decision::Export(_)),
-        "not archived: exported, not deleted"
-    );
-    for age in 4..=6 {
+    // The oldest first: 10-18, never archived, is sealed, and its final export after the seal
+    // is the archive its deletion relies on; the budget (1) is used.
+    assert_eq!(tables_with(&plan, "seal"), [name(8)]);
+    assert!(tables_with(&plan, "delete").is_empty());
+    for age in 4..=7 {
         let waiting = last(&plan, &name(age));
         assert_eq!(
             waiting.decision,
@@ -1380,4 +1390,70 @@ fn a_scheduled_action_keeps_the_target_registered_and_the_table() {
             .any(|f| f.contains("scheduled actions: ops-nightly")),
         "{foreign:?}"
     );
+}
+
+/// Finding (hostile read): someone rewrote the current table's period tags to a period years
+/// ago; it was aged by them, dialled down and deleted. Tags anyone may write never make a table
+/// older than its name says.
+#[test]
+fn period_tags_older_than_the_name_never_age_a_table() {
+    let policy = one_phase("[retention]\ndelete_after = 1\nkeep_newest = 1\n");
+    let mut current = ours(&policy, 0);
+    let tags = current.tags.as_mut().unwrap();
+    tags.insert(TAG_PERIOD_START.into(), "2015-01-01T00:00:00+00:00".into());
+    tags.insert(TAG_PERIOD_END.into(), "2015-01-02T00:00:00+00:00".into());
+    let plan = resize(&policy, &[ours(&policy, 3), ours(&policy, 2), current]);
+    assert_eq!(items(&plan, &name(0))[0].age, Some(0), "{plan:#?}");
+    assert!(
+        decisions(&plan, &name(0))
+            .iter()
+            .all(|d| !matches!(d, Decision::Delete(_) | Decision::Update(_))),
+        "{plan:#?}"
+    );
+    assert_eq!(tables_with(&plan, "delete"), [name(3), name(2)]);
+}
+
+/// Finding (hostile read): without archiving, a table carrying someone else's resource-based
+/// policy was deleted with the policy. Now their statements are a foreign part that keeps it.
+#[test]
+fn someone_elses_resource_policy_keeps_the_table_without_archiving_too() {
+    let policy = one_phase("[retention]\ndelete_after = 2\nkeep_newest = 1\n");
+    let theirs = r#"{"Version":"2012-10-17","Statement":[{"Sid":"Analytics","Effect":"Allow","Principal":{"AWS":"arn:aws:iam::123456789012:role/a"},"Action":"dynamodb:Query","Resource":"*"}]}"#;
+    let mut shared = ours(&policy, 4);
+    shared.resource_policy = Some(ResourcePolicy {
+        document: Some(theirs.into()),
+        revision: Some("5".into()),
+    });
+    let plan = resize(&policy, &[shared, ours(&policy, 3), ours(&policy, 0)]);
+    assert_eq!(tables_with(&plan, "delete"), [name(3)]);
+    let kept = last(&plan, &name(4));
+    assert_eq!(kept.decision, Decision::Skipped, "{kept:#?}");
+    assert!(
+        kept.reason.contains("someone else's statements"),
+        "{}",
+        kept.reason
+    );
+    // Not read this run: no deletion either.
+    let mut unread = ours(&policy, 4);
+    unread.resource_policy = None;
+    let plan = ddb_rollover::plan::plan(&policy, now(), &[unread, ours(&policy, 0)], Operation::ResizeOld);
+    assert!(tables_with(&plan, "delete").is_empty(), "{plan:#?}");
+    assert!(last(&plan, &name(4)).reason.contains("was not read"));
+}
+
+/// Finding (hostile read): hand-made look-alikes for far-future periods counted as the newest
+/// tables and pushed the real newest out of `keep_newest`.
+#[test]
+fn far_future_look_alikes_do_not_count_among_the_newest() {
+    let policy = one_phase("[retention]\ndelete_after = 1\nkeep_newest = 3\nmax_deletes_per_run = 5\n");
+    let mut tables: Vec<ObservedTable> = (0..=4).map(|age| ours(&policy, age)).collect();
+    for far in ["timeseries_2030-01-01", "timeseries_2030-01-02"] {
+        let mut look_alike = ObservedTable::active(far, Billing::Provisioned(COLD));
+        look_alike.key = Some(policy.key.clone());
+        look_alike.tags = Some(BTreeMap::new());
+        tables.push(look_alike);
+    }
+    let plan = resize(&policy, &tables);
+    // The newest three up to the last pre-built period (premake 1): ages 0, 1, 2.
+    assert_eq!(tables_with(&plan, "delete"), [name(4), name(3)]);
 }

@@ -1977,6 +1977,7 @@ pub fn count_run(f: &RunFacts<'_>) {
                     ddb_rollover::plan::verdict::ForeignPart::Target { .. } => "target",
                     ddb_rollover::plan::verdict::ForeignPart::SharedTarget { .. } => "shared target",
                     ddb_rollover::plan::verdict::ForeignPart::DeletionProtection => "deletion protection",
+                    ddb_rollover::plan::verdict::ForeignPart::ResourcePolicy { .. } => "resource policy",
                 };
                 count(format!("verdict foreign part: {kind}"));
             }

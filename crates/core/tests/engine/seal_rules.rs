@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use ddb_rollover::plan::deferral::DeferralCause;
+use ddb_rollover::plan::verdict::ForeignPart;
 use ddb_rollover::plan::{plan, Decision, Operation, Plan, PlanItem};
 use ddb_rollover::policy::settings::{Billing, Capacity};
 use ddb_rollover::policy::tags::{
@@ -179,7 +180,7 @@ fn an_archived_table_due_for_deletion_is_sealed_against_writes_not_deleted() {
 }
 
 #[test]
-fn someone_elses_policy_is_merged_under_its_revision() {
+fn someone_elses_policy_keeps_the_table_never_sealed_nor_deleted() {
     let theirs = r#"{"Version":"2012-10-17","Statement":[{"Sid":"Readers","Effect":"Allow","Principal":{"AWS":"arn:aws:iam::123456789012:role/r"},"Action":"dynamodb:GetItem","Resource":"*"}]}"#;
     let mut table = archived(5);
     table.resource_policy = Some(ResourcePolicy {
@@ -187,12 +188,53 @@ fn someone_elses_policy_is_merged_under_its_revision() {
         revision: Some("17".into()),
     });
     let plan = resize(&with(table));
-    let Decision::Seal(request) = &last(&plan, &name(5)).decision else {
-        panic!("{plan:#?}");
+    let step = last(&plan, &name(5));
+    // DeleteTable would destroy their statements: a veto, like a foreign index.
+    assert_eq!(step.decision, Decision::Skipped, "{step:#?}");
+    assert!(
+        step.reason.contains("someone else's statements"),
+        "{}",
+        step.reason
+    );
+    let verdict = step.verdict.as_ref().unwrap();
+    assert_eq!(
+        verdict.foreign,
+        [ForeignPart::ResourcePolicy {
+            statements: vec!["Readers".into()]
+        }]
+    );
+}
+
+/// Finding (hostile read): a statement under our Sid that is not our seal (an Allow) was taken
+/// for the seal, and the final export and deletion would have followed with writes still open.
+#[test]
+fn our_sid_on_someone_elses_statement_is_no_seal_and_keeps_the_table() {
+    let impostor = format!(
+        r#"{{"Version":"2012-10-17","Statement":[{{"Sid":"{SEAL_SID}","Effect":"Allow","Principal":"*","Action":"dynamodb:PutItem","Resource":"*"}}]}}"#
+    );
+    let record = SealRecord {
+        at: now() - Duration::hours(24),
+        revision: "41".into(),
     };
-    assert_eq!(request.expected_revision, "17");
-    assert!(request.document.contains("Readers"), "{}", request.document);
-    assert!(request.document.contains(SEAL_SID), "{}", request.document);
+    let mut table = tag(archived(5), TAG_SEALED, &record.tag_value());
+    table.resource_policy = Some(ResourcePolicy {
+        document: Some(impostor),
+        revision: Some("41".into()),
+    });
+    let plan = resize(&with(table));
+    let step = last(&plan, &name(5));
+    assert!(
+        !matches!(
+            step.decision,
+            Decision::Export(_) | Decision::Delete(_) | Decision::Unseal(_)
+        ),
+        "{step:#?}"
+    );
+    assert!(
+        step.reason.contains("someone else's statements"),
+        "{}",
+        step.reason
+    );
 }
 
 #[test]
@@ -324,14 +366,12 @@ fn without_the_resource_policy_nothing_is_sealed_or_deleted() {
     table.resource_policy = None;
     let plan = resize(&with(table));
     let step = last(&plan, &name(5));
-    assert_eq!(
-        step.decision,
-        Decision::Deferred {
-            retry_after: None,
-            cause: DeferralCause::ArchiveUnproven
-        }
+    assert_eq!(step.decision, Decision::Skipped, "{step:#?}");
+    assert!(
+        step.reason.contains("resource-based policy was not read"),
+        "{}",
+        step.reason
     );
-    assert!(step.reason.contains("cannot be sealed"), "{}", step.reason);
 }
 
 #[test]

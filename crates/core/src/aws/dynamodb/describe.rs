@@ -91,6 +91,7 @@ pub(super) fn observed_table(name: &str, table: &TableDescription) -> ObservedTa
         scaling: None,
         tags_unsupported: false,
         scaling_unsupported: false,
+        resource_policy_unsupported: false,
     }
 }
 

@@ -139,8 +139,7 @@ pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
 /// - the current and pre-built tables (create_new's, and resize_old's too), whoever a first
 ///   plan says they are: their tags, so the verdict on the tables writers use rests on the
 ///   family tag; and template upkeep (TTL, point-in-time recovery);
-/// - a table resize_old changes this run: the same upkeep, once per phase change, and its tags
-///   (another family's tag on a name of ours stops the change);
+/// - a table resize_old changes this run: the same upkeep, once per phase change;
 /// - a capacity change (a first plan defers it for want of them): the scalable targets, whose
 ///   owners decide which throughput is ours to change;
 /// - a table past `archive_after`: its tags (the export and archived tags) and point-in-time
@@ -190,12 +189,6 @@ pub fn reads_needed(
             (Operation::ResizeOld, Some(age)) => {
                 if item.decision.updates_table() || awaits_scaling {
                     need(&item.table, upkeep);
-                }
-                // Every table this run would change: its tags, so a family tag naming another
-                // family stops the change whoever's credentials run it (an operator's CLI has
-                // no role to refuse it). One call per changed table, not per table.
-                if item.decision.is_change() || awaits_scaling {
-                    need(&item.table, only(|r| r.tags = true));
                 }
                 if policy.archive().is_some_and(|a| age >= i64::from(a.after)) {
                     need(

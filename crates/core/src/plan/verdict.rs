@@ -755,6 +755,8 @@ delete_after = 3
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect::<BTreeMap<_, _>>()
         });
+        // Read, and none: the tests below play someone else's statements where they mean to.
+        table.resource_policy = Some(crate::table::seal::ResourcePolicy::default());
         table
     }
 

@@ -327,9 +327,11 @@ pub enum Act {
     /// while a resource-based policy denies item writes).
     WriteItems { pick: usize, n: usize },
     /// Someone else's resource-based policy on one of our tables: put over whatever is there
-    /// (`pick % 3 == 0`, our seal gone with it), added beside the statements there (1), or the
-    /// policy deleted (2).
+    /// (`pick % 4 == 0`, our seal gone with it), added beside the statements there (1), the
+    /// policy deleted (2), or put over with an Allow under our seal's Sid (3).
     ResourcePolicy { pick: usize },
+    /// Someone rewrites one of our tables' period tags to a period years back.
+    TagPeriod { pick: usize },
     /// Someone disables one of our tables' KMS key (KMS DisableKey, or revokes DynamoDB's
     /// grant): INACCESSIBLE_ENCRYPTION_CREDENTIALS, archived by DynamoDB seven days later. A
     /// current or pre-built table so lost takes no writes: create_new must fail.
@@ -576,6 +578,11 @@ pub fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
             1,
             "resource_policy",
             pick().prop_map(|pick| Act::ResourcePolicy { pick }).boxed(),
+        ),
+        (
+            1,
+            "tag_period",
+            pick().prop_map(|pick| Act::TagPeriod { pick }).boxed(),
         ),
         (
             1,
@@ -1324,6 +1331,11 @@ pub fn no_data_loss(f: &RunFacts<'_>) -> Vec<String> {
                 why.push(format!("its {protection}"));
             }
         }
+        for sid in foreign_statements(t) {
+            why.push(format!(
+                "its resource-based policy held someone else's statement {sid}, destroyed with it"
+            ));
+        }
         for gsi in &t.gsis {
             let theirs = match f.policy.indexes.iter().find(|i| i.name == gsi.name) {
                 None => true,
@@ -1990,6 +2002,32 @@ pub fn count_run(f: &RunFacts<'_>) {
     }
 }
 
+/// The statements of `table`'s resource-based policy that are not a seal (a Deny of item
+/// writes to everyone under the seal's Sid): someone else's, by Sid.
+fn foreign_statements(table: &Table) -> Vec<String> {
+    let Some(document) = table
+        .resource_policy
+        .as_ref()
+        .and_then(|p| serde_json::from_str::<serde_json::Value>(&p.document).ok())
+    else {
+        return Vec::new();
+    };
+    let statements = match &document["Statement"] {
+        serde_json::Value::Array(list) => list.clone(),
+        one @ serde_json::Value::Object(_) => vec![one.clone()],
+        _ => Vec::new(),
+    };
+    statements
+        .iter()
+        .filter(|s| {
+            !(s["Sid"] == ddb_rollover::table::seal::SEAL_SID
+                && s["Effect"] == "Deny"
+                && s["Principal"] == "*")
+        })
+        .map(|s| s["Sid"].as_str().unwrap_or("(no Sid)").to_string())
+        .collect()
+}
+
 /// What the cases exercised so far, by kind.
 pub fn stats() -> BTreeMap<String, u64> {
     STATS.lock().unwrap_or_else(|e| e.into_inner()).clone()
@@ -2505,7 +2543,7 @@ impl<A: Account> Harness<'_, A> {
                     "Action": "dynamodb:GetItem",
                     "Resource": fake_aws::TABLE_ARN_PREFIX.to_string() + name,
                 });
-                let _ = match pick % 3 {
+                let _ = match pick % 4 {
                     0 => account.put_resource_policy(
                         PERSON,
                         name,
@@ -2525,8 +2563,38 @@ impl<A: Account> Harness<'_, A> {
                         }
                         account.put_resource_policy(PERSON, name, &document.to_string())
                     }
-                    _ => account.delete_resource_policy(PERSON, name),
+                    2 => account.delete_resource_policy(PERSON, name),
+                    _ => {
+                        let impostor = serde_json::json!({
+                            "Sid": ddb_rollover::table::seal::SEAL_SID,
+                            "Effect": "Allow",
+                            "Principal": "*",
+                            "Action": "dynamodb:PutItem",
+                            "Resource": fake_aws::TABLE_ARN_PREFIX.to_string() + name,
+                        });
+                        account.put_resource_policy(
+                            PERSON,
+                            name,
+                            &serde_json::json!({"Version": "2012-10-17", "Statement": [impostor]})
+                                .to_string(),
+                        )
+                    }
                 };
+            }
+            Act::TagPeriod { pick } => {
+                if let Some(name) = Self::pick(&ours, *pick) {
+                    let tags = BTreeMap::from([
+                        (
+                            "ddb-rollover:period-start".to_string(),
+                            "2001-01-01T00:00:00+00:00".to_string(),
+                        ),
+                        (
+                            "ddb-rollover:period-end".to_string(),
+                            "2001-01-02T00:00:00+00:00".to_string(),
+                        ),
+                    ]);
+                    let _ = account.tag(PERSON, name, tags);
+                }
             }
             Act::ScheduledAction {
                 pick,

@@ -25,15 +25,7 @@ async fn our_family_tag_on_another_key_is_not_ready_in_status_and_create_new_ali
     let server = LocalDynamo::start(Server::Moto);
     let client = server.client().await;
     testkit::create_plain_table(&client, NEXT).await;
-    let arn = client
-        .describe_table()
-        .table_name(NEXT)
-        .send()
-        .await
-        .unwrap()
-        .table
-        .and_then(|t| t.table_arn)
-        .expect("the table's ARN");
+    let arn = testkit::table_arn(&client, NEXT).await;
     client
         .tag_resource()
         .resource_arn(&arn)

@@ -41,15 +41,7 @@ fn export_dirs(keys: &[String]) -> Vec<String> {
 
 /// DescribeExport of every export of `table`, as an operator would look at them.
 async fn describe_exports(client: &aws_sdk_dynamodb::Client, table: &str) {
-    let arn = client
-        .describe_table()
-        .table_name(table)
-        .send()
-        .await
-        .unwrap()
-        .table
-        .and_then(|t| t.table_arn)
-        .expect("the table's ARN");
+    let arn = testkit::table_arn(client, table).await;
     let exports = client.list_exports().table_arn(arn).send().await.unwrap();
     for summary in exports.export_summaries() {
         let export = summary.export_arn().expect("an export ARN");

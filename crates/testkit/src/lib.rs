@@ -727,6 +727,19 @@ pub async fn scan(
         .unwrap_or_else(|e| panic!("Scan {table}: {e:?}"))
 }
 
+/// A table's ARN, read back from the server (DescribeTable).
+pub async fn table_arn(client: &aws_sdk_dynamodb::Client, table: &str) -> String {
+    client
+        .describe_table()
+        .table_name(table)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("DescribeTable {table}: {e:?}"))
+        .table
+        .and_then(|t| t.table_arn)
+        .unwrap_or_else(|| panic!("DescribeTable {table} gave no ARN"))
+}
+
 /// A table's tags, read back from the server (ListTagsOfResource).
 pub async fn tags_of(
     client: &aws_sdk_dynamodb::Client,

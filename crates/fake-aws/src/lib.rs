@@ -75,8 +75,9 @@ use ddb_rollover::policy::settings::{
     StreamSetting, TableClass,
 };
 use ddb_rollover::policy::warm::WarmThroughput;
+use ddb_rollover::run::archive::{archives_under, prove};
 use ddb_rollover::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
-use ddb_rollover::table::archive::{archives_under, prove, ArchiveProof, ExportLocation, ImportState};
+use ddb_rollover::table::archive::{ArchiveProof, ExportLocation, ImportState};
 use ddb_rollover::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, IndexSpec, SettingChange, TableSetting,
     TableSpec, TagChange, TtlChange, WarmPart, WarmRaise,

@@ -7,7 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use ddb_rollover::table::archive::{ArchiveStore, ObjectHead, READABLE_STORAGE_CLASSES};
+use ddb_rollover::run::archive::ArchiveStore;
+use ddb_rollover::table::archive::{ObjectHead, READABLE_STORAGE_CLASSES};
 use md5::{Digest, Md5};
 
 /// One object: its bytes and `x-amz-storage-class` (`None`: STANDARD).

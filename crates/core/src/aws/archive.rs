@@ -13,7 +13,8 @@ use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::Client;
 
 use crate::aws::call_error::CallError;
-use crate::table::archive::{ArchiveStore, ObjectHead};
+use crate::run::archive::ArchiveStore;
+use crate::table::archive::ObjectHead;
 
 /// The S3 client of `config`: path-style addressing on a custom endpoint (moto, LocalStack),
 /// whose host names carry no bucket; virtual-hosted (the SDK's choice) on AWS.

@@ -113,7 +113,7 @@ impl Decision {
 
     /// Whether this is an UpdateTable: DynamoDB takes one at a time per table, so a plan holds
     /// at most one per table and defers the rest.
-    pub fn updates_table(&self) -> bool {
+    pub(crate) fn updates_table(&self) -> bool {
         matches!(
             self,
             Decision::Update(_) | Decision::UpdateClass(_) | Decision::Configure(_)

@@ -5,7 +5,8 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{Context, Decision, Owned, PlanItem, ThroughputChange};
+use crate::plan::context::{Context, Owned, ThroughputChange};
+use crate::plan::decision::{Decision, PlanItem};
 use crate::plan::verdict::ForeignPart;
 use crate::policy::limits::decrease_allowed;
 use crate::policy::scaling::resource_id;
@@ -149,13 +150,13 @@ impl Context<'_> {
 
     /// An index that is still being built, changed or dropped: DynamoDB takes no throughput
     /// change for the table until it is ACTIVE and done backfilling.
-    pub fn unsettled_index<'t>(&self, table: &'t ObservedTable) -> Option<&'t ObservedIndex> {
+    pub(crate) fn unsettled_index<'t>(&self, table: &'t ObservedTable) -> Option<&'t ObservedIndex> {
         table.global_indexes.iter().find(|index| !index.is_settled())
     }
 
     /// When the change's decreases are all within their budgets: `Err((when, which))` names the
     /// table or indexes whose budget is spent and the earliest time all are allowed again.
-    pub fn decrease_budget(
+    pub(crate) fn decrease_budget(
         &self,
         table: &ObservedTable,
         change: &CapacityChange,
@@ -205,7 +206,7 @@ impl Context<'_> {
     /// The policy's indexes that a current or pre-built table lacks, to create in order, one
     /// per UpdateTable (DynamoDB's rule; upkeep defers the rest), and none while another index
     /// is building. Older tables keep the indexes they were made with.
-    pub fn missing_indexes(&self, owned: &Owned) -> Vec<(TableSetting, String)> {
+    pub(crate) fn missing_indexes(&self, owned: &Owned) -> Vec<(TableSetting, String)> {
         let table = owned.table;
         if self.age(owned.slot) > 0 || self.unsettled_index(table).is_some() {
             return Vec::new();
@@ -243,7 +244,7 @@ impl Context<'_> {
     /// are not the policy's (the verdict's foreign parts), and the policy's indexes missing on a
     /// table older than the current one (added only to current and pre-built tables) or local
     /// ones (set at creation).
-    pub fn index_notes(&self, owned: &Owned) -> Vec<PlanItem> {
+    pub(crate) fn index_notes(&self, owned: &Owned) -> Vec<PlanItem> {
         let table = owned.table;
         let mut notes = Vec::new();
         for part in &owned.verdict.foreign {
@@ -278,7 +279,7 @@ impl Context<'_> {
     }
 
     /// The indexes CreateTable makes, with phase 0's throughput.
-    pub fn index_specs(&self) -> Vec<IndexSpec> {
+    pub(crate) fn index_specs(&self) -> Vec<IndexSpec> {
         let hot = self.policy.hot_phase();
         self.policy
             .indexes

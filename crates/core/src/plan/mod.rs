@@ -9,15 +9,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 
-use crate::plan::deferral::DeferralCause;
 use crate::plan::verdict::{Judge, NotOurs, Owner, Verdict};
 use crate::policy::naming::{Ownership, TableNaming};
-use crate::policy::period::{Calendar, Slot};
 use crate::policy::tags::TAG_FAMILY;
-use crate::policy::{Phase, Policy};
-use crate::table::changes::CapacityChange;
+use crate::policy::Policy;
 use crate::table::{ObservedTable, TableStatus};
 
+mod context;
 mod decision;
 pub mod deferral;
 mod indexes;
@@ -32,9 +30,12 @@ mod upkeep;
 pub mod verdict;
 mod warm;
 
+use context::{ages_from, premake_slots, Context, Owned};
+
 pub use decision::{Decision, Operation, Plan, PlanItem};
-pub use quota::{family_tables, quota_warning, QuotaHorizon, RUN_HORIZON};
-pub use scope::{names_to_describe, reads_for, reads_needed, target_names, Reads, Scope};
+pub(crate) use quota::{family_tables, quota_warning, QuotaHorizon};
+pub(crate) use scope::{names_to_describe, reads_for};
+pub use scope::{target_names, Reads, Scope};
 
 /// Decides what `operation` does at `now`, given the tables that exist.
 ///
@@ -289,192 +290,6 @@ pub fn plan_run(
         plan.items.sort_by(|a, b| a.table.cmp(&b.table));
     }
     plan
-}
-
-/// An existing table the policy owns, and the period it holds.
-pub(crate) struct Owned<'a> {
-    pub slot: Slot,
-    /// The label part of the name.
-    pub period: String,
-    pub table: &'a ObservedTable,
-    /// The one ownership verdict every action on the table asks.
-    pub verdict: Verdict,
-}
-
-pub(crate) struct Context<'a> {
-    pub policy: &'a Policy,
-    pub now: DateTime<Utc>,
-    pub current: Slot,
-    /// Age of every slot the plan looks at, computed once by [`ages_from`].
-    pub ages: BTreeMap<Slot, i64>,
-    pub policy_hash: String,
-}
-
-/// The current period and the `premake` periods after it.
-fn premake_slots(policy: &Policy, current: Slot) -> Vec<Slot> {
-    let count = policy.premake as usize + 1;
-    policy.calendar().periods_from(current).take(count).collect()
-}
-
-/// The age of each slot relative to `current`. Hourly periods in a zone with DST are counted by
-/// walking, so slots are taken in order outward from `current` and each stretch of time is
-/// walked once, not once per table.
-fn ages_from(calendar: &Calendar, current: Slot, slots: impl Iterator<Item = Slot>) -> BTreeMap<Slot, i64> {
-    let slots: BTreeSet<Slot> = slots.collect();
-    let mut ages = BTreeMap::new();
-    let (mut nearest, mut age) = (current, 0);
-    for &slot in slots.range(..current).rev() {
-        age += calendar.periods_between(slot, nearest);
-        ages.insert(slot, age);
-        nearest = slot;
-    }
-    let (mut nearest, mut age) = (current, 0);
-    for &slot in slots.range(current..) {
-        age -= calendar.periods_between(nearest, slot);
-        ages.insert(slot, age);
-        nearest = slot;
-    }
-    ages
-}
-
-impl Context<'_> {
-    pub fn age(&self, slot: Slot) -> i64 {
-        self.ages[&slot]
-    }
-
-    /// The phase a table of `slot` is in now: by its age, except that a table in its write
-    /// grace (period end + the policy's grace) is still in phase 0.
-    pub fn phase_index(&self, slot: Slot) -> usize {
-        if self.in_grace(slot) {
-            0
-        } else {
-            self.policy.phase_index_for_age(self.age(slot))
-        }
-    }
-
-    /// Whether a past table of `slot` is still in its write grace: it keeps phase 0, and is
-    /// neither archived nor deleted.
-    pub fn in_grace(&self, slot: Slot) -> bool {
-        self.policy.grace_end(slot).is_some_and(|until| self.now < until)
-    }
-
-    /// An item for an existing table.
-    pub fn item(&self, owned: &Owned, decision: Decision, reason: String) -> PlanItem {
-        let mut item = self.item_for(
-            owned.slot,
-            &owned.table.name,
-            &owned.period,
-            Some(owned.table),
-            decision,
-            reason,
-        );
-        item.verdict = Some(owned.verdict.clone());
-        item
-    }
-
-    /// An item for `name`, which holds `slot`; `table` as observed, if it exists. No verdict:
-    /// [`Self::item`] adds the table's.
-    pub(crate) fn item_for(
-        &self,
-        slot: Slot,
-        name: &str,
-        period: &str,
-        table: Option<&ObservedTable>,
-        decision: Decision,
-        reason: String,
-    ) -> PlanItem {
-        let age = self.age(slot);
-        PlanItem {
-            table: name.to_string(),
-            period: Some(period.to_string()),
-            slot: Some(slot),
-            age: Some(age),
-            phase: Some(self.phase_index(slot)),
-            status: table.map(|t| t.status.as_str().to_string()),
-            billing: table.map(|t| t.billing),
-            arn: table.and_then(|t| t.arn.clone()),
-            verdict: None,
-            decision,
-            reason,
-        }
-    }
-
-    pub fn deferred(
-        &self,
-        owned: &Owned,
-        retry_after: DateTime<Utc>,
-        cause: DeferralCause,
-        why: String,
-    ) -> PlanItem {
-        self.item(
-            owned,
-            Decision::Deferred {
-                retry_after: Some(retry_after),
-                cause,
-            },
-            format!("{why}; allowed again at {}", retry_after.to_rfc3339()),
-        )
-    }
-}
-
-/// A table's throughput change limited to the parts that are ours, and the parts left out.
-#[derive(Debug, Default)]
-pub(crate) struct ThroughputChange {
-    pub change: Option<CapacityChange>,
-    /// What the change does not touch, and why ("scalable target table/t read (policies: x)").
-    pub left_out: Vec<String>,
-}
-
-/// "; left as they are (not this policy's): a, b", or nothing.
-fn left_out_note(left_out: &[String]) -> String {
-    if left_out.is_empty() {
-        String::new()
-    } else {
-        format!("; left as they are (not this policy's): {}", left_out.join(", "))
-    }
-}
-
-/// A capacity change decided before the scalable targets were read: the run reads them (a
-/// first plan asks for them), and only then decides.
-fn scaling_not_read() -> (Decision, String) {
-    (
-        Decision::Deferred {
-            retry_after: None,
-            cause: DeferralCause::ScalingNotRead,
-        },
-        "a capacity change is due, but the scalable targets on the table were not read: none is made without knowing whose they are".into(),
-    )
-}
-
-/// "CREATING", "ACTIVE, backfilling".
-fn index_state(index: &crate::table::ObservedIndex) -> String {
-    if index.backfilling {
-        format!("{}, backfilling", index.status.as_str())
-    } else {
-        index.status.as_str().to_string()
-    }
-}
-
-/// "100 RCU / 1 WCU", "on-demand, standard_ia", "on-demand, warm throughput 40000 read / 20000
-/// write units/s".
-fn describe_phase(phase: &Phase) -> String {
-    let capacity = match phase.autoscaling {
-        Some(autoscaling) => autoscaling.to_string(),
-        None => phase.billing.to_string(),
-    };
-    let capacity = match phase.table_class {
-        Some(class) => format!("{capacity}, {class}"),
-        None => capacity,
-    };
-    format!("{capacity}{}", warm_suffix(phase))
-}
-
-/// ", warm throughput 40000 read / 20000 write units/s" for a phase that asks for it.
-fn warm_suffix(phase: &Phase) -> String {
-    phase
-        .warm
-        .map(|warm| format!(", warm throughput {warm}"))
-        .unwrap_or_default()
 }
 
 fn foreign_item(policy: &Policy, table: &ObservedTable, verdict: Verdict) -> PlanItem {

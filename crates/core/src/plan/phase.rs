@@ -12,10 +12,12 @@ use crate::policy::Phase;
 use crate::table::changes::{ClassChange, TableSpec};
 use crate::table::TableStatus;
 
-use super::{
-    describe_phase, index_state, left_out_note, scaling, scaling_not_read, warm_suffix, Context, Decision,
-    Owned, PlanItem, ThroughputChange,
+use crate::plan::context::{
+    describe_phase, index_state, left_out_note, scaling_not_read, warm_suffix, Context, Owned,
+    ThroughputChange,
 };
+use crate::plan::decision::{Decision, PlanItem};
+use crate::plan::scaling;
 
 impl Context<'_> {
     pub(super) fn create_new_item(&self, slot: Slot, name: &str, existing: Option<&Owned>) -> PlanItem {
@@ -148,7 +150,7 @@ impl Context<'_> {
     }
 
     /// The tags ddb-rollover sets on a table of `slot` at creation.
-    pub fn own_tags(&self, slot: Slot) -> BTreeMap<String, String> {
+    pub(crate) fn own_tags(&self, slot: Slot) -> BTreeMap<String, String> {
         own_tags(
             &self.policy.prefix,
             &self.policy.calendar(),

@@ -13,11 +13,11 @@ use crate::policy::period::PeriodKind;
 use crate::policy::Policy;
 
 /// How far ahead a scheduled run looks for the quota.
-pub const RUN_HORIZON: TimeDelta = TimeDelta::days(365);
+pub(crate) const RUN_HORIZON: TimeDelta = TimeDelta::days(365);
 
 /// Who asks about the quota.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QuotaHorizon {
+pub(crate) enum QuotaHorizon {
     /// A run (or its preview): only when the family passes the quota within [`RUN_HORIZON`].
     NextYear,
     /// `status` and `plan`: whenever the policy lets the family pass it.
@@ -26,7 +26,7 @@ pub enum QuotaHorizon {
 
 /// The tables named as this policy's among `names`: each counts against the account's quota,
 /// whoever made it.
-pub fn family_tables<'a>(naming: &TableNaming, names: impl IntoIterator<Item = &'a str>) -> u64 {
+pub(crate) fn family_tables<'a>(naming: &TableNaming, names: impl IntoIterator<Item = &'a str>) -> u64 {
     names
         .into_iter()
         .filter(|name| matches!(naming.classify(name), Ownership::Owned(_)))
@@ -37,7 +37,7 @@ pub fn family_tables<'a>(naming: &TableNaming, names: impl IntoIterator<Item = &
 /// `tables` now (see [`family_tables`]) and one more each period; `None` when it never does, or
 /// (for [`QuotaHorizon::NextYear`]) not within a year of `now`. The text depends only on the
 /// policy, `now`'s period and `tables`, so a view that collects several plans' warnings says it once.
-pub fn quota_warning(
+pub(crate) fn quota_warning(
     policy: &Policy,
     now: DateTime<Utc>,
     tables: u64,

@@ -12,7 +12,7 @@ use crate::table::changes::{IndexSpec, TableSpec};
 /// What ImportTable can create of the policy's table for `slot` at `now`: the key, the global
 /// indexes, the capacity of the phase its age calls for (autoscaling phases start at their
 /// minimums, as CreateTable does), the encryption. The rest is left to the runs.
-pub fn restore_spec(policy: &Policy, slot: Slot, now: DateTime<Utc>) -> (TableSpec, usize) {
+pub(crate) fn restore_spec(policy: &Policy, slot: Slot, now: DateTime<Utc>) -> (TableSpec, usize) {
     let phase_index = policy.phase_at(slot, now);
     let phase = &policy.phases[phase_index];
     let spec = TableSpec {

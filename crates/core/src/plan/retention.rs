@@ -6,7 +6,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Context, Decision, Owned, PlanItem};
+use crate::plan::context::{Context, Owned};
+use crate::plan::decision::{Decision, PlanItem};
 use crate::plan::deferral::DeferralCause;
 use crate::plan::verdict::NoEvidence;
 use crate::policy::tags::{keep_until, TAG_ARCHIVED};
@@ -17,7 +18,7 @@ use crate::table::{ArchiveState, ExportStatus, ObservedTable, TableStatus};
 impl Context<'_> {
     /// The retention items of each table, by table name; empty without `[retention]`.
     /// `owned` is sorted oldest first, so the per-run delete budget goes to the oldest tables.
-    pub fn retention_items(&self, owned: &[Owned]) -> BTreeMap<String, Vec<PlanItem>> {
+    pub(crate) fn retention_items(&self, owned: &[Owned]) -> BTreeMap<String, Vec<PlanItem>> {
         let mut items: BTreeMap<String, Vec<PlanItem>> = BTreeMap::new();
         // The tables in the sealed deletion's steps this run; any other sealed table is unsealed.
         let mut sealing = BTreeSet::new();

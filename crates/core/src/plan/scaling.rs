@@ -10,7 +10,8 @@
 //! (deregistering it would delete theirs). After retention deletes a table, our own targets on
 //! it are deregistered: DynamoDB leaves them registered.
 
-use super::{Context, Decision, Owned, PlanItem};
+use crate::plan::context::{Context, Owned};
+use crate::plan::decision::{Decision, PlanItem};
 use crate::plan::verdict::{ForeignPart, TargetOwner};
 use crate::policy::scaling::{
     policy_name, scalable_keys, Autoscaling, DeregisterScaling, RegisterScaling, ScalableKey, ScalingRemoval,

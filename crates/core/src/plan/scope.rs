@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use super::{plan, premake_slots, Decision, Operation};
+use super::plan;
+use crate::plan::context::premake_slots;
+use crate::plan::decision::{Decision, Operation};
 use crate::plan::deferral::DeferralCause;
 use crate::policy::naming::Ownership;
 use crate::policy::Policy;
@@ -28,7 +30,11 @@ pub enum Scope {
 
 /// The names to describe, and the ones only listed (never described: foreign names, and for
 /// create_new every table but its own).
-pub fn names_to_describe(policy: &Policy, scope: Scope, names: Vec<String>) -> (Vec<String>, Vec<String>) {
+pub(crate) fn names_to_describe(
+    policy: &Policy,
+    scope: Scope,
+    names: Vec<String>,
+) -> (Vec<String>, Vec<String>) {
     let naming = policy.naming();
     match scope {
         Scope::Full => (names, Vec::new()),
@@ -45,7 +51,11 @@ pub fn names_to_describe(policy: &Policy, scope: Scope, names: Vec<String>) -> (
 }
 
 /// The extra reads each described table needs in `scope`.
-pub fn reads_for(policy: &Policy, scope: Scope, described: &[ObservedTable]) -> BTreeMap<String, Reads> {
+pub(crate) fn reads_for(
+    policy: &Policy,
+    scope: Scope,
+    described: &[ObservedTable],
+) -> BTreeMap<String, Reads> {
     match scope {
         Scope::Full => described
             .iter()
@@ -150,7 +160,7 @@ pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
 ///
 /// Our own tags on tables made before they existed are restored when a table's tags are read
 /// anyway: they are a convenience, not worth a rate-limited call per table per run.
-pub fn reads_needed(
+pub(crate) fn reads_needed(
     policy: &Policy,
     now: DateTime<Utc>,
     described: &[ObservedTable],

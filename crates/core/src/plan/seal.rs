@@ -13,7 +13,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Context, Decision, Owned, PlanItem};
+use crate::plan::context::{Context, Owned};
+use crate::plan::decision::{Decision, PlanItem};
 use crate::plan::deferral::DeferralCause;
 use crate::policy::tags::{TAG_FINAL_EXPORT, TAG_SEALED};
 use crate::table::archive::ArchiveProof;

@@ -4,7 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use super::{Context, Decision, Owned, PlanItem};
+use crate::plan::context::{Context, Owned};
+use crate::plan::decision::{Decision, PlanItem};
 use crate::plan::deferral::DeferralCause;
 use crate::plan::verdict::{OwnedBy, Owner};
 use crate::policy::settings::Encryption;
@@ -17,7 +18,7 @@ impl Context<'_> {
     /// these calls on tables being created, updated or deleted, and a later run comes back.
     /// `table_update_planned`: the table's main item is already an UpdateTable, so settings
     /// that need one wait for a later run.
-    pub fn upkeep_items(&self, owned: &Owned, table_update_planned: bool) -> Vec<PlanItem> {
+    pub(crate) fn upkeep_items(&self, owned: &Owned, table_update_planned: bool) -> Vec<PlanItem> {
         let table = owned.table;
         if table.status != TableStatus::Active {
             return Vec::new();

@@ -79,11 +79,8 @@ pub enum OwnedBy {
     Adopted,
     /// `{prefix}_{label}` with the policy's key; the run did not read its tags.
     Name,
-    /// `{prefix}_{label}` with the policy's key; its tags carry no family tag (hand-made, or
-    /// made by a version before the tag).
+    /// `{prefix}_{label}` with the policy's key; its tags carry no family tag (hand-made).
     NameWithoutFamilyTag,
-    /// Period tags from a version before the family tag, on `{prefix}_{label of some period}`.
-    PeriodTags,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -196,7 +193,7 @@ pub enum TargetOwner {
 }
 
 impl Verdict {
-    pub fn is_ours(&self) -> bool {
+    pub(crate) fn is_ours(&self) -> bool {
         matches!(self.owner, Owner::Ours { .. })
     }
 
@@ -234,7 +231,7 @@ impl Verdict {
 
     /// The targets and shared targets on one resource (`table/NAME` or its index's), which
     /// hold its throughput: a change to it would fight them.
-    pub fn claims_on(&self, resource: &str) -> Vec<&ForeignPart> {
+    pub(crate) fn claims_on(&self, resource: &str) -> Vec<&ForeignPart> {
         self.foreign
             .iter()
             .filter(|part| match part {
@@ -249,19 +246,22 @@ impl Verdict {
     }
 
     /// Whether the throughput of the table itself is ours to change.
-    pub fn table_capacity_is_ours(&self, table: &str) -> bool {
+    pub(crate) fn table_capacity_is_ours(&self, table: &str) -> bool {
         self.claims_on(&resource_id(table, None)).is_empty()
     }
 
     /// Whether the throughput of the index `name` is ours to change.
-    pub fn index_capacity_is_ours(&self, table: &str, name: &str) -> bool {
+    pub(crate) fn index_capacity_is_ours(&self, table: &str, name: &str) -> bool {
         self.index_is_ours(name) && self.claims_on(&resource_id(table, Some(name))).is_empty()
     }
 
     /// The warm throughput DescribeTable reports for the parts of `table` that are ours: the
     /// table's (`None`), then each of the policy's indexes' (by name). A part that reports none
     /// is left out. Warm throughput holds no capacity, so scalable targets do not claim it.
-    pub fn warm_parts<'t>(&self, table: &'t ObservedTable) -> Vec<(Option<&'t str>, &'t ObservedWarm)> {
+    pub(crate) fn warm_parts<'t>(
+        &self,
+        table: &'t ObservedTable,
+    ) -> Vec<(Option<&'t str>, &'t ObservedWarm)> {
         let indexes = table
             .global_indexes
             .iter()
@@ -279,7 +279,7 @@ impl Verdict {
     /// Whether a change that touches every part of the table (a billing mode switch) is ours to
     /// make: no foreign index or scalable target is on it (a deletion protection someone set
     /// holds no throughput).
-    pub fn whole_table_is_ours(&self) -> bool {
+    pub(crate) fn whole_table_is_ours(&self) -> bool {
         self.is_ours()
             && self.foreign.iter().all(|part| {
                 matches!(
@@ -291,13 +291,14 @@ impl Verdict {
 
     /// Whether deletion protection is someone else's setting (on, and the policy does not ask
     /// for it): never turned off, by upkeep or before a deletion.
-    pub fn protection_is_foreign(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn protection_is_foreign(&self) -> bool {
         self.foreign.contains(&ForeignPart::DeletionProtection)
     }
 
     /// Whether the scalable targets were known when the verdict was made (read, or impossible on
     /// this endpoint).
-    pub fn scaling_known(&self) -> bool {
+    pub(crate) fn scaling_known(&self) -> bool {
         self.seen.scaling != Reading::NotRead
     }
 
@@ -322,7 +323,6 @@ impl fmt::Display for OwnedBy {
             OwnedBy::Adopted => "adopted",
             OwnedBy::Name => "name, tags not read",
             OwnedBy::NameWithoutFamilyTag => "name, no family tag",
-            OwnedBy::PeriodTags => "period tags, no family tag",
         })
     }
 }
@@ -443,13 +443,13 @@ impl fmt::Display for NoEvidence {
 }
 
 /// Computes verdicts for one policy.
-pub struct Judge<'a> {
+pub(crate) struct Judge<'a> {
     policy: &'a Policy,
     naming: TableNaming,
 }
 
 impl<'a> Judge<'a> {
-    pub fn new(policy: &'a Policy) -> Judge<'a> {
+    pub(crate) fn new(policy: &'a Policy) -> Judge<'a> {
         Judge {
             policy,
             naming: policy.naming(),
@@ -458,7 +458,7 @@ impl<'a> Judge<'a> {
 
     /// The verdict on `table`; `None` when its name does not start with `{prefix}_` (not ours
     /// to mention).
-    pub fn verdict(&self, table: &ObservedTable) -> Option<Verdict> {
+    pub(crate) fn verdict(&self, table: &ObservedTable) -> Option<Verdict> {
         let by_name = self.naming.classify(&table.name);
         if by_name == Ownership::Unrelated {
             return None;
@@ -520,8 +520,6 @@ impl<'a> Judge<'a> {
                 OwnedBy::Name
             };
             (tagged.map_or(slot, |tagged| tagged.max(slot)), by)
-        } else if let Some(slot) = tagged.filter(|_| self.naming.is_label_of_any_period(&table.name)) {
-            (slot, OwnedBy::PeriodTags)
         } else {
             return not_ours(NotOurs::UnknownName);
         };
@@ -690,393 +688,4 @@ fn same_local_indexes(table: &ObservedTable, want: &[LocalIndex]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::collections::BTreeMap;
-
-    use super::*;
-    use crate::policy::scaling::{ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension};
-    use crate::policy::settings::{AttributeKind, Billing, Capacity, KeyAttribute};
-    use crate::policy::tags::{TAG_PERIOD_END, TAG_PERIOD_START};
-    use crate::table::{ObservedIndex, ObservedLocalIndex, TableStatus};
-
-    const POLICY: &str = r#"
-prefix = "ts"
-[key]
-partition = { name = "pk", type = "S" }
-sort = { name = "sk", type = "S" }
-[[indexes]]
-name = "by_site"
-partition = { name = "site", type = "S" }
-[[local_indexes]]
-name = "by_time"
-sort = { name = "t", type = "N" }
-[retention]
-delete_after = 3
-"#;
-
-    fn policy() -> Policy {
-        Policy::from_toml(POLICY).unwrap()
-    }
-
-    fn string(name: &str) -> KeyAttribute {
-        KeyAttribute {
-            name: name.into(),
-            kind: AttributeKind::S,
-        }
-    }
-
-    /// A table exactly as the policy makes it, as a run reads it: key, indexes, scalable targets
-    /// (none), and `tags` (None: not read).
-    fn table(name: &str, tags: Option<&[(&str, &str)]>) -> ObservedTable {
-        let policy = policy();
-        let mut table = ObservedTable::active(name, Billing::Provisioned(Capacity { read: 1, write: 1 }));
-        table.key = Some(policy.key.clone());
-        table.global_indexes = vec![ObservedIndex {
-            name: "by_site".into(),
-            status: TableStatus::Active,
-            backfilling: false,
-            billing: Billing::Provisioned(Capacity { read: 1, write: 1 }),
-            decreases_today: 0,
-            last_decrease: None,
-            key: Some(policy.indexes[0].key.clone()),
-            projection: Some(Projection::All),
-            warm: None,
-        }];
-        table.local_indexes = vec![ObservedLocalIndex {
-            name: "by_time".into(),
-            key: Some(KeySchema {
-                partition: string("pk"),
-                sort: Some(policy.local_indexes[0].sort.clone()),
-            }),
-            projection: Some(Projection::All),
-        }];
-        table.tags = tags.map(|tags| {
-            tags.iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<BTreeMap<_, _>>()
-        });
-        // Read, and none: the tests below play someone else's statements where they mean to.
-        table.resource_policy = Some(crate::table::seal::ResourcePolicy::default());
-        table
-    }
-
-    fn verdict(table: &ObservedTable) -> Option<Verdict> {
-        Judge::new(&policy()).verdict(table)
-    }
-
-    fn period_tags(family: Option<&str>) -> Vec<(&str, &str)> {
-        let mut tags = vec![
-            (TAG_PERIOD_START, "2018-10-18T00:00:00+00:00"),
-            (TAG_PERIOD_END, "2018-10-19T00:00:00+00:00"),
-        ];
-        tags.extend(family.map(|f| (TAG_FAMILY, f)));
-        tags
-    }
-
-    fn owned_by(verdict: &Verdict) -> Option<OwnedBy> {
-        match verdict.owner {
-            Owner::Ours { by, .. } => Some(by),
-            Owner::NotOurs { .. } => None,
-        }
-    }
-
-    #[test]
-    fn the_owner_follows_the_family_tag_then_the_name_and_key() {
-        let family = [(TAG_FAMILY, "ts")];
-        let made = verdict(&table("ts_2018-10-18", Some(&family))).unwrap();
-        assert_eq!(owned_by(&made), Some(OwnedBy::FamilyTag));
-        assert!(made.not_deletable.is_empty(), "{made:#?}");
-        assert_eq!(made.label(), "ours (family tag)");
-
-        let adopted = verdict(&table(
-            "ts_2018-10-18",
-            Some(&[(TAG_FAMILY, "ts"), (TAG_ADOPTED, "x")]),
-        ))
-        .unwrap();
-        assert_eq!(owned_by(&adopted), Some(OwnedBy::Adopted));
-
-        let unread = verdict(&table("ts_2018-10-18", None)).unwrap();
-        assert_eq!(owned_by(&unread), Some(OwnedBy::Name));
-        assert_eq!(unread.not_deletable, [NoEvidence::TagsNotRead]);
-
-        let untagged = verdict(&table("ts_2018-10-18", Some(&[]))).unwrap();
-        assert_eq!(owned_by(&untagged), Some(OwnedBy::NameWithoutFamilyTag));
-        assert_eq!(untagged.not_deletable, [NoEvidence::NoFamilyTag]);
-
-        // Another family's tag wins over any name; a sibling's name is not ours without tags.
-        for name in ["ts_2018-10-18", "ts_eu_2018-10-18"] {
-            let other = verdict(&table(name, Some(&[(TAG_FAMILY, "ts_eu")]))).unwrap();
-            assert_eq!(
-                other.owner,
-                Owner::NotOurs {
-                    why: NotOurs::OtherFamily {
-                        family: "ts_eu".into()
-                    }
-                }
-            );
-            assert_eq!(other.not_deletable, [NoEvidence::NotOurs]);
-        }
-        assert_eq!(
-            verdict(&table("ts_eu_2018-10-18", None)).unwrap().owner,
-            Owner::NotOurs {
-                why: NotOurs::UnknownName
-            }
-        );
-        assert!(verdict(&table("other_2018-10-18", None)).is_none());
-    }
-
-    #[test]
-    fn period_tags_place_tables_of_another_period_setting() {
-        let monthly = verdict(&table("ts_2018-10", Some(&period_tags(Some("ts"))))).unwrap();
-        assert_eq!(owned_by(&monthly), Some(OwnedBy::FamilyTag));
-        // Before the family tag: period tags on a name of some period's label; never deleted.
-        let older = verdict(&table("ts_2018-10", Some(&period_tags(None)))).unwrap();
-        assert_eq!(owned_by(&older), Some(OwnedBy::PeriodTags));
-        assert_eq!(older.not_deletable, [NoEvidence::NoFamilyTag]);
-        assert_eq!(
-            verdict(&table("ts_backup", Some(&period_tags(None))))
-                .unwrap()
-                .owner,
-            Owner::NotOurs {
-                why: NotOurs::UnknownName
-            }
-        );
-    }
-
-    #[test]
-    fn a_look_alike_is_not_ours_unless_our_family_tag_says_so_and_then_never_deletable() {
-        let other_key = KeySchema {
-            partition: string("id"),
-            sort: None,
-        };
-        let mut look_alike = table("ts_2018-10-18", Some(&[]));
-        look_alike.key = Some(other_key.clone());
-        assert_eq!(
-            verdict(&look_alike).unwrap().owner,
-            Owner::NotOurs {
-                why: NotOurs::LookAlike {
-                    have: other_key.clone()
-                }
-            }
-        );
-        look_alike.tags = Some(BTreeMap::from([(TAG_FAMILY.to_string(), "ts".to_string())]));
-        let changed_key = verdict(&look_alike).unwrap();
-        assert_eq!(owned_by(&changed_key), Some(OwnedBy::FamilyTag));
-        assert_eq!(
-            changed_key.not_deletable,
-            [NoEvidence::KeyDiffers {
-                have: Some(other_key)
-            }]
-        );
-    }
-
-    #[test]
-    fn a_local_index_the_policy_never_had_proves_the_table_was_not_made_by_it() {
-        let mut table = table("ts_2018-10-18", Some(&[(TAG_FAMILY, "ts")]));
-        table.local_indexes.push(ObservedLocalIndex {
-            name: "by_hand".into(),
-            key: None,
-            projection: None,
-        });
-        assert_eq!(
-            verdict(&table).unwrap().not_deletable,
-            [NoEvidence::LocalIndexesDiffer]
-        );
-    }
-
-    #[test]
-    fn an_index_is_the_policys_only_with_its_name_key_and_projection() {
-        let family = [(TAG_FAMILY, "ts")];
-        for (what, tweak) in [
-            (
-                "key",
-                (|i: &mut ObservedIndex| {
-                    i.key = Some(KeySchema {
-                        partition: string("customer"),
-                        sort: None,
-                    })
-                }) as fn(&mut ObservedIndex),
-            ),
-            ("projection", |i: &mut ObservedIndex| {
-                i.projection = Some(Projection::KeysOnly)
-            }),
-            ("name", |i: &mut ObservedIndex| i.name = "by_hand".into()),
-            ("unknown key", |i: &mut ObservedIndex| i.key = None),
-        ] {
-            let mut t = table("ts_2018-10-18", Some(&family));
-            tweak(&mut t.global_indexes[0]);
-            let v = verdict(&t).unwrap();
-            let name = t.global_indexes[0].name.clone();
-            assert!(!v.index_is_ours(&name), "{what}");
-            assert!(!v.index_capacity_is_ours("ts_2018-10-18", &name), "{what}");
-            assert!(!v.whole_table_is_ours(), "{what}");
-            // The table's throughput stays ours, but deleting it would destroy their index.
-            assert!(v.table_capacity_is_ours("ts_2018-10-18"), "{what}");
-            assert_eq!(v.not_deletable, [NoEvidence::ForeignIndexes], "{what}");
-        }
-        // An Include projection compares as a set.
-        let policy = Policy::from_toml(&POLICY.replace(
-            "partition = { name = \"site\", type = \"S\" }",
-            "partition = { name = \"site\", type = \"S\" }\nprojection = { include = [\"a\", \"b\"] }",
-        ))
-        .unwrap();
-        let mut t = table("ts_2018-10-18", Some(&family));
-        t.global_indexes[0].projection = Some(Projection::Include(vec!["b".into(), "a".into()]));
-        assert!(Judge::new(&policy).verdict(&t).unwrap().index_is_ours("by_site"));
-    }
-
-    fn target(resource: &str, dimension: ScalableDimension, policies: &[&str]) -> ObservedScalableTarget {
-        ObservedScalableTarget {
-            key: ScalableKey {
-                resource_id: resource.into(),
-                dimension,
-            },
-            min: 1,
-            max: 10,
-            policies: policies
-                .iter()
-                .map(|name| ObservedScalingPolicy {
-                    name: name.to_string(),
-                    policy_type: "StepScaling".into(),
-                    metric: None,
-                    target_value: None,
-                })
-                .collect(),
-            scheduled_actions: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn a_target_is_ours_only_when_every_policy_on_it_is() {
-        let mut t = table("ts_2018-10-18", Some(&[(TAG_FAMILY, "ts")]));
-        t.scaling = Some(vec![
-            target(
-                "table/ts_2018-10-18",
-                ScalableDimension::TableRead,
-                &["ddb-rollover-ts-read"],
-            ),
-            target(
-                "table/ts_2018-10-18",
-                ScalableDimension::TableWrite,
-                &["ddb-rollover-ts-write", "operators-step"],
-            ),
-            target(
-                "table/ts_2018-10-18/index/by_site",
-                ScalableDimension::IndexRead,
-                &["theirs"],
-            ),
-            // Another family's policy name is someone else's.
-            target(
-                "table/ts_2018-10-18/index/by_site",
-                ScalableDimension::IndexWrite,
-                &["ddb-rollover-ts_eu-write"],
-            ),
-        ]);
-        let v = verdict(&t).unwrap();
-        let key = |resource: &str, dimension| ScalableKey {
-            resource_id: resource.into(),
-            dimension,
-        };
-        assert_eq!(
-            v.target(&key("table/ts_2018-10-18", ScalableDimension::TableRead)),
-            TargetOwner::Ours
-        );
-        assert_eq!(
-            v.target(&key("table/ts_2018-10-18", ScalableDimension::TableWrite)),
-            TargetOwner::Shared
-        );
-        assert_eq!(
-            v.target(&key(
-                "table/ts_2018-10-18/index/by_site",
-                ScalableDimension::IndexRead
-            )),
-            TargetOwner::Foreign
-        );
-        assert_eq!(
-            v.target(&key(
-                "table/ts_2018-10-18/index/by_site",
-                ScalableDimension::IndexWrite
-            )),
-            TargetOwner::Foreign
-        );
-        assert!(!v.table_capacity_is_ours("ts_2018-10-18"));
-        assert!(v.index_is_ours("by_site") && !v.index_capacity_is_ours("ts_2018-10-18", "by_site"));
-        assert_eq!(v.not_deletable, [NoEvidence::ForeignScaling]);
-
-        // Not read: nothing known, so nothing proven.
-        t.scaling = None;
-        assert_eq!(verdict(&t).unwrap().not_deletable, [NoEvidence::ScalingNotRead]);
-        // An endpoint without Application Auto Scaling has no targets: proven.
-        t.scaling_unsupported = true;
-        assert!(verdict(&t).unwrap().not_deletable.is_empty());
-    }
-
-    #[test]
-    fn without_a_tagging_api_only_the_policys_opt_in_allows_deletion() {
-        let mut t = table("ts_2018-10-18", None);
-        t.tags_unsupported = true;
-        assert_eq!(verdict(&t).unwrap().not_deletable, [NoEvidence::NoTaggingApi]);
-        let mut opted = policy();
-        opted.retention.as_mut().unwrap().delete_without_tagging_api = true;
-        assert!(Judge::new(&opted).verdict(&t).unwrap().not_deletable.is_empty());
-    }
-
-    #[test]
-    fn a_scheduled_action_makes_a_target_someone_elses_and_vetoes_deletion() {
-        let mut t = table("ts_2018-10-18", Some(&[(TAG_FAMILY, "ts")]));
-        let mut read = target(
-            "table/ts_2018-10-18",
-            ScalableDimension::TableRead,
-            &["ddb-rollover-ts-read"],
-        );
-        read.scheduled_actions = vec!["nightly-scale-up".into()];
-        let mut index_write = target(
-            "table/ts_2018-10-18/index/by_site",
-            ScalableDimension::IndexWrite,
-            &[],
-        );
-        index_write.scheduled_actions = vec!["weekend".into()];
-        t.scaling = Some(vec![read.clone(), index_write.clone()]);
-        let v = verdict(&t).unwrap();
-        // Our policy with their scheduled action: ours is removed, the target never deregistered.
-        assert_eq!(v.target(&read.key), TargetOwner::Shared);
-        assert_eq!(v.target(&index_write.key), TargetOwner::Foreign);
-        assert!(v.our_targets.is_empty());
-        assert!(!v.table_capacity_is_ours("ts_2018-10-18"));
-        assert!(!v.index_capacity_is_ours("ts_2018-10-18", "by_site"));
-        assert_eq!(v.not_deletable, [NoEvidence::ForeignScaling]);
-        let shown: Vec<String> = v.foreign.iter().map(ToString::to_string).collect();
-        assert_eq!(
-            shown,
-            [
-                "scalable target table/ts_2018-10-18 read (ours, and also scheduled actions: nightly-scale-up)",
-                "scalable target table/ts_2018-10-18/index/by_site write (scheduled actions: weekend)",
-            ]
-        );
-    }
-
-    #[test]
-    fn deletion_protection_is_ours_only_when_the_policy_asks_for_it() {
-        let mut t = table("ts_2018-10-18", Some(&[(TAG_FAMILY, "ts")]));
-        t.deletion_protection = true;
-        for template in ["", "[template]\ndeletion_protection = false\n"] {
-            let policy = Policy::from_toml(&format!("{POLICY}{template}")).unwrap();
-            let v = Judge::new(&policy).verdict(&t).unwrap();
-            assert!(v.protection_is_foreign(), "{template:?}");
-            assert_eq!(v.foreign, [ForeignPart::DeletionProtection], "{template:?}");
-            assert_eq!(
-                v.not_deletable,
-                [NoEvidence::ForeignDeletionProtection],
-                "{template:?}"
-            );
-            // It holds no throughput: capacity and billing stay ours.
-            assert!(v.table_capacity_is_ours("ts_2018-10-18") && v.whole_table_is_ours());
-        }
-        let asks = Policy::from_toml(&format!("{POLICY}[template]\ndeletion_protection = true\n")).unwrap();
-        let v = Judge::new(&asks).verdict(&t).unwrap();
-        assert!(!v.protection_is_foreign() && v.foreign.is_empty() && v.not_deletable.is_empty());
-        // Off: nothing to say.
-        t.deletion_protection = false;
-        assert!(verdict(&t).unwrap().foreign.is_empty());
-    }
-}
+mod tests;

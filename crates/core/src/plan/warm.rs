@@ -4,7 +4,8 @@
 //! policy's is never touched. Creation carries the phase's warm throughput in the TableSpec
 //! ([`Context::table_spec`]); this module is about tables that exist.
 
-use super::{index_state, Context, Decision, Owned, PlanItem};
+use crate::plan::context::{index_state, Context, Owned};
+use crate::plan::decision::{Decision, PlanItem};
 use crate::plan::deferral::DeferralCause;
 use crate::policy::warm::WarmThroughput;
 use crate::table::changes::{SettingChange, TableSetting, WarmPart, WarmRaise};

@@ -11,8 +11,12 @@ use crate::policy::indexes::{IndexDocument, LocalIndexDocument};
 use crate::policy::rates::RatesDocument;
 use crate::policy::retention::RetentionDocument;
 use crate::policy::settings::{Capacity, KeySchemaDocument};
+use crate::policy::validate::{FieldError, PolicyError};
 use crate::policy::warm::WarmDocument;
-use crate::policy::{FieldError, PolicyError, POLICY_ENV};
+
+/// The environment variable that carries the policy as JSON (Lambda functions, and the CLI
+/// when no `--policy` is given).
+pub const POLICY_ENV: &str = "ROLLOVER_POLICY";
 use serde_path_to_error::Segment;
 
 /// The policy document as written by the user: every field optional, unknown keys rejected.

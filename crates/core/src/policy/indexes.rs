@@ -12,11 +12,11 @@ use crate::policy::settings::{
 };
 
 /// Global secondary indexes per table (DynamoDB's default quota).
-pub const MAX_GLOBAL_INDEXES: usize = 20;
+pub(crate) const MAX_GLOBAL_INDEXES: usize = 20;
 /// Local secondary indexes per table.
-pub const MAX_LOCAL_INDEXES: usize = 5;
+pub(crate) const MAX_LOCAL_INDEXES: usize = 5;
 /// Non-key attributes projected into all of a table's indexes together.
-pub const MAX_PROJECTED_ATTRIBUTES: usize = 100;
+pub(crate) const MAX_PROJECTED_ATTRIBUTES: usize = 100;
 
 /// One `[[indexes]]` entry as written.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,7 +56,7 @@ type Problems = Vec<(String, String)>;
 /// The validated indexes, or every problem as (field, what to change). `key` is the table's
 /// key as written: its own problems are the caller's to name, and an attribute whose type is
 /// not valid there is not compared with the indexes'.
-pub fn validate_indexes(
+pub(crate) fn validate_indexes(
     key: &KeySchemaDocument,
     globals: &[IndexDocument],
     locals: &[LocalIndexDocument],
@@ -294,7 +294,7 @@ fn projection_of(
 }
 
 /// The document that validates to `projection`.
-pub fn projection_document(projection: &Projection) -> ProjectionDocument {
+pub(crate) fn projection_document(projection: &Projection) -> ProjectionDocument {
     match projection {
         Projection::KeysOnly => ProjectionDocument::Kind("keys_only".into()),
         Projection::All => ProjectionDocument::Kind("all".into()),

@@ -25,19 +25,19 @@ pub const TABLE_QUOTA_ADVICE: &str =
 /// default table-level quota is 40,000 read and 40,000 write units (Service Quotas raises it
 /// on request); a million leaves room for raised quotas, and keeps every sum and product of
 /// units the planner forms far inside `i64`.
-pub const MAX_UNITS: i64 = 1_000_000;
+pub(crate) const MAX_UNITS: i64 = 1_000_000;
 
 /// The most periods any age in a policy may name (`phases[].min_age`,
 /// `retention.archive_after`, `delete_after`, `keep_newest`): a family holds at most one table
 /// a period and an account at most 10,000 tables, so a larger age could never be reached, and
 /// 100,000 years from now is still a date.
-pub const MAX_AGE_PERIODS: i64 = 100_000;
+pub(crate) const MAX_AGE_PERIODS: i64 = 100_000;
 
 /// Decreases allowed at any time within one UTC day.
-pub const FREE_DECREASES_PER_DAY: u32 = 4;
+pub(crate) const FREE_DECREASES_PER_DAY: u32 = 4;
 
 /// Whether a decrease may be sent at `now`; `Err(t)` is the earliest time one will be allowed.
-pub fn decrease_allowed(
+pub(crate) fn decrease_allowed(
     now: DateTime<Utc>,
     decreases_today: u32,
     last_decrease: Option<DateTime<Utc>>,
@@ -65,16 +65,16 @@ pub fn decrease_allowed(
 /// ("Considerations when switching capacity modes"); on-demand to provisioned at any time.
 /// DescribeTable reports only the last switch (BillingModeSummary), so the planner allows one
 /// switch every 6 hours, which can never exceed 4 in any 24 hours.
-pub const ON_DEMAND_SWITCH_SPACING: Duration = Duration::hours(6);
+pub(crate) const ON_DEMAND_SWITCH_SPACING: Duration = Duration::hours(6);
 
 /// Table class changes: DynamoDB limits how often a table's class may change in a trailing
 /// 30 days (2, per the developer guide as we read it). DescribeTable reports only the last
 /// change (TableClassSummary), so the planner allows one change every 15 days, which can never
 /// exceed 2 in any 30 days.
-pub const TABLE_CLASS_CHANGE_SPACING: Duration = Duration::days(15);
+pub(crate) const TABLE_CLASS_CHANGE_SPACING: Duration = Duration::days(15);
 
 /// Whether a change limited to one per `spacing` may be sent at `now`; `Err(t)` is when it may.
-pub fn spaced_change_allowed(
+pub(crate) fn spaced_change_allowed(
     now: DateTime<Utc>,
     last_change: Option<DateTime<Utc>>,
     spacing: Duration,

@@ -20,7 +20,7 @@ pub mod warm;
 mod document;
 mod validate;
 
-pub use document::{AutoscalingDocument, PhaseDocument, PolicyDocument};
+pub use document::{AutoscalingDocument, PhaseDocument, PolicyDocument, POLICY_ENV};
 pub use validate::{FieldError, PolicyError};
 
 use std::collections::BTreeMap;
@@ -45,15 +45,11 @@ use crate::policy::warm::{WarmDocument, WarmThroughput};
 
 /// Upper bound for `premake`: each run may create `premake + 1` tables at once, and DynamoDB
 /// allows at most 500 tables in CREATING at a time (fewer on new accounts).
-pub const MAX_PREMAKE: u32 = 100;
+pub(crate) const MAX_PREMAKE: u32 = 100;
 
 /// Upper bound for `grace`: 100 years (humantime's years of 365.25 days), so that the end of
 /// any table's grace is an instant chrono can represent.
-pub const MAX_GRACE: Duration = Duration::from_secs(100 * 31_557_600);
-
-/// The environment variable that carries the policy as JSON (Lambda functions, and the CLI
-/// when no `--policy` is given).
-pub const POLICY_ENV: &str = "ROLLOVER_POLICY";
+pub(crate) const MAX_GRACE: Duration = Duration::from_secs(100 * 31_557_600);
 
 /// A validated policy. Build one with [`Policy::from_toml`], [`Policy::from_json`],
 /// [`Policy::load`] or [`PolicyDocument::validate`].
@@ -185,7 +181,7 @@ impl Policy {
     }
 
     /// The phase for a table `age` periods old; current and future tables get phase 0.
-    pub fn phase_index_for_age(&self, age: i64) -> usize {
+    pub(crate) fn phase_index_for_age(&self, age: i64) -> usize {
         self.phases
             .iter()
             .rposition(|phase| i64::from(phase.min_age) <= age)
@@ -230,7 +226,7 @@ impl Policy {
     /// The phase a table of `slot` is in at `at`: phase 0 until its grace ends (see
     /// [`grace_end`](Self::grace_end)), then the phase for its age at that instant (the
     /// periods from its own to the one holding `at`).
-    pub fn phase_at(&self, slot: Slot, at: DateTime<Utc>) -> usize {
+    pub(crate) fn phase_at(&self, slot: Slot, at: DateTime<Utc>) -> usize {
         if self.grace_end(slot).is_some_and(|end| at < end) {
             return 0;
         }
@@ -242,7 +238,7 @@ impl Policy {
     /// it starts from; `None` when the table stays in its phase for good. The phase only
     /// changes when the grace ends or the table's age reaches a phase's `min_age`, and never
     /// goes back, so those instants are the candidates, earliest first.
-    pub fn next_phase_change(&self, slot: Slot, now: DateTime<Utc>) -> Option<(usize, DateTime<Utc>)> {
+    pub(crate) fn next_phase_change(&self, slot: Slot, now: DateTime<Utc>) -> Option<(usize, DateTime<Utc>)> {
         let current = self.phase_at(slot, now);
         if current + 1 >= self.phases.len() {
             return None;

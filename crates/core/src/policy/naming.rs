@@ -3,9 +3,9 @@
 
 use crate::policy::period::{Calendar, PeriodKind, Slot};
 
-/// DynamoDB's limits on table names: 3 to 255 characters of `[a-zA-Z0-9_.-]`.
-pub const MIN_TABLE_NAME: usize = 3;
-pub const MAX_TABLE_NAME: usize = 255;
+/// DynamoDB's limit on table names: 3 to 255 characters of `[a-zA-Z0-9_.-]` (a prefix and a
+/// label are always at least 3).
+pub(crate) const MAX_TABLE_NAME: usize = 255;
 
 /// Whether a table name belongs to the policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,7 +42,7 @@ impl TableNaming {
     }
 
     /// What every table name of this policy starts with.
-    pub fn name_prefix(&self) -> String {
+    pub(crate) fn name_prefix(&self) -> String {
         format!("{}_", self.prefix)
     }
 
@@ -65,7 +65,7 @@ impl TableNaming {
 
     /// Whether the name is `{prefix}_{label}` for a label of *any* period kind in this zone:
     /// the shape of a table this family made under an earlier `period` setting.
-    pub fn is_label_of_any_period(&self, table_name: &str) -> bool {
+    pub(crate) fn is_label_of_any_period(&self, table_name: &str) -> bool {
         let Some(label) = table_name.strip_prefix(&self.name_prefix()) else {
             return false;
         };
@@ -75,7 +75,7 @@ impl TableNaming {
     }
 
     /// Checks that every table name built from `prefix` is a valid DynamoDB table name.
-    pub fn check_prefix(prefix: &str, period: PeriodKind) -> Result<(), String> {
+    pub(crate) fn check_prefix(prefix: &str, period: PeriodKind) -> Result<(), String> {
         let longest = MAX_TABLE_NAME - 1 - max_label_len(period);
         if prefix.is_empty() || prefix.len() > longest {
             return Err(format!(
@@ -91,12 +91,12 @@ impl TableNaming {
     }
 }
 
-pub fn is_table_name_char(c: char) -> bool {
+pub(crate) fn is_table_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')
 }
 
 /// The longest label a period kind produces (hours carry a `.2` suffix on repeated DST hours).
-pub fn max_label_len(period: PeriodKind) -> usize {
+pub(crate) fn max_label_len(period: PeriodKind) -> usize {
     match period {
         PeriodKind::Hours(_) => "2018-10-28T02.2".len(),
         PeriodKind::Day => "2018-10-25".len(),

@@ -8,9 +8,9 @@
 use serde::{Deserialize, Serialize};
 
 /// AWS's per-account rates: ListTagsOfResource.
-pub const MAX_LIST_TAGS_PER_SECOND: u32 = 10;
+pub(crate) const MAX_LIST_TAGS_PER_SECOND: u32 = 10;
 /// AWS's per-account rates: TagResource and UntagResource together.
-pub const MAX_TAG_WRITES_PER_SECOND: u32 = 5;
+pub(crate) const MAX_TAG_WRITES_PER_SECOND: u32 = 5;
 
 /// The validated `[rates]` section: calls per second, 1 up to AWS's rate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

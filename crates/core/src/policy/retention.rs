@@ -7,7 +7,7 @@ use crate::policy::limits::MAX_AGE_PERIODS;
 
 /// Upper bound for `max_deletes_per_run`: DeleteTable is a control-plane operation and
 /// DynamoDB allows at most 500 of those in flight per account.
-pub const MAX_DELETES_PER_RUN: u32 = 100;
+pub(crate) const MAX_DELETES_PER_RUN: u32 = 100;
 
 /// The validated `[retention]` section.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -178,7 +178,7 @@ impl Retention {
 /// `{prefix}{table}/AWSDynamoDB/{export id}/` (data files under `data/`, the manifests beside
 /// it); S3 keys are at most 1,024 bytes. A table name is at most 255 bytes, and what DynamoDB
 /// adds after it stays under 150, so 512 leaves every key of every export inside S3's limit.
-pub const MAX_ARCHIVE_PREFIX: usize = 512;
+pub(crate) const MAX_ARCHIVE_PREFIX: usize = 512;
 
 /// What is wrong with a `retention.prefix`, if anything. A family's exports go under
 /// `{prefix}{table}/`; the prefix must be empty (the bucket's root) or end with `/`, so that

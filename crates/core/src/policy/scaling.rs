@@ -11,15 +11,12 @@ use std::fmt;
 
 use serde::Serialize;
 
-/// Application Auto Scaling's service namespace for DynamoDB.
-pub const SERVICE_NAMESPACE: &str = "dynamodb";
-
 /// Target utilisation percentage when a phase gives none (DynamoDB console's default).
-pub const DEFAULT_TARGET: u32 = 70;
+pub(crate) const DEFAULT_TARGET: u32 = 70;
 /// The target utilisation DynamoDB's auto scaling allows, in percent.
-pub const TARGET_RANGE: std::ops::RangeInclusive<i64> = 20..=90;
+pub(crate) const TARGET_RANGE: std::ops::RangeInclusive<i64> = 20..=90;
 /// Application Auto Scaling's longest policy name.
-pub const MAX_POLICY_NAME: usize = 256;
+pub(crate) const MAX_POLICY_NAME: usize = 256;
 
 /// A phase's autoscaling bounds: the autoscaler keeps the table's (and each GSI's) provisioned
 /// capacity between min and max, aiming at `target` percent utilisation.
@@ -204,7 +201,8 @@ pub struct ObservedScalableTarget {
 
 impl ObservedScalableTarget {
     /// Ours: the family's target-tracking policy for this dimension is attached.
-    pub fn is_ours(&self, prefix: &str) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_ours(&self, prefix: &str) -> bool {
         let ours = policy_name(prefix, self.key.dimension);
         self.policies.iter().any(|p| p.name == ours)
     }

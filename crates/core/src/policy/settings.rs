@@ -164,7 +164,7 @@ pub enum TableClass {
 
 impl TableClass {
     /// The policy's spelling: `standard` or `standard_ia`.
-    pub fn from_policy_str(value: &str) -> Result<TableClass, String> {
+    pub(crate) fn from_policy_str(value: &str) -> Result<TableClass, String> {
         match value {
             "standard" => Ok(TableClass::Standard),
             "standard_ia" => Ok(TableClass::StandardIa),
@@ -174,7 +174,7 @@ impl TableClass {
         }
     }
 
-    pub fn as_policy_str(self) -> &'static str {
+    pub(crate) fn as_policy_str(self) -> &'static str {
         match self {
             TableClass::Standard => "standard",
             TableClass::StandardIa => "standard_ia",
@@ -206,7 +206,7 @@ impl StreamView {
         StreamView::NewAndOldImages,
     ];
 
-    pub fn as_policy_str(self) -> &'static str {
+    pub(crate) fn as_policy_str(self) -> &'static str {
         match self {
             StreamView::KeysOnly => "keys_only",
             StreamView::NewImage => "new_image",

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use crate::policy::period::{Calendar, Slot};
 
 /// Tag keys ddb-rollover writes; users may not set tags in this namespace.
-pub const TAG_NAMESPACE: &str = "ddb-rollover:";
+pub(crate) const TAG_NAMESPACE: &str = "ddb-rollover:";
 /// Start and end of the table's period, RFC 3339: later decisions read the period from here
 /// rather than re-parsing the name under a policy that may have changed.
 pub const TAG_PERIOD_START: &str = "ddb-rollover:period-start";
@@ -21,7 +21,7 @@ pub const TAG_FAMILY: &str = "ddb-rollover:family";
 pub const TAG_POLICY_HASH: &str = "ddb-rollover:policy-hash";
 /// When an operator adopted the table with `ddb-rollover adopt` (RFC 3339): its family tag was
 /// written then, not at CreateTable.
-pub const TAG_ADOPTED: &str = "ddb-rollover:adopted";
+pub(crate) const TAG_ADOPTED: &str = "ddb-rollover:adopted";
 /// The archive export of the table (its ARN, or the part after the table's ARN).
 pub const TAG_EXPORT: &str = "ddb-rollover:export";
 /// When the archive export completed (RFC 3339): the table may be deleted.
@@ -42,13 +42,13 @@ pub const TAG_KEEP_UNTIL: &str = "ddb-rollover:keep-until";
 pub const TAG_SHORT_IMPORT: &str = "ddb-rollover:short-import";
 
 /// DynamoDB's tag limits: 50 tags per resource, keys up to 128 and values up to 256 characters.
-pub const MAX_TAGS: usize = 50;
-pub const MAX_TAG_KEY_LEN: usize = 128;
-pub const MAX_TAG_VALUE_LEN: usize = 256;
+pub(crate) const MAX_TAGS: usize = 50;
+pub(crate) const MAX_TAG_KEY_LEN: usize = 128;
+pub(crate) const MAX_TAG_VALUE_LEN: usize = 256;
 /// Tags ddb-rollover may write on one table (family, period start, end, policy hash, adopted,
 /// export, archived, last deferral, keep-until, sealed, final export), which the user's tags
 /// must leave room for.
-pub const OWN_TAGS: usize = 11;
+pub(crate) const OWN_TAGS: usize = 11;
 
 /// The instant a restored table is kept until, when it carries [`TAG_KEEP_UNTIL`].
 pub fn keep_until(tags: &BTreeMap<String, String>) -> Option<DateTime<Utc>> {
@@ -59,7 +59,7 @@ pub fn keep_until(tags: &BTreeMap<String, String>) -> Option<DateTime<Utc>> {
 }
 
 /// Characters DynamoDB accepts in tag keys and values.
-pub fn is_tag_char(c: char) -> bool {
+pub(crate) fn is_tag_char(c: char) -> bool {
     c.is_alphanumeric() || c.is_whitespace() || "_.:/=+-@".contains(c)
 }
 
@@ -82,7 +82,7 @@ pub fn own_tags(
 
 /// The period a table's own tags name, placed in `calendar` by its last instant, so a table
 /// created under another period length or zone still ages by when its data ended.
-pub fn tagged_slot(calendar: &Calendar, tags: &BTreeMap<String, String>) -> Option<Slot> {
+pub(crate) fn tagged_slot(calendar: &Calendar, tags: &BTreeMap<String, String>) -> Option<Slot> {
     let end = tags.get(TAG_PERIOD_END)?;
     let end = DateTime::parse_from_rfc3339(end).ok()?.with_timezone(&Utc);
     calendar.labelled_floor(end - chrono::Duration::seconds(1))
@@ -90,7 +90,7 @@ pub fn tagged_slot(calendar: &Calendar, tags: &BTreeMap<String, String>) -> Opti
 
 /// The last-deferral tag's value: when, which action, and DynamoDB's reason, cut to what a tag
 /// value may hold.
-pub fn deferral_value(at: DateTime<Utc>, action: &str, error: &str) -> String {
+pub(crate) fn deferral_value(at: DateTime<Utc>, action: &str, error: &str) -> String {
     format!("{} {action}: {error}", at.to_rfc3339())
         .chars()
         .filter(|&c| is_tag_char(c))
@@ -100,7 +100,7 @@ pub fn deferral_value(at: DateTime<Utc>, action: &str, error: &str) -> String {
 
 /// The export tag's value: the part of the export ARN after the table's ARN when it has that
 /// form (so it fits the 256-character tag limit with long table names), else the whole ARN.
-pub fn export_tag_value(table_arn: &str, export_arn: &str) -> String {
+pub(crate) fn export_tag_value(table_arn: &str, export_arn: &str) -> String {
     export_arn
         .strip_prefix(table_arn)
         .and_then(|rest| rest.strip_prefix('/'))
@@ -118,7 +118,7 @@ pub fn export_arn_from_tag(table_arn: &str, value: &str) -> String {
 }
 
 /// Why DynamoDB (or ddb-rollover, for its own namespace) would refuse this user tag, if it would.
-pub fn tag_problem(key: &str, value: &str) -> Option<String> {
+pub(crate) fn tag_problem(key: &str, value: &str) -> Option<String> {
     let allowed = |s: &str| s.chars().all(is_tag_char);
     if key.starts_with(TAG_NAMESPACE) {
         Some(format!(

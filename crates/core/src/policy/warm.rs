@@ -25,9 +25,9 @@ use crate::policy::limits::MAX_UNITS;
 use crate::policy::settings::{Billing, Capacity};
 
 /// A new on-demand table's (and index's) warm read throughput, in read units per second.
-pub const ON_DEMAND_READ: i64 = 12_000;
+pub(crate) const ON_DEMAND_READ: i64 = 12_000;
 /// A new on-demand table's (and index's) warm write throughput, in write units per second.
-pub const ON_DEMAND_WRITE: i64 = 4_000;
+pub(crate) const ON_DEMAND_WRITE: i64 = 4_000;
 
 /// Read and write units per second a table or index serves at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

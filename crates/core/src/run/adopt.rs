@@ -71,7 +71,7 @@ impl AdoptReport {
 
 /// Decides, for each of `names`, whether it may be adopted, from `observed` (each table read in
 /// full: tags and scalable targets).
-pub fn plan_adoption(
+pub(crate) fn plan_adoption(
     policy: &Policy,
     now: DateTime<Utc>,
     observed: &[crate::table::ObservedTable],

@@ -20,7 +20,7 @@ use crate::policy::Policy;
 
 /// How far ahead of the wall clock a resize_old instant may be across a period boundary: the
 /// skew between two clocks, not a period.
-pub const CLOCK_SKEW: Duration = Duration::minutes(5);
+pub(crate) const CLOCK_SKEW: Duration = Duration::minutes(5);
 
 /// Why a run's instant was refused. The messages say what to send instead; callers prefix the
 /// field that carried the instant (`--at`, `scheduled_time`, ...).

@@ -209,7 +209,7 @@ pub trait ControlPlane: Sync {
     }
 
     /// What S3 holds for the COMPLETED export `export` of `table`: its manifest, every data
-    /// file the manifest lists, and item counts that agree ([`crate::table::archive::prove`]),
+    /// file the manifest lists, and item counts that agree ([`crate::run::archive::prove`]),
     /// read before retention deletes the table. `Unsupported` by default (no S3 reader), and
     /// then no archived table is deleted.
     fn prove_archive(

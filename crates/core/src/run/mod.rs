@@ -4,6 +4,7 @@
 
 pub mod adopt;
 pub mod apply;
+pub mod archive;
 pub mod clock;
 pub mod control;
 pub mod observe;

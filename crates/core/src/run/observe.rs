@@ -202,7 +202,7 @@ pub async fn observe<C: ControlPlane>(
 
 /// Everything about the named tables only (DescribeTable, tags, TTL, point-in-time recovery,
 /// the export, scalable targets): what `adopt` checks, without reading the whole prefix.
-pub async fn observe_tables<C: ControlPlane>(
+pub(crate) async fn observe_tables<C: ControlPlane>(
     control: &C,
     policy: &Policy,
     names: &[String],
@@ -301,7 +301,7 @@ pub(crate) const SCALING_UNSUPPORTED: &str =
 /// reads, decided by the same planner ([`names_to_describe`], [`reads_for`]), so the operator's
 /// view plans exactly what the run will (when nothing changes in between). Mirrors
 /// [`observe`] and its reads.
-pub fn run_view(
+pub(crate) fn run_view(
     policy: &Policy,
     operation: Operation,
     now: DateTime<Utc>,

@@ -29,11 +29,13 @@ pub struct Paced<C> {
 
 impl<C> Paced<C> {
     pub fn new(inner: C, rates: Rates) -> Self {
-        // One call at a time at the rate, no burst: two runs of the account, or another tool,
-        // may be spending the same per-second budget.
+        // The shape of AWS's own token bucket: up to one second's worth at once, then the
+        // rate. A steady run's few tag calls go out without waiting; a catch-up over thousands
+        // of tables settles at the rate. Another caller spending the same budget meets a
+        // throttle, which the SDK's retries absorb.
         let quota = |per_second: u32| {
-            Quota::per_second(NonZeroU32::new(per_second.max(1)).expect("at least 1"))
-                .allow_burst(NonZeroU32::MIN)
+            let per_second = NonZeroU32::new(per_second.max(1)).expect("at least 1");
+            Quota::per_second(per_second).allow_burst(per_second)
         };
         Paced {
             inner,
@@ -182,5 +184,46 @@ impl<C: ControlPlane + Send> ControlPlane for Paced<C> {
 
     async fn describe_import(&self, table: &str, arn: &str) -> Result<ImportState, ControlPlaneError> {
         self.inner.describe_import(table, arn).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// AWS's bucket holds one second's worth: that many calls go out at once, the next waits.
+    #[test]
+    fn a_second_of_calls_goes_out_at_once_then_the_rate() {
+        let paced = Paced::new(
+            (),
+            Rates {
+                list_tags_of_resource: 10,
+                tag_resource: 5,
+            },
+        );
+        let sent =
+            |limiter: &DefaultDirectRateLimiter| (0..20).take_while(|_| limiter.check().is_ok()).count();
+        assert_eq!(sent(&paced.list_tags), 10);
+        assert_eq!(sent(&paced.tag_writes), 5);
+    }
+
+    /// A policy's lower rate lowers the burst with it.
+    #[test]
+    fn a_lower_rate_is_a_smaller_burst() {
+        let paced = Paced::new(
+            (),
+            Rates {
+                list_tags_of_resource: 2,
+                tag_resource: 1,
+            },
+        );
+        assert!(paced
+            .list_tags
+            .check_n(NonZeroU32::new(2).unwrap())
+            .unwrap()
+            .is_ok());
+        assert!(paced.list_tags.check().is_err());
+        assert!(paced.tag_writes.check().is_ok());
+        assert!(paced.tag_writes.check().is_err());
     }
 }

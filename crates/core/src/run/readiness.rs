@@ -23,11 +23,11 @@ use crate::run::control::ControlPlane;
 use crate::table::{ObservedTable, TableStatus, Writes};
 
 /// The first wait between two DescribeTable polls of a table still CREATING.
-pub const FIRST_POLL: Duration = Duration::from_millis(500);
+pub(crate) const FIRST_POLL: Duration = Duration::from_millis(500);
 /// The longest wait between two polls (the wait doubles each time up to this).
-pub const MAX_POLL: Duration = Duration::from_secs(10);
+pub(crate) const MAX_POLL: Duration = Duration::from_secs(10);
 /// How long a create_new run waits at most for the tables it created to become ACTIVE.
-pub const MAX_WAIT: Duration = Duration::from_secs(120);
+pub(crate) const MAX_WAIT: Duration = Duration::from_secs(120);
 
 /// One of the tables writers need now or next.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -116,7 +116,7 @@ impl TargetTable {
 
     /// Missing, or unable to take writes unless someone acts: the period will have no table
     /// of ours to write to. A create_new run that ends so fails.
-    pub fn is_lost(&self) -> bool {
+    pub(crate) fn is_lost(&self) -> bool {
         matches!(self.condition(), Condition::Missing | Condition::Unusable(_))
     }
 
@@ -126,7 +126,7 @@ impl TargetTable {
     }
 
     /// What is wrong with a lost table, and what to do, for a failed run's error.
-    pub fn trouble(&self) -> String {
+    pub(crate) fn trouble(&self) -> String {
         match self.condition() {
             Condition::Unusable(why) if self.status.as_deref() == Some("DELETING") => format!(
                 "{} is {why} when the run ends: writers of its period have no table; run create_new again once it is gone, or find who deletes it",
@@ -225,7 +225,7 @@ impl Readiness {
     }
 
     /// The same tables with their lists and verdict derived again (after changing a status).
-    pub fn recomputed(self) -> Readiness {
+    pub(crate) fn recomputed(self) -> Readiness {
         Readiness::from_tables(self.tables)
     }
 }
@@ -233,7 +233,11 @@ impl Readiness {
 /// The readiness `observed` shows at `now` between runs (`status`): as [`assess`], except that
 /// the furthest pre-built table may be missing, since the next create_new run builds it before
 /// its period is within reach (with `premake = 0`, the current table must exist).
-pub fn assess_between_runs(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -> Readiness {
+pub(crate) fn assess_between_runs(
+    policy: &Policy,
+    now: DateTime<Utc>,
+    observed: &[ObservedTable],
+) -> Readiness {
     let mut readiness = assess(policy, now, observed);
     if policy.premake > 0 {
         if let Some(last) = readiness.tables.last_mut() {
@@ -244,7 +248,7 @@ pub fn assess_between_runs(policy: &Policy, now: DateTime<Utc>, observed: &[Obse
 }
 
 /// The readiness `observed` shows at `now`: no calls, no waiting.
-pub fn assess(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -> Readiness {
+pub(crate) fn assess(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -> Readiness {
     let judge = Judge::new(policy);
     let tables = target_names(policy, now)
         .into_iter()

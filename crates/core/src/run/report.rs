@@ -189,7 +189,7 @@ impl RunReport {
     /// that is missing or cannot take writes when the run ends ([`Readiness::lost`]) and has no
     /// failed line yet: the period would have no table of ours, so the run fails (exit 1, a
     /// Lambda error).
-    pub fn with_readiness(self, ready: Readiness) -> RunReport {
+    pub(crate) fn with_readiness(self, ready: Readiness) -> RunReport {
         let mut tables = self.tables;
         for lost in ready.lost() {
             let failed = tables
@@ -239,7 +239,7 @@ impl RunReport {
         }
     }
 
-    pub fn with_warnings(self, warnings: Vec<String>) -> RunReport {
+    pub(crate) fn with_warnings(self, warnings: Vec<String>) -> RunReport {
         RunReport { warnings, ..self }
     }
 

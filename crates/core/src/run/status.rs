@@ -243,7 +243,7 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
 /// own warnings (`runs`, each planned on what its run reads): the neighbours named from their
 /// tags, which runs never read, and the tables a run would change that this view finds are
 /// not this policy's. Each said once.
-pub fn operator_warnings(
+pub(crate) fn operator_warnings(
     policy: &Policy,
     now: DateTime<Utc>,
     observed: &[ObservedTable],

@@ -200,7 +200,7 @@ impl fmt::Display for TableSetting {
     }
 }
 
-pub fn on_off(on: bool) -> &'static str {
+pub(crate) fn on_off(on: bool) -> &'static str {
     if on {
         "on"
     } else {

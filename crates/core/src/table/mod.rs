@@ -173,7 +173,7 @@ pub struct ObservedWarm {
 }
 
 impl ObservedWarm {
-    pub fn is_active(&self) -> bool {
+    pub(crate) fn is_active(&self) -> bool {
         self.status == TableStatus::Active
     }
 }
@@ -189,7 +189,7 @@ pub struct ObservedLocalIndex {
 
 impl ObservedIndex {
     /// Whether DynamoDB takes a throughput change for the index now.
-    pub fn is_settled(&self) -> bool {
+    pub(crate) fn is_settled(&self) -> bool {
         self.status == TableStatus::Active && !self.backfilling
     }
 }
@@ -219,7 +219,7 @@ impl TtlState {
         matches!(self.status.as_str(), "ENABLED" | "ENABLING") && self.attribute.as_deref() == Some(attribute)
     }
 
-    pub fn is_on(&self) -> bool {
+    pub(crate) fn is_on(&self) -> bool {
         matches!(self.status.as_str(), "ENABLED" | "ENABLING")
     }
 }
@@ -280,7 +280,7 @@ impl ArchiveState {
 
 impl ObservedTable {
     /// The table's archive state, from its tags and the export they name (when read).
-    pub fn archive_state(&self) -> ArchiveState {
+    pub(crate) fn archive_state(&self) -> ArchiveState {
         let tags = self.tags.as_ref();
         let export_tag = tags.and_then(|t| t.get(TAG_EXPORT)).cloned();
         if tags.is_some_and(|t| t.contains_key(TAG_ARCHIVED)) {

@@ -20,7 +20,7 @@ pub const NO_POLICY: &str = "NO_POLICY";
 /// The item writes the seal denies: the item APIs (TransactWriteItems is authorized by the
 /// PutItem, UpdateItem and DeleteItem it carries) and PartiQL's writes (ExecuteStatement,
 /// BatchExecuteStatement and ExecuteTransaction are authorized by these).
-pub const SEALED_ACTIONS: [&str; 7] = [
+pub(crate) const SEALED_ACTIONS: [&str; 7] = [
     "dynamodb:PutItem",
     "dynamodb:UpdateItem",
     "dynamodb:DeleteItem",
@@ -37,7 +37,7 @@ pub const SEALED_ACTIONS: [&str; 7] = [
 pub const SETTLE: Duration = Duration::minutes(15);
 
 /// DynamoDB's limit on a resource-based policy document, whitespace included.
-pub const MAX_POLICY_BYTES: usize = 20 * 1024;
+pub(crate) const MAX_POLICY_BYTES: usize = 20 * 1024;
 
 /// A table's resource-based policy as GetResourcePolicy reports it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -70,7 +70,7 @@ impl ResourcePolicy {
     }
 
     /// Whether our statement, exactly as we write it, is in it.
-    pub fn is_sealed(&self) -> bool {
+    pub(crate) fn is_sealed(&self) -> bool {
         self.statements()
             .is_ok_and(|statements| statements.iter().any(is_ours))
     }
@@ -112,7 +112,7 @@ impl ResourcePolicy {
 
     /// The policy without our statement; `None` when nothing else is in it (then the policy
     /// is deleted rather than put back empty).
-    pub fn without_seal(&self) -> Result<Option<String>, SealError> {
+    pub(crate) fn without_seal(&self) -> Result<Option<String>, SealError> {
         let rest: Vec<Value> = self.statements()?.into_iter().filter(|s| !is_ours(s)).collect();
         if rest.is_empty() {
             return Ok(None);
@@ -168,7 +168,7 @@ fn is_ours(statement: &Value) -> bool {
 }
 
 /// Our statement: deny every item write on the table to every principal.
-pub fn seal_statement(table_arn: &str) -> Value {
+pub(crate) fn seal_statement(table_arn: &str) -> Value {
     json!({
         "Sid": SEAL_SID,
         "Effect": "Deny",
@@ -238,7 +238,7 @@ impl SealRecord {
     }
 
     /// The earliest ExportTime an export may have to count as the final export after this seal.
-    pub fn settled_at(&self) -> DateTime<Utc> {
+    pub(crate) fn settled_at(&self) -> DateTime<Utc> {
         self.at + SETTLE
     }
 }

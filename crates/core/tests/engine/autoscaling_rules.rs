@@ -3,7 +3,7 @@
 //! leaves one, no capacity UpdateTable while the autoscaler owns the table, and tables under a
 //! scalable target the policy did not create left alone and reported.
 
-use chrono::{DateTime, Utc};
+use crate::common::at;
 use ddb_rollover::plan::{plan as plan_for, Decision, Operation, Plan};
 use ddb_rollover::policy::scaling::{
     policy_name, ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension, ScalableKey, TargetValue,
@@ -30,10 +30,6 @@ write = 1
 
 fn policy() -> Policy {
     Policy::from_toml(POLICY).unwrap()
-}
-
-fn at(rfc3339: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(rfc3339).unwrap().with_timezone(&Utc)
 }
 
 fn provisioned(read: i64, write: i64) -> Billing {

@@ -1,4 +1,4 @@
-//! Mock rules shared by the SDK-adapter tests.
+//! Helpers shared by the engine's tests: instants, and the mock rules of the SDK-adapter tests.
 
 use aws_sdk_dynamodb::error::ErrorMetadata;
 use aws_sdk_dynamodb::operation::describe_table::DescribeTableOutput;
@@ -31,4 +31,9 @@ pub fn coded(code: &str) -> ErrorMetadata {
 /// [`coded`] with the error's own message, which the metadata repeats on the wire.
 pub fn coded_with(code: &str, message: &str) -> ErrorMetadata {
     ErrorMetadata::builder().code(code).message(message).build()
+}
+
+/// The instant an RFC 3339 text names, in UTC.
+pub fn at(rfc3339: &str) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::parse_from_rfc3339(rfc3339).unwrap().to_utc()
 }

@@ -5,7 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Duration, Utc};
+use crate::common::at;
+use chrono::Duration;
 use ddb_rollover::policy::settings::{AttributeKind, Billing, Capacity, KeyAttribute, KeySchema};
 use ddb_rollover::policy::tags::TAG_FAMILY;
 use ddb_rollover::run::status::status;
@@ -14,10 +15,6 @@ use ddb_rollover::{observe, run, ApplyOptions, Operation, Outcome, Policy, RunRe
 use fake_aws::{Config, FakeAws, Status, KEY_LOSS_UNTIL_ARCHIVING};
 
 const NEXT: &str = "timeseries_2018-10-26";
-
-fn at(rfc3339: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(rfc3339).unwrap().with_timezone(&Utc)
-}
 
 fn fake() -> FakeAws {
     FakeAws::new("timeseries", at("2018-10-25T23:45:00Z"), Config::default())

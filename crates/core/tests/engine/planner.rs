@@ -1,6 +1,7 @@
 //! The planner's rules, one test each, with a fixed clock.
 
-use chrono::{DateTime, Duration, TimeZone, Utc};
+use crate::common::at;
+use chrono::{Duration, TimeZone, Utc};
 use ddb_rollover::plan::deferral::DeferralCause;
 use ddb_rollover::plan::{plan, Decision, Operation, Plan};
 use ddb_rollover::policy::settings::Capacity;
@@ -15,10 +16,6 @@ const HOT: Capacity = Capacity {
 };
 const WARM: Capacity = Capacity { read: 100, write: 1 };
 const COLD: Capacity = Capacity { read: 1, write: 1 };
-
-fn at(rfc3339: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(rfc3339).unwrap().with_timezone(&Utc)
-}
 
 fn table(name: &str, capacity: Capacity) -> ObservedTable {
     ObservedTable::active(name, Billing::Provisioned(capacity))

@@ -1,6 +1,6 @@
 //! The planner's rules for global secondary indexes and the write grace, with a fixed clock.
 
-use chrono::{DateTime, Utc};
+use crate::common::at;
 use ddb_rollover::plan::deferral::DeferralCause;
 use ddb_rollover::plan::{plan, Decision, Operation, Plan, PlanItem};
 use ddb_rollover::policy::settings::{
@@ -37,10 +37,6 @@ write = 1
 index_read = 5
 index_write = 1
 "#;
-
-fn at(rfc3339: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(rfc3339).unwrap().with_timezone(&Utc)
-}
 
 fn provisioned(read: i64, write: i64) -> Billing {
     Billing::Provisioned(Capacity { read, write })

@@ -3,7 +3,7 @@
 //! index left alone, the waits (busy table, building index, a raise still UPDATING, another
 //! UpdateTable first), and the policy's validation of `warm`.
 
-use chrono::{DateTime, Utc};
+use crate::common::at;
 use ddb_rollover::plan::deferral::DeferralCause;
 use ddb_rollover::plan::{plan, Decision, Operation, Plan, PlanItem};
 use ddb_rollover::policy::settings::{AttributeKind, Billing, Capacity, KeyAttribute, KeySchema, Projection};
@@ -44,10 +44,6 @@ const WANT: WarmThroughput = WarmThroughput {
     read: 40_000,
     write: 20_000,
 };
-
-fn at(rfc3339: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(rfc3339).unwrap().with_timezone(&Utc)
-}
 
 fn policy() -> Policy {
     Policy::from_toml(POLICY).unwrap()

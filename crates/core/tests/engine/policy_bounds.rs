@@ -1,7 +1,8 @@
 //! Every number a policy holds is bounded, every type error is named with its path, all in one
 //! answer, and no document, however extreme, panics the parser or the planner.
 
-use chrono::{DateTime, Duration, Utc};
+use crate::common::at;
+use chrono::Duration;
 use ddb_rollover::policy::settings::{Billing, Capacity};
 use ddb_rollover::table::ObservedTable;
 use ddb_rollover::{plan, Operation, Policy, PolicyError};
@@ -231,10 +232,6 @@ prop_compose! {
         }
         doc
     }
-}
-
-fn at(rfc3339: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(rfc3339).unwrap().to_utc()
 }
 
 proptest! {

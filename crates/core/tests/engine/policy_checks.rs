@@ -10,6 +10,7 @@ mod next_phase;
 
 use std::time::Duration;
 
+use crate::common::at;
 use chrono::{DateTime, Utc};
 use ddb_rollover::policy::period::Slot;
 use ddb_rollover::{Policy, PolicyError};
@@ -23,10 +24,6 @@ fn invalid(toml: &str) -> Vec<(String, String)> {
 
 fn fields(toml: &str) -> Vec<String> {
     invalid(toml).into_iter().map(|(field, _)| field).collect()
-}
-
-fn at(rfc3339: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(rfc3339).unwrap().to_utc()
 }
 
 #[test]

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::common::at;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use ddb_rollover::plan::deferral::DeferralCause;
 use ddb_rollover::plan::verdict::ForeignPart;
@@ -35,10 +36,6 @@ bucket = "my-archive"
 "#;
 
 const FINAL: &str = "export/01540500000000-f1a1f1a1";
-
-fn at(rfc3339: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(rfc3339).unwrap().with_timezone(&Utc)
-}
 
 fn now() -> DateTime<Utc> {
     at("2018-10-26T00:15:00Z")

@@ -3,7 +3,8 @@
 //! throughput to be ACTIVE, on the control plane's clock, and says so when it is not; a raise of
 //! a pre-built table is waited for too; `status` shows what is wanted and what is reported.
 
-use chrono::{DateTime, Duration, Utc};
+use crate::common::at;
+use chrono::Duration;
 use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::run::status::status;
 use ddb_rollover::table::TableStatus;
@@ -25,10 +26,6 @@ const WANT: WarmThroughput = WarmThroughput {
     read: 40_000,
     write: 20_000,
 };
-
-fn at(rfc3339: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(rfc3339).unwrap().with_timezone(&Utc)
-}
 
 fn fake(warm_delay: Duration) -> FakeAws {
     let config = Config {

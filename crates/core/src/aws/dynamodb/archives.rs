@@ -20,7 +20,8 @@ mod s3 {
 
 #[cfg(not(feature = "s3"))]
 mod none {
-    use crate::table::archive::{ArchiveStore, ObjectHead};
+    use crate::run::archive::ArchiveStore;
+    use crate::table::archive::ObjectHead;
 
     /// No S3 client is linked: a value of this type cannot exist.
     #[derive(Clone, Debug)]

@@ -30,8 +30,9 @@ use crate::aws::autoscaling;
 use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
 use crate::policy::settings::Billing;
 use crate::policy::settings::KeySchema;
+use crate::run::archive::{archives_under, prove};
 use crate::run::control::{no_autoscaling, unsupported, ControlPlane, ControlPlaneError, ErrorKind};
-use crate::table::archive::{archives_under, prove, ArchiveProof, ExportLocation, ImportState};
+use crate::table::archive::{ArchiveProof, ExportLocation, ImportState};
 use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSetting, TableSpec,
     TagChange, TtlChange,

@@ -1,15 +1,11 @@
 //! `status`'s NEXT PHASE with a write grace longer than a period: when the grace ends, the
 //! table moves to the phase its age calls for then, which may be past phase 1.
 
-use chrono::{DateTime, Utc};
+use crate::common::at;
 use ddb_rollover::policy::settings::{Billing, Capacity};
 use ddb_rollover::run::status::{status, NextPhase};
 use ddb_rollover::table::ObservedTable;
 use ddb_rollover::Policy;
-
-fn at(rfc3339: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(rfc3339).unwrap().to_utc()
-}
 
 fn next_phase(policy: &Policy, now: &str, table: &str) -> Option<NextPhase> {
     let hot = Billing::Provisioned(Capacity {

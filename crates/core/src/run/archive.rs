@@ -1,0 +1,575 @@
+//! Proving an archive: checking an export's manifest and data files in S3 before retention
+//! deletes the table and before `restore` imports it (the layout and the proof are
+//! [`crate::table::archive`]'s). The S3 reads go through [`ArchiveStore`]: the SDK's adapter
+//! ([`crate::aws::archive`]) or a fake's in-memory S3.
+
+use futures::stream::{self, StreamExt};
+
+use crate::table::archive::{
+    data_prefix, parse_files, parse_summary, table_name_of, ArchiveProof, ExportLocation, ManifestFile,
+    ManifestSummary, ObjectHead, READABLE_STORAGE_CLASSES,
+};
+
+/// How many HeadObject calls one proof keeps in flight: S3 serves thousands a second per
+/// prefix, and an export of a large table lists thousands of data files.
+pub(crate) const HEADS_IN_FLIGHT: usize = 16;
+
+/// How many bad data files a reason names.
+const SHOWN: usize = 3;
+
+/// The S3 reads a proof needs, on AWS's S3 or a fake's.
+pub trait ArchiveStore {
+    /// The object's bytes; `Ok(None)` when there is no such key.
+    fn get(
+        &self,
+        bucket: &str,
+        key: &str,
+    ) -> impl std::future::Future<Output = Result<Option<Vec<u8>>, String>> + Send;
+    /// The keys under `prefix` in the bucket (every page); none for a missing bucket.
+    fn list(
+        &self,
+        bucket: &str,
+        prefix: &str,
+    ) -> impl std::future::Future<Output = Result<Vec<String>, String>> + Send;
+    /// `Ok(None)` when there is no such key (404; a 403 is an error, not an absence).
+    fn head(
+        &self,
+        bucket: &str,
+        key: &str,
+    ) -> impl std::future::Future<Output = Result<Option<ObjectHead>, String>> + Send;
+}
+
+/// Whether the summary is this table's export: its `tableArn` names the table, and its
+/// `exportArn` is an export of that ARN (`{tableArn}/export/{id}`).
+fn table_mismatch(summary: &ManifestSummary, table: &str) -> Option<String> {
+    let Some(table_arn) = summary.table_arn.as_deref() else {
+        return Some("the manifest names no table (tableArn)".into());
+    };
+    if table_name_of(table_arn) != Some(table) {
+        return Some(format!("the manifest is of table {table_arn}, not of {table}"));
+    }
+    let of_table = summary
+        .export_arn
+        .strip_prefix(table_arn)
+        .is_some_and(|rest| rest.starts_with("/export/"));
+    (!of_table).then(|| {
+        format!(
+            "the manifest's export {} is not an export of its table {table_arn}",
+            summary.export_arn
+        )
+    })
+}
+
+/// What is wrong with one listed data file, given what HeadObject said of it.
+fn file_problem(bucket: &str, file: &ManifestFile, head: Option<&ObjectHead>) -> Option<String> {
+    let key = &file.data_file_s3_key;
+    let Some(head) = head else {
+        return Some(format!("s3://{bucket}/{key} is missing"));
+    };
+    let Some(listed) = file.etag.as_deref().map(|e| e.trim_matches('"')) else {
+        return Some(format!("the manifest gives no etag for s3://{bucket}/{key}"));
+    };
+    let etag = head.etag.trim_matches('"');
+    if etag != listed {
+        return Some(format!(
+            "s3://{bucket}/{key} has ETag {etag}, the manifest says {listed} (changed since the export)"
+        ));
+    }
+    // A single-part upload's ETag is the object's MD5 in hex; a multipart one's (`{hex}-{parts}`)
+    // is not, and only the ETag can be compared.
+    if let Some(md5) = md5_of_etag(etag) {
+        let encoded = aws_smithy_types::base64::encode(md5);
+        if file.md5_checksum.as_deref() != Some(encoded.as_str()) {
+            return Some(format!(
+                "the manifest's md5Checksum of s3://{bucket}/{key} is {}, its ETag's MD5 is {encoded}",
+                file.md5_checksum.as_deref().unwrap_or("absent")
+            ));
+        }
+    }
+    let class = head.storage_class.as_deref().unwrap_or("STANDARD");
+    if !READABLE_STORAGE_CLASSES.contains(&class) {
+        return Some(format!(
+            "s3://{bucket}/{key} is in storage class {class}, which ImportTable cannot read without a restore first (readable: {})",
+            READABLE_STORAGE_CLASSES.join(", ")
+        ));
+    }
+    None
+}
+
+/// The 16 bytes a single-part ETag (32 hex digits) spells; `None` for any other ETag.
+fn md5_of_etag(etag: &str) -> Option<Vec<u8>> {
+    if etag.len() != 32 || !etag.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    (0..16)
+        .map(|i| u8::from_str_radix(&etag[2 * i..2 * i + 2], 16).ok())
+        .collect()
+}
+
+/// The first [`SHOWN`] problems, then how many more.
+fn named(problems: &[String]) -> String {
+    let mut shown: Vec<String> = problems.iter().take(SHOWN).cloned().collect();
+    if problems.len() > SHOWN {
+        shown.push(format!("and {} more", problems.len() - SHOWN));
+    }
+    shown.join("; ")
+}
+
+/// Checks an export's manifest and files in `store`. S3 failures are reasons, not errors: the
+/// table is only kept a run longer.
+pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation) -> ArchiveProof {
+    let unproven = |reason: String| ArchiveProof::Unproven {
+        export: location.export.clone(),
+        reason,
+    };
+    let bucket = &location.bucket;
+    let Some(manifest) = &location.manifest else {
+        return unproven("DescribeExport names no manifest (ExportManifest)".into());
+    };
+    let summary = match store.get(bucket, manifest).await {
+        Ok(Some(bytes)) => match parse_summary(&bytes) {
+            Ok(summary) => summary,
+            Err(e) => return unproven(format!("s3://{bucket}/{manifest} is unreadable: {e}")),
+        },
+        Ok(None) => return unproven(format!("the manifest s3://{bucket}/{manifest} is missing")),
+        Err(e) => return unproven(format!("s3://{bucket}/{manifest} could not be read: {e}")),
+    };
+    if summary.export_arn != location.export {
+        return unproven(format!(
+            "s3://{bucket}/{manifest} is the manifest of export {}, not of {}",
+            summary.export_arn, location.export
+        ));
+    }
+    if let Some(mismatch) = table_mismatch(&summary, &location.table) {
+        return unproven(format!("s3://{bucket}/{manifest}: {mismatch}"));
+    }
+    if let Some(format) = summary.output_format.as_deref().filter(|f| *f != "DYNAMODB_JSON") {
+        return unproven(format!(
+            "the export's format is {format}; restore imports DYNAMODB_JSON"
+        ));
+    }
+    let files_key = &summary.manifest_files_s3_key;
+    let files = match store.get(bucket, files_key).await {
+        Ok(Some(bytes)) => match parse_files(&bytes) {
+            Ok(files) => files,
+            Err(e) => return unproven(format!("s3://{bucket}/{files_key} is unreadable: {e}")),
+        },
+        Ok(None) => return unproven(format!("the file list s3://{bucket}/{files_key} is missing")),
+        Err(e) => return unproven(format!("s3://{bucket}/{files_key} could not be read: {e}")),
+    };
+    let listed: u64 = files.iter().map(|f| f.item_count).sum();
+    if listed != summary.item_count {
+        return unproven(format!(
+            "the data files list {listed} item(s) but the manifest says {}",
+            summary.item_count
+        ));
+    }
+    if let Some(described) = location.items.filter(|n| *n != summary.item_count) {
+        return unproven(format!(
+            "DescribeExport counts {described} item(s) but the manifest says {}",
+            summary.item_count
+        ));
+    }
+
+    // What restore imports is everything under the export's own data/ folder: the listed files
+    // must be there, and nothing else.
+    let data = data_prefix(manifest);
+    let outside: Vec<String> = files
+        .iter()
+        .filter(|f| !f.data_file_s3_key.starts_with(&data))
+        .map(|f| format!("s3://{bucket}/{}", f.data_file_s3_key))
+        .collect();
+    if !outside.is_empty() {
+        return unproven(format!(
+            "{} of the {} data file(s) the manifest lists are outside the export's s3://{bucket}/{data} (what restore imports): {}",
+            outside.len(),
+            files.len(),
+            named(&outside)
+        ));
+    }
+    let present = match store.list(bucket, &data).await {
+        Ok(keys) => keys,
+        Err(e) => return unproven(format!("s3://{bucket}/{data} could not be listed: {e}")),
+    };
+    let unlisted: Vec<String> = present
+        .iter()
+        .filter(|key| !files.iter().any(|f| &f.data_file_s3_key == *key))
+        .map(|key| format!("s3://{bucket}/{key}"))
+        .collect();
+    if !unlisted.is_empty() {
+        return unproven(format!(
+            "{} object(s) under s3://{bucket}/{data} are not in the manifest, and restore would import them too: {}",
+            unlisted.len(),
+            named(&unlisted)
+        ));
+    }
+
+    let keys: Vec<String> = files.iter().map(|f| f.data_file_s3_key.clone()).collect();
+    let heads: Vec<Result<Option<ObjectHead>, String>> = stream::iter(keys)
+        .map(|key: String| async move { store.head(bucket, &key).await })
+        .buffered(HEADS_IN_FLIGHT)
+        .collect()
+        .await;
+    let mut problems = Vec::new();
+    for (file, head) in files.iter().zip(heads) {
+        match head {
+            Ok(head) => problems.extend(file_problem(bucket, file, head.as_ref())),
+            Err(e) => return unproven(format!("the data files could not be checked: {e}")),
+        }
+    }
+    if !problems.is_empty() {
+        return unproven(format!(
+            "{} of the {} data file(s) the manifest lists are not as it lists them: {}",
+            problems.len(),
+            files.len(),
+            named(&problems)
+        ));
+    }
+    ArchiveProof::Proven {
+        export: location.export.clone(),
+        bucket: bucket.clone(),
+        manifest: manifest.clone(),
+        items: summary.item_count,
+        files: files.len(),
+    }
+}
+
+/// Every export under `prefix` in `bucket` (each `manifest-summary.json` listed), oldest first
+/// by the `exportTime` its summary gives (AWS documents no order of export ids; exports without
+/// a time come first, then by key), each with what the store proves of it as an export of
+/// `table`. Its own summary names the export: once the table is gone there is no
+/// DescribeExport to ask, so DescribeExport's count is not compared.
+pub async fn archives_under<S: ArchiveStore + Sync>(
+    store: &S,
+    table: &str,
+    bucket: &str,
+    prefix: &str,
+) -> Result<Vec<(ExportLocation, ArchiveProof)>, String> {
+    let mut manifests: Vec<String> = store
+        .list(bucket, prefix)
+        .await?
+        .into_iter()
+        .filter(|key| key.ends_with("/manifest-summary.json"))
+        .collect();
+    manifests.sort();
+    let mut summaries = Vec::new();
+    for manifest in manifests {
+        let Some(bytes) = store.get(bucket, &manifest).await? else {
+            continue;
+        };
+        summaries.push((parse_summary(&bytes).ok(), manifest));
+    }
+    // Stable: keys keep their order among equal times.
+    summaries.sort_by_key(|(summary, _)| summary.as_ref().and_then(|s| s.export_time));
+    let mut found = Vec::new();
+    for (summary, manifest) in summaries {
+        let location = ExportLocation {
+            export: summary.map(|s| s.export_arn).unwrap_or_default(),
+            table: table.to_string(),
+            bucket: bucket.to_string(),
+            manifest: Some(manifest),
+            items: None,
+        };
+        let proof = prove(store, &location).await;
+        found.push((location, proof));
+    }
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    /// Objects by key: bytes, ETag, storage class.
+    struct Store(BTreeMap<String, (Vec<u8>, String, Option<String>)>);
+
+    impl ArchiveStore for Store {
+        async fn get(&self, _bucket: &str, key: &str) -> Result<Option<Vec<u8>>, String> {
+            Ok(self.0.get(key).map(|(bytes, ..)| bytes.clone()))
+        }
+        async fn list(&self, _bucket: &str, prefix: &str) -> Result<Vec<String>, String> {
+            Ok(self.0.keys().filter(|k| k.starts_with(prefix)).cloned().collect())
+        }
+        async fn head(&self, _bucket: &str, key: &str) -> Result<Option<ObjectHead>, String> {
+            Ok(self.0.get(key).map(|(bytes, etag, class)| ObjectHead {
+                etag: etag.clone(),
+                size: bytes.len() as u64,
+                storage_class: class.clone(),
+            }))
+        }
+    }
+
+    impl Store {
+        fn put(&mut self, key: &str, bytes: &[u8]) {
+            self.0.insert(
+                key.into(),
+                (bytes.to_vec(), format!("{:032x}", bytes.len() + 7), None),
+            );
+        }
+        fn set(&mut self, key: &str, f: impl FnOnce(&mut (Vec<u8>, String, Option<String>))) {
+            f(self.0.get_mut(key).expect("the key is there"));
+        }
+    }
+
+    const TABLE: &str = "t";
+    const TABLE_ARN: &str = "arn:aws:dynamodb:us-east-1:1:table/t";
+    const EXPORT: &str = "arn:aws:dynamodb:us-east-1:1:table/t/export/01";
+    const DIR: &str = "p/t/AWSDynamoDB/01";
+
+    fn summary(export: &str, table_arn: &str, total: u64) -> Vec<u8> {
+        serde_json::json!({
+            "version": "2020-06-30", "exportArn": export, "tableArn": table_arn, "itemCount": total,
+            "manifestFilesS3Key": format!("{DIR}/manifest-files.json"), "outputFormat": "DYNAMODB_JSON"
+        })
+        .to_string()
+        .into_bytes()
+    }
+
+    /// The manifest line of a data file, as the export writes it for the object in `store`.
+    fn line(store: &Store, key: &str, items: u64) -> String {
+        let etag = &store.0[key].1;
+        let md5 = md5_of_etag(etag).unwrap();
+        format!(
+            "{}\n",
+            serde_json::json!({"itemCount": items, "md5Checksum": aws_smithy_types::base64::encode(md5), "etag": etag, "dataFileS3Key": key})
+        )
+    }
+
+    fn layout(items: &[u64]) -> Store {
+        let total: u64 = items.iter().sum();
+        let mut store = Store(BTreeMap::new());
+        store.put(
+            &format!("{DIR}/manifest-summary.json"),
+            &summary(EXPORT, TABLE_ARN, total),
+        );
+        let mut lines = String::new();
+        for (n, count) in items.iter().enumerate() {
+            let key = format!("{DIR}/data/{n}.json.gz");
+            store.put(&key, &vec![b'd'; n + 1]);
+            lines.push_str(&line(&store, &key, *count));
+        }
+        store.put(&format!("{DIR}/manifest-files.json"), lines.as_bytes());
+        store
+    }
+
+    fn location(items: Option<u64>) -> ExportLocation {
+        ExportLocation {
+            export: EXPORT.into(),
+            table: TABLE.into(),
+            bucket: "b".into(),
+            manifest: Some(format!("{DIR}/manifest-summary.json")),
+            items,
+        }
+    }
+
+    fn unproven(proof: ArchiveProof) -> String {
+        match proof {
+            ArchiveProof::Unproven { reason, .. } => reason,
+            proven => panic!("expected unproven, got {proven:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_complete_export_is_proven() {
+        let proof = prove(&layout(&[3, 0, 4]), &location(Some(7))).await;
+        assert!(
+            matches!(
+                proof,
+                ArchiveProof::Proven {
+                    items: 7,
+                    files: 3,
+                    ..
+                }
+            ),
+            "{proof:?}"
+        );
+    }
+
+    /// Export ids are tokens AWS gives no order to: the summaries' `exportTime` orders them,
+    /// so restore's "newest" is the export that holds the table latest.
+    #[tokio::test]
+    async fn archives_are_ordered_by_their_summarys_export_time_not_their_keys() {
+        let mut store = Store(BTreeMap::new());
+        // Key order: a, b, c. Time order: c (no time), b (10:00), a (11:00).
+        for (id, time) in [
+            ("a", Some("2018-10-05T11:00:00Z")),
+            ("b", Some("2018-10-05T10:00:00Z")),
+            ("c", None),
+        ] {
+            let mut summary: serde_json::Value =
+                serde_json::from_slice(&summary(&format!("{TABLE_ARN}/export/{id}"), TABLE_ARN, 0)).unwrap();
+            if let Some(time) = time {
+                summary["exportTime"] = time.into();
+            }
+            store.put(
+                &format!("p/t/AWSDynamoDB/{id}/manifest-summary.json"),
+                summary.to_string().as_bytes(),
+            );
+        }
+        let found = archives_under(&store, TABLE, "b", "p/t/").await.unwrap();
+        let order: Vec<&str> = found
+            .iter()
+            .map(|(location, _)| location.export.rsplit('/').next().unwrap())
+            .collect();
+        assert_eq!(order, ["c", "b", "a"]);
+    }
+
+    #[tokio::test]
+    async fn archives_under_a_prefix_are_found_with_their_proofs() {
+        let found = archives_under(&layout(&[2, 5]), TABLE, "b", "p/t/")
+            .await
+            .unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].0.export, EXPORT);
+        assert!(
+            matches!(found[0].1, ArchiveProof::Proven { items: 7, .. }),
+            "{found:?}"
+        );
+        assert!(archives_under(&layout(&[1]), TABLE, "b", "other/")
+            .await
+            .unwrap()
+            .is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_missing_data_file_is_named() {
+        let mut store = layout(&[3, 4]);
+        store.0.remove(&format!("{DIR}/data/1.json.gz"));
+        let reason = unproven(prove(&store, &location(Some(7))).await);
+        assert!(
+            reason.contains("1 of the 2 data file(s)") && reason.contains("data/1.json.gz is missing"),
+            "{reason}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_data_file_overwritten_after_the_export_is_named() {
+        let mut store = layout(&[3, 4]);
+        let key = format!("{DIR}/data/1.json.gz");
+        store.put(&key, b"");
+        let reason = unproven(prove(&store, &location(Some(7))).await);
+        assert!(
+            reason.contains("data/1.json.gz has ETag") && reason.contains("changed since the export"),
+            "{reason}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_md5_checksum_that_is_not_the_etags_md5_is_said() {
+        let mut store = layout(&[3]);
+        let key = format!("{DIR}/data/0.json.gz");
+        let forged = line(&store, &key, 3).replace("\"md5Checksum\":\"", "\"md5Checksum\":\"A");
+        store.put(&format!("{DIR}/manifest-files.json"), forged.as_bytes());
+        let reason = unproven(prove(&store, &location(Some(3))).await);
+        assert!(reason.contains("md5Checksum"), "{reason}");
+        // A multipart ETag carries no MD5: only the ETag is compared.
+        store.set(&key, |(_, etag, _)| *etag = "0123-2".into());
+        let multipart =
+            serde_json::json!({"itemCount": 3, "etag": "0123-2", "dataFileS3Key": key}).to_string();
+        store.put(&format!("{DIR}/manifest-files.json"), multipart.as_bytes());
+        assert!(prove(&store, &location(Some(3))).await.is_proven());
+    }
+
+    #[tokio::test]
+    async fn an_archived_storage_class_is_not_readable() {
+        for (class, readable) in [
+            ("GLACIER", false),
+            ("DEEP_ARCHIVE", false),
+            ("INTELLIGENT_TIERING", false),
+            ("SOMETHING_NEW", false),
+            ("STANDARD_IA", true),
+            ("GLACIER_IR", true),
+        ] {
+            let mut store = layout(&[3, 4]);
+            store.set(&format!("{DIR}/data/0.json.gz"), |(_, _, c)| {
+                *c = Some(class.into())
+            });
+            let proof = prove(&store, &location(Some(7))).await;
+            assert_eq!(proof.is_proven(), readable, "{class}: {proof:?}");
+            if !readable {
+                assert!(unproven(proof).contains(&format!("storage class {class}")));
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_file_list_pointing_outside_the_exports_data_is_not_proven() {
+        let mut store = layout(&[3]);
+        let elsewhere = "p/t/AWSDynamoDB/02/data/0.json.gz";
+        store.put(elsewhere, b"ddd");
+        let lines = line(&store, elsewhere, 3);
+        store.put(&format!("{DIR}/manifest-files.json"), lines.as_bytes());
+        store.0.remove(&format!("{DIR}/data/0.json.gz"));
+        let reason = unproven(prove(&store, &location(Some(3))).await);
+        assert!(
+            reason.contains("outside the export's s3://b/p/t/AWSDynamoDB/01/data/")
+                && reason.contains(elsewhere),
+            "{reason}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_object_in_data_the_manifest_does_not_list_is_not_proven() {
+        let mut store = layout(&[3]);
+        store.put(&format!("{DIR}/data/extra.json.gz"), b"more");
+        let reason = unproven(prove(&store, &location(Some(3))).await);
+        assert!(
+            reason.contains("not in the manifest") && reason.contains("data/extra.json.gz"),
+            "{reason}"
+        );
+    }
+
+    #[tokio::test]
+    async fn another_tables_export_is_not_proven() {
+        let other = "arn:aws:dynamodb:us-east-1:1:table/u";
+        let manifest = format!("{DIR}/manifest-summary.json");
+        let mut store = layout(&[3]);
+        store.put(&manifest, &summary(&format!("{other}/export/01"), other, 3));
+        let found = archives_under(&store, TABLE, "b", "p/").await.unwrap();
+        let reason = unproven(found[0].1.clone());
+        assert!(
+            reason.contains("is of table arn:aws:dynamodb:us-east-1:1:table/u, not of t"),
+            "{reason}"
+        );
+        // The summary's table this one, its export another table's.
+        store.put(&manifest, &summary(&format!("{other}/export/01"), TABLE_ARN, 3));
+        let found = archives_under(&store, TABLE, "b", "p/").await.unwrap();
+        assert!(unproven(found[0].1.clone()).contains("is not an export of its table"));
+        // No tableArn at all.
+        let mut bare: serde_json::Value = serde_json::from_slice(&summary(EXPORT, TABLE_ARN, 3)).unwrap();
+        bare.as_object_mut().unwrap().remove("tableArn");
+        store.put(&manifest, bare.to_string().as_bytes());
+        assert!(unproven(prove(&store, &location(None)).await).contains("names no table"));
+    }
+
+    #[tokio::test]
+    async fn counts_that_disagree_are_said() {
+        let reason = unproven(prove(&layout(&[3, 4]), &location(Some(8))).await);
+        assert!(reason.contains("DescribeExport counts 8"), "{reason}");
+        let mut store = layout(&[3, 4]);
+        let first = line(&store, &format!("{DIR}/data/0.json.gz"), 3);
+        store.put(&format!("{DIR}/manifest-files.json"), first.as_bytes());
+        let reason = unproven(prove(&store, &location(None)).await);
+        assert!(
+            reason.contains("list 3 item(s) but the manifest says 7"),
+            "{reason}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_missing_or_foreign_manifest_is_said() {
+        let reason_of = |mut loc: ExportLocation| async move {
+            loc.manifest = loc.manifest.map(|m| m.replace("summary", "other"));
+            unproven(prove(&layout(&[1]), &loc).await)
+        };
+        assert!(reason_of(location(None)).await.contains("is missing"));
+        let mut loc = location(None);
+        loc.manifest = None;
+        assert!(unproven(prove(&layout(&[1]), &loc).await).contains("names no manifest"));
+        let mut loc = location(None);
+        loc.export = "arn:other".into();
+        assert!(unproven(prove(&layout(&[1]), &loc).await).contains("not of arn:other"));
+    }
+}

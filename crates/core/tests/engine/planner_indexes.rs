@@ -205,7 +205,7 @@ fn a_switch_to_provisioned_is_refused_while_an_index_is_not_the_policys() {
                 .contains("index by_hand (not in the policy): not this policy's")));
 }
 
-/// Finding (issue 18): a hand-made table's index named like the policy's but on another key got
+/// Regression: a hand-made table's index named like the policy's but on another key got
 /// the policy's throughput. An index is the policy's only when its name, key schema and
 /// projection are.
 #[test]

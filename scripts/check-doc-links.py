@@ -23,8 +23,8 @@ What it checks there:
    (`src/main.rs`) are not paths; `path:LINE` and `path#anchor` are checked without the suffix.
    In Markdown, a `tests/...` or `src/...` also resolves against the last package folder
    (`crates/lambda`) backticked in the same paragraph.
-3. `cargo test` commands, quoted in backticks, in ```sh/```console/```bash blocks or in a
-   comment: `-p NAME` is a workspace member (`cargo metadata --no-deps`); `--test NAME`,
+3. `cargo test` commands, quoted in backticks or in ```sh/```console/```bash blocks (starting
+   the span or line, after `$ ` or `VAR=value`), or in a comment's prose followed by an option: `-p NAME` is a workspace member (`cargo metadata --no-deps`); `--test NAME`,
    `--bin NAME`, `--example NAME`, `--lib` are targets of that package (without `-p`: of some
    default member, or any member with `--workspace`); and each filter (the positional word
    before `--`, or the words after it that are not harness options) is found in the selected
@@ -38,7 +38,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -221,10 +220,16 @@ def check_path(ws, source, word, backticked, context=None):
 PLACEHOLDER = re.compile(r"^([A-Z_]+|.*[<>{}\[\]$].*|\.\.\.)$")
 
 
-def cargo_test_commands(text):
-    """The argument lists of every `cargo test` in a line (up to a shell separator)."""
-    for match in re.finditer(r"\bcargo\s+(?:\+\S+\s+)?test\b([^`|;&#)]*)", text):
-        yield match.group(1).split()
+def cargo_test_commands(text, quoted):
+    """The argument lists of every `cargo test` in a line (up to a shell separator). `quoted`:
+    text that is a command (a backticked span, a line of a shell block), where the command
+    starts the text or follows a shell separator (after `$ ` and `VAR=value` words); in prose
+    `cargo test` counts only when an option follows it ("`cargo test -p ...`")."""
+    start = r"(?:^|[|;&(]\s*)(?:\$\s+)?(?:\w+=\S*\s+)*" if quoted else r"\b"
+    for match in re.finditer(start + r"cargo\s+(?:\+\S+\s+)?test\b([^`|;&#)]*)", text.strip()):
+        args = match.group(1).split()
+        if quoted or (args and args[0].startswith("-")):
+            yield args
 
 
 def check_cargo_test(ws, args):
@@ -335,12 +340,13 @@ def check_link(path, target):
 # ---------------------------------------------------------------- one file
 
 
-def check_file(ws, path):
+def check_file(ws, path, text=None):
+    """The problems of one file (`text`: its contents, when it is not on disk)."""
     problems = []
     is_markdown = path.suffix == ".md"
     lines = markdown_lines if is_markdown else rust_comment_lines
     context = None  # the package a Markdown paragraph is about
-    for number, line, fence in lines(path.read_text()):
+    for number, line, fence in lines(path.read_text() if text is None else text):
         found = []
         in_code = fence is not None
         if is_markdown and not in_code:
@@ -359,12 +365,12 @@ def check_file(ws, path):
             found += [check_path(ws, path, w, backticked=False) for w in path_words(bare)]
         commands = []
         if in_code and fence in SHELL_FENCES:
-            commands += cargo_test_commands(line)
+            commands += cargo_test_commands(line, quoted=True)
         elif not in_code:
             for span in spans:
-                commands += cargo_test_commands(span)
+                commands += cargo_test_commands(span, quoted=True)
             if not is_markdown:
-                commands += cargo_test_commands(SPAN.sub(" ", line))
+                commands += cargo_test_commands(SPAN.sub(" ", line), quoted=False)
         CHECKED["cargo test commands"] += len(commands)
         for args in commands:
             found += [f"`cargo test {' '.join(args)}`: {p}" for p in check_cargo_test(ws, args)]
@@ -387,7 +393,8 @@ PLANTED = """\
 # Planted
 
 Good: `crates/core/tests/engine/module_graph.rs`, `scripts/test.sh`, `docs/policy.md`,
-`run/apply.rs`, `s3://bucket/key`, `ts_2026-10-25`, `cargo test -p ddb-rollover --test engine planner`.
+`run/apply.rs`, `s3://bucket/key`, `ts_2026-10-25`, `cargo test -p ddb-rollover --test engine planner`,
+`events/s`, `crates/BINARY`, `src/main.rs`, `crates/lambda`: `tests/init_error.rs`; the docs' cargo test commands.
 Stale path: `crates/core/tests/module_graph.rs`.
 Stale file name: `plan/verdicts.rs`.
 Unknown package: `cargo test -p no-such-crate`.
@@ -400,35 +407,39 @@ cargo test -p ddb-rollover-lambda --test init_error -- no_such_test_either
 """
 PLANTED_RS = """\
 //! Good: `src/lib.rs`, `cargo test -p ddb-rollover --lib`.
-//! See tests/against_moto.rs for the rest.
+//! See tests/against_moto.rs for the rest. These cargo test commands are prose.
 fn main() { let url = "http://x//y"; } // crates/lambda/tests/handler.rs
 """
+# (file, a word of the planted line, what the report must say about that line)
 EXPECTED = [
-    ("planted.md:5:", "crates/core/tests/module_graph.rs"),
-    ("planted.md:6:", "plan/verdicts.rs"),
-    ("planted.md:7:", "-p no-such-crate: not a package"),
-    ("planted.md:8:", "--test handler: no such target"),
-    ("planted.md:9:", "filter `no_test_is_called_this`"),
-    ("planted.md:12:", "filter `no_such_test_either`"),
-    ("crates/core/planted.rs:2:", "tests/against_moto.rs"),
-    ("crates/core/planted.rs:3:", "crates/lambda/tests/handler.rs"),
+    ("planted.md", "Stale path", "crates/core/tests/module_graph.rs"),
+    ("planted.md", "Stale file name", "plan/verdicts.rs"),
+    ("planted.md", "Unknown package", "-p no-such-crate: not a package"),
+    ("planted.md", "Unknown target", "--test handler: no such target"),
+    ("planted.md", "Unmatched filter", "filter `no_test_is_called_this`"),
+    ("planted.md", "no_such_test_either", "filter `no_such_test_either`"),
+    ("crates/core/planted.rs", "against_moto", "tests/against_moto.rs"),
+    ("crates/core/planted.rs", "handler.rs", "crates/lambda/tests/handler.rs"),
 ]
 
 
+def expected_lines():
+    """EXPECTED as (`file:line:` prefix, message)."""
+    texts = {"planted.md": PLANTED, "crates/core/planted.rs": PLANTED_RS}
+    for file, marker, message in EXPECTED:
+        number = next(n for n, line in enumerate(texts[file].splitlines(), 1) if marker in line)
+        yield f"{file}:{number}:", message
+
+
 def self_test(ws):
-    with tempfile.TemporaryDirectory(dir=ROOT / "target") as tmp:
-        md, rs = Path(tmp) / "planted.md", ws.root / "crates/core/planted.rs"
-        md.write_text(PLANTED)
-        try:
-            rs.write_text(PLANTED_RS)
-            problems = check_file(ws, md) + check_file(ws, rs)
-        finally:
-            rs.unlink()
-    problems = [re.sub(r"^target/[^:]*/planted\.md", "planted.md", p) for p in problems]
+    """The planted files are checked as if they were at those paths; nothing is written."""
+    problems = check_file(ws, ws.root / "planted.md", PLANTED)
+    problems += check_file(ws, ws.root / "crates/core/planted.rs", PLANTED_RS)
     for line in problems:
         print(line)
-    missing = [e for e in EXPECTED if not any(p.startswith(e[0]) and e[1] in p for p in problems)]
-    extra = [p for p in problems if not any(p.startswith(e[0]) and e[1] in p for e in EXPECTED)]
+    expected = list(expected_lines())
+    missing = [e for e in expected if not any(p.startswith(e[0]) and e[1] in p for p in problems)]
+    extra = [p for p in problems if not any(p.startswith(e[0]) and e[1] in p for e in expected)]
     for where, what in missing:
         print(f"self-test: NOT CAUGHT {where} {what}")
     for line in extra:

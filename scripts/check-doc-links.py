@@ -163,7 +163,7 @@ CARGO_CONVENTIONS = {"src/main.rs", "src/lib.rs", "Cargo.toml", "tests/", "examp
 
 def path_words(text):
     for word in text.split():
-        word = word.strip("\"'(),;").rstrip(".:")
+        word = word.lstrip("\"'(").rstrip("\"'(),;.:!?")
         word = re.sub(r":\d+(-\d+)?$", "", word).split("#")[0]
         if not word or not PATH_WORD.match(word) or "//" in word or ".." in word:
             continue
@@ -408,6 +408,7 @@ cargo test -p ddb-rollover-lambda --test init_error -- no_such_test_either
 PLANTED_RS = """\
 //! Good: `src/lib.rs`, `cargo test -p ddb-rollover --lib`.
 //! See tests/against_moto.rs for the rest. These cargo test commands are prose.
+//! Gone: the end to end test (crates/lambda/tests/handler.rs).
 fn main() { let url = "http://x//y"; } // crates/lambda/tests/handler.rs
 """
 # (file, a word of the planted line, what the report must say about that line)
@@ -419,7 +420,8 @@ EXPECTED = [
     ("planted.md", "Unmatched filter", "filter `no_test_is_called_this`"),
     ("planted.md", "no_such_test_either", "filter `no_such_test_either`"),
     ("crates/core/planted.rs", "against_moto", "tests/against_moto.rs"),
-    ("crates/core/planted.rs", "handler.rs", "crates/lambda/tests/handler.rs"),
+    ("crates/core/planted.rs", "handler.rs)", "crates/lambda/tests/handler.rs"),
+    ("crates/core/planted.rs", "fn main", "crates/lambda/tests/handler.rs"),
 ]
 
 

@@ -5,7 +5,8 @@
     scripts/check-doc-links.py --self-test  # plants stale statements and checks each is caught
 
 What it reads: every Markdown file of the repository (README.md, docs/, events/, examples/, any
-crate's README) and every comment of every `.rs` file (`//!`, `///` and `//`, also after code).
+crate's README), every comment of every `.rs` file (`//!`, `///` and `//`, also after code),
+and the `#` comments of the scripts and manifests (`.sh`, `.py`, `.toml`, `.yaml`, `.ci/run`).
 What it checks there:
 
 1. Markdown links (outside fenced blocks): a relative link names a file that exists and, with a
@@ -24,7 +25,8 @@ What it checks there:
    In Markdown, a `tests/...` or `src/...` also resolves against the last package folder
    (`crates/lambda`) backticked in the same paragraph.
 3. `cargo test` commands, quoted in backticks or in ```sh/```console/```bash blocks (starting
-   the span or line, after `$ ` or `VAR=value`), or in a comment's prose followed by an option: `-p NAME` is a workspace member (`cargo metadata --no-deps`); `--test NAME`,
+   the span or line, after `$ ` or `VAR=value`), or in a comment's prose followed by an
+   option: `-p NAME` is a workspace member (`cargo metadata --no-deps`); `--test NAME`,
    `--bin NAME`, `--example NAME`, `--lib` are targets of that package (without `-p`: of some
    default member, or any member with `--workspace`); and each filter (the positional word
    before `--`, or the words after it that are not harness options) is found in the selected
@@ -108,6 +110,17 @@ def rust_comment_lines(text):
             fence = None if fence is not None else (comment[3:].strip().lower() or "rust")
             continue
         yield number, comment, fence
+
+
+def hash_comment_lines(text):
+    """(line number, comment text, None) of a shell, Python, TOML or YAML file's `#` comments."""
+    for number, line in enumerate(text.splitlines(), 1):
+        match = re.search(r"(?:^|\s)#(?!!)(.*)", line)
+        if match:
+            yield number, match.group(1).strip(), None
+
+
+HASH_COMMENTED = {".sh", ".py", ".toml", ".yaml", ".yml"}
 
 
 # ---------------------------------------------------------------- the workspace
@@ -344,7 +357,12 @@ def check_file(ws, path, text=None):
     """The problems of one file (`text`: its contents, when it is not on disk)."""
     problems = []
     is_markdown = path.suffix == ".md"
-    lines = markdown_lines if is_markdown else rust_comment_lines
+    if is_markdown:
+        lines = markdown_lines
+    elif path.suffix == ".rs":
+        lines = rust_comment_lines
+    else:
+        lines = hash_comment_lines
     context = None  # the package a Markdown paragraph is about
     for number, line, fence in lines(path.read_text() if text is None else text):
         found = []
@@ -381,7 +399,8 @@ def check_file(ws, path, text=None):
 
 def check_all(ws):
     problems = []
-    for path in files(".md") + files(".rs"):
+    scripts = [p for p in walk(ROOT) if p.suffix in HASH_COMMENTED or p.relative_to(ROOT).as_posix() == ".ci/run"]
+    for path in files(".md") + files(".rs") + scripts:
         CHECKED["files"] += 1
         problems += check_file(ws, path)
     return problems
@@ -412,6 +431,11 @@ PLANTED_RS = """\
 fn main() { let url = "http://x//y"; } // crates/lambda/tests/handler.rs
 """
 # (file, a word of the planted line, what the report must say about that line)
+PLANTED_SH = """\
+#!/usr/bin/env bash
+# Good: scripts/test.sh, `docs/testing.md`. Stale: crates/core/tests/indexes.rs
+echo "#not/a/comment"
+"""
 EXPECTED = [
     ("planted.md", "Stale path", "crates/core/tests/module_graph.rs"),
     ("planted.md", "Stale file name", "plan/verdicts.rs"),
@@ -422,12 +446,13 @@ EXPECTED = [
     ("crates/core/planted.rs", "against_moto", "tests/against_moto.rs"),
     ("crates/core/planted.rs", "handler.rs)", "crates/lambda/tests/handler.rs"),
     ("crates/core/planted.rs", "fn main", "crates/lambda/tests/handler.rs"),
+    ("scripts/planted.sh", "Stale", "crates/core/tests/indexes.rs"),
 ]
 
 
 def expected_lines():
     """EXPECTED as (`file:line:` prefix, message)."""
-    texts = {"planted.md": PLANTED, "crates/core/planted.rs": PLANTED_RS}
+    texts = {"planted.md": PLANTED, "crates/core/planted.rs": PLANTED_RS, "scripts/planted.sh": PLANTED_SH}
     for file, marker, message in EXPECTED:
         number = next(n for n, line in enumerate(texts[file].splitlines(), 1) if marker in line)
         yield f"{file}:{number}:", message
@@ -437,6 +462,7 @@ def self_test(ws):
     """The planted files are checked as if they were at those paths; nothing is written."""
     problems = check_file(ws, ws.root / "planted.md", PLANTED)
     problems += check_file(ws, ws.root / "crates/core/planted.rs", PLANTED_RS)
+    problems += check_file(ws, ws.root / "scripts/planted.sh", PLANTED_SH)
     for line in problems:
         print(line)
     expected = list(expected_lines())

@@ -400,6 +400,8 @@ def check_file(ws, path, text=None):
 def check_all(ws):
     problems = []
     scripts = [p for p in walk(ROOT) if p.suffix in HASH_COMMENTED or p.relative_to(ROOT).as_posix() == ".ci/run"]
+    # Not this file: its planted stale statements are there on purpose.
+    scripts = [p for p in scripts if p != Path(__file__).resolve()]
     for path in files(".md") + files(".rs") + scripts:
         CHECKED["files"] += 1
         problems += check_file(ws, path)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmark (issue 11, part 7): a measurement, not a test; nothing in it passes or fails
+# The benchmark: a measurement, not a test; nothing in it passes or fails
 # except a tool that errors. It prints, from one run:
 #
 # 1. Whole-process time, ddb-rollover against the AWS blog's Python "DailyResize" Lambda (our

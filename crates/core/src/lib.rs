@@ -13,8 +13,13 @@
 //!    does and what it must read first.
 //! 4. [`run`](mod@run): a run end to end: the clock check ([`run::clock`]), observing at the floor of
 //!    calls, applying through a [`ControlPlane`], readiness and the [`RunReport`]; and the
-//!    operator's views on the same steps (`status`, `adopt`).
-//! 5. [`aws`]: the [`ControlPlane`] on the SDK's DynamoDB and Application Auto Scaling clients.
+//!    operator's views on the same steps (`status`, `adopt`, `restore`).
+//! 5. [`aws`]: the [`ControlPlane`] on the SDK's DynamoDB and Application Auto Scaling clients,
+//!    and the S3, Systems Manager and EventBridge clients behind the features `s3`, `ssm` and
+//!    `eventbridge`.
+//!
+//! One run, step by step, and the words the code uses (phase, age, premake, grace, verdict,
+//! deferral, seal, ...): `docs/architecture.md`.
 //!
 //! [`route`] is the applications' entry: which table holds an instant.
 

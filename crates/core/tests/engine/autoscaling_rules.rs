@@ -516,7 +516,7 @@ fn fixed_phases_without_targets_plan_as_before() {
     );
 }
 
-/// Finding (issue 18): an operator's step-scaling policy on our scalable target was destroyed
+/// Regression: an operator's step-scaling policy on our scalable target was destroyed
 /// when the table left its autoscaling phase (DeregisterScalableTarget deletes every policy on
 /// the target). Now only our policy is deleted, the target stays, their policy is named, and
 /// the capacity their target holds is not changed; retention does not delete the table.

@@ -161,7 +161,7 @@ fn only_indexes_below_their_phase_are_changed_when_the_table_is_right() {
 }
 
 /// A switch to provisioned must set every index's throughput (DynamoDB refuses it otherwise,
-/// proven on DynamoDB Local in tests/ddblocal.rs): with an index that is not the policy's on the
+/// proven on DynamoDB Local in tests/engine/indexes.rs): with an index that is not the policy's on the
 /// table, the switch would touch it, so it is not made, and the reason names the index.
 #[test]
 fn a_switch_to_provisioned_is_refused_while_an_index_is_not_the_policys() {
@@ -201,7 +201,7 @@ fn a_switch_to_provisioned_is_refused_while_an_index_is_not_the_policys() {
                 .contains("index by_hand (not in the policy): not this policy's")));
 }
 
-/// Finding (issue 18): a hand-made table's index named like the policy's but on another key got
+/// Regression: a hand-made table's index named like the policy's but on another key got
 /// the policy's throughput. An index is the policy's only when its name, key schema and
 /// projection are.
 #[test]

@@ -1,4 +1,4 @@
-//! Policy validation found wanting in issue 18: duplicate projected attributes, a grace that
+//! Policy validation once found wanting: duplicate projected attributes, a grace that
 //! overflows or outlives retention, bad values in fixed lists that hid every other bad field,
 //! and the opt-in to delete where tags cannot be read. Public API only.
 
@@ -106,7 +106,7 @@ fn a_grace_must_end_before_retention_archives_or_deletes() {
     // UTC days are all 24 hours.
     assert!(Policy::from_toml("grace = \"48h\"\n[retention]\ndelete_after = 3").is_ok());
 
-    // The issue's case: a 100-year grace with delete_after = 3 deleted tables still taking writes.
+    // The case that once shipped: a 100-year grace with delete_after = 3 deleted tables still taking writes.
     assert_eq!(
         fields("grace = \"100y\"\n[retention]\ndelete_after = 3"),
         ["grace"]

@@ -107,7 +107,7 @@ fn runs_warn_of_the_table_quota_within_a_year_and_status_always() {
     );
 }
 
-/// Finding (issue 18): a table under someone else's scalable target was left alone by the phase
+/// Regression: a table under someone else's scalable target was left alone by the phase
 /// change and deleted by retention in the same run, leaving their target pointing at nothing.
 /// Deletion needs nothing foreign on the table: kept, and the reason says what.
 #[test]
@@ -144,7 +144,7 @@ fn retention_never_deletes_a_table_under_a_scalable_target_it_did_not_create() {
     );
 }
 
-/// Finding (issue 18): a table someone made by hand with our name and key (a local index the
+/// Regression: a table someone made by hand with our name and key (a local index the
 /// policy never had proves it) was tagged into the family by one run and deleted by a later
 /// one. No run writes the family tag onto an existing table, so nothing proves it ours, and
 /// retention keeps it, run after run, saying why once per run.
@@ -188,8 +188,8 @@ fn a_hand_made_table_named_and_keyed_like_ours_is_never_tagged_into_the_family_o
     );
 }
 
-/// Finding (issue 18): `grace = "100y"` with `delete_after = 3` deleted tables still in phase 0,
-/// taking writes. Validation now refuses such a grace (tests/policy_checks.rs); the planner also
+/// Regression: `grace = "100y"` with `delete_after = 3` deleted tables still in phase 0,
+/// taking writes. Validation now refuses such a grace (`policy_checks.rs`); the planner also
 /// never archives or deletes inside a grace, whatever the policy says.
 #[test]
 fn nothing_is_archived_or_deleted_inside_a_write_grace_even_past_retention() {

@@ -1,7 +1,7 @@
 //! A policy's hash is tagged on every table it creates (`ddb-rollover:policy-hash`), so a
 //! change to how the document is read must not change the document a valid policy writes.
 //! The values below were computed before the document layer took key types and projections
-//! as strings (issue 18) and must stay exactly these.
+//! as strings, and must stay exactly these.
 
 use ddb_rollover::Policy;
 

@@ -18,6 +18,8 @@
 
 use std::collections::BTreeSet;
 
+use aws_model::iam::{self, evaluate, tags, Decision, Request, Statement, Tags};
+use aws_model::stack::table_arn;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, KeySchemaElement, KeyType, ProvisionedThroughput, ScalarAttributeType,
 };
@@ -27,10 +29,9 @@ use deploy_checks::features::{
     archive_s3_actions, combinations, Features, AUTOSCALING_ACTIONS, EXPORT_S3_ACTIONS, PROOF_LIST_ACTION,
     PROOF_S3_ACTIONS, SCALING_READS,
 };
-use deploy_checks::iam::{self, evaluate, table_arn, tags, Decision, Request, Statement, Tags};
 use deploy_checks::recorder::{Call, Recorder};
 use deploy_checks::scenario;
-use deploy_checks::template::{Function, Template};
+use deploy_checks::template::{Function, RepoTemplate, Template};
 use testkit::{LocalDynamo, Server};
 
 /// Every optional part on, with ages short enough that a few days export and delete tables.

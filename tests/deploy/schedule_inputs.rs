@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::{Operation, Outcome};
 use deploy_checks::scenario;
-use deploy_checks::template::{Function, Template};
+use deploy_checks::template::{Function, RepoTemplate, Template};
 use testkit::{LocalDynamo, Server};
 
 fn functions() -> Vec<Function> {

@@ -12,7 +12,7 @@
 
 use std::process::ExitCode;
 
-use deploy_checks::template::Template;
+use deploy_checks::template::{RepoTemplate, Template};
 
 fn main() -> ExitCode {
     match run(std::env::args().skip(1)) {

@@ -19,7 +19,7 @@ use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents, SharedIn
 use aws_sdk_dynamodb::error::BoxError;
 use aws_smithy_runtime_api::client::orchestrator::Metadata;
 
-use crate::iam::{Request, Tags};
+use aws_model::iam::{Request, Tags};
 
 /// One request as sent (each retry attempt counts).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -83,7 +83,7 @@ impl Call {
     /// operations on no table (ListTables).
     pub fn resource(&self) -> String {
         match (&self.table, &self.resource_arn) {
-            (Some(table), _) => crate::iam::table_arn(table),
+            (Some(table), _) => aws_model::stack::table_arn(table),
             (None, Some(arn)) => arn.clone(),
             (None, None) => "*".into(),
         }
@@ -230,11 +230,11 @@ async fn read_tags(client: &aws_sdk_dynamodb::Client, table: &str) -> Result<Tag
         .and_then(|t| t.table_arn())
         .ok_or_else(|| format!("DescribeTable {table}: no TableArn"))?
         .to_owned();
-    let expected = crate::iam::table_arn(table);
+    let expected = aws_model::stack::table_arn(table);
     if arn != expected {
         return Err(format!(
             "table {table} has the ARN {arn} on the server, the checks evaluate {expected}: \
-             align deploy_checks::template's REGION and ACCOUNT_ID with the server's"
+             align aws_model::stack's REGION and ACCOUNT_ID with the server's"
         ));
     }
     let mut tags = Tags::new();
@@ -350,7 +350,7 @@ mod tests {
             operation: operation.into(),
             table: table.map(str::to_owned),
             resource_arn: arn.map(str::to_owned),
-            request_tags: crate::iam::tags(tags),
+            request_tags: aws_model::iam::tags(tags),
             resource_tags: Tags::new(),
         }
     }
@@ -378,7 +378,7 @@ mod tests {
         assert_eq!(export.table_name().as_deref(), Some("ts_1"));
         assert!(!export.on_table());
         let describe = call("DescribeTable", Some("ts_2"), None, &[]);
-        assert_eq!(describe.resource(), crate::iam::table_arn("ts_2"));
+        assert_eq!(describe.resource(), aws_model::stack::table_arn("ts_2"));
         assert_eq!(describe.table_name().as_deref(), Some("ts_2"));
         assert!(describe.on_table());
         assert!(call("TagResource", None, Some(arn), &[]).on_table());
@@ -391,8 +391,8 @@ mod tests {
         let requests = create.requests();
         assert_eq!(requests.len(), 2);
         for r in &requests {
-            assert_eq!(r.resource, crate::iam::table_arn("ts_1"));
-            assert_eq!(r.request_tags, crate::iam::tags(&[("f", "ts")]));
+            assert_eq!(r.resource, aws_model::stack::table_arn("ts_1"));
+            assert_eq!(r.request_tags, aws_model::iam::tags(&[("f", "ts")]));
             assert!(r.resource_tags.is_empty());
         }
         assert_eq!(
@@ -409,25 +409,25 @@ mod tests {
         });
         assert_eq!(
             request_tags(&body),
-            crate::iam::tags(&[("ddb-rollover:family", "ts"), ("team", "")])
+            aws_model::iam::tags(&[("ddb-rollover:family", "ts"), ("team", "")])
         );
         assert!(request_tags(&serde_json::json!({"TableName": "x"})).is_empty());
     }
 
     #[test]
     fn retargeting_moves_the_request_to_another_table() {
-        let arn = crate::iam::table_arn("ts_1");
-        let family = crate::iam::tags(&[("f", "ts_eu")]);
+        let arn = aws_model::stack::table_arn("ts_1");
+        let family = aws_model::iam::tags(&[("f", "ts_eu")]);
         let tag = call("TagResource", None, Some(&arn), &[("f", "ts")]).retargeted("ts_eu_1", family.clone());
-        assert_eq!(tag.resource(), crate::iam::table_arn("ts_eu_1"));
+        assert_eq!(tag.resource(), aws_model::stack::table_arn("ts_eu_1"));
         assert_eq!(tag.resource_tags, family);
-        assert_eq!(tag.request_tags, crate::iam::tags(&[("f", "ts")]));
+        assert_eq!(tag.request_tags, aws_model::iam::tags(&[("f", "ts")]));
         let update = call("UpdateTable", Some("ts_1"), None, &[]).retargeted("ts_eu_1", family.clone());
         assert_eq!(update.table.as_deref(), Some("ts_eu_1"));
         let export = call("DescribeExport", None, Some(&format!("{arn}/export/9")), &[]);
         assert_eq!(
             export.retargeted("ts_eu_1", Tags::new()).resource(),
-            format!("{}/export/9", crate::iam::table_arn("ts_eu_1"))
+            format!("{}/export/9", aws_model::stack::table_arn("ts_eu_1"))
         );
         let list = call("ListTables", None, None, &[]);
         assert_eq!(list.retargeted("ts_eu_1", family), list);

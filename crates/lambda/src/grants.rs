@@ -6,7 +6,7 @@
 //! back. A policy given whole (the template's `PolicyOverride`) can ask for more than the
 //! parameters granted: the cold start then refuses it, naming the policy field and the
 //! parameter to set, instead of the run failing table by table with AccessDenied. No stack
-//! parameters (the CLI, local runs, stacks made before them): no check.
+//! parameters (the CLI, local runs): no check.
 
 use std::collections::BTreeSet;
 use std::fmt;

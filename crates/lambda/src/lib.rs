@@ -8,6 +8,7 @@
 use std::fmt;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+mod cold_start;
 pub mod event;
 mod fit;
 pub mod grants;
@@ -16,6 +17,7 @@ pub mod metrics;
 pub mod publish;
 pub mod stack;
 
+pub use cold_start::InitError;
 pub use fit::{failure_summary, report_chunks, response, MAX_LOG_EVENT_BYTES};
 pub use init_error::report_init_error;
 
@@ -26,32 +28,11 @@ use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
 use chrono::Utc;
 use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::aws::sdk::{AwsClients, SdkSettings};
-use ddb_rollover::policy::{Policy, PolicyDocument, PolicyError, POLICY_ENV};
+use ddb_rollover::policy::{Policy, PolicyDocument, POLICY_ENV};
 use ddb_rollover::run::pace::Paced;
 use ddb_rollover::{ApplyOptions, ControlPlaneError, Operation, Outcome, RunReport};
 use lambda_runtime::{service_fn, Diagnostic, LambdaEvent};
 use serde_json::Value;
-
-/// Why a function could not start. Returned before any AWS call.
-#[derive(thiserror::Error)]
-pub enum InitError {
-    #[error("{POLICY_ENV} is not a usable policy; fix the function's {POLICY_ENV} environment variable (JSON, or unset for the defaults): {0}")]
-    Policy(#[source] PolicyError),
-    /// The stack's parameters ([`stack`]) do not make a valid policy.
-    #[error("{0}")]
-    Stack(#[source] stack::StackError),
-    /// The policy needs permissions the function's role was not given (what the stack's
-    /// parameters granted, [`stack::StackParameters::grants`]).
-    #[error("{POLICY_ENV} needs more than the stack's parameters granted the function's role; change the policy or the stack parameters: {0}")]
-    Grants(#[source] grants::GrantsError),
-}
-
-/// The message, not the structure: `main` returning this error prints it with `{:?}`.
-impl fmt::Debug for InitError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
-    }
-}
 
 /// One failed table action, as listed in [`HandlerError::ActionsFailed`].
 #[derive(Clone, Debug, PartialEq, Eq)]

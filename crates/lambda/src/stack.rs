@@ -225,7 +225,7 @@ pub struct StackParameters {
 
 impl StackParameters {
     /// The stack's variables from the process environment; `None` when `ROLLOVER_TABLE_PREFIX`
-    /// is not set (the CLI, a local run, a stack made before this template).
+    /// is not set (the CLI, a local run).
     pub fn from_env() -> Option<StackParameters> {
         StackParameters::from_lookup(|name| std::env::var(name).ok())
     }

@@ -4,8 +4,8 @@
 //! alarm must watch exactly that, over a window a little longer than one period, within what
 //! CloudWatch allows, for every Period the template accepts.
 
-use deploy_checks::template::Template;
-use yaml_serde::Value;
+use aws_model::template::Value;
+use deploy_checks::template::{RepoTemplate, Template};
 
 /// The metrics contract's names (crates/lambda writes them).
 const NAMESPACE: &str = "ddb-rollover";

@@ -16,7 +16,7 @@ use ddb_rollover_lambda::grants::{self, Capability, Grants};
 use ddb_rollover_lambda::publish::Publishing;
 use ddb_rollover_lambda::stack::VARIABLES;
 use deploy_checks::features::{combinations, Features, SWITCHES};
-use deploy_checks::template::{function_environment, Function, Template};
+use deploy_checks::template::{function_environment, Function, RepoTemplate, Template};
 use serde_json::{json, Value};
 
 fn functions(overrides: &[(&str, &str)]) -> Vec<Function> {
@@ -507,14 +507,16 @@ fn probe(capability: Capability, operation: ddb_rollover::Operation) -> Option<&
 
 #[test]
 fn the_grants_match_the_roles() {
-    use deploy_checks::iam::{evaluate, table_arn, tags, Request};
+    use aws_model::iam::{tags, Request};
+    use aws_model::role::Role;
+    use aws_model::stack::table_arn;
     for overrides in combinations() {
         let mut template = Template::load();
         for (name, value) in &overrides {
             template.set_parameter(name, value);
         }
         for f in template.functions().unwrap() {
-            let statements = template.role_statements(f.role.as_deref().unwrap()).unwrap();
+            let role = Role::named(&template, f.role.as_deref().unwrap()).unwrap();
             let grants = grants_of(&f);
             for capability in Capability::ALL {
                 let Some(action) = probe(capability, f.operation().unwrap()) else {
@@ -532,7 +534,7 @@ fn the_grants_match_the_roles() {
                     .with_context("application-autoscaling:service-namespace", "dynamodb")
                 };
                 assert_eq!(
-                    evaluate(&statements, &request).is_allowed(),
+                    role.allows(&request),
                     grants.capabilities.contains(&capability),
                     "{}: {action} vs the granted {capability} with {overrides:?}",
                     f.logical_id

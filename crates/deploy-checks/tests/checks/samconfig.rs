@@ -2,7 +2,8 @@
 //! the parameter overrides spelled out there are the template's defaults (the policy the
 //! other checks verified).
 
-use deploy_checks::template::{samconfig_path, Template, STACK_NAME};
+use aws_model::stack::STACK_NAME;
+use deploy_checks::template::{samconfig_path, RepoTemplate, Template};
 
 fn samconfig() -> toml::Table {
     let path = samconfig_path();

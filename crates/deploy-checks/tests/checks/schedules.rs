@@ -5,7 +5,7 @@
 //! against moto are in the top-level `tests/` package (`deploy::schedule_inputs`).
 
 use ddb_rollover::Operation;
-use deploy_checks::template::{Function, Template, SCHEDULED_TIME_PLACEHOLDER};
+use deploy_checks::template::{Function, RepoTemplate, Template, SCHEDULED_TIME_PLACEHOLDER};
 
 fn functions() -> Vec<Function> {
     Template::load()

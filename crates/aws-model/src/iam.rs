@@ -2,8 +2,9 @@
 //! `Allow` and `Deny`, `Action` and `Resource` with `*` and `?` wildcards, and `Condition`
 //! blocks with the operators `StringEquals`, `StringEqualsIfExists`, `StringLike` and `Null` on the keys
 //! `aws:ResourceTag/KEY` (the target resource's tags), `aws:RequestTag/KEY` (the tags the
-//! request writes) and the single-valued service keys of [`CONTEXT_KEYS`]. Any other operator or key, `NotAction` or `NotResource` is refused: the
-//! template parser reports it as an error rather than evaluating a statement it does not
+//! request writes) and the single-valued service keys of [`CONTEXT_KEYS`]. Any other operator
+//! or key, `NotAction` or `NotResource` is refused: the template reader
+//! ([`crate::role`]) reports it as an error rather than evaluating a statement it does not
 //! understand.
 
 use std::collections::BTreeMap;
@@ -42,7 +43,7 @@ impl Operator {
             "Null" => Ok(Operator::Null),
             other => Err(format!(
                 "condition operator {other:?} is not evaluated by this check (only StringEquals, \
-                 StringEqualsIfExists, StringLike and Null are): extend deploy_checks::iam before using it"
+                 StringEqualsIfExists, StringLike and Null are): extend aws_model::iam before using it"
             )),
         }
     }
@@ -88,7 +89,7 @@ impl ConditionKey {
             "aws:requesttag" if !tag.is_empty() => Ok(ConditionKey::RequestTag(tag.to_owned())),
             _ => Err(format!(
                 "condition key {name:?} is not evaluated by this check (only aws:ResourceTag/KEY and \
-                 aws:RequestTag/KEY are): extend deploy_checks::iam before using it"
+                 aws:RequestTag/KEY are): extend aws_model::iam before using it"
             )),
         }
     }
@@ -290,16 +291,6 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
         }
     }
     p[pi..].iter().all(|&c| c == '*')
-}
-
-/// `arn:aws:dynamodb:REGION:ACCOUNT:table/NAME` in the imagined stack's Region and account.
-pub fn table_arn(table: &str) -> String {
-    format!(
-        "arn:{}:dynamodb:{}:{}:table/{table}",
-        crate::template::PARTITION,
-        crate::template::REGION,
-        crate::template::ACCOUNT_ID
-    )
 }
 
 #[cfg(test)]

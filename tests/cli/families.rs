@@ -321,7 +321,7 @@ use super::common;
 /// A table made by hand, as `spec` says, with no tags (through the same adapter, so its key,
 /// indexes and capacity are exactly the policy's).
 async fn hand_made(control: &DynamoDb, policy: &Policy, name: &str) {
-    use ddb_rollover::ControlPlane;
+    use ddb_rollover::Tables;
     let spec = ddb_rollover::table::changes::TableSpec {
         warm: None,
         name: name.into(),

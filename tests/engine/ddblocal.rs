@@ -28,7 +28,7 @@ use aws_sdk_dynamodb::types::{
 use aws_sdk_dynamodb::Client;
 use chrono::{TimeZone, Utc};
 use ddb_rollover::aws::dynamodb::DynamoDb;
-use ddb_rollover::{observe, run, ApplyOptions, ControlPlane, ErrorKind, Operation, Policy, Scope};
+use ddb_rollover::{observe, run, ApplyOptions, ErrorKind, Operation, Policy, Scope, Tables};
 use testkit::{LocalDynamo, Server};
 
 const TAGGING: &str = "Tagging is not currently supported in DynamoDB Local.";

@@ -23,7 +23,7 @@ use ddb_rollover::policy::scaling::{
     scalable_keys, Autoscaling, DeregisterScaling, RegisterScaling, ScalableDimension, ScalableKey,
     ScalingRemoval,
 };
-use ddb_rollover::{ControlPlane, ErrorKind};
+use ddb_rollover::{ErrorKind, Scaling};
 use testkit::{LocalDynamo, Server};
 
 const INVALID_ACTION: &str =

@@ -19,7 +19,8 @@ use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
 use ddb_rollover::table::changes::WarmRaise;
 use ddb_rollover::table::{ObservedWarm, TableStatus};
 
-use crate::{error, in_use, not_found, validation, Effect, Status, World};
+use crate::errors::{error, in_use, not_found, validation};
+use crate::{Effect, Status, World};
 
 /// What the ValidationException for a lower warm throughput says, so the harness can tell an
 /// attempt to lower one from any other refusal.
@@ -172,7 +173,7 @@ mod tests {
     use crate::{Config, FakeAws, FAMILY_TAG};
     use chrono::TimeZone;
     use ddb_rollover::policy::settings::{AttributeKind, Capacity, KeyAttribute, KeySchema, OnDemandLimits};
-    use ddb_rollover::run::control::ControlPlane;
+    use ddb_rollover::run::control::Tables;
     use ddb_rollover::table::changes::{CapacityChange, SettingChange, TableSetting, TableSpec, WarmPart};
     use futures::executor::block_on;
     use std::collections::BTreeMap;

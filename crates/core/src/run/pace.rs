@@ -11,7 +11,7 @@ use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 
 use crate::policy::rates::Rates;
 use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
-use crate::run::control::{ControlPlane, ControlPlaneError};
+use crate::run::control::{Archives, Clock, ControlPlaneError, Scaling, Tables};
 use crate::table::archive::{ArchiveProof, ExportLocation, ImportState};
 use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSpec, TagChange, TtlChange,
@@ -49,7 +49,7 @@ impl<C> Paced<C> {
     }
 }
 
-impl<C: ControlPlane + Send> ControlPlane for Paced<C> {
+impl<C: Tables + Send> Tables for Paced<C> {
     async fn list_table_names(&self, prefix: &str) -> Result<Vec<String>, ControlPlaneError> {
         self.inner.list_table_names(prefix).await
     }
@@ -112,31 +112,6 @@ impl<C: ControlPlane + Send> ControlPlane for Paced<C> {
         self.inner.delete_table(name).await
     }
 
-    fn now(&self) -> std::time::Instant {
-        self.inner.now()
-    }
-
-    async fn sleep(&self, duration: std::time::Duration) {
-        self.inner.sleep(duration).await
-    }
-
-    // Application Auto Scaling has its own rates, far above a run's few calls; the SDK's
-    // retries cover its throttling.
-    async fn describe_scaling(
-        &self,
-        tables: &[String],
-    ) -> Result<Vec<ObservedScalableTarget>, ControlPlaneError> {
-        self.inner.describe_scaling(tables).await
-    }
-
-    async fn register_scaling(&self, change: &RegisterScaling) -> Result<(), ControlPlaneError> {
-        self.inner.register_scaling(change).await
-    }
-
-    async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
-        self.inner.deregister_scaling(change).await
-    }
-
     // The resource-based policy calls seal the few tables a run deletes: no pacing needed.
     async fn get_resource_policy(&self, table: &str, arn: &str) -> Result<ResourcePolicy, ControlPlaneError> {
         self.inner.get_resource_policy(table, arn).await
@@ -165,6 +140,45 @@ impl<C: ControlPlane + Send> ControlPlane for Paced<C> {
             .await
     }
 
+    async fn import_table(&self, request: &ImportRequest) -> Result<String, ControlPlaneError> {
+        self.inner.import_table(request).await
+    }
+
+    async fn describe_import(&self, table: &str, arn: &str) -> Result<ImportState, ControlPlaneError> {
+        self.inner.describe_import(table, arn).await
+    }
+}
+
+impl<C: Clock + Send> Clock for Paced<C> {
+    fn now(&self) -> std::time::Instant {
+        self.inner.now()
+    }
+
+    async fn sleep(&self, duration: std::time::Duration) {
+        self.inner.sleep(duration).await
+    }
+}
+
+impl<C: Scaling + Send> Scaling for Paced<C> {
+    // Application Auto Scaling has its own rates, far above a run's few calls; the SDK's
+    // retries cover its throttling.
+    async fn describe_scaling(
+        &self,
+        tables: &[String],
+    ) -> Result<Vec<ObservedScalableTarget>, ControlPlaneError> {
+        self.inner.describe_scaling(tables).await
+    }
+
+    async fn register_scaling(&self, change: &RegisterScaling) -> Result<(), ControlPlaneError> {
+        self.inner.register_scaling(change).await
+    }
+
+    async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
+        self.inner.deregister_scaling(change).await
+    }
+}
+
+impl<C: Archives + Send> Archives for Paced<C> {
     async fn prove_archive(&self, table: &str, export: &str) -> Result<ArchiveProof, ControlPlaneError> {
         self.inner.prove_archive(table, export).await
     }
@@ -176,14 +190,6 @@ impl<C: ControlPlane + Send> ControlPlane for Paced<C> {
         prefix: &str,
     ) -> Result<Vec<(ExportLocation, ArchiveProof)>, ControlPlaneError> {
         self.inner.find_archives(table, bucket, prefix).await
-    }
-
-    async fn import_table(&self, request: &ImportRequest) -> Result<String, ControlPlaneError> {
-        self.inner.import_table(request).await
-    }
-
-    async fn describe_import(&self, table: &str, arn: &str) -> Result<ImportState, ControlPlaneError> {
-        self.inner.describe_import(table, arn).await
     }
 }
 

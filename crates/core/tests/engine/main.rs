@@ -4,7 +4,6 @@
 //! in the top-level `tests/` package (`engine` there).
 
 mod common;
-mod scenarios;
 
 mod autoscaling_rules;
 mod executor;

@@ -45,10 +45,9 @@
 //! distinct failure once one is known; `PROMISES_STATS=1` prints what the cases exercised (each
 //! effect, each line's action and outcome, the promises' excuses).
 //!
-//! The scenarios, the ground truth and the invariants live in `scenarios/mod.rs`, shared with
-//! the sampled replay on moto (`promises_moto.rs`).
-
-use super::scenarios;
+//! The scenarios, the ground truth and the invariants live in `fake_aws::scenarios`
+//! (`crates/fake-aws/src/scenarios/`), shared with the sampled replay on moto
+//! (`tests/engine/promises_moto.rs`).
 
 use std::collections::BTreeMap;
 
@@ -60,6 +59,7 @@ use ddb_rollover::run::adopt::{adopt, AdoptReport};
 use ddb_rollover::run::status::status;
 use ddb_rollover::table::changes::TableSpec;
 use ddb_rollover::{observe, run, Operation, Policy, Scope};
+use fake_aws::scenarios;
 use fake_aws::{Effect, FakeAws, Maker, World, FAMILY_TAG};
 use futures::executor::block_on;
 use proptest::test_runner::{Config as ProptestConfig, TestCaseError};

@@ -24,7 +24,7 @@ use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::policy::settings::Billing;
 use ddb_rollover::policy::settings::Capacity;
 use ddb_rollover::policy::Policy;
-use ddb_rollover::run::control::{ControlPlane, ErrorKind};
+use ddb_rollover::run::control::{ErrorKind, Tables};
 use ddb_rollover::table::changes::{CapacityChange, TableSpec};
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome};
 

@@ -41,7 +41,7 @@ use ddb_rollover::policy::settings::Capacity;
 use ddb_rollover::policy::settings::{Encryption, StreamView};
 use ddb_rollover::policy::tags::TAG_LAST_DEFERRAL;
 use ddb_rollover::policy::Policy;
-use ddb_rollover::run::control::{ControlPlane, ErrorKind};
+use ddb_rollover::run::control::{ErrorKind, Tables};
 use ddb_rollover::table::changes::{DeleteRequest, ExportRequest, SettingChange, TableSetting, TableSpec};
 use ddb_rollover::table::{ExportStatus, ObservedEncryption};
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome};

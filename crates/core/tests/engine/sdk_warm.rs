@@ -17,7 +17,7 @@ use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::policy::settings::{Billing, GlobalIndex, KeyAttribute, KeySchema, Projection};
 use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::policy::Policy;
-use ddb_rollover::run::control::ControlPlane;
+use ddb_rollover::run::control::Tables;
 use ddb_rollover::table::changes::{IndexSpec, SettingChange, TableSetting, TableSpec, WarmPart, WarmRaise};
 use ddb_rollover::table::{ObservedWarm, TableStatus};
 

@@ -8,7 +8,7 @@ use chrono::Duration;
 use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::run::status::status;
 use ddb_rollover::table::TableStatus;
-use ddb_rollover::{observe, run, ApplyOptions, ControlPlane, Operation, Outcome, Policy, RunReport, Scope};
+use ddb_rollover::{observe, run, ApplyOptions, Operation, Outcome, Policy, RunReport, Scope, Tables};
 use fake_aws::{Config, FakeAws};
 
 const WARM_POLICY: &str = r#"

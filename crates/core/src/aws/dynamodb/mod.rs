@@ -1,4 +1,5 @@
-//! [`ControlPlane`] on the AWS SDK's DynamoDB client: the only module that speaks the wire API.
+//! The control-plane ports on the AWS SDK's clients: [`Tables`] on DynamoDB's here (the only
+//! module that speaks its wire API), `Scaling` in `scaling`, `Archives` in `archives`.
 //!
 //! Retries with backoff for throttling and transient errors come from the SDK's own retry
 //! config; this module only translates shapes and classifies the errors that are left.
@@ -8,6 +9,7 @@ mod describe;
 mod errors;
 mod import;
 mod requests;
+mod scaling;
 
 use describe::{observed_table, utc};
 use errors::{classify, update_error};
@@ -26,13 +28,10 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 
-use crate::aws::autoscaling;
-use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
 use crate::policy::settings::Billing;
 use crate::policy::settings::KeySchema;
-use crate::run::archive::{archives_under, prove};
-use crate::run::control::{no_autoscaling, unsupported, ControlPlane, ControlPlaneError, ErrorKind};
-use crate::table::archive::{ArchiveProof, ExportLocation, ImportState};
+use crate::run::control::{no_autoscaling, Clock, ControlPlaneError, ErrorKind, Tables};
+use crate::table::archive::ImportState;
 use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSetting, TableSpec,
     TagChange, TtlChange,
@@ -88,7 +87,7 @@ impl DynamoDb {
     }
 }
 
-impl ControlPlane for DynamoDb {
+impl Tables for DynamoDb {
     async fn list_table_names(&self, prefix: &str) -> Result<Vec<String>, ControlPlaneError> {
         // ListTables returns at most 100 names a page; the paginator follows LastEvaluatedTableName.
         let names = self
@@ -314,74 +313,12 @@ impl ControlPlane for DynamoDb {
         })
     }
 
-    async fn find_archives(
-        &self,
-        table: &str,
-        bucket: &str,
-        prefix: &str,
-    ) -> Result<Vec<(ExportLocation, ArchiveProof)>, ControlPlaneError> {
-        let s3 = self
-            .archives
-            .as_ref()
-            .ok_or_else(|| unsupported("ListObjectsV2", table, "no S3 client: archives cannot be found"))?;
-        archives_under(&archives::store(s3), table, bucket, prefix)
-            .await
-            .map_err(|message| ControlPlaneError {
-                kind: ErrorKind::Other,
-                operation: "ListObjectsV2",
-                table: table.to_string(),
-                message,
-            })
-    }
-
     async fn import_table(&self, request: &ImportRequest) -> Result<String, ControlPlaneError> {
         import::import_table(&self.client, request).await
     }
 
     async fn describe_import(&self, table: &str, arn: &str) -> Result<ImportState, ControlPlaneError> {
         import::describe_import(&self.client, table, arn).await
-    }
-
-    async fn prove_archive(&self, table: &str, export: &str) -> Result<ArchiveProof, ControlPlaneError> {
-        let Some(s3) = &self.archives else {
-            return Err(unsupported(
-                "GetObject",
-                table,
-                "no S3 client: archives cannot be checked",
-            ));
-        };
-        let output = self
-            .client
-            .describe_export()
-            .export_arn(export)
-            .send()
-            .await
-            .map_err(|e| classify("DescribeExport", table, &e, None))?;
-        let Some(description) = output.export_description() else {
-            return Ok(ArchiveProof::Unproven {
-                export: export.to_string(),
-                reason: "DescribeExport gave no description".into(),
-            });
-        };
-        if description.export_status() != Some(&SdkExportStatus::Completed) {
-            return Ok(ArchiveProof::Unproven {
-                export: export.to_string(),
-                reason: format!(
-                    "the export is {}",
-                    description
-                        .export_status()
-                        .map_or("of unknown status", |s| s.as_str())
-                ),
-            });
-        }
-        let location = ExportLocation {
-            export: export.to_string(),
-            table: table.to_string(),
-            bucket: description.s3_bucket().unwrap_or_default().to_string(),
-            manifest: description.export_manifest().map(str::to_owned),
-            items: description.item_count().and_then(|n| u64::try_from(n).ok()),
-        };
-        Ok(prove(&archives::store(s3), &location).await)
     }
 
     async fn tag_table(&self, change: &TagChange) -> Result<(), ControlPlaneError> {
@@ -551,19 +488,7 @@ impl ControlPlane for DynamoDb {
             .map(drop)
             .map_err(|e| classify("DeleteTable", name, &e, None))
     }
-
-    async fn describe_scaling(
-        &self,
-        tables: &[String],
-    ) -> Result<Vec<ObservedScalableTarget>, ControlPlaneError> {
-        autoscaling::describe(self.autoscaling("DescribeScalableTargets")?, tables).await
-    }
-
-    async fn register_scaling(&self, change: &RegisterScaling) -> Result<(), ControlPlaneError> {
-        autoscaling::register(self.autoscaling("RegisterScalableTarget")?, change).await
-    }
-
-    async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
-        autoscaling::deregister(self.autoscaling("DeregisterScalableTarget")?, change).await
-    }
 }
+
+/// The wall clock.
+impl Clock for DynamoDb {}

@@ -1,0 +1,24 @@
+//! [`Scaling`] through the Application Auto Scaling client, when the caller gave one; the calls
+//! themselves are [`crate::aws::autoscaling`]'s.
+
+use super::DynamoDb;
+use crate::aws::autoscaling;
+use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
+use crate::run::control::{ControlPlaneError, Scaling};
+
+impl Scaling for DynamoDb {
+    async fn describe_scaling(
+        &self,
+        tables: &[String],
+    ) -> Result<Vec<ObservedScalableTarget>, ControlPlaneError> {
+        autoscaling::describe(self.autoscaling("DescribeScalableTargets")?, tables).await
+    }
+
+    async fn register_scaling(&self, change: &RegisterScaling) -> Result<(), ControlPlaneError> {
+        autoscaling::register(self.autoscaling("RegisterScalableTarget")?, change).await
+    }
+
+    async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
+        autoscaling::deregister(self.autoscaling("DeregisterScalableTarget")?, change).await
+    }
+}

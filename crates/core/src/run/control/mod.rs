@@ -1,0 +1,71 @@
+//! The control-plane calls the executor needs, as four ports: [`Tables`] (DynamoDB),
+//! [`Scaling`] (Application Auto Scaling), [`Archives`] (the exports S3 holds) and [`Clock`].
+//! [`ControlPlane`] names all four together, which is what a run needs. Implemented on the AWS
+//! SDK clients in [`crate::aws::dynamodb`], and by in-memory fakes in tests.
+
+mod archives;
+mod clock;
+mod scaling;
+mod tables;
+
+pub use archives::Archives;
+pub use clock::Clock;
+pub use scaling::Scaling;
+pub use tables::Tables;
+
+/// How the executor should treat a failed call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// CreateTable on a name that exists (ResourceInUseException): for us, done.
+    AlreadyExists,
+    /// The table is CREATING, UPDATING or DELETING (ResourceInUseException on update): defer.
+    InUse,
+    /// LimitExceededException: too many decreases or concurrent control-plane operations: defer.
+    LimitExceeded,
+    /// ResourceNotFoundException: the table is gone (another run, or a person, deleted it).
+    NotFound,
+    /// UpdateTable's ValidationException "The provisioned throughput for the table will not
+    /// change": another run made the same change first.
+    NoChange,
+    /// The endpoint does not implement the operation (UnknownOperationException): DynamoDB
+    /// Local has no tagging API, no continuous backups and no exports; dynalite lacks some
+    /// too. The observation leaves out what needs it and says so once (see
+    /// [`crate::run::observe::Observation::skipped`]).
+    Unsupported,
+    /// Anything else: the table's action failed; the run goes on with the rest.
+    Other,
+}
+
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{operation} {table}: {message}")]
+pub struct ControlPlaneError {
+    pub kind: ErrorKind,
+    pub operation: &'static str,
+    pub table: String,
+    pub message: String,
+}
+
+/// The whole control plane a run drives: every type with the four ports is one.
+pub trait ControlPlane: Tables + Scaling + Archives + Clock {}
+
+impl<T: Tables + Scaling + Archives + Clock> ControlPlane for T {}
+
+/// The error of a control plane without an optional API.
+pub(crate) fn unsupported(operation: &'static str, table: &str, message: &str) -> ControlPlaneError {
+    ControlPlaneError {
+        kind: ErrorKind::Unsupported,
+        operation,
+        table: table.to_string(),
+        message: message.to_string(),
+    }
+}
+
+/// The error of a control plane without Application Auto Scaling.
+pub fn no_autoscaling(operation: &'static str) -> ControlPlaneError {
+    ControlPlaneError {
+        kind: ErrorKind::Unsupported,
+        operation,
+        table: String::new(),
+        message: "no Application Auto Scaling client: autoscaling phases need one".into(),
+    }
+}

@@ -1,0 +1,41 @@
+//! The Application Auto Scaling port: scalable targets and their policies, a service apart
+//! from DynamoDB (its own client, its own permissions); a control plane without it answers
+//! `Unsupported` and the policy cannot have autoscaling phases.
+
+use std::future::Future;
+
+use super::{no_autoscaling, ControlPlaneError};
+use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
+
+/// Application Auto Scaling for the tables of a policy with autoscaling phases.
+pub trait Scaling: Sync {
+    /// Every DynamoDB scalable target of Application Auto Scaling whose resource id is one of
+    /// `tables`' (`table/NAME`, `table/NAME/index/...`), with the scaling policies attached to
+    /// each: read once per run, and only when the policy has autoscaling phases. `Unsupported`
+    /// by default (a control plane without Application Auto Scaling).
+    fn describe_scaling(
+        &self,
+        tables: &[String],
+    ) -> impl Future<Output = Result<Vec<ObservedScalableTarget>, ControlPlaneError>> + Send {
+        let _ = tables;
+        async { Err(no_autoscaling("DescribeScalableTargets")) }
+    }
+
+    /// RegisterScalableTarget and PutScalingPolicy for each target.
+    fn register_scaling(
+        &self,
+        change: &RegisterScaling,
+    ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send {
+        let _ = change;
+        async { Err(no_autoscaling("RegisterScalableTarget")) }
+    }
+
+    /// DeleteScalingPolicy and DeregisterScalableTarget for each target.
+    fn deregister_scaling(
+        &self,
+        change: &DeregisterScaling,
+    ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send {
+        let _ = change;
+        async { Err(no_autoscaling("DeregisterScalableTarget")) }
+    }
+}

@@ -1,0 +1,172 @@
+//! [`FakeAws`]: a handle on the shared account, acting as our role, another family's role or the
+//! operator; the harness moves its clock, reads its state and its log, and every mutating call
+//! goes through [`FakeAws::call`] to be logged.
+
+use ddb_rollover::run::control::ControlPlaneError;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::{Call, Config, Effect, Maker, World};
+
+/// The fake control plane, acting with the IAM role of one family (or, for the operator,
+/// without IAM). Clones share the account.
+#[derive(Clone)]
+pub struct FakeAws {
+    pub(crate) world: Arc<Mutex<World>>,
+    pub(crate) family: String,
+    pub(crate) actor: Maker,
+    /// The role's IAM applies (false: the operator's administrator credentials).
+    pub(crate) iam: bool,
+}
+
+impl FakeAws {
+    /// An account at `now`, seen through the role of the family `family` (our runs).
+    pub fn new(family: &str, now: DateTime<Utc>, config: Config) -> FakeAws {
+        FakeAws {
+            world: Arc::new(Mutex::new(World {
+                now,
+                config,
+                tables: BTreeMap::new(),
+                targets: BTreeMap::new(),
+                exports: BTreeMap::new(),
+                s3: BTreeMap::new(),
+                imports: BTreeMap::new(),
+                log: Vec::new(),
+                gone: Vec::new(),
+                writes: Vec::new(),
+                next_id: 1,
+                epoch: (now, Instant::now()),
+            })),
+            family: family.to_string(),
+            actor: Maker::Us,
+            iam: true,
+        }
+    }
+
+    /// The same account through the role of another family, as a foreign actor named `who`.
+    pub fn acting_as(&self, family: &str, who: &str) -> FakeAws {
+        FakeAws {
+            world: Arc::clone(&self.world),
+            family: family.to_string(),
+            actor: Maker::Foreign(who.to_string()),
+            iam: true,
+        }
+    }
+
+    /// The same account through the operator's own credentials (an administrator: no role,
+    /// no IAM conditions), as the foreign actor `operator`: what `ddb-rollover adopt` runs with.
+    pub fn operator(&self) -> FakeAws {
+        FakeAws {
+            world: Arc::clone(&self.world),
+            family: self.family.clone(),
+            actor: Maker::Foreign("operator".into()),
+            iam: false,
+        }
+    }
+
+    /// Ground truth: the operator adopted `table` (a real `adopt` wrote our family tag on it).
+    pub fn mark_adopted(&self, table: &str) {
+        if let Some(t) = self.lock().tables.get_mut(table) {
+            t.adopted = true;
+        }
+    }
+
+    pub fn family(&self) -> &str {
+        &self.family
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, World> {
+        let mut world = self.world.lock().unwrap_or_else(|e| e.into_inner());
+        world.tick();
+        world
+    }
+
+    pub fn now(&self) -> DateTime<Utc> {
+        self.lock().now
+    }
+
+    /// Moves the clock to `t` (never backwards).
+    pub fn set_now(&self, t: DateTime<Utc>) {
+        let mut world = self.lock();
+        if t > world.now {
+            world.now = t;
+        }
+        world.tick();
+    }
+
+    pub fn advance(&self, by: Duration) {
+        let mut world = self.lock();
+        world.now += by;
+        world.tick();
+    }
+
+    /// A copy of everything, for assertions.
+    pub fn snapshot(&self) -> World {
+        self.lock().clone()
+    }
+
+    /// A copy of the account's state without the log (cheaper than [`Self::snapshot`]; read the
+    /// log with [`Self::calls_since`]).
+    pub fn state(&self) -> World {
+        let world = self.lock();
+        World {
+            now: world.now,
+            config: world.config.clone(),
+            tables: world.tables.clone(),
+            targets: world.targets.clone(),
+            exports: world.exports.clone(),
+            s3: world.s3.clone(),
+            imports: world.imports.clone(),
+            log: Vec::new(),
+            gone: world.gone.clone(),
+            writes: world.writes.clone(),
+            next_id: world.next_id,
+            epoch: world.epoch,
+        }
+    }
+
+    pub fn with_world<T>(&self, f: impl FnOnce(&World) -> T) -> T {
+        f(&self.lock())
+    }
+
+    pub fn log_len(&self) -> usize {
+        self.lock().log.len()
+    }
+
+    /// The calls logged since the log had `from` entries.
+    pub fn calls_since(&self, from: usize) -> Vec<Call> {
+        self.lock().log[from..].to_vec()
+    }
+
+    /// Runs a mutating call and logs it.
+    pub(crate) fn call<T>(
+        &self,
+        actor: &Maker,
+        role: Option<&str>,
+        operation: &'static str,
+        table: &str,
+        f: impl FnOnce(&mut World, &mut Vec<Effect>) -> Result<T, ControlPlaneError>,
+    ) -> Result<T, ControlPlaneError> {
+        let mut world = self.lock();
+        let mut effects = Vec::new();
+        let result = f(&mut world, &mut effects);
+        let at = world.now;
+        world.log.push(Call {
+            at,
+            actor: actor.clone(),
+            role: role.map(str::to_string),
+            operation,
+            table: table.to_string(),
+            error: result.as_ref().err().map(|e| (e.kind, e.message.clone())),
+            effects,
+        });
+        result
+    }
+
+    pub(crate) fn role(&self) -> Option<&str> {
+        self.iam.then_some(self.family.as_str())
+    }
+}

@@ -1,0 +1,83 @@
+//! The errors the fake answers, shaped and classified as the SDK adapter classifies DynamoDB's,
+//! and the fake account's table ARNs.
+
+use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
+
+use crate::{Status, TABLE_ARN_PREFIX};
+
+pub(crate) fn error(
+    kind: ErrorKind,
+    operation: &'static str,
+    table: &str,
+    message: impl Into<String>,
+) -> ControlPlaneError {
+    ControlPlaneError {
+        kind,
+        operation,
+        table: table.to_string(),
+        message: message.into(),
+    }
+}
+
+pub(crate) fn not_found(operation: &'static str, table: &str) -> ControlPlaneError {
+    error(
+        ErrorKind::NotFound,
+        operation,
+        table,
+        format!("ResourceNotFoundException: Requested resource not found: Table: {table} not found"),
+    )
+}
+
+pub(crate) fn in_use(operation: &'static str, table: &str, status: Status) -> ControlPlaneError {
+    error(
+        ErrorKind::InUse,
+        operation,
+        table,
+        format!(
+            "ResourceInUseException: Attempt to change a resource which is still in use: Table is {}: {table}",
+            status.observed().as_str()
+        ),
+    )
+}
+
+pub(crate) fn limit(operation: &'static str, table: &str, message: impl Into<String>) -> ControlPlaneError {
+    error(
+        ErrorKind::LimitExceeded,
+        operation,
+        table,
+        format!("LimitExceededException: {}", message.into()),
+    )
+}
+
+pub(crate) fn policy_not_found(operation: &'static str, table: &str, why: &str) -> ControlPlaneError {
+    error(
+        ErrorKind::Other,
+        operation,
+        table,
+        format!(
+            "PolicyNotFoundException: Resource-based policy not found for the provided ResourceArn: {why}"
+        ),
+    )
+}
+
+pub(crate) fn validation(
+    operation: &'static str,
+    table: &str,
+    message: impl Into<String>,
+) -> ControlPlaneError {
+    error(
+        ErrorKind::Other,
+        operation,
+        table,
+        format!("ValidationException: {}", message.into()),
+    )
+}
+
+pub(crate) fn arn_of(name: &str) -> String {
+    format!("{TABLE_ARN_PREFIX}{name}")
+}
+
+pub(crate) fn name_of_arn(arn: &str) -> &str {
+    arn.strip_prefix(TABLE_ARN_PREFIX)
+        .map_or(arn, |rest| rest.split('/').next().unwrap_or(rest))
+}

@@ -1,0 +1,513 @@
+//! The foreign acts: people, other tools and other families' runs changing the account outside
+//! our role's IAM (logged with their actor), and application writes of items.
+
+use std::collections::BTreeMap;
+
+use ddb_rollover::policy::scaling::{table_of, ScalableKey};
+use ddb_rollover::policy::settings::{Billing, GlobalIndex};
+use ddb_rollover::policy::warm::WarmThroughput;
+use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
+use ddb_rollover::table::changes::{TableSetting, TableSpec, WarmPart, WarmRaise};
+use ddb_rollover::table::seal::denies_to_everyone;
+
+use crate::errors::{arn_of, error, in_use, not_found, validation};
+use crate::mutations::CapacityRequest;
+use crate::{s3, warm};
+use crate::{
+    Effect, Export, FakeAws, Maker, S3Object, ScalingPolicy, ScheduledAction, Status, World, Write,
+    KEY_LOSS_UNTIL_ARCHIVING,
+};
+
+impl FakeAws {
+    pub(crate) fn foreign<T>(
+        &self,
+        who: &str,
+        operation: &'static str,
+        table: &str,
+        f: impl FnOnce(&mut World, &Maker, &mut Vec<Effect>) -> Result<T, ControlPlaneError>,
+    ) -> Result<T, ControlPlaneError> {
+        let actor = Maker::Foreign(who.to_string());
+        self.call(&actor, None, operation, table, |world, effects| {
+            f(world, &actor, effects)
+        })
+    }
+
+    /// A hand-made table: any name, key, indexes, tags and billing (CREATING, then ACTIVE).
+    pub fn foreign_create_table(&self, who: &str, spec: &TableSpec) -> Result<(), ControlPlaneError> {
+        self.foreign(who, "CreateTable", &spec.name, |world, actor, effects| {
+            Self::create(world, actor, spec, effects)
+        })
+    }
+
+    pub fn foreign_tag(
+        &self,
+        who: &str,
+        table: &str,
+        tags: BTreeMap<String, String>,
+    ) -> Result<(), ControlPlaneError> {
+        self.foreign(who, "TagResource", table, |world, _, effects| {
+            Self::tag(world, table, &tags, effects)
+        })
+    }
+
+    pub fn foreign_untag(&self, who: &str, table: &str, keys: &[String]) -> Result<(), ControlPlaneError> {
+        self.foreign(who, "UntagResource", table, |world, _, effects| {
+            let t = Self::table_mut(world, "UntagResource", table)?;
+            for key in keys {
+                t.tags.remove(key);
+            }
+            effects.push(Effect::Untagged {
+                table: table.to_string(),
+                keys: keys.to_vec(),
+            });
+            Ok(())
+        })
+    }
+
+    /// Someone sets the table's throughput (every index gets the same when switching to
+    /// provisioned), within DynamoDB's rules.
+    pub fn foreign_update_capacity(
+        &self,
+        who: &str,
+        table: &str,
+        to: Billing,
+    ) -> Result<(), ControlPlaneError> {
+        self.foreign(who, "UpdateTable", table, |world, _, effects| {
+            let indexes: Vec<String> = world
+                .tables
+                .get(table)
+                .map(|t| t.gsis.iter().map(|g| g.name.clone()).collect())
+                .unwrap_or_default();
+            let request = CapacityRequest {
+                table_to: Some(to),
+                indexes: match to {
+                    Billing::Provisioned(_) => indexes.iter().map(|i| (i.as_str(), to)).collect(),
+                    Billing::OnDemand(_) => Vec::new(),
+                },
+            };
+            Self::update_throughput(world, table, request, effects)
+        })
+    }
+
+    /// Someone sets one global index's provisioned throughput, within DynamoDB's rules.
+    pub fn foreign_update_index_capacity(
+        &self,
+        who: &str,
+        table: &str,
+        index: &str,
+        to: Billing,
+    ) -> Result<(), ControlPlaneError> {
+        self.foreign(who, "UpdateTable", table, |world, _, effects| {
+            let request = CapacityRequest {
+                table_to: None,
+                indexes: vec![(index, to)],
+            };
+            Self::update_throughput(world, table, request, effects)
+        })
+    }
+
+    /// Someone deletes a scaling policy (DeleteScalingPolicy): the target stays.
+    pub fn foreign_delete_policy(
+        &self,
+        who: &str,
+        key: &ScalableKey,
+        name: &str,
+    ) -> Result<(), ControlPlaneError> {
+        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
+        self.foreign(who, "DeleteScalingPolicy", &table, |world, _, effects| {
+            let not_found = || {
+                error(
+                    ErrorKind::NotFound,
+                    "DeleteScalingPolicy",
+                    &table,
+                    format!("ObjectNotFoundException: No scaling policy found for service namespace: dynamodb, resource ID: {}, scalable dimension: {}: {name}", key.resource_id, key.dimension),
+                )
+            };
+            let target = world.targets.get_mut(key).ok_or_else(not_found)?;
+            let at = target.policies.iter().position(|p| p.name == name).ok_or_else(not_found)?;
+            let policy = target.policies.remove(at);
+            effects.push(Effect::DeletedPolicy {
+                key: key.clone(),
+                policy,
+            });
+            Ok(())
+        })
+    }
+
+    /// Someone pre-warms one of the table's parts (`index` None: the table) to `to` (UpdateTable's
+    /// WarmThroughput), within DynamoDB's rules.
+    pub fn foreign_raise_warm(
+        &self,
+        who: &str,
+        table: &str,
+        index: Option<&str>,
+        to: WarmThroughput,
+    ) -> Result<(), ControlPlaneError> {
+        self.foreign(who, "UpdateTable", table, |world, _, effects| {
+            let from = world
+                .tables
+                .get(table)
+                .and_then(|t| match index {
+                    None => Some(t.warm.units),
+                    Some(index) => t.gsi(index).map(|g| g.warm.units),
+                })
+                .unwrap_or(to);
+            let raise = WarmRaise {
+                parts: vec![WarmPart {
+                    index: index.map(str::to_string),
+                    from,
+                    to,
+                }],
+            };
+            warm::raise(world, table, &raise, effects)
+        })
+    }
+
+    /// The application writes new items to `table` (BatchWriteItem): accepted on an ACTIVE,
+    /// UPDATING or even DELETING table, refused with AccessDeniedException when the table's
+    /// resource-based policy (once it applies) denies item writes to everyone.
+    pub fn write_items(&self, who: &str, table: &str, items: &[String]) -> Result<(), ControlPlaneError> {
+        const OP: &str = "BatchWriteItem";
+        self.foreign(who, OP, table, |world, _, _| {
+            let now = world.now;
+            let t = world
+                .tables
+                .get_mut(table)
+                .filter(|t| t.status != Status::Creating)
+                .ok_or_else(|| not_found(OP, table))?;
+            let denied = t
+                .resource_policy
+                .as_ref()
+                .filter(|p| p.applies_at <= now)
+                .is_some_and(|p| denies_to_everyone(&p.document, "dynamodb:BatchWriteItem"));
+            if denied {
+                return Err(error(
+                    ErrorKind::Other,
+                    OP,
+                    table,
+                    format!(
+                        "AccessDeniedException: User: arn:aws:sts::123456789012:assumed-role/app/{who} is not authorized to perform: dynamodb:BatchWriteItem on resource: {} with an explicit deny in a resource-based policy",
+                        t.arn
+                    ),
+                ));
+            }
+            for item in items {
+                t.items.insert(item.clone());
+                world.writes.push(Write {
+                    at: now,
+                    table: table.to_string(),
+                    item: item.clone(),
+                });
+            }
+            Ok(())
+        })
+    }
+
+    /// Someone disables the table's customer managed KMS key (or revokes DynamoDB's grant on
+    /// it, KMS DisableKey / RevokeGrant): the table turns INACCESSIBLE_ENCRYPTION_CREDENTIALS,
+    /// takes no reads or writes, and DynamoDB archives it after [`KEY_LOSS_UNTIL_ARCHIVING`]
+    /// (ARCHIVING, then ARCHIVED). On AWS only a table encrypted with a customer managed key
+    /// can lose it; the fake lets any table.
+    pub fn foreign_disable_key(&self, who: &str, table: &str) -> Result<(), ControlPlaneError> {
+        self.foreign(who, "DisableKey", table, |world, _, effects| {
+            let now = world.now;
+            let t = Self::table_mut(world, "DisableKey", table)?;
+            if !matches!(t.status, Status::Active | Status::Updating) {
+                return Err(validation(
+                    "DisableKey",
+                    table,
+                    format!("the table is {}", t.status.observed().as_str()),
+                ));
+            }
+            t.status = Status::InaccessibleEncryptionCredentials;
+            t.ready_at = Some(now + KEY_LOSS_UNTIL_ARCHIVING);
+            effects.push(Effect::Setting {
+                table: table.to_string(),
+                setting: "encryption: KMS key disabled".into(),
+            });
+            Ok(())
+        })
+    }
+
+    /// Someone else's PutResourcePolicy (unconditional: it replaces whatever is there).
+    pub fn foreign_put_resource_policy(
+        &self,
+        who: &str,
+        table: &str,
+        document: &str,
+    ) -> Result<(), ControlPlaneError> {
+        self.foreign(who, "PutResourcePolicy", table, |world, _, _| {
+            Self::put_resource_policy_in(world, "PutResourcePolicy", table, document, None).map(drop)
+        })
+    }
+
+    /// Someone else's DeleteResourcePolicy (unconditional).
+    pub fn foreign_delete_resource_policy(&self, who: &str, table: &str) -> Result<(), ControlPlaneError> {
+        self.foreign(who, "DeleteResourcePolicy", table, |world, _, _| {
+            Self::delete_resource_policy_in(world, "DeleteResourcePolicy", table, None)
+        })
+    }
+
+    pub fn foreign_delete_table(&self, who: &str, table: &str) -> Result<(), ControlPlaneError> {
+        self.foreign(who, "DeleteTable", table, |world, actor, effects| {
+            Self::delete(world, actor, table, effects)
+        })
+    }
+
+    // ---- S3: another principal's acts on the archive bucket (logged by key) ----
+
+    /// PutObject: `key` written, or overwritten, with `bytes` (STANDARD).
+    pub fn foreign_put_object(&self, who: &str, bucket: &str, key: &str, bytes: &[u8]) {
+        let _ = self.foreign(who, "PutObject", key, |world, _, _| {
+            world.s3.insert(
+                (bucket.to_string(), key.to_string()),
+                S3Object::new(bytes.to_vec()),
+            );
+            Ok(())
+        });
+    }
+
+    /// DeleteObject (a missing key is no error, as S3 answers).
+    pub fn foreign_delete_object(&self, who: &str, bucket: &str, key: &str) {
+        let _ = self.foreign(who, "DeleteObject", key, |world, _, _| {
+            world.s3.remove(&(bucket.to_string(), key.to_string()));
+            Ok(())
+        });
+    }
+
+    /// CopyObject of `key` onto itself with `x-amz-storage-class: {class}` (what a lifecycle
+    /// transition does too): the bytes and the ETag stay. `false` when there is no such key.
+    pub fn foreign_set_storage_class(&self, who: &str, bucket: &str, key: &str, class: &str) -> bool {
+        self.foreign(who, "CopyObject", key, |world, _, _| {
+            let object = world
+                .s3
+                .get_mut(&(bucket.to_string(), key.to_string()))
+                .ok_or_else(|| not_found("CopyObject", key))?;
+            object.storage_class = (class != "STANDARD").then(|| class.to_string());
+            Ok(())
+        })
+        .is_ok()
+    }
+
+    /// A whole, consistent export of another account's or family's `table` (`items` items in
+    /// one data file) laid out under `prefix`, as its own ExportTableToPointInTime would; its
+    /// id sorts after every export made so far. Returns its manifest's key.
+    pub fn foreign_place_export(
+        &self,
+        who: &str,
+        bucket: &str,
+        prefix: &str,
+        table: &str,
+        items: u64,
+    ) -> String {
+        let (directory, now) = {
+            let world = self.lock();
+            let directory = format!(
+                "{}/AWSDynamoDB/{:020}-ffffffff",
+                prefix.trim_end_matches('/'),
+                world.now.timestamp_millis() + 1
+            );
+            (directory, world.now)
+        };
+        let export = format!(
+            "{}/export/{}",
+            arn_of(table),
+            directory.rsplit('/').next().unwrap_or_default()
+        );
+        let files = [(format!("{directory}/data/0000.json.gz"), items)];
+        let objects = s3::export_objects(&export, &arn_of(table), &directory, &files, now);
+        let manifest = format!("{directory}/manifest-summary.json");
+        let _ = self.foreign(who, "PutObject", &manifest, |world, _, _| {
+            for (key, object) in objects {
+                world.s3.insert((bucket.to_string(), key), object);
+            }
+            Ok(())
+        });
+        manifest
+    }
+
+    /// An export's `manifest-files.json` rewritten (ETags and MD5s consistent) so its first data
+    /// file is listed at a copy outside the export's `data/`, and that file removed from
+    /// `data/`. `false` when there is no such export or it lists no file.
+    pub fn foreign_repoint_file_list(&self, who: &str, bucket: &str, export: &Export) -> bool {
+        let files_key = export.files_key();
+        self.foreign(who, "PutObject", &files_key, |world, _, _| {
+            let Some((first, _)) = export.files.first() else {
+                return Err(not_found("PutObject", &files_key));
+            };
+            let at = |key: &str| (bucket.to_string(), key.to_string());
+            let lines = world
+                .s3
+                .get(&at(&files_key))
+                .ok_or_else(|| not_found("PutObject", &files_key))?;
+            let moved = first.replace("/data/", "/elsewhere/");
+            let rewritten = String::from_utf8_lossy(&lines.bytes).replace(first.as_str(), &moved);
+            let object = world
+                .s3
+                .remove(&at(first))
+                .ok_or_else(|| not_found("PutObject", first))?;
+            world.s3.insert(at(&moved), object);
+            world
+                .s3
+                .insert(at(&files_key), S3Object::new(rewritten.into_bytes()));
+            Ok(())
+        })
+        .is_ok()
+    }
+
+    pub fn foreign_add_index(
+        &self,
+        who: &str,
+        table: &str,
+        index: &GlobalIndex,
+        billing: Billing,
+    ) -> Result<(), ControlPlaneError> {
+        self.foreign(who, "UpdateTable", table, |world, actor, effects| {
+            Self::add_index(world, actor, table, index, billing, effects)
+        })
+    }
+
+    /// Someone else's scalable target (created, or its bounds updated).
+    pub fn foreign_register_target(
+        &self,
+        who: &str,
+        key: &ScalableKey,
+        min: i64,
+        max: i64,
+    ) -> Result<(), ControlPlaneError> {
+        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
+        self.foreign(who, "RegisterScalableTarget", &table, |world, actor, effects| {
+            Self::check_resource(world, "RegisterScalableTarget", key)?;
+            Self::register_target(world, actor, key, min, max, effects);
+            Ok(())
+        })
+    }
+
+    /// Someone else's scaling policy on an existing target: `StepScaling` (no metric or target)
+    /// or `TargetTrackingScaling` on the dimension's utilisation metric at 50%.
+    pub fn foreign_put_policy(
+        &self,
+        who: &str,
+        key: &ScalableKey,
+        name: &str,
+        policy_type: &str,
+    ) -> Result<(), ControlPlaneError> {
+        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
+        let tracking = policy_type == "TargetTrackingScaling";
+        let policy = ScalingPolicy {
+            name: name.to_string(),
+            policy_type: policy_type.to_string(),
+            metric: tracking.then(|| key.dimension.metric().to_string()),
+            target_value: tracking.then_some(50.0),
+            maker: Maker::Foreign(who.to_string()),
+        };
+        self.foreign(who, "PutScalingPolicy", &table, |world, actor, effects| {
+            Self::put_policy(world, actor, key, policy, effects)
+        })
+    }
+
+    /// Someone puts a scheduled action on a registered scalable target (PutScheduledAction;
+    /// the same name again updates it): AWS refuses one on a target that is not registered.
+    pub fn foreign_put_scheduled_action(
+        &self,
+        who: &str,
+        key: &ScalableKey,
+        name: &str,
+    ) -> Result<(), ControlPlaneError> {
+        const OP: &str = "PutScheduledAction";
+        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
+        self.foreign(who, OP, &table, |world, actor, effects| {
+            let Some(target) = world.targets.get_mut(key) else {
+                return Err(error(
+                    ErrorKind::NotFound,
+                    OP,
+                    &table,
+                    format!("ObjectNotFoundException: No scalable target registered for service namespace: dynamodb, resource ID: {}, scalable dimension: {}", key.resource_id, key.dimension),
+                ));
+            };
+            let created = !target.scheduled_actions.iter().any(|a| a.name == name);
+            if created {
+                target.scheduled_actions.push(ScheduledAction {
+                    name: name.to_string(),
+                    maker: actor.clone(),
+                });
+            }
+            effects.push(Effect::PutScheduledAction {
+                key: key.clone(),
+                name: name.to_string(),
+                created,
+            });
+            Ok(())
+        })
+    }
+
+    /// Someone deletes a scheduled action (DeleteScheduledAction): the target stays.
+    pub fn foreign_delete_scheduled_action(
+        &self,
+        who: &str,
+        key: &ScalableKey,
+        name: &str,
+    ) -> Result<(), ControlPlaneError> {
+        const OP: &str = "DeleteScheduledAction";
+        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
+        self.foreign(who, OP, &table, |world, _, effects| {
+            let not_found = || {
+                error(
+                    ErrorKind::NotFound,
+                    OP,
+                    &table,
+                    format!("ObjectNotFoundException: No scheduled action found for service namespace: dynamodb, resource ID: {}, scalable dimension: {}: {name}", key.resource_id, key.dimension),
+                )
+            };
+            let target = world.targets.get_mut(key).ok_or_else(not_found)?;
+            let at = target
+                .scheduled_actions
+                .iter()
+                .position(|a| a.name == name)
+                .ok_or_else(not_found)?;
+            let action = target.scheduled_actions.remove(at);
+            effects.push(Effect::DeletedScheduledAction {
+                key: key.clone(),
+                action,
+            });
+            Ok(())
+        })
+    }
+
+    /// Someone turns deletion protection on or off (UpdateTable DeletionProtectionEnabled),
+    /// within DynamoDB's rules (an ACTIVE table; UPDATING meanwhile).
+    pub fn foreign_deletion_protection(
+        &self,
+        who: &str,
+        table: &str,
+        on: bool,
+    ) -> Result<(), ControlPlaneError> {
+        const OP: &str = "UpdateTable";
+        self.foreign(who, OP, table, |world, actor, effects| {
+            let now = world.now;
+            let delay = world.config.update_delay;
+            let t = Self::table_mut(world, OP, table)?;
+            if t.status != Status::Active {
+                return Err(in_use(OP, table, t.status));
+            }
+            t.deletion_protection = on;
+            t.protected_by = on.then(|| actor.clone());
+            t.status = Status::Updating;
+            t.ready_at = Some(now + delay);
+            effects.push(Effect::Setting {
+                table: table.to_string(),
+                setting: TableSetting::DeletionProtection(on).to_string(),
+            });
+            Ok(())
+        })
+    }
+
+    /// Someone deregisters a scalable target: Application Auto Scaling deletes every policy and
+    /// scheduled action on it with it, whoever made them.
+    pub fn foreign_deregister_target(&self, who: &str, key: &ScalableKey) -> Result<(), ControlPlaneError> {
+        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
+        self.foreign(who, "DeregisterScalableTarget", &table, |world, _, effects| {
+            Self::deregister_target(world, key, effects)
+        })
+    }
+}

@@ -1,0 +1,266 @@
+//! What the account holds: tables and their indexes, resource policies, item writes, scalable
+//! targets and their policies, exports and imports.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Utc};
+use ddb_rollover::policy::scaling::{
+    ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension, ScalableKey, TargetValue,
+};
+use ddb_rollover::policy::settings::{Billing, KeySchema, LocalIndex, Projection, StreamSetting, TableClass};
+use ddb_rollover::table::{
+    ExportStatus, ObservedEncryption, ObservedIndex, ObservedLocalIndex, ObservedTable,
+};
+
+use crate::budgets::Decreases;
+use crate::errors::arn_of;
+use crate::s3;
+use crate::{Maker, S3Object, Status, Warm, FAMILY_TAG};
+
+/// A global secondary index.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gsi {
+    pub name: String,
+    pub key: KeySchema,
+    pub projection: Projection,
+    /// In the table's billing mode.
+    pub billing: Billing,
+    pub decreases: Decreases,
+    pub status: Status,
+    pub ready_at: Option<DateTime<Utc>>,
+    pub maker: Maker,
+    pub warm: Warm,
+}
+
+/// One table, with everything DynamoDB knows about it and who made it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    pub name: String,
+    pub arn: String,
+    pub status: Status,
+    /// When the current CREATING / UPDATING / DELETING ends.
+    pub ready_at: Option<DateTime<Utc>>,
+    pub key: KeySchema,
+    pub gsis: Vec<Gsi>,
+    pub lsis: Vec<LocalIndex>,
+    pub billing: Billing,
+    pub decreases: Decreases,
+    /// Provisioned-to-on-demand switches.
+    pub on_demand_switches: Vec<DateTime<Utc>>,
+    pub class: TableClass,
+    pub class_changes: Vec<DateTime<Utc>>,
+    pub deletion_protection: bool,
+    /// Who turned deletion protection on (at CreateTable or by UpdateTable), while it is on.
+    pub protected_by: Option<Maker>,
+    pub stream: StreamSetting,
+    pub encryption: ObservedEncryption,
+    pub tags: BTreeMap<String, String>,
+    /// The TTL attribute when TTL is on.
+    pub ttl: Option<String>,
+    pub pitr: bool,
+    pub maker: Maker,
+    /// The operator adopted it (wrote our family tag on purpose).
+    pub adopted: bool,
+    pub created_at: DateTime<Utc>,
+    /// Who deleted it (while DELETING, and once gone).
+    pub deleted_by: Option<Maker>,
+    pub warm: Warm,
+    /// The items it holds (by key); application writes only add.
+    pub items: BTreeSet<String>,
+    /// Its resource-based policy, if any.
+    pub resource_policy: Option<TablePolicy>,
+}
+
+/// A table's resource-based policy.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TablePolicy {
+    pub document: String,
+    pub revision: String,
+    /// When it starts to apply to requests.
+    pub applies_at: DateTime<Utc>,
+}
+
+/// An item write DynamoDB accepted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Write {
+    pub at: DateTime<Utc>,
+    pub table: String,
+    pub item: String,
+}
+
+impl Table {
+    pub fn family(&self) -> Option<&str> {
+        self.tags.get(FAMILY_TAG).map(String::as_str)
+    }
+
+    pub fn gsi(&self, name: &str) -> Option<&Gsi> {
+        self.gsis.iter().find(|g| g.name == name)
+    }
+
+    /// What DescribeTable answers at `now`.
+    pub fn observed(&self, now: DateTime<Utc>) -> ObservedTable {
+        let partition = self.key.partition.clone();
+        ObservedTable {
+            name: self.name.clone(),
+            status: self.status.observed(),
+            key: Some(self.key.clone()),
+            billing: self.billing,
+            decreases_today: self.decreases.today(now),
+            last_decrease: self.decreases.last(),
+            last_switch_to_on_demand: self.on_demand_switches.iter().max().copied(),
+            table_class: self.class,
+            table_class_updated: self.class_changes.iter().max().copied(),
+            arn: Some(self.arn.clone()),
+            deletion_protection: self.deletion_protection,
+            stream: self.stream,
+            encryption: self.encryption.clone(),
+            global_indexes: self
+                .gsis
+                .iter()
+                .map(|g| ObservedIndex {
+                    name: g.name.clone(),
+                    status: g.status.observed(),
+                    backfilling: g.status == Status::Creating,
+                    billing: g.billing,
+                    decreases_today: g.decreases.today(now),
+                    last_decrease: g.decreases.last(),
+                    key: Some(g.key.clone()),
+                    projection: Some(g.projection.clone()),
+                    warm: Some(g.warm.observed()),
+                })
+                .collect(),
+            local_indexes: self
+                .lsis
+                .iter()
+                .map(|l| ObservedLocalIndex {
+                    name: l.name.clone(),
+                    key: Some(KeySchema {
+                        partition: partition.clone(),
+                        sort: Some(l.sort.clone()),
+                    }),
+                    projection: Some(l.projection.clone()),
+                })
+                .collect(),
+            warm: Some(self.warm.observed()),
+            tags: None,
+            ttl: None,
+            point_in_time_recovery: None,
+            export: None,
+            archive_proof: None,
+            resource_policy: None,
+            final_export: None,
+            scaling: None,
+            tags_unsupported: false,
+            scaling_unsupported: false,
+            resource_policy_unsupported: false,
+        }
+    }
+}
+
+/// A scaling policy on a scalable target.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScalingPolicy {
+    pub name: String,
+    /// `TargetTrackingScaling` or `StepScaling`.
+    pub policy_type: String,
+    pub metric: Option<String>,
+    pub target_value: Option<f64>,
+    pub maker: Maker,
+}
+
+/// A scheduled action on a scalable target (PutScheduledAction).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScheduledAction {
+    pub name: String,
+    pub maker: Maker,
+}
+
+/// A scalable target of Application Auto Scaling.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Target {
+    pub key: ScalableKey,
+    pub min: i64,
+    pub max: i64,
+    pub policies: Vec<ScalingPolicy>,
+    pub scheduled_actions: Vec<ScheduledAction>,
+    pub maker: Maker,
+}
+
+impl Target {
+    pub fn observed(&self) -> ObservedScalableTarget {
+        ObservedScalableTarget {
+            key: self.key.clone(),
+            min: self.min,
+            max: self.max,
+            policies: self
+                .policies
+                .iter()
+                .map(|p| ObservedScalingPolicy {
+                    name: p.name.clone(),
+                    policy_type: p.policy_type.clone(),
+                    metric: p.metric.clone(),
+                    target_value: p.target_value.map(TargetValue),
+                })
+                .collect(),
+            scheduled_actions: self.scheduled_actions.iter().map(|a| a.name.clone()).collect(),
+        }
+    }
+}
+
+/// One ImportTable: the table it creates and what it read (counted when it started).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Import {
+    pub table: String,
+    /// `ImportedItemCount` and `ErrorCount`, or why it FAILED.
+    pub counts: Result<(u64, u64), String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Export {
+    pub arn: String,
+    pub table: String,
+    pub status: ExportStatus,
+    pub done_at: DateTime<Utc>,
+    pub bucket: String,
+    /// Where the export writes, as AWS lays it out: `{prefix}/AWSDynamoDB/{id}/` holds
+    /// `manifest-summary.json`, `manifest-files.json` and `data/`, written when it completes.
+    pub directory: String,
+    /// Its data files and their item counts.
+    pub files: Vec<(String, u64)>,
+    /// The instant it holds the table as of, and the items the table held then.
+    pub export_time: DateTime<Utc>,
+    pub items: BTreeSet<String>,
+}
+
+impl Export {
+    pub fn manifest_key(&self) -> String {
+        format!("{}/manifest-summary.json", self.directory)
+    }
+
+    pub fn files_key(&self) -> String {
+        format!("{}/manifest-files.json", self.directory)
+    }
+
+    pub(crate) fn items(&self) -> u64 {
+        self.files.iter().map(|(_, n)| n).sum()
+    }
+
+    /// The objects a COMPLETED export leaves in S3: data files and both manifests.
+    pub(crate) fn objects(&self) -> Vec<(String, S3Object)> {
+        s3::export_objects(
+            &self.arn,
+            &arn_of(&self.table),
+            &self.directory,
+            &self.files,
+            self.export_time,
+        )
+    }
+}
+
+/// The scalable keys of a table's read and write, and of an index's.
+pub fn key_for(table: &str, index: Option<&str>, dimension: ScalableDimension) -> ScalableKey {
+    ScalableKey {
+        resource_id: ddb_rollover::policy::scaling::resource_id(table, index),
+        dimension,
+    }
+}

@@ -1,0 +1,54 @@
+//! [`Archives`] on the fake: what the fake's S3 holds of an export, read and proven by the
+//! engine's own proof over [`crate::s3`].
+
+use ddb_rollover::run::archive::{archives_under, prove};
+use ddb_rollover::run::control::{Archives, ControlPlaneError, ErrorKind};
+use ddb_rollover::table::archive::{ArchiveProof, ExportLocation};
+use ddb_rollover::table::ExportStatus;
+
+use crate::errors::error;
+use crate::s3;
+use crate::FakeAws;
+
+impl Archives for FakeAws {
+    async fn prove_archive(&self, table: &str, export: &str) -> Result<ArchiveProof, ControlPlaneError> {
+        let (location, store) = {
+            let world = self.lock();
+            let found = world.exports.get(export).ok_or_else(|| {
+                error(
+                    ErrorKind::Other,
+                    "DescribeExport",
+                    table,
+                    format!("ExportNotFoundException: Export not found: {export}"),
+                )
+            })?;
+            if found.status != ExportStatus::Completed {
+                return Ok(ArchiveProof::Unproven {
+                    export: export.to_string(),
+                    reason: format!("the export is {:?}", found.status),
+                });
+            }
+            let location = ExportLocation {
+                export: export.to_string(),
+                table: table.to_string(),
+                bucket: found.bucket.clone(),
+                manifest: Some(found.manifest_key()),
+                items: Some(found.items()),
+            };
+            (location, s3::FakeS3(world.s3.clone()))
+        };
+        Ok(prove(&store, &location).await)
+    }
+
+    async fn find_archives(
+        &self,
+        table: &str,
+        bucket: &str,
+        prefix: &str,
+    ) -> Result<Vec<(ExportLocation, ArchiveProof)>, ControlPlaneError> {
+        let store = s3::FakeS3(self.lock().s3.clone());
+        Ok(archives_under(&store, table, bucket, prefix)
+            .await
+            .expect("the fake's S3 answers every read"))
+    }
+}

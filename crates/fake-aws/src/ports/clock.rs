@@ -1,0 +1,20 @@
+//! [`Clock`] on the fake: the fake time, which a run's sleeps move at once.
+
+use std::time::Instant;
+
+use chrono::Duration;
+use ddb_rollover::run::control::Clock;
+
+use crate::FakeAws;
+
+impl Clock for FakeAws {
+    fn now(&self) -> Instant {
+        let world = self.lock();
+        let (time, instant) = world.epoch;
+        instant + (world.now - time).to_std().unwrap_or_default()
+    }
+
+    async fn sleep(&self, duration: std::time::Duration) {
+        self.advance(Duration::from_std(duration).unwrap_or(Duration::zero()));
+    }
+}

@@ -1,0 +1,110 @@
+//! The account a case plays in ([`Account`]: the fake, or moto behind the proxy) and what one
+//! run of ours did there ([`Ran`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::World;
+use chrono::{DateTime, Duration, Utc};
+use ddb_rollover::policy::scaling::ScalableKey;
+use ddb_rollover::policy::settings::{Billing, GlobalIndex};
+use ddb_rollover::policy::warm::WarmThroughput;
+use ddb_rollover::run::adopt::AdoptReport;
+use ddb_rollover::run::status::StatusReport;
+use ddb_rollover::table::changes::TableSpec;
+use ddb_rollover::{Operation, Policy, RunReport};
+
+use super::*;
+
+pub fn checks() -> BTreeSet<u8> {
+    match std::env::var("PROMISES_CHECK") {
+        Ok(list) if !list.trim().is_empty() => {
+            list.split(',').filter_map(|s| s.trim().parse().ok()).collect()
+        }
+        _ => (1..=6).collect(),
+    }
+}
+
+/// What one of our runs did, from the account's ground truth.
+pub struct Ran {
+    /// The account just before and just after the run.
+    pub before: World,
+    pub after: World,
+    /// Our mutating calls during the run, each with what it did.
+    pub calls: Vec<crate::Call>,
+    pub report: RunReport,
+    /// `status` from a full observation just before the run.
+    pub status: StatusReport,
+}
+
+/// An AWS account the scenarios play in: [`crate::FakeAws`] (`promises.rs`), or moto behind
+/// the testkit proxy's AWS behaviours (`promises_moto.rs`). Foreign acts may be refused (by
+/// DynamoDB's rules): the harness ignores their errors, as life does.
+pub trait Account {
+    /// The scenario's clock.
+    fn now(&self) -> DateTime<Utc>;
+    /// Moves the clock to `t` (never backwards).
+    fn set_now(&self, t: DateTime<Utc>);
+    fn advance(&self, by: Duration);
+    /// The account's state with its ground truth: who made each table, target and policy,
+    /// which tables the operator adopted.
+    fn world(&self) -> World;
+    /// One of our runs at the clock's time, through our family's role, with `status` from a
+    /// full observation just before it.
+    fn our_run(&self, policy: &Policy, operation: Operation) -> Result<Ran, String>;
+    /// The nested family's own run, through its role.
+    fn sibling_run(&self, sibling: &Policy, operation: Operation);
+    /// The operator's real `adopt` of `table` with its own credentials (no role): its report,
+    /// and the tables it really wrote our family tag on, which the ground truth now counts
+    /// as adopted.
+    fn adopt(&self, policy: &Policy, table: &str) -> (Result<AdoptReport, String>, Vec<String>);
+    fn create_table(&self, who: &str, spec: &TableSpec) -> Result<(), String>;
+    fn tag(&self, who: &str, table: &str, tags: BTreeMap<String, String>) -> Result<(), String>;
+    fn untag(&self, who: &str, table: &str, keys: &[String]) -> Result<(), String>;
+    /// The table's throughput (every index's too when `to` is provisioned).
+    fn update_capacity(&self, who: &str, table: &str, to: Billing) -> Result<(), String>;
+    fn update_index_capacity(&self, who: &str, table: &str, index: &str, to: Billing) -> Result<(), String>;
+    fn delete_table(&self, who: &str, table: &str) -> Result<(), String>;
+    fn add_index(&self, who: &str, table: &str, index: &GlobalIndex, billing: Billing) -> Result<(), String>;
+    fn register_target(&self, who: &str, key: &ScalableKey, min: i64, max: i64) -> Result<(), String>;
+    /// `StepScaling`, or `TargetTrackingScaling` on the dimension's utilisation at 50%.
+    fn put_policy(&self, who: &str, key: &ScalableKey, name: &str, policy_type: &str) -> Result<(), String>;
+    /// DeregisterScalableTarget: every policy on the target goes with it.
+    fn deregister_target(&self, who: &str, key: &ScalableKey) -> Result<(), String>;
+    fn delete_policy(&self, who: &str, key: &ScalableKey, name: &str) -> Result<(), String>;
+    /// Pre-warms the table (`index` None) or one of its indexes to `to` (UpdateTable).
+    fn raise_warm(
+        &self,
+        who: &str,
+        table: &str,
+        index: Option<&str>,
+        to: WarmThroughput,
+    ) -> Result<(), String>;
+    /// The application's item writes (BatchWriteItem); an account that does not model items
+    /// refuses them.
+    fn write_items(&self, who: &str, table: &str, items: &[String]) -> Result<(), String> {
+        let _ = (who, table, items);
+        Err("this account does not model items".into())
+    }
+    /// Someone else's unconditional PutResourcePolicy.
+    fn put_resource_policy(&self, who: &str, table: &str, document: &str) -> Result<(), String> {
+        let _ = (who, table, document);
+        Err("this account does not model resource-based policies".into())
+    }
+    /// Someone else's unconditional DeleteResourcePolicy.
+    fn delete_resource_policy(&self, who: &str, table: &str) -> Result<(), String> {
+        let _ = (who, table);
+        Err("this account does not model resource-based policies".into())
+    }
+    /// Disables the table's KMS key: INACCESSIBLE_ENCRYPTION_CREDENTIALS, then archived.
+    fn disable_key(&self, who: &str, table: &str) -> Result<(), String>;
+    /// PutScheduledAction on a registered target.
+    fn put_scheduled_action(&self, who: &str, key: &ScalableKey, name: &str) -> Result<(), String>;
+    fn delete_scheduled_action(&self, who: &str, key: &ScalableKey, name: &str) -> Result<(), String>;
+    /// UpdateTable DeletionProtectionEnabled.
+    fn set_deletion_protection(&self, who: &str, table: &str, on: bool) -> Result<(), String>;
+    /// An S3 act on `export` (one of [`World::exports`]) in its bucket. Unmodelled by default.
+    fn archive_act(&self, who: &str, export: &crate::Export, act: ArchiveAct) -> Result<(), String> {
+        let _ = (who, export, act);
+        Err("S3 acts are not modelled in this account".into())
+    }
+}

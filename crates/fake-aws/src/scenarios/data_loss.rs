@@ -1,0 +1,173 @@
+//! Promise 2: no data lost: nothing deleted that was not provably ours and archived, and
+//! every accepted write is in a live table or an export.
+
+use crate::{Effect, Maker, Table, World, FAMILY_TAG};
+use chrono::Duration;
+use ddb_rollover::Policy;
+
+use super::*;
+
+/// Promise 2: no table was deleted unless it was provably ours, had the policy's key and local
+/// indexes, nothing foreign claimed it, it was old enough and its write grace had ended.
+pub fn no_data_loss(f: &RunFacts<'_>) -> Vec<String> {
+    let g = f.ground();
+    let calendar = f.policy.calendar();
+    let mut out = Vec::new();
+    for (call, effect) in f.effects() {
+        let Effect::DeletedTable { table } = effect else {
+            continue;
+        };
+        let name = &table.name;
+        count(format!(
+            "promise 2: deleted a table {}",
+            if table.adopted {
+                "adopted"
+            } else if table.maker.is_us() {
+                "we made"
+            } else {
+                "NOT OURS"
+            }
+        ));
+        // The table as the run found it (the snapshot in the effect is the same table at the call).
+        let t = f.before.tables.get(name).unwrap_or(table);
+        let mut why = Vec::new();
+        if !g.provably_ours(t) {
+            why.push(format!(
+                "it was not provably ours (made by {:?}, not adopted)",
+                t.maker
+            ));
+        }
+        if t.family() != Some(PREFIX) {
+            why.push(format!(
+                "it did not carry our family tag (its {FAMILY_TAG} was {:?})",
+                t.family()
+            ));
+        }
+        if t.key != f.policy.key {
+            why.push(format!("its key {} is not the policy's {}", t.key, f.policy.key));
+        }
+        if !same_lsis(t, f.policy) {
+            why.push(format!(
+                "its local indexes {:?} are not the policy's {:?}",
+                t.lsis.iter().map(|l| &l.name).collect::<Vec<_>>(),
+                f.policy.local_indexes.iter().map(|l| &l.name).collect::<Vec<_>>()
+            ));
+        }
+        if let Some(claim) = g.foreign_claims(t) {
+            why.push(format!("something foreign claimed it: {claim}"));
+        }
+        // Lifted just before the delete: the protection as the run found it.
+        if let Some(protection) = f.before.tables.get(name).and_then(|b| g.foreign_protection(b)) {
+            if !why.iter().any(|w| w.contains(&protection)) {
+                why.push(format!("its {protection}"));
+            }
+        }
+        for sid in foreign_statements(t) {
+            why.push(format!(
+                "its resource-based policy held someone else's statement {sid}, destroyed with it"
+            ));
+        }
+        for gsi in &t.gsis {
+            let theirs = match f.policy.indexes.iter().find(|i| i.name == gsi.name) {
+                None => true,
+                Some(want) => want.key != gsi.key || want.projection != gsi.projection,
+            };
+            if theirs {
+                why.push(format!(
+                    "it carried the foreign GSI {} (made by {:?}), destroyed with it",
+                    gsi.name, gsi.maker
+                ));
+            }
+        }
+        match label_slot(f.policy, name) {
+            None => why.push("its name is not a period label of the policy".into()),
+            Some(slot) => {
+                let age = calendar.periods_between(slot, calendar.floor(f.now));
+                match f.policy.retention.as_ref().and_then(|r| r.delete_after) {
+                    None => why.push("the policy deletes nothing (no retention.delete_after)".into()),
+                    Some(after) if age < i64::from(after) => {
+                        why.push(format!("its age {age} is below delete_after {after}"))
+                    }
+                    _ => {}
+                }
+                let grace = f
+                    .policy
+                    .grace
+                    .map(|g| Duration::from_std(g).expect("a small grace"))
+                    .unwrap_or_else(Duration::zero);
+                let end = calendar.end(slot) + grace;
+                if call.at < end {
+                    why.push(format!(
+                        "the clock ({}) was before its period end + grace ({})",
+                        call.at.to_rfc3339(),
+                        end.to_rfc3339()
+                    ));
+                }
+            }
+        }
+        if !why.is_empty() {
+            out.push(format!(
+                "{}: DeleteTable {name}: data lost, because {}",
+                f.step,
+                why.join("; ")
+            ));
+        }
+    }
+    out
+}
+
+/// Promise 6, with archiving on: every table our runs deleted holds, when deleted, exactly the
+/// items of the export its deletion relied on (the final export after the seal, else the
+/// archive export: the tags it carried), and every item write DynamoDB accepted is in a table
+/// that was not deleted by us, or in such an export.
+pub fn archives_hold_every_write(policy: &Policy, world: &World) -> Vec<String> {
+    use ddb_rollover::policy::tags::{export_arn_from_tag, TAG_EXPORT, TAG_FINAL_EXPORT};
+    if policy.archive().is_none() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    // Every incarnation of a table: gone, deleting, live.
+    let all: Vec<&Table> = world.gone.iter().chain(world.tables.values()).collect();
+    let deleted_by_us = |t: &Table| t.deleted_by.as_ref().is_some_and(Maker::is_us);
+    let relied = |t: &Table| {
+        let tags = &t.tags;
+        let value = tags.get(TAG_FINAL_EXPORT).or_else(|| tags.get(TAG_EXPORT))?;
+        world.exports.get(&export_arn_from_tag(&t.arn, value))
+    };
+    for t in all.iter().filter(|t| deleted_by_us(t)) {
+        count("promise 6: a table we deleted");
+        match relied(t) {
+            None => out.push(format!("{} was deleted with no export recorded on it", t.name)),
+            Some(export) if export.items != t.items => {
+                let lost: Vec<&String> = t.items.difference(&export.items).collect();
+                out.push(format!(
+                    "{} was deleted holding {} item(s) but the export it relied on ({}, as of {}) holds {}: lost {lost:?}",
+                    t.name,
+                    t.items.len(),
+                    export.arn,
+                    export.export_time.to_rfc3339(),
+                    export.items.len()
+                ));
+            }
+            Some(_) => count("promise 6: deleted with an archive of every item"),
+        }
+    }
+    for write in &world.writes {
+        let holders: Vec<&&Table> = all
+            .iter()
+            .filter(|t| t.name == write.table && t.items.contains(&write.item))
+            .collect();
+        let kept = holders
+            .iter()
+            .any(|t| !deleted_by_us(t) || relied(t).is_some_and(|e| e.items.contains(&write.item)));
+        if !kept {
+            out.push(format!(
+                "the write of {} to {} at {} was accepted, but neither a table nor the archive of a table we deleted holds it",
+                write.item,
+                write.table,
+                write.at.to_rfc3339()
+            ));
+        }
+    }
+    out
+}

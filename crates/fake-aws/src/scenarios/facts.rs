@@ -1,0 +1,298 @@
+//! One run's facts ([`RunFacts`]), and promise 1: nothing foreign was changed or deleted.
+
+use crate::{Effect, World, FAMILY_TAG, LOWER_WARM};
+use chrono::{DateTime, Utc};
+use ddb_rollover::{Operation, Policy, RunReport};
+
+use super::*;
+
+/// One promise's check: its violations, each a sentence naming the step, the table and the facts.
+pub type Invariant = fn(&RunFacts<'_>) -> Vec<String>;
+
+pub struct RunFacts<'a> {
+    pub step: String,
+    pub policy: &'a Policy,
+    pub operation: Operation,
+    pub now: DateTime<Utc>,
+    pub before: &'a World,
+    pub after: &'a World,
+    /// Our calls during the run.
+    pub calls: &'a [crate::Call],
+    pub report: &'a RunReport,
+    pub status: &'a ddb_rollover::run::status::StatusReport,
+}
+
+impl RunFacts<'_> {
+    pub fn ground(&self) -> Ground<'_> {
+        Ground {
+            policy: self.policy,
+            world: self.before,
+        }
+    }
+
+    pub fn effects(&self) -> impl Iterator<Item = (&crate::Call, &Effect)> {
+        self.calls
+            .iter()
+            .flat_map(|c| c.effects.iter().map(move |e| (c, e)))
+    }
+
+    pub fn lines_of(&self, table: &str) -> String {
+        self.report
+            .tables
+            .iter()
+            .filter(|l| l.item.table == table)
+            .map(|l| {
+                format!(
+                    "[{} {}{}: {}]",
+                    l.item.decision.action(),
+                    l.outcome.as_str(),
+                    l.error.as_deref().map(|e| format!(" ({e})")).unwrap_or_default(),
+                    l.item.reason
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// Promise 1: nothing foreign was changed or deleted by our runs.
+pub fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
+    let g = f.ground();
+    let mut out = Vec::new();
+    let mut say = |what: String| out.push(format!("{}: {what}", f.step));
+    for (call, effect) in f.effects() {
+        let name = effect.table();
+        let before = f.before.tables.get(name);
+        let foreign = before.and_then(|t| g.foreign_table(t));
+        let op = call.operation;
+        match effect {
+            Effect::CreatedTable { .. } => {}
+            Effect::DeletedTable { .. } => {
+                if let Some(t) = before.filter(|t| g.claimable_by_name(t)) {
+                    say(format!(
+                        "{op} deleted {name}, a table claimable by name but not provably ours (made by {:?}, key {}, tags {:?})",
+                        t.maker, t.key, t.tags
+                    ));
+                } else if let Some(why) = &foreign {
+                    say(format!("{op} deleted {name}, which is foreign: {why}"));
+                }
+            }
+            Effect::TableCapacity { from, to, .. }
+            | Effect::AutoscalerCapacity {
+                index: None,
+                from,
+                to,
+                ..
+            } => {
+                if let Some(why) = &foreign {
+                    say(format!(
+                        "{op} changed the capacity of {name} ({from} -> {to}), which is foreign: {why}"
+                    ));
+                }
+                for read in dimensions_changed(*from, *to) {
+                    if let Some(why) = g.claim_on(&format!("table/{name}"), read) {
+                        say(format!(
+                            "{op} changed the {} capacity of {name} ({from} -> {to}) under {why}",
+                            dimension_name(read)
+                        ));
+                    }
+                }
+            }
+            Effect::IndexCapacity { index, from, to, .. }
+            | Effect::AutoscalerCapacity {
+                index: Some(index),
+                from,
+                to,
+                ..
+            } => {
+                if let Some(why) = &foreign {
+                    say(format!("{op} changed index {index} of {name} ({from} -> {to}), and the table is foreign: {why}"));
+                }
+                if let Some(why) = g.foreign_gsi(name, index) {
+                    say(format!(
+                        "{op} changed the throughput of a foreign GSI of {name} ({from} -> {to}): {why}"
+                    ));
+                }
+                for read in dimensions_changed(*from, *to) {
+                    if let Some(why) = g.claim_on(&format!("table/{name}/index/{index}"), read) {
+                        say(format!(
+                            "{op} changed the {} capacity of index {index} of {name} ({from} -> {to}) under {why}",
+                            dimension_name(read)
+                        ));
+                    }
+                }
+            }
+            Effect::Tagged {
+                tags, before: had, ..
+            } => {
+                if let Some(why) = &foreign {
+                    say(format!(
+                        "{op} tagged {name} with {tags:?}, which is foreign: {why}"
+                    ));
+                }
+                if let Some(family) = tags.get(FAMILY_TAG) {
+                    if had.get(FAMILY_TAG) != Some(family) {
+                        let whose = before.map_or("?".into(), |t| {
+                            format!("made by {:?}, adopted {}, key {}", t.maker, t.adopted, t.key)
+                        });
+                        say(format!(
+                            "{op} wrote {FAMILY_TAG} = {family:?} onto the existing table {name} ({whose}; its tags were {had:?}): only CreateTable may write it"
+                        ));
+                    }
+                }
+            }
+            Effect::Warm { index, from, to, .. } => {
+                let part = index
+                    .as_ref()
+                    .map_or("the table".to_string(), |i| format!("index {i}"));
+                if let Some(why) = &foreign {
+                    say(format!(
+                        "{op} raised the warm throughput of {part} of {name} ({from} -> {to}), and the table is foreign: {why}"
+                    ));
+                }
+                if let Some(why) = index.as_ref().and_then(|i| g.foreign_gsi(name, i)) {
+                    say(format!(
+                        "{op} raised the warm throughput of a foreign GSI of {name} ({from} -> {to}): {why}"
+                    ));
+                }
+            }
+            Effect::Setting { setting, .. }
+                if setting == "deletion protection off"
+                    && before.and_then(|t| g.foreign_protection(t)).is_some() =>
+            {
+                let why = before.and_then(|t| g.foreign_protection(t)).unwrap_or_default();
+                say(format!(
+                    "{op} turned off the deletion protection of {name}: {why}"
+                ));
+            }
+            Effect::TableClass { .. }
+            | Effect::Setting { .. }
+            | Effect::AddedIndex { .. }
+            | Effect::Ttl { .. }
+            | Effect::Pitr { .. }
+            | Effect::Untagged { .. }
+            | Effect::Exported { .. } => {
+                if let Some(why) = &foreign {
+                    say(format!(
+                        "{op} changed {name} ({effect:?}), which is foreign: {why}"
+                    ));
+                }
+            }
+            Effect::RegisteredTarget {
+                key,
+                before: bounds,
+                after,
+            } => {
+                if let Some(target) = f.before.targets.get(key) {
+                    if let Some(why) = g.claim_on(&key.resource_id, key.dimension.is_read()) {
+                        say(format!(
+                            "{op} registered over the scalable target {key} (made by {:?}, bounds {bounds:?} -> {after:?}), which is not ours alone: {why}",
+                            target.maker
+                        ));
+                    }
+                }
+                if let Some(why) = &foreign {
+                    say(format!(
+                        "{op} registered a scalable target {key} on {name}, which is foreign: {why}"
+                    ));
+                }
+                if let Some((_, index)) = key.resource_id.split_once("/index/") {
+                    if let Some(why) = g.foreign_gsi(name, index) {
+                        say(format!(
+                            "{op} registered a scalable target {key} on a foreign GSI: {why}"
+                        ));
+                    }
+                }
+            }
+            Effect::PutScheduledAction {
+                key, name: action, ..
+            } => {
+                say(format!(
+                    "{op} put the scheduled action {action:?} on {key}: we never make one"
+                ));
+            }
+            Effect::DeletedScheduledAction { key, action } => {
+                say(format!(
+                    "{op} deleted the scheduled action {:?} on {key} (made by {:?})",
+                    action.name, action.maker
+                ));
+            }
+            Effect::PutPolicy {
+                key, name: policy, ..
+            } => {
+                if !is_our_policy_name(policy) {
+                    say(format!(
+                        "{op} put the policy {policy:?} on {key}, which is not ours"
+                    ));
+                }
+            }
+            Effect::DeletedPolicy { key, policy } => {
+                if !is_our_policy_name(&policy.name) {
+                    say(format!(
+                        "{op} deleted the foreign {} policy {:?} on {key} (made by {:?})",
+                        policy.policy_type, policy.name, policy.maker
+                    ));
+                }
+            }
+            Effect::DeregisteredTarget {
+                key,
+                maker,
+                policies,
+                scheduled_actions,
+            } => {
+                for a in scheduled_actions {
+                    say(format!(
+                        "{op} deregistered the scalable target {key}, which carried the scheduled action {:?} (made by {:?}): DeregisterScalableTarget deleted it",
+                        a.name, a.maker
+                    ));
+                }
+                for p in policies.iter().filter(|p| !is_our_policy_name(&p.name)) {
+                    say(format!(
+                        "{op} deregistered the scalable target {key}, which carried the foreign {} policy {:?} (made by {:?}): DeregisterScalableTarget deleted it",
+                        p.policy_type, p.name, p.maker
+                    ));
+                }
+                if let Some(target) = f.before.targets.get(key).filter(|t| !target_is_ours(t)) {
+                    say(format!(
+                        "{op} deregistered the foreign scalable target {key} (made by {:?} / {maker:?})",
+                        target.maker
+                    ));
+                }
+            }
+        }
+    }
+    // DynamoDB refuses a lower warm throughput: no run of ours may ask for one.
+    for call in f.calls {
+        if let Some((_, message)) = call.error.as_ref().filter(|(_, m)| m.contains(LOWER_WARM)) {
+            say(format!(
+                "{} {} asked to lower a warm throughput: {message}",
+                call.operation, call.table
+            ));
+        }
+    }
+    // The plan itself: leaving an autoscaling phase never asks to deregister a target that
+    // carries someone else's policy (the adapter would refuse it, the decision must not ask it).
+    for line in &f.report.tables {
+        let ddb_rollover::Decision::DeregisterScaling(change) = &line.item.decision else {
+            continue;
+        };
+        for removal in change.targets.iter().filter(|r| r.deregister_target) {
+            let Some(target) = f.before.targets.get(&removal.key) else {
+                continue;
+            };
+            let theirs: Vec<&str> = target
+                .policies
+                .iter()
+                .filter(|p| !is_our_policy_name(&p.name))
+                .map(|p| p.name.as_str())
+                .collect();
+            if !theirs.is_empty() || !target_is_ours(target) {
+                out.push(format!(
+                    "{}: {} planned to deregister the scalable target {} (made by {:?}), which carries the policies {theirs:?} that are not ours",
+                    f.step, line.item.table, removal.key, target.maker
+                ));
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,214 @@
+//! Ground truth: whose each object is, from the fake's records (never the engine's opinion).
+
+use crate::{Maker, Table, Target, World, FAMILY_TAG};
+use ddb_rollover::policy::period::Slot;
+use ddb_rollover::policy::scaling::ScalableDimension;
+use ddb_rollover::policy::settings::{Billing, LocalIndex};
+use ddb_rollover::Policy;
+
+use super::*;
+
+pub struct Ground<'a> {
+    pub policy: &'a Policy,
+    pub world: &'a World,
+}
+
+pub fn our_policy_name(dimension: ScalableDimension) -> String {
+    let short = if dimension.is_read() { "read" } else { "write" };
+    format!("ddb-rollover-{PREFIX}-{short}")
+}
+
+pub fn is_our_policy_name(name: &str) -> bool {
+    name == format!("ddb-rollover-{PREFIX}-read") || name == format!("ddb-rollover-{PREFIX}-write")
+}
+
+pub fn target_is_ours(target: &Target) -> bool {
+    let ours = our_policy_name(target.key.dimension);
+    target.policies.iter().any(|p| p.name == ours)
+}
+
+pub fn label_slot(policy: &Policy, name: &str) -> Option<Slot> {
+    let label = name.strip_prefix(&format!("{PREFIX}_"))?;
+    policy.calendar().parse(label).ok()
+}
+
+pub fn same_lsis(table: &Table, policy: &Policy) -> bool {
+    let sorted = |indexes: &[LocalIndex]| {
+        let mut indexes = indexes.to_vec();
+        indexes.sort_by(|a, b| a.name.cmp(&b.name));
+        indexes
+    };
+    sorted(&table.lsis) == sorted(&policy.local_indexes)
+}
+
+/// The dimensions (read: `true`, write: `false`) whose throughput differs between `from` and
+/// `to`; a billing mode switch, or a change of on-demand maximums, is both.
+pub fn dimensions_changed(from: Billing, to: Billing) -> Vec<bool> {
+    match (from, to) {
+        (Billing::Provisioned(a), Billing::Provisioned(b)) => {
+            [(true, a.read != b.read), (false, a.write != b.write)]
+                .into_iter()
+                .filter(|(_, changed)| *changed)
+                .map(|(read, _)| read)
+                .collect()
+        }
+        _ if from == to => Vec::new(),
+        _ => vec![true, false],
+    }
+}
+
+pub fn dimension_name(read: bool) -> &'static str {
+    if read {
+        "read"
+    } else {
+        "write"
+    }
+}
+
+impl Ground<'_> {
+    pub fn provably_ours(&self, table: &Table) -> bool {
+        table.maker == Maker::Us || table.adopted
+    }
+
+    pub fn claimable_by_name(&self, table: &Table) -> bool {
+        !self.provably_ours(table)
+            && label_slot(self.policy, &table.name).is_some()
+            && table.key == self.policy.key
+            && !table.tags.contains_key(FAMILY_TAG)
+    }
+
+    /// Why the table is foreign, if it is.
+    pub fn foreign_table(&self, table: &Table) -> Option<String> {
+        if self.provably_ours(table) || self.claimable_by_name(table) {
+            return None;
+        }
+        Some(match (table.family(), &table.maker) {
+            (Some(family), maker) if family != PREFIX => {
+                format!("another family's ({FAMILY_TAG} = {family:?}, made by {maker:?})")
+            }
+            (_, maker) if label_slot(self.policy, &table.name).is_none() => {
+                format!("not named {PREFIX}_{{label}} (made by {maker:?})")
+            }
+            (_, maker) if table.key != self.policy.key => {
+                format!("a look-alike on key {} (made by {maker:?})", table.key)
+            }
+            (_, maker) => format!("made by {maker:?}, not adopted"),
+        })
+    }
+
+    /// Why a GSI is foreign: its name, key or projection is not the policy's index's.
+    pub fn foreign_gsi(&self, table: &str, index: &str) -> Option<String> {
+        let gsi = self.world.tables.get(table)?.gsi(index)?;
+        match self.policy.indexes.iter().find(|i| i.name == gsi.name) {
+            None => Some(format!("index {index} is not in the policy")),
+            Some(want) if want.key != gsi.key || want.projection != gsi.projection => Some(format!(
+                "index {index} is on key {} / {}, the policy's is on {} / {}",
+                gsi.key, gsi.projection, want.key, want.projection
+            )),
+            Some(_) => None,
+        }
+    }
+
+    /// Why the targets of a resource (`table/T` or `table/T/index/I`) are not all ours alone.
+    pub fn foreign_scaling_on(&self, resource_id: &str) -> Option<String> {
+        let mut why = Vec::new();
+        for target in self
+            .world
+            .targets
+            .values()
+            .filter(|t| t.key.resource_id == resource_id)
+        {
+            if !target_is_ours(target) {
+                why.push(format!(
+                    "foreign target {} (made by {:?})",
+                    target.key, target.maker
+                ));
+            }
+            for p in target.policies.iter().filter(|p| !is_our_policy_name(&p.name)) {
+                why.push(format!(
+                    "foreign {} policy {:?} on {} (made by {:?})",
+                    p.policy_type, p.name, target.key, p.maker
+                ));
+            }
+            why.extend(scheduled_on(target));
+        }
+        (!why.is_empty()).then(|| why.join(", "))
+    }
+
+    /// Why the scalable target holding one dimension (read or write) of a resource (`table/T` or
+    /// `table/T/index/I`) is not ours alone: a target without our policy, or with someone
+    /// else's policy on it. A change to that dimension's throughput would change theirs.
+    pub fn claim_on(&self, resource_id: &str, read: bool) -> Option<String> {
+        let target = self
+            .world
+            .targets
+            .values()
+            .find(|t| t.key.resource_id == resource_id && t.key.dimension.is_read() == read)?;
+        let mut why = Vec::new();
+        if !target_is_ours(target) {
+            why.push(format!(
+                "foreign target {} (made by {:?})",
+                target.key, target.maker
+            ));
+        }
+        for p in target.policies.iter().filter(|p| !is_our_policy_name(&p.name)) {
+            why.push(format!(
+                "foreign {} policy {:?} on {} (made by {:?})",
+                p.policy_type, p.name, target.key, p.maker
+            ));
+        }
+        why.extend(scheduled_on(target));
+        (!why.is_empty()).then(|| why.join(", "))
+    }
+
+    /// Who else turned the table's deletion protection on, when the policy does not ask for it.
+    pub fn foreign_protection(&self, table: &Table) -> Option<String> {
+        let maker = table.protected_by.as_ref().filter(|m| !m.is_us())?;
+        (table.deletion_protection && self.policy.template.deletion_protection != Some(true))
+            .then(|| format!("deletion protection turned on by {maker:?}, which the policy does not ask for"))
+    }
+
+    /// What foreign claims the table: another family's tag, foreign targets or policies on it or
+    /// its GSIs.
+    pub fn foreign_claims(&self, table: &Table) -> Option<String> {
+        let mut why = Vec::new();
+        if let Some(family) = table.family().filter(|f| *f != PREFIX) {
+            why.push(format!("{FAMILY_TAG} = {family:?}"));
+        }
+        for target in self.world.targets_on(&table.name) {
+            if let Some(w) = self.foreign_scaling_on(&target.key.resource_id) {
+                if !why.contains(&w) {
+                    why.push(w);
+                }
+            }
+        }
+        why.extend(self.foreign_protection(table));
+        (!why.is_empty()).then(|| why.join("; "))
+    }
+
+    /// Anything foreign on a table: a foreign claim or a foreign GSI.
+    pub fn foreign_on(&self, table: &Table) -> Option<String> {
+        let mut why: Vec<String> = self.foreign_claims(table).into_iter().collect();
+        why.extend(
+            table
+                .gsis
+                .iter()
+                .filter_map(|g| self.foreign_gsi(&table.name, &g.name)),
+        );
+        (!why.is_empty()).then(|| why.join("; "))
+    }
+}
+
+/// The scheduled actions on a target: none is ours (we never create one).
+pub(super) fn scheduled_on(target: &Target) -> Vec<String> {
+    target
+        .scheduled_actions
+        .iter()
+        .map(|a| {
+            format!(
+                "scheduled action {:?} on {} (made by {:?})",
+                a.name, target.key, a.maker
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,36 @@
+//! The promises' scenarios, checked after every run of ours and shared by the property test
+//! over the in-memory account (the engine's `promises.rs`, on [`crate::FakeAws`]) and its
+//! sampled replay on moto (the system tests' `promises_moto.rs`): random policies
+//! ([`PolicySpec`]), steps ([`Step`], [`Act`]), the ground truth of whose each object is
+//! ([`Ground`]), the five promises over one run's facts ([`RunFacts`]), and a [`Harness`] that
+//! plays a [`Case`] in any [`Account`].
+
+mod account;
+mod acts;
+mod converges;
+mod data_loss;
+mod facts;
+mod ground;
+mod harness;
+mod loud;
+mod policies;
+mod stats;
+mod status;
+mod steps;
+
+pub use account::*;
+pub use converges::*;
+pub use data_loss::*;
+pub use facts::*;
+pub use ground::*;
+pub use harness::*;
+pub use loud::*;
+pub use policies::*;
+pub use stats::*;
+pub use status::*;
+pub use steps::*;
+
+pub const PREFIX: &str = "ts";
+pub const SIBLING: &str = "ts_eu";
+pub const SIBLING_ACTOR: &str = "family ts_eu";
+pub const PERSON: &str = "someone";

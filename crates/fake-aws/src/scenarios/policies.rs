@@ -1,0 +1,209 @@
+//! Random policies: the phases, retention and table shape a case runs under ([`PolicySpec`]).
+
+use proptest::prelude::*;
+
+use super::*;
+
+#[derive(Clone, Debug)]
+pub enum PhaseKind {
+    Provisioned(i64, i64),
+    OnDemand(Option<i64>),
+    /// Two sets of bounds, so a table moving between autoscaling phases has its targets
+    /// registered again.
+    Autoscaling {
+        wide: bool,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct PhaseSpec {
+    /// min_age minus the previous phase's (the first phase has min_age 0).
+    pub gap: u32,
+    pub kind: PhaseKind,
+    pub class: Option<&'static str>,
+    /// `warm = { read, write }` (units per second): at least any capacity the generator gives.
+    pub warm: Option<(i64, i64)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct RetentionSpec {
+    pub delete_after: Option<u32>,
+    pub archive_after: Option<u32>,
+    pub keep_newest: u32,
+    pub max_deletes: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct PolicySpec {
+    pub period: &'static str,
+    pub timezone: &'static str,
+    pub premake: u32,
+    pub gsi: bool,
+    pub lsi: bool,
+    pub grace: Option<&'static str>,
+    pub ttl: bool,
+    pub deletion_protection: bool,
+    pub phases: Vec<PhaseSpec>,
+    pub retention: Option<RetentionSpec>,
+}
+
+impl PolicySpec {
+    pub fn toml(&self, prefix: &str) -> String {
+        let mut t = format!(
+            "prefix = \"{prefix}\"\nperiod = \"{}\"\ntimezone = \"{}\"\npremake = {}\n",
+            self.period, self.timezone, self.premake
+        );
+        if let Some(grace) = self.grace {
+            t.push_str(&format!("grace = \"{grace}\"\n"));
+        }
+        if self.gsi {
+            t.push_str(
+                "[[indexes]]\nname = \"by_device\"\npartition = { name = \"device\", type = \"S\" }\nprojection = \"keys_only\"\n",
+            );
+        }
+        if self.lsi {
+            t.push_str("[[local_indexes]]\nname = \"by_time\"\nsort = { name = \"ts\", type = \"N\" }\n");
+        }
+        let mut min_age = 0;
+        for (i, phase) in self.phases.iter().enumerate() {
+            if i > 0 {
+                min_age += phase.gap;
+            }
+            t.push_str(&format!("[[phases]]\nmin_age = {min_age}\n"));
+            match phase.kind {
+                PhaseKind::Provisioned(read, write) => t.push_str(&format!("read = {read}\nwrite = {write}\n")),
+                PhaseKind::OnDemand(max_read) => {
+                    t.push_str("billing = \"on_demand\"\n");
+                    if let Some(max) = max_read {
+                        t.push_str(&format!("max_read = {max}\n"));
+                    }
+                }
+                PhaseKind::Autoscaling { wide: false } => t.push_str(
+                    "autoscaling = { min_read = 5, max_read = 50, min_write = 5, max_write = 100, target = 70 }\n",
+                ),
+                PhaseKind::Autoscaling { wide: true } => t.push_str(
+                    "autoscaling = { min_read = 1, max_read = 400, min_write = 20, max_write = 200, target = 50 }\n",
+                ),
+            }
+            if let Some(class) = phase.class {
+                t.push_str(&format!("table_class = \"{class}\"\n"));
+            }
+            if let Some((read, write)) = phase.warm {
+                t.push_str(&format!("warm = {{ read = {read}, write = {write} }}\n"));
+            }
+        }
+        if self.ttl || self.deletion_protection {
+            t.push_str("[template]\n");
+            if self.ttl {
+                t.push_str("ttl_attribute = \"expires_at\"\n");
+            }
+            if self.deletion_protection {
+                t.push_str("deletion_protection = true\n");
+            }
+        }
+        if let Some(r) = &self.retention {
+            t.push_str(&format!(
+                "[retention]\nkeep_newest = {}\nmax_deletes_per_run = {}\n",
+                r.keep_newest, r.max_deletes
+            ));
+            if let Some(after) = r.delete_after {
+                t.push_str(&format!("delete_after = {after}\n"));
+            }
+            if let Some(after) = r.archive_after {
+                t.push_str(&format!("archive_after = {after}\nbucket = \"my-archive\"\n"));
+            }
+        }
+        t
+    }
+}
+
+pub fn phase_strategy() -> impl Strategy<Value = PhaseSpec> {
+    let kind = prop_oneof![
+        3 => prop_oneof![Just((300, 1000)), Just((100, 1)), Just((1, 1)), Just((50, 50)), Just((10, 5))]
+            .prop_map(|(r, w)| PhaseKind::Provisioned(r, w)),
+        1 => prop::option::of(Just(100i64)).prop_map(PhaseKind::OnDemand),
+        1 => any::<bool>().prop_map(|wide| PhaseKind::Autoscaling { wide }),
+    ];
+    let class = prop_oneof![4 => Just(None), 1 => Just(Some("standard_ia")), 1 => Just(Some("standard"))];
+    // At or above every capacity above and DynamoDB's on-demand starting values (12,000 / 4,000).
+    let warm = prop_oneof![
+        5 => Just(None),
+        1 => Just(Some((12_000i64, 4_000i64))),
+        1 => Just(Some((40_000, 20_000))),
+        1 => Just(Some((30_000, 30_000))),
+    ];
+    (1u32..=3, kind, class, warm).prop_map(|(gap, kind, class, warm)| PhaseSpec {
+        gap,
+        kind,
+        class,
+        warm,
+    })
+}
+
+pub fn retention_strategy() -> impl Strategy<Value = RetentionSpec> {
+    (
+        prop::option::weighted(0.9, 1u32..=4),
+        prop::option::weighted(0.25, 1u32..=2),
+        1u32..=3,
+        1u32..=3,
+    )
+        .prop_map(
+            |(delete_after, archive_after, keep_newest, max_deletes)| RetentionSpec {
+                delete_after,
+                archive_after,
+                keep_newest,
+                max_deletes,
+            },
+        )
+}
+
+pub fn policy_strategy(k: &Knobs) -> impl Strategy<Value = PolicySpec> {
+    let k = k.clone();
+    (
+        prop_oneof![Just("hour"), Just("6h"), Just("day"), Just("day"), Just("week"), Just("month")],
+        prop_oneof![Just("UTC"), Just("Europe/Berlin")],
+        0u32..=3,
+        (any::<bool>(), prop::bool::weighted(0.3)),
+        prop_oneof![3 => Just(None), 1 => Just(Some("30m")), 1 => Just(Some("2h")), 1 => Just(Some("1day")), 1 => Just(Some("3days"))],
+        (prop::bool::weighted(0.2), prop::bool::weighted(0.15)),
+        prop::collection::vec(phase_strategy(), 1..=3),
+        prop::option::weighted(0.6, retention_strategy()),
+    )
+        .prop_map(
+            move |(period, timezone, premake, (gsi, lsi), grace, (ttl, deletion_protection), phases, retention)| {
+                PolicySpec {
+                    period,
+                    timezone,
+                    premake,
+                    gsi: gsi || !k.on("policy_without_gsi"),
+                    lsi,
+                    grace: grace.filter(|_| k.on("grace")),
+                    ttl: ttl && k.on("ttl"),
+                    deletion_protection,
+                    phases: phases
+                        .into_iter()
+                        .map(|p| PhaseSpec {
+                            class: p.class.filter(|_| k.on("table_class")),
+                            warm: p.warm.filter(|_| k.on("warm")),
+                            ..p
+                        })
+                        .map(|p| match p.kind {
+                            PhaseKind::Autoscaling { .. } if !k.on("autoscaling") => PhaseSpec {
+                                kind: PhaseKind::Provisioned(50, 50),
+                                ..p
+                            },
+                            PhaseKind::OnDemand(Some(_)) if !k.on("on_demand_max") => PhaseSpec {
+                                kind: PhaseKind::OnDemand(None),
+                                ..p
+                            },
+                            _ => p,
+                        })
+                        .collect(),
+                    retention: retention.filter(|_| k.on("retention")).map(|r| RetentionSpec {
+                        archive_after: r.archive_after.filter(|_| k.on("archive")),
+                        ..r
+                    }),
+                }
+            },
+        )
+}

@@ -1,0 +1,545 @@
+//! The steps of a case: the foreign acts ([`Act`]), the runs of ours ([`Step`]), how slow
+//! AWS is ([`Slowness`]), and the [`Case`] that strings them together.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use crate::Config;
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use ddb_rollover::policy::warm::WarmThroughput;
+use ddb_rollover::{Operation, Policy};
+use proptest::prelude::*;
+
+use super::*;
+
+#[derive(Clone, Debug)]
+pub enum NameKind {
+    /// `ts_{label}` of the period `at` periods from the current one.
+    Exact,
+    /// `ts_{label}_old`: under the prefix, not a label.
+    Suffixed,
+    /// `ts_eu_{label}`, untagged: looks like the nested family's.
+    Nested,
+}
+
+#[derive(Clone, Debug)]
+pub enum GsiKind {
+    None,
+    /// The policy's index exactly (when the policy has one).
+    Policy,
+    /// The policy's index name on another key.
+    SameNameOtherKey,
+    Extra,
+}
+
+#[derive(Clone, Debug)]
+pub enum TagKind {
+    None,
+    User,
+    OtherFamily,
+}
+
+#[derive(Clone, Debug)]
+pub enum Act {
+    /// A hand-made table.
+    HandMade {
+        at: i32,
+        name: NameKind,
+        our_key: bool,
+        gsi: GsiKind,
+        lsi: bool,
+        tags: TagKind,
+        on_demand: bool,
+    },
+    /// Someone restores one of our past tables from a backup (or a version before the family
+    /// tag made it): `{prefix}_{label}` `ago` periods back, the policy's key and indexes, no
+    /// tags. Claimable by name; only `adopt` makes it provably ours.
+    Restored { ago: u32, on_demand: bool },
+    /// The nested family's own run (the real engine, with the same policy under `ts_eu`).
+    Sibling(Operation),
+    /// Another family's tag on one of our tables.
+    TagOtherFamily { pick: usize },
+    /// Our family tag removed from one of our tables.
+    UntagFamily { pick: usize },
+    /// Someone sets one of our tables' capacity.
+    Capacity { pick: usize, to: Option<(i64, i64)> },
+    /// Someone deletes one of our tables.
+    Delete { pick: usize },
+    /// Someone deletes our newest table (the furthest pre-built one).
+    DeleteNewest,
+    /// Someone registers a scalable target on one of our tables (or its index), with or without
+    /// their own target-tracking policy.
+    Target {
+        pick: usize,
+        index: bool,
+        read: bool,
+        policy: bool,
+    },
+    /// Someone attaches a step-scaling policy to one of OUR scalable targets.
+    StepPolicy { pick: usize },
+    /// Someone adds an index to one of our tables.
+    AddIndex { pick: usize, like_policy: bool },
+    /// Someone removes the scaling of one of OUR scalable targets: deregisters it (every policy
+    /// goes with it) or deletes our policy from it (the target stays, no longer ours).
+    DropScaling { pick: usize, deregister: bool },
+    /// Someone lowers one of our tables' provisioned capacity (or one of its indexes') by one
+    /// unit five times, waiting for ACTIVE in between: the day's decrease budget is spent.
+    SpendDecreases { pick: usize, index: bool },
+    /// The operator runs the real `adopt` on a table under our prefix that our runs did not
+    /// make: one claimable by name (`{prefix}_{label}`, our key, no family tag) when
+    /// `claimable` and there is one, else any.
+    Adopt { pick: usize, claimable: bool },
+    /// Someone pre-warms one of our tables (or its first index): above anything a policy asks
+    /// (`high`; no run may then try to lower it), or to less than some phases ask (a run raises
+    /// it further, once this raise is no longer UPDATING).
+    PreWarm { pick: usize, index: bool, high: bool },
+    /// The application writes `n` new items to one of our tables, whatever its age (refused
+    /// while a resource-based policy denies item writes).
+    WriteItems { pick: usize, n: usize },
+    /// Someone else's resource-based policy on one of our tables: put over whatever is there
+    /// (`pick % 4 == 0`, our seal gone with it), added beside the statements there (1), the
+    /// policy deleted (2), or put over with an Allow under our seal's Sid (3).
+    ResourcePolicy { pick: usize },
+    /// Someone rewrites one of our tables' period tags to a period years back.
+    TagPeriod { pick: usize },
+    /// Someone disables one of our tables' KMS key (KMS DisableKey, or revokes DynamoDB's
+    /// grant): INACCESSIBLE_ENCRYPTION_CREDENTIALS, archived by DynamoDB seven days later. A
+    /// current or pre-built table so lost takes no writes: create_new must fail.
+    DisableKey { pick: usize },
+    /// Someone puts a scheduled action on a scalable target of one of our tables (or its first
+    /// index), registering the target first when none is there (PutScheduledAction needs one),
+    /// or, with `delete`, deletes the scheduled actions on it.
+    ScheduledAction {
+        pick: usize,
+        index: bool,
+        read: bool,
+        delete: bool,
+    },
+    /// Someone turns deletion protection on for one of our tables.
+    DeletionProtection { pick: usize },
+    /// Someone acts on one of the completed exports of our tables in the archive bucket: its
+    /// first data file overwritten, deleted or moved to GLACIER (CopyObject), another table's
+    /// export placed under its prefix, or its file list pointed outside its `data/`.
+    Archive { pick: usize, act: ArchiveAct },
+}
+
+/// What [`Act::Archive`] does to an export in S3.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArchiveAct {
+    Overwrite,
+    Delete,
+    Glacier,
+    ForeignExport,
+    RepointFileList,
+}
+
+/// What [`Act::PreWarm`] raises a table or index to: above every phase's warm throughput, or
+/// above DynamoDB's on-demand defaults but below some phases'.
+pub fn pre_warmed(high: bool) -> WarmThroughput {
+    if high {
+        WarmThroughput {
+            read: 50_000,
+            write: 35_000,
+        }
+    } else {
+        WarmThroughput {
+            read: 20_000,
+            write: 8_000,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum Step {
+    /// The clock to 15 minutes before the `periods`-th boundary ahead (create_new's schedule).
+    Before {
+        periods: u32,
+    },
+    /// The clock to 15 minutes after the `periods`-th boundary ahead (resize_old's schedule),
+    /// plus the policy's grace when `past_grace`.
+    After {
+        periods: u32,
+        past_grace: bool,
+    },
+    /// A few seconds: transitions in flight.
+    Wait {
+        seconds: i64,
+    },
+    CreateNew,
+    ResizeOld,
+    /// `cycles` times: Before 1, CreateNew, After 1 past the grace, ResizeOld.
+    Schedule {
+        cycles: u32,
+    },
+    Foreign(Act),
+}
+
+/// Which kinds of steps and policies the generator may use; `PROMISES_WITHOUT` (a comma-separated
+/// list) takes names out:
+/// - steps: `foreign` (every foreign act), or one act: `hand_made`, `restored`, `sibling`,
+///   `tag_other_family`, `untag_family`, `capacity`, `delete`, `delete_newest`, `target`,
+///   `step_policy`, `add_index` (the policy's index name on another key), `add_extra_index`,
+///   `drop_scaling`, `spend_decreases`, `adopt`, `pre_warm`, `disable_key`, `scheduled_action`,
+///   `deletion_protection`, `write_items`, `resource_policy`;
+/// - hand-made tables: `hand_made_extra_gsi` (indexes the policy does not name),
+///   `hand_made_on_demand`;
+/// - policies: `grace`, `ttl`, `autoscaling` (such phases become fixed ones), `retention`,
+///   `archive`, `policy_without_gsi` (every policy then has the index `by_device`),
+///   `table_class` (phases keep the table's class), `on_demand_max` (on-demand phases without
+///   maximums), `warm` (phases without warm throughput).
+#[derive(Clone, Debug)]
+pub struct Knobs {
+    pub without: BTreeSet<String>,
+}
+
+impl Knobs {
+    pub fn from_env() -> Knobs {
+        Knobs {
+            without: std::env::var("PROMISES_WITHOUT")
+                .unwrap_or_default()
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect(),
+        }
+    }
+
+    pub fn on(&self, name: &str) -> bool {
+        !self.without.contains(name)
+    }
+}
+
+pub fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
+    let hand_made = (
+        -4i32..=2,
+        prop_oneof![3 => Just(NameKind::Exact), 1 => Just(NameKind::Suffixed), 1 => Just(NameKind::Nested)],
+        prop::bool::weighted(0.7),
+        prop_oneof![
+            3 => Just(GsiKind::None),
+            1 => Just(GsiKind::Policy),
+            1 => Just(GsiKind::SameNameOtherKey),
+            1 => Just(GsiKind::Extra)
+        ],
+        any::<bool>(),
+        prop_oneof![2 => Just(TagKind::None), 1 => Just(TagKind::User), 1 => Just(TagKind::OtherFamily)],
+        any::<bool>(),
+    )
+        .prop_map(|(at, name, our_key, gsi, lsi, tags, on_demand)| Act::HandMade {
+            at,
+            name,
+            our_key,
+            gsi,
+            lsi,
+            tags,
+            on_demand,
+        });
+    let pick = || 0usize..8;
+    let options: Vec<(u32, &str, BoxedStrategy<Act>)> = vec![
+        (4, "hand_made", hand_made.boxed()),
+        (
+            2,
+            "restored",
+            (1u32..=6, any::<bool>())
+                .prop_map(|(ago, on_demand)| Act::Restored { ago, on_demand })
+                .boxed(),
+        ),
+        (
+            2,
+            "sibling",
+            prop_oneof![Just(Operation::CreateNew), Just(Operation::ResizeOld)]
+                .prop_map(Act::Sibling)
+                .boxed(),
+        ),
+        (
+            1,
+            "tag_other_family",
+            pick().prop_map(|pick| Act::TagOtherFamily { pick }).boxed(),
+        ),
+        (
+            1,
+            "untag_family",
+            pick().prop_map(|pick| Act::UntagFamily { pick }).boxed(),
+        ),
+        (
+            1,
+            "capacity",
+            (
+                pick(),
+                prop::option::of(prop_oneof![Just((1i64, 1i64)), Just((500, 500)), Just((100, 1))]),
+            )
+                .prop_map(|(pick, to)| Act::Capacity { pick, to })
+                .boxed(),
+        ),
+        (1, "delete", pick().prop_map(|pick| Act::Delete { pick }).boxed()),
+        (2, "delete_newest", Just(Act::DeleteNewest).boxed()),
+        (
+            2,
+            "target",
+            (pick(), any::<bool>(), any::<bool>(), any::<bool>())
+                .prop_map(|(pick, index, read, policy)| Act::Target {
+                    pick,
+                    index,
+                    read,
+                    policy,
+                })
+                .boxed(),
+        ),
+        (
+            2,
+            "step_policy",
+            pick().prop_map(|pick| Act::StepPolicy { pick }).boxed(),
+        ),
+        (
+            1,
+            "add_index",
+            pick()
+                .prop_map(|pick| Act::AddIndex {
+                    pick,
+                    like_policy: true,
+                })
+                .boxed(),
+        ),
+        (
+            1,
+            "add_extra_index",
+            pick()
+                .prop_map(|pick| Act::AddIndex {
+                    pick,
+                    like_policy: false,
+                })
+                .boxed(),
+        ),
+        (
+            2,
+            "adopt",
+            (pick(), prop::bool::weighted(0.7))
+                .prop_map(|(pick, claimable)| Act::Adopt { pick, claimable })
+                .boxed(),
+        ),
+        (
+            1,
+            "drop_scaling",
+            (pick(), any::<bool>())
+                .prop_map(|(pick, deregister)| Act::DropScaling { pick, deregister })
+                .boxed(),
+        ),
+        (
+            1,
+            "spend_decreases",
+            (pick(), any::<bool>())
+                .prop_map(|(pick, index)| Act::SpendDecreases { pick, index })
+                .boxed(),
+        ),
+        (
+            1,
+            "pre_warm",
+            (pick(), any::<bool>(), any::<bool>())
+                .prop_map(|(pick, index, high)| Act::PreWarm { pick, index, high })
+                .boxed(),
+        ),
+        (
+            3,
+            "write_items",
+            (pick(), 1usize..4)
+                .prop_map(|(pick, n)| Act::WriteItems { pick, n })
+                .boxed(),
+        ),
+        (
+            1,
+            "resource_policy",
+            pick().prop_map(|pick| Act::ResourcePolicy { pick }).boxed(),
+        ),
+        (
+            1,
+            "tag_period",
+            pick().prop_map(|pick| Act::TagPeriod { pick }).boxed(),
+        ),
+        (
+            1,
+            "disable_key",
+            pick().prop_map(|pick| Act::DisableKey { pick }).boxed(),
+        ),
+        (
+            2,
+            "scheduled_action",
+            (pick(), any::<bool>(), any::<bool>(), prop::bool::weighted(0.2))
+                .prop_map(|(pick, index, read, delete)| Act::ScheduledAction {
+                    pick,
+                    index,
+                    read,
+                    delete,
+                })
+                .boxed(),
+        ),
+        (
+            2,
+            "deletion_protection",
+            pick().prop_map(|pick| Act::DeletionProtection { pick }).boxed(),
+        ),
+        (
+            2,
+            "archive",
+            (
+                pick(),
+                prop_oneof![
+                    Just(ArchiveAct::Overwrite),
+                    Just(ArchiveAct::Delete),
+                    Just(ArchiveAct::Glacier),
+                    Just(ArchiveAct::ForeignExport),
+                    Just(ArchiveAct::RepointFileList),
+                ],
+            )
+                .prop_map(|(pick, act)| Act::Archive { pick, act })
+                .boxed(),
+        ),
+    ];
+    let options: Vec<(u32, BoxedStrategy<Act>)> = options
+        .into_iter()
+        .filter(|(_, name, _)| k.on(name))
+        .map(|(weight, _, strategy)| (weight, strategy))
+        .collect();
+    assert!(
+        !options.is_empty(),
+        "PROMISES_WITHOUT left no foreign act: add \"foreign\" to it instead"
+    );
+    prop::strategy::Union::new_weighted(options)
+}
+
+pub fn step_strategy(k: &Knobs) -> impl Strategy<Value = Step> {
+    let mut options: Vec<(u32, BoxedStrategy<Step>)> = vec![
+        (
+            18,
+            (1u32..=3).prop_map(|cycles| Step::Schedule { cycles }).boxed(),
+        ),
+        (8, (1u32..=2).prop_map(|periods| Step::Before { periods }).boxed()),
+        (
+            8,
+            (1u32..=2, any::<bool>())
+                .prop_map(|(periods, past_grace)| Step::After { periods, past_grace })
+                .boxed(),
+        ),
+        (4, (1i64..=90).prop_map(|seconds| Step::Wait { seconds }).boxed()),
+        (10, Just(Step::CreateNew).boxed()),
+        (10, Just(Step::ResizeOld).boxed()),
+    ];
+    if k.on("foreign") {
+        options.push((22, act_strategy(k).prop_map(Step::Foreign).boxed()));
+    }
+    prop::strategy::Union::new_weighted(options)
+}
+
+#[derive(Clone)]
+pub struct Case {
+    pub spec: PolicySpec,
+    pub toml: String,
+    pub start: DateTime<Utc>,
+    /// How long DynamoDB takes: the defaults, or slower than a create_new run waits (120 s).
+    pub slow: Slowness,
+    pub steps: Vec<Step>,
+}
+
+/// Which of DynamoDB's transitions take longer than a run waits for them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Slowness {
+    /// CreateTable: 3 minutes instead of 20 s (a new table is not ready when create_new ends).
+    pub create: bool,
+    /// DeleteTable: 5 minutes instead of 30 s (create_new cannot recreate a DELETING table in
+    /// its wait, and must fail).
+    pub delete: bool,
+    /// UpdateTable: 2 minutes instead of 10 s; an index: 10 minutes instead of 1.
+    pub update: bool,
+    /// A warm throughput raise: 30 minutes instead of 90 s (still UPDATING at the next run 15
+    /// minutes later, and after create_new's wait for it).
+    pub warm: bool,
+}
+
+impl Slowness {
+    pub fn config(self) -> Config {
+        let default = Config::default();
+        Config {
+            create_delay: if self.create {
+                Duration::minutes(3)
+            } else {
+                default.create_delay
+            },
+            delete_delay: if self.delete {
+                Duration::minutes(5)
+            } else {
+                default.delete_delay
+            },
+            update_delay: if self.update {
+                Duration::minutes(2)
+            } else {
+                default.update_delay
+            },
+            index_delay: if self.update {
+                Duration::minutes(10)
+            } else {
+                default.index_delay
+            },
+            warm_delay: if self.warm {
+                Duration::minutes(30)
+            } else {
+                default.warm_delay
+            },
+            ..default
+        }
+    }
+}
+
+impl fmt::Debug for Case {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "\n--- policy ---\n{}--- start {} ({:?}) ---",
+            self.toml,
+            self.start.to_rfc3339(),
+            self.slow
+        )?;
+        for (i, step) in self.steps.iter().enumerate() {
+            writeln!(f, "{i:>3}: {step:?}")?;
+        }
+        Ok(())
+    }
+}
+
+pub fn case_strategy(knobs: Knobs) -> impl Strategy<Value = Case> {
+    let starts = prop_oneof![
+        // Before Europe/Berlin's spring-forward night, before its fall-back night, a month's end.
+        Just(Utc.with_ymd_and_hms(2024, 3, 29, 12, 0, 0).unwrap()),
+        Just(Utc.with_ymd_and_hms(2024, 10, 25, 12, 0, 0).unwrap()),
+        Just(Utc.with_ymd_and_hms(2024, 1, 30, 12, 0, 0).unwrap()),
+    ];
+    (
+        policy_strategy(&knobs),
+        starts,
+        0i64..72 * 60,
+        (
+            prop::bool::weighted(0.15),
+            prop::bool::weighted(0.15),
+            prop::bool::weighted(0.15),
+            prop::bool::weighted(0.15),
+        )
+            .prop_map(|(create, delete, update, warm)| Slowness {
+                create,
+                delete,
+                update,
+                warm,
+            }),
+        prop::collection::vec(step_strategy(&knobs), 1..=16),
+    )
+        .prop_filter_map(
+            "the policy must validate",
+            |(spec, start, minutes, slow, steps)| {
+                let toml = spec.toml(PREFIX);
+                Policy::from_toml(&toml).ok()?;
+                Some(Case {
+                    spec,
+                    toml,
+                    start: start + Duration::minutes(minutes),
+                    slow,
+                    steps,
+                })
+            },
+        )
+}

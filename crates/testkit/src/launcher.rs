@@ -2,8 +2,10 @@
 //! `scripts/local-ddb.sh` and stops it when dropped, behind a [`Proxy`] where the server departs
 //! from AWS in a way the engine relies on.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::client::{endpoint_env, sdk_config};
@@ -69,7 +71,9 @@ impl std::panic::RefUnwindSafe for LocalDynamo {}
 
 impl LocalDynamo {
     /// Starts a fresh server through `scripts/local-ddb.sh` (installing nothing: if the
-    /// servers are not installed, panics telling to run `scripts/local-ddb.sh install`).
+    /// servers are not installed, the whole test process ends with one line telling to run
+    /// `scripts/test.sh`, see [`servers_not_installed`]). A server that is installed but does
+    /// not start panics with the script's own error.
     ///
     /// Blocks until the server answers (typically 0.3 s for dynalite, 0.6 s for moto, 2 to
     /// 4 s for DynamoDB Local).
@@ -112,7 +116,7 @@ impl LocalDynamo {
                 };
             }
             if stderr.contains("not installed") {
-                panic!("testkit: {}", stderr.trim());
+                servers_not_installed(stderr.trim());
             }
             failures.push(format!("attempt {attempt}: {}\n{}", out.status, stderr.trim()));
             std::thread::sleep(Duration::from_millis(100 * u64::from(attempt)));
@@ -165,6 +169,27 @@ impl LocalDynamo {
     pub fn env(&self) -> Vec<(String, String)> {
         endpoint_env(&self.endpoint)
     }
+}
+
+/// What a test run says when the local servers are missing: one line, once, then the process
+/// exits with 1. Every test that starts a server gets here on such a machine; a panic in each
+/// would bury the one fact (about a hundred of them) under their backtraces. The tests running
+/// meanwhile wait here until the process ends.
+fn servers_not_installed(why: &str) -> ! {
+    static SAID: OnceLock<()> = OnceLock::new();
+    SAID.get_or_init(|| {
+        // The script's reason without its own advice: "local-ddb: moto is not installed".
+        let why = why.lines().last().unwrap_or(why);
+        let why = why.split_once(": run").map_or(why, |(why, _)| why);
+        // Straight to the stream: the test harness captures `eprintln!`, and drops what it
+        // captured when the process exits.
+        let _ = writeln!(
+            std::io::stderr(),
+            "\nsystem tests need the local DynamoDB servers ({why}): run scripts/test.sh (or scripts/local-ddb.sh install)"
+        );
+        std::process::exit(1)
+    });
+    unreachable!("the process exited")
 }
 
 /// The proxy [`LocalDynamo::endpoint`] puts in front of a server at `endpoint` where it departs

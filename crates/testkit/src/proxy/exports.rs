@@ -1,10 +1,11 @@
 //! Exports as AWS reports and lays them out, where moto does not: AWS's export ARNs
 //! (`{table ARN}/export/{id}`; moto's are `…:table/{table ARN}/import/{id}`), an `ExportTime`
 //! on every description, and with [`super::Proxy::export_layout`] the manifests of a COMPLETED
-//! export written beside moto's data file (see `export_layout.rs`).
+//! export written beside moto's data file (fake-aws's writer, see `export_layout.rs`).
 
 use std::sync::Mutex;
 
+use fake_aws::S3Object;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::header::HeaderMap;
@@ -160,7 +161,22 @@ async fn write_manifests(
         .map(|(n, (key, etag))| (key, etag, if n == 0 { items } else { 0 }))
         .collect();
     let export_time = export_time(state, aws_arn);
-    for (key, body) in export_layout::manifests(aws_arn, bucket, prefix, &directory, &files, export_time) {
+    let table_arn = aws_arn.split("/export/").next().unwrap_or_default();
+    let listed: Vec<(&str, &str, u64)> = files
+        .iter()
+        .map(|(key, etag, items)| (key.as_str(), etag.as_str(), *items))
+        .collect();
+    let manifests = S3Object::export_manifests(
+        aws_arn,
+        table_arn,
+        Some((bucket, prefix)),
+        &directory,
+        &listed,
+        export_time,
+    );
+    let started = (format!("{directory}/_started"), Vec::new());
+    let objects = manifests.into_iter().map(|(key, object)| (key, object.bytes));
+    for (key, body) in std::iter::once(started).chain(objects) {
         let path = format!(
             "/{}/{}",
             percent_encode(bucket),

@@ -3,8 +3,8 @@
 //! the example, the Lambda handlers or the SAM template end to end. One test binary, so the SDK
 //! links once; one module per area, one file per former test binary. `scripts/test.sh` runs
 //! them with everything else; some of them alone, by name:
-//! `cargo nextest run --workspace cli::faults::vanished` or
-//! `cargo test --workspace --test system -- cli::faults::vanished`. With `--workspace` (rather
+//! `cargo nextest run --workspace cli::faults::vanish::vanished` or
+//! `cargo test --workspace --test system -- cli::faults::vanish::vanished`. With `--workspace` (rather
 //! than `-p`) Cargo resolves the same features as scripts/test.sh and builds nothing again.
 
 mod support;

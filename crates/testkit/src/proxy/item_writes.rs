@@ -1,12 +1,18 @@
 //! Which tables an item write touches, and as which IAM action, the way DynamoDB authorizes it
 //! against a table's resource-based policy (moto stores such policies and never enforces them).
-//! The JSON work of [`super::Proxy::resource_policies_enforced`].
+//! [`super::Proxy::resource_policies_enforced`]: which tables a write touches, and the refusal.
 //!
 //! AWS authorizes TransactWriteItems by the PutItem, UpdateItem and DeleteItem it carries, and
 //! PartiQL writes by `PartiQLInsert`, `PartiQLUpdate` and `PartiQLDelete` (DynamoDB Developer
 //! Guide, "IAM policies with PartiQL for DynamoDB").
 
+use hyper::body::Bytes;
+use hyper::header::HeaderMap;
+use hyper::Response;
 use serde_json::Value;
+
+use super::upstream::Upstream;
+use super::wire::{aws_error, Body};
 
 /// Each `(table, action)` the write `operation` with `body` needs allowed; empty for anything
 /// that writes no item.
@@ -82,6 +88,52 @@ fn table_name(name_or_arn: &str) -> String {
         .split_once(":table/")
         .map_or(name_or_arn, |(_, rest)| rest.split('/').next().unwrap_or(rest))
         .to_owned()
+}
+
+/// AWS's refusal of an item write that a table's resource-based policy denies to everyone.
+/// The policy is read from the upstream. See [`super::Proxy::resource_policies_enforced`].
+pub(super) async fn refuse_denied_write(
+    upstream: &Upstream,
+    headers: &HeaderMap,
+    operation: &str,
+    request: &Bytes,
+) -> Option<Response<Body>> {
+    let request = serde_json::from_slice::<serde_json::Value>(request).ok()?;
+    for (table, action) in touched(operation, &request) {
+        let (status, described) = upstream
+            .call(
+                headers,
+                "DescribeTable",
+                &serde_json::json!({ "TableName": table }),
+            )
+            .await?;
+        if !status.is_success() {
+            // No such table: the upstream answers for it.
+            continue;
+        }
+        let described: serde_json::Value = serde_json::from_str(&described).ok()?;
+        let arn = described["Table"]["TableArn"].as_str()?.to_owned();
+        let (status, policy) = upstream
+            .call(
+                headers,
+                "GetResourcePolicy",
+                &serde_json::json!({ "ResourceArn": arn }),
+            )
+            .await?;
+        if !status.is_success() {
+            continue;
+        }
+        let policy: serde_json::Value = serde_json::from_str(&policy).ok()?;
+        let document = policy["Policy"].as_str().unwrap_or_default();
+        if ddb_rollover::table::seal::denies_to_everyone(document, action) {
+            let message = format!(
+                "User: arn:aws:iam::123456789012:user/testing is not authorized to perform: {action} on \
+                 resource: {arn} with an explicit deny in a resource-based policy (emulated by the testkit proxy)"
+            );
+            return Some(aws_error(400, "AccessDeniedException", &message));
+        }
+    }
+    None
 }
 
 #[cfg(test)]

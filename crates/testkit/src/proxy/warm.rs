@@ -1,14 +1,24 @@
 //! Warm throughput as AWS treats it, where the local servers do not: moto reports a raise
 //! ACTIVE at once and takes a lower value (AWS: "Once increased, warm throughput values can't
-//! be decreased"; a raise is UPDATING, then ACTIVE). The JSON work of
-//! [`super::Proxy::warm_never_lowered`] and [`super::Proxy::warm_updating_answers`].
+//! be decreased"; a raise is UPDATING, then ACTIVE). What
+//! [`super::Proxy::warm_never_lowered`] and [`super::Proxy::warm_updating_answers`] do.
 
 use serde_json::Value;
+use std::sync::Mutex;
+
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::header::HeaderMap;
+use hyper::Response;
+
+use super::state::{lock, State};
+use super::upstream::Upstream;
+use super::wire::{aws_error, whole, Body};
 
 /// The first part of an UpdateTable (`request`) whose `WarmThroughput` asks less than the table
 /// (`described`, DescribeTable's reply) has on a dimension, said as AWS's refusal would; `None`
 /// when nothing is lowered (or nothing asked).
-pub(super) fn lowered(request: &Value, described: &Value) -> Option<String> {
+fn lowered(request: &Value, described: &Value) -> Option<String> {
     let table = &described["Table"];
     let mut asked: Vec<(String, &Value, &Value)> = Vec::new();
     if request.get("WarmThroughput").is_some() {
@@ -52,7 +62,7 @@ pub(super) fn lowered(request: &Value, described: &Value) -> Option<String> {
 
 /// Marks the warm throughput of a DescribeTable reply (the table's and every index's) UPDATING;
 /// `false` when the reply reports none, and is left as it is.
-pub(super) fn mark_updating(reply: &mut Value) -> bool {
+fn mark_updating(reply: &mut Value) -> bool {
     let table = &mut reply["Table"];
     if table.get("WarmThroughput").is_none() {
         return false;
@@ -68,6 +78,56 @@ pub(super) fn mark_updating(reply: &mut Value) -> bool {
         }
     }
     true
+}
+
+/// AWS's refusal of an UpdateTable that lowers a warm throughput, if `request` is one. See
+/// [`super::Proxy::warm_never_lowered`].
+pub(super) async fn refuse_lower_warm(
+    upstream: &Upstream,
+    headers: &HeaderMap,
+    request: &Bytes,
+) -> Option<Response<Body>> {
+    let update = serde_json::from_slice::<serde_json::Value>(request).ok()?;
+    let asks_warm = update.get("WarmThroughput").is_some()
+        || update["GlobalSecondaryIndexUpdates"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|u| u["Update"].get("WarmThroughput").is_some());
+    if !asks_warm {
+        return None;
+    }
+    let describe = serde_json::json!({ "TableName": update.get("TableName")? });
+    let (status, reply) = upstream.call(headers, "DescribeTable", &describe).await?;
+    if !status.is_success() {
+        return None;
+    }
+    let described = serde_json::from_str::<serde_json::Value>(&reply).ok()?;
+    let why = lowered(&update, &described)?;
+    Some(aws_error(400, "ValidationException", &why))
+}
+
+/// `reply` (a successful DescribeTable of `table`) with its warm throughput UPDATING while
+/// the table has had fewer than `n` such answers. See [`super::Proxy::warm_updating_answers`].
+pub(super) async fn report_updating(
+    state: &Mutex<State>,
+    table: &str,
+    n: usize,
+    reply: Response<Body>,
+) -> Response<Body> {
+    if lock(state).warm_answers.get(table).copied().unwrap_or(0) >= n {
+        return reply;
+    }
+    let (parts, body) = reply.into_parts();
+    let body = whole(body).await;
+    let Ok(mut described) = serde_json::from_slice::<serde_json::Value>(&body) else {
+        return Response::from_parts(parts, Full::new(body));
+    };
+    if !mark_updating(&mut described) {
+        return Response::from_parts(parts, Full::new(body));
+    }
+    *lock(state).warm_answers.entry(table.to_owned()).or_insert(0) += 1;
+    Response::from_parts(parts, Full::new(Bytes::from(described.to_string())))
 }
 
 #[cfg(test)]

@@ -19,25 +19,37 @@ pub struct PeriodTable {
     pub start: DateTime<Utc>,
     /// First instant after the period.
     pub end: DateTime<Utc>,
+    /// The period itself.
     #[serde(skip)]
     pub slot: Slot,
 }
 
 impl PeriodTable {
+    /// Whether `t` falls in the period.
     pub fn contains(&self, t: DateTime<Utc>) -> bool {
         self.start <= t && t < self.end
     }
 }
 
+/// Why an instant or a time range has no tables.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum RouteError {
+    /// An instant outside the years period labels can hold.
     #[error("{field} is {value}: tables exist only for instants in the years 1000 to 9999")]
     OutOfRange {
+        /// Which argument held it.
         field: &'static str,
+        /// The instant.
         value: DateTime<Utc>,
     },
+    /// A range whose start is after its end.
     #[error("from ({from}) is after to ({to}): a time range needs from <= to")]
-    Reversed { from: DateTime<Utc>, to: DateTime<Utc> },
+    Reversed {
+        /// The range's start.
+        from: DateTime<Utc>,
+        /// The range's end.
+        to: DateTime<Utc>,
+    },
 }
 
 /// The table that holds items stamped `t`.

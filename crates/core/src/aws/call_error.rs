@@ -5,15 +5,18 @@
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 
+/// One AWS call that failed, with what the answer said.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{operation}: {}", self.describe())]
 pub struct CallError {
+    /// The operation called, as AWS names it.
     pub operation: &'static str,
     /// `None`: no response (connection, timeout, credentials).
     pub status: Option<u16>,
     /// AWS's error code (`ParameterNotFound`, `AccessDenied`); empty when the answer had none
     /// (a HEAD has no body).
     pub code: String,
+    /// AWS's error message, or what went wrong without an answer.
     pub message: String,
 }
 

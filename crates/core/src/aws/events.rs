@@ -14,9 +14,13 @@ pub const EVENT_SOURCE: &str = "ddb-rollover";
 
 /// The event detail types.
 pub const TABLE_READY: &str = "Table Ready";
+/// A table moved to another phase: its capacity, class or autoscaling changed.
 pub const PHASE_CHANGED: &str = "Phase Changed";
+/// A table's archive export completed and the archived tag was set.
 pub const TABLE_ARCHIVED: &str = "Table Archived";
+/// Retention deleted a table.
 pub const TABLE_DELETED: &str = "Table Deleted";
+/// `restore` imported a table from its archive.
 pub const TABLE_RESTORED: &str = "Table Restored";
 
 /// PutEvents takes at most 10 entries a call.
@@ -26,7 +30,9 @@ const EVENTS_PER_CALL: usize = 10;
 /// One event: its detail type and detail.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
+    /// One of the detail type constants above.
     pub detail_type: &'static str,
+    /// The event's detail, a JSON object.
     pub detail: Value,
 }
 

@@ -38,7 +38,9 @@ pub struct SdkSettings {
 /// credentials cache, one HTTPS client, the same endpoint, region, retries and timeouts.
 #[derive(Clone, Debug)]
 pub struct AwsClients {
+    /// DynamoDB: the tables, their exports and imports.
     pub dynamodb: aws_sdk_dynamodb::Client,
+    /// Application Auto Scaling, for autoscaling phases.
     pub autoscaling: aws_sdk_applicationautoscaling::Client,
     /// Archives: the exports' manifests and data files ([`crate::aws::archive`]).
     #[cfg(feature = "s3")]

@@ -27,6 +27,7 @@ pub enum Operation {
 }
 
 impl Operation {
+    /// The operation's name, `create_new` or `resize_old`.
     pub fn as_str(self) -> &'static str {
         match self {
             Operation::CreateNew => "create_new",
@@ -58,18 +59,25 @@ impl FromStr for Operation {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Decision {
+    /// CreateTable: the period's table does not exist yet.
     Create(TableSpec),
     /// The period's table is being deleted (DELETING): wait until it is gone, within the run's
     /// time, then create it again. Failing that, the run fails: the period has no table.
     Recreate(TableSpec),
+    /// UpdateTable of the billing mode or throughput, the table's and its indexes'.
     Update(CapacityChange),
+    /// UpdateTable of the table class.
     UpdateClass(ClassChange),
     /// Template upkeep.
     Tag(TagChange),
+    /// Turn TTL on with the template's attribute.
     EnableTtl(TtlChange),
+    /// Turn point-in-time recovery on.
     EnablePointInTimeRecovery {
+        /// The table's name.
         name: String,
     },
+    /// UpdateTable of one setting besides capacity and class.
     Configure(SettingChange),
     /// Retention.
     Export(ExportRequest),
@@ -78,6 +86,7 @@ pub enum Decision {
     Seal(SealRequest),
     /// A sealed table no longer due for deletion: remove our statement, and only ours.
     Unseal(UnsealRequest),
+    /// DeleteTable: the table is past `delete_after` (and archived, when archiving is on).
     Delete(DeleteRequest),
     /// Autoscaling phases: register scalable targets with our target-tracking policy.
     RegisterScaling(RegisterScaling),
@@ -87,7 +96,9 @@ pub enum Decision {
     Unchanged,
     /// Needs a change that DynamoDB would refuse now; a later run does it.
     Deferred {
+        /// The earliest time DynamoDB would take the change, when known.
         retry_after: Option<DateTime<Utc>>,
+        /// Why DynamoDB would refuse the change now.
         cause: DeferralCause,
     },
     /// Not this operation's concern.
@@ -100,6 +111,7 @@ pub enum Decision {
 }
 
 impl Decision {
+    /// Whether the run would call AWS for this decision (not unchanged, deferred, skipped, foreign or blocked).
     pub fn is_change(&self) -> bool {
         !matches!(
             self,
@@ -150,6 +162,7 @@ impl Decision {
 /// One table's decision and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PlanItem {
+    /// The table's name.
     pub table: String,
     /// The period label, for tables we own.
     pub period: Option<String>,
@@ -172,15 +185,22 @@ pub struct PlanItem {
     /// does not exist or was only listed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Verdict>,
+    /// What the run does with the table.
     pub decision: Decision,
+    /// Why, in words for the operator.
     pub reason: String,
 }
 
+/// Every table's decision for one run of one operation.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Plan {
+    /// The operation planned.
     pub operation: Operation,
+    /// The run's time: periods, ages and deadlines are counted from it.
     pub at: DateTime<Utc>,
+    /// The policy's table-name prefix.
     pub prefix: String,
+    /// The label of the period `at` falls in.
     pub current_period: String,
     /// Sorted by table name, which for owned tables is time order.
     pub items: Vec<PlanItem>,

@@ -52,6 +52,7 @@ pub enum DeferralCause {
 }
 
 impl DeferralCause {
+    /// Every cause.
     pub const ALL: [DeferralCause; 15] = [
         DeferralCause::TableBusy,
         DeferralCause::IndexBusy,

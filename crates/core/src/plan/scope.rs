@@ -68,8 +68,11 @@ pub(crate) fn reads_for(
 /// The reads besides DescribeTable a table's decision needs in one run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Reads {
+    /// The table's tags (ListTagsOfResource).
     pub tags: bool,
+    /// The table's TTL (DescribeTimeToLive).
     pub ttl: bool,
+    /// Whether point-in-time recovery is on (DescribeContinuousBackups).
     pub point_in_time_recovery: bool,
     /// The scalable targets (and their policies) on the table and its indexes. Read with one
     /// set of calls for every described table of the run when any table needs them.

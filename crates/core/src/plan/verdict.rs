@@ -38,6 +38,7 @@ use crate::table::{ObservedTable, ObservedWarm};
 /// Everything a run may do with one table, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Verdict {
+    /// Whose the table is, and on what evidence.
     #[serde(flatten)]
     pub owner: Owner,
     /// The table's parts that are not the policy's: no action touches them.
@@ -61,12 +62,17 @@ pub struct Verdict {
 pub enum Owner {
     /// The policy manages the table, which holds `slot`.
     Ours {
+        /// The period the table holds.
         #[serde(skip)]
         slot: Slot,
+        /// The evidence that it is ours.
         by: OwnedBy,
     },
     /// Starts with our name prefix but is not provably ours: reported, never touched.
-    NotOurs { why: NotOurs },
+    NotOurs {
+        /// Why it is not provably ours.
+        why: NotOurs,
+    },
 }
 
 /// The evidence that a table is ours.
@@ -83,19 +89,29 @@ pub enum OwnedBy {
     NameWithoutFamilyTag,
 }
 
+/// Why a table under our name prefix is not provably ours.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum NotOurs {
     /// Another ddb-rollover family's table: its family tag names another prefix.
-    OtherFamily { family: String },
+    OtherFamily {
+        /// The prefix its family tag names.
+        family: String,
+    },
     /// The rest of the name is not a label of our period, and no tag of ours claims it.
     UnknownName,
     /// The name is ours but the key schema is not, and no family tag claims it: a hand-made
     /// look-alike.
-    LookAlike { have: KeySchema },
+    LookAlike {
+        /// The key schema the table has.
+        have: KeySchema,
+    },
     /// `restore` imported it short of its archive: an operator looks into it before anything
     /// treats it as the period's table.
-    ShortImport { why: String },
+    ShortImport {
+        /// What the imported table falls short of.
+        why: String,
+    },
 }
 
 /// A part of a table that is not the policy's.
@@ -103,11 +119,19 @@ pub enum NotOurs {
 #[serde(tag = "part", rename_all = "snake_case")]
 pub enum ForeignPart {
     /// A global secondary index whose name, key schema or projection is not the policy's.
-    Index { name: String, why: String },
+    Index {
+        /// The index's name.
+        name: String,
+        /// What differs from the policy's index.
+        why: String,
+    },
     /// A scalable target without this policy's scaling policy.
     Target {
+        /// The resource and dimension the target is registered for.
         key: ScalableKey,
+        /// The names of the scaling policies on it, none of them ours.
         policies: Vec<String>,
+        /// The names of the scheduled actions on it.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         scheduled_actions: Vec<String>,
     },
@@ -115,8 +139,11 @@ pub enum ForeignPart {
     /// actions: ours is removed when the phase ends, the target never deregistered (that would
     /// delete theirs).
     SharedTarget {
+        /// The resource and dimension the target is registered for.
         key: ScalableKey,
+        /// The names of the scaling policies on it that are not ours.
         policies: Vec<String>,
+        /// The names of the scheduled actions on it.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         scheduled_actions: Vec<String>,
     },
@@ -125,7 +152,10 @@ pub enum ForeignPart {
     DeletionProtection,
     /// Statements in the table's resource-based policy that are not our seal (by Sid, or
     /// position): someone else's. Never changed; DeleteTable would destroy them.
-    ResourcePolicy { statements: Vec<String> },
+    ResourcePolicy {
+        /// The foreign statements, by Sid (or position).
+        statements: Vec<String>,
+    },
 }
 
 /// A missing piece of the positive evidence retention needs to delete a table.
@@ -141,7 +171,10 @@ pub enum NoEvidence {
     /// Ours by name or period tags only: never created (or adopted) by this family.
     NoFamilyTag,
     /// Its key schema is not the policy's (or DescribeTable did not give it).
-    KeyDiffers { have: Option<KeySchema> },
+    KeyDiffers {
+        /// The key schema the table has; `None` when DescribeTable did not give it.
+        have: Option<KeySchema>,
+    },
     /// Its local secondary indexes are not the policy's.
     LocalIndexesDiffer,
     /// Global secondary indexes that are not the policy's are on it: deleting the table would
@@ -163,19 +196,24 @@ pub enum NoEvidence {
 /// What the verdict rests on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Seen {
+    /// Whether the table's tags were read.
     pub tags: Reading,
+    /// Whether the scalable targets on the table and its GSIs were read.
     pub scaling: Reading,
+    /// Whether the table's resource-based policy was read.
     pub resource_policy: Reading,
 }
 
 /// Whether one of the optional reads was made.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Reading {
+    /// The run did not ask.
     #[default]
     NotRead,
     /// The endpoint does not implement the API (DynamoDB Local's tags, Application Auto
     /// Scaling on DynamoDB Local and dynalite): nothing of that kind can exist there.
     Unsupported,
+    /// Read, and the answer is in the observation.
     Read,
 }
 

@@ -36,10 +36,13 @@ pub struct Blueprint {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BlueprintDocument {
+    /// Attribute holding each item's expiry in epoch seconds; absent leaves TTL as it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttl_attribute: Option<String>,
+    /// `true` turns point-in-time recovery on; it is never turned off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub point_in_time_recovery: Option<bool>,
+    /// `true` sets deletion protection, which retention lifts just before it deletes a table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletion_protection: Option<bool>,
     /// `"keys_only"`, `"new_image"`, `"old_image"`, `"new_and_old_images"` or `"off"`.
@@ -48,8 +51,10 @@ pub struct BlueprintDocument {
     /// `"aws_owned"`, `"aws_managed"` or `"customer_managed"` (with `kms_key`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encryption: Option<String>,
+    /// The customer managed KMS key (ARN, ID or alias), with `encryption = "customer_managed"` only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kms_key: Option<String>,
+    /// The user's tags for every table; keys may not start with `ddb-rollover:`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
 }

@@ -23,36 +23,49 @@ use serde_path_to_error::Segment;
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyDocument {
+    /// The start of every table name, before the period label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix: Option<String>,
+    /// How long each table's period is: `"day"`, `"month"`, ...
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub period: Option<String>,
+    /// The IANA time zone periods start and end in (`"Europe/Berlin"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timezone: Option<String>,
+    /// How many future periods' tables to create ahead of time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub premake: Option<i64>,
+    /// The tables' partition key and optional sort key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<KeySchemaDocument>,
+    /// Global secondary indexes every table has.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indexes: Option<Vec<IndexDocument>>,
+    /// Local secondary indexes, created with each table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local_indexes: Option<Vec<LocalIndexDocument>>,
+    /// The settings a table moves through as it ages, by `min_age`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases: Option<Vec<PhaseDocument>>,
     /// How long a table keeps phase 0 after its period ends: `"90m"`, `"2h"` (humantime).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grace: Option<String>,
+    /// Settings besides capacity that every table carries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<BlueprintDocument>,
+    /// Archiving and deletion of old tables.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retention: Option<RetentionDocument>,
+    /// Calls per second to the APIs AWS rate-limits per account.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rates: Option<RatesDocument>,
 }
 
+/// One phase as written by the user; [`crate::policy::Phase`] says what each setting means.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PhaseDocument {
+    /// How many periods old a table is when it enters this phase.
     pub min_age: i64,
     /// `"provisioned"` (default) or `"on_demand"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -60,16 +73,19 @@ pub struct PhaseDocument {
     /// Provisioned read / write capacity units; required for provisioned phases.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read: Option<i64>,
+    /// Provisioned write capacity units (see `read`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write: Option<i64>,
     /// On-demand maximum read / write request units per second; optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_read: Option<i64>,
+    /// On-demand maximum write request units per second (see `max_read`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_write: Option<i64>,
     /// Global secondary indexes' capacity in a provisioned phase; default: `read` / `write`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index_read: Option<i64>,
+    /// Global secondary indexes' write capacity units (see `index_read`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index_write: Option<i64>,
     /// Per-index capacity in a provisioned phase, by index name, where one index needs more
@@ -79,6 +95,7 @@ pub struct PhaseDocument {
     /// Global secondary indexes' on-demand maximums in an on-demand phase; optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index_max_read: Option<i64>,
+    /// Global secondary indexes' on-demand maximum write request units (see `index_max_read`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index_max_write: Option<i64>,
     /// `"standard"` or `"standard_ia"`; absent leaves the class as it is.
@@ -98,12 +115,16 @@ pub struct PhaseDocument {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AutoscalingDocument {
+    /// Fewest read capacity units.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_read: Option<i64>,
+    /// Most read capacity units.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_read: Option<i64>,
+    /// Fewest write capacity units.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_write: Option<i64>,
+    /// Most write capacity units.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_write: Option<i64>,
     /// Target utilisation in percent, 20 to 90.
@@ -112,6 +133,7 @@ pub struct AutoscalingDocument {
 }
 
 impl PolicyDocument {
+    /// Reads a policy document written in TOML.
     pub fn from_toml(text: &str) -> Result<PolicyDocument, PolicyError> {
         let value: toml::Value = toml::from_str(text).map_err(|e| PolicyError::Syntax {
             format: "TOML",
@@ -124,6 +146,7 @@ impl PolicyDocument {
         Self::from_value(value).map(|(document, _)| document)
     }
 
+    /// Reads a policy document written in JSON.
     pub fn from_json(text: &str) -> Result<PolicyDocument, PolicyError> {
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| PolicyError::Syntax {
             format: "JSON",
@@ -196,6 +219,7 @@ impl PolicyDocument {
         Err(PolicyError::Invalid(found))
     }
 
+    /// Reads a policy file: `.json` as JSON, anything else as TOML.
     pub fn load(path: &Path) -> Result<PolicyDocument, PolicyError> {
         let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
             path: path.display().to_string(),

@@ -22,8 +22,11 @@ pub(crate) const MAX_PROJECTED_ATTRIBUTES: usize = 100;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IndexDocument {
+    /// The index's name.
     pub name: String,
+    /// The index's partition key.
     pub partition: KeyAttributeDocument,
+    /// The index's sort key, if it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sort: Option<KeyAttributeDocument>,
     /// Default `"all"`, as DynamoDB's console.
@@ -35,8 +38,11 @@ pub struct IndexDocument {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LocalIndexDocument {
+    /// The index's name.
     pub name: String,
+    /// The index's sort key; its partition key is the table's.
     pub sort: KeyAttributeDocument,
+    /// Default `"all"`, as DynamoDB's console.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub projection: Option<ProjectionDocument>,
 }
@@ -46,8 +52,14 @@ pub struct LocalIndexDocument {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged, deny_unknown_fields)]
 pub enum ProjectionDocument {
+    /// `"keys_only"` or `"all"`.
     Kind(String),
-    Include { include: Vec<String> },
+    /// Keys and the attributes listed.
+    Include {
+        /// The non-key attributes the index holds.
+        include: Vec<String>,
+    },
+    /// Anything else, kept for validation to name.
     Other(serde_json::Value),
 }
 

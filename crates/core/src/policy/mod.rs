@@ -55,16 +55,22 @@ pub(crate) const MAX_GRACE: Duration = Duration::from_secs(100 * 31_557_600);
 /// [`Policy::load`] or [`PolicyDocument::validate`].
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Policy {
+    /// The start of every table name, before the period label.
     pub prefix: String,
+    /// How long each table's period is.
     pub period: PeriodKind,
+    /// The time zone periods start and end in.
     pub timezone: Tz,
+    /// How many future periods' tables to create ahead of time.
     pub premake: u32,
+    /// Every table's partition key and optional sort key.
     pub key: KeySchema,
     /// Global secondary indexes every table is created with (and current and pre-built tables
     /// get when the policy adds one).
     pub indexes: Vec<GlobalIndex>,
     /// Local secondary indexes, created with each table (DynamoDB cannot add them later).
     pub local_indexes: Vec<LocalIndex>,
+    /// The phases, by ascending `min_age`; the first has `min_age` 0.
     pub phases: Vec<Phase>,
     /// How long after its period ends a table keeps phase 0 (late writes from devices that
     /// buffer); `None`: it moves on at the first resize_old run after the period.
@@ -80,6 +86,7 @@ pub struct Policy {
 /// The settings a table should have once it is at least `min_age` periods old.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Phase {
+    /// How many periods old a table is when it enters this phase.
     pub min_age: u32,
     /// Provisioned capacity, or on-demand with optional maximum throughput.
     pub billing: Billing,
@@ -159,10 +166,12 @@ impl Default for Policy {
 }
 
 impl Policy {
+    /// Reads and validates a policy written in TOML.
     pub fn from_toml(text: &str) -> Result<Policy, PolicyError> {
         PolicyDocument::from_toml(text)?.validate()
     }
 
+    /// Reads and validates a policy written in JSON.
     pub fn from_json(text: &str) -> Result<Policy, PolicyError> {
         PolicyDocument::from_json(text)?.validate()
     }
@@ -172,10 +181,12 @@ impl Policy {
         PolicyDocument::load(path)?.validate()
     }
 
+    /// The policy's period kind in its time zone.
     pub fn calendar(&self) -> Calendar {
         Calendar::new(self.period, self.timezone)
     }
 
+    /// How the policy's tables are named, and how a name is read back.
     pub fn naming(&self) -> TableNaming {
         TableNaming::new(&self.prefix, self.calendar())
     }
@@ -188,6 +199,7 @@ impl Policy {
             .unwrap_or(0)
     }
 
+    /// The phase for a table `age` periods old; current and future tables get phase 0.
     pub fn phase_for_age(&self, age: i64) -> &Phase {
         &self.phases[self.phase_index_for_age(age)]
     }
@@ -197,6 +209,7 @@ impl Policy {
         self.template.point_in_time_recovery || self.archive().is_some()
     }
 
+    /// Where old tables are exported before deletion; `None` when they are not archived.
     pub fn archive(&self) -> Option<&crate::policy::retention::Archive> {
         self.retention.as_ref().and_then(|r| r.archive.as_ref())
     }

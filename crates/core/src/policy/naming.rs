@@ -26,6 +26,7 @@ pub struct TableNaming {
 }
 
 impl TableNaming {
+    /// Naming for tables `{prefix}_{label}`, labels from `calendar`.
     pub fn new(prefix: &str, calendar: Calendar) -> Self {
         TableNaming {
             prefix: prefix.to_string(),
@@ -33,10 +34,12 @@ impl TableNaming {
         }
     }
 
+    /// The policy's prefix, without the `_` before the label.
     pub fn prefix(&self) -> &str {
         &self.prefix
     }
 
+    /// The calendar whose period labels end the names.
     pub fn calendar(&self) -> &Calendar {
         &self.calendar
     }
@@ -46,10 +49,12 @@ impl TableNaming {
         format!("{}_", self.prefix)
     }
 
+    /// The name of the table that holds `slot`: `{prefix}_{label}`.
     pub fn table_name(&self, slot: Slot) -> String {
         format!("{}_{}", self.prefix, self.calendar.label(slot))
     }
 
+    /// Whether `table_name` names one of this prefix's periods, is only under the prefix, or is unrelated.
     pub fn classify(&self, table_name: &str) -> Ownership {
         let Some(label) = table_name
             .strip_prefix(self.prefix.as_str())

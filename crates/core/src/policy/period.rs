@@ -35,11 +35,15 @@ use serde::{Deserialize, Serialize};
 pub enum PeriodKind {
     /// `n` hours, where `n` divides a day: 1, 2, 3, 4, 6, 8 or 12.
     Hours(u8),
+    /// One calendar day.
     Day,
     /// ISO week, Monday to Sunday.
     Week,
+    /// One calendar month.
     Month,
+    /// Three calendar months, from January, April, July or October.
     Quarter,
+    /// One calendar year.
     Year,
 }
 
@@ -122,12 +126,21 @@ impl Slot {
 /// Why a table-name label is not a period of a calendar.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum LabelError {
+    /// The label does not have the shape the period kind's labels have.
     #[error("period label {label:?} is malformed: expected {expected} with a year from 1000 to 9999")]
-    Malformed { label: String, expected: &'static str },
+    Malformed {
+        /// The label as found.
+        label: String,
+        /// The shape the period kind's labels have.
+        expected: &'static str,
+    },
     /// Well formed, but no period has this label: the hour is not a boundary or falls in a DST
     /// gap, `.2` marks an hour that does not repeat, or the date was skipped by the zone.
     #[error("no period is labelled {label:?} in this calendar")]
-    NoSuchPeriod { label: String },
+    NoSuchPeriod {
+        /// The label as found.
+        label: String,
+    },
 }
 
 /// A period kind in an IANA time zone: all period arithmetic.
@@ -150,10 +163,12 @@ impl Calendar {
         Calendar { kind, tz }
     }
 
+    /// The period kind.
     pub fn kind(&self) -> PeriodKind {
         self.kind
     }
 
+    /// The time zone periods start and end in.
     pub fn tz(&self) -> Tz {
         self.tz
     }

@@ -15,7 +15,9 @@ pub(crate) const MAX_TAG_WRITES_PER_SECOND: u32 = 5;
 /// The validated `[rates]` section: calls per second, 1 up to AWS's rate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Rates {
+    /// ListTagsOfResource calls per second.
     pub list_tags_of_resource: u32,
+    /// TagResource and UntagResource calls per second, together.
     pub tag_resource: u32,
 }
 
@@ -32,8 +34,10 @@ impl Default for Rates {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RatesDocument {
+    /// ListTagsOfResource calls per second, 1 to 10; default 10.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub list_tags_of_resource: Option<i64>,
+    /// TagResource and UntagResource calls per second together, 1 to 5; default 5.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag_resource: Option<i64>,
 }

@@ -12,9 +12,11 @@ pub(crate) const MAX_DELETES_PER_RUN: u32 = 100;
 /// The validated `[retention]` section.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Retention {
+    /// Export tables to S3 before deleting them; `None`: no exports.
     pub archive: Option<Archive>,
     /// Periods after which a table is deleted; `None` keeps tables forever.
     pub delete_after: Option<u32>,
+    /// The most tables one run deletes.
     pub max_deletes_per_run: u32,
     /// The newest N tables (by period, current and pre-built included) are never deleted.
     pub keep_newest: u32,
@@ -30,6 +32,7 @@ pub struct Retention {
 pub struct Archive {
     /// Periods after which a table is exported.
     pub after: u32,
+    /// The S3 bucket exports go to.
     pub bucket: String,
     /// Key prefix; each table's export goes under `{prefix}{table}/`.
     pub prefix: String,
@@ -46,16 +49,22 @@ impl Archive {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RetentionDocument {
+    /// Periods after which a table is exported; absent: no exports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub archive_after: Option<i64>,
+    /// The S3 bucket exports go to; required with `archive_after`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bucket: Option<String>,
+    /// S3 key prefix for the exports; default `ddb-rollover/`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix: Option<String>,
+    /// Periods after which a table is deleted; absent keeps tables forever.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete_after: Option<i64>,
+    /// The most tables one run deletes; default 5.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_deletes_per_run: Option<i64>,
+    /// How many of the newest tables are never deleted; default 3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep_newest: Option<i64>,
     /// `true` lets retention delete where the endpoint cannot read tags (DynamoDB Local); only
@@ -160,6 +169,7 @@ impl RetentionDocument {
 }
 
 impl Retention {
+    /// The document that validates to these rules.
     pub fn to_document(&self) -> RetentionDocument {
         RetentionDocument {
             archive_after: self.archive.as_ref().map(|a| i64::from(a.after)),

@@ -22,9 +22,13 @@ pub(crate) const MAX_POLICY_NAME: usize = 256;
 /// capacity between min and max, aiming at `target` percent utilisation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Autoscaling {
+    /// Fewest read capacity units the autoscaler may set.
     pub min_read: i64,
+    /// Most read capacity units the autoscaler may set.
     pub max_read: i64,
+    /// Fewest write capacity units the autoscaler may set.
     pub min_write: i64,
+    /// Most write capacity units the autoscaler may set.
     pub max_write: i64,
     /// Percent, 20 to 90.
     pub target: u32,
@@ -55,17 +59,22 @@ impl fmt::Display for Autoscaling {
 /// The scalable dimensions of a DynamoDB table and of its global secondary indexes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum ScalableDimension {
+    /// The table's read capacity units.
     #[serde(rename = "dynamodb:table:ReadCapacityUnits")]
     TableRead,
+    /// The table's write capacity units.
     #[serde(rename = "dynamodb:table:WriteCapacityUnits")]
     TableWrite,
+    /// A global secondary index's read capacity units.
     #[serde(rename = "dynamodb:index:ReadCapacityUnits")]
     IndexRead,
+    /// A global secondary index's write capacity units.
     #[serde(rename = "dynamodb:index:WriteCapacityUnits")]
     IndexWrite,
 }
 
 impl ScalableDimension {
+    /// Every dimension: the table's read and write, then an index's.
     pub const ALL: [ScalableDimension; 4] = [
         ScalableDimension::TableRead,
         ScalableDimension::TableWrite,
@@ -73,6 +82,7 @@ impl ScalableDimension {
         ScalableDimension::IndexWrite,
     ];
 
+    /// The dimension as Application Auto Scaling spells it (`dynamodb:table:ReadCapacityUnits`, ...).
     pub fn as_wire_str(self) -> &'static str {
         match self {
             ScalableDimension::TableRead => "dynamodb:table:ReadCapacityUnits",
@@ -82,10 +92,12 @@ impl ScalableDimension {
         }
     }
 
+    /// The dimension Application Auto Scaling's string names; `None` for one not DynamoDB's.
     pub fn from_wire(value: &str) -> Option<ScalableDimension> {
         Self::ALL.into_iter().find(|d| d.as_wire_str() == value)
     }
 
+    /// Whether the dimension is read capacity (of the table or an index).
     pub fn is_read(self) -> bool {
         matches!(self, ScalableDimension::TableRead | ScalableDimension::IndexRead)
     }
@@ -131,7 +143,9 @@ pub fn table_of(resource_id: &str) -> Option<&str> {
 /// One scalable dimension of one resource: what a scalable target is registered for.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct ScalableKey {
+    /// `table/NAME` or `table/NAME/index/INDEX` ([`resource_id`]).
     pub resource_id: String,
+    /// Read or write capacity, of the table or of an index.
     pub dimension: ScalableDimension,
 }
 
@@ -178,11 +192,13 @@ impl Eq for TargetValue {}
 /// One scaling policy attached to a scalable target, as DescribeScalingPolicies reports it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ObservedScalingPolicy {
+    /// The policy's name.
     pub name: String,
     /// `TargetTrackingScaling`, `StepScaling`, ...
     pub policy_type: String,
     /// The predefined metric of a target-tracking policy.
     pub metric: Option<String>,
+    /// The utilisation percentage a target-tracking policy aims at.
     pub target_value: Option<TargetValue>,
 }
 
@@ -190,9 +206,13 @@ pub struct ObservedScalingPolicy {
 /// attached to it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ObservedScalableTarget {
+    /// The resource and dimension the target is registered for.
     pub key: ScalableKey,
+    /// The target's MinCapacity, in capacity units.
     pub min: i64,
+    /// The target's MaxCapacity, in capacity units.
     pub max: i64,
+    /// The scaling policies attached to it (DescribeScalingPolicies).
     pub policies: Vec<ObservedScalingPolicy>,
     /// The names of the scheduled actions on it (DescribeScheduledActions). We never create
     /// one, so each is someone else's, and DeregisterScalableTarget would delete it.
@@ -223,11 +243,15 @@ impl ObservedScalableTarget {
 /// One scalable target to register (or update) with our target-tracking policy.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ScalingTarget {
+    /// The resource and dimension to register.
     pub key: ScalableKey,
+    /// MinCapacity, in capacity units.
     pub min: i64,
+    /// MaxCapacity, in capacity units.
     pub max: i64,
     /// Target utilisation, percent.
     pub target: u32,
+    /// Our target-tracking policy's name ([`policy_name`]).
     pub policy_name: String,
 }
 
@@ -235,7 +259,9 @@ pub struct ScalingTarget {
 /// table's, then its GSIs'. Both calls create or update, so a retry is harmless.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RegisterScaling {
+    /// The table's name.
     pub name: String,
+    /// The table's target first, then its GSIs'.
     pub targets: Vec<ScalingTarget>,
 }
 
@@ -245,7 +271,9 @@ pub struct RegisterScaling {
 /// target that carries anything of someone else's is left in place.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ScalingRemoval {
+    /// The resource and dimension the policy is on.
     pub key: ScalableKey,
+    /// Our target-tracking policy's name ([`policy_name`]).
     pub policy_name: String,
     /// Deregister the target too (once our policy is gone and no other policy and no scheduled
     /// action is left on it).
@@ -257,7 +285,9 @@ pub struct ScalingRemoval {
 /// phases, and after retention deleted it (deleting a table does not deregister its targets).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DeregisterScaling {
+    /// The table's name.
     pub name: String,
+    /// Each of our targets on the table and its GSIs.
     pub targets: Vec<ScalingRemoval>,
 }
 

@@ -10,15 +10,20 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KeySchema {
+    /// The partition (hash) key.
     pub partition: KeyAttribute,
+    /// The sort (range) key, if the table has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sort: Option<KeyAttribute>,
 }
 
+/// A key attribute: its name and scalar type.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KeyAttribute {
+    /// The attribute's name.
     pub name: String,
+    /// The attribute's type, `type` in the policy.
     #[serde(rename = "type")]
     pub kind: AttributeKind,
 }
@@ -26,8 +31,11 @@ pub struct KeyAttribute {
 /// DynamoDB scalar key types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum AttributeKind {
+    /// String.
     S,
+    /// Number.
     N,
+    /// Binary.
     B,
 }
 
@@ -37,7 +45,9 @@ pub enum AttributeKind {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KeySchemaDocument {
+    /// The partition (hash) key.
     pub partition: KeyAttributeDocument,
+    /// The sort (range) key, if the table has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sort: Option<KeyAttributeDocument>,
 }
@@ -46,7 +56,9 @@ pub struct KeySchemaDocument {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KeyAttributeDocument {
+    /// The attribute's name.
     pub name: String,
+    /// `S`, `N` or `B` when valid; validation names any other value.
     #[serde(rename = "type")]
     pub kind: String,
 }
@@ -95,7 +107,9 @@ impl From<&KeySchema> for KeySchemaDocument {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Capacity {
+    /// Read capacity units.
     pub read: i64,
+    /// Write capacity units.
     pub write: i64,
 }
 
@@ -120,7 +134,9 @@ impl fmt::Display for KeySchema {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "mode", rename_all = "snake_case")]
 pub enum Billing {
+    /// Provisioned read and write capacity units.
     Provisioned(Capacity),
+    /// On-demand (pay per request), with optional maximum throughput.
     OnDemand(OnDemandLimits),
 }
 
@@ -128,7 +144,9 @@ pub enum Billing {
 /// table-level maximum.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct OnDemandLimits {
+    /// Most read request units per second.
     pub max_read: Option<i64>,
+    /// Most write request units per second.
     pub max_write: Option<i64>,
 }
 
@@ -157,8 +175,10 @@ impl fmt::Display for Billing {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TableClass {
+    /// DynamoDB's default class.
     #[default]
     Standard,
+    /// Standard-Infrequent Access.
     StandardIa,
 }
 
@@ -192,13 +212,18 @@ impl fmt::Display for TableClass {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StreamView {
+    /// Only the changed item's key attributes.
     KeysOnly,
+    /// The item as it is after the change.
     NewImage,
+    /// The item as it was before the change.
     OldImage,
+    /// The item both before and after the change.
     NewAndOldImages,
 }
 
 impl StreamView {
+    /// Every view type.
     pub const ALL: [StreamView; 4] = [
         StreamView::KeysOnly,
         StreamView::NewImage,
@@ -225,6 +250,7 @@ impl StreamView {
         }
     }
 
+    /// The view type DynamoDB's spelling names; `None` for one it does not know.
     pub fn from_wire(value: &str) -> Option<StreamView> {
         StreamView::ALL.into_iter().find(|v| v.as_wire_str() == value)
     }
@@ -242,7 +268,10 @@ pub enum Encryption {
     /// The account's AWS managed key `alias/aws/dynamodb` (KMS charges apply).
     AwsManaged,
     /// A customer managed KMS key: its ARN, ID or alias.
-    CustomerManaged { kms_key: String },
+    CustomerManaged {
+        /// The key's ARN, ID or alias.
+        kms_key: String,
+    },
 }
 
 impl fmt::Display for Encryption {
@@ -259,7 +288,9 @@ impl fmt::Display for Encryption {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Projection {
+    /// Only the table's and the index's key attributes.
     KeysOnly,
+    /// Every attribute of the item.
     All,
     /// The keys and these attributes.
     Include(Vec<String>),
@@ -278,8 +309,11 @@ impl fmt::Display for Projection {
 /// A global secondary index the policy's tables carry: its own key and throughput.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct GlobalIndex {
+    /// The index's name.
     pub name: String,
+    /// The index's partition key and optional sort key.
     pub key: KeySchema,
+    /// Which attributes the index holds besides the keys.
     pub projection: Projection,
 }
 
@@ -287,7 +321,10 @@ pub struct GlobalIndex {
 /// these with the table only.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct LocalIndex {
+    /// The index's name.
     pub name: String,
+    /// The index's sort key; its partition key is the table's.
     pub sort: KeyAttribute,
+    /// Which attributes the index holds besides the keys.
     pub projection: Projection,
 }

@@ -13,6 +13,7 @@ pub(crate) const TAG_NAMESPACE: &str = "ddb-rollover:";
 /// Start and end of the table's period, RFC 3339: later decisions read the period from here
 /// rather than re-parsing the name under a policy that may have changed.
 pub const TAG_PERIOD_START: &str = "ddb-rollover:period-start";
+/// End of the table's period, RFC 3339 (see [`TAG_PERIOD_START`]).
 pub const TAG_PERIOD_END: &str = "ddb-rollover:period-end";
 /// The family the table belongs to: the prefix of the policy that made it. A table is never
 /// another family's just because its name starts with our prefix (`ts_eu_...` under `ts`).

@@ -26,7 +26,9 @@ use crate::policy::{
 /// One invalid field: its path in the document and what to change.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FieldError {
+    /// The field's path in the document (`phases[1].read`).
     pub field: String,
+    /// What is wrong and what to change.
     pub message: String,
 }
 
@@ -36,12 +38,26 @@ impl fmt::Display for FieldError {
     }
 }
 
+/// Why a policy could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
+    /// The policy file could not be read.
     #[error("cannot read policy file {path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        /// The file's path.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The text is not valid TOML or JSON.
     #[error("policy is not valid {format}: {message}")]
-    Syntax { format: &'static str, message: String },
+    Syntax {
+        /// `TOML` or `JSON`.
+        format: &'static str,
+        /// The parser's error.
+        message: String,
+    },
+    /// Every invalid field, each with what to change.
     #[error("invalid policy:\n  {}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n  "))]
     Invalid(Vec<FieldError>),
 }

@@ -33,7 +33,9 @@ pub(crate) const ON_DEMAND_WRITE: i64 = 4_000;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WarmThroughput {
+    /// Read units per second.
     pub read: i64,
+    /// Write units per second.
     pub write: i64,
 }
 
@@ -78,8 +80,10 @@ impl fmt::Display for WarmThroughput {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WarmDocument {
+    /// Read units per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read: Option<i64>,
+    /// Write units per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write: Option<i64>,
 }

@@ -29,17 +29,25 @@ use crate::table::changes::TagChange;
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Adoption {
     /// Checked: these tags make it this family's.
-    Tag { tags: BTreeMap<String, String> },
+    Tag {
+        /// Our tags to add, by key.
+        tags: BTreeMap<String, String>,
+    },
     /// Already carries our family tag.
     AlreadyOurs,
     /// Not adopted, for these reasons.
-    Refused { reasons: Vec<String> },
+    Refused {
+        /// Why, one sentence each.
+        reasons: Vec<String>,
+    },
 }
 
 /// One table's adoption and how it ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct AdoptionLine {
+    /// The table's name.
     pub table: String,
+    /// What `adopt` does with the table.
     #[serde(flatten)]
     pub adoption: Adoption,
     /// `planned` (dry run), `done`, `unchanged`, `refused` or `failed`.
@@ -48,15 +56,21 @@ pub struct AdoptionLine {
     /// action touches them, and retention does not delete the table while one is there.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The error, when the tagging failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
+/// What `adopt` did with each table it was given.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct AdoptReport {
+    /// When the adoption ran.
     pub at: DateTime<Utc>,
+    /// The policy's table-name prefix.
     pub prefix: String,
+    /// Whether the adoption only planned, changing nothing.
     pub dry_run: bool,
+    /// One line per table named.
     pub tables: Vec<AdoptionLine>,
 }
 

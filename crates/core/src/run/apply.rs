@@ -29,6 +29,7 @@ use crate::table::changes::{
 use crate::table::seal::SealRecord;
 use crate::table::{ObservedTable, TableStatus};
 
+/// How a run carries out its plan.
 #[derive(Clone, Copy, Debug)]
 pub struct ApplyOptions {
     /// Plan and report, change nothing.

@@ -31,14 +31,26 @@ pub enum ClockError {
         LABEL_YEARS.start(),
         LABEL_YEARS.end()
     )]
-    Unlabelled { at: DateTime<Utc>, what: &'static str },
+    /// The instant is in a year no period label can hold.
+    Unlabelled {
+        /// The instant.
+        at: DateTime<Utc>,
+        /// Which period (`current`, `pre-built`, ...).
+        what: &'static str,
+    },
 
     #[error(
         "{at} is in a later period than the wall clock ({wall}): resize_old would age today's table \
          by it and dial a live table down, or delete it. Use the real time, or allow it explicitly for a simulation \
          (--allow-future-clock, or \"allow_future_clock\": true in a manual event)"
     )]
-    TooFarAhead { at: DateTime<Utc>, wall: DateTime<Utc> },
+    /// A resize_old instant in a later period than the wall clock.
+    TooFarAhead {
+        /// The instant.
+        at: DateTime<Utc>,
+        /// The wall clock's time.
+        wall: DateTime<Utc>,
+    },
 }
 
 /// What the caller allows beyond the safe default.

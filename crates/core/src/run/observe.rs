@@ -27,7 +27,9 @@ use crate::policy::Policy;
 /// The tables a run could see, the ones it could not read, and what it could not ask.
 #[derive(Debug, Default)]
 pub struct Observation {
+    /// The tables DescribeTable answered for, with what else was read of them.
     pub tables: Vec<ObservedTable>,
+    /// The tables that could not be read, each with its error.
     pub unreadable: Vec<ControlPlaneError>,
     /// One sentence per optional API the endpoint does not implement, naming it and what was
     /// left out for every table; empty against AWS.

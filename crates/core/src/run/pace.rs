@@ -28,6 +28,7 @@ pub struct Paced<C> {
 }
 
 impl<C> Paced<C> {
+    /// `inner`, its tag calls paced at `rates`.
     pub fn new(inner: C, rates: Rates) -> Self {
         // The shape of AWS's own token bucket: up to one second's worth at once, then the
         // rate. A steady run's few tag calls go out without waiting; a catch-up over thousands
@@ -44,6 +45,7 @@ impl<C> Paced<C> {
         }
     }
 
+    /// The control plane the calls go to.
     pub fn inner(&self) -> &C {
         &self.inner
     }

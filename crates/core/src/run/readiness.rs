@@ -32,6 +32,7 @@ pub(crate) const MAX_WAIT: Duration = Duration::from_secs(120);
 /// One of the tables writers need now or next.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TargetTable {
+    /// The table's name.
     pub table: String,
     /// TableStatus as last seen; `None` when the table does not exist.
     pub status: Option<String>,
@@ -163,6 +164,7 @@ impl TargetTable {
 /// Whether the current period's table and every pre-built one are ready.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Readiness {
+    /// Whether every table is ready: none missing, none not ready.
     pub ready: bool,
     /// The current period's table first, then the pre-built ones in period order.
     pub tables: Vec<TargetTable>,
@@ -176,6 +178,7 @@ pub struct Readiness {
 }
 
 impl Readiness {
+    /// The readiness of `tables`, listing the missing and the not ready.
     pub fn from_tables(tables: Vec<TargetTable>) -> Readiness {
         let missing = tables
             .iter()

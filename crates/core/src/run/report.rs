@@ -31,6 +31,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The outcome's name in reports (`done`, `planned`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Done => "done",
@@ -45,11 +46,15 @@ impl Outcome {
     }
 }
 
+/// One plan item and what became of it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TableLine {
+    /// The table, its decision and why.
     #[serde(flatten)]
     pub item: PlanItem,
+    /// What became of the decision.
     pub outcome: Outcome,
+    /// The call's error, when it failed (or why a change was deferred at run time).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Why the change waits, on every deferred line: the planner's cause, or DynamoDB's
@@ -84,15 +89,24 @@ impl TableLine {
     }
 }
 
+/// How many lines had each outcome.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Summary {
+    /// Lines with outcome `done`.
     pub done: usize,
+    /// Lines with outcome `planned`.
     pub planned: usize,
+    /// Lines with outcome `unchanged`.
     pub unchanged: usize,
+    /// Lines with outcome `deferred`.
     pub deferred: usize,
+    /// Lines with outcome `failed`.
     pub failed: usize,
+    /// Lines with outcome `foreign`.
     pub foreign: usize,
+    /// Lines with outcome `skipped`.
     pub skipped: usize,
+    /// Lines with outcome `gone`.
     pub gone: usize,
     /// Tables with at least one failed action (a table may have several).
     pub failed_tables: usize,
@@ -100,17 +114,25 @@ pub struct Summary {
     pub tables: usize,
 }
 
+/// What a run did with each table: the CLI prints it, the Lambda functions return it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RunReport {
+    /// The operation run.
     pub operation: Operation,
+    /// The run's time.
     pub at: DateTime<Utc>,
+    /// The policy's table-name prefix.
     pub prefix: String,
+    /// The label of the period `at` falls in.
     pub current_period: String,
+    /// Whether the run only planned, changing nothing.
     pub dry_run: bool,
+    /// How many lines had each outcome.
     pub summary: Summary,
     /// What an operator should know besides the tables' outcomes (see [`crate::Plan::warnings`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// One line per plan item, in the plan's order.
     pub tables: Vec<TableLine>,
     /// Lines left out of `tables` to fit a size limit (counted in `summary`, never changes or
     /// failures): see [`RunReport::without_quiet_lines`].
@@ -127,6 +149,7 @@ fn is_zero(n: &usize) -> bool {
 }
 
 impl RunReport {
+    /// A report of `tables`, with the summary counted from them.
     pub fn new(
         operation: Operation,
         at: DateTime<Utc>,
@@ -248,6 +271,7 @@ impl RunReport {
         self.summary.failed == 0
     }
 
+    /// The lines with `outcome`.
     pub fn lines_with(&self, outcome: Outcome) -> impl Iterator<Item = &TableLine> {
         self.tables.iter().filter(move |line| line.outcome == outcome)
     }

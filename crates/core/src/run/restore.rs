@@ -47,14 +47,20 @@ const POLL: Duration = Duration::from_secs(10);
 pub enum Restoration {
     /// Import this export into the table.
     Import {
+        /// The ARN of the export the table is restored from.
         export: String,
+        /// The key of the export's `manifest-summary.json`.
         manifest: String,
+        /// How many items the export's manifest counts.
         items: u64,
         /// The phase the period's age calls for, whose capacity the table is created with.
         phase: usize,
+        /// The phase's throughput the table is created with, as reports show it.
         billing: String,
     },
+    /// Not restored, for these reasons.
     Refused {
+        /// What is missing or wrong, one sentence each.
         reasons: Vec<String>,
     },
 }
@@ -62,26 +68,36 @@ pub enum Restoration {
 /// One period's restore and how it ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RestoreLine {
+    /// The name of the table to restore.
     pub table: String,
+    /// The period's label.
     pub period: String,
+    /// What `restore` does with the period.
     #[serde(flatten)]
     pub restoration: Restoration,
     /// `planned` (dry run), `done`, `importing` (still running when the wait ended: the table
     /// gets its tags from a later `restore` of the same period), `refused` or `failed`.
     pub outcome: &'static str,
+    /// What the restored table lacks or gets later, one sentence each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The error, when the restore failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
+/// What `restore` did with each period it was asked for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RestoreReport {
+    /// When the restore ran.
     pub at: DateTime<Utc>,
+    /// The policy's table-name prefix.
     pub prefix: String,
+    /// Whether the restore only planned, changing nothing.
     pub dry_run: bool,
     /// Retention leaves the restored tables alone until then.
     pub keep_until: DateTime<Utc>,
+    /// One line per period.
     pub tables: Vec<RestoreLine>,
 }
 
@@ -99,6 +115,7 @@ impl RestoreReport {
 pub struct RestoreOptions {
     /// How long retention keeps the restored tables (from now).
     pub keep: chrono::Duration,
+    /// Plan and report, change nothing.
     pub dry_run: bool,
     /// How long to wait for each import and its table (then `importing`).
     pub wait: Duration,

@@ -24,8 +24,11 @@ use crate::table::{ArchiveState, ObservedTable, ObservedWarm};
 /// What one operation would do with a table next time it runs, and the verdict it decides on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct NextRun {
+    /// What the operation would do with the table.
     pub decision: Decision,
+    /// Why, in words for the operator.
     pub reason: String,
+    /// The ownership verdict the decision rests on; `None` for a table that does not exist.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Verdict>,
 }
@@ -33,14 +36,18 @@ pub struct NextRun {
 /// A change besides a table's main one (template upkeep, retention) that a run will make.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct OtherChange {
+    /// The operation that makes the change.
     pub operation: Operation,
+    /// The change.
     pub decision: Decision,
+    /// Why, in words for the operator.
     pub reason: String,
 }
 
 /// Where a table stands with its archive export, and when it is due.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ArchiveStatus {
+    /// Whether the export is done, running, failed or not started.
     #[serde(flatten)]
     pub state: ArchiveState,
     /// When the table reaches `archive_after` (resize_old's first run after exports it).
@@ -76,22 +83,33 @@ impl WarmStatus {
 /// The next phase a table will move to, and from when (resize_old's first run after).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct NextPhase {
+    /// Index into the policy's phases.
     pub phase: usize,
+    /// When the table enters it.
     pub from: DateTime<Utc>,
 }
 
+/// Where one table stands, and what the next runs will do with it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TableStatusLine {
+    /// The table's name.
     pub table: String,
+    /// The period label, for tables we own.
     pub period: Option<String>,
+    /// The period itself, from which the next phase, archive and deletion are dated.
     #[serde(skip)]
     pub slot: Option<Slot>,
+    /// Periods since the table's period: 0 is current, negative is a pre-built future table.
     pub age: Option<i64>,
+    /// Index into the policy's phases that the table's age calls for.
     pub phase: Option<usize>,
     /// TableStatus, or `None` for a table create_new would make.
     pub status: Option<String>,
+    /// Throughput as observed; `None` for a table create_new would make.
     pub billing: Option<Billing>,
+    /// What the next create_new run would do with the table.
     pub create_new: Option<NextRun>,
+    /// What the next resize_old run would do with the table.
     pub resize_old: Option<NextRun>,
     /// `None` for foreign tables and tables already in the last phase.
     pub next_phase: Option<NextPhase>,
@@ -129,11 +147,16 @@ impl TableStatusLine {
     }
 }
 
+/// Where every table of the policy stands, as `status` prints it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct StatusReport {
+    /// When the status was taken.
     pub at: DateTime<Utc>,
+    /// The policy's table-name prefix.
     pub prefix: String,
+    /// The label of the period `at` falls in.
     pub current_period: String,
+    /// One line per table.
     pub tables: Vec<TableStatusLine>,
     /// Neighbours under the policy's name prefix, as `plan` reports them.
     pub warnings: Vec<String>,

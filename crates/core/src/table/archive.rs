@@ -23,18 +23,28 @@ pub enum ArchiveProof {
     /// The manifest names this table, every data file it lists is in S3 under the export's
     /// `data/` as it says (ETag, MD5) and readable, nothing else is there, and the counts agree.
     Proven {
+        /// The export's ARN.
         export: String,
+        /// The S3 bucket the export is in.
         bucket: String,
         /// The key of `manifest-summary.json`.
         manifest: String,
+        /// How many items the manifest counts.
         items: u64,
+        /// How many data files the manifest lists.
         files: usize,
     },
     /// Something is missing or does not add up: the table is kept, and the reason says what.
-    Unproven { export: String, reason: String },
+    Unproven {
+        /// The export's ARN.
+        export: String,
+        /// What is missing or does not add up.
+        reason: String,
+    },
 }
 
 impl ArchiveProof {
+    /// Whether the archive is proven, so the table may be deleted.
     pub fn is_proven(&self) -> bool {
         matches!(self, ArchiveProof::Proven { .. })
     }
@@ -88,10 +98,12 @@ pub(crate) struct ManifestFile {
 /// What DescribeExport says of a COMPLETED export, where its proof starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExportLocation {
+    /// The export's ARN.
     pub export: String,
     /// The name of the table the export must be of (its summary's `tableArn` and the table in
     /// its `exportArn`).
     pub table: String,
+    /// The S3 bucket the export wrote to.
     pub bucket: String,
     /// `ExportManifest`: the key of `manifest-summary.json`; `None` when DescribeExport names none.
     pub manifest: Option<String>,
@@ -104,6 +116,7 @@ pub struct ExportLocation {
 pub struct ObjectHead {
     /// The ETag without its quotes.
     pub etag: String,
+    /// The object's size in bytes.
     pub size: u64,
     /// `x-amz-storage-class`; `None` means STANDARD (S3 omits the header for it).
     pub storage_class: Option<String>,
@@ -140,15 +153,19 @@ pub(crate) fn table_name_of(table_arn: &str) -> Option<&str> {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "status", rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ImportState {
+    /// IN_PROGRESS: still importing.
     InProgress,
     /// COMPLETED: `ImportedItemCount` and `ErrorCount` (items ImportTable could not write;
     /// AWS completes an import with them and logs them to CloudWatch).
     Completed {
+        /// ImportedItemCount.
         items: Option<u64>,
+        /// ErrorCount.
         errors: Option<u64>,
     },
     /// FAILED, CANCELLED or CANCELLING, with the reason given.
     Failed {
+        /// Why, as DescribeImport says.
         message: String,
     },
 }

@@ -16,16 +16,23 @@ use crate::policy::warm::WarmThroughput;
 /// Everything CreateTable needs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TableSpec {
+    /// The table's name.
     pub name: String,
+    /// The partition key and optional sort key.
     pub key: KeySchema,
+    /// Billing mode and, when provisioned, read and write capacity units.
     pub billing: Billing,
+    /// The global secondary indexes to create with the table.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub global_indexes: Vec<IndexSpec>,
+    /// The local secondary indexes, which only CreateTable can make.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub local_indexes: Vec<LocalIndex>,
     /// `None`: DynamoDB's default (Standard).
     pub table_class: Option<TableClass>,
+    /// Whether deletion protection is on.
     pub deletion_protection: bool,
+    /// The stream's view type; `None`: no stream.
     pub stream: StreamSetting,
     /// `None`: DynamoDB's default (AWS owned key).
     pub encryption: Option<Encryption>,
@@ -40,7 +47,9 @@ pub struct TableSpec {
 /// A global secondary index and its throughput, as CreateTable or an index creation sends it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct IndexSpec {
+    /// The index's name, key and projection.
     pub index: GlobalIndex,
+    /// The index's billing mode and throughput.
     pub billing: Billing,
 }
 
@@ -49,8 +58,11 @@ pub struct IndexSpec {
 /// provisioned, and counts each index's decreases on its own.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CapacityChange {
+    /// The table's name.
     pub name: String,
+    /// The table's billing as DescribeTable reported it.
     pub from: Billing,
+    /// The billing the phase asks for.
     pub to: Billing,
     /// The indexes whose throughput this call sets; empty for a table without indexes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -60,8 +72,11 @@ pub struct CapacityChange {
 /// One global secondary index's part of a [`CapacityChange`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct IndexCapacityChange {
+    /// The index's name.
     pub index: String,
+    /// The index's billing as DescribeTable reported it.
     pub from: Billing,
+    /// The billing the phase asks for.
     pub to: Billing,
 }
 
@@ -99,38 +114,52 @@ impl CapacityChange {
 /// An UpdateTable that changes the table class; sent on its own, never with a capacity change.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ClassChange {
+    /// The table's name.
     pub name: String,
+    /// The table class DescribeTable reported.
     pub from: TableClass,
+    /// The table class the phase asks for.
     pub to: TableClass,
 }
 
 /// TagResource: set these tags (added, or overwriting the same keys).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TagChange {
+    /// The table's name.
     pub name: String,
+    /// The table's ARN, which TagResource takes.
     pub arn: String,
+    /// The tags to set, by key.
     pub tags: BTreeMap<String, String>,
 }
 
 /// UpdateTimeToLive: turn TTL on with this attribute.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TtlChange {
+    /// The table's name.
     pub name: String,
+    /// The item attribute that holds the expiry time, in epoch seconds.
     pub attribute: String,
 }
 
 /// One UpdateTable that changes a setting besides capacity and class.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SettingChange {
+    /// The table's name.
     pub name: String,
+    /// The setting and the value to give it.
     pub setting: TableSetting,
 }
 
+/// A table setting [`SettingChange`] sets, with its new value.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TableSetting {
+    /// Deletion protection on or off.
     DeletionProtection(bool),
+    /// The stream's view type; `None`: stream off.
     Stream(StreamSetting),
+    /// Server-side encryption, with the AWS owned key or a KMS key.
     Encryption(Encryption),
     /// Create a global secondary index the policy added (one per UpdateTable).
     AddIndex(IndexSpec),
@@ -143,6 +172,7 @@ pub enum TableSetting {
 /// phase's on both dimensions.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct WarmRaise {
+    /// The table's part and each raised index's part.
     pub parts: Vec<WarmPart>,
 }
 
@@ -150,9 +180,12 @@ pub struct WarmRaise {
 /// what the UpdateTable asks.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct WarmPart {
+    /// The index's name; `None`: the table itself.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index: Option<String>,
+    /// The warm throughput DescribeTable reported.
     pub from: WarmThroughput,
+    /// The warm throughput the UpdateTable asks for.
     pub to: WarmThroughput,
 }
 
@@ -211,9 +244,13 @@ pub(crate) fn on_off(on: bool) -> &'static str {
 /// ExportTableToPointInTime of the table as it is now, to `s3://{bucket}/{prefix}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ExportRequest {
+    /// The table's name.
     pub name: String,
+    /// The table's ARN, which ExportTableToPointInTime takes.
     pub table_arn: String,
+    /// The S3 bucket the export writes to.
     pub bucket: String,
+    /// The key prefix in `bucket` the export writes under.
     pub prefix: String,
     /// The final export after the seal (recorded in the final-export tag), not the archive
     /// export at `archive_after` (the export tag).
@@ -225,10 +262,15 @@ pub struct ExportRequest {
 /// revision it was read at; then the seal tag records when, and the revision put.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SealRequest {
+    /// The table's name.
     pub name: String,
+    /// The table's ARN, which PutResourcePolicy takes.
     pub arn: String,
+    /// The whole resource policy to put, as JSON, our seal statement included.
     pub document: String,
+    /// The policy revision read before; DynamoDB refuses the put if it changed since.
     pub expected_revision: String,
+    /// When the table is sealed, recorded in the seal tag.
     pub at: DateTime<Utc>,
 }
 
@@ -236,10 +278,13 @@ pub struct SealRequest {
 /// PutResourcePolicy of the rest; both conditional on the revision read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct UnsealRequest {
+    /// The table's name.
     pub name: String,
+    /// The table's ARN, which the resource policy calls take.
     pub arn: String,
     /// The policy without our statement; `None`: delete the policy.
     pub rest: Option<String>,
+    /// The policy revision read before; DynamoDB refuses the call if it changed since.
     pub expected_revision: String,
 }
 
@@ -248,7 +293,9 @@ pub struct UnsealRequest {
 /// table class, deletion protection: the spec leaves them out).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ImportRequest {
+    /// The table to create, without what ImportTable cannot create.
     pub spec: TableSpec,
+    /// The S3 bucket that holds the archive.
     pub bucket: String,
     /// The export's `data/` folder: ImportTable reads every object under it.
     pub data_prefix: String,
@@ -259,7 +306,9 @@ pub struct ImportRequest {
 /// DeleteTable, after lifting deletion protection if the table has it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DeleteRequest {
+    /// The table's name.
     pub name: String,
+    /// Whether to turn deletion protection off before DeleteTable.
     pub lift_deletion_protection: bool,
     /// The completed export that archived the table, when archiving is on.
     pub archived_by: Option<String>,

@@ -15,12 +15,17 @@ use crate::policy::tags::{TAG_ARCHIVED, TAG_EXPORT};
 use crate::policy::warm::WarmThroughput;
 use archive::ArchiveProof;
 
+/// A table's or an index's status, as DescribeTable reports it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum TableStatus {
+    /// Being created: ACTIVE within moments.
     Creating,
+    /// An update is being carried out; the table still takes reads and writes.
     Updating,
+    /// Being deleted.
     Deleting,
+    /// Ready: takes reads, writes and updates.
     Active,
     /// Any other status (ARCHIVING, ARCHIVED, INACCESSIBLE_ENCRYPTION_CREDENTIALS,
     /// REPLICATION_NOT_AUTHORIZED, ...): never updated, takes no writes.
@@ -28,6 +33,7 @@ pub enum TableStatus {
 }
 
 impl TableStatus {
+    /// The status for DescribeTable's TableStatus string; an unknown one is kept as [`TableStatus::Other`].
     pub fn from_wire(status: &str) -> TableStatus {
         match status {
             "CREATING" => TableStatus::Creating,
@@ -64,6 +70,7 @@ impl TableStatus {
         }
     }
 
+    /// The status as DescribeTable spells it (`ACTIVE`, ...).
     pub fn as_str(&self) -> &str {
         match self {
             TableStatus::Creating => "CREATING",
@@ -89,22 +96,32 @@ pub enum Writes {
 /// One table as DescribeTable reported it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ObservedTable {
+    /// The table's name.
     pub name: String,
+    /// The table's status.
     pub status: TableStatus,
     /// The primary key, as KeySchema and AttributeDefinitions describe it; `None` when the
     /// answer did not say (then only the name and tags can tell whose table it is).
     pub key: Option<KeySchema>,
+    /// Billing mode and throughput.
     pub billing: Billing,
+    /// How many times the table's provisioned throughput was lowered today (NumberOfDecreasesToday).
     pub decreases_today: u32,
+    /// When the table's provisioned throughput was last lowered.
     pub last_decrease: Option<DateTime<Utc>>,
     /// When the table last switched to on-demand (BillingModeSummary).
     pub last_switch_to_on_demand: Option<DateTime<Utc>>,
+    /// The table class (Standard or Standard-IA).
     pub table_class: TableClass,
     /// When the table class last changed (TableClassSummary).
     pub table_class_updated: Option<DateTime<Utc>>,
+    /// The table's ARN; `None` when the answer did not give it.
     pub arn: Option<String>,
+    /// Whether deletion protection is on.
     pub deletion_protection: bool,
+    /// The stream's view type; `None`: no stream.
     pub stream: StreamSetting,
+    /// Whose key encrypts the table.
     pub encryption: ObservedEncryption,
     /// Global secondary indexes, as DescribeTable lists them.
     pub global_indexes: Vec<ObservedIndex>,
@@ -116,7 +133,9 @@ pub struct ObservedTable {
     /// The next fields come from calls besides DescribeTable, made only when the policy needs
     /// them; `None` means not read.
     pub tags: Option<BTreeMap<String, String>>,
+    /// DescribeTimeToLive's answer.
     pub ttl: Option<TtlState>,
+    /// Whether point-in-time recovery is on (DescribeContinuousBackups).
     pub point_in_time_recovery: Option<bool>,
     /// The archive export named by the table's export tag, as DescribeExport reports it.
     pub export: Option<ExportState>,
@@ -146,6 +165,7 @@ pub struct ObservedTable {
 /// One global secondary index as DescribeTable reports it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ObservedIndex {
+    /// The index's name.
     pub name: String,
     /// IndexStatus: CREATING, UPDATING, DELETING or ACTIVE.
     pub status: TableStatus,
@@ -153,11 +173,14 @@ pub struct ObservedIndex {
     pub backfilling: bool,
     /// In the table's billing mode: provisioned capacity, or on-demand maximums.
     pub billing: Billing,
+    /// How many times the index's provisioned throughput was lowered today (NumberOfDecreasesToday).
     pub decreases_today: u32,
+    /// When the index's provisioned throughput was last lowered.
     pub last_decrease: Option<DateTime<Utc>>,
     /// The index's key with its attribute types; `None` when the answer did not say (then the
     /// index is not provably the policy's).
     pub key: Option<KeySchema>,
+    /// Which attributes the index holds; `None` when the answer did not say.
     pub projection: Option<Projection>,
     /// The index's warm throughput; `None` when the endpoint does not report it.
     pub warm: Option<ObservedWarm>,
@@ -167,8 +190,10 @@ pub struct ObservedIndex {
 /// UPDATING while a raise is carried out, then ACTIVE.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ObservedWarm {
+    /// Read and write units per second the table or index can take at once.
     #[serde(flatten)]
     pub units: WarmThroughput,
+    /// ACTIVE, or UPDATING while a raise is carried out.
     pub status: TableStatus,
 }
 
@@ -181,9 +206,11 @@ impl ObservedWarm {
 /// One local secondary index as DescribeTable reports it: set at CreateTable, never changed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ObservedLocalIndex {
+    /// The index's name.
     pub name: String,
     /// The table's partition key and the index's sort key; `None` when the answer did not say.
     pub key: Option<KeySchema>,
+    /// Which attributes the index holds; `None` when the answer did not say.
     pub projection: Option<Projection>,
 }
 
@@ -202,7 +229,10 @@ pub enum ObservedEncryption {
     #[default]
     AwsOwned,
     /// A KMS key, AWS managed or the customer's; DescribeTable does not say which.
-    Kms { key_arn: Option<String> },
+    Kms {
+        /// The KMS key's ARN, when the answer gives it.
+        key_arn: Option<String>,
+    },
 }
 
 /// DescribeTimeToLive's answer.
@@ -210,6 +240,7 @@ pub enum ObservedEncryption {
 pub struct TtlState {
     /// ENABLED, ENABLING, DISABLED or DISABLING.
     pub status: String,
+    /// The item attribute TTL reads the expiry time from; `None` when TTL was never on.
     pub attribute: Option<String>,
 }
 
@@ -228,18 +259,26 @@ impl TtlState {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ExportStatus {
+    /// Still writing to S3.
     InProgress,
+    /// Finished: the data files and manifests are in S3.
     Completed,
+    /// Gave up; DescribeExport says why.
     Failed,
 }
 
+/// One export as DescribeExport reports it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ExportState {
+    /// The export's ARN.
     pub arn: String,
+    /// Its progress.
     pub status: ExportStatus,
     /// The instant the export holds the table as of (DescribeExport's ExportTime).
     pub export_time: Option<DateTime<Utc>>,
+    /// When the export finished, as DescribeExport reports it.
     pub end_time: Option<DateTime<Utc>>,
+    /// Why the export failed (FailureCode and FailureMessage), when it did.
     pub failure: Option<String>,
 }
 
@@ -250,23 +289,32 @@ pub struct ExportState {
 pub enum ArchiveState {
     /// The archived tag is set, or DescribeExport says COMPLETED: the table may be deleted.
     Completed {
+        /// The export the export tag names, if any.
         export: Option<String>,
     },
+    /// The export is still running.
     InProgress {
+        /// The export's ARN.
         export: String,
     },
+    /// The export failed: the table is not archived.
     Failed {
+        /// The export's ARN.
         export: String,
+        /// Why it failed, as DescribeExport says.
         message: String,
     },
     /// An export is recorded but its state was not read this run.
     Unknown {
+        /// The export's ARN.
         export: String,
     },
+    /// No export is recorded for the table.
     NotStarted,
 }
 
 impl ArchiveState {
+    /// The state's name in the reports (`completed`, `in_progress`, ...).
     pub fn as_str(&self) -> &'static str {
         match self {
             ArchiveState::Completed { .. } => "completed",

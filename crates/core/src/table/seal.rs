@@ -44,18 +44,22 @@ pub(crate) const MAX_POLICY_BYTES: usize = 20 * 1024;
 pub struct ResourcePolicy {
     /// The policy document; `None` when the table has none (PolicyNotFoundException).
     pub document: Option<String>,
+    /// The policy's revision ID, which a conditional put or delete names; `None` when there is no policy.
     pub revision: Option<String>,
 }
 
 /// Why a policy cannot be sealed or unsealed by merging.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SealError {
+    /// The policy is not a JSON policy document; the parser's error.
     #[error("its resource-based policy is not a JSON policy document ({0}): nothing is merged into it")]
     NotJson(String),
     #[error(
         "its resource-based policy with our statement would be {0} bytes, over DynamoDB's {MAX_POLICY_BYTES}"
     )]
+    /// The policy with our statement would be over DynamoDB's size limit; its size in bytes.
     TooLarge(usize),
+    /// Someone else's statement has our seal statement's Sid.
     #[error("its resource-based policy has someone else's statement under our Sid {SEAL_SID}: nothing is merged into it")]
     SidTaken,
 }
@@ -218,7 +222,9 @@ pub fn denies_to_everyone(document: &str, action: &str) -> bool {
 /// When the table was sealed and the policy revision the seal put: the seal tag's value.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SealRecord {
+    /// When the table was sealed.
     pub at: DateTime<Utc>,
+    /// The policy revision the seal put.
     pub revision: String,
 }
 
@@ -228,6 +234,7 @@ impl SealRecord {
         format!("{} {}", self.at.to_rfc3339(), self.revision)
     }
 
+    /// The record in a seal tag's value; `None` when the value is not one.
     pub fn from_tag(value: &str) -> Option<SealRecord> {
         let (at, revision) = value.split_once(' ')?;
         let at = DateTime::parse_from_rfc3339(at).ok()?.with_timezone(&Utc);

@@ -11,18 +11,18 @@ use crate::run::control::{unsupported, Archives, ControlPlaneError, ErrorKind};
 use crate::table::archive::{ArchiveProof, ExportLocation};
 
 #[cfg(feature = "s3")]
-pub use s3::{store, S3};
+pub(crate) use s3::{store, S3};
 
 #[cfg(not(feature = "s3"))]
-pub use none::{store, NoS3 as S3};
+pub(crate) use none::{store, NoS3 as S3};
 
 #[cfg(feature = "s3")]
 mod s3 {
     use crate::aws::archive::S3Store;
 
-    pub type S3 = aws_sdk_s3::Client;
+    pub(crate) type S3 = aws_sdk_s3::Client;
 
-    pub fn store(s3: &S3) -> S3Store<'_> {
+    pub(crate) fn store(s3: &S3) -> S3Store<'_> {
         S3Store(s3)
     }
 }
@@ -34,13 +34,13 @@ mod none {
 
     /// No S3 client is linked: a value of this type cannot exist.
     #[derive(Clone, Debug)]
-    pub enum NoS3 {}
+    pub(crate) enum NoS3 {}
 
     /// The store over a client that cannot exist (a borrow, so the callers' code after it
     /// stays reachable to the compiler, as it is with S3).
-    pub struct NoStore<'a>(&'a NoS3);
+    pub(crate) struct NoStore<'a>(&'a NoS3);
 
-    pub fn store(s3: &NoS3) -> NoStore<'_> {
+    pub(crate) fn store(s3: &NoS3) -> NoStore<'_> {
         NoStore(s3)
     }
 

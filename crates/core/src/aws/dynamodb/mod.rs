@@ -50,6 +50,7 @@ pub struct DynamoDb {
 }
 
 impl DynamoDb {
+    /// The control plane over `client`, without Application Auto Scaling or S3.
     pub fn new(client: Client) -> Self {
         DynamoDb {
             client,
@@ -75,6 +76,7 @@ impl DynamoDb {
         }
     }
 
+    /// The DynamoDB client the calls go through.
     pub fn client(&self) -> &Client {
         &self.client
     }

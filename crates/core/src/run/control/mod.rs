@@ -36,12 +36,17 @@ pub enum ErrorKind {
     Other,
 }
 
+/// One control-plane call that failed, and how a run should take it.
 #[derive(Clone, Debug, thiserror::Error)]
 #[error("{operation} {table}: {message}")]
 pub struct ControlPlaneError {
+    /// How a run should take the failure.
     pub kind: ErrorKind,
+    /// The operation called (`UpdateTable`, ...).
     pub operation: &'static str,
+    /// The table the call was about.
     pub table: String,
+    /// What went wrong, as the service said it.
     pub message: String,
 }
 

@@ -27,13 +27,16 @@ pub trait Tables: Sync {
         name: &str,
     ) -> impl Future<Output = Result<Option<ObservedTable>, ControlPlaneError>> + Send;
 
+    /// CreateTable.
     fn create_table(&self, spec: &TableSpec) -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
 
+    /// UpdateTable of the billing mode and throughput of the table and its indexes.
     fn update_capacity(
         &self,
         change: &CapacityChange,
     ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
 
+    /// UpdateTable of the table class.
     fn update_table_class(
         &self,
         change: &ClassChange,
@@ -45,6 +48,7 @@ pub trait Tables: Sync {
         arn: &str,
     ) -> impl Future<Output = Result<BTreeMap<String, String>, ControlPlaneError>> + Send;
 
+    /// DescribeTimeToLive.
     fn describe_ttl(&self, name: &str) -> impl Future<Output = Result<TtlState, ControlPlaneError>> + Send;
 
     /// Whether point-in-time recovery is on (DescribeContinuousBackups).
@@ -60,15 +64,19 @@ pub trait Tables: Sync {
         arn: &str,
     ) -> impl Future<Output = Result<ExportState, ControlPlaneError>> + Send;
 
+    /// TagResource.
     fn tag_table(&self, change: &TagChange) -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
 
+    /// UpdateTimeToLive, turning TTL on.
     fn enable_ttl(&self, change: &TtlChange) -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
 
+    /// UpdateContinuousBackups, turning point-in-time recovery on.
     fn enable_point_in_time_recovery(
         &self,
         name: &str,
     ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
 
+    /// UpdateTable of one setting, or the index creation it carries.
     fn configure(&self, change: &SettingChange)
         -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
 

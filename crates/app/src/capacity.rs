@@ -34,7 +34,9 @@ const FLOAT_NOISE: f64 = 1e-12;
 /// A steady write load: the average rate fills storage, the peak rate sets capacity.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct WriteLoad {
+    /// The size of one item, in bytes.
     pub item_bytes: u64,
+    /// The average rate, in items written per second.
     pub events_per_sec: f64,
     /// The busiest rate; `None` means the average.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -44,8 +46,11 @@ pub struct WriteLoad {
 /// A bulk load: `items` written within `within`, at an even rate.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct BulkLoad {
+    /// The size of one item, in bytes.
     pub item_bytes: u64,
+    /// How many items to write.
     pub items: u64,
+    /// How long the load may take.
     #[serde(rename = "within_seconds", serialize_with = "seconds")]
     pub within: Duration,
 }
@@ -60,7 +65,9 @@ impl BulkLoad {
 /// Provisioned throughput, for the partition count alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Throughput {
+    /// Provisioned read capacity units.
     pub read_units: u64,
+    /// Provisioned write capacity units.
     pub write_units: u64,
 }
 
@@ -71,6 +78,7 @@ pub struct TableSizing {
     pub hours_to_fill_partition: f64,
     /// The longest period whose table cannot outgrow one partition ("hour" at the least).
     pub period: PeriodKind,
+    /// WCU one write of an item costs: one per started KB.
     pub write_units_per_item: u64,
     /// Partition-key shards the peak needs, each partition taking 1,000 WCU.
     pub shards: u64,
@@ -78,6 +86,7 @@ pub struct TableSizing {
     pub write_capacity: u64,
     /// Partitions that capacity occupies (reads are negligible while a table is written).
     pub partitions: u64,
+    /// What the operator should know about the sizing.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
@@ -85,18 +94,30 @@ pub struct TableSizing {
 /// An input the method cannot size; the message names the CLI flag and what it accepts.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum CapacityError {
+    /// `--item-bytes` is 0 or over 400 KB.
     #[error("--item-bytes must be 1 to {MAX_ITEM_BYTES} (DynamoDB's 400 KB item limit), got {0}")]
     ItemBytes(u64),
+    /// `--events-per-sec` is not a finite number above 0.
     #[error("--events-per-sec must be a finite number above 0, got {0}")]
     EventsPerSec(f64),
+    /// `--peak-events-per-sec` is not a finite number.
     #[error("--peak-events-per-sec must be a finite number, got {0}")]
     PeakEventsPerSec(f64),
+    /// The peak rate is below the average.
     #[error("--peak-events-per-sec ({peak}) is below --events-per-sec ({average})")]
-    PeakBelowAverage { peak: f64, average: f64 },
+    PeakBelowAverage {
+        /// The peak rate, in events per second.
+        peak: f64,
+        /// The average rate, in events per second.
+        average: f64,
+    },
+    /// Both read and write units are 0.
     #[error("--read-units and --write-units are both 0: give the throughput to count partitions for")]
     NoThroughput,
+    /// `--items` is 0.
     #[error("--items must be at least 1, got 0")]
     NoItems,
+    /// `--within` is 0 seconds.
     #[error("--within must be longer than 0 seconds")]
     ZeroWithin,
 }

@@ -35,17 +35,23 @@ impl Granularity {
     }
 }
 
+/// Why a key cannot be built or read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum KeyError {
+    /// A key part that cannot go into a composite key.
     #[error("key part {index} ({part:?}) {problem}")]
     Part {
+        /// The part's position, from 0.
         index: usize,
+        /// The part as given.
         part: String,
+        /// What is wrong with it.
         problem: &'static str,
     },
     #[error(
         "sort key {0:?} does not start with an RFC 3339 UTC time such as 2024-12-01T14:03:05.000000000Z"
     )]
+    /// A sort key that does not start with an RFC 3339 UTC time.
     SortKey(String),
 }
 

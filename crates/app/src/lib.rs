@@ -65,11 +65,15 @@ pub use write::{BatchWritten, Item, Record, WriteError, Writer};
 use ddb_rollover::policy::settings::AttributeKind;
 use ddb_rollover::policy::Policy;
 
+/// Why a policy's key does not fit sharded time series.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("{field} is {found}: {allowed}")]
 pub struct LayoutError {
+    /// The policy field at fault (`key.sort.type`, ...).
     pub field: &'static str,
+    /// What the field holds.
     pub found: String,
+    /// What to use instead, and why.
     pub allowed: &'static str,
 }
 
@@ -110,18 +114,22 @@ impl Layout {
         })
     }
 
+    /// The policy whose tables hold the items.
     pub fn policy(&self) -> &Policy {
         &self.policy
     }
 
+    /// How base keys are spread over shards.
     pub fn sharding(&self) -> &Sharding {
         &self.sharding
     }
 
+    /// The name of the partition key attribute, which holds the shard key `{base}#{n}`.
     pub fn partition_key(&self) -> &str {
         &self.policy.key.partition.name
     }
 
+    /// The name of the sort key attribute, which holds the time and a unique suffix.
     pub fn sort_key(&self) -> &str {
         &self
             .policy

@@ -24,30 +24,41 @@ use ddb_rollover::route::{tables_between, PeriodTable, RouteError};
 /// Concurrent Query calls when none is given.
 pub const DEFAULT_CONCURRENCY: usize = 8;
 
+/// The order items come back in, by time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub enum Order {
+    /// Oldest time first.
     #[default]
     OldestFirst,
+    /// Newest time first.
     NewestFirst,
 }
 
 /// What to read: the items of `base` with times in `[from, to)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TimeRange {
+    /// The base key whose shards are read.
     pub base: String,
+    /// The earliest time, included.
     pub from: DateTime<Utc>,
+    /// The latest time, excluded.
     pub to: DateTime<Utc>,
+    /// The order items come back in.
     pub order: Order,
+    /// The most items to return; `None`: every item in the range.
     pub limit: Option<usize>,
     /// Only this shard (1-based), for items written with a calculated shard.
     pub shard: Option<u32>,
     /// Items per Query call (DynamoDB's `Limit`); `None` lets pages run to 1 MB.
     pub page_size: Option<usize>,
+    /// Query calls in flight at once.
     pub concurrency: usize,
+    /// Strongly consistent reads, at twice the read units.
     pub consistent_read: bool,
 }
 
 impl TimeRange {
+    /// The items of `base` in `[from, to)`, oldest first, from every shard.
     pub fn new(base: impl Into<String>, from: DateTime<Utc>, to: DateTime<Utc>) -> TimeRange {
         TimeRange {
             base: base.into(),
@@ -62,31 +73,37 @@ impl TimeRange {
         }
     }
 
+    /// Returns the newest items first.
     pub fn newest_first(mut self) -> TimeRange {
         self.order = Order::NewestFirst;
         self
     }
 
+    /// Returns at most `limit` items.
     pub fn limit(mut self, limit: usize) -> TimeRange {
         self.limit = Some(limit);
         self
     }
 
+    /// Reads only shard `shard` (1-based).
     pub fn shard(mut self, shard: u32) -> TimeRange {
         self.shard = Some(shard);
         self
     }
 
+    /// Asks for at most `items` items per Query call.
     pub fn page_size(mut self, items: usize) -> TimeRange {
         self.page_size = Some(items);
         self
     }
 
+    /// Runs at most `concurrency` Query calls at once.
     pub fn concurrency(mut self, concurrency: usize) -> TimeRange {
         self.concurrency = concurrency;
         self
     }
 
+    /// Reads with strong consistency.
     pub fn consistent_read(mut self) -> TimeRange {
         self.consistent_read = true;
         self
@@ -106,21 +123,30 @@ pub struct QueryOutcome {
     pub requests: usize,
 }
 
+/// Why a query failed.
 #[derive(Debug, thiserror::Error)]
 pub enum QueryError {
     /// Bad input, found before any call.
     #[error("{field} is {found}: {allowed}")]
     Invalid {
+        /// The input at fault.
         field: &'static str,
+        /// What it holds.
         found: String,
+        /// What to use instead.
         allowed: String,
     },
+    /// The range is reversed, or outside the years tables exist for.
     #[error(transparent)]
     Route(#[from] RouteError),
+    /// A Query call failed.
     #[error("querying {table} for {partition_key}: {source}")]
     Sdk {
+        /// The table queried.
         table: String,
+        /// The shard key queried.
         partition_key: String,
+        /// The SDK's error.
         #[source]
         source: Box<aws_sdk_dynamodb::Error>,
     },

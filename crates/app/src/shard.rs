@@ -22,12 +22,21 @@ pub const MAX_SHARDS: u32 = 1000;
 /// The separator when none is given: `SENSOR#123` + `#` + `4`.
 pub const DEFAULT_SEPARATOR: &str = "#";
 
+/// Why a sharding or a shard number is not valid.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ShardingError {
+    /// A shard count outside 1 to [`MAX_SHARDS`].
     #[error("shards is {0}: use 1 to {MAX_SHARDS}")]
     Count(u32),
+    /// A shard number outside 1 to the shard count.
     #[error("shard is {shard}: use 1 to {shards}, the shard count")]
-    Shard { shard: u32, shards: u32 },
+    Shard {
+        /// The shard number given.
+        shard: u32,
+        /// The shard count.
+        shards: u32,
+    },
+    /// An empty separator.
     #[error("separator is empty: use a string such as \"#\" that never ends a base key")]
     EmptySeparator,
 }
@@ -52,10 +61,12 @@ pub enum ShardChoice {
 }
 
 impl Sharding {
+    /// `shards` shards, spelled with the default separator `#`.
     pub fn new(shards: u32) -> Result<Sharding, ShardingError> {
         Sharding::with_separator(shards, DEFAULT_SEPARATOR)
     }
 
+    /// `shards` shards, spelled `{base}{separator}{n}`.
     pub fn with_separator(shards: u32, separator: &str) -> Result<Sharding, ShardingError> {
         if !(1..=MAX_SHARDS).contains(&shards) {
             return Err(ShardingError::Count(shards));
@@ -69,10 +80,12 @@ impl Sharding {
         })
     }
 
+    /// How many shards each base key is spread over.
     pub fn shards(&self) -> u32 {
         self.shards
     }
 
+    /// What goes between the base key and the shard number.
     pub fn separator(&self) -> &str {
         &self.separator
     }

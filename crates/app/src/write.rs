@@ -35,6 +35,7 @@ pub struct Record {
     pub base: String,
     /// When the event happened: picks the table and the sort key.
     pub time: DateTime<Utc>,
+    /// Which shard of `base` the item goes to.
     pub shard: ShardChoice,
     /// Sort key suffix; `None` draws a random one.
     pub unique: Option<String>,
@@ -45,6 +46,7 @@ pub struct Record {
 }
 
 impl Record {
+    /// A record of `base` at `time`, on a random shard with a random sort key suffix.
     pub fn new(base: impl Into<String>, time: DateTime<Utc>) -> Record {
         Record {
             base: base.into(),
@@ -56,6 +58,7 @@ impl Record {
         }
     }
 
+    /// Adds the attribute `name`.
     pub fn attribute(mut self, name: impl Into<String>, value: AttributeValue) -> Record {
         self.attributes.insert(name.into(), value);
         self
@@ -67,11 +70,13 @@ impl Record {
         self
     }
 
+    /// Uses `suffix` as the sort key suffix instead of a random one.
     pub fn unique(mut self, suffix: impl Into<String>) -> Record {
         self.unique = Some(suffix.into());
         self
     }
 
+    /// Expires the item at `epoch_seconds`, through the policy's TTL attribute.
     pub fn expires_at(mut self, epoch_seconds: i64) -> Record {
         self.expires_at = Some(epoch_seconds);
         self
@@ -85,7 +90,9 @@ impl Record {
 pub struct Backoff {
     /// Requests per batch, the first included.
     pub max_attempts: u32,
+    /// The ceiling of the first retry's delay.
     pub base_delay: Duration,
+    /// The ceiling of any retry's delay.
     pub max_delay: Duration,
 }
 
@@ -112,14 +119,18 @@ impl Backoff {
 /// Where one record went.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Written {
+    /// The period's table.
     pub table: String,
+    /// The item's partition key: the base key and the shard.
     pub partition_key: String,
+    /// The item's sort key: the time and the unique suffix.
     pub sort_key: String,
 }
 
 /// A batch that was written completely.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BatchWritten {
+    /// Records written.
     pub items: usize,
     /// BatchWriteItem calls, retries included.
     pub requests: usize,
@@ -130,37 +141,62 @@ pub struct BatchWritten {
 /// Records of one table that were not written, pinned for an idempotent retry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Unwritten {
+    /// The period's table the records belong in.
     pub table: String,
+    /// Why they were not written.
     pub reason: UnwrittenReason,
+    /// The records, with their shard and suffix fixed, so a retry writes the same items.
     pub records: Vec<Record>,
 }
 
+/// Why records were not written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum UnwrittenReason {
     /// The period's table does not exist (not created yet, or deleted by retention).
     TableMissing,
     /// DynamoDB kept returning them as UnprocessedItems.
-    StillUnprocessed { attempts: u32 },
+    StillUnprocessed {
+        /// BatchWriteItem requests made for them.
+        attempts: u32,
+    },
     /// The call failed (after the SDK's own retries).
     Failed(String),
 }
 
+/// Why a put or a batch write failed.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     /// Bad input, found before any call; nothing was written.
     #[error("record {index}: {reason}")]
-    InvalidRecord { index: usize, reason: String },
+    InvalidRecord {
+        /// The record's position in the batch, from 0.
+        index: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The period's table for the item does not exist.
     #[error("table {table} does not exist, so the item for {time} was not written: create_new builds each period's table before it starts; a missing one was never created, or was deleted by retention")]
-    TableMissing { table: String, time: DateTime<Utc> },
+    TableMissing {
+        /// The table's name.
+        table: String,
+        /// The item's time.
+        time: DateTime<Utc>,
+    },
+    /// A call failed (after the SDK's own retries).
     #[error("writing to {table}: {source}")]
     Sdk {
+        /// The table written to.
         table: String,
+        /// The SDK's error.
         #[source]
         source: Box<aws_sdk_dynamodb::Error>,
     },
+    /// Part of a batch was not written.
     #[error("{} of {} items were not written ({})", unwritten_count(.unwritten), .written + unwritten_count(.unwritten), describe(.unwritten))]
     Incomplete {
+        /// Records written.
         written: usize,
+        /// The records not written, by table, and why.
         unwritten: Vec<Unwritten>,
     },
 }
@@ -207,6 +243,7 @@ pub struct Writer {
 }
 
 impl Writer {
+    /// A writer for `layout`'s tables through `client`, with the default backoff and 4 batch calls in flight.
     pub fn new(client: Client, layout: Layout) -> Writer {
         Writer {
             client,
@@ -217,6 +254,7 @@ impl Writer {
         }
     }
 
+    /// Retries UnprocessedItems with `backoff` instead of the default.
     pub fn with_backoff(mut self, backoff: Backoff) -> Writer {
         self.backoff = backoff;
         self
@@ -228,6 +266,7 @@ impl Writer {
         self
     }
 
+    /// How items sit in the policy's tables.
     pub fn layout(&self) -> &Layout {
         &self.layout
     }

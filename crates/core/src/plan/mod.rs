@@ -39,7 +39,7 @@ pub use scope::{target_names, Reads, Scope};
 
 /// Decides what `operation` does at `now`, given the tables that exist.
 ///
-/// `observed` may hold any tables. Each gets one [`Verdict`] ([`Judge`]), which every action
+/// `observed` may hold any tables. Each gets one [`Verdict`] (`Judge`), which every action
 /// asks: only tables it finds ours are acted on, and only on their parts that are ours; other
 /// names with the prefix are reported as foreign (with a warning for another family's), and
 /// all others are ignored. Each table gets its main item first (create, capacity, class), then

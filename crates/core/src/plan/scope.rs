@@ -21,7 +21,7 @@ pub enum Scope {
     /// create_new describes only the current and pre-built tables; resize_old describes the
     /// names that are period labels and never describes a foreign name. Tags, TTL,
     /// point-in-time recovery and exports are read only for the tables whose decision needs
-    /// them this run ([`reads_needed`]).
+    /// them this run (`reads_needed`).
     Run(Operation, DateTime<Utc>),
     /// Everything about every table under the prefix: `status` and `plan`, an operator's view
     /// (another family's tables are named as such only here, from their tags).

@@ -2,7 +2,7 @@
 //! not the policy's (global indexes, scalable targets, the scaling policies and scheduled
 //! actions on them, a deletion protection the policy did not ask for), and whether retention
 //! has positive evidence to delete it. A run computes it once per table
-//! ([`Judge::verdict`]); every action of the planner asks it and nothing else, and the reports
+//! (`Judge::verdict`); every action of the planner asks it and nothing else, and the reports
 //! and `status` print it.
 //!
 //! A name prefix alone never makes a table ours: a sibling family whose prefix nests in ours

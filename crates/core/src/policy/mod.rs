@@ -229,7 +229,7 @@ impl Policy {
     /// When a table of `slot` leaves phase 0: its period's end plus the grace; `None` without
     /// a grace. A grace too long to add ends at the latest instant chrono can represent, never
     /// at none: a table stays hot rather than lose its grace (validation keeps `grace` within
-    /// [`MAX_GRACE`], so only a policy built by hand gets there).
+    /// `MAX_GRACE`, so only a policy built by hand gets there).
     pub fn grace_end(&self, slot: Slot) -> Option<DateTime<Utc>> {
         let end = self.calendar().end(slot);
         let grace = chrono::Duration::from_std(self.grace?).unwrap_or(chrono::Duration::MAX);

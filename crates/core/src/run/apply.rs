@@ -42,7 +42,7 @@ pub struct ApplyOptions {
     pub deadline: Option<Instant>,
     /// How long a create_new run waits at most, within `deadline`, for the tables it created
     /// to become ACTIVE before it reports whether the next table is ready
-    /// ([`readiness::MAX_WAIT`] by default).
+    /// (`readiness::MAX_WAIT` by default).
     pub readiness_wait: Duration,
 }
 
@@ -73,7 +73,7 @@ pub async fn run<C: ControlPlane>(
 /// Observe once, then plan and apply each operation in turn against that one observation:
 /// what `ddb-rollover plan` does for both operations without listing the tables twice. With
 /// several operations everything is read once, and each operation plans on what its own run
-/// would have read ([`run_view`]), so `plan` shows exactly what each run will do.
+/// would have read (`run_view`), so `plan` shows exactly what each run will do.
 pub async fn run_each<C: ControlPlane>(
     control: &C,
     policy: &Policy,

@@ -6,7 +6,7 @@
 //! - `resize_old` (and its retention) lowers and deletes tables by age, so an instant in a
 //!   later period than the wall clock's would age today's table by one or more periods and
 //!   dial it down (or delete it): refused unless the caller explicitly allows it
-//!   (simulations). A few minutes of skew ([`CLOCK_SKEW`]) are allowed across a boundary.
+//!   (simulations). A few minutes of skew (`CLOCK_SKEW`) are allowed across a boundary.
 //!   `create_new` only creates and raises, so it may look ahead; dry runs change nothing, so
 //!   they may too.
 //! - `create_new` far ahead is allowed but warned about ([`clock_warning`]): the tables it

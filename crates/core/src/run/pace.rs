@@ -1,4 +1,4 @@
-//! A [`ControlPlane`] that paces the calls AWS rate-limits per account (ListTagsOfResource,
+//! A [`ControlPlane`](crate::run::control::ControlPlane) that paces the calls AWS rate-limits per account (ListTagsOfResource,
 //! TagResource), so a run over thousands of tables waits its turn instead of collecting
 //! ThrottlingExceptions until the SDK's retries run out. Every other call passes straight
 //! through: DynamoDB's general control-plane limit (2,500 requests per second) is far above

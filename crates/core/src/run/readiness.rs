@@ -304,7 +304,7 @@ fn warm_status(table: &ObservedTable, verdict: &Verdict) -> Option<String> {
 }
 
 /// Polls the tables still CREATING, or serving with their warm throughput still UPDATING
-/// (DescribeTable: at once, then after [`FIRST_POLL`], the wait doubling up to [`MAX_POLL`]: a
+/// (DescribeTable: at once, then after `FIRST_POLL`, the wait doubling up to `MAX_POLL`: a
 /// table DynamoDB creates is ACTIVE within seconds, so a few polls each) until none is, or until
 /// `until`. No call when none is. A table still settling at `until` stays not ready; a failed
 /// poll leaves the table as it was.

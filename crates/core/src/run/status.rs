@@ -1,6 +1,6 @@
 //! `status`: each table of the policy with its age, phase, state, and what the next run of
 //! each operation would do, with the verdict it decides on. Each operation is planned on what
-//! its own run would read ([`run_view`]), by the same planner, so status says exactly what the
+//! its own run would read (`run_view`), by the same planner, so status says exactly what the
 //! run will do; what status alone sees (its tags read everything) is said in warnings.
 
 use std::collections::BTreeMap;

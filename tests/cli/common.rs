@@ -26,3 +26,16 @@ pub fn run_cli(endpoint: &str, env: Vec<(String, String)>, args: &[&str]) -> Pro
             .env_remove("DDB_ROLLOVER_LOG"),
     )
 }
+
+/// The `error` of `table`'s failed line.
+pub fn error_of(report: &serde_json::Value, table: &str) -> String {
+    report["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["table"] == table && l["outcome"] == "failed")
+        .unwrap_or_else(|| panic!("no failed line for {table} in {report:#}"))["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{table}'s failed line has no error"))
+        .to_owned()
+}

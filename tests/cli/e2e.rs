@@ -66,18 +66,7 @@ impl Harness {
 
     /// Every table with its (RCU, WCU), read back from the server.
     async fn capacities(&self) -> BTreeMap<String, (i64, i64)> {
-        testkit::describe_all(&self.client)
-            .await
-            .into_iter()
-            .map(|(name, table)| {
-                let throughput = table.provisioned_throughput().expect("provisioned throughput");
-                let units = (
-                    throughput.read_capacity_units().unwrap_or(0),
-                    throughput.write_capacity_units().unwrap_or(0),
-                );
-                (name, units)
-            })
-            .collect()
+        testkit::capacities(&self.client).await
     }
 
     async fn create_foreign_table(&self, name: &str) {

@@ -57,21 +57,8 @@ async fn seen(client: &Client, prefix: &str) -> BTreeMap<String, Seen> {
         if !name.starts_with(prefix) {
             continue;
         }
-        let throughput = table.provisioned_throughput().expect("provisioned");
-        let tags = client
-            .list_tags_of_resource()
-            .resource_arn(table.table_arn().expect("arn"))
-            .send()
-            .await
-            .expect("ListTagsOfResource")
-            .tags()
-            .iter()
-            .map(|t| (t.key().to_string(), t.value().to_string()))
-            .collect();
-        let capacity = (
-            throughput.read_capacity_units().unwrap_or(0),
-            throughput.write_capacity_units().unwrap_or(0),
-        );
+        let tags = testkit::tags_of(client, table.table_arn().expect("arn")).await;
+        let capacity = testkit::capacity_of(&table);
         tables.insert(name, Seen { capacity, tags });
     }
     tables

@@ -1,7 +1,7 @@
-//! Issue 18: a policy with an autoscaling phase against servers without Application Auto
+//! A policy with an autoscaling phase against servers without Application Auto
 //! Scaling (dynalite, AWS's DynamoDB Local). The CLI builds an Application Auto Scaling client on
 //! the same endpoint; those servers refuse its calls (see
-//! `crates/core/tests/no_autoscaling_servers.rs` for their exact answers). Over simulated days of
+//! `tests/engine/no_autoscaling_servers.rs` for their exact answers). Over simulated days of
 //! both runs through the real binary: no table fails, every report that looked at tables says
 //! once (one warning, never per table) that Application Auto Scaling is not supported, tables in
 //! fixed phases get their capacity and the table in the autoscaling phase keeps its own (read
@@ -119,18 +119,7 @@ impl Harness {
 
     /// Every table with its (RCU, WCU), read back from the server.
     async fn capacities(&self) -> BTreeMap<String, (i64, i64)> {
-        testkit::describe_all(&self.client)
-            .await
-            .into_iter()
-            .map(|(name, table)| {
-                let throughput = table.provisioned_throughput().expect("provisioned throughput");
-                let units = (
-                    throughput.read_capacity_units().unwrap_or(0),
-                    throughput.write_capacity_units().unwrap_or(0),
-                );
-                (name, units)
-            })
-            .collect()
+        testkit::capacities(&self.client).await
     }
 
     async fn status_of(&self, name: &str) -> String {

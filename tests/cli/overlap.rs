@@ -347,12 +347,7 @@ impl Sim {
             if table.table_status() != Some(&TableStatus::Active) {
                 return Err(format!("{name} is {:?}", table.table_status()));
             }
-            let throughput = table.provisioned_throughput().expect("provisioned throughput");
-            let units = (
-                throughput.read_capacity_units().unwrap_or(0),
-                throughput.write_capacity_units().unwrap_or(0),
-            );
-            state.insert(name, units);
+            state.insert(name, testkit::capacity_of(table));
         }
         Ok(state)
     }

@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use aws_sdk_dynamodb::types::Tag;
 use aws_sdk_dynamodb::Client;
-use common::{run_cli, DEBUG_DUMP};
+use common::{error_of, run_cli, DEBUG_DUMP};
 use serde_json::Value;
 use testkit::{LocalDynamo, ProcessRun, Proxy, Server};
 
@@ -64,18 +64,6 @@ async fn snapshot(client: &Client) -> BTreeMap<String, String> {
         );
     }
     out
-}
-
-fn error_of(report: &Value, table: &str) -> String {
-    report["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|l| l["table"] == table && l["outcome"] == "failed")
-        .unwrap_or_else(|| panic!("no failed line for {table} in {report:#}"))["error"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{table}'s failed line has no error"))
-        .to_owned()
 }
 
 fn expect_exit(run: &ProcessRun, code: i32, what: &str) -> Value {

@@ -1,4 +1,4 @@
-//! Issue 18's "Done when": what is not ours, or not due yet, survives 20 simulated days of both
+//! The first promise end to end: what is not ours, or not due yet, survives 20 simulated days of both
 //! scheduled runs with retention, on moto (DynamoDB and Application Auto Scaling on one port),
 //! through the real binary. Everything is read back from moto (DescribeTable, Scan,
 //! ListTagsOfResource, DescribeScalableTargets, DescribeScalingPolicies), never from a report.
@@ -35,7 +35,6 @@ use super::common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use aws_sdk_applicationautoscaling::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_applicationautoscaling::types::{
     AdjustmentType, MetricType, PolicyType, PredefinedMetricSpecification, ScalableDimension,
     ServiceNamespace, StepAdjustment, StepScalingPolicyConfiguration,
@@ -203,18 +202,7 @@ impl Harness {
     async fn start() -> Harness {
         let server = LocalDynamo::start(Server::Moto);
         let dynamodb = server.client().await;
-        let config = aws_sdk_applicationautoscaling::Config::builder()
-            .behavior_version(BehaviorVersion::latest())
-            .region(Region::new(testkit::REGION))
-            .credentials_provider(Credentials::new(
-                testkit::ACCESS_KEY_ID,
-                testkit::SECRET_ACCESS_KEY,
-                None,
-                None,
-                "survival",
-            ))
-            .endpoint_url(server.endpoint())
-            .build();
+        let scaling = crate::support::autoscaling_client(server.endpoint());
         let dir = std::env::temp_dir().join(format!("ddb-rollover-survival-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let policy = dir.join("policy.toml");
@@ -222,7 +210,7 @@ impl Harness {
         Harness {
             server,
             dynamodb,
-            scaling: aws_sdk_applicationautoscaling::Client::from_conf(config),
+            scaling,
             policy,
             violations: Violations::default(),
         }
@@ -269,20 +257,7 @@ impl Harness {
 
     /// Every table on moto with its (RCU, WCU).
     async fn tables(&self) -> BTreeMap<String, (i64, i64)> {
-        testkit::describe_all(&self.dynamodb)
-            .await
-            .into_iter()
-            .map(|(name, t)| {
-                let p = t.provisioned_throughput().expect("provisioned");
-                (
-                    name,
-                    (
-                        p.read_capacity_units().unwrap_or(0),
-                        p.write_capacity_units().unwrap_or(0),
-                    ),
-                )
-            })
-            .collect()
+        testkit::capacities(&self.dynamodb).await
     }
 
     async fn scaling(&self) -> Scaling {

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use aws_sdk_applicationautoscaling::config::{BehaviorVersion, Credentials, Region};
+use crate::support::autoscaling_client;
 use aws_sdk_applicationautoscaling::types::{
     MetricType, PolicyType, PredefinedMetricSpecification, ScalableDimension, ServiceNamespace,
     TargetTrackingScalingPolicyConfiguration,
@@ -37,22 +37,6 @@ min_age = 2
 read = 1
 write = 1
 "#;
-
-fn autoscaling_client(endpoint: &str) -> aws_sdk_applicationautoscaling::Client {
-    let config = aws_sdk_applicationautoscaling::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new(testkit::REGION))
-        .credentials_provider(Credentials::new(
-            testkit::ACCESS_KEY_ID,
-            testkit::SECRET_ACCESS_KEY,
-            None,
-            None,
-            "test",
-        ))
-        .endpoint_url(endpoint)
-        .build();
-    aws_sdk_applicationautoscaling::Client::from_conf(config)
-}
 
 /// One scalable target as read back: (dimension, min, max, [(policy name, type, target value)]).
 type Target = (String, i32, i32, Vec<(String, String, Option<f64>)>);

@@ -244,7 +244,7 @@ async fn ten_days(kind: Server) {
 /// DynamoDB takes a switch from on-demand to provisioned only with every global index's
 /// throughput in the same UpdateTable; DynamoDB Local enforces it as AWS does. An index made
 /// outside the policy would have its throughput set by the switch, so a table carrying one is
-/// not switched (issue 18: anything foreign removes exactly the actions that would touch it).
+/// not switched (anything foreign removes exactly the actions that would touch it).
 #[tokio::test]
 async fn a_switch_to_provisioned_carries_every_index_and_is_never_made_over_a_foreign_one_on_dynamodb_local()
 {

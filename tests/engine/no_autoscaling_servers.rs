@@ -13,8 +13,8 @@
 //!   message "The action or operation requested is invalid. Verify that the action is typed
 //!   correctly.", for every operation: the SDK reads code `InvalidAction`.
 
+use crate::support::autoscaling_client;
 use aws_sdk_applicationautoscaling::config::http::HttpResponse;
-use aws_sdk_applicationautoscaling::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_applicationautoscaling::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_applicationautoscaling::types::{ScalableDimension as SdkDimension, ServiceNamespace};
 use aws_sdk_applicationautoscaling::Client;
@@ -28,22 +28,6 @@ use testkit::{LocalDynamo, Server};
 
 const INVALID_ACTION: &str =
     "The action or operation requested is invalid. Verify that the action is typed correctly.";
-
-fn autoscaling_client(endpoint: &str) -> Client {
-    let config = aws_sdk_applicationautoscaling::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new(testkit::REGION))
-        .credentials_provider(Credentials::new(
-            testkit::ACCESS_KEY_ID,
-            testkit::SECRET_ACCESS_KEY,
-            None,
-            None,
-            "test",
-        ))
-        .endpoint_url(endpoint)
-        .build();
-    Client::from_conf(config)
-}
 
 /// A failed call as (HTTP status, code, message, body).
 type Answer = (u16, Option<String>, Option<String>, String);

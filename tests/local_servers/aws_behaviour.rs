@@ -6,30 +6,13 @@
 //!   local server enforces: reads and changes only under `table/{prefix}_*`, changes refused on
 //!   another family's table, CreateTable and DeleteTable only with our family tag.
 
-use aws_sdk_applicationautoscaling::config::{BehaviorVersion, Credentials, Region};
+use crate::support::autoscaling_client;
 use aws_sdk_applicationautoscaling::error::ProvideErrorMetadata;
 use aws_sdk_applicationautoscaling::types::{
     PolicyType, ScalableDimension, ServiceNamespace, StepAdjustment, StepScalingPolicyConfiguration,
 };
 use aws_sdk_applicationautoscaling::Client;
 use testkit::{create_plain_table, LocalDynamo, Proxy, Server};
-
-fn client(endpoint: &str) -> Client {
-    Client::from_conf(
-        aws_sdk_applicationautoscaling::Config::builder()
-            .behavior_version(BehaviorVersion::latest())
-            .region(Region::new(testkit::REGION))
-            .credentials_provider(Credentials::new(
-                testkit::ACCESS_KEY_ID,
-                testkit::SECRET_ACCESS_KEY,
-                None,
-                None,
-                "test",
-            ))
-            .endpoint_url(endpoint)
-            .build(),
-    )
-}
 
 const READ: ScalableDimension = ScalableDimension::DynamoDbTableReadCapacityUnits;
 const WRITE: ScalableDimension = ScalableDimension::DynamoDbTableWriteCapacityUnits;
@@ -113,7 +96,7 @@ fn policy(resource: &str, dimension: &ScalableDimension, name: &str) -> (String,
 #[tokio::test]
 async fn deregistering_a_target_through_the_proxy_deletes_its_policies_as_aws_does() {
     let moto = LocalDynamo::start(Server::Moto);
-    let direct = client(moto.endpoint());
+    let direct = autoscaling_client(moto.endpoint());
 
     // moto on its own keeps the policies of a target it deregistered.
     register(&direct, "table/kept", READ).await;
@@ -127,7 +110,7 @@ async fn deregistering_a_target_through_the_proxy_deletes_its_policies_as_aws_do
 
     let proxy = Proxy::start(moto.endpoint());
     proxy.deregister_deletes_policies();
-    let through = client(&proxy.endpoint());
+    let through = autoscaling_client(&proxy.endpoint());
     // `table/t` is a substring of `table/t.2` (moto filters resource ids by substring).
     register(&through, "table/t", READ).await;
     register(&through, "table/t", WRITE).await;
@@ -202,7 +185,7 @@ async fn the_family_role_refuses_what_the_template_does_not_allow() {
     let proxy = Proxy::start(moto.endpoint());
     proxy.family_role("ts");
     let role = proxy.client().await;
-    let scaling = client(&proxy.endpoint());
+    let scaling = autoscaling_client(&proxy.endpoint());
     let update = |name: &'static str, units: i64| {
         let role = role.clone();
         async move {

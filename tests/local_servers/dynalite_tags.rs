@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use aws_sdk_dynamodb::client::Waiters;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, KeySchemaElement, KeyType, ProvisionedThroughput, ScalarAttributeType, TableStatus,
     Tag,
@@ -132,23 +133,27 @@ async fn dynalite_itself_drops_them_and_a_remade_table_has_only_its_own() {
     assert_eq!(testkit::tags_of(&client, &arn).await, map(&[("team", "ops")]));
 }
 
+/// Until DescribeTable reports `name` ACTIVE: the SDK's waiter (its first look is at once, and
+/// with `create_ms: 0` the table is ACTIVE by then).
 async fn wait_active(client: &Client, name: &str) {
-    for _ in 0..200 {
-        let out = client.describe_table().table_name(name).send().await.unwrap();
-        if out.table().unwrap().table_status() == Some(&TableStatus::Active) {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    panic!("{name} never ACTIVE");
+    client
+        .wait_until_table_exists()
+        .table_name(name)
+        .wait(WAIT_AT_MOST)
+        .await
+        .unwrap_or_else(|e| panic!("{name} never ACTIVE: {e:?}"));
 }
 
+/// Until DescribeTable no longer finds `name`: the SDK's waiter.
 async fn wait_gone(client: &Client, name: &str) {
-    for _ in 0..200 {
-        if client.describe_table().table_name(name).send().await.is_err() {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    panic!("{name} never gone");
+    client
+        .wait_until_table_not_exists()
+        .table_name(name)
+        .wait(WAIT_AT_MOST)
+        .await
+        .unwrap_or_else(|e| panic!("{name} never gone: {e:?}"));
 }
+
+/// How long a waiter may take: its retries wait 20 s at least, and dynalite's transitions
+/// here take 0 ms.
+const WAIT_AT_MOST: std::time::Duration = std::time::Duration::from_secs(90);

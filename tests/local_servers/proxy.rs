@@ -249,16 +249,7 @@ async fn vanish_before_deletes_the_table_on_dynalite() {
 #[tokio::test]
 async fn rate_limit_throttles_a_burst() {
     let (_db, proxy, client) = setup().await;
-    let arn = client
-        .describe_table()
-        .table_name(TABLE)
-        .send()
-        .await
-        .expect("DescribeTable")
-        .table()
-        .and_then(|t| t.table_arn())
-        .expect("a table ARN")
-        .to_owned();
+    let arn = testkit::table_arn(&client, TABLE).await;
     proxy.rate_limit("ListTagsOfResource", 5);
     let mut burst = tokio::task::JoinSet::new();
     for _ in 0..20 {
@@ -503,16 +494,7 @@ async fn table_quota_with_default_retries_is_refused_three_times() {
 #[tokio::test]
 async fn aws_rates_throttle_the_tag_apis_at_aws_rates() {
     let (_db, proxy, client) = setup().await;
-    let arn = client
-        .describe_table()
-        .table_name(TABLE)
-        .send()
-        .await
-        .expect("DescribeTable")
-        .table()
-        .and_then(|t| t.table_arn())
-        .expect("a table ARN")
-        .to_owned();
+    let arn = testkit::table_arn(&client, TABLE).await;
     proxy.aws_rates();
     proxy.reset_calls();
     let tag = || {

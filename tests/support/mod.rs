@@ -15,6 +15,24 @@ pub async fn aws_clients(endpoint: &str) -> AwsClients {
     AwsClients::from_config(&sdk_config(endpoint).await)
 }
 
+/// An Application Auto Scaling client for `endpoint` (moto serves it on DynamoDB's port), with
+/// the testkit's Region and credentials, as [`testkit::LocalDynamo::client`] builds DynamoDB's.
+pub fn autoscaling_client(endpoint: &str) -> aws_sdk_applicationautoscaling::Client {
+    let config = aws_sdk_applicationautoscaling::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new(testkit::REGION))
+        .credentials_provider(Credentials::new(
+            testkit::ACCESS_KEY_ID,
+            testkit::SECRET_ACCESS_KEY,
+            None,
+            None,
+            "tests",
+        ))
+        .endpoint_url(endpoint)
+        .build();
+    aws_sdk_applicationautoscaling::Client::from_conf(config)
+}
+
 /// The configuration of every test client: `endpoint`, us-east-1, the test credentials.
 pub async fn sdk_config(endpoint: &str) -> aws_config::SdkConfig {
     aws_config::defaults(BehaviorVersion::latest())

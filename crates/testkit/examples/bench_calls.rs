@@ -1,6 +1,6 @@
 //! Benchmark, not a test: the calls one steady-state `resize-old` makes, by operation, through
 //! the testkit proxy behaving as an AWS account (AWS's per-account rates for the tag APIs, 20 ms
-//! per call), next to the floor of calls (issue 11):
+//! per call), next to the floor of calls (docs/benchmark.md, "Calls at 2,500 tables"):
 //!
 //!   floor = ceil(all tables / 100) ListTables + one DescribeTable per owned table + one call
 //!           per change

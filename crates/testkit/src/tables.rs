@@ -118,3 +118,27 @@ pub async fn tags_of(
         .map(|t| (t.key().to_owned(), t.value().to_owned()))
         .collect()
 }
+
+/// A table's provisioned (RCU, WCU), as DescribeTable reports it. Panics for a table without
+/// provisioned throughput.
+pub fn capacity_of(table: &aws_sdk_dynamodb::types::TableDescription) -> (i64, i64) {
+    let throughput = table
+        .provisioned_throughput()
+        .unwrap_or_else(|| panic!("{:?} has no provisioned throughput", table.table_name()));
+    (
+        throughput.read_capacity_units().unwrap_or(0),
+        throughput.write_capacity_units().unwrap_or(0),
+    )
+}
+
+/// Every table on the server with its provisioned (RCU, WCU), read back ([`describe_all`]).
+pub async fn capacities(client: &aws_sdk_dynamodb::Client) -> std::collections::BTreeMap<String, (i64, i64)> {
+    describe_all(client)
+        .await
+        .into_iter()
+        .map(|(name, table)| {
+            let capacity = capacity_of(&table);
+            (name, capacity)
+        })
+        .collect()
+}

@@ -70,7 +70,7 @@ use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::Client;
 use chrono::{NaiveDate, Utc};
-use common::{run_cli, DEBUG_DUMP};
+use common::{error_of, run_cli, DEBUG_DUMP};
 use serde_json::Value;
 use testkit::{Fault, LocalDynamo, ProcessRun, Proxy, Rule, Server};
 
@@ -108,6 +108,21 @@ impl Rig {
         run_cli(&self.proxy.endpoint(), self.proxy.env(), args)
     }
 
+    /// resize-old through the proxy at 23 October 2018 00:15 on `prefix`'s tables, JSON report.
+    fn resize_old_on_the_23rd(&self, policy: &str, prefix: &str) -> ProcessRun {
+        self.cli(&[
+            "--policy",
+            policy,
+            "--prefix",
+            prefix,
+            "--output",
+            "json",
+            "--at",
+            "2018-10-23T00:15:00Z",
+            "resize-old",
+        ])
+    }
+
     /// Runs the binary against moto directly (setup that must not meet a fault).
     fn cli_direct(&self, args: &[&str]) -> ProcessRun {
         run_cli(self.server.endpoint(), self.server.env(), args)
@@ -120,11 +135,7 @@ impl Rig {
             if !name.starts_with(&format!("{prefix}_")) {
                 continue;
             }
-            let throughput = table.provisioned_throughput().expect("provisioned throughput");
-            let capacity = (
-                throughput.read_capacity_units().unwrap_or(0),
-                throughput.write_capacity_units().unwrap_or(0),
-            );
+            let capacity = testkit::capacity_of(&table);
             let tags = testkit::tags_of(&self.client, table.table_arn().expect("an ARN")).await;
             out.insert(name, TableState { capacity, tags });
         }
@@ -141,16 +152,7 @@ impl Rig {
     }
 
     async fn arn(&self, table: &str) -> String {
-        self.client
-            .describe_table()
-            .table_name(table)
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("DescribeTable {table}: {e:?}"))
-            .table()
-            .and_then(|t| t.table_arn())
-            .expect("an ARN")
-            .to_owned()
+        testkit::table_arn(&self.client, table).await
     }
 
     /// Removes tag `key` from `table` on moto, as a person might.
@@ -230,19 +232,6 @@ fn outcome(report: &Value, table: &str, action: &str) -> String {
         .collect();
     assert_eq!(found.len(), 1, "{table} {action} in {report:#}");
     found[0].clone()
-}
-
-/// The `error` of `table`'s failed line.
-fn error_of(report: &Value, table: &str) -> String {
-    report["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|l| l["table"] == table && l["outcome"] == "failed")
-        .unwrap_or_else(|| panic!("no failed line for {table} in {report:#}"))["error"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{table}'s failed line has no error"))
-        .to_owned()
 }
 
 fn tables_in(report: &Value) -> Vec<String> {

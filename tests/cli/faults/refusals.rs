@@ -29,19 +29,7 @@ async fn refusals_are_unchanged_deferred_gone_or_failed() {
         ]);
         assert_eq!(run.code, 0, "setup {prefix}: {}{}", run.stdout, run.stderr);
     };
-    let resize = |policy: &str, prefix: &str| {
-        rig.cli(&[
-            "--policy",
-            policy,
-            "--prefix",
-            prefix,
-            "--output",
-            "json",
-            "--at",
-            "2018-10-23T00:15:00Z",
-            "resize-old",
-        ])
-    };
+    let resize = |policy: &str, prefix: &str| rig.resize_old_on_the_23rd(policy, prefix);
     let cleanly = |prefix: &str, victim: (i64, i64)| {
         BTreeMap::from([
             (table(prefix, "20"), COLD),

@@ -30,17 +30,7 @@ async fn vanish_case(
     rig.proxy.clear();
     rig.proxy.add(rule, fault.clone());
     rig.proxy.reset_calls();
-    let run = rig.cli(&[
-        "--policy",
-        policy,
-        "--prefix",
-        prefix,
-        "--output",
-        "json",
-        "--at",
-        "2018-10-23T00:15:00Z",
-        "resize-old",
-    ]);
+    let run = rig.resize_old_on_the_23rd(policy, prefix);
     let report = expect_exit(&run, 0, &format!("resize-old with {} ({prefix})", fault.label()));
     assert_no_debug_dump(&run.stderr);
     assert_eq!(report["summary"]["failed"], 0, "{report:#}");

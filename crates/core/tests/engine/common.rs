@@ -9,7 +9,7 @@ use aws_smithy_mocks::{mock, Rule};
 
 /// A DescribeTable rule for table `name`, answering with the table `fill` describes (it gets a
 /// builder that already carries the name).
-pub fn describes(
+pub(crate) fn describes(
     name: &'static str,
     fill: impl Fn(TableDescriptionBuilder) -> TableDescriptionBuilder + Send + Sync + 'static,
 ) -> Rule {
@@ -24,16 +24,16 @@ pub fn describes(
 
 /// A modeled error's metadata as it comes off the wire: the SDK's deserializer puts the error
 /// code there, and the adapter classifies by it.
-pub fn coded(code: &str) -> ErrorMetadata {
+pub(crate) fn coded(code: &str) -> ErrorMetadata {
     coded_with(code, "refused")
 }
 
 /// [`coded`] with the error's own message, which the metadata repeats on the wire.
-pub fn coded_with(code: &str, message: &str) -> ErrorMetadata {
+pub(crate) fn coded_with(code: &str, message: &str) -> ErrorMetadata {
     ErrorMetadata::builder().code(code).message(message).build()
 }
 
 /// The instant an RFC 3339 text names, in UTC.
-pub fn at(rfc3339: &str) -> chrono::DateTime<chrono::Utc> {
+pub(crate) fn at(rfc3339: &str) -> chrono::DateTime<chrono::Utc> {
     chrono::DateTime::parse_from_rfc3339(rfc3339).unwrap().to_utc()
 }

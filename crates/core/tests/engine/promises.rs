@@ -1,5 +1,5 @@
 //! The promises as invariants, over random policies and random interleavings of runs and
-//! foreign acts (issue 18).
+//! foreign acts: nothing not ours is touched, no data is lost, whatever happens between runs.
 //!
 //! Each case builds a policy from a random TOML document, an in-memory AWS account
 //! ([`fake_aws::FakeAws`]: DynamoDB, Application Auto Scaling and the function's IAM role as AWS
@@ -11,7 +11,7 @@
 //! scalable targets and policies someone else made or removed, and the operator's real
 //! `adopt`). After every run the promises below are checked against the fake's ground truth
 //! (who made what, what the operator's `adopt` really tagged, and what each call changed), not
-//! against the engine's opinion (`scenarios/mod.rs`):
+//! against the engine's opinion (`crates/fake-aws/src/scenarios/`):
 //!
 //! 1. `nothing_foreign_changed`: our runs change only tables that are provably ours (made by
 //!    our CreateTable, or adopted) or claimable by name (`{prefix}_{label}`, the policy's key,
@@ -36,8 +36,8 @@
 //!    predicted exactly the changes the run then planned for each table, on the same verdict,
 //!    and warned of every change the role then refused.
 //!
-//! Run: `cargo test -p ddb-rollover --test promises` (2,000 cases; `PROPTEST_CASES=n` for more),
-//! or the long run: `PROPTEST_CASES=50000 cargo test -p ddb-rollover --release --test promises`
+//! Run: `cargo test -p ddb-rollover --test engine promises::` (2,000 cases; `PROPTEST_CASES=n` for more),
+//! or the long run: `PROPTEST_CASES=50000 cargo test -p ddb-rollover --release --test engine promises::`
 //! (`cargo test ... -- --ignored` runs `promises_long`, 50,000 cases by default).
 //!
 //! Exploring: `PROMISES_CHECK=1,2` checks only those invariants; `PROMISES_WITHOUT=sibling,...`
@@ -47,7 +47,7 @@
 //!
 //! The scenarios, the ground truth and the invariants live in `fake_aws::scenarios`
 //! (`crates/fake-aws/src/scenarios/`), shared with the sampled replay on moto
-//! (`tests/engine/promises_moto.rs`).
+//! (`tests/engine/promises_moto/`).
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,4 @@
-//! NextTableReadyAlarm and the dashboard against the metrics contract (issue 13): create_new
+//! NextTableReadyAlarm and the dashboard against the metrics contract: create_new
 //! writes, in CloudWatch's Embedded Metric Format, the metric `NextTableReady` in the namespace
 //! `ddb-rollover` with the single dimension `Prefix` (the policy's prefix, TablePrefix); the
 //! alarm must watch exactly that, over a window a little longer than one period, within what

@@ -37,7 +37,7 @@ pub struct Ran {
 }
 
 /// An AWS account the scenarios play in: [`crate::FakeAws`] (`promises.rs`), or moto behind
-/// the testkit proxy's AWS behaviours (`promises_moto.rs`). Foreign acts may be refused (by
+/// the testkit proxy's AWS behaviours (`tests/engine/promises_moto/`). Foreign acts may be refused (by
 /// DynamoDB's rules): the harness ignores their errors, as life does.
 pub trait Account {
     /// The scenario's clock.

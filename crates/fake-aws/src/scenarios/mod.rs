@@ -1,6 +1,6 @@
 //! The promises' scenarios, checked after every run of ours and shared by the property test
 //! over the in-memory account (the engine's `promises.rs`, on [`crate::FakeAws`]) and its
-//! sampled replay on moto (the system tests' `promises_moto.rs`): random policies
+//! sampled replay on moto (the system tests' `tests/engine/promises_moto/`): random policies
 //! ([`PolicySpec`]), steps ([`Step`], [`Act`]), the ground truth of whose each object is
 //! ([`Ground`]), the five promises over one run's facts ([`RunFacts`]), and a [`Harness`] that
 //! plays a [`Case`] in any [`Account`].

@@ -7,24 +7,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, Utc};
-use ddb_rollover::plan::deferral::DeferralCause;
-use ddb_rollover::plan::Decision;
-use ddb_rollover::policy::scaling::{
-    policy_name, DeregisterScaling, ObservedScalableTarget, ObservedScalingPolicy, RegisterScaling,
-    ScalableDimension, ScalableKey, TargetValue,
-};
+use ddb_rollover::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
 use ddb_rollover::policy::settings::Billing;
 use ddb_rollover::policy::settings::Capacity;
-use ddb_rollover::policy::tags::TAG_FAMILY;
-use ddb_rollover::policy::Policy;
 use ddb_rollover::run::control::{Archives, Clock, ControlPlaneError, ErrorKind, Scaling, Tables};
 use ddb_rollover::table::archive::ArchiveProof;
 use ddb_rollover::table::changes::{
     CapacityChange, ClassChange, ExportRequest, SettingChange, TableSetting, TableSpec, TagChange, TtlChange,
 };
 use ddb_rollover::table::{ExportState, ExportStatus, ObservedTable, TableStatus, TtlState};
-use ddb_rollover::{run, ApplyOptions, Operation, Outcome};
 
 #[derive(Default)]
 pub(super) struct FakeDynamo {

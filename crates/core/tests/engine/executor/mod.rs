@@ -2,27 +2,22 @@
 //! each kind of failure is reported.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use ddb_rollover::plan::deferral::DeferralCause;
 use ddb_rollover::plan::Decision;
 use ddb_rollover::policy::scaling::{
-    policy_name, DeregisterScaling, ObservedScalableTarget, ObservedScalingPolicy, RegisterScaling,
-    ScalableDimension, ScalableKey, TargetValue,
+    policy_name, ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension, ScalableKey, TargetValue,
 };
 use ddb_rollover::policy::settings::Billing;
 use ddb_rollover::policy::settings::Capacity;
 use ddb_rollover::policy::tags::TAG_FAMILY;
 use ddb_rollover::policy::Policy;
-use ddb_rollover::run::control::{Archives, Clock, ControlPlaneError, ErrorKind, Scaling, Tables};
-use ddb_rollover::table::archive::ArchiveProof;
-use ddb_rollover::table::changes::{
-    CapacityChange, ClassChange, ExportRequest, SettingChange, TableSetting, TableSpec, TagChange, TtlChange,
-};
-use ddb_rollover::table::{ExportState, ExportStatus, ObservedTable, TableStatus, TtlState};
+use ddb_rollover::run::control::{Archives, Clock, ErrorKind, Tables};
+use ddb_rollover::table::changes::ExportRequest;
+use ddb_rollover::table::{ObservedTable, TableStatus};
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome};
 
 use crate::common::at;

@@ -1,0 +1,101 @@
+//! Why a payload was refused, and the wording its messages share: every refusal names the
+//! field and what to send instead, with the value sent cut short to one line.
+
+use serde_json::Value;
+
+use ddb_rollover::Operation;
+
+pub(super) const EXAMPLE_TIME: &str = "2018-10-25T23:45:00Z";
+
+/// Why a payload was refused. Every message names the field and what to send instead.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EventError {
+    #[error(
+        "the event must be a JSON object such as {{\"Operation\": \"create_new\"}} (or empty), not {found}"
+    )]
+    NotAnObject { found: String },
+
+    /// What serde refused, at its path (an unknown key's is the key itself, `detail.dryRun`):
+    /// an unknown key (with the keys its struct accepts), or a value of the wrong type (with the
+    /// form expected).
+    #[error("{path}: {message}")]
+    Invalid { path: String, message: String },
+
+    #[error("{field}: {message}")]
+    UnknownOperation { field: String, message: String },
+
+    #[error(
+        "this is the {function} function; it cannot run Operation {requested:?} (invoke the {requested} function instead)",
+        requested = .requested.as_str()
+    )]
+    WrongFunction {
+        function: Operation,
+        requested: Operation,
+    },
+
+    #[error(
+        "{field} is {value:?}: the schedule's Input placeholder was not substituted. EventBridge Scheduler \
+         fills <aws.scheduler.scheduled-time> only when the schedule fires; for a manual or console run, \
+         send a real time such as {{\"at\": \"{EXAMPLE_TIME}\"}}, or no time to run now"
+    )]
+    Placeholder { field: String, value: String },
+
+    #[error("{field} is {value:?}, not an RFC 3339 timestamp ({reason}): use e.g. \"{EXAMPLE_TIME}\"")]
+    BadTimestamp {
+        field: String,
+        value: String,
+        reason: String,
+    },
+
+    #[error(
+        "this function runs on schedules, but got an EventBridge event with detail-type {detail_type} from \
+         source {source_name}: target it with an EventBridge Scheduler schedule or a rule with a schedule \
+         expression (detail-type \"Scheduled Event\", source \"aws.events\")"
+    )]
+    NotAScheduledEvent {
+        detail_type: String,
+        source_name: String,
+    },
+
+    #[error("{field}: {message}")]
+    Clock { field: &'static str, message: String },
+
+    #[error("the EventBridge Scheduled Event has no {field}: {expected}")]
+    Missing { field: String, expected: &'static str },
+}
+
+/// serde's refusal, named by its path.
+pub(super) fn invalid(error: serde_path_to_error::Error<serde_json::Error>) -> EventError {
+    let path = error.path().to_string();
+    invalid_at(if path == "." { "event" } else { &path }, error.into_inner())
+}
+
+pub(super) fn invalid_at(path: &str, error: serde_json::Error) -> EventError {
+    EventError::Invalid {
+        path: path.to_owned(),
+        message: error.to_string(),
+    }
+}
+
+/// `a string ("yes")`, `a number (5)`, ...: the JSON type and the value, for error messages.
+pub(super) fn describe(value: &Value) -> String {
+    let kind = match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    format!("{kind} ({})", compact(Some(value)))
+}
+
+/// The value as JSON, cut short so an error message stays one readable line.
+pub(super) fn compact(value: Option<&Value>) -> String {
+    const MAX: usize = 60;
+    let text = value.map_or_else(|| "(absent)".to_string(), Value::to_string);
+    match text.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text,
+    }
+}

@@ -1,0 +1,50 @@
+//! The payload's unit tests, one file per concern, sharing the helpers below: a payload
+//! accepted (`ok`) or refused (`err`), and an EventBridge Scheduled Event around a `detail`.
+
+mod direct;
+mod envelope;
+mod invocation;
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use ddb_rollover::{Operation, Policy};
+
+use super::direct::DirectPayload;
+use super::envelope::ScheduledDetail;
+use super::*;
+use serde_json::json;
+
+const CREATE: Operation = Operation::CreateNew;
+const RESIZE: Operation = Operation::ResizeOld;
+
+fn t(text: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+}
+
+fn ok(event: Value, function: Operation) -> Invocation {
+    parse_invocation(&event, function).unwrap_or_else(|e| panic!("{event} refused: {e}"))
+}
+
+fn err(event: Value, function: Operation) -> EventError {
+    match parse_invocation(&event, function) {
+        Ok(invocation) => panic!("{event} accepted as {invocation:?}"),
+        Err(e) => e,
+    }
+}
+
+fn envelope(detail: Value) -> Value {
+    json!({
+        "version": "0",
+        "id": "53dc4d37-cffa-4f76-80c9-8b7d4a4d2eaa",
+        "detail-type": "Scheduled Event",
+        "source": "aws.events",
+        "account": "123456789012",
+        "time": "2018-10-25T23:45:00Z",
+        "region": "us-east-1",
+        "resources": ["arn:aws:events:us-east-1:123456789012:rule/create-new"],
+        "detail": detail
+    })
+}

@@ -1,14 +1,5 @@
-//! [`Archives`] on the store the control plane finds and proves archives in: S3 where the `s3`
-//! feature links it; without it (create_new) there is no S3 client to give, and [`NoS3`] can
-//! never be made.
-
-use aws_sdk_dynamodb::types::ExportStatus as SdkExportStatus;
-
-use super::errors::classify;
-use super::DynamoDb;
-use crate::run::archive::{archives_under, prove};
-use crate::run::control::{unsupported, Archives, ControlPlaneError, ErrorKind};
-use crate::table::archive::{ArchiveProof, ExportLocation};
+//! The store the control plane finds and proves archives in: S3 where the `s3` feature links
+//! it; without it (create_new) there is no S3 client to give, and `NoS3` can never be made.
 
 #[cfg(feature = "s3")]
 pub(crate) use s3::{store, S3};
@@ -54,69 +45,5 @@ mod none {
         async fn head(&self, _: &str, _: &str) -> Result<Option<ObjectHead>, String> {
             match *self.0 {}
         }
-    }
-}
-
-impl Archives for DynamoDb {
-    async fn prove_archive(&self, table: &str, export: &str) -> Result<ArchiveProof, ControlPlaneError> {
-        let Some(s3) = &self.archives else {
-            return Err(unsupported(
-                "GetObject",
-                table,
-                "no S3 client: archives cannot be checked",
-            ));
-        };
-        let output = self
-            .client
-            .describe_export()
-            .export_arn(export)
-            .send()
-            .await
-            .map_err(|e| classify("DescribeExport", table, &e, None))?;
-        let Some(description) = output.export_description() else {
-            return Ok(ArchiveProof::Unproven {
-                export: export.to_string(),
-                reason: "DescribeExport gave no description".into(),
-            });
-        };
-        if description.export_status() != Some(&SdkExportStatus::Completed) {
-            return Ok(ArchiveProof::Unproven {
-                export: export.to_string(),
-                reason: format!(
-                    "the export is {}",
-                    description
-                        .export_status()
-                        .map_or("of unknown status", |s| s.as_str())
-                ),
-            });
-        }
-        let location = ExportLocation {
-            export: export.to_string(),
-            table: table.to_string(),
-            bucket: description.s3_bucket().unwrap_or_default().to_string(),
-            manifest: description.export_manifest().map(str::to_owned),
-            items: description.item_count().and_then(|n| u64::try_from(n).ok()),
-        };
-        Ok(prove(&store(s3), &location).await)
-    }
-
-    async fn find_archives(
-        &self,
-        table: &str,
-        bucket: &str,
-        prefix: &str,
-    ) -> Result<Vec<(ExportLocation, ArchiveProof)>, ControlPlaneError> {
-        let s3 = self
-            .archives
-            .as_ref()
-            .ok_or_else(|| unsupported("ListObjectsV2", table, "no S3 client: archives cannot be found"))?;
-        archives_under(&store(s3), table, bucket, prefix)
-            .await
-            .map_err(|message| ControlPlaneError {
-                kind: ErrorKind::Other,
-                operation: "ListObjectsV2",
-                table: table.to_string(),
-                message,
-            })
     }
 }

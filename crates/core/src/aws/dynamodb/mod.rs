@@ -8,6 +8,7 @@ mod archives;
 mod describe;
 mod errors;
 mod import;
+mod proofs;
 mod requests;
 mod scaling;
 

@@ -23,6 +23,7 @@ use ddb_rollover::{
 use args::{Cli, Command, Output, RestoreArgs, RouteArgs};
 use ddb_rollover::aws::events::{put_events, Event, TABLE_RESTORED};
 use ddb_rollover::policy::period::Slot;
+use ddb_rollover::run::operator::LineOutcome;
 use ddb_rollover::run::restore::{Restoration, RestoreOptions, RestoreReport};
 
 /// Exit codes: 0 nothing failed, 1 an action or AWS call failed, 2 bad input (before any AWS call).
@@ -329,8 +330,8 @@ async fn publish_restored(client: &aws_sdk_eventbridge::Client, report: &Restore
     let events: Vec<Event> = report
         .tables
         .iter()
-        .filter(|line| line.outcome == "done")
-        .filter_map(|line| match &line.restoration {
+        .filter(|line| line.outcome == LineOutcome::Done)
+        .filter_map(|line| match &line.action.restoration {
             Restoration::Import {
                 export, items, phase, ..
             } => Some(Event {
@@ -338,7 +339,7 @@ async fn publish_restored(client: &aws_sdk_eventbridge::Client, report: &Restore
                 detail: serde_json::json!({
                     "prefix": report.prefix,
                     "table": line.table,
-                    "period": line.period,
+                    "period": line.action.period,
                     "phase": phase,
                     "export": export,
                     "items": items,

@@ -6,6 +6,7 @@ use ddb_rollover::policy::settings::Billing;
 use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::route::PeriodTable;
 use ddb_rollover::run::adopt::{AdoptReport, Adoption};
+use ddb_rollover::run::operator::OperatorLine;
 use ddb_rollover::run::report::{RunReport, Summary};
 use ddb_rollover::run::restore::{Restoration, RestoreReport};
 use ddb_rollover::run::status::{NextRun, StatusReport, TableStatusLine, WarmStatus};
@@ -287,34 +288,21 @@ fn warm_cell(warm: &WarmStatus) -> String {
 
 /// What `adopt` did or would do with each table.
 pub fn adopt_report(report: &AdoptReport) -> String {
-    let rows: Vec<Vec<String>> = report
-        .tables
-        .iter()
-        .map(|line| {
-            let what = match &line.adoption {
-                Adoption::Tag { tags } => format!(
-                    "tag {}",
-                    tags.iter()
-                        .map(|(k, v)| format!("{k}={v}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                Adoption::AlreadyOurs => "already carries the family tag".into(),
-                Adoption::Refused { reasons } => format!("refused: {}", reasons.join("; ")),
-            };
-            operator_row(
-                &line.table,
-                line.outcome,
-                what,
-                &line.notes,
-                line.error.as_deref(),
-            )
-        })
-        .collect();
+    let rows = operator_rows(&report.tables, |adoption| match adoption {
+        Adoption::Tag { tags } => format!(
+            "tag {}",
+            tags.iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Adoption::AlreadyOurs => "already carries the family tag".into(),
+        Adoption::Refused { reasons } => format!("refused: {}", reasons.join("; ")),
+    });
     let pending = report
         .tables
         .iter()
-        .any(|l| matches!(l.adoption, Adoption::Tag { .. }));
+        .any(|l| matches!(l.action, Adoption::Tag { .. }));
     operator_report(
         report.dry_run,
         pending,
@@ -324,22 +312,22 @@ pub fn adopt_report(report: &AdoptReport) -> String {
     )
 }
 
-/// One line of `adopt` or `restore`: the table, the outcome, what (with notes and error).
-fn operator_row(
-    table: &str,
-    outcome: &str,
-    what: String,
-    notes: &[String],
-    error: Option<&str>,
-) -> Vec<String> {
-    let mut detail = what;
-    for note in notes {
-        detail.push_str(&format!("; {note}"));
-    }
-    if let Some(error) = error {
-        detail.push_str(&format!(" ({error})"));
-    }
-    vec![table.to_string(), outcome.to_string(), detail]
+/// The lines of `adopt` or `restore`: the table, the outcome, what (`what` says it from the
+/// line's action, then the notes and the error).
+fn operator_rows<A>(lines: &[OperatorLine<A>], what: impl Fn(&A) -> String) -> Vec<Vec<String>> {
+    lines
+        .iter()
+        .map(|line| {
+            let mut detail = what(&line.action);
+            for note in &line.notes {
+                detail.push_str(&format!("; {note}"));
+            }
+            if let Some(error) = &line.error {
+                detail.push_str(&format!(" ({error})"));
+            }
+            vec![line.table.clone(), line.outcome.as_str().to_string(), detail]
+        })
+        .collect()
 }
 
 /// `adopt`'s or `restore`'s report: a title (marked when a dry run), the lines, and what to do
@@ -386,33 +374,20 @@ fn rfc3339(t: chrono::DateTime<chrono::Utc>) -> String {
 }
 
 pub fn restore_report(report: &RestoreReport) -> String {
-    let rows: Vec<Vec<String>> = report
-        .tables
-        .iter()
-        .map(|line| {
-            let what = match &line.restoration {
-                Restoration::Import {
-                    export,
-                    manifest,
-                    items,
-                    phase,
-                    billing,
-                } => format!("import {items} item(s) of {export} ({manifest}) at phase {phase}: {billing}"),
-                Restoration::Refused { reasons } => format!("refused: {}", reasons.join("; ")),
-            };
-            operator_row(
-                &line.table,
-                line.outcome,
-                what,
-                &line.notes,
-                line.error.as_deref(),
-            )
-        })
-        .collect();
+    let rows = operator_rows(&report.tables, |action| match &action.restoration {
+        Restoration::Import {
+            export,
+            manifest,
+            items,
+            phase,
+            billing,
+        } => format!("import {items} item(s) of {export} ({manifest}) at phase {phase}: {billing}"),
+        Restoration::Refused { reasons } => format!("refused: {}", reasons.join("; ")),
+    });
     let pending = report
         .tables
         .iter()
-        .any(|l| matches!(l.restoration, Restoration::Import { .. }));
+        .any(|l| matches!(l.action.restoration, Restoration::Import { .. }));
     operator_report(
         report.dry_run,
         pending,

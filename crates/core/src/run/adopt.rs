@@ -22,6 +22,7 @@ use crate::policy::Policy;
 use crate::run::clock::CheckedInstant;
 use crate::run::control::{ControlPlane, ControlPlaneError};
 use crate::run::observe::observe_tables;
+use crate::run::operator::{LineOutcome, OperatorLine};
 use crate::table::changes::TagChange;
 
 /// What `adopt` does with one named table.
@@ -42,24 +43,10 @@ pub enum Adoption {
     },
 }
 
-/// One table's adoption and how it ended.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct AdoptionLine {
-    /// The table's name.
-    pub table: String,
-    /// What `adopt` does with the table.
-    #[serde(flatten)]
-    pub adoption: Adoption,
-    /// `planned` (dry run), `done`, `unchanged`, `refused` or `failed`.
-    pub outcome: &'static str,
-    /// Parts of the table that stay foreign after adoption (the verdict's foreign parts): no
-    /// action touches them, and retention does not delete the table while one is there.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-    /// The error, when the tagging failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
+/// One table's adoption and how it ended. Its notes are the parts of the table that stay
+/// foreign after adoption (the verdict's foreign parts): no action touches them, and retention
+/// does not delete the table while one is there.
+pub type AdoptionLine = OperatorLine<Adoption>;
 
 /// What `adopt` did with each table it was given.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -77,9 +64,7 @@ pub struct AdoptReport {
 impl AdoptReport {
     /// Every named table is ours now (or would be, in a dry run).
     pub fn succeeded(&self) -> bool {
-        self.tables
-            .iter()
-            .all(|line| matches!(line.outcome, "planned" | "done" | "unchanged"))
+        self.tables.iter().all(|line| line.outcome.succeeded())
     }
 }
 
@@ -182,10 +167,10 @@ pub async fn adopt<C: ControlPlane>(
     for (name, adoption, notes) in plan_adoption(policy, now, &observation.tables, names) {
         let unreadable = observation.unreadable.iter().find(|e| e.table == name);
         let (outcome, error) = match (&adoption, unreadable) {
-            (_, Some(error)) => ("failed", Some(error.to_string())),
-            (Adoption::Refused { .. }, None) => ("refused", None),
-            (Adoption::AlreadyOurs, None) => ("unchanged", None),
-            (Adoption::Tag { .. }, None) if dry_run => ("planned", None),
+            (_, Some(error)) => (LineOutcome::Failed, Some(error.to_string())),
+            (Adoption::Refused { .. }, None) => (LineOutcome::Refused, None),
+            (Adoption::AlreadyOurs, None) => (LineOutcome::Unchanged, None),
+            (Adoption::Tag { .. }, None) if dry_run => (LineOutcome::Planned, None),
             (Adoption::Tag { tags }, None) => {
                 let table = observation.tables.iter().find(|t| t.name == name);
                 let change = TagChange {
@@ -194,14 +179,14 @@ pub async fn adopt<C: ControlPlane>(
                     tags: tags.clone(),
                 };
                 match control.tag_table(&change).await {
-                    Ok(()) => ("done", None),
-                    Err(e) => ("failed", Some(e.to_string())),
+                    Ok(()) => (LineOutcome::Done, None),
+                    Err(e) => (LineOutcome::Failed, Some(e.to_string())),
                 }
             }
         };
         tables.push(AdoptionLine {
             table: name,
-            adoption,
+            action: adoption,
             outcome,
             notes,
             error,

@@ -8,6 +8,7 @@ pub mod archive;
 pub mod clock;
 pub mod control;
 pub mod observe;
+pub mod operator;
 pub mod pace;
 pub mod readiness;
 pub mod report;

@@ -34,6 +34,7 @@ use crate::policy::tags::{own_tags, TAG_KEEP_UNTIL, TAG_SHORT_IMPORT};
 use crate::policy::Policy;
 use crate::run::clock::CheckedInstant;
 use crate::run::control::{ControlPlane, ControlPlaneError};
+use crate::run::operator::{LineOutcome, OperatorLine};
 use crate::table::archive::{data_prefix, ArchiveProof, ImportState};
 use crate::table::changes::{ImportRequest, TagChange};
 use crate::table::TableStatus;
@@ -65,26 +66,20 @@ pub enum Restoration {
     },
 }
 
-/// One period's restore and how it ended.
+/// One period and what `restore` does with it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct RestoreLine {
-    /// The name of the table to restore.
-    pub table: String,
+pub struct PeriodRestoration {
     /// The period's label.
     pub period: String,
     /// What `restore` does with the period.
     #[serde(flatten)]
     pub restoration: Restoration,
-    /// `planned` (dry run), `done`, `importing` (still running when the wait ended: the table
-    /// gets its tags from a later `restore` of the same period), `refused` or `failed`.
-    pub outcome: &'static str,
-    /// What the restored table lacks or gets later, one sentence each.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-    /// The error, when the restore failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
 }
+
+/// One period's restore and how it ended (`importing`: still running when the wait ended, the
+/// table gets its tags from a later `restore` of the same period). Its notes say what the
+/// restored table lacks or gets later.
+pub type RestoreLine = OperatorLine<PeriodRestoration>;
 
 /// What `restore` did with each period it was asked for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -106,7 +101,7 @@ impl RestoreReport {
     pub fn succeeded(&self) -> bool {
         self.tables
             .iter()
-            .all(|l| matches!(l.outcome, "planned" | "done"))
+            .all(|l| matches!(l.outcome, LineOutcome::Planned | LineOutcome::Done))
     }
 }
 
@@ -158,20 +153,22 @@ async fn restore_one<C: ControlPlane>(
     let (spec, phase) = restore_spec(policy, slot, now);
     let mut line = RestoreLine {
         table: spec.name.clone(),
-        period: calendar.label(slot),
-        restoration: Restoration::Refused { reasons: Vec::new() },
-        outcome: "refused",
+        action: PeriodRestoration {
+            period: calendar.label(slot),
+            restoration: Restoration::Refused { reasons: Vec::new() },
+        },
+        outcome: LineOutcome::Refused,
         notes: Vec::new(),
         error: None,
     };
     let refuse = |mut line: RestoreLine, reason: String| {
-        line.restoration = Restoration::Refused {
+        line.action.restoration = Restoration::Refused {
             reasons: vec![reason],
         };
         line
     };
     let failed = |mut line: RestoreLine, error: ControlPlaneError| {
-        line.outcome = "failed";
+        line.outcome = LineOutcome::Failed;
         line.error = Some(error.to_string());
         line
     };
@@ -227,7 +224,7 @@ async fn restore_one<C: ControlPlane>(
         if reasons.is_empty() {
             reasons.push(format!("no export under s3://{}/{prefix}", archive.bucket));
         }
-        line.restoration = Restoration::Refused { reasons };
+        line.action.restoration = Restoration::Refused { reasons };
         return line;
     };
     if !policy.local_indexes.is_empty() {
@@ -241,7 +238,7 @@ async fn restore_one<C: ControlPlane>(
         "tags, stream, deletion protection and the phase's table class come from the next runs (ImportTable cannot set them)"
             .into(),
     );
-    line.restoration = Restoration::Import {
+    line.action.restoration = Restoration::Import {
         export: export.clone(),
         manifest: manifest.clone(),
         items,
@@ -249,7 +246,7 @@ async fn restore_one<C: ControlPlane>(
         billing: spec.billing.to_string(),
     };
     if options.dry_run {
-        line.outcome = "planned";
+        line.outcome = LineOutcome::Planned;
         return line;
     }
     let request = ImportRequest {
@@ -279,7 +276,7 @@ async fn restore_one<C: ControlPlane>(
         };
         match (state, table) {
             (ImportState::Failed { message }, _) => {
-                line.outcome = "failed";
+                line.outcome = LineOutcome::Failed;
                 line.error = Some(format!("import {import}: {message}"));
                 return line;
             }
@@ -291,7 +288,7 @@ async fn restore_one<C: ControlPlane>(
                 Some(table),
             ) if table.status == TableStatus::Active => {
                 if let Some(short) = import_shortfall(items, imported, errors) {
-                    line.outcome = "failed";
+                    line.outcome = LineOutcome::Failed;
                     // Marked, so that no run takes it for the period's table (its name and key
                     // are ours): never managed, archived or deleted until an operator decides.
                     let marker = TagChange {
@@ -318,14 +315,14 @@ async fn restore_one<C: ControlPlane>(
                 };
                 return match control.tag_table(&change).await {
                     Ok(()) => {
-                        line.outcome = "done";
+                        line.outcome = LineOutcome::Done;
                         line
                     }
                     Err(e) => failed(line, e),
                 };
             }
             _ if control.now() >= deadline => {
-                line.outcome = "importing";
+                line.outcome = LineOutcome::Importing;
                 line.notes.push(format!(
                     "still importing after {:?}: the table is not ours until it has our tags; once it is ACTIVE, `ddb-rollover adopt {name}` tags it",
                     options.wait

@@ -100,7 +100,7 @@ async fn restore_at(
 }
 
 fn reasons(report: &RestoreReport) -> String {
-    match &report.tables[0].restoration {
+    match &report.tables[0].action.restoration {
         Restoration::Refused { reasons } => reasons.join("; "),
         other => panic!("not refused: {other:?}"),
     }
@@ -147,14 +147,14 @@ async fn an_archived_and_deleted_period_comes_back_ours_and_kept() {
     }
     let now = at(d, "12:00:00");
     let dry = restore_at(&fake, &policy, now, "2018-10-02", true).await;
-    assert_eq!(dry.tables[0].outcome, "planned", "{dry:#?}");
+    assert_eq!(dry.tables[0].outcome.as_str(), "planned", "{dry:#?}");
     assert!(
         !fake.state().tables.contains_key("back_2018-10-02"),
         "a dry run imported"
     );
 
     let done = restore_at(&fake, &policy, now, "2018-10-02", false).await;
-    assert_eq!(done.tables[0].outcome, "done", "{done:#?}");
+    assert_eq!(done.tables[0].outcome.as_str(), "done", "{done:#?}");
     let state = fake.state();
     let table = &state.tables["back_2018-10-02"];
     assert_eq!(
@@ -242,13 +242,13 @@ async fn another_tables_export_under_the_periods_prefix_is_not_restored() {
         9,
     );
     let done = restore_at(&fake, &policy, at(d, "12:00:00"), "2018-10-02", false).await;
-    match &done.tables[0].restoration {
+    match &done.tables[0].action.restoration {
         Restoration::Import { export, items, .. } => {
             assert_eq!((export, *items), (&ours.arn, 0), "{done:#?}");
         }
         other => panic!("not imported: {other:?}"),
     }
-    assert_eq!(done.tables[0].outcome, "done", "{done:#?}");
+    assert_eq!(done.tables[0].outcome.as_str(), "done", "{done:#?}");
 
     // With our export gone, the other table's is refused, named, and nothing is created.
     fake.foreign_delete_table("operator", TABLE).unwrap();
@@ -301,7 +301,7 @@ async fn an_import_short_of_the_archives_count_fails_and_the_table_is_not_ours()
 
     let report = restore_at(&fake, &policy, at(d, "12:00:00"), "2018-10-02", false).await;
     let line = &report.tables[0];
-    assert_eq!(line.outcome, "failed", "{report:#?}");
+    assert_eq!(line.outcome.as_str(), "failed", "{report:#?}");
     assert!(!report.succeeded());
     let error = line.error.as_deref().unwrap_or_default();
     assert!(

@@ -472,14 +472,14 @@ impl<A: Account> Harness<'_, A> {
                 let (report, tagged) = account.adopt(&self.policy, name);
                 if let Ok(report) = &report {
                     for line in &report.tables {
-                        match &line.adoption {
+                        match &line.action {
                             ddb_rollover::run::adopt::Adoption::Refused { reasons } => {
                                 for reason in reasons {
                                     let short: String = reason.chars().take(60).collect();
                                     count(format!("adopt refused: {short}"));
                                 }
                             }
-                            _ => count(format!("adopt {}", line.outcome)),
+                            _ => count(format!("adopt {}", line.outcome.as_str())),
                         }
                     }
                 }
@@ -487,7 +487,7 @@ impl<A: Account> Harness<'_, A> {
                     let done: Vec<&str> = report
                         .tables
                         .iter()
-                        .filter(|l| l.outcome == "done")
+                        .filter(|l| l.outcome == ddb_rollover::run::operator::LineOutcome::Done)
                         .map(|l| l.table.as_str())
                         .collect();
                     assert_eq!(

@@ -25,13 +25,12 @@ const WARM: (i64, i64) = (100, 1);
 const COLD: (i64, i64) = (1, 1);
 
 /// Every file in `events/` and the function it is for.
-const EVENT_FILES: [(&str, Operation); 6] = [
+const EVENT_FILES: [(&str, Operation); 5] = [
     ("create_new.json", Operation::CreateNew),
     ("resize_old.json", Operation::ResizeOld),
     ("scheduler_create_new.json", Operation::CreateNew),
     ("scheduler_resize_old.json", Operation::ResizeOld),
     ("manual_dry_run.json", Operation::ResizeOld),
-    ("eventbridge_scheduled_event.json", Operation::CreateNew),
 ];
 
 fn event_file(name: &str) -> Value {
@@ -275,22 +274,6 @@ async fn manual_dry_run_changes_nothing_on_moto() {
     // At 2018-10-28T00:15Z both tables are 2 or more days old: it would dial both to 1 / 1.
     assert_eq!(report.summary.planned, 2, "{report:#?}");
     assert_eq!(report.summary.done, 0);
-}
-
-#[tokio::test]
-async fn eventbridge_scheduled_event_uses_its_time_on_moto() {
-    let h = Harness::start(Server::Moto).await;
-    let report = h
-        .run(
-            Operation::CreateNew,
-            event_file("eventbridge_scheduled_event.json"),
-        )
-        .await;
-    assert_eq!(report.at.to_rfc3339(), "2018-10-25T23:45:00+00:00");
-    assert_eq!(
-        h.capacities().await,
-        tables(&[("timeseries_2018-10-25", HOT), ("timeseries_2018-10-26", HOT)])
-    );
 }
 
 #[tokio::test]

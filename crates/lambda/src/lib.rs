@@ -21,7 +21,7 @@ pub use cold_start::InitError;
 pub use fit::{failure_summary, report_chunks, response, MAX_LOG_EVENT_BYTES};
 pub use init_error::report_init_error;
 
-use crate::event::{parse_invocation, EventError};
+use crate::event::{EventError, Payload};
 use crate::publish::Publishing;
 use crate::stack::StackParameters;
 use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
@@ -32,7 +32,6 @@ use ddb_rollover::policy::{Policy, PolicyDocument, POLICY_ENV};
 use ddb_rollover::run::pace::Paced;
 use ddb_rollover::{ApplyOptions, ControlPlaneError, Operation, Outcome, RunReport};
 use lambda_runtime::{service_fn, Diagnostic, LambdaEvent};
-use serde_json::Value;
 
 /// One failed table action, as listed in [`HandlerError::ActionsFailed`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -181,10 +180,11 @@ impl Handler {
         &self.policy
     }
 
-    /// One invocation: parse the event, run the core, return its report. A run with failed
-    /// actions is an error (deferred ones are not): Lambda then counts an error, so Scheduler
-    /// retries, the dead-letter queue and alarms work.
-    pub async fn handle(&self, event: Value) -> Result<RunReport, HandlerError> {
+    /// One invocation: read the payload (a [`Payload`], or JSON read as the runtime reads it),
+    /// run the core, return its report. A run with failed actions is an error (deferred ones
+    /// are not): Lambda then counts an error, so Scheduler retries, the dead-letter queue and
+    /// alarms work.
+    pub async fn handle(&self, event: impl Into<Payload>) -> Result<RunReport, HandlerError> {
         self.handle_until(event, None).await
     }
 
@@ -193,7 +193,7 @@ impl Handler {
     /// Writes the run's metrics to stdout ([`Self::handle_metered`]).
     pub async fn handle_until(
         &self,
-        event: Value,
+        event: impl Into<Payload>,
         deadline: Option<Instant>,
     ) -> Result<RunReport, HandlerError> {
         let (result, metrics) = self.handle_metered(event, deadline).await;
@@ -210,10 +210,10 @@ impl Handler {
     /// tables; nothing for a refused event or a dry run.
     pub async fn handle_metered(
         &self,
-        event: Value,
+        event: impl Into<Payload>,
         deadline: Option<Instant>,
     ) -> (Result<RunReport, HandlerError>, Vec<String>) {
-        let result = self.run_logged(event, deadline).await;
+        let result = self.run_logged(event.into(), deadline).await;
         let at = metrics::now_ms();
         let documents = match &result {
             Ok(report) => metrics::run_documents(report, at),
@@ -230,8 +230,8 @@ impl Handler {
     }
 
     /// One run, logged: its whole report, or the error with the whole report.
-    async fn run_logged(&self, event: Value, deadline: Option<Instant>) -> Result<RunReport, HandlerError> {
-        let invocation = parse_invocation(&event, self.operation)?;
+    async fn run_logged(&self, event: Payload, deadline: Option<Instant>) -> Result<RunReport, HandlerError> {
+        let invocation = event.invocation(self.operation)?;
         let wall = Utc::now();
         let at = invocation.checked_now(&self.policy, self.operation, wall)?;
         let clock_warning = invocation.clock_warning(&self.policy, self.operation, wall);
@@ -378,7 +378,7 @@ pub async fn serve(operation: Operation) -> Result<(), lambda_runtime::Error> {
         }
     };
     let handler = &handler;
-    lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<Payload>| async move {
         let deadline = run_deadline(event.context.deadline, SystemTime::now());
         handler.handle_until(event.payload, deadline).await
     }))

@@ -15,7 +15,7 @@ pub enum EventError {
     )]
     NotAnObject { found: String },
 
-    /// What serde refused, at its path (an unknown key's is the key itself, `detail.dryRun`):
+    /// What serde refused, at its path (an unknown key's is the key itself):
     /// an unknown key (with the keys its struct accepts), or a value of the wrong type (with the
     /// form expected).
     #[error("{path}: {message}")]
@@ -47,33 +47,16 @@ pub enum EventError {
         reason: String,
     },
 
-    #[error(
-        "this function runs on schedules, but got an EventBridge event with detail-type {detail_type} from \
-         source {source_name}: target it with an EventBridge Scheduler schedule or a rule with a schedule \
-         expression (detail-type \"Scheduled Event\", source \"aws.events\")"
-    )]
-    NotAScheduledEvent {
-        detail_type: String,
-        source_name: String,
-    },
-
     #[error("{field}: {message}")]
     Clock { field: &'static str, message: String },
-
-    #[error("the EventBridge Scheduled Event has no {field}: {expected}")]
-    Missing { field: String, expected: &'static str },
 }
 
 /// serde's refusal, named by its path.
 pub(super) fn invalid(error: serde_path_to_error::Error<serde_json::Error>) -> EventError {
     let path = error.path().to_string();
-    invalid_at(if path == "." { "event" } else { &path }, error.into_inner())
-}
-
-pub(super) fn invalid_at(path: &str, error: serde_json::Error) -> EventError {
     EventError::Invalid {
-        path: path.to_owned(),
-        message: error.to_string(),
+        path: if path == "." { "event".into() } else { path },
+        message: error.into_inner().to_string(),
     }
 }
 

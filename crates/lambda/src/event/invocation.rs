@@ -18,8 +18,6 @@ pub enum ClockSource {
     ScheduledTime,
     /// `at`: a manual run deciding as if it were that instant.
     At,
-    /// The `time` of an EventBridge Scheduled Event envelope.
-    EnvelopeTime,
     /// No time in the event: the wall clock when the run starts.
     WallClock,
 }
@@ -29,7 +27,6 @@ impl ClockSource {
         match self {
             ClockSource::ScheduledTime => "scheduled_time",
             ClockSource::At => "at",
-            ClockSource::EnvelopeTime => "envelope_time",
             ClockSource::WallClock => "wall_clock",
         }
     }

@@ -16,7 +16,6 @@ fn clock_source_serializes_in_snake_case() {
     let names: Vec<String> = [
         ClockSource::ScheduledTime,
         ClockSource::At,
-        ClockSource::EnvelopeTime,
         ClockSource::WallClock,
     ]
     .into_iter()
@@ -26,7 +25,7 @@ fn clock_source_serializes_in_snake_case() {
         name
     })
     .collect();
-    assert_eq!(names, ["scheduled_time", "at", "envelope_time", "wall_clock"]);
+    assert_eq!(names, ["scheduled_time", "at", "wall_clock"]);
 }
 
 #[test]

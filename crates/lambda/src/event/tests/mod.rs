@@ -1,9 +1,8 @@
 //! The payload's unit tests, one file per concern, sharing the helpers below: a payload
-//! accepted (`ok`) or refused (`err`), and an EventBridge Scheduled Event around a `detail`.
+//! accepted (`ok`) or refused (`err`).
 
-mod direct;
-mod envelope;
 mod invocation;
+mod payload;
 
 use std::fmt;
 
@@ -12,8 +11,7 @@ use serde_json::Value;
 
 use ddb_rollover::{Operation, Policy};
 
-use super::direct::DirectPayload;
-use super::envelope::ScheduledDetail;
+use super::payload::Fields;
 use super::*;
 use serde_json::json;
 
@@ -33,18 +31,4 @@ fn err(event: Value, function: Operation) -> EventError {
         Ok(invocation) => panic!("{event} accepted as {invocation:?}"),
         Err(e) => e,
     }
-}
-
-fn envelope(detail: Value) -> Value {
-    json!({
-        "version": "0",
-        "id": "53dc4d37-cffa-4f76-80c9-8b7d4a4d2eaa",
-        "detail-type": "Scheduled Event",
-        "source": "aws.events",
-        "account": "123456789012",
-        "time": "2018-10-25T23:45:00Z",
-        "region": "us-east-1",
-        "resources": ["arn:aws:events:us-east-1:123456789012:rule/create-new"],
-        "detail": detail
-    })
 }

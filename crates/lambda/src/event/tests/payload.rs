@@ -1,4 +1,4 @@
-//! The direct payload's tests: what each key does, and the refusals of unknown keys, wrong
+//! The payload's tests: what each key does, and the refusals of unknown keys, wrong
 //! types, wrong functions and bad times.
 
 use super::*;
@@ -273,7 +273,7 @@ fn the_accepted_keys_are_the_structs_fields_in_order() {
         refusal.split('`').skip(3).step_by(2).map(String::from).collect()
     }
     assert_eq!(
-        listed::<DirectPayload>(),
+        listed::<Fields>(),
         [
             "Operation",
             "scheduled_time",
@@ -282,5 +282,46 @@ fn the_accepted_keys_are_the_structs_fields_in_order() {
             "allow_future_clock"
         ]
     );
-    assert_eq!(listed::<ScheduledDetail>(), ["Operation", "dry_run"]);
+}
+
+/// The template's schedules are EventBridge Scheduler's, which send the payload itself: an
+/// EventBridge rule's envelope (another way to run on a schedule) is not read as one.
+#[test]
+fn an_eventbridge_rule_envelope_is_refused_naming_one_of_its_keys() {
+    let envelope = json!({
+        "version": "0",
+        "detail-type": "Scheduled Event",
+        "source": "aws.events",
+        "time": "2018-10-25T23:45:00Z",
+        "detail": {}
+    });
+    let e = err(envelope.clone(), CREATE);
+    let EventError::Invalid { path, .. } = &e else {
+        panic!("{e:?}")
+    };
+    assert!(envelope.get(path).is_some(), "{e}");
+    assert!(
+        e.to_string()
+            .ends_with(&format!("unknown field `{path}`, expected one of `Operation`, `scheduled_time`, `at`, `dry_run`, `allow_future_clock`")),
+        "{e}"
+    );
+}
+
+/// What the runtime hands the handler reads the same as the JSON: refusals included, so a bad
+/// event is the handler's own error, not the runtime's.
+#[test]
+fn the_runtimes_payload_reads_as_the_json_does() {
+    for event in [
+        json!({"at": "2018-10-28T00:15:00Z", "dry_run": true}),
+        json!({"dryrun": true}),
+        json!("create_new"),
+        Value::Null,
+    ] {
+        let from_runtime: Payload = serde_json::from_value(event.clone()).expect("never fails");
+        assert_eq!(
+            from_runtime.invocation(RESIZE),
+            parse_invocation(&event, RESIZE),
+            "{event}"
+        );
+    }
 }

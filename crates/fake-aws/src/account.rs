@@ -9,6 +9,8 @@ use std::time::Instant;
 
 use chrono::{DateTime, Duration, Utc};
 
+use crate::injection::{Around, Injected};
+use crate::log::Traffic;
 use crate::{Call, Config, Effect, Maker, World};
 
 /// The fake control plane, acting with the IAM role of one family (or, for the operator,
@@ -20,6 +22,10 @@ pub struct FakeAws {
     pub(crate) actor: Maker,
     /// The role's IAM applies (false: the operator's administrator credentials).
     pub(crate) iam: bool,
+    /// The requests made through the ports, as the tests observe them.
+    pub(crate) traffic: Arc<Mutex<Traffic>>,
+    /// The failures and acts tests inject into our calls.
+    pub(crate) injected: Arc<Mutex<Injected>>,
 }
 
 impl FakeAws {
@@ -43,6 +49,8 @@ impl FakeAws {
             family: family.to_string(),
             actor: Maker::Us,
             iam: true,
+            traffic: Arc::default(),
+            injected: Arc::default(),
         }
     }
 
@@ -53,6 +61,8 @@ impl FakeAws {
             family: family.to_string(),
             actor: Maker::Foreign(who.to_string()),
             iam: true,
+            traffic: Arc::clone(&self.traffic),
+            injected: Arc::clone(&self.injected),
         }
     }
 
@@ -64,6 +74,8 @@ impl FakeAws {
             family: self.family.clone(),
             actor: Maker::Foreign("operator".into()),
             iam: false,
+            traffic: Arc::clone(&self.traffic),
+            injected: Arc::clone(&self.injected),
         }
     }
 
@@ -141,7 +153,7 @@ impl FakeAws {
         self.lock().log[from..].to_vec()
     }
 
-    /// Runs a mutating call and logs it.
+    /// Runs a mutating call and logs it, with the acts a test injected around our calls.
     pub(crate) fn call<T>(
         &self,
         actor: &Maker,
@@ -150,19 +162,28 @@ impl FakeAws {
         table: &str,
         f: impl FnOnce(&mut World, &mut Vec<Effect>) -> Result<T, ControlPlaneError>,
     ) -> Result<T, ControlPlaneError> {
-        let mut world = self.lock();
-        let mut effects = Vec::new();
-        let result = f(&mut world, &mut effects);
-        let at = world.now;
-        world.log.push(Call {
-            at,
-            actor: actor.clone(),
-            role: role.map(str::to_string),
-            operation,
-            table: table.to_string(),
-            error: result.as_ref().err().map(|e| (e.kind, e.message.clone())),
-            effects,
-        });
+        if actor.is_us() {
+            self.act_around(Around::Before, operation, table);
+        }
+        let result = {
+            let mut world = self.lock();
+            let mut effects = Vec::new();
+            let result = f(&mut world, &mut effects);
+            let at = world.now;
+            world.log.push(Call {
+                at,
+                actor: actor.clone(),
+                role: role.map(str::to_string),
+                operation,
+                table: table.to_string(),
+                error: result.as_ref().err().map(|e| (e.kind, e.message.clone())),
+                effects,
+            });
+            result
+        };
+        if actor.is_us() {
+            self.act_around(Around::After, operation, table);
+        }
         result
     }
 

@@ -21,6 +21,7 @@ use crate::{Effect, Export, FakeAws, Import, Status};
 
 impl Tables for FakeAws {
     async fn list_table_names(&self, prefix: &str) -> Result<Vec<String>, ControlPlaneError> {
+        self.request("ListTables", prefix).await?;
         Ok(self
             .lock()
             .tables
@@ -31,12 +32,14 @@ impl Tables for FakeAws {
     }
 
     async fn describe_table(&self, name: &str) -> Result<Option<ObservedTable>, ControlPlaneError> {
+        self.request("DescribeTable", name).await?;
         self.may_read("DescribeTable", "dynamodb:DescribeTable", name)?;
         let world = self.lock();
         Ok(world.tables.get(name).map(|t| t.observed(world.now)))
     }
 
     async fn create_table(&self, spec: &TableSpec) -> Result<(), ControlPlaneError> {
+        self.request("CreateTable", &spec.name).await?;
         const OP: &str = "CreateTable";
         self.call(&self.actor, self.role(), OP, &spec.name, |world, effects| {
             self.may_create(OP, spec)?;
@@ -45,6 +48,7 @@ impl Tables for FakeAws {
     }
 
     async fn update_capacity(&self, change: &CapacityChange) -> Result<(), ControlPlaneError> {
+        self.request("UpdateTable", &change.name).await?;
         const OP: &str = "UpdateTable";
         self.call(&self.actor, self.role(), OP, &change.name, |world, effects| {
             self.may_change(world, OP, "dynamodb:UpdateTable", &change.name)?;
@@ -58,6 +62,7 @@ impl Tables for FakeAws {
     }
 
     async fn update_table_class(&self, change: &ClassChange) -> Result<(), ControlPlaneError> {
+        self.request("UpdateTable", &change.name).await?;
         const OP: &str = "UpdateTable";
         self.call(&self.actor, self.role(), OP, &change.name, |world, effects| {
             self.may_change(world, OP, "dynamodb:UpdateTable", &change.name)?;
@@ -100,6 +105,7 @@ impl Tables for FakeAws {
     }
 
     async fn list_tags(&self, arn: &str) -> Result<BTreeMap<String, String>, ControlPlaneError> {
+        self.request("ListTagsOfResource", name_of_arn(arn)).await?;
         let name = name_of_arn(arn);
         self.may_read("ListTagsOfResource", "dynamodb:ListTagsOfResource", name)?;
         let world = self.lock();
@@ -111,6 +117,7 @@ impl Tables for FakeAws {
     }
 
     async fn describe_ttl(&self, name: &str) -> Result<TtlState, ControlPlaneError> {
+        self.request("DescribeTimeToLive", name).await?;
         self.may_read("DescribeTimeToLive", "dynamodb:DescribeTimeToLive", name)?;
         let world = self.lock();
         let table = world
@@ -130,6 +137,7 @@ impl Tables for FakeAws {
     }
 
     async fn describe_point_in_time_recovery(&self, name: &str) -> Result<bool, ControlPlaneError> {
+        self.request("DescribeContinuousBackups", name).await?;
         self.may_read(
             "DescribeContinuousBackups",
             "dynamodb:DescribeContinuousBackups",
@@ -144,6 +152,7 @@ impl Tables for FakeAws {
     }
 
     async fn describe_export(&self, table: &str, arn: &str) -> Result<ExportState, ControlPlaneError> {
+        self.request("DescribeExport", table).await?;
         let world = self.lock();
         let export = world.exports.get(arn).ok_or_else(|| {
             error(
@@ -166,6 +175,7 @@ impl Tables for FakeAws {
     /// then ACTIVE), with no tags; the import COMPLETES with it, having read every object under
     /// the request's prefix (one item a line; a line that is no item is an error).
     async fn import_table(&self, request: &ImportRequest) -> Result<String, ControlPlaneError> {
+        self.request("ImportTable", &request.spec.name).await?;
         const OP: &str = "ImportTable";
         self.call(
             &self.actor,
@@ -189,6 +199,7 @@ impl Tables for FakeAws {
     }
 
     async fn describe_import(&self, table: &str, arn: &str) -> Result<ImportState, ControlPlaneError> {
+        self.request("DescribeImport", table).await?;
         let world = self.lock();
         let import = world
             .imports
@@ -210,6 +221,7 @@ impl Tables for FakeAws {
     }
 
     async fn tag_table(&self, change: &TagChange) -> Result<(), ControlPlaneError> {
+        self.request("TagResource", &change.name).await?;
         const OP: &str = "TagResource";
         self.call(&self.actor, self.role(), OP, &change.name, |world, effects| {
             let name = name_of_arn(&change.arn);
@@ -219,6 +231,7 @@ impl Tables for FakeAws {
     }
 
     async fn enable_ttl(&self, change: &TtlChange) -> Result<(), ControlPlaneError> {
+        self.request("UpdateTimeToLive", &change.name).await?;
         const OP: &str = "UpdateTimeToLive";
         self.call(&self.actor, self.role(), OP, &change.name, |world, effects| {
             self.may_change(world, OP, "dynamodb:UpdateTimeToLive", &change.name)?;
@@ -239,6 +252,7 @@ impl Tables for FakeAws {
     }
 
     async fn enable_point_in_time_recovery(&self, name: &str) -> Result<(), ControlPlaneError> {
+        self.request("UpdateContinuousBackups", name).await?;
         const OP: &str = "UpdateContinuousBackups";
         self.call(&self.actor, self.role(), OP, name, |world, effects| {
             self.may_change(world, OP, "dynamodb:UpdateContinuousBackups", name)?;
@@ -255,6 +269,7 @@ impl Tables for FakeAws {
     }
 
     async fn configure(&self, change: &SettingChange) -> Result<(), ControlPlaneError> {
+        self.request("UpdateTable", &change.name).await?;
         const OP: &str = "UpdateTable";
         self.call(&self.actor, self.role(), OP, &change.name, |world, effects| {
             self.may_change(world, OP, "dynamodb:UpdateTable", &change.name)?;
@@ -297,6 +312,7 @@ impl Tables for FakeAws {
     }
 
     async fn export_table(&self, request: &ExportRequest) -> Result<String, ControlPlaneError> {
+        self.request("ExportTableToPointInTime", &request.name).await?;
         const OP: &str = "ExportTableToPointInTime";
         self.call(&self.actor, self.role(), OP, &request.name, |world, effects| {
             let name = name_of_arn(&request.table_arn).to_string();
@@ -358,6 +374,7 @@ impl Tables for FakeAws {
         table: &str,
         _arn: &str,
     ) -> Result<ResourcePolicy, ControlPlaneError> {
+        self.request("GetResourcePolicy", table).await?;
         self.may_read("GetResourcePolicy", "dynamodb:GetResourcePolicy", table)?;
         let world = self.lock();
         let t = world
@@ -380,6 +397,7 @@ impl Tables for FakeAws {
         document: &str,
         expected_revision: &str,
     ) -> Result<String, ControlPlaneError> {
+        self.request("PutResourcePolicy", table).await?;
         const OP: &str = "PutResourcePolicy";
         self.call(&self.actor, self.role(), OP, table, |world, _| {
             self.may_change(world, OP, "dynamodb:PutResourcePolicy", table)?;
@@ -393,6 +411,7 @@ impl Tables for FakeAws {
         _arn: &str,
         expected_revision: &str,
     ) -> Result<(), ControlPlaneError> {
+        self.request("DeleteResourcePolicy", table).await?;
         const OP: &str = "DeleteResourcePolicy";
         self.call(&self.actor, self.role(), OP, table, |world, _| {
             self.may_change(world, OP, "dynamodb:DeleteResourcePolicy", table)?;
@@ -401,6 +420,7 @@ impl Tables for FakeAws {
     }
 
     async fn delete_table(&self, name: &str) -> Result<(), ControlPlaneError> {
+        self.request("DeleteTable", name).await?;
         const OP: &str = "DeleteTable";
         self.call(&self.actor, self.role(), OP, name, |world, effects| {
             self.may_delete(world, OP, name)?;

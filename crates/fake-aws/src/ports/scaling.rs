@@ -10,6 +10,7 @@ impl Scaling for FakeAws {
         &self,
         tables: &[String],
     ) -> Result<Vec<ObservedScalableTarget>, ControlPlaneError> {
+        self.request("DescribeScalableTargets", "").await?;
         let world = self.lock();
         Ok(world
             .targets
@@ -20,6 +21,7 @@ impl Scaling for FakeAws {
     }
 
     async fn register_scaling(&self, change: &RegisterScaling) -> Result<(), ControlPlaneError> {
+        self.request("RegisterScalableTarget", &change.name).await?;
         self.call(
             &self.actor,
             self.role(),
@@ -53,6 +55,7 @@ impl Scaling for FakeAws {
     /// no policy and no scheduled action is left on the target (a missing target counts as
     /// deregistered).
     async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
+        self.request("DeregisterScalableTarget", &change.name).await?;
         self.call(
             &self.actor,
             self.role(),

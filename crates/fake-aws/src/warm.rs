@@ -172,7 +172,7 @@ mod tests {
     use super::*;
     use crate::{Config, FakeAws, FAMILY_TAG};
     use chrono::TimeZone;
-    use ddb_rollover::policy::settings::{AttributeKind, Capacity, KeyAttribute, KeySchema, OnDemandLimits};
+    use ddb_rollover::policy::settings::{Capacity, OnDemandLimits};
     use ddb_rollover::run::control::Tables;
     use ddb_rollover::table::changes::{CapacityChange, SettingChange, TableSetting, TableSpec, WarmPart};
     use futures::executor::block_on;
@@ -185,23 +185,9 @@ mod tests {
 
     fn spec(billing: Billing, warm: Option<WarmThroughput>) -> TableSpec {
         TableSpec {
-            name: "ts_a".into(),
-            key: KeySchema {
-                partition: KeyAttribute {
-                    name: "pk".into(),
-                    kind: AttributeKind::N,
-                },
-                sort: None,
-            },
-            billing,
-            global_indexes: Vec::new(),
-            local_indexes: Vec::new(),
-            table_class: None,
-            deletion_protection: false,
-            stream: None,
-            encryption: None,
             tags: BTreeMap::from([(FAMILY_TAG.to_string(), "ts".to_string())]),
             warm,
+            ..crate::table_spec("ts_a", crate::tests::key(), billing)
         }
     }
 

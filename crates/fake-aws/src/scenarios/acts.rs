@@ -127,10 +127,8 @@ impl<A: Account> Harness<'_, A> {
                 } else {
                     provisioned(7, 7)
                 };
+                let name = format!("{PREFIX}_{}", calendar.label(slot));
                 let spec = TableSpec {
-                    name: format!("{PREFIX}_{}", calendar.label(slot)),
-                    key: self.policy.key.clone(),
-                    billing,
                     global_indexes: self
                         .policy
                         .indexes
@@ -141,12 +139,7 @@ impl<A: Account> Harness<'_, A> {
                         })
                         .collect(),
                     local_indexes: self.policy.local_indexes.clone(),
-                    table_class: None,
-                    deletion_protection: false,
-                    stream: None,
-                    encryption: None,
-                    tags: BTreeMap::new(),
-                    warm: None,
+                    ..crate::table_spec(&name, self.policy.key.clone(), billing)
                 };
                 let _ = account.create_table(PERSON, &spec);
             }

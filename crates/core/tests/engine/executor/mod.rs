@@ -105,14 +105,20 @@ impl Rig {
 
     /// create_new at [`CREATE_AT`] with the default options.
     async fn create_new(&self) -> RunReport {
-        self.run(Operation::CreateNew, CREATE_AT, ApplyOptions::default())
-            .await
+        self.create_new_at(CREATE_AT).await
     }
 
     /// resize_old at [`RESIZE_AT`] with the default options.
     async fn resize_old(&self) -> RunReport {
-        self.run(Operation::ResizeOld, RESIZE_AT, ApplyOptions::default())
-            .await
+        self.resize_old_at(RESIZE_AT).await
+    }
+
+    async fn create_new_at(&self, at: &str) -> RunReport {
+        self.run(Operation::CreateNew, at, ApplyOptions::default()).await
+    }
+
+    async fn resize_old_at(&self, at: &str) -> RunReport {
+        self.run(Operation::ResizeOld, at, ApplyOptions::default()).await
     }
 
     /// A simulation's instant (`allow_future_clock`), as the engine's entries take it.

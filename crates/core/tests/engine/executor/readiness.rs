@@ -13,6 +13,19 @@ fn delays(create: chrono::Duration, delete: chrono::Duration) -> Config {
     }
 }
 
+/// The day's and the next period's tables, the next one deleted by someone just before the
+/// run, DELETING for `delete_delay`.
+fn next_table_deleted(delete_delay: chrono::Duration) -> Rig {
+    let rig = Rig::with_config(
+        delays(chrono::Duration::zero(), delete_delay),
+        &[("timeseries_2018-10-25", HOT), ("timeseries_2018-10-26", HOT)],
+    );
+    rig.aws
+        .foreign_delete_table("someone", "timeseries_2018-10-26")
+        .unwrap();
+    rig
+}
+
 /// A table still CREATING when the wait ends is not ready; the wait ends at the run's deadline.
 #[tokio::test]
 async fn a_table_still_creating_when_the_wait_ends_is_not_ready() {
@@ -71,13 +84,7 @@ async fn create_new_waits_for_the_tables_it_created_then_reports_them_ready() {
 
     // Both exist and are ACTIVE: the observation's DescribeTable calls and no more.
     let before = rig.describes();
-    let again = rig
-        .run(
-            Operation::CreateNew,
-            "2018-10-25T23:50:00Z",
-            ApplyOptions::default(),
-        )
-        .await;
+    let again = rig.create_new_at("2018-10-25T23:50:00Z").await;
     assert!(again.next_table_ready.unwrap().ready);
     assert_eq!(rig.describes() - before, 2);
 
@@ -113,13 +120,7 @@ async fn a_foreign_table_holding_the_next_name_is_not_ready() {
 async fn a_deleted_pre_built_table_is_created_again_once_it_is_gone() {
     // Gone 1.5 s after the delete: at the third DescribeTable (the observation's, then the polls
     // after 0.5 s and 1 s).
-    let rig = Rig::with_config(
-        delays(chrono::Duration::zero(), chrono::Duration::milliseconds(1500)),
-        &[("timeseries_2018-10-25", HOT), ("timeseries_2018-10-26", HOT)],
-    );
-    rig.aws
-        .foreign_delete_table("someone", "timeseries_2018-10-26")
-        .unwrap();
+    let rig = next_table_deleted(chrono::Duration::milliseconds(1500));
     let report = rig.create_new().await;
     let line = line(&report, "timeseries_2018-10-26");
     assert_eq!(line.item.decision.action(), "recreate");
@@ -139,13 +140,7 @@ async fn a_deleted_pre_built_table_is_created_again_once_it_is_gone() {
 /// a function error from Lambda, NextTableReady 0.
 #[tokio::test]
 async fn a_period_table_still_deleting_at_the_end_fails_the_run() {
-    let rig = Rig::with_config(
-        delays(chrono::Duration::zero(), chrono::Duration::days(1)),
-        &[("timeseries_2018-10-25", HOT), ("timeseries_2018-10-26", HOT)],
-    );
-    rig.aws
-        .foreign_delete_table("someone", "timeseries_2018-10-26")
-        .unwrap();
+    let rig = next_table_deleted(chrono::Duration::days(1));
     let options = ApplyOptions {
         readiness_wait: Duration::from_secs(30),
         ..ApplyOptions::default()

@@ -42,26 +42,14 @@ async fn a_failed_export_or_delete_blocks_neither_other_tables_nor_create_new() 
     assert!(!rig.changes().iter().any(|c| c.starts_with("DeleteTable")));
     assert_eq!(report.summary.failed, 1);
 
-    let created = rig
-        .run(
-            Operation::CreateNew,
-            "2018-10-26T23:45:00Z",
-            ApplyOptions::default(),
-        )
-        .await;
+    let created = rig.create_new_at("2018-10-26T23:45:00Z").await;
     assert!(created.succeeded(), "{created:?}");
     assert!(rig.table("timeseries_2018-10-27").is_some());
 
     // The next run records the completed exports. 10-20, whose exports still fail, is the one
     // this run may delete: sealed, its final export fails, so it is kept; the others wait for
     // a later run's budget. Nothing is deleted.
-    let report = rig
-        .run(
-            Operation::ResizeOld,
-            "2018-10-27T00:15:00Z",
-            ApplyOptions::default(),
-        )
-        .await;
+    let report = rig.resize_old_at("2018-10-27T00:15:00Z").await;
     assert!(
         !report
             .tables

@@ -138,30 +138,49 @@ async fn past_the_deadline_changes_are_deferred_and_a_missing_periods_table_fail
     assert_eq!(resize.summary.done, 2, "{resize:#?}");
 }
 
+/// A table of the run, the call injected to fail on it with its error (if any), and the
+/// outcome the run must report for it.
+type Case = (&'static str, Option<(&'static str, ErrorKind)>, Outcome);
+
+/// resize_old over the cases' tables with their failures injected; each table's outcome checked.
+async fn resize_old_failing(cases: &[Case]) -> (Rig, RunReport) {
+    let tables: Vec<(&str, Capacity)> = cases.iter().map(|(table, _, _)| (*table, HOT)).collect();
+    let rig = Rig::new(&tables);
+    for (table, failure, _) in cases {
+        if let Some((operation, kind)) = failure {
+            rig.aws.fail(operation, table, *kind);
+        }
+    }
+    let report = rig.resize_old().await;
+    let expected: Vec<(&str, Outcome)> = cases
+        .iter()
+        .map(|(table, _, outcome)| (*table, *outcome))
+        .collect();
+    assert_eq!(outcomes(&report), expected, "{report:#?}");
+    (rig, report)
+}
+
 #[tokio::test]
 async fn busy_or_limited_updates_are_deferred_and_others_fail_without_stopping_the_run() {
-    let rig = Rig::new(&[
-        ("timeseries_2018-10-20", HOT),
-        ("timeseries_2018-10-21", HOT),
-        ("timeseries_2018-10-22", HOT),
-        ("timeseries_2018-10-23", HOT),
-    ]);
-    rig.aws
-        .fail("UpdateTable", "timeseries_2018-10-20", ErrorKind::InUse);
-    rig.aws
-        .fail("UpdateTable", "timeseries_2018-10-21", ErrorKind::LimitExceeded);
-    rig.aws
-        .fail("UpdateTable", "timeseries_2018-10-22", ErrorKind::Other);
-    let report = rig.resize_old().await;
-    assert_eq!(
-        outcomes(&report),
-        [
-            ("timeseries_2018-10-20", Outcome::Deferred),
-            ("timeseries_2018-10-21", Outcome::Deferred),
-            ("timeseries_2018-10-22", Outcome::Failed),
-            ("timeseries_2018-10-23", Outcome::Done),
-        ]
-    );
+    let (rig, report) = resize_old_failing(&[
+        (
+            "timeseries_2018-10-20",
+            Some(("UpdateTable", ErrorKind::InUse)),
+            Outcome::Deferred,
+        ),
+        (
+            "timeseries_2018-10-21",
+            Some(("UpdateTable", ErrorKind::LimitExceeded)),
+            Outcome::Deferred,
+        ),
+        (
+            "timeseries_2018-10-22",
+            Some(("UpdateTable", ErrorKind::Other)),
+            Outcome::Failed,
+        ),
+        ("timeseries_2018-10-23", None, Outcome::Done),
+    ])
+    .await;
     let failed = report.lines_with(Outcome::Failed).next().unwrap();
     assert!(failed.error.as_deref().unwrap().contains("injected Other"));
     // A runtime refusal has no deferred decision: the line says why.
@@ -199,17 +218,15 @@ async fn busy_or_limited_updates_are_deferred_and_others_fail_without_stopping_t
 
 #[tokio::test]
 async fn a_table_that_cannot_be_described_gets_no_action() {
-    let rig = Rig::new(&[("timeseries_2018-10-20", HOT), ("timeseries_2018-10-21", HOT)]);
-    rig.aws
-        .fail("DescribeTable", "timeseries_2018-10-20", ErrorKind::Other);
-    let report = rig.resize_old().await;
-    assert_eq!(
-        outcomes(&report),
-        [
-            ("timeseries_2018-10-20", Outcome::Failed),
-            ("timeseries_2018-10-21", Outcome::Done),
-        ]
-    );
+    let (rig, _) = resize_old_failing(&[
+        (
+            "timeseries_2018-10-20",
+            Some(("DescribeTable", ErrorKind::Other)),
+            Outcome::Failed,
+        ),
+        ("timeseries_2018-10-21", None, Outcome::Done),
+    ])
+    .await;
     let calls = rig.changes();
     assert!(
         calls.iter().all(|c| c.ends_with("timeseries_2018-10-21")),

@@ -5,7 +5,6 @@
 use ddb_rollover::run::control::ControlPlaneError;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
 
 use chrono::{DateTime, Duration, Utc};
 
@@ -33,18 +32,8 @@ impl FakeAws {
     pub fn new(family: &str, now: DateTime<Utc>, config: Config) -> FakeAws {
         FakeAws {
             world: Arc::new(Mutex::new(World {
-                now,
                 config,
-                tables: BTreeMap::new(),
-                targets: BTreeMap::new(),
-                exports: BTreeMap::new(),
-                s3: BTreeMap::new(),
-                imports: BTreeMap::new(),
-                log: Vec::new(),
-                gone: Vec::new(),
-                writes: Vec::new(),
-                next_id: 1,
-                epoch: (now, Instant::now()),
+                ..World::from_state(now, BTreeMap::new(), BTreeMap::new())
             })),
             family: family.to_string(),
             actor: Maker::Us,
@@ -123,21 +112,11 @@ impl FakeAws {
     /// A copy of the account's state without the log (cheaper than [`Self::snapshot`]; read the
     /// log with [`Self::calls_since`]).
     pub fn state(&self) -> World {
-        let world = self.lock();
-        World {
-            now: world.now,
-            config: world.config.clone(),
-            tables: world.tables.clone(),
-            targets: world.targets.clone(),
-            exports: world.exports.clone(),
-            s3: world.s3.clone(),
-            imports: world.imports.clone(),
-            log: Vec::new(),
-            gone: world.gone.clone(),
-            writes: world.writes.clone(),
-            next_id: world.next_id,
-            epoch: world.epoch,
-        }
+        let mut world = self.lock();
+        let log = std::mem::take(&mut world.log);
+        let state = world.clone();
+        world.log = log;
+        state
     }
 
     pub fn with_world<T>(&self, f: impl FnOnce(&World) -> T) -> T {
@@ -185,6 +164,18 @@ impl FakeAws {
             self.act_around(Around::After, operation, table);
         }
         result
+    }
+
+    /// One of this handle's mutating calls through a port: requested (recorded, held while
+    /// others are in flight, refused if a failure was injected), then made and logged.
+    pub(crate) async fn change<T>(
+        &self,
+        operation: &'static str,
+        table: &str,
+        f: impl FnOnce(&mut World, &mut Vec<Effect>) -> Result<T, ControlPlaneError>,
+    ) -> Result<T, ControlPlaneError> {
+        self.request(operation, table).await?;
+        self.call(&self.actor, self.role(), operation, table, f)
     }
 
     pub(crate) fn role(&self) -> Option<&str> {

@@ -19,8 +19,8 @@ use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
 use ddb_rollover::table::changes::WarmRaise;
 use ddb_rollover::table::{ObservedWarm, TableStatus};
 
-use crate::errors::{error, in_use, not_found, validation};
-use crate::{Effect, Status, World};
+use crate::errors::{error, validation};
+use crate::{Effect, FakeAws, World};
 
 /// What the ValidationException for a lower warm throughput says, so the harness can tell an
 /// attempt to lower one from any other refusal.
@@ -95,10 +95,7 @@ pub(crate) fn raise(
 ) -> Result<(), ControlPlaneError> {
     const OP: &str = "UpdateTable";
     let ready_at = world.now + world.config.warm_delay;
-    let table = world.tables.get_mut(name).ok_or_else(|| not_found(OP, name))?;
-    if table.status != Status::Active {
-        return Err(in_use(OP, name, table.status));
-    }
+    let table = FakeAws::active_table_mut(world, OP, name)?;
     for part in &raise.parts {
         let have = match &part.index {
             None => table.warm.units,

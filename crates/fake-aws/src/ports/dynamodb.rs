@@ -39,18 +39,17 @@ impl Tables for FakeAws {
     }
 
     async fn create_table(&self, spec: &TableSpec) -> Result<(), ControlPlaneError> {
-        self.request("CreateTable", &spec.name).await?;
         const OP: &str = "CreateTable";
-        self.call(&self.actor, self.role(), OP, &spec.name, |world, effects| {
+        self.change(OP, &spec.name, |world, effects| {
             self.may_create(OP, spec)?;
             Self::create(world, &self.actor, spec, effects)
         })
+        .await
     }
 
     async fn update_capacity(&self, change: &CapacityChange) -> Result<(), ControlPlaneError> {
-        self.request("UpdateTable", &change.name).await?;
         const OP: &str = "UpdateTable";
-        self.call(&self.actor, self.role(), OP, &change.name, |world, effects| {
+        self.change(OP, &change.name, |world, effects| {
             self.may_change(world, OP, "dynamodb:UpdateTable", &change.name)?;
             // What the SDK adapter sends: the table's throughput only when it changes.
             let request = CapacityRequest {
@@ -59,19 +58,16 @@ impl Tables for FakeAws {
             };
             Self::update_throughput(world, &change.name, request, effects)
         })
+        .await
     }
 
     async fn update_table_class(&self, change: &ClassChange) -> Result<(), ControlPlaneError> {
-        self.request("UpdateTable", &change.name).await?;
         const OP: &str = "UpdateTable";
-        self.call(&self.actor, self.role(), OP, &change.name, |world, effects| {
+        self.change(OP, &change.name, |world, effects| {
             self.may_change(world, OP, "dynamodb:UpdateTable", &change.name)?;
             let now = world.now;
             let delay = world.config.update_delay;
-            let table = Self::table_mut(world, OP, &change.name)?;
-            if table.status != Status::Active {
-                return Err(in_use(OP, &change.name, table.status));
-            }
+            let table = Self::active_table_mut(world, OP, &change.name)?;
             if table.class == change.to {
                 return Err(validation(
                     OP,
@@ -102,6 +98,7 @@ impl Tables for FakeAws {
             table.ready_at = Some(now + delay);
             Ok(())
         })
+        .await
     }
 
     async fn list_tags(&self, arn: &str) -> Result<BTreeMap<String, String>, ControlPlaneError> {
@@ -175,27 +172,21 @@ impl Tables for FakeAws {
     /// then ACTIVE), with no tags; the import COMPLETES with it, having read every object under
     /// the request's prefix (one item a line; a line that is no item is an error).
     async fn import_table(&self, request: &ImportRequest) -> Result<String, ControlPlaneError> {
-        self.request("ImportTable", &request.spec.name).await?;
         const OP: &str = "ImportTable";
-        self.call(
-            &self.actor,
-            self.role(),
-            OP,
-            &request.spec.name,
-            |world, effects| {
-                Self::create(world, &self.actor, &request.spec, effects)?;
-                let arn = format!("{}/import/{}", arn_of(&request.spec.name), request.client_token);
-                let counts = s3::import_counts(&world.s3, &request.bucket, &request.data_prefix);
-                world.imports.insert(
-                    arn.clone(),
-                    Import {
-                        table: request.spec.name.clone(),
-                        counts,
-                    },
-                );
-                Ok(arn)
-            },
-        )
+        self.change(OP, &request.spec.name, |world, effects| {
+            Self::create(world, &self.actor, &request.spec, effects)?;
+            let arn = format!("{}/import/{}", arn_of(&request.spec.name), request.client_token);
+            let counts = s3::import_counts(&world.s3, &request.bucket, &request.data_prefix);
+            world.imports.insert(
+                arn.clone(),
+                Import {
+                    table: request.spec.name.clone(),
+                    counts,
+                },
+            );
+            Ok(arn)
+        })
+        .await
     }
 
     async fn describe_import(&self, table: &str, arn: &str) -> Result<ImportState, ControlPlaneError> {
@@ -221,19 +212,18 @@ impl Tables for FakeAws {
     }
 
     async fn tag_table(&self, change: &TagChange) -> Result<(), ControlPlaneError> {
-        self.request("TagResource", &change.name).await?;
         const OP: &str = "TagResource";
-        self.call(&self.actor, self.role(), OP, &change.name, |world, effects| {
+        self.change(OP, &change.name, |world, effects| {
             let name = name_of_arn(&change.arn);
             self.may_tag(world, OP, name, &change.tags)?;
             Self::tag(world, name, &change.tags, effects)
         })
+        .await
     }
 
     async fn enable_ttl(&self, change: &TtlChange) -> Result<(), ControlPlaneError> {
-        self.request("UpdateTimeToLive", &change.name).await?;
         const OP: &str = "UpdateTimeToLive";
-        self.call(&self.actor, self.role(), OP, &change.name, |world, effects| {
+        self.change(OP, &change.name, |world, effects| {
             self.may_change(world, OP, "dynamodb:UpdateTimeToLive", &change.name)?;
             let table = Self::table_mut(world, OP, &change.name)?;
             if matches!(table.status, Status::Creating | Status::Deleting) {
@@ -249,12 +239,12 @@ impl Tables for FakeAws {
             });
             Ok(())
         })
+        .await
     }
 
     async fn enable_point_in_time_recovery(&self, name: &str) -> Result<(), ControlPlaneError> {
-        self.request("UpdateContinuousBackups", name).await?;
         const OP: &str = "UpdateContinuousBackups";
-        self.call(&self.actor, self.role(), OP, name, |world, effects| {
+        self.change(OP, name, |world, effects| {
             self.may_change(world, OP, "dynamodb:UpdateContinuousBackups", name)?;
             let table = Self::table_mut(world, OP, name)?;
             if matches!(table.status, Status::Creating | Status::Deleting) {
@@ -266,12 +256,12 @@ impl Tables for FakeAws {
             });
             Ok(())
         })
+        .await
     }
 
     async fn configure(&self, change: &SettingChange) -> Result<(), ControlPlaneError> {
-        self.request("UpdateTable", &change.name).await?;
         const OP: &str = "UpdateTable";
-        self.call(&self.actor, self.role(), OP, &change.name, |world, effects| {
+        self.change(OP, &change.name, |world, effects| {
             self.may_change(world, OP, "dynamodb:UpdateTable", &change.name)?;
             if let TableSetting::Warm(raise) = &change.setting {
                 return warm::raise(world, &change.name, raise, effects);
@@ -288,10 +278,7 @@ impl Tables for FakeAws {
             }
             let now = world.now;
             let delay = world.config.update_delay;
-            let table = Self::table_mut(world, OP, &change.name)?;
-            if table.status != Status::Active {
-                return Err(in_use(OP, &change.name, table.status));
-            }
+            let table = Self::active_table_mut(world, OP, &change.name)?;
             match &change.setting {
                 TableSetting::DeletionProtection(on) => {
                     table.deletion_protection = *on;
@@ -309,12 +296,12 @@ impl Tables for FakeAws {
             });
             Ok(())
         })
+        .await
     }
 
     async fn export_table(&self, request: &ExportRequest) -> Result<String, ControlPlaneError> {
-        self.request("ExportTableToPointInTime", &request.name).await?;
         const OP: &str = "ExportTableToPointInTime";
-        self.call(&self.actor, self.role(), OP, &request.name, |world, effects| {
+        self.change(OP, &request.name, |world, effects| {
             let name = name_of_arn(&request.table_arn).to_string();
             self.may_change(world, OP, "dynamodb:ExportTableToPointInTime", &name)?;
             let table = world.tables.get(&name).ok_or_else(|| {
@@ -367,6 +354,7 @@ impl Tables for FakeAws {
             });
             Ok(arn)
         })
+        .await
     }
 
     async fn get_resource_policy(
@@ -397,12 +385,12 @@ impl Tables for FakeAws {
         document: &str,
         expected_revision: &str,
     ) -> Result<String, ControlPlaneError> {
-        self.request("PutResourcePolicy", table).await?;
         const OP: &str = "PutResourcePolicy";
-        self.call(&self.actor, self.role(), OP, table, |world, _| {
+        self.change(OP, table, |world, _| {
             self.may_change(world, OP, "dynamodb:PutResourcePolicy", table)?;
             Self::put_resource_policy_in(world, OP, table, document, Some(expected_revision))
         })
+        .await
     }
 
     async fn delete_resource_policy(
@@ -411,20 +399,20 @@ impl Tables for FakeAws {
         _arn: &str,
         expected_revision: &str,
     ) -> Result<(), ControlPlaneError> {
-        self.request("DeleteResourcePolicy", table).await?;
         const OP: &str = "DeleteResourcePolicy";
-        self.call(&self.actor, self.role(), OP, table, |world, _| {
+        self.change(OP, table, |world, _| {
             self.may_change(world, OP, "dynamodb:DeleteResourcePolicy", table)?;
             Self::delete_resource_policy_in(world, OP, table, Some(expected_revision))
         })
+        .await
     }
 
     async fn delete_table(&self, name: &str) -> Result<(), ControlPlaneError> {
-        self.request("DeleteTable", name).await?;
         const OP: &str = "DeleteTable";
-        self.call(&self.actor, self.role(), OP, name, |world, effects| {
+        self.change(OP, name, |world, effects| {
             self.may_delete(world, OP, name)?;
             Self::delete(world, &self.actor, name, effects)
         })
+        .await
     }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::FAMILY_TAG;
 use chrono::Duration;
-use ddb_rollover::policy::scaling::ScalableDimension;
+use ddb_rollover::policy::scaling::{ScalableDimension, ScalableKey};
 use ddb_rollover::policy::settings::{
     AttributeKind, Billing, GlobalIndex, KeyAttribute, LocalIndex, Projection,
 };
@@ -108,6 +108,27 @@ impl<A: Account> Harness<'_, A> {
         }
     }
 
+    /// The scalable key of one dimension (read or write) of `table`, or of its first index when
+    /// `index` (the table's own when it has none).
+    fn scalable_key(&self, table: &str, index: bool, read: bool) -> ScalableKey {
+        let gsi = if index {
+            self.account
+                .world()
+                .tables
+                .get(table)
+                .and_then(|t| t.gsis.first().map(|g| g.name.clone()))
+        } else {
+            None
+        };
+        let dimension = match (gsi.is_some(), read) {
+            (false, true) => ScalableDimension::TableRead,
+            (false, false) => ScalableDimension::TableWrite,
+            (true, true) => ScalableDimension::IndexRead,
+            (true, false) => ScalableDimension::IndexWrite,
+        };
+        crate::key_for(table, gsi.as_deref(), dimension)
+    }
+
     /// A foreign act; refusals by DynamoDB are part of life and ignored.
     pub(super) fn act(&self, act: &Act) {
         let account = &self.account;
@@ -182,22 +203,7 @@ impl<A: Account> Harness<'_, A> {
                 let Some(name) = Self::pick(&ours, *pick) else {
                     return;
                 };
-                let gsi = if *index {
-                    account
-                        .world()
-                        .tables
-                        .get(name)
-                        .and_then(|t| t.gsis.first().map(|g| g.name.clone()))
-                } else {
-                    None
-                };
-                let dimension = match (gsi.is_some(), read) {
-                    (false, true) => ScalableDimension::TableRead,
-                    (false, false) => ScalableDimension::TableWrite,
-                    (true, true) => ScalableDimension::IndexRead,
-                    (true, false) => ScalableDimension::IndexWrite,
-                };
-                let key = crate::key_for(name, gsi.as_deref(), dimension);
+                let key = self.scalable_key(name, *index, *read);
                 if account.register_target(PERSON, &key, 1, 10).is_ok() && *policy {
                     let _ = account.put_policy(PERSON, &key, "ops-target-tracking", "TargetTrackingScaling");
                 }
@@ -392,22 +398,7 @@ impl<A: Account> Harness<'_, A> {
                 let Some(name) = Self::pick(&ours, *pick) else {
                     return;
                 };
-                let gsi = if *index {
-                    account
-                        .world()
-                        .tables
-                        .get(name)
-                        .and_then(|t| t.gsis.first().map(|g| g.name.clone()))
-                } else {
-                    None
-                };
-                let dimension = match (gsi.is_some(), read) {
-                    (false, true) => ScalableDimension::TableRead,
-                    (false, false) => ScalableDimension::TableWrite,
-                    (true, true) => ScalableDimension::IndexRead,
-                    (true, false) => ScalableDimension::IndexWrite,
-                };
-                let key = crate::key_for(name, gsi.as_deref(), dimension);
+                let key = self.scalable_key(name, *index, *read);
                 let world = account.world();
                 if *delete {
                     for action in world

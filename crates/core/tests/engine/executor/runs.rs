@@ -138,49 +138,28 @@ async fn past_the_deadline_changes_are_deferred_and_a_missing_periods_table_fail
     assert_eq!(resize.summary.done, 2, "{resize:#?}");
 }
 
-/// A table of the run, the call injected to fail on it with its error (if any), and the
-/// outcome the run must report for it.
-type Case = (&'static str, Option<(&'static str, ErrorKind)>, Outcome);
-
-/// resize_old over the cases' tables with their failures injected; each table's outcome checked.
-async fn resize_old_failing(cases: &[Case]) -> (Rig, RunReport) {
-    let tables: Vec<(&str, Capacity)> = cases.iter().map(|(table, _, _)| (*table, HOT)).collect();
-    let rig = Rig::new(&tables);
-    for (table, failure, _) in cases {
-        if let Some((operation, kind)) = failure {
-            rig.aws.fail(operation, table, *kind);
-        }
-    }
-    let report = rig.resize_old().await;
-    let expected: Vec<(&str, Outcome)> = cases
-        .iter()
-        .map(|(table, _, outcome)| (*table, *outcome))
-        .collect();
-    assert_eq!(outcomes(&report), expected, "{report:#?}");
-    (rig, report)
-}
+/// The tables of the failure tests, by day.
+const OCT_20: &str = "timeseries_2018-10-20";
+const OCT_21: &str = "timeseries_2018-10-21";
+const OCT_22: &str = "timeseries_2018-10-22";
+const OCT_23: &str = "timeseries_2018-10-23";
 
 #[tokio::test]
 async fn busy_or_limited_updates_are_deferred_and_others_fail_without_stopping_the_run() {
-    let (rig, report) = resize_old_failing(&[
-        (
-            "timeseries_2018-10-20",
-            Some(("UpdateTable", ErrorKind::InUse)),
-            Outcome::Deferred,
-        ),
-        (
-            "timeseries_2018-10-21",
-            Some(("UpdateTable", ErrorKind::LimitExceeded)),
-            Outcome::Deferred,
-        ),
-        (
-            "timeseries_2018-10-22",
-            Some(("UpdateTable", ErrorKind::Other)),
-            Outcome::Failed,
-        ),
-        ("timeseries_2018-10-23", None, Outcome::Done),
-    ])
-    .await;
+    let rig = Rig::new(&[(OCT_20, HOT), (OCT_21, HOT), (OCT_22, HOT), (OCT_23, HOT)]);
+    rig.aws.fail("UpdateTable", OCT_20, ErrorKind::InUse);
+    rig.aws.fail("UpdateTable", OCT_21, ErrorKind::LimitExceeded);
+    rig.aws.fail("UpdateTable", OCT_22, ErrorKind::Other);
+    let report = rig.resize_old().await;
+    assert_eq!(
+        outcomes(&report),
+        [
+            (OCT_20, Outcome::Deferred),
+            (OCT_21, Outcome::Deferred),
+            (OCT_22, Outcome::Failed),
+            (OCT_23, Outcome::Done),
+        ]
+    );
     let failed = report.lines_with(Outcome::Failed).next().unwrap();
     assert!(failed.error.as_deref().unwrap().contains("injected Other"));
     // A runtime refusal has no deferred decision: the line says why.
@@ -218,21 +197,16 @@ async fn busy_or_limited_updates_are_deferred_and_others_fail_without_stopping_t
 
 #[tokio::test]
 async fn a_table_that_cannot_be_described_gets_no_action() {
-    let (rig, _) = resize_old_failing(&[
-        (
-            "timeseries_2018-10-20",
-            Some(("DescribeTable", ErrorKind::Other)),
-            Outcome::Failed,
-        ),
-        ("timeseries_2018-10-21", None, Outcome::Done),
-    ])
-    .await;
-    let calls = rig.changes();
-    assert!(
-        calls.iter().all(|c| c.ends_with("timeseries_2018-10-21")),
-        "{calls:?}"
+    let rig = Rig::new(&[(OCT_20, HOT), (OCT_21, HOT)]);
+    rig.aws.fail("DescribeTable", OCT_20, ErrorKind::Other);
+    let report = rig.resize_old().await;
+    assert_eq!(
+        outcomes(&report),
+        [(OCT_20, Outcome::Failed), (OCT_21, Outcome::Done)]
     );
-    assert!(calls.contains(&"UpdateTable timeseries_2018-10-21".to_string()));
+    let calls = rig.changes();
+    assert!(calls.iter().all(|c| c.ends_with(OCT_21)), "{calls:?}");
+    assert!(calls.contains(&format!("UpdateTable {OCT_21}")));
 }
 
 #[tokio::test]

@@ -115,17 +115,9 @@ impl FakeAws {
     ) -> Result<(), ControlPlaneError> {
         let table = table_of(&key.resource_id).unwrap_or_default().to_string();
         self.foreign(who, "DeleteScalingPolicy", &table, |world, _, effects| {
-            let not_found = || {
-                error(
-                    ErrorKind::NotFound,
-                    "DeleteScalingPolicy",
-                    &table,
-                    format!("ObjectNotFoundException: No scaling policy found for service namespace: dynamodb, resource ID: {}, scalable dimension: {}: {name}", key.resource_id, key.dimension),
-                )
-            };
-            let target = world.targets.get_mut(key).ok_or_else(not_found)?;
-            let at = target.policies.iter().position(|p| p.name == name).ok_or_else(not_found)?;
-            let policy = target.policies.remove(at);
+            let missing = || no_such("DeleteScalingPolicy", &table, "scaling policy", key, name);
+            let target = world.targets.get_mut(key).ok_or_else(missing)?;
+            let policy = remove_named(&mut target.policies, |p| &p.name, name).ok_or_else(missing)?;
             effects.push(Effect::DeletedPolicy {
                 key: key.clone(),
                 policy,
@@ -451,21 +443,10 @@ impl FakeAws {
         const OP: &str = "DeleteScheduledAction";
         let table = table_of(&key.resource_id).unwrap_or_default().to_string();
         self.foreign(who, OP, &table, |world, _, effects| {
-            let not_found = || {
-                error(
-                    ErrorKind::NotFound,
-                    OP,
-                    &table,
-                    format!("ObjectNotFoundException: No scheduled action found for service namespace: dynamodb, resource ID: {}, scalable dimension: {}: {name}", key.resource_id, key.dimension),
-                )
-            };
-            let target = world.targets.get_mut(key).ok_or_else(not_found)?;
-            let at = target
-                .scheduled_actions
-                .iter()
-                .position(|a| a.name == name)
-                .ok_or_else(not_found)?;
-            let action = target.scheduled_actions.remove(at);
+            let missing = || no_such(OP, &table, "scheduled action", key, name);
+            let target = world.targets.get_mut(key).ok_or_else(missing)?;
+            let action =
+                remove_named(&mut target.scheduled_actions, |a| &a.name, name).ok_or_else(missing)?;
             effects.push(Effect::DeletedScheduledAction {
                 key: key.clone(),
                 action,
@@ -510,4 +491,29 @@ impl FakeAws {
             Self::deregister_target(world, key, effects)
         })
     }
+}
+
+/// Application Auto Scaling's answer when the `what` named `name` is not on the target `key`.
+fn no_such(
+    operation: &'static str,
+    table: &str,
+    what: &str,
+    key: &ScalableKey,
+    name: &str,
+) -> ControlPlaneError {
+    error(
+        ErrorKind::NotFound,
+        operation,
+        table,
+        format!(
+            "ObjectNotFoundException: No {what} found for service namespace: dynamodb, resource ID: {}, scalable dimension: {}: {name}",
+            key.resource_id, key.dimension
+        ),
+    )
+}
+
+/// Takes the item named `name` out of `items`.
+fn remove_named<T>(items: &mut Vec<T>, name_of: impl Fn(&T) -> &String, name: &str) -> Option<T> {
+    let at = items.iter().position(|item| name_of(item) == name)?;
+    Some(items.remove(at))
 }

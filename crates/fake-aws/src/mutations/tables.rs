@@ -255,11 +255,7 @@ impl FakeAws {
             }
         }
         if switch_to_on_demand {
-            let recent = table
-                .on_demand_switches
-                .iter()
-                .filter(|t| now - **t < Duration::hours(24))
-                .count();
+            let recent = crate::budgets::within(&table.on_demand_switches, now, Duration::hours(24));
             if recent >= ON_DEMAND_SWITCHES_PER_DAY {
                 return Err(limit(
                     OP,

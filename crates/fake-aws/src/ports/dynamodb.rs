@@ -75,11 +75,7 @@ impl Tables for FakeAws {
                     format!("The table class is already {}", change.to),
                 ));
             }
-            let recent = table
-                .class_changes
-                .iter()
-                .filter(|t| now - **t < Duration::days(30))
-                .count();
+            let recent = crate::budgets::within(&table.class_changes, now, Duration::days(30));
             if recent >= CLASS_CHANGES_PER_30_DAYS {
                 return Err(limit(
                     OP,

@@ -108,9 +108,10 @@ impl<A: Account> Harness<'_, A> {
         }
     }
 
-    /// The scalable key of one dimension (read or write) of `table`, or of its first index when
-    /// `index` (the table's own when it has none).
-    fn scalable_key(&self, table: &str, index: bool, read: bool) -> ScalableKey {
+    /// The scalable key of one dimension (read or write) of the picked table of `ours`, or of
+    /// its first index when `index` (the table's own when it has none); `None`: no table.
+    fn picked_key(&self, ours: &[String], pick: usize, index: bool, read: bool) -> Option<ScalableKey> {
+        let table = Self::pick(ours, pick)?;
         let gsi = if index {
             self.account
                 .world()
@@ -126,7 +127,7 @@ impl<A: Account> Harness<'_, A> {
             (true, true) => ScalableDimension::IndexRead,
             (true, false) => ScalableDimension::IndexWrite,
         };
-        crate::key_for(table, gsi.as_deref(), dimension)
+        Some(crate::key_for(table, gsi.as_deref(), dimension))
     }
 
     /// A foreign act; refusals by DynamoDB are part of life and ignored.
@@ -200,10 +201,9 @@ impl<A: Account> Harness<'_, A> {
                 read,
                 policy,
             } => {
-                let Some(name) = Self::pick(&ours, *pick) else {
+                let Some(key) = self.picked_key(&ours, *pick, *index, *read) else {
                     return;
                 };
-                let key = self.scalable_key(name, *index, *read);
                 if account.register_target(PERSON, &key, 1, 10).is_ok() && *policy {
                     let _ = account.put_policy(PERSON, &key, "ops-target-tracking", "TargetTrackingScaling");
                 }
@@ -395,10 +395,9 @@ impl<A: Account> Harness<'_, A> {
                 read,
                 delete,
             } => {
-                let Some(name) = Self::pick(&ours, *pick) else {
+                let Some(key) = self.picked_key(&ours, *pick, *index, *read) else {
                     return;
                 };
-                let key = self.scalable_key(name, *index, *read);
                 let world = account.world();
                 if *delete {
                     for action in world

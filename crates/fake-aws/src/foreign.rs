@@ -32,6 +32,21 @@ impl FakeAws {
         })
     }
 
+    /// A foreign act on the scalable target `key`, logged on its table (the closure gets the
+    /// table's name).
+    pub(crate) fn foreign_on_target<T>(
+        &self,
+        who: &str,
+        operation: &'static str,
+        key: &ScalableKey,
+        f: impl FnOnce(&mut World, &Maker, &mut Vec<Effect>, &str) -> Result<T, ControlPlaneError>,
+    ) -> Result<T, ControlPlaneError> {
+        let table = table_of(&key.resource_id).unwrap_or_default();
+        self.foreign(who, operation, table, |world, actor, effects| {
+            f(world, actor, effects, table)
+        })
+    }
+
     /// A hand-made table: any name, key, indexes, tags and billing (CREATING, then ACTIVE).
     pub fn foreign_create_table(&self, who: &str, spec: &TableSpec) -> Result<(), ControlPlaneError> {
         self.foreign(who, "CreateTable", &spec.name, |world, actor, effects| {
@@ -113,9 +128,8 @@ impl FakeAws {
         key: &ScalableKey,
         name: &str,
     ) -> Result<(), ControlPlaneError> {
-        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
-        self.foreign(who, "DeleteScalingPolicy", &table, |world, _, effects| {
-            let missing = || no_such("DeleteScalingPolicy", &table, "scaling policy", key, name);
+        self.foreign_on_target(who, "DeleteScalingPolicy", key, |world, _, effects, table| {
+            let missing = || no_such("DeleteScalingPolicy", table, "scaling policy", key, name);
             let target = world.targets.get_mut(key).ok_or_else(missing)?;
             let policy = remove_named(&mut target.policies, |p| &p.name, name).ok_or_else(missing)?;
             effects.push(Effect::DeletedPolicy {
@@ -367,8 +381,7 @@ impl FakeAws {
         min: i64,
         max: i64,
     ) -> Result<(), ControlPlaneError> {
-        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
-        self.foreign(who, "RegisterScalableTarget", &table, |world, actor, effects| {
+        self.foreign_on_target(who, "RegisterScalableTarget", key, |world, actor, effects, _| {
             Self::check_resource(world, "RegisterScalableTarget", key)?;
             Self::register_target(world, actor, key, min, max, effects);
             Ok(())
@@ -384,7 +397,6 @@ impl FakeAws {
         name: &str,
         policy_type: &str,
     ) -> Result<(), ControlPlaneError> {
-        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
         let tracking = policy_type == "TargetTrackingScaling";
         let policy = ScalingPolicy {
             name: name.to_string(),
@@ -393,7 +405,7 @@ impl FakeAws {
             target_value: tracking.then_some(50.0),
             maker: Maker::Foreign(who.to_string()),
         };
-        self.foreign(who, "PutScalingPolicy", &table, |world, actor, effects| {
+        self.foreign_on_target(who, "PutScalingPolicy", key, |world, actor, effects, _| {
             Self::put_policy(world, actor, key, policy, effects)
         })
     }
@@ -407,13 +419,12 @@ impl FakeAws {
         name: &str,
     ) -> Result<(), ControlPlaneError> {
         const OP: &str = "PutScheduledAction";
-        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
-        self.foreign(who, OP, &table, |world, actor, effects| {
+        self.foreign_on_target(who, OP, key, |world, actor, effects, table| {
             let Some(target) = world.targets.get_mut(key) else {
                 return Err(error(
                     ErrorKind::NotFound,
                     OP,
-                    &table,
+                    table,
                     format!("ObjectNotFoundException: No scalable target registered for service namespace: dynamodb, resource ID: {}, scalable dimension: {}", key.resource_id, key.dimension),
                 ));
             };
@@ -441,9 +452,8 @@ impl FakeAws {
         name: &str,
     ) -> Result<(), ControlPlaneError> {
         const OP: &str = "DeleteScheduledAction";
-        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
-        self.foreign(who, OP, &table, |world, _, effects| {
-            let missing = || no_such(OP, &table, "scheduled action", key, name);
+        self.foreign_on_target(who, OP, key, |world, _, effects, table| {
+            let missing = || no_such(OP, table, "scheduled action", key, name);
             let target = world.targets.get_mut(key).ok_or_else(missing)?;
             let action =
                 remove_named(&mut target.scheduled_actions, |a| &a.name, name).ok_or_else(missing)?;
@@ -486,8 +496,7 @@ impl FakeAws {
     /// Someone deregisters a scalable target: Application Auto Scaling deletes every policy and
     /// scheduled action on it with it, whoever made them.
     pub fn foreign_deregister_target(&self, who: &str, key: &ScalableKey) -> Result<(), ControlPlaneError> {
-        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
-        self.foreign(who, "DeregisterScalableTarget", &table, |world, _, effects| {
+        self.foreign_on_target(who, "DeregisterScalableTarget", key, |world, _, effects, _| {
             Self::deregister_target(world, key, effects)
         })
     }

@@ -108,19 +108,21 @@ impl<A: Account> Harness<'_, A> {
         }
     }
 
+    /// The first global index of `table` when `index` (`None` when not, or when it has none).
+    fn first_index(&self, table: &str, index: bool) -> Option<String> {
+        if !index {
+            return None;
+        }
+        let world = self.account.world();
+        let first = world.tables.get(table)?.gsis.first()?;
+        Some(first.name.clone())
+    }
+
     /// The scalable key of one dimension (read or write) of the picked table of `ours`, or of
     /// its first index when `index` (the table's own when it has none); `None`: no table.
     fn picked_key(&self, ours: &[String], pick: usize, index: bool, read: bool) -> Option<ScalableKey> {
         let table = Self::pick(ours, pick)?;
-        let gsi = if index {
-            self.account
-                .world()
-                .tables
-                .get(table)
-                .and_then(|t| t.gsis.first().map(|g| g.name.clone()))
-        } else {
-            None
-        };
+        let gsi = self.first_index(table, index);
         let dimension = match (gsi.is_some(), read) {
             (false, true) => ScalableDimension::TableRead,
             (false, false) => ScalableDimension::TableWrite,
@@ -302,15 +304,7 @@ impl<A: Account> Harness<'_, A> {
                 let Some(name) = Self::pick(&ours, *pick) else {
                     return;
                 };
-                let gsi = if *index {
-                    account
-                        .world()
-                        .tables
-                        .get(name)
-                        .and_then(|t| t.gsis.first().map(|g| g.name.clone()))
-                } else {
-                    None
-                };
+                let gsi = self.first_index(name, *index);
                 let _ = account.raise_warm(PERSON, name, gsi.as_deref(), pre_warmed(*high));
             }
             Act::WriteItems { pick, n } => {

@@ -5,10 +5,11 @@
 use ddb_rollover::run::control::ControlPlaneError;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
 
 use chrono::{DateTime, Duration, Utc};
 
+use crate::injection::{Around, Injected};
+use crate::log::Traffic;
 use crate::{Call, Config, Effect, Maker, World};
 
 /// The fake control plane, acting with the IAM role of one family (or, for the operator,
@@ -20,6 +21,10 @@ pub struct FakeAws {
     pub(crate) actor: Maker,
     /// The role's IAM applies (false: the operator's administrator credentials).
     pub(crate) iam: bool,
+    /// The requests made through the ports, as the tests observe them.
+    pub(crate) traffic: Arc<Mutex<Traffic>>,
+    /// The failures and acts tests inject into our calls.
+    pub(crate) injected: Arc<Mutex<Injected>>,
 }
 
 impl FakeAws {
@@ -27,22 +32,14 @@ impl FakeAws {
     pub fn new(family: &str, now: DateTime<Utc>, config: Config) -> FakeAws {
         FakeAws {
             world: Arc::new(Mutex::new(World {
-                now,
                 config,
-                tables: BTreeMap::new(),
-                targets: BTreeMap::new(),
-                exports: BTreeMap::new(),
-                s3: BTreeMap::new(),
-                imports: BTreeMap::new(),
-                log: Vec::new(),
-                gone: Vec::new(),
-                writes: Vec::new(),
-                next_id: 1,
-                epoch: (now, Instant::now()),
+                ..World::from_state(now, BTreeMap::new(), BTreeMap::new())
             })),
             family: family.to_string(),
             actor: Maker::Us,
             iam: true,
+            traffic: Arc::default(),
+            injected: Arc::default(),
         }
     }
 
@@ -53,6 +50,8 @@ impl FakeAws {
             family: family.to_string(),
             actor: Maker::Foreign(who.to_string()),
             iam: true,
+            traffic: Arc::clone(&self.traffic),
+            injected: Arc::clone(&self.injected),
         }
     }
 
@@ -64,6 +63,8 @@ impl FakeAws {
             family: self.family.clone(),
             actor: Maker::Foreign("operator".into()),
             iam: false,
+            traffic: Arc::clone(&self.traffic),
+            injected: Arc::clone(&self.injected),
         }
     }
 
@@ -111,21 +112,11 @@ impl FakeAws {
     /// A copy of the account's state without the log (cheaper than [`Self::snapshot`]; read the
     /// log with [`Self::calls_since`]).
     pub fn state(&self) -> World {
-        let world = self.lock();
-        World {
-            now: world.now,
-            config: world.config.clone(),
-            tables: world.tables.clone(),
-            targets: world.targets.clone(),
-            exports: world.exports.clone(),
-            s3: world.s3.clone(),
-            imports: world.imports.clone(),
-            log: Vec::new(),
-            gone: world.gone.clone(),
-            writes: world.writes.clone(),
-            next_id: world.next_id,
-            epoch: world.epoch,
-        }
+        let mut world = self.lock();
+        let log = std::mem::take(&mut world.log);
+        let state = world.clone();
+        world.log = log;
+        state
     }
 
     pub fn with_world<T>(&self, f: impl FnOnce(&World) -> T) -> T {
@@ -141,7 +132,7 @@ impl FakeAws {
         self.lock().log[from..].to_vec()
     }
 
-    /// Runs a mutating call and logs it.
+    /// Runs a mutating call and logs it, with the acts a test injected around our calls.
     pub(crate) fn call<T>(
         &self,
         actor: &Maker,
@@ -150,20 +141,41 @@ impl FakeAws {
         table: &str,
         f: impl FnOnce(&mut World, &mut Vec<Effect>) -> Result<T, ControlPlaneError>,
     ) -> Result<T, ControlPlaneError> {
-        let mut world = self.lock();
-        let mut effects = Vec::new();
-        let result = f(&mut world, &mut effects);
-        let at = world.now;
-        world.log.push(Call {
-            at,
-            actor: actor.clone(),
-            role: role.map(str::to_string),
-            operation,
-            table: table.to_string(),
-            error: result.as_ref().err().map(|e| (e.kind, e.message.clone())),
-            effects,
-        });
+        if actor.is_us() {
+            self.act_around(Around::Before, operation, table);
+        }
+        let result = {
+            let mut world = self.lock();
+            let mut effects = Vec::new();
+            let result = f(&mut world, &mut effects);
+            let at = world.now;
+            world.log.push(Call {
+                at,
+                actor: actor.clone(),
+                role: role.map(str::to_string),
+                operation,
+                table: table.to_string(),
+                error: result.as_ref().err().map(|e| (e.kind, e.message.clone())),
+                effects,
+            });
+            result
+        };
+        if actor.is_us() {
+            self.act_around(Around::After, operation, table);
+        }
         result
+    }
+
+    /// One of this handle's mutating calls through a port: requested (recorded, held while
+    /// others are in flight, refused if a failure was injected), then made and logged.
+    pub(crate) async fn change<T>(
+        &self,
+        operation: &'static str,
+        table: &str,
+        f: impl FnOnce(&mut World, &mut Vec<Effect>) -> Result<T, ControlPlaneError>,
+    ) -> Result<T, ControlPlaneError> {
+        self.request(operation, table).await?;
+        self.call(&self.actor, self.role(), operation, table, f)
     }
 
     pub(crate) fn role(&self) -> Option<&str> {

@@ -54,3 +54,8 @@ pub(crate) fn lowers(from: Billing, to: Billing) -> bool {
         _ => false,
     }
 }
+
+/// How many of `times` fall in the `window` before `now` (a rolling budget's count).
+pub(crate) fn within(times: &[DateTime<Utc>], now: DateTime<Utc>, window: Duration) -> usize {
+    times.iter().filter(|t| now - **t < window).count()
+}

@@ -32,6 +32,21 @@ impl FakeAws {
         })
     }
 
+    /// A foreign act on the scalable target `key`, logged on its table (the closure gets the
+    /// table's name).
+    pub(crate) fn foreign_on_target<T>(
+        &self,
+        who: &str,
+        operation: &'static str,
+        key: &ScalableKey,
+        f: impl FnOnce(&mut World, &Maker, &mut Vec<Effect>, &str) -> Result<T, ControlPlaneError>,
+    ) -> Result<T, ControlPlaneError> {
+        let table = table_of(&key.resource_id).unwrap_or_default();
+        self.foreign(who, operation, table, |world, actor, effects| {
+            f(world, actor, effects, table)
+        })
+    }
+
     /// A hand-made table: any name, key, indexes, tags and billing (CREATING, then ACTIVE).
     pub fn foreign_create_table(&self, who: &str, spec: &TableSpec) -> Result<(), ControlPlaneError> {
         self.foreign(who, "CreateTable", &spec.name, |world, actor, effects| {
@@ -113,19 +128,10 @@ impl FakeAws {
         key: &ScalableKey,
         name: &str,
     ) -> Result<(), ControlPlaneError> {
-        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
-        self.foreign(who, "DeleteScalingPolicy", &table, |world, _, effects| {
-            let not_found = || {
-                error(
-                    ErrorKind::NotFound,
-                    "DeleteScalingPolicy",
-                    &table,
-                    format!("ObjectNotFoundException: No scaling policy found for service namespace: dynamodb, resource ID: {}, scalable dimension: {}: {name}", key.resource_id, key.dimension),
-                )
-            };
-            let target = world.targets.get_mut(key).ok_or_else(not_found)?;
-            let at = target.policies.iter().position(|p| p.name == name).ok_or_else(not_found)?;
-            let policy = target.policies.remove(at);
+        self.foreign_on_target(who, "DeleteScalingPolicy", key, |world, _, effects, table| {
+            let missing = || no_such("DeleteScalingPolicy", table, "scaling policy", key, name);
+            let target = world.targets.get_mut(key).ok_or_else(missing)?;
+            let policy = remove_named(&mut target.policies, |p| &p.name, name).ok_or_else(missing)?;
             effects.push(Effect::DeletedPolicy {
                 key: key.clone(),
                 policy,
@@ -375,8 +381,7 @@ impl FakeAws {
         min: i64,
         max: i64,
     ) -> Result<(), ControlPlaneError> {
-        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
-        self.foreign(who, "RegisterScalableTarget", &table, |world, actor, effects| {
+        self.foreign_on_target(who, "RegisterScalableTarget", key, |world, actor, effects, _| {
             Self::check_resource(world, "RegisterScalableTarget", key)?;
             Self::register_target(world, actor, key, min, max, effects);
             Ok(())
@@ -392,7 +397,6 @@ impl FakeAws {
         name: &str,
         policy_type: &str,
     ) -> Result<(), ControlPlaneError> {
-        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
         let tracking = policy_type == "TargetTrackingScaling";
         let policy = ScalingPolicy {
             name: name.to_string(),
@@ -401,7 +405,7 @@ impl FakeAws {
             target_value: tracking.then_some(50.0),
             maker: Maker::Foreign(who.to_string()),
         };
-        self.foreign(who, "PutScalingPolicy", &table, |world, actor, effects| {
+        self.foreign_on_target(who, "PutScalingPolicy", key, |world, actor, effects, _| {
             Self::put_policy(world, actor, key, policy, effects)
         })
     }
@@ -415,13 +419,12 @@ impl FakeAws {
         name: &str,
     ) -> Result<(), ControlPlaneError> {
         const OP: &str = "PutScheduledAction";
-        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
-        self.foreign(who, OP, &table, |world, actor, effects| {
+        self.foreign_on_target(who, OP, key, |world, actor, effects, table| {
             let Some(target) = world.targets.get_mut(key) else {
                 return Err(error(
                     ErrorKind::NotFound,
                     OP,
-                    &table,
+                    table,
                     format!("ObjectNotFoundException: No scalable target registered for service namespace: dynamodb, resource ID: {}, scalable dimension: {}", key.resource_id, key.dimension),
                 ));
             };
@@ -449,23 +452,11 @@ impl FakeAws {
         name: &str,
     ) -> Result<(), ControlPlaneError> {
         const OP: &str = "DeleteScheduledAction";
-        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
-        self.foreign(who, OP, &table, |world, _, effects| {
-            let not_found = || {
-                error(
-                    ErrorKind::NotFound,
-                    OP,
-                    &table,
-                    format!("ObjectNotFoundException: No scheduled action found for service namespace: dynamodb, resource ID: {}, scalable dimension: {}: {name}", key.resource_id, key.dimension),
-                )
-            };
-            let target = world.targets.get_mut(key).ok_or_else(not_found)?;
-            let at = target
-                .scheduled_actions
-                .iter()
-                .position(|a| a.name == name)
-                .ok_or_else(not_found)?;
-            let action = target.scheduled_actions.remove(at);
+        self.foreign_on_target(who, OP, key, |world, _, effects, table| {
+            let missing = || no_such(OP, table, "scheduled action", key, name);
+            let target = world.targets.get_mut(key).ok_or_else(missing)?;
+            let action =
+                remove_named(&mut target.scheduled_actions, |a| &a.name, name).ok_or_else(missing)?;
             effects.push(Effect::DeletedScheduledAction {
                 key: key.clone(),
                 action,
@@ -505,9 +496,33 @@ impl FakeAws {
     /// Someone deregisters a scalable target: Application Auto Scaling deletes every policy and
     /// scheduled action on it with it, whoever made them.
     pub fn foreign_deregister_target(&self, who: &str, key: &ScalableKey) -> Result<(), ControlPlaneError> {
-        let table = table_of(&key.resource_id).unwrap_or_default().to_string();
-        self.foreign(who, "DeregisterScalableTarget", &table, |world, _, effects| {
+        self.foreign_on_target(who, "DeregisterScalableTarget", key, |world, _, effects, _| {
             Self::deregister_target(world, key, effects)
         })
     }
+}
+
+/// Application Auto Scaling's answer when the `what` named `name` is not on the target `key`.
+fn no_such(
+    operation: &'static str,
+    table: &str,
+    what: &str,
+    key: &ScalableKey,
+    name: &str,
+) -> ControlPlaneError {
+    error(
+        ErrorKind::NotFound,
+        operation,
+        table,
+        format!(
+            "ObjectNotFoundException: No {what} found for service namespace: dynamodb, resource ID: {}, scalable dimension: {}: {name}",
+            key.resource_id, key.dimension
+        ),
+    )
+}
+
+/// Takes the item named `name` out of `items`.
+fn remove_named<T>(items: &mut Vec<T>, name_of: impl Fn(&T) -> &String, name: &str) -> Option<T> {
+    let at = items.iter().position(|item| name_of(item) == name)?;
+    Some(items.remove(at))
 }

@@ -58,22 +58,31 @@
 //! operations in flight), no throttling, no TTL change spacing, and the autoscaler's own capacity
 //! changes happen only when a target is registered (there is no traffic).
 //!
+//! For hand-written tests of a run (the executor's): a starting state set outside any API
+//! ([`FakeAws::seed_table`], [`FakeAws::alter_table`], [`FakeAws::seed_target`]), failures
+//! injected into our calls ([`FakeAws::fail`], [`FakeAws::fail_times`]) and foreign acts right
+//! before or after one of them ([`FakeAws::around`]), and every request made through the ports
+//! observed ([`FakeAws::requests`], [`FakeAws::waits`], [`FakeAws::max_in_flight`]).
+//!
 //! Its modules: the account ([`World`], [`FakeAws`]'s handle on it, the objects it holds
-//! and the log of calls), the decrease budgets, the role's IAM (one module, `iam`), the
-//! mutations our calls and the foreign acts share, the foreign acts, one module a port
-//! (`ports`), the S3 of the exports and the warm throughput.
+//! and the log of calls and requests), the decrease budgets, the role's IAM (one module,
+//! `iam`), the mutations our calls and the foreign acts share, the foreign acts, what a test
+//! injects (`injection`) and seeds (`seed`), one module a port (`ports`), the S3 of the exports
+//! and the warm throughput.
 
 mod account;
 mod budgets;
 mod errors;
 mod foreign;
 mod iam;
+mod injection;
 mod log;
 mod mutations;
 mod objects;
 mod ports;
 mod s3;
 pub mod scenarios;
+mod seed;
 mod warm;
 mod world;
 
@@ -84,10 +93,12 @@ pub use account::FakeAws;
 pub use budgets::{
     Decreases, CLASS_CHANGES_PER_30_DAYS, FREE_DECREASES, MAX_DECREASES, ON_DEMAND_SWITCHES_PER_DAY,
 };
-pub use log::{Call, Effect};
+pub use injection::Around;
+pub use log::{Call, Effect, Request};
 pub use objects::{
     key_for, Export, Gsi, Import, ScalingPolicy, ScheduledAction, Table, TablePolicy, Target, Write,
 };
 pub use s3::{data_file, S3Object};
+pub use seed::table_spec;
 pub use warm::{Warm, LOWER_WARM};
 pub use world::{Config, Maker, Status, World, FAMILY_TAG, KEY_LOSS_UNTIL_ARCHIVING, TABLE_ARN_PREFIX};

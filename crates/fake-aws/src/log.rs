@@ -1,5 +1,7 @@
 //! The ground truth of every mutating call: what it did, object by object ([`Effect`]), and who
-//! made it ([`Call`]); the invariants of the property tests read it.
+//! made it ([`Call`]); the invariants of the property tests read it. Besides it, every request
+//! made through the ports, read or change, with the clock's waits and the requests in flight
+//! ([`Request`]): what the executor's tests assert on.
 
 use std::collections::BTreeMap;
 
@@ -7,9 +9,9 @@ use chrono::{DateTime, Utc};
 use ddb_rollover::policy::scaling::{table_of, ScalableKey};
 use ddb_rollover::policy::settings::{Billing, TableClass};
 use ddb_rollover::policy::warm::WarmThroughput;
-use ddb_rollover::run::control::ErrorKind;
+use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
 
-use crate::{Maker, ScalingPolicy, ScheduledAction, Table};
+use crate::{FakeAws, Maker, ScalingPolicy, ScheduledAction, Table};
 
 /// What a mutating call did, object by object.
 #[derive(Clone, Debug, PartialEq)]
@@ -160,5 +162,116 @@ pub struct Call {
 impl Call {
     pub fn succeeded(&self) -> bool {
         self.error.is_none()
+    }
+}
+
+/// One request made through the engine's ports (a read or a change), as it was sent, whether it
+/// then succeeded or not: what a test of the executor asserts on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub operation: &'static str,
+    pub table: String,
+}
+
+impl Request {
+    /// Describe*, List* and Get* calls read; every other call asks for a change.
+    pub fn is_read(&self) -> bool {
+        ["Describe", "List", "Get"]
+            .iter()
+            .any(|verb| self.operation.starts_with(verb))
+    }
+}
+
+impl std::fmt::Display for Request {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.operation, self.table)
+    }
+}
+
+/// What the handles on one account observe of the requests made through the ports: the
+/// requests in order, the waits of [`Clock::sleep`](ddb_rollover::Clock::sleep), and how many
+/// requests were in flight at once.
+#[derive(Debug, Default)]
+pub(crate) struct Traffic {
+    requests: Vec<Request>,
+    waits: Vec<std::time::Duration>,
+    in_flight: usize,
+    max_in_flight: usize,
+    /// How many times a request lets the others in flight run before it is answered (0: at
+    /// once, as the property tests want it).
+    yields: usize,
+}
+
+impl FakeAws {
+    fn traffic(&self) -> std::sync::MutexGuard<'_, Traffic> {
+        self.traffic.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Every request made through the ports so far, in order.
+    pub fn requests(&self) -> Vec<Request> {
+        self.traffic().requests.clone()
+    }
+
+    /// The waits a run asked of the clock, in order.
+    pub fn waits(&self) -> Vec<std::time::Duration> {
+        self.traffic().waits.clone()
+    }
+
+    /// The most requests in flight at once so far (see [`Self::hold_requests`]).
+    pub fn max_in_flight(&self) -> usize {
+        self.traffic().max_in_flight
+    }
+
+    /// Each request from now on lets the others in flight run `yields` times before it is
+    /// answered (yielding, never sleeping), so a run's concurrency is observable.
+    pub fn hold_requests(&self, yields: usize) {
+        self.traffic().yields = yields;
+    }
+
+    pub(crate) fn record_wait(&self, duration: std::time::Duration) {
+        self.traffic().waits.push(duration);
+    }
+
+    /// Where every port method starts: the request is recorded, held while the others in flight
+    /// run, then refused if a test injected a failure for it ([`Self::fail`]).
+    pub(crate) async fn request(
+        &self,
+        operation: &'static str,
+        table: &str,
+    ) -> Result<(), ControlPlaneError> {
+        let yields = {
+            let mut traffic = self.traffic();
+            traffic.requests.push(Request {
+                operation,
+                table: table.to_string(),
+            });
+            traffic.in_flight += 1;
+            traffic.max_in_flight = traffic.max_in_flight.max(traffic.in_flight);
+            traffic.yields
+        };
+        for _ in 0..yields {
+            YieldOnce(false).await;
+        }
+        self.traffic().in_flight -= 1;
+        match self.injected_failure(operation, table) {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Pending once (waking itself at once), so the executor polls the other futures in flight.
+struct YieldOnce(bool);
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if self.0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
     }
 }

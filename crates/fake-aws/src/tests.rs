@@ -23,7 +23,8 @@ fn at(h: u32, m: u32) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2024, 3, 30, h, m, 0).unwrap()
 }
 
-fn key() -> KeySchema {
+/// A number partition key `pk` and no sort key.
+pub(crate) fn key() -> KeySchema {
     KeySchema {
         partition: KeyAttribute {
             name: "pk".into(),
@@ -34,23 +35,15 @@ fn key() -> KeySchema {
 }
 
 fn spec(name: &str, family: Option<&str>) -> TableSpec {
+    let billing = Billing::Provisioned(Capacity {
+        read: 100,
+        write: 100,
+    });
     TableSpec {
-        name: name.into(),
-        key: key(),
-        billing: Billing::Provisioned(Capacity {
-            read: 100,
-            write: 100,
-        }),
-        global_indexes: Vec::new(),
-        local_indexes: Vec::new(),
-        table_class: None,
-        deletion_protection: false,
-        stream: None,
-        encryption: None,
         tags: family
             .map(|f| BTreeMap::from([(FAMILY_TAG.to_string(), f.to_string())]))
             .unwrap_or_default(),
-        warm: None,
+        ..table_spec(name, key(), billing)
     }
 }
 

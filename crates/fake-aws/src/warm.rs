@@ -19,8 +19,8 @@ use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
 use ddb_rollover::table::changes::WarmRaise;
 use ddb_rollover::table::{ObservedWarm, TableStatus};
 
-use crate::errors::{error, in_use, not_found, validation};
-use crate::{Effect, Status, World};
+use crate::errors::{error, validation};
+use crate::{Effect, FakeAws, World};
 
 /// What the ValidationException for a lower warm throughput says, so the harness can tell an
 /// attempt to lower one from any other refusal.
@@ -95,10 +95,7 @@ pub(crate) fn raise(
 ) -> Result<(), ControlPlaneError> {
     const OP: &str = "UpdateTable";
     let ready_at = world.now + world.config.warm_delay;
-    let table = world.tables.get_mut(name).ok_or_else(|| not_found(OP, name))?;
-    if table.status != Status::Active {
-        return Err(in_use(OP, name, table.status));
-    }
+    let table = FakeAws::active_table_mut(world, OP, name)?;
     for part in &raise.parts {
         let have = match &part.index {
             None => table.warm.units,
@@ -172,7 +169,7 @@ mod tests {
     use super::*;
     use crate::{Config, FakeAws, FAMILY_TAG};
     use chrono::TimeZone;
-    use ddb_rollover::policy::settings::{AttributeKind, Capacity, KeyAttribute, KeySchema, OnDemandLimits};
+    use ddb_rollover::policy::settings::{Capacity, OnDemandLimits};
     use ddb_rollover::run::control::Tables;
     use ddb_rollover::table::changes::{CapacityChange, SettingChange, TableSetting, TableSpec, WarmPart};
     use futures::executor::block_on;
@@ -185,23 +182,9 @@ mod tests {
 
     fn spec(billing: Billing, warm: Option<WarmThroughput>) -> TableSpec {
         TableSpec {
-            name: "ts_a".into(),
-            key: KeySchema {
-                partition: KeyAttribute {
-                    name: "pk".into(),
-                    kind: AttributeKind::N,
-                },
-                sort: None,
-            },
-            billing,
-            global_indexes: Vec::new(),
-            local_indexes: Vec::new(),
-            table_class: None,
-            deletion_protection: false,
-            stream: None,
-            encryption: None,
             tags: BTreeMap::from([(FAMILY_TAG.to_string(), "ts".to_string())]),
             warm,
+            ..crate::table_spec("ts_a", crate::tests::key(), billing)
         }
     }
 

@@ -47,6 +47,22 @@ pub struct Config {
     pub policy_delay: Duration,
 }
 
+impl Config {
+    /// Every change ends at once (the next request sees it ACTIVE, gone or COMPLETED): for the
+    /// tests of what a run does rather than how long AWS takes.
+    pub fn default_instant() -> Config {
+        Config {
+            create_delay: Duration::zero(),
+            update_delay: Duration::zero(),
+            delete_delay: Duration::zero(),
+            index_delay: Duration::zero(),
+            export_delay: Duration::zero(),
+            warm_delay: Duration::zero(),
+            policy_delay: Duration::zero(),
+        }
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {

@@ -46,6 +46,19 @@ impl FakeAws {
             .ok_or_else(|| not_found(operation, table))
     }
 
+    /// The table `name` for a change DynamoDB takes only while it is ACTIVE (`InUse` otherwise).
+    pub(crate) fn active_table_mut<'w>(
+        world: &'w mut World,
+        operation: &'static str,
+        name: &str,
+    ) -> Result<&'w mut Table, ControlPlaneError> {
+        let table = Self::table_mut(world, operation, name)?;
+        if table.status != Status::Active {
+            return Err(in_use(operation, name, table.status));
+        }
+        Ok(table)
+    }
+
     pub(crate) fn create(
         world: &mut World,
         actor: &Maker,
@@ -151,10 +164,7 @@ impl FakeAws {
         const OP: &str = "UpdateTable";
         let now = world.now;
         let delay = world.config.update_delay;
-        let table = Self::table_mut(world, OP, name)?;
-        if table.status != Status::Active {
-            return Err(in_use(OP, name, table.status));
-        }
+        let table = Self::active_table_mut(world, OP, name)?;
         if let Some(gsi) = table.gsis.iter().find(|g| g.status != Status::Active) {
             return Err(in_use(OP, name, gsi.status));
         }
@@ -245,11 +255,7 @@ impl FakeAws {
             }
         }
         if switch_to_on_demand {
-            let recent = table
-                .on_demand_switches
-                .iter()
-                .filter(|t| now - **t < Duration::hours(24))
-                .count();
+            let recent = crate::budgets::within(&table.on_demand_switches, now, Duration::hours(24));
             if recent >= ON_DEMAND_SWITCHES_PER_DAY {
                 return Err(limit(
                     OP,
@@ -305,10 +311,7 @@ impl FakeAws {
         const OP: &str = "DeleteTable";
         let now = world.now;
         let delay = world.config.delete_delay;
-        let table = Self::table_mut(world, OP, name)?;
-        if table.status != Status::Active {
-            return Err(in_use(OP, name, table.status));
-        }
+        let table = Self::active_table_mut(world, OP, name)?;
         if table.deletion_protection {
             return Err(validation(
                 OP,
@@ -356,10 +359,7 @@ impl FakeAws {
         const OP: &str = "UpdateTable";
         let now = world.now;
         let ready = now + world.config.index_delay;
-        let table = Self::table_mut(world, OP, name)?;
-        if table.status != Status::Active {
-            return Err(in_use(OP, name, table.status));
-        }
+        let table = Self::active_table_mut(world, OP, name)?;
         if table.gsi(&index.name).is_some() {
             return Err(validation(
                 OP,

@@ -1,4 +1,5 @@
-//! [`Clock`] on the fake: the fake time, which a run's sleeps move at once.
+//! [`Clock`] on the fake: the fake time, which a run's sleeps move at once (each recorded, for
+//! the tests that check a run's waits).
 
 use std::time::Instant;
 
@@ -15,6 +16,7 @@ impl Clock for FakeAws {
     }
 
     async fn sleep(&self, duration: std::time::Duration) {
+        self.record_wait(duration);
         self.advance(Duration::from_std(duration).unwrap_or(Duration::zero()));
     }
 }

@@ -21,6 +21,7 @@ use crate::{Effect, Export, FakeAws, Import, Status};
 
 impl Tables for FakeAws {
     async fn list_table_names(&self, prefix: &str) -> Result<Vec<String>, ControlPlaneError> {
+        self.request("ListTables", prefix).await?;
         Ok(self
             .lock()
             .tables
@@ -31,6 +32,7 @@ impl Tables for FakeAws {
     }
 
     async fn describe_table(&self, name: &str) -> Result<Option<ObservedTable>, ControlPlaneError> {
+        self.request("DescribeTable", name).await?;
         self.may_read("DescribeTable", "dynamodb:DescribeTable", name)?;
         let world = self.lock();
         Ok(world.tables.get(name).map(|t| t.observed(world.now)))
@@ -38,15 +40,16 @@ impl Tables for FakeAws {
 
     async fn create_table(&self, spec: &TableSpec) -> Result<(), ControlPlaneError> {
         const OP: &str = "CreateTable";
-        self.call(&self.actor, self.role(), OP, &spec.name, |world, effects| {
+        self.change(OP, &spec.name, |world, effects| {
             self.may_create(OP, spec)?;
             Self::create(world, &self.actor, spec, effects)
         })
+        .await
     }
 
     async fn update_capacity(&self, change: &CapacityChange) -> Result<(), ControlPlaneError> {
         const OP: &str = "UpdateTable";
-        self.call(&self.actor, self.role(), OP, &change.name, |world, effects| {
+        self.change(OP, &change.name, |world, effects| {
             self.may_change(world, OP, "dynamodb:UpdateTable", &change.name)?;
             // What the SDK adapter sends: the table's throughput only when it changes.
             let request = CapacityRequest {
@@ -55,18 +58,16 @@ impl Tables for FakeAws {
             };
             Self::update_throughput(world, &change.name, request, effects)
         })
+        .await
     }
 
     async fn update_table_class(&self, change: &ClassChange) -> Result<(), ControlPlaneError> {
         const OP: &str = "UpdateTable";
-        self.call(&self.actor, self.role(), OP, &change.name, |world, effects| {
+        self.change(OP, &change.name, |world, effects| {
             self.may_change(world, OP, "dynamodb:UpdateTable", &change.name)?;
             let now = world.now;
             let delay = world.config.update_delay;
-            let table = Self::table_mut(world, OP, &change.name)?;
-            if table.status != Status::Active {
-                return Err(in_use(OP, &change.name, table.status));
-            }
+            let table = Self::active_table_mut(world, OP, &change.name)?;
             if table.class == change.to {
                 return Err(validation(
                     OP,
@@ -74,11 +75,7 @@ impl Tables for FakeAws {
                     format!("The table class is already {}", change.to),
                 ));
             }
-            let recent = table
-                .class_changes
-                .iter()
-                .filter(|t| now - **t < Duration::days(30))
-                .count();
+            let recent = crate::budgets::within(&table.class_changes, now, Duration::days(30));
             if recent >= CLASS_CHANGES_PER_30_DAYS {
                 return Err(limit(
                     OP,
@@ -97,9 +94,11 @@ impl Tables for FakeAws {
             table.ready_at = Some(now + delay);
             Ok(())
         })
+        .await
     }
 
     async fn list_tags(&self, arn: &str) -> Result<BTreeMap<String, String>, ControlPlaneError> {
+        self.request("ListTagsOfResource", name_of_arn(arn)).await?;
         let name = name_of_arn(arn);
         self.may_read("ListTagsOfResource", "dynamodb:ListTagsOfResource", name)?;
         let world = self.lock();
@@ -111,6 +110,7 @@ impl Tables for FakeAws {
     }
 
     async fn describe_ttl(&self, name: &str) -> Result<TtlState, ControlPlaneError> {
+        self.request("DescribeTimeToLive", name).await?;
         self.may_read("DescribeTimeToLive", "dynamodb:DescribeTimeToLive", name)?;
         let world = self.lock();
         let table = world
@@ -130,6 +130,7 @@ impl Tables for FakeAws {
     }
 
     async fn describe_point_in_time_recovery(&self, name: &str) -> Result<bool, ControlPlaneError> {
+        self.request("DescribeContinuousBackups", name).await?;
         self.may_read(
             "DescribeContinuousBackups",
             "dynamodb:DescribeContinuousBackups",
@@ -144,6 +145,7 @@ impl Tables for FakeAws {
     }
 
     async fn describe_export(&self, table: &str, arn: &str) -> Result<ExportState, ControlPlaneError> {
+        self.request("DescribeExport", table).await?;
         let world = self.lock();
         let export = world.exports.get(arn).ok_or_else(|| {
             error(
@@ -167,28 +169,24 @@ impl Tables for FakeAws {
     /// the request's prefix (one item a line; a line that is no item is an error).
     async fn import_table(&self, request: &ImportRequest) -> Result<String, ControlPlaneError> {
         const OP: &str = "ImportTable";
-        self.call(
-            &self.actor,
-            self.role(),
-            OP,
-            &request.spec.name,
-            |world, effects| {
-                Self::create(world, &self.actor, &request.spec, effects)?;
-                let arn = format!("{}/import/{}", arn_of(&request.spec.name), request.client_token);
-                let counts = s3::import_counts(&world.s3, &request.bucket, &request.data_prefix);
-                world.imports.insert(
-                    arn.clone(),
-                    Import {
-                        table: request.spec.name.clone(),
-                        counts,
-                    },
-                );
-                Ok(arn)
-            },
-        )
+        self.change(OP, &request.spec.name, |world, effects| {
+            Self::create(world, &self.actor, &request.spec, effects)?;
+            let arn = format!("{}/import/{}", arn_of(&request.spec.name), request.client_token);
+            let counts = s3::import_counts(&world.s3, &request.bucket, &request.data_prefix);
+            world.imports.insert(
+                arn.clone(),
+                Import {
+                    table: request.spec.name.clone(),
+                    counts,
+                },
+            );
+            Ok(arn)
+        })
+        .await
     }
 
     async fn describe_import(&self, table: &str, arn: &str) -> Result<ImportState, ControlPlaneError> {
+        self.request("DescribeImport", table).await?;
         let world = self.lock();
         let import = world
             .imports
@@ -211,16 +209,17 @@ impl Tables for FakeAws {
 
     async fn tag_table(&self, change: &TagChange) -> Result<(), ControlPlaneError> {
         const OP: &str = "TagResource";
-        self.call(&self.actor, self.role(), OP, &change.name, |world, effects| {
+        self.change(OP, &change.name, |world, effects| {
             let name = name_of_arn(&change.arn);
             self.may_tag(world, OP, name, &change.tags)?;
             Self::tag(world, name, &change.tags, effects)
         })
+        .await
     }
 
     async fn enable_ttl(&self, change: &TtlChange) -> Result<(), ControlPlaneError> {
         const OP: &str = "UpdateTimeToLive";
-        self.call(&self.actor, self.role(), OP, &change.name, |world, effects| {
+        self.change(OP, &change.name, |world, effects| {
             self.may_change(world, OP, "dynamodb:UpdateTimeToLive", &change.name)?;
             let table = Self::table_mut(world, OP, &change.name)?;
             if matches!(table.status, Status::Creating | Status::Deleting) {
@@ -236,11 +235,12 @@ impl Tables for FakeAws {
             });
             Ok(())
         })
+        .await
     }
 
     async fn enable_point_in_time_recovery(&self, name: &str) -> Result<(), ControlPlaneError> {
         const OP: &str = "UpdateContinuousBackups";
-        self.call(&self.actor, self.role(), OP, name, |world, effects| {
+        self.change(OP, name, |world, effects| {
             self.may_change(world, OP, "dynamodb:UpdateContinuousBackups", name)?;
             let table = Self::table_mut(world, OP, name)?;
             if matches!(table.status, Status::Creating | Status::Deleting) {
@@ -252,11 +252,12 @@ impl Tables for FakeAws {
             });
             Ok(())
         })
+        .await
     }
 
     async fn configure(&self, change: &SettingChange) -> Result<(), ControlPlaneError> {
         const OP: &str = "UpdateTable";
-        self.call(&self.actor, self.role(), OP, &change.name, |world, effects| {
+        self.change(OP, &change.name, |world, effects| {
             self.may_change(world, OP, "dynamodb:UpdateTable", &change.name)?;
             if let TableSetting::Warm(raise) = &change.setting {
                 return warm::raise(world, &change.name, raise, effects);
@@ -273,10 +274,7 @@ impl Tables for FakeAws {
             }
             let now = world.now;
             let delay = world.config.update_delay;
-            let table = Self::table_mut(world, OP, &change.name)?;
-            if table.status != Status::Active {
-                return Err(in_use(OP, &change.name, table.status));
-            }
+            let table = Self::active_table_mut(world, OP, &change.name)?;
             match &change.setting {
                 TableSetting::DeletionProtection(on) => {
                     table.deletion_protection = *on;
@@ -294,11 +292,12 @@ impl Tables for FakeAws {
             });
             Ok(())
         })
+        .await
     }
 
     async fn export_table(&self, request: &ExportRequest) -> Result<String, ControlPlaneError> {
         const OP: &str = "ExportTableToPointInTime";
-        self.call(&self.actor, self.role(), OP, &request.name, |world, effects| {
+        self.change(OP, &request.name, |world, effects| {
             let name = name_of_arn(&request.table_arn).to_string();
             self.may_change(world, OP, "dynamodb:ExportTableToPointInTime", &name)?;
             let table = world.tables.get(&name).ok_or_else(|| {
@@ -351,6 +350,7 @@ impl Tables for FakeAws {
             });
             Ok(arn)
         })
+        .await
     }
 
     async fn get_resource_policy(
@@ -358,6 +358,7 @@ impl Tables for FakeAws {
         table: &str,
         _arn: &str,
     ) -> Result<ResourcePolicy, ControlPlaneError> {
+        self.request("GetResourcePolicy", table).await?;
         self.may_read("GetResourcePolicy", "dynamodb:GetResourcePolicy", table)?;
         let world = self.lock();
         let t = world
@@ -381,10 +382,11 @@ impl Tables for FakeAws {
         expected_revision: &str,
     ) -> Result<String, ControlPlaneError> {
         const OP: &str = "PutResourcePolicy";
-        self.call(&self.actor, self.role(), OP, table, |world, _| {
+        self.change(OP, table, |world, _| {
             self.may_change(world, OP, "dynamodb:PutResourcePolicy", table)?;
             Self::put_resource_policy_in(world, OP, table, document, Some(expected_revision))
         })
+        .await
     }
 
     async fn delete_resource_policy(
@@ -394,17 +396,19 @@ impl Tables for FakeAws {
         expected_revision: &str,
     ) -> Result<(), ControlPlaneError> {
         const OP: &str = "DeleteResourcePolicy";
-        self.call(&self.actor, self.role(), OP, table, |world, _| {
+        self.change(OP, table, |world, _| {
             self.may_change(world, OP, "dynamodb:DeleteResourcePolicy", table)?;
             Self::delete_resource_policy_in(world, OP, table, Some(expected_revision))
         })
+        .await
     }
 
     async fn delete_table(&self, name: &str) -> Result<(), ControlPlaneError> {
         const OP: &str = "DeleteTable";
-        self.call(&self.actor, self.role(), OP, name, |world, effects| {
+        self.change(OP, name, |world, effects| {
             self.may_delete(world, OP, name)?;
             Self::delete(world, &self.actor, name, effects)
         })
+        .await
     }
 }

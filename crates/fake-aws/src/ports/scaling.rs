@@ -10,6 +10,7 @@ impl Scaling for FakeAws {
         &self,
         tables: &[String],
     ) -> Result<Vec<ObservedScalableTarget>, ControlPlaneError> {
+        self.request("DescribeScalableTargets", "").await?;
         let world = self.lock();
         Ok(world
             .targets
@@ -20,31 +21,26 @@ impl Scaling for FakeAws {
     }
 
     async fn register_scaling(&self, change: &RegisterScaling) -> Result<(), ControlPlaneError> {
-        self.call(
-            &self.actor,
-            self.role(),
-            "RegisterScalableTarget",
-            &change.name,
-            |world, effects| {
-                for target in &change.targets {
-                    const OP: &str = "RegisterScalableTarget";
-                    let table = table_of(&target.key.resource_id).unwrap_or_default().to_string();
-                    // Application Auto Scaling checks that the caller may update the table.
-                    self.may_change(world, OP, "dynamodb:UpdateTable", &table)?;
-                    Self::check_resource(world, OP, &target.key)?;
-                    Self::register_target(world, &self.actor, &target.key, target.min, target.max, effects);
-                    let policy = ScalingPolicy {
-                        name: target.policy_name.clone(),
-                        policy_type: "TargetTrackingScaling".into(),
-                        metric: Some(target.key.dimension.metric().to_string()),
-                        target_value: Some(f64::from(target.target)),
-                        maker: self.actor.clone(),
-                    };
-                    Self::put_policy(world, &self.actor, &target.key, policy, effects)?;
-                }
-                Ok(())
-            },
-        )
+        self.change("RegisterScalableTarget", &change.name, |world, effects| {
+            for target in &change.targets {
+                const OP: &str = "RegisterScalableTarget";
+                let table = table_of(&target.key.resource_id).unwrap_or_default().to_string();
+                // Application Auto Scaling checks that the caller may update the table.
+                self.may_change(world, OP, "dynamodb:UpdateTable", &table)?;
+                Self::check_resource(world, OP, &target.key)?;
+                Self::register_target(world, &self.actor, &target.key, target.min, target.max, effects);
+                let policy = ScalingPolicy {
+                    name: target.policy_name.clone(),
+                    policy_type: "TargetTrackingScaling".into(),
+                    metric: Some(target.key.dimension.metric().to_string()),
+                    target_value: Some(f64::from(target.target)),
+                    maker: self.actor.clone(),
+                };
+                Self::put_policy(world, &self.actor, &target.key, policy, effects)?;
+            }
+            Ok(())
+        })
+        .await
     }
 
     /// As the SDK adapter does it (`autoscaling_sdk::deregister`): DeleteScalingPolicy of our
@@ -53,32 +49,27 @@ impl Scaling for FakeAws {
     /// no policy and no scheduled action is left on the target (a missing target counts as
     /// deregistered).
     async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
-        self.call(
-            &self.actor,
-            self.role(),
-            "DeregisterScalableTarget",
-            &change.name,
-            |world, effects| {
-                for removal in &change.targets {
-                    if let Some(target) = world.targets.get_mut(&removal.key) {
-                        if let Some(at) = target.policies.iter().position(|p| p.name == removal.policy_name) {
-                            let policy = target.policies.remove(at);
-                            effects.push(Effect::DeletedPolicy {
-                                key: removal.key.clone(),
-                                policy,
-                            });
-                        }
-                    }
-                    let left = world
-                        .targets
-                        .get(&removal.key)
-                        .map(|t| t.policies.len() + t.scheduled_actions.len());
-                    if removal.deregister_target && left == Some(0) {
-                        Self::deregister_target(world, &removal.key, effects)?;
+        self.change("DeregisterScalableTarget", &change.name, |world, effects| {
+            for removal in &change.targets {
+                if let Some(target) = world.targets.get_mut(&removal.key) {
+                    if let Some(at) = target.policies.iter().position(|p| p.name == removal.policy_name) {
+                        let policy = target.policies.remove(at);
+                        effects.push(Effect::DeletedPolicy {
+                            key: removal.key.clone(),
+                            policy,
+                        });
                     }
                 }
-                Ok(())
-            },
-        )
+                let left = world
+                    .targets
+                    .get(&removal.key)
+                    .map(|t| t.policies.len() + t.scheduled_actions.len());
+                if removal.deregister_target && left == Some(0) {
+                    Self::deregister_target(world, &removal.key, effects)?;
+                }
+            }
+            Ok(())
+        })
+        .await
     }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::FAMILY_TAG;
 use chrono::Duration;
-use ddb_rollover::policy::scaling::ScalableDimension;
+use ddb_rollover::policy::scaling::{ScalableDimension, ScalableKey};
 use ddb_rollover::policy::settings::{
     AttributeKind, Billing, GlobalIndex, KeyAttribute, LocalIndex, Projection,
 };
@@ -108,6 +108,30 @@ impl<A: Account> Harness<'_, A> {
         }
     }
 
+    /// The first global index of `table` when `index` (`None` when not, or when it has none).
+    fn first_index(&self, table: &str, index: bool) -> Option<String> {
+        if !index {
+            return None;
+        }
+        let world = self.account.world();
+        let first = world.tables.get(table)?.gsis.first()?;
+        Some(first.name.clone())
+    }
+
+    /// The scalable key of one dimension (read or write) of the picked table of `ours`, or of
+    /// its first index when `index` (the table's own when it has none); `None`: no table.
+    fn picked_key(&self, ours: &[String], pick: usize, index: bool, read: bool) -> Option<ScalableKey> {
+        let table = Self::pick(ours, pick)?;
+        let gsi = self.first_index(table, index);
+        let dimension = match (gsi.is_some(), read) {
+            (false, true) => ScalableDimension::TableRead,
+            (false, false) => ScalableDimension::TableWrite,
+            (true, true) => ScalableDimension::IndexRead,
+            (true, false) => ScalableDimension::IndexWrite,
+        };
+        Some(crate::key_for(table, gsi.as_deref(), dimension))
+    }
+
     /// A foreign act; refusals by DynamoDB are part of life and ignored.
     pub(super) fn act(&self, act: &Act) {
         let account = &self.account;
@@ -127,10 +151,8 @@ impl<A: Account> Harness<'_, A> {
                 } else {
                     provisioned(7, 7)
                 };
+                let name = format!("{PREFIX}_{}", calendar.label(slot));
                 let spec = TableSpec {
-                    name: format!("{PREFIX}_{}", calendar.label(slot)),
-                    key: self.policy.key.clone(),
-                    billing,
                     global_indexes: self
                         .policy
                         .indexes
@@ -141,12 +163,7 @@ impl<A: Account> Harness<'_, A> {
                         })
                         .collect(),
                     local_indexes: self.policy.local_indexes.clone(),
-                    table_class: None,
-                    deletion_protection: false,
-                    stream: None,
-                    encryption: None,
-                    tags: BTreeMap::new(),
-                    warm: None,
+                    ..crate::table_spec(&name, self.policy.key.clone(), billing)
                 };
                 let _ = account.create_table(PERSON, &spec);
             }
@@ -186,25 +203,9 @@ impl<A: Account> Harness<'_, A> {
                 read,
                 policy,
             } => {
-                let Some(name) = Self::pick(&ours, *pick) else {
+                let Some(key) = self.picked_key(&ours, *pick, *index, *read) else {
                     return;
                 };
-                let gsi = if *index {
-                    account
-                        .world()
-                        .tables
-                        .get(name)
-                        .and_then(|t| t.gsis.first().map(|g| g.name.clone()))
-                } else {
-                    None
-                };
-                let dimension = match (gsi.is_some(), read) {
-                    (false, true) => ScalableDimension::TableRead,
-                    (false, false) => ScalableDimension::TableWrite,
-                    (true, true) => ScalableDimension::IndexRead,
-                    (true, false) => ScalableDimension::IndexWrite,
-                };
-                let key = crate::key_for(name, gsi.as_deref(), dimension);
                 if account.register_target(PERSON, &key, 1, 10).is_ok() && *policy {
                     let _ = account.put_policy(PERSON, &key, "ops-target-tracking", "TargetTrackingScaling");
                 }
@@ -303,15 +304,7 @@ impl<A: Account> Harness<'_, A> {
                 let Some(name) = Self::pick(&ours, *pick) else {
                     return;
                 };
-                let gsi = if *index {
-                    account
-                        .world()
-                        .tables
-                        .get(name)
-                        .and_then(|t| t.gsis.first().map(|g| g.name.clone()))
-                } else {
-                    None
-                };
+                let gsi = self.first_index(name, *index);
                 let _ = account.raise_warm(PERSON, name, gsi.as_deref(), pre_warmed(*high));
             }
             Act::WriteItems { pick, n } => {
@@ -396,25 +389,9 @@ impl<A: Account> Harness<'_, A> {
                 read,
                 delete,
             } => {
-                let Some(name) = Self::pick(&ours, *pick) else {
+                let Some(key) = self.picked_key(&ours, *pick, *index, *read) else {
                     return;
                 };
-                let gsi = if *index {
-                    account
-                        .world()
-                        .tables
-                        .get(name)
-                        .and_then(|t| t.gsis.first().map(|g| g.name.clone()))
-                } else {
-                    None
-                };
-                let dimension = match (gsi.is_some(), read) {
-                    (false, true) => ScalableDimension::TableRead,
-                    (false, false) => ScalableDimension::TableWrite,
-                    (true, true) => ScalableDimension::IndexRead,
-                    (true, false) => ScalableDimension::IndexWrite,
-                };
-                let key = crate::key_for(name, gsi.as_deref(), dimension);
                 let world = account.world();
                 if *delete {
                     for action in world

@@ -89,13 +89,10 @@ pub fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
                         "{op} changed the capacity of {name} ({from} -> {to}), which is foreign: {why}"
                     ));
                 }
-                for read in dimensions_changed(*from, *to) {
-                    if let Some(why) = g.claim_on(&format!("table/{name}"), read) {
-                        say(format!(
-                            "{op} changed the {} capacity of {name} ({from} -> {to}) under {why}",
-                            dimension_name(read)
-                        ));
-                    }
+                for (dimension, why) in g.claims_changed(&format!("table/{name}"), *from, *to) {
+                    say(format!(
+                        "{op} changed the {dimension} capacity of {name} ({from} -> {to}) under {why}"
+                    ));
                 }
             }
             Effect::IndexCapacity { index, from, to, .. }
@@ -113,13 +110,11 @@ pub fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
                         "{op} changed the throughput of a foreign GSI of {name} ({from} -> {to}): {why}"
                     ));
                 }
-                for read in dimensions_changed(*from, *to) {
-                    if let Some(why) = g.claim_on(&format!("table/{name}/index/{index}"), read) {
-                        say(format!(
-                            "{op} changed the {} capacity of index {index} of {name} ({from} -> {to}) under {why}",
-                            dimension_name(read)
-                        ));
-                    }
+                let resource = format!("table/{name}/index/{index}");
+                for (dimension, why) in g.claims_changed(&resource, *from, *to) {
+                    say(format!(
+                        "{op} changed the {dimension} capacity of index {index} of {name} ({from} -> {to}) under {why}"
+                    ));
                 }
             }
             Effect::Tagged {

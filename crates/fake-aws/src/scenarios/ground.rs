@@ -118,19 +118,7 @@ impl Ground<'_> {
             .values()
             .filter(|t| t.key.resource_id == resource_id)
         {
-            if !target_is_ours(target) {
-                why.push(format!(
-                    "foreign target {} (made by {:?})",
-                    target.key, target.maker
-                ));
-            }
-            for p in target.policies.iter().filter(|p| !is_our_policy_name(&p.name)) {
-                why.push(format!(
-                    "foreign {} policy {:?} on {} (made by {:?})",
-                    p.policy_type, p.name, target.key, p.maker
-                ));
-            }
-            why.extend(scheduled_on(target));
+            why.extend(not_ours_on(target));
         }
         (!why.is_empty()).then(|| why.join(", "))
     }
@@ -144,21 +132,17 @@ impl Ground<'_> {
             .targets
             .values()
             .find(|t| t.key.resource_id == resource_id && t.key.dimension.is_read() == read)?;
-        let mut why = Vec::new();
-        if !target_is_ours(target) {
-            why.push(format!(
-                "foreign target {} (made by {:?})",
-                target.key, target.maker
-            ));
-        }
-        for p in target.policies.iter().filter(|p| !is_our_policy_name(&p.name)) {
-            why.push(format!(
-                "foreign {} policy {:?} on {} (made by {:?})",
-                p.policy_type, p.name, target.key, p.maker
-            ));
-        }
-        why.extend(scheduled_on(target));
+        let why = not_ours_on(target);
         (!why.is_empty()).then(|| why.join(", "))
+    }
+
+    /// Each dimension (`read`, `write`) a throughput change of `resource` from `from` to `to`
+    /// changed under a scalable target not ours alone, with why ([`Self::claim_on`]).
+    pub fn claims_changed(&self, resource: &str, from: Billing, to: Billing) -> Vec<(&'static str, String)> {
+        dimensions_changed(from, to)
+            .into_iter()
+            .filter_map(|read| Some((dimension_name(read), self.claim_on(resource, read)?)))
+            .collect()
     }
 
     /// Who else turned the table's deletion protection on, when the policy does not ask for it.
@@ -200,6 +184,26 @@ impl Ground<'_> {
 }
 
 /// The scheduled actions on a target: none is ours (we never create one).
+/// What on a target is not ours alone: the target itself (made without our policy), someone
+/// else's policies and every scheduled action.
+fn not_ours_on(target: &Target) -> Vec<String> {
+    let mut why = Vec::new();
+    if !target_is_ours(target) {
+        why.push(format!(
+            "foreign target {} (made by {:?})",
+            target.key, target.maker
+        ));
+    }
+    for p in target.policies.iter().filter(|p| !is_our_policy_name(&p.name)) {
+        why.push(format!(
+            "foreign {} policy {:?} on {} (made by {:?})",
+            p.policy_type, p.name, target.key, p.maker
+        ));
+    }
+    why.extend(scheduled_on(target));
+    why
+}
+
 pub(super) fn scheduled_on(target: &Target) -> Vec<String> {
     target
         .scheduled_actions

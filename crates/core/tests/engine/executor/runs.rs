@@ -4,67 +4,66 @@ use super::*;
 
 #[tokio::test]
 async fn dry_run_changes_nothing() {
-    let fake = FakeDynamo::with_tables(&[("timeseries_2018-10-20", HOT)]);
+    let rig = Rig::new(&[("timeseries_2018-10-20", HOT)]);
     let options = ApplyOptions {
         dry_run: true,
         ..ApplyOptions::default()
     };
-    for operation in [Operation::CreateNew, Operation::ResizeOld] {
-        let report = run_at(
-            &fake,
-            &Policy::default(),
-            operation,
-            "2018-10-25T23:45:00Z",
-            options,
-        )
-        .await;
+    for (operation, at) in [
+        (Operation::CreateNew, CREATE_AT),
+        (Operation::ResizeOld, RESIZE_AT),
+    ] {
+        let report = rig.run(operation, at, options).await;
         assert!(report.dry_run);
         assert!(report.summary.planned >= 1, "{report:#?}");
         assert_eq!(report.summary.done, 0);
     }
-    assert_eq!(fake.mutating_calls(), Vec::<String>::new());
+    assert_eq!(rig.changes(), Vec::<String>::new());
 }
 
 #[tokio::test]
 async fn concurrency_is_bounded() {
-    let policy = Policy::from_toml("premake = 20").unwrap();
-    let fake = FakeDynamo::default();
+    let rig = Rig::new(&[]).with_policy(Policy::from_toml("premake = 20").unwrap());
     let options = ApplyOptions {
         concurrency: 3,
         ..ApplyOptions::default()
     };
-    let report = run_at(
-        &fake,
-        &policy,
-        Operation::CreateNew,
-        "2018-10-25T23:45:00Z",
-        options,
-    )
-    .await;
+    let report = rig.run(Operation::CreateNew, CREATE_AT, options).await;
     assert_eq!(report.summary.done, 21);
-    let max = fake.max_in_flight.load(Ordering::SeqCst);
+    let max = rig.aws.max_in_flight();
     assert!((2..=3).contains(&max), "max in flight {max}");
 }
 
+/// Another run created the table between this run's observation and its CreateTable: the
+/// table exists, CreateTable says so, and the run counts it as done.
 #[tokio::test]
 async fn create_of_an_existing_table_counts_as_done() {
-    let fake = FakeDynamo::default().fail("CreateTable", "timeseries_2018-10-26", ErrorKind::AlreadyExists);
-    let report = run_at(
-        &fake,
-        &Policy::default(),
-        Operation::CreateNew,
-        "2018-10-25T23:45:00Z",
-        ApplyOptions::default(),
-    )
-    .await;
+    let rig = Rig::new(&[]);
+    let key = rig.policy.key.clone();
+    rig.aws.around(
+        Around::Before,
+        "CreateTable",
+        "timeseries_2018-10-26",
+        move |aws| {
+            let mut spec = table_spec("timeseries_2018-10-26", key, Billing::Provisioned(HOT));
+            spec.tags = ours();
+            aws.foreign_create_table("another run", &spec).unwrap();
+        },
+    );
+    let report = rig.create_new().await;
     assert_eq!(
         outcomes(&report),
         [
-            ("timeseries_2018-10-25".to_string(), Outcome::Done),
-            ("timeseries_2018-10-26".to_string(), Outcome::Done),
+            ("timeseries_2018-10-25", Outcome::Done),
+            ("timeseries_2018-10-26", Outcome::Done),
         ]
     );
-    assert!(report.succeeded());
+    assert!(report.succeeded(), "{report:#?}");
+    assert_eq!(
+        rig.table("timeseries_2018-10-26").unwrap().maker,
+        Maker::Foreign("another run".into()),
+        "the other run's table, not a second one"
+    );
 }
 
 /// The account's table quota (or its 500 operations in progress) refuses the next period's
@@ -73,21 +72,15 @@ async fn create_of_an_existing_table_counts_as_done() {
 #[tokio::test]
 async fn a_refused_create_of_the_next_periods_table_fails_the_run_naming_the_quota() {
     for kind in [ErrorKind::LimitExceeded, ErrorKind::InUse, ErrorKind::Other] {
-        let fake = FakeDynamo::default().fail("CreateTable", "timeseries_2018-10-26", kind);
-        let report = run_at(
-            &fake,
-            &Policy::default(),
-            Operation::CreateNew,
-            "2018-10-25T23:45:00Z",
-            ApplyOptions::default(),
-        )
-        .await;
+        let rig = Rig::new(&[]);
+        rig.aws.fail("CreateTable", "timeseries_2018-10-26", kind);
+        let report = rig.create_new().await;
         assert!(!report.succeeded(), "{kind:?}");
         assert_eq!(
             outcomes(&report),
             [
-                ("timeseries_2018-10-25".to_string(), Outcome::Done),
-                ("timeseries_2018-10-26".to_string(), Outcome::Failed),
+                ("timeseries_2018-10-25", Outcome::Done),
+                ("timeseries_2018-10-26", Outcome::Failed),
             ]
         );
         let error = report.tables[1].error.clone().unwrap();
@@ -99,87 +92,72 @@ async fn a_refused_create_of_the_next_periods_table_fails_the_run_naming_the_quo
     }
 }
 
+/// A call refused a given number of times is refused only that often: the next run's call of
+/// the same kind goes through.
+#[tokio::test]
+async fn a_refusal_injected_once_leaves_the_next_run_alone() {
+    let rig = Rig::new(&[("timeseries_2018-10-20", HOT)]);
+    rig.aws
+        .fail_times("UpdateTable", "timeseries_2018-10-20", ErrorKind::InUse, 1);
+    let first = rig.resize_old().await;
+    assert_eq!(outcomes(&first), [("timeseries_2018-10-20", Outcome::Deferred)]);
+    let second = rig.resize_old().await;
+    assert_eq!(outcomes(&second), [("timeseries_2018-10-20", Outcome::Done)]);
+}
+
 /// Out of time: changes not started by the deadline are deferred (no call is sent), except a
 /// period's table, whose missing create fails the run.
 #[tokio::test]
 async fn past_the_deadline_changes_are_deferred_and_a_missing_periods_table_fails() {
-    let fake = FakeDynamo::with_tables(&[("timeseries_2018-10-20", HOT), ("timeseries_2018-10-21", HOT)]);
-    let past = Some(fake.now());
+    let rig = Rig::new(&[("timeseries_2018-10-20", HOT), ("timeseries_2018-10-21", HOT)]);
     let options = ApplyOptions {
-        deadline: past,
+        deadline: Some(rig.clock()),
         ..ApplyOptions::default()
     };
-    let resize = run_at(
-        &fake,
-        &Policy::default(),
-        Operation::ResizeOld,
-        "2018-10-26T00:15:00Z",
-        options,
-    )
-    .await;
-    assert!(resize.succeeded());
-    // Both tables' capacity changes (no template: no tags read, no tag upkeep).
-    assert_eq!(resize.summary.deferred, 2, "{resize:#?}");
-    assert!(resize.tables[0].error.as_deref().unwrap().contains("time budget"));
-    assert_eq!(resize.tables[0].deferral, Some(DeferralCause::TimeBudget));
-    let create = run_at(
-        &fake,
-        &Policy::default(),
-        Operation::CreateNew,
-        "2018-10-25T23:45:00Z",
-        options,
-    )
-    .await;
+    let create = rig.run(Operation::CreateNew, CREATE_AT, options).await;
     assert!(!create.succeeded());
     assert_eq!(create.summary.failed, 2, "{create:#?}");
     // No time left to wait, and nothing created: the next table is not ready.
     let ready = create.next_table_ready.as_ref().unwrap();
     assert!(!ready.ready);
     assert_eq!(ready.missing, ["timeseries_2018-10-25", "timeseries_2018-10-26"]);
-    assert!(fake.mutating_calls().is_empty(), "{:?}", fake.mutating_calls());
+    let resize = rig.run(Operation::ResizeOld, RESIZE_AT, options).await;
+    assert!(resize.succeeded());
+    // Both tables' capacity changes (no template: no tags read, no tag upkeep).
+    assert_eq!(resize.summary.deferred, 2, "{resize:#?}");
+    assert!(resize.tables[0].error.as_deref().unwrap().contains("time budget"));
+    assert_eq!(resize.tables[0].deferral, Some(DeferralCause::TimeBudget));
+    assert!(rig.changes().is_empty(), "{:?}", rig.changes());
 
     // With time left, the same runs go ahead.
     let options = ApplyOptions {
-        deadline: Some(fake.now() + Duration::from_secs(60)),
+        deadline: Some(rig.clock() + Duration::from_secs(60)),
         ..ApplyOptions::default()
     };
-    let resize = run_at(
-        &fake,
-        &Policy::default(),
-        Operation::ResizeOld,
-        "2018-10-26T00:15:00Z",
-        options,
-    )
-    .await;
+    let resize = rig.run(Operation::ResizeOld, RESIZE_AT, options).await;
     assert_eq!(resize.summary.done, 2, "{resize:#?}");
 }
 
+/// The tables of the failure tests, by day.
+const OCT_20: &str = "timeseries_2018-10-20";
+const OCT_21: &str = "timeseries_2018-10-21";
+const OCT_22: &str = "timeseries_2018-10-22";
+const OCT_23: &str = "timeseries_2018-10-23";
+
 #[tokio::test]
 async fn busy_or_limited_updates_are_deferred_and_others_fail_without_stopping_the_run() {
-    let fake = FakeDynamo::with_tables(&[
-        ("timeseries_2018-10-20", HOT),
-        ("timeseries_2018-10-21", HOT),
-        ("timeseries_2018-10-22", HOT),
-        ("timeseries_2018-10-23", HOT),
-    ])
-    .fail("UpdateTable", "timeseries_2018-10-20", ErrorKind::InUse)
-    .fail("UpdateTable", "timeseries_2018-10-21", ErrorKind::LimitExceeded)
-    .fail("UpdateTable", "timeseries_2018-10-22", ErrorKind::Other);
-    let report = run_at(
-        &fake,
-        &Policy::default(),
-        Operation::ResizeOld,
-        "2018-10-26T00:15:00Z",
-        ApplyOptions::default(),
-    )
-    .await;
+    let rig = Rig::new(&[(OCT_20, HOT), (OCT_21, HOT), (OCT_22, HOT), (OCT_23, HOT)]);
+    rig.aws.fail("UpdateTable", OCT_20, ErrorKind::InUse);
+    rig.aws.fail("UpdateTable", OCT_21, ErrorKind::LimitExceeded);
+    rig.aws.fail("UpdateTable", OCT_22, ErrorKind::Other);
+    let report = rig.resize_old().await;
     assert_eq!(
         outcomes(&report),
         [
-            ("timeseries_2018-10-20".to_string(), Outcome::Deferred),
-            ("timeseries_2018-10-21".to_string(), Outcome::Deferred),
-            ("timeseries_2018-10-22".to_string(), Outcome::Failed),
-            ("timeseries_2018-10-23".to_string(), Outcome::Done),
+            (OCT_20, Outcome::Deferred),
+            (OCT_21, Outcome::Deferred),
+            (OCT_22, Outcome::Failed),
+            (OCT_23, Outcome::Done),
         ]
     );
     let failed = report.lines_with(Outcome::Failed).next().unwrap();
@@ -205,9 +183,10 @@ async fn busy_or_limited_updates_are_deferred_and_others_fail_without_stopping_t
     );
     assert!(!report.succeeded());
     // Refusals at run time are recorded on the table for `status`.
-    let deferral = fake
-        .with_table("timeseries_2018-10-20", |t| t.tags.clone().unwrap_or_default())
+    let deferral = rig
+        .table("timeseries_2018-10-20")
         .unwrap()
+        .tags
         .remove("ddb-rollover:last-deferral")
         .expect("the deferral is tagged");
     assert!(
@@ -218,42 +197,22 @@ async fn busy_or_limited_updates_are_deferred_and_others_fail_without_stopping_t
 
 #[tokio::test]
 async fn a_table_that_cannot_be_described_gets_no_action() {
-    let fake = FakeDynamo::with_tables(&[("timeseries_2018-10-20", HOT), ("timeseries_2018-10-21", HOT)])
-        .fail("DescribeTable", "timeseries_2018-10-20", ErrorKind::Other);
-    let report = run_at(
-        &fake,
-        &Policy::default(),
-        Operation::ResizeOld,
-        "2018-10-26T00:15:00Z",
-        ApplyOptions::default(),
-    )
-    .await;
+    let rig = Rig::new(&[(OCT_20, HOT), (OCT_21, HOT)]);
+    rig.aws.fail("DescribeTable", OCT_20, ErrorKind::Other);
+    let report = rig.resize_old().await;
     assert_eq!(
         outcomes(&report),
-        [
-            ("timeseries_2018-10-20".to_string(), Outcome::Failed),
-            ("timeseries_2018-10-21".to_string(), Outcome::Done),
-        ]
+        [(OCT_20, Outcome::Failed), (OCT_21, Outcome::Done)]
     );
-    let calls = fake.mutating_calls();
-    assert!(
-        calls.iter().all(|c| c.ends_with("timeseries_2018-10-21")),
-        "{calls:?}"
-    );
-    assert!(calls.contains(&"UpdateTable timeseries_2018-10-21".to_string()));
+    let calls = rig.changes();
+    assert!(calls.iter().all(|c| c.ends_with(OCT_21)), "{calls:?}");
+    assert!(calls.contains(&format!("UpdateTable {OCT_21}")));
 }
 
 #[tokio::test]
 async fn report_serializes_with_a_line_per_table() {
-    let fake = FakeDynamo::with_tables(&[("timeseries_junk", HOT)]);
-    let report = run_at(
-        &fake,
-        &Policy::default(),
-        Operation::CreateNew,
-        "2018-10-25T23:45:00Z",
-        ApplyOptions::default(),
-    )
-    .await;
+    let rig = Rig::new(&[("timeseries_junk", HOT)]);
+    let report = rig.create_new().await;
     let json = serde_json::to_value(&report).unwrap();
     assert_eq!(json["operation"], "create_new");
     assert_eq!(json["summary"]["done"], 2);

@@ -10,43 +10,31 @@ use super::*;
 /// same verdict, and warns that on AWS the role refuses it.
 #[tokio::test]
 async fn status_predicts_each_run_exactly_and_names_what_only_it_can_see() {
-    let fake = FakeDynamo::with_tables(&[
+    let rig = Rig::new(&[
         ("timeseries_2018-10-20", HOT),
         ("timeseries_2018-10-24", Capacity { read: 1, write: 1 }),
         ("timeseries_2018-10-25", HOT),
         ("timeseries_2018-10-26", Capacity { read: 1, write: 1 }),
     ]);
-    let other_family = BTreeMap::from([(TAG_FAMILY.to_string(), "timeseries_eu".to_string())]);
-    let ours = BTreeMap::from([(TAG_FAMILY.to_string(), "timeseries".to_string())]);
     for (name, tags) in [
-        ("timeseries_2018-10-20", &other_family),
-        ("timeseries_2018-10-24", &ours),
-        ("timeseries_2018-10-25", &ours),
-        ("timeseries_2018-10-26", &other_family),
+        ("timeseries_2018-10-20", family("timeseries_eu")),
+        ("timeseries_2018-10-24", ours()),
+        ("timeseries_2018-10-25", ours()),
+        ("timeseries_2018-10-26", family("timeseries_eu")),
     ] {
-        fake.with_table(name, |t| {
-            t.key = Some(Policy::default().key);
-            t.tags = Some(tags.clone());
-        });
+        rig.aws.alter_table(name, |t| t.tags = tags);
     }
-    let policy = Policy::default();
+    let policy = &rig.policy;
     for (operation, now) in [
-        (Operation::CreateNew, at("2018-10-25T23:45:00Z")),
-        (Operation::ResizeOld, at("2018-10-26T00:15:00Z")),
+        (Operation::CreateNew, CREATE_AT),
+        (Operation::ResizeOld, RESIZE_AT),
     ] {
-        let observation = ddb_rollover::observe(&fake, &policy, ddb_rollover::Scope::Full, 4)
+        rig.aws.set_now(at(now));
+        let observation = ddb_rollover::observe(&rig.aws, policy, ddb_rollover::Scope::Full, 4)
             .await
             .unwrap();
-        let status = ddb_rollover::run::status::status(&policy, now, &observation.tables);
-        let report = run(
-            &fake,
-            &policy,
-            operation,
-            &simulated(&policy, operation, now),
-            ApplyOptions::default(),
-        )
-        .await
-        .unwrap();
+        let status = ddb_rollover::run::status::status(policy, at(now), &observation.tables);
+        let report = rig.run(operation, now, ApplyOptions::default()).await;
         assert_eq!(
             predicted(&status, operation),
             made(&report),
@@ -95,24 +83,24 @@ async fn status_predicts_each_run_exactly_and_names_what_only_it_can_see() {
 /// table forever).
 #[tokio::test]
 async fn pacing_passes_the_archive_calls_on() {
-    let fake = FakeDynamo::with_tables(&[("timeseries_2018-10-20", HOT)]);
-    let arn = fake
-        .export_table(&ExportRequest {
-            name: "timeseries_2018-10-20".into(),
-            table_arn: "arn:aws:dynamodb:us-east-1:123456789012:table/timeseries_2018-10-20".into(),
-            bucket: "my-archive".into(),
-            prefix: "ddb-rollover/timeseries_2018-10-20/".into(),
-            after_seal: false,
-        })
-        .await
-        .unwrap();
-    let paced = ddb_rollover::run::pace::Paced::new(fake, Default::default());
+    let rig = Rig::old_tables(20..=20);
+    let request = ExportRequest {
+        name: "timeseries_2018-10-20".into(),
+        table_arn: "arn:aws:dynamodb:us-east-1:123456789012:table/timeseries_2018-10-20".into(),
+        bucket: "my-archive".into(),
+        prefix: "ddb-rollover/timeseries_2018-10-20/".into(),
+        after_seal: false,
+    };
+    let arn = rig.aws.export_table(&request).await.unwrap();
+    let paced = ddb_rollover::run::pace::Paced::new(rig.aws.clone(), Default::default());
     let proof = paced.prove_archive("timeseries_2018-10-20", &arn).await.unwrap();
     assert!(proof.is_proven(), "{proof:?}");
-    let error = paced.find_archives("t", "b", "p/").await.unwrap_err();
-    assert_eq!(
-        error.kind,
-        ErrorKind::Unsupported,
-        "the fake's own answer, passed on"
-    );
+    let found = |archives: Vec<(ddb_rollover::table::archive::ExportLocation, _)>| {
+        archives.into_iter().map(|(l, _)| l.export).collect::<Vec<_>>()
+    };
+    let archives = paced
+        .find_archives("timeseries_2018-10-20", &request.bucket, &request.prefix)
+        .await
+        .unwrap();
+    assert_eq!(found(archives), [arn], "the fake's own answer, passed on");
 }

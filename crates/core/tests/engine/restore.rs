@@ -50,6 +50,11 @@ fn day(n: u32) -> NaiveDate {
 /// Both scheduled runs of `d`, on the fake's clock.
 async fn day_runs(fake: &FakeAws, policy: &Policy, d: NaiveDate) {
     one_run(fake, policy, Operation::CreateNew, at(d, "23:45:00")).await;
+    resize_old_after(fake, policy, d).await;
+}
+
+/// resize_old at 00:15 the day after `d`, on the fake's clock.
+async fn resize_old_after(fake: &FakeAws, policy: &Policy, d: NaiveDate) {
     one_run(
         fake,
         policy,
@@ -355,13 +360,7 @@ async fn a_data_file_changed_after_the_export_keeps_the_table() {
             if completed_exports(&fake) >= 2 {
                 break;
             }
-            one_run(
-                &fake,
-                &policy,
-                Operation::ResizeOld,
-                at(d + Duration::days(1), "00:15:00"),
-            )
-            .await;
+            resize_old_after(&fake, &policy, d).await;
             d += Duration::days(1);
             assert!(d < day(10), "never exported after the seal");
         }
@@ -373,13 +372,7 @@ async fn a_data_file_changed_after_the_export_keeps_the_table() {
             "glacier" => assert!(fake.foreign_set_storage_class("mallory", "archive", first, "GLACIER")),
             _ => assert!(fake.foreign_repoint_file_list("mallory", "archive", &export)),
         }
-        one_run(
-            &fake,
-            &policy,
-            Operation::ResizeOld,
-            at(d + Duration::days(1), "00:15:00"),
-        )
-        .await;
+        resize_old_after(&fake, &policy, d).await;
         for _ in 0..6 {
             d += Duration::days(1);
             day_runs(&fake, &policy, d).await;

@@ -1,8 +1,6 @@
 //! The SDK adapter's template and retention calls against aws-smithy-mocks: what reaches the
 //! wire, how DynamoDB's answers map back, and how its errors are classified.
 
-use super::common;
-
 use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::config::retry::RetryConfig;
@@ -18,10 +16,7 @@ use aws_sdk_dynamodb::operation::list_tables::ListTablesOutput;
 use aws_sdk_dynamodb::operation::list_tags_of_resource::ListTagsOfResourceOutput;
 use aws_sdk_dynamodb::operation::tag_resource::TagResourceOutput;
 use aws_sdk_dynamodb::operation::update_table::{UpdateTableError, UpdateTableInput, UpdateTableOutput};
-use aws_sdk_dynamodb::types::error::{
-    LimitExceededException, PointInTimeRecoveryUnavailableException, ResourceInUseException,
-    ResourceNotFoundException,
-};
+use aws_sdk_dynamodb::types::error::PointInTimeRecoveryUnavailableException;
 use aws_sdk_dynamodb::types::{
     ContinuousBackupsDescription, ContinuousBackupsStatus, ExportDescription, ExportFormat,
     ExportStatus as SdkExportStatus, PointInTimeRecoveryDescription, PointInTimeRecoveryStatus,
@@ -32,42 +27,24 @@ use aws_sdk_dynamodb::types::{
 use aws_sdk_dynamodb::Client;
 use aws_smithy_mocks::{mock, mock_client, RuleMode};
 
+use crate::common::at;
+use crate::common::mocks::{
+    coded_with, describes, in_use, limit_exceeded, limit_exceeded_saying, not_found, run_on, spec,
+};
 use chrono::{DateTime, Utc};
-use common::{coded, coded_with, describes};
 use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::plan::{Decision, Plan, PlanItem};
-use ddb_rollover::policy::settings::Billing;
-use ddb_rollover::policy::settings::Capacity;
 use ddb_rollover::policy::settings::{Encryption, StreamView};
 use ddb_rollover::policy::tags::TAG_LAST_DEFERRAL;
 use ddb_rollover::policy::Policy;
 use ddb_rollover::run::control::{ErrorKind, Tables};
 use ddb_rollover::table::changes::{DeleteRequest, ExportRequest, SettingChange, TableSetting, TableSpec};
 use ddb_rollover::table::{ExportStatus, ObservedEncryption};
-use ddb_rollover::{run, ApplyOptions, Operation, Outcome};
+use ddb_rollover::{ApplyOptions, Operation, Outcome};
 
 const TABLE_ARN: &str = "arn:aws:dynamodb:us-east-1:123456789012:table/t";
 const EXPORT_ARN: &str = "arn:aws:dynamodb:us-east-1:123456789012:table/t/export/01540000000000-abcdef12";
 const KEY_ARN: &str = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab";
-
-fn spec(name: &str) -> TableSpec {
-    TableSpec {
-        name: name.into(),
-        key: Policy::default().key,
-        global_indexes: Vec::new(),
-        local_indexes: Vec::new(),
-        billing: Billing::Provisioned(Capacity {
-            read: 300,
-            write: 1000,
-        }),
-        table_class: None,
-        deletion_protection: false,
-        stream: None,
-        encryption: None,
-        tags: BTreeMap::new(),
-        warm: None,
-    }
-}
 
 fn wire_tags(tags: &[Tag]) -> BTreeMap<String, String> {
     tags.iter()
@@ -139,9 +116,7 @@ async fn delete(control: &DynamoDb, name: &str, lift: bool) -> (Outcome, Option<
     };
     let plan = Plan {
         operation: Operation::ResizeOld,
-        at: DateTime::parse_from_rfc3339("2018-10-31T00:15:00Z")
-            .unwrap()
-            .with_timezone(&Utc),
+        at: at("2018-10-31T00:15:00Z"),
         prefix: "timeseries".into(),
         current_period: "2018-10-31".into(),
         items: vec![item],
@@ -151,6 +126,23 @@ async fn delete(control: &DynamoDb, name: &str, lift: bool) -> (Outcome, Option<
     let mut report = ddb_rollover::apply(control, plan, &[], options).await;
     let line = report.tables.remove(0);
     (line.outcome, line.error)
+}
+
+/// DescribeContinuousBackups' answer: backups on, point-in-time recovery `status`.
+fn continuous_backups(status: PointInTimeRecoveryStatus) -> DescribeContinuousBackupsOutput {
+    DescribeContinuousBackupsOutput::builder()
+        .continuous_backups_description(
+            ContinuousBackupsDescription::builder()
+                .continuous_backups_status(ContinuousBackupsStatus::Enabled)
+                .point_in_time_recovery_description(
+                    PointInTimeRecoveryDescription::builder()
+                        .point_in_time_recovery_status(status)
+                        .build(),
+                )
+                .build()
+                .unwrap(),
+        )
+        .build()
 }
 
 fn export_request() -> ExportRequest {
@@ -341,13 +333,8 @@ async fn export_errors_name_export_table_to_point_in_time() {
 
 #[tokio::test]
 async fn export_refused_for_limits_is_limit_exceeded() {
-    let rule = mock!(Client::export_table_to_point_in_time).then_error(|| {
-        ExportTableToPointInTimeError::LimitExceededException(
-            LimitExceededException::builder()
-                .meta(coded("LimitExceededException"))
-                .build(),
-        )
-    });
+    let rule = mock!(Client::export_table_to_point_in_time)
+        .then_error(|| ExportTableToPointInTimeError::LimitExceededException(limit_exceeded()));
     let client = mock_client!(aws_sdk_dynamodb, RuleMode::MatchAny, [&rule], |c| c
         .retry_config(RetryConfig::disabled()));
     let error = DynamoDb::new(client)
@@ -394,13 +381,8 @@ async fn delete_without_protection_sends_only_delete_table() {
 
 #[tokio::test]
 async fn delete_of_a_table_already_gone_counts_as_gone() {
-    let rule = mock!(Client::delete_table).then_error(|| {
-        DeleteTableError::ResourceNotFoundException(
-            ResourceNotFoundException::builder()
-                .meta(coded("ResourceNotFoundException"))
-                .build(),
-        )
-    });
+    let rule =
+        mock!(Client::delete_table).then_error(|| DeleteTableError::ResourceNotFoundException(not_found()));
     let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
     assert_eq!(delete(&control, "t", false).await, (Outcome::Gone, None));
 }
@@ -409,24 +391,15 @@ async fn delete_of_a_table_already_gone_counts_as_gone() {
 /// table is DELETING (or gone by the time we look): the same end state, so not a failure.
 #[tokio::test]
 async fn delete_of_a_table_another_run_is_deleting_counts_as_gone() {
-    let busy = || {
-        mock!(Client::delete_table).then_error(|| {
-            DeleteTableError::ResourceInUseException(
-                ResourceInUseException::builder()
-                    .meta(coded("ResourceInUseException"))
-                    .build(),
-            )
-        })
-    };
+    let busy =
+        || mock!(Client::delete_table).then_error(|| DeleteTableError::ResourceInUseException(in_use()));
     for status in [Some(SdkTableStatus::Deleting), None] {
         let busy = busy();
         let describe = match status.clone() {
             Some(status) => describes("t", move |t| t.table_status(status.clone())),
             None => mock!(Client::describe_table).then_error(|| {
                 aws_sdk_dynamodb::operation::describe_table::DescribeTableError::ResourceNotFoundException(
-                    ResourceNotFoundException::builder()
-                        .meta(coded("ResourceNotFoundException"))
-                        .build(),
+                    not_found(),
                 )
             }),
         };
@@ -456,13 +429,8 @@ async fn delete_of_a_table_another_run_is_deleting_counts_as_gone() {
 /// finds no table, which means the same as DeleteTable finding none.
 #[tokio::test]
 async fn delete_of_a_protected_table_already_gone_counts_as_done() {
-    let rule = mock!(Client::update_table).then_error(|| {
-        UpdateTableError::ResourceNotFoundException(
-            ResourceNotFoundException::builder()
-                .meta(coded("ResourceNotFoundException"))
-                .build(),
-        )
-    });
+    let rule =
+        mock!(Client::update_table).then_error(|| UpdateTableError::ResourceNotFoundException(not_found()));
     let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
     assert_eq!(delete(&control, "t", true).await, (Outcome::Gone, None));
 }
@@ -471,22 +439,10 @@ async fn delete_of_a_protected_table_already_gone_counts_as_done() {
 async fn delete_errors_are_classified() {
     let busy = mock!(Client::delete_table)
         .match_requests(|r| r.table_name() == Some("busy"))
-        .then_error(|| {
-            DeleteTableError::ResourceInUseException(
-                ResourceInUseException::builder()
-                    .meta(coded("ResourceInUseException"))
-                    .build(),
-            )
-        });
+        .then_error(|| DeleteTableError::ResourceInUseException(in_use()));
     let limited = mock!(Client::delete_table)
         .match_requests(|r| r.table_name() == Some("limited"))
-        .then_error(|| {
-            DeleteTableError::LimitExceededException(
-                LimitExceededException::builder()
-                    .meta(coded("LimitExceededException"))
-                    .build(),
-            )
-        });
+        .then_error(|| DeleteTableError::LimitExceededException(limit_exceeded()));
     let control = DynamoDb::new(mock_client!(
         aws_sdk_dynamodb,
         RuleMode::MatchAny,
@@ -671,21 +627,7 @@ async fn describe_point_in_time_recovery_maps_enabled_and_disabled() {
     let backups = |name: &'static str, status: PointInTimeRecoveryStatus| {
         mock!(Client::describe_continuous_backups)
             .match_requests(move |r| r.table_name() == Some(name))
-            .then_output(move || {
-                DescribeContinuousBackupsOutput::builder()
-                    .continuous_backups_description(
-                        ContinuousBackupsDescription::builder()
-                            .continuous_backups_status(ContinuousBackupsStatus::Enabled)
-                            .point_in_time_recovery_description(
-                                PointInTimeRecoveryDescription::builder()
-                                    .point_in_time_recovery_status(status.clone())
-                                    .build(),
-                            )
-                            .build()
-                            .unwrap(),
-                    )
-                    .build()
-            })
+            .then_output(move || continuous_backups(status.clone()))
     };
     let on = backups("on", PointInTimeRecoveryStatus::Enabled);
     let off = backups("off", PointInTimeRecoveryStatus::Disabled);
@@ -730,33 +672,14 @@ async fn an_export_refused_for_limits_is_deferred_and_the_run_succeeds() {
             .tags(tag("ddb-rollover:family", "timeseries"))
             .build()
     });
-    let pitr = mock!(Client::describe_continuous_backups).then_output(|| {
-        DescribeContinuousBackupsOutput::builder()
-            .continuous_backups_description(
-                ContinuousBackupsDescription::builder()
-                    .continuous_backups_status(ContinuousBackupsStatus::Enabled)
-                    .point_in_time_recovery_description(
-                        PointInTimeRecoveryDescription::builder()
-                            .point_in_time_recovery_status(PointInTimeRecoveryStatus::Enabled)
-                            .build(),
-                    )
-                    .build()
-                    .unwrap(),
-            )
-            .build()
-    });
+    let pitr = mock!(Client::describe_continuous_backups)
+        .then_output(|| continuous_backups(PointInTimeRecoveryStatus::Enabled));
     let export = mock!(Client::export_table_to_point_in_time)
         .match_requests(|r| r.table_arn() == Some(ARN))
         .then_error(|| {
-            ExportTableToPointInTimeError::LimitExceededException(
-                LimitExceededException::builder()
-                    .message("Too many exports in progress")
-                    .meta(coded_with(
-                        "LimitExceededException",
-                        "Too many exports in progress",
-                    ))
-                    .build(),
-            )
+            ExportTableToPointInTimeError::LimitExceededException(limit_exceeded_saying(
+                "Too many exports in progress",
+            ))
         });
     let record = mock!(Client::tag_resource)
         .match_requests(|r| r.tags().iter().any(|t| t.key() == TAG_LAST_DEFERRAL))
@@ -768,18 +691,7 @@ async fn an_export_refused_for_limits_is_deferred_and_the_run_succeeds() {
         |c| c.retry_config(RetryConfig::disabled())
     );
 
-    let now = DateTime::parse_from_rfc3339("2018-10-26T00:15:00Z")
-        .unwrap()
-        .with_timezone(&Utc);
-    let report = run(
-        &DynamoDb::new(client),
-        &policy,
-        Operation::ResizeOld,
-        &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], now).unwrap(),
-        ApplyOptions::default(),
-    )
-    .await
-    .unwrap();
+    let report = run_on(client, &policy, Operation::ResizeOld, "2018-10-26T00:15:00Z").await;
     let outcomes: Vec<_> = report
         .tables
         .iter()

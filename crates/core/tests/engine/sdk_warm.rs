@@ -2,8 +2,7 @@
 //! send (the table's `WarmThroughput` and each index's), and how DescribeTable's descriptions map
 //! back, status included.
 
-use super::common;
-
+use crate::common::mocks::describes;
 use aws_sdk_dynamodb::operation::create_table::{CreateTableInput, CreateTableOutput};
 use aws_sdk_dynamodb::operation::update_table::{UpdateTableInput, UpdateTableOutput};
 use aws_sdk_dynamodb::types::{
@@ -12,7 +11,6 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 use aws_smithy_mocks::{mock, mock_client};
-use common::describes;
 use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::policy::settings::{Billing, GlobalIndex, KeyAttribute, KeySchema, Projection};
 use ddb_rollover::policy::warm::WarmThroughput;

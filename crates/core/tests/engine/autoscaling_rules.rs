@@ -4,7 +4,7 @@
 //! scalable target the policy did not create left alone and reported.
 
 use crate::common::at;
-use crate::common::plans::assert_reason_mentions;
+use crate::common::plans::{assert_reason_mentions, create_new, resize_old};
 use crate::common::policies::{policy_of, BLOG_HOT_PHASE};
 use ddb_rollover::plan::{plan as plan_for, Decision, Operation, Plan};
 use ddb_rollover::policy::scaling::{
@@ -92,6 +92,18 @@ fn ours(table: &str, target_value: f64) -> Vec<ObservedScalableTarget> {
     ]
 }
 
+/// [`ours`], with an operator's step-scaling policy added on the read target.
+fn ours_with_an_operators_step_policy(table: &str) -> Vec<ObservedScalableTarget> {
+    let mut targets = ours(table, 70.0);
+    targets[0].policies.push(ObservedScalingPolicy {
+        name: "operators-step-policy".into(),
+        policy_type: "StepScaling".into(),
+        metric: None,
+        target_value: None,
+    });
+    targets
+}
+
 /// (table, action, detail) for every item, in plan order.
 fn steps(plan: &Plan) -> Vec<(String, &'static str, String)> {
     plan.items
@@ -123,24 +135,13 @@ fn step(table: &str, action: &'static str, detail: &str) -> (String, &'static st
     (table.to_string(), action, detail.to_string())
 }
 
-/// create_new's plan under [`POLICY`] at 23:45 on 2018-10-25.
-fn create_new(tables: &[ObservedTable]) -> Plan {
-    plan_for(
-        &policy(),
-        at("2018-10-25T23:45:00Z"),
-        tables,
-        Operation::CreateNew,
-    )
-}
-
-/// resize_old's plan under [`POLICY`] at 00:15 on 2018-10-26.
-fn resize_old(tables: &[ObservedTable]) -> Plan {
-    plan_for(
-        &policy(),
-        at("2018-10-26T00:15:00Z"),
-        tables,
-        Operation::ResizeOld,
-    )
+/// No item of `plan` is an `action` step.
+fn assert_no_step(plan: &Plan, action: &str) {
+    assert!(
+        plan.items.iter().all(|i| i.decision.action() != action),
+        "{action}: {:#?}",
+        plan.items
+    );
 }
 
 /// `plan` has no change for `table`.
@@ -169,7 +170,7 @@ fn registers_both(table: &str) -> (String, &'static str, String) {
 
 #[test]
 fn create_new_creates_at_the_minimums_then_registers_in_the_same_run() {
-    let plan = create_new(&[]);
+    let plan = create_new(&policy(), &[]);
     assert_eq!(
         steps(&plan),
         [
@@ -195,7 +196,7 @@ fn create_new_registers_a_pre_built_table_and_never_raises_its_capacity() {
         table("ts_2018-10-25", provisioned(5, 10), ours("ts_2018-10-25", 70.0)),
         table("ts_2018-10-26", provisioned(1, 1), vec![]),
     ];
-    let plan = create_new(&observed);
+    let plan = create_new(&policy(), &observed);
     assert_eq!(
         steps(&plan),
         [
@@ -210,7 +211,7 @@ fn create_new_registers_a_pre_built_table_and_never_raises_its_capacity() {
         provisioned(40, 300),
         ours("ts_2018-10-26", 70.0),
     )];
-    let plan = create_new(&observed);
+    let plan = create_new(&policy(), &observed);
     assert_leaves_alone(&plan, "ts_2018-10-26");
 }
 
@@ -218,7 +219,7 @@ fn create_new_registers_a_pre_built_table_and_never_raises_its_capacity() {
 fn create_new_leaves_the_current_table_to_resize_old() {
     // A late retry of the 23:45 run must not register yesterday's table again.
     let observed = [table("ts_2018-10-25", provisioned(5, 10), vec![])];
-    let plan = create_new(&observed);
+    let plan = create_new(&policy(), &observed);
     assert_leaves_alone(&plan, "ts_2018-10-25");
 }
 
@@ -226,7 +227,7 @@ fn create_new_leaves_the_current_table_to_resize_old() {
 fn resize_old_registers_the_current_table_create_new_could_not() {
     // CreateTable's table was still CREATING when create_new tried: resize_old catches up.
     let observed = [table("ts_2018-10-26", provisioned(5, 10), vec![])];
-    let plan = resize_old(&observed);
+    let plan = resize_old(&policy(), &observed);
     assert_eq!(
         steps(&plan),
         [
@@ -246,7 +247,7 @@ fn leaving_an_autoscaling_phase_deregisters_then_resizes_in_one_run() {
         ),
         table("ts_2018-10-26", provisioned(5, 10), ours("ts_2018-10-26", 70.0)),
     ];
-    let plan = resize_old(&observed);
+    let plan = resize_old(&policy(), &observed);
     assert_eq!(
         steps(&plan),
         [
@@ -261,7 +262,7 @@ fn leaving_an_autoscaling_phase_deregisters_then_resizes_in_one_run() {
     );
     // Once deregistered, only the capacity is the policy's business.
     let observed = [table("ts_2018-10-25", provisioned(100, 1), vec![])];
-    let plan = resize_old(&observed);
+    let plan = resize_old(&policy(), &observed);
     assert_eq!(steps(&plan), [step("ts_2018-10-25", "unchanged", "")]);
 }
 
@@ -274,7 +275,7 @@ fn a_spent_decrease_budget_still_deregisters_and_defers_the_update() {
     );
     busy.decreases_today = 27;
     busy.last_decrease = Some(at("2018-10-26T00:10:00Z"));
-    let plan = resize_old(&[busy]);
+    let plan = resize_old(&policy(), &[busy]);
     let actions: Vec<_> = steps(&plan).into_iter().map(|(_, action, _)| action).collect();
     assert_eq!(actions, ["deregister_scaling", "deferred"]);
 }
@@ -360,7 +361,7 @@ fn a_foreign_scalable_target_is_reported_never_resized_against_or_deregistered()
             )],
         ),
     ];
-    let plan = resize_old(&observed);
+    let plan = resize_old(&policy(), &observed);
     // Our own read target is removed (every policy on it is ours); the table's throughput is
     // held by their write target, so no capacity change touches it.
     assert_eq!(
@@ -439,12 +440,7 @@ fn fixed_phases_without_targets_plan_as_before() {
     assert!(!policy.uses_autoscaling());
     // As the run reads it: a capacity change is due, so its scalable targets are read (none).
     let observed = [table("timeseries_2018-10-25", provisioned(300, 1000), Vec::new())];
-    let plan = plan_for(
-        &policy,
-        at("2018-10-26T00:15:00Z"),
-        &observed,
-        Operation::ResizeOld,
-    );
+    let plan = resize_old(&policy, &observed);
     assert_eq!(
         steps(&plan),
         [step("timeseries_2018-10-25", "update", "100 RCU / 1 WCU")]
@@ -456,7 +452,7 @@ fn fixed_phases_without_targets_plan_as_before() {
         provisioned(300, 1000),
     )];
     unread[0].scaling = None;
-    let plan = plan_for(&policy, at("2018-10-26T00:15:00Z"), &unread, Operation::ResizeOld);
+    let plan = resize_old(&policy, &unread);
     assert_eq!(
         plan.items[0].decision,
         Decision::Deferred {
@@ -473,15 +469,9 @@ fn fixed_phases_without_targets_plan_as_before() {
 #[test]
 fn a_foreign_policy_on_our_target_keeps_the_target_and_its_capacity() {
     let now = at("2018-10-26T00:15:00Z");
-    let mut targets = ours("ts_2018-10-25", 70.0);
-    targets[0].policies.push(ObservedScalingPolicy {
-        name: "operators-step-policy".into(),
-        policy_type: "StepScaling".into(),
-        metric: None,
-        target_value: None,
-    });
+    let targets = ours_with_an_operators_step_policy("ts_2018-10-25");
     let observed = [table("ts_2018-10-25", provisioned(240, 800), targets)];
-    let plan = resize_old(&observed);
+    let plan = resize_old(&policy(), &observed);
     let Decision::DeregisterScaling(removal) = &plan.items[0].decision else {
         panic!("{:#?}", plan.items)
     };
@@ -498,27 +488,14 @@ fn a_foreign_policy_on_our_target_keeps_the_target_and_its_capacity() {
         .expect("the write target");
     assert!(write.deregister_target, "{removal:#?}");
     assert_reason_mentions(&plan.items[0], &["operators-step-policy"]);
-    assert!(
-        !plan
-            .items
-            .iter()
-            .any(|i| matches!(i.decision, Decision::Update(_))),
-        "{:#?}",
-        plan.items
-    );
+    assert_no_step(&plan, "update");
 
     // With retention due, the table is not deleted either: something foreign claims it.
     let policy = Policy::from_toml(&format!(
         "{POLICY}\n[retention]\ndelete_after = 1\nkeep_newest = 1\n"
     ))
     .unwrap();
-    let mut targets = ours("ts_2018-10-25", 70.0);
-    targets[0].policies.push(ObservedScalingPolicy {
-        name: "operators-step-policy".into(),
-        policy_type: "StepScaling".into(),
-        metric: None,
-        target_value: None,
-    });
+    let targets = ours_with_an_operators_step_policy("ts_2018-10-25");
     let mut tagged = table("ts_2018-10-25", provisioned(240, 800), targets);
     tagged.key = Some(policy.key.clone());
     tagged.tags = Some(std::collections::BTreeMap::from([(
@@ -527,12 +504,5 @@ fn a_foreign_policy_on_our_target_keeps_the_target_and_its_capacity() {
     )]));
     let current = table("ts_2018-10-26", provisioned(5, 10), Vec::new());
     let plan = plan_for(&policy, now, &[tagged, current], Operation::ResizeOld);
-    assert!(
-        !plan
-            .items
-            .iter()
-            .any(|i| matches!(i.decision, Decision::Delete(_))),
-        "{:#?}",
-        plan.items
-    );
+    assert_no_step(&plan, "delete");
 }

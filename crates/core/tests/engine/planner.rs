@@ -1,7 +1,7 @@
 //! The planner's rules, one test each, with a fixed clock.
 
 use crate::common::at;
-use crate::common::plans::assert_reason_mentions;
+use crate::common::plans::{assert_reason_mentions, create_new, resize_old};
 use crate::common::policies::{policy_of, BLOG_HOT_PHASE};
 use chrono::{Duration, TimeZone, Utc};
 use ddb_rollover::plan::deferral::DeferralCause;
@@ -40,26 +40,6 @@ fn changes(plan: &Plan) -> Vec<(String, String)> {
         .collect()
 }
 
-/// create_new's plan under the default policy at 23:45 on 2018-10-25.
-fn create_new(tables: &[ObservedTable]) -> Plan {
-    plan(
-        &Policy::default(),
-        at("2018-10-25T23:45:00Z"),
-        tables,
-        Operation::CreateNew,
-    )
-}
-
-/// resize_old's plan under the default policy at 00:15 on 2018-10-26.
-fn resize_old(tables: &[ObservedTable]) -> Plan {
-    plan(
-        &Policy::default(),
-        at("2018-10-26T00:15:00Z"),
-        tables,
-        Operation::ResizeOld,
-    )
-}
-
 fn decision_of<'a>(plan: &'a Plan, table: &str) -> &'a Decision {
     &plan
         .items
@@ -76,7 +56,7 @@ fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
 #[test]
 fn create_new_before_midnight_builds_tomorrows_table_hot() {
     let policy = Policy::default();
-    let plan = create_new(&[]);
+    let plan = create_new(&Policy::default(), &[]);
     assert_eq!(plan.current_period, "2018-10-25");
     assert_eq!(
         changes(&plan),
@@ -125,7 +105,7 @@ fn create_new_never_lowers_but_raises_to_phase_zero() {
         ),
         table("timeseries_2018-10-26", Capacity { read: 5, write: 1200 }),
     ];
-    let plan = create_new(&existing);
+    let plan = create_new(&Policy::default(), &existing);
     assert_eq!(decision_of(&plan, "timeseries_2018-10-25"), &Decision::Unchanged);
     assert_eq!(
         decision_of(&plan, "timeseries_2018-10-26"),
@@ -149,7 +129,7 @@ fn create_new_never_raises_the_current_table() {
         table("timeseries_2018-10-25", WARM),
         table("timeseries_2018-10-26", HOT),
     ];
-    let plan = create_new(&existing);
+    let plan = create_new(&Policy::default(), &existing);
     assert!(changes(&plan).is_empty(), "{plan:#?}");
     assert_eq!(decision_of(&plan, "timeseries_2018-10-25"), &Decision::Unchanged);
 }
@@ -163,7 +143,7 @@ fn create_new_leaves_past_tables_and_busy_or_on_demand_tables_alone() {
         with_status(table("timeseries_2018-10-25", COLD), TableStatus::Creating),
         on_demand,
     ];
-    let plan = create_new(&existing);
+    let plan = create_new(&Policy::default(), &existing);
     assert!(changes(&plan).is_empty(), "{plan:#?}");
     assert_eq!(decision_of(&plan, "timeseries_2018-10-20"), &Decision::Skipped);
     assert_eq!(decision_of(&plan, "timeseries_2018-10-25"), &Decision::Unchanged);
@@ -180,7 +160,7 @@ fn resize_old_moves_each_table_to_the_phase_of_its_age() {
         table("timeseries_2018-10-26", HOT),
         table("timeseries_2018-10-27", HOT),
     ];
-    let plan = resize_old(&existing);
+    let plan = resize_old(&Policy::default(), &existing);
     assert_eq!(
         changes(&plan),
         pairs(&[
@@ -202,7 +182,7 @@ fn resize_old_changes_nothing_that_is_already_right() {
         table("timeseries_2018-10-24", COLD),
         table("timeseries_2018-10-25", WARM),
     ];
-    let plan = resize_old(&existing);
+    let plan = resize_old(&Policy::default(), &existing);
     assert!(changes(&plan).is_empty());
     assert!(plan.items.iter().all(|i| i.decision == Decision::Unchanged));
 }
@@ -210,7 +190,7 @@ fn resize_old_changes_nothing_that_is_already_right() {
 #[test]
 fn resize_old_raises_a_table_below_its_phase() {
     let existing = [table("timeseries_2018-10-25", COLD)];
-    let plan = resize_old(&existing);
+    let plan = resize_old(&Policy::default(), &existing);
     assert_eq!(
         changes(&plan),
         pairs(&[("timeseries_2018-10-25", "update 100 RCU / 1 WCU")])
@@ -226,7 +206,7 @@ fn resize_old_defers_tables_that_are_not_active() {
         TableStatus::Other("ARCHIVING".into()),
     ] {
         let existing = [with_status(table("timeseries_2018-10-20", HOT), status.clone())];
-        let plan = resize_old(&existing);
+        let plan = resize_old(&Policy::default(), &existing);
         assert_eq!(
             plan.items[0].decision,
             Decision::Deferred {
@@ -296,7 +276,7 @@ fn on_demand_tables_switch_to_provisioned_at_any_time() {
     t.billing = Billing::OnDemand(Default::default());
     t.decreases_today = 27;
     t.last_decrease = Some(at("2018-10-26T00:10:00Z"));
-    let plan = resize_old(&[t]);
+    let plan = resize_old(&Policy::default(), &[t]);
     let Decision::Update(change) = &plan.items[0].decision else {
         panic!("{plan:#?}")
     };
@@ -346,7 +326,7 @@ fn one_run_catches_up_after_missed_days() {
     let existing: Vec<_> = (20..=26)
         .map(|d| table(&format!("timeseries_2018-10-{d}"), HOT))
         .collect();
-    let plan = resize_old(&existing);
+    let plan = resize_old(&Policy::default(), &existing);
     let mut expected: Vec<(String, String)> = (20..=24)
         .map(|d| {
             (
@@ -509,7 +489,7 @@ fn an_on_demand_hot_phase_creates_on_demand_tables_in_its_class() {
         "[[phases]]\nmin_age = 0\nbilling = \"on_demand\"\nmax_write = 4000\ntable_class = \"standard\"",
     )
     .unwrap();
-    let plan = plan(&policy, at("2018-10-25T23:45:00Z"), &[], Operation::CreateNew);
+    let plan = create_new(&policy, &[]);
     let Decision::Create(spec) = &plan.items[1].decision else {
         panic!("{plan:#?}")
     };

@@ -1,7 +1,7 @@
 //! The planner's rules for global secondary indexes and the write grace, with a fixed clock.
 
 use crate::common::at;
-use crate::common::plans::assert_reason_mentions;
+use crate::common::plans::{assert_reason_mentions, create_new, resize_old};
 use crate::common::policies::{policy_of, BY_DEVICE, BY_SITE, STRING_KEY};
 use ddb_rollover::plan::deferral::DeferralCause;
 use ddb_rollover::plan::{plan, Decision, Operation, Plan, PlanItem};
@@ -80,26 +80,6 @@ fn hot(name: &str) -> ObservedTable {
     table(name, provisioned(300, 1000), provisioned(20, 200))
 }
 
-/// resize_old's plan at 00:15 on 2018-10-26.
-fn resize_old(tables: &[ObservedTable]) -> Plan {
-    plan(
-        &policy(),
-        at("2018-10-26T00:15:00Z"),
-        tables,
-        Operation::ResizeOld,
-    )
-}
-
-/// create_new's plan at 23:45 on 2018-10-25.
-fn create_new(tables: &[ObservedTable]) -> Plan {
-    plan(
-        &policy(),
-        at("2018-10-25T23:45:00Z"),
-        tables,
-        Operation::CreateNew,
-    )
-}
-
 fn items<'a>(plan: &'a Plan, table: &str) -> Vec<&'a PlanItem> {
     plan.items.iter().filter(|i| i.table == table).collect()
 }
@@ -114,7 +94,7 @@ fn update_of<'a>(plan: &'a Plan, table: &str) -> &'a CapacityChange {
 #[test]
 fn a_phase_change_sets_every_policy_index_in_the_same_update() {
     let yesterday = hot("timeseries_2018-10-25");
-    let plan = resize_old(&[yesterday]);
+    let plan = resize_old(&policy(), &[yesterday]);
     let change = update_of(&plan, "timeseries_2018-10-25");
     assert_eq!(change.to, provisioned(100, 1));
     let parts: Vec<(&str, Billing)> = change.indexes.iter().map(|i| (i.index.as_str(), i.to)).collect();
@@ -130,7 +110,7 @@ fn an_index_out_of_decrease_budget_defers_the_change_and_says_which() {
     // The table's own budget is fine; one index used its four free decreases minutes ago.
     yesterday.global_indexes[1].decreases_today = 4;
     yesterday.global_indexes[1].last_decrease = Some(at("2018-10-26T00:05:00Z"));
-    let plan = resize_old(&[yesterday]);
+    let plan = resize_old(&policy(), &[yesterday]);
     let item = items(&plan, "timeseries_2018-10-25")[0];
     assert_eq!(
         item.decision,
@@ -147,7 +127,7 @@ fn an_index_out_of_decrease_budget_defers_the_change_and_says_which() {
 fn only_indexes_below_their_phase_are_changed_when_the_table_is_right() {
     let mut yesterday = table("timeseries_2018-10-25", provisioned(100, 1), provisioned(5, 1));
     yesterday.global_indexes[0].billing = provisioned(20, 200);
-    let plan = resize_old(&[yesterday]);
+    let plan = resize_old(&policy(), &[yesterday]);
     let change = update_of(&plan, "timeseries_2018-10-25");
     assert!(!change.changes_table());
     assert_eq!(change.indexes.len(), 1);
@@ -162,7 +142,7 @@ fn a_switch_to_provisioned_is_refused_while_an_index_is_not_the_policys() {
     let on_demand = Billing::OnDemand(OnDemandLimits::default());
     let yesterday = table("timeseries_2018-10-25", on_demand, on_demand);
     // Every index the policy's: switched, with every index's throughput.
-    let plan_ours = resize_old(std::slice::from_ref(&yesterday));
+    let plan_ours = resize_old(&policy(), std::slice::from_ref(&yesterday));
     let change = update_of(&plan_ours, "timeseries_2018-10-25");
     let parts: Vec<&str> = change.indexes.iter().map(|i| i.index.as_str()).collect();
     assert_eq!(parts, ["by_device", "by_site"]);
@@ -170,7 +150,7 @@ fn a_switch_to_provisioned_is_refused_while_an_index_is_not_the_policys() {
 
     let mut with_hand_made = yesterday;
     with_hand_made.global_indexes.push(index("by_hand", on_demand));
-    let plan = resize_old(&[with_hand_made]);
+    let plan = resize_old(&policy(), &[with_hand_made]);
     let main = items(&plan, "timeseries_2018-10-25")[0];
     assert_eq!(main.decision, Decision::Skipped, "{plan:#?}");
     assert_reason_mentions(main, &["a switch to", "index by_hand (not in the policy)"]);
@@ -200,7 +180,7 @@ fn an_index_named_like_the_policys_on_another_key_or_projection_is_not_touched()
     ] {
         let mut yesterday = hot("timeseries_2018-10-25");
         tweak(&mut yesterday.global_indexes[1]);
-        let plan = resize_old(&[yesterday]);
+        let plan = resize_old(&policy(), &[yesterday]);
         let change = update_of(&plan, "timeseries_2018-10-25");
         let parts: Vec<&str> = change.indexes.iter().map(|i| i.index.as_str()).collect();
         assert_eq!(parts, ["by_device"], "{field}: {change:?}");
@@ -219,7 +199,7 @@ fn an_index_named_like_the_policys_on_another_key_or_projection_is_not_touched()
 fn an_index_the_policy_does_not_name_is_left_alone_otherwise() {
     let mut yesterday = hot("timeseries_2018-10-25");
     yesterday.global_indexes.push(index("by_hand", provisioned(7, 7)));
-    let plan = resize_old(&[yesterday]);
+    let plan = resize_old(&policy(), &[yesterday]);
     let change = update_of(&plan, "timeseries_2018-10-25");
     assert!(change.indexes.iter().all(|i| i.index != "by_hand"), "{change:?}");
 }
@@ -230,7 +210,7 @@ fn a_building_index_defers_its_tables_change() {
         let mut yesterday = hot("timeseries_2018-10-25");
         yesterday.global_indexes[0].status = status.clone();
         yesterday.global_indexes[0].backfilling = backfilling;
-        let plan = resize_old(&[yesterday]);
+        let plan = resize_old(&policy(), &[yesterday]);
         let item = items(&plan, "timeseries_2018-10-25")[0];
         assert_eq!(
             item.decision,
@@ -256,7 +236,7 @@ fn a_new_index_goes_to_current_and_pre_built_tables_one_per_run_and_is_only_note
         old_index("timeseries_2018-10-25", provisioned(300, 1000)),
         old_index("timeseries_2018-10-26", provisioned(300, 1000)),
     ];
-    let create = create_new(&observed);
+    let create = create_new(&policy(), &observed);
     for name in ["timeseries_2018-10-25", "timeseries_2018-10-26"] {
         let added: Vec<&str> = items(&create, name)
             .iter()
@@ -274,7 +254,7 @@ fn a_new_index_goes_to_current_and_pre_built_tables_one_per_run_and_is_only_note
             .iter()
             .any(|i| matches!(&i.decision, Decision::Deferred { .. }) && i.reason.contains("by_site")));
     }
-    let resize = resize_old(&observed);
+    let resize = resize_old(&policy(), &observed);
     let old = items(&resize, "timeseries_2018-10-24");
     assert!(
         old.iter().all(|i| !matches!(i.decision, Decision::Configure(_))),
@@ -290,7 +270,7 @@ fn a_new_index_waits_while_another_builds() {
     let mut today = hot("timeseries_2018-10-25");
     today.global_indexes.truncate(1);
     today.global_indexes[0].status = TableStatus::Creating;
-    let create = create_new(&[today]);
+    let create = create_new(&policy(), &[today]);
     assert!(items(&create, "timeseries_2018-10-25")
         .iter()
         .all(|i| !matches!(i.decision, Decision::Configure(_))));
@@ -300,7 +280,7 @@ fn a_new_index_waits_while_another_builds() {
 fn create_new_raises_a_pre_built_tables_indexes_to_phase_0() {
     let tomorrow = table("timeseries_2018-10-26", provisioned(300, 1000), provisioned(5, 1));
     let today = hot("timeseries_2018-10-25");
-    let create = create_new(&[today, tomorrow]);
+    let create = create_new(&policy(), &[today, tomorrow]);
     let change = update_of(&create, "timeseries_2018-10-26");
     assert!(!change.changes_table());
     assert!(change.indexes.iter().all(|i| i.to == provisioned(20, 200)));
@@ -312,7 +292,7 @@ fn create_new_raises_a_pre_built_tables_indexes_to_phase_0() {
 
 #[test]
 fn tables_are_created_with_the_indexes_at_phase_0() {
-    let create = create_new(&[]);
+    let create = create_new(&policy(), &[]);
     let Decision::Create(spec) = &create.items[0].decision else {
         panic!("{create:#?}")
     };

@@ -4,6 +4,7 @@
 //! UpdateTable first), and the policy's validation of `warm`.
 
 use crate::common::at;
+use crate::common::plans::{create_new, resize_old};
 use crate::common::policies::{
     policy_of, BLOG_HOT_PHASE, BY_DEVICE, STRING_KEY, WARM_HOT_PHASE, WARM_WANT as WANT,
 };
@@ -83,24 +84,12 @@ fn ours(name: &str, table: Option<ObservedWarm>, by_device: Option<ObservedWarm>
     t
 }
 
-/// create_new's plan under [`policy`] at 23:45 on 2018-10-25.
-fn create_new(tables: &[ObservedTable]) -> Plan {
-    plan(
-        &policy(),
-        at("2018-10-25T23:45:00Z"),
-        tables,
-        Operation::CreateNew,
-    )
-}
-
-/// resize_old's plan under [`policy`] at 00:15 on 2018-10-26.
-fn resize_old(tables: &[ObservedTable]) -> Plan {
-    plan(
-        &policy(),
-        at("2018-10-26T00:15:00Z"),
-        tables,
-        Operation::ResizeOld,
-    )
+/// `t` with the table and its index at phase 1's 100 / 1.
+fn at_phase_1(mut t: ObservedTable) -> ObservedTable {
+    let phase_1 = Billing::Provisioned(Capacity { read: 100, write: 1 });
+    t.billing = phase_1;
+    t.global_indexes[0].billing = phase_1;
+    t
 }
 
 fn items<'a>(plan: &'a Plan, table: &str) -> Vec<&'a PlanItem> {
@@ -141,7 +130,7 @@ fn part(index: Option<&str>, from: (i64, i64), to: (i64, i64)) -> WarmPart {
 
 #[test]
 fn create_new_creates_the_tables_with_the_phases_warm_throughput() {
-    let plan = create_new(&[]);
+    let plan = create_new(&policy(), &[]);
     for name in ["timeseries_2018-10-25", "timeseries_2018-10-26"] {
         let Decision::Create(spec) = &items(&plan, name)[0].decision else {
             panic!("{name}: {plan:#?}")
@@ -158,7 +147,7 @@ fn create_new_creates_the_tables_with_the_phases_warm_throughput() {
     }
     // Without warm throughput in phase 0, CreateTable asks none.
     let plain = Policy::default();
-    let plan = ddb_rollover::plan(&plain, at("2018-10-25T23:45:00Z"), &[], Operation::CreateNew);
+    let plan = create_new(&plain, &[]);
     let Decision::Create(spec) = &plan.items[0].decision else {
         panic!()
     };
@@ -170,7 +159,7 @@ fn a_pre_built_table_below_is_raised_the_current_one_is_not() {
     let current = ours("timeseries_2018-10-25", warm(12_000, 4_000), warm(12_000, 4_000));
     // Read already above the phase's: only writes go up, read stays.
     let pre_built = ours("timeseries_2018-10-26", warm(50_000, 4_000), warm(12_000, 4_000));
-    let plan = create_new(&[current, pre_built]);
+    let plan = create_new(&policy(), &[current, pre_built]);
     assert!(warm_item(&plan, "timeseries_2018-10-25").is_none(), "{plan:#?}");
     let item = warm_item(&plan, "timeseries_2018-10-26").expect("a raise");
     assert_eq!(
@@ -190,7 +179,7 @@ fn a_table_at_or_above_is_never_lowered_and_says_so() {
         warm(60_000, 30_000),
         warm(40_000, 20_000),
     );
-    let plan = create_new(&[pre_built]);
+    let plan = create_new(&policy(), &[pre_built]);
     assert!(warm_item(&plan, "timeseries_2018-10-26").is_none(), "{plan:#?}");
     let main = items(&plan, "timeseries_2018-10-26")[0];
     assert_eq!(main.decision, Decision::Unchanged);
@@ -208,7 +197,7 @@ fn a_table_at_or_above_is_never_lowered_and_says_so() {
         warm(40_000, 20_000),
         warm(40_000, 20_000),
     );
-    let plan = resize_old(std::slice::from_ref(&yesterday));
+    let plan = resize_old(&policy(), std::slice::from_ref(&yesterday));
     let main = items(&plan, "timeseries_2018-10-25")[0];
     assert!(matches!(main.decision, Decision::Update(_)), "{main:#?}");
     assert!(
@@ -220,9 +209,7 @@ fn a_table_at_or_above_is_never_lowered_and_says_so() {
     );
     assert!(warm_item(&plan, "timeseries_2018-10-25").is_none());
     // ...and the runs after, with the table in its phase, say nothing more.
-    let mut moved = yesterday;
-    moved.billing = Billing::Provisioned(Capacity { read: 100, write: 1 });
-    moved.global_indexes[0].billing = Billing::Provisioned(Capacity { read: 100, write: 1 });
+    let moved = at_phase_1(yesterday);
     let plan = ddb_rollover::plan(
         &policy(),
         at("2018-10-27T00:15:00Z"),
@@ -265,7 +252,7 @@ fn an_index_that_is_not_the_policys_is_never_raised() {
     pre_built
         .global_indexes
         .push(index("ops_index", warm(12_000, 4_000)));
-    let plan = create_new(&[pre_built.clone()]);
+    let plan = create_new(&policy(), &[pre_built.clone()]);
     let item = warm_item(&plan, "timeseries_2018-10-26").expect("a raise");
     assert_eq!(
         raise_parts(item),
@@ -273,7 +260,7 @@ fn an_index_that_is_not_the_policys_is_never_raised() {
     );
     // Only the foreign index below: nothing to raise.
     pre_built.global_indexes[0].warm = warm(40_000, 20_000);
-    let plan = create_new(&[pre_built]);
+    let plan = create_new(&policy(), &[pre_built]);
     assert!(warm_item(&plan, "timeseries_2018-10-26").is_none(), "{plan:#?}");
 }
 
@@ -322,9 +309,11 @@ fn a_raise_waits_for_a_busy_table_a_building_index_an_updating_raise_or_another_
         .collect();
     assert_eq!(decisions, ["unchanged", "configure", "deferred"], "{plan:#?}");
     // A phase change is the table's UpdateTable this run: the raise waits for the next.
-    let mut yesterday = ours("timeseries_2018-10-22", warm(12_000, 4_000), warm(12_000, 4_000));
-    yesterday.billing = Billing::Provisioned(Capacity { read: 100, write: 1 });
-    yesterday.global_indexes[0].billing = Billing::Provisioned(Capacity { read: 100, write: 1 });
+    let yesterday = at_phase_1(ours(
+        "timeseries_2018-10-22",
+        warm(12_000, 4_000),
+        warm(12_000, 4_000),
+    ));
     let plan = ddb_rollover::plan(
         &policy(),
         at("2018-10-25T00:15:00Z"),
@@ -348,7 +337,7 @@ fn a_raise_waits_for_a_busy_table_a_building_index_an_updating_raise_or_another_
 fn an_endpoint_that_reports_no_warm_throughput_gets_no_raise() {
     // dynalite and DynamoDB Local: DescribeTable has no WarmThroughput.
     let pre_built = ours("timeseries_2018-10-26", None, None);
-    let plan = create_new(&[pre_built]);
+    let plan = create_new(&policy(), &[pre_built]);
     assert!(warm_item(&plan, "timeseries_2018-10-26").is_none(), "{plan:#?}");
 }
 

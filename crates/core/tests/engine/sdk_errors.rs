@@ -12,13 +12,13 @@ use aws_sdk_dynamodb::types::{
     BillingMode, BillingModeSummary, ProvisionedThroughputDescription, TableStatus,
 };
 use aws_sdk_dynamodb::Client;
-use aws_smithy_mocks::{mock, mock_client, RuleMode};
+use aws_smithy_mocks::{mock, RuleMode};
 
 use crate::common::mocks::{
-    coded_with, describes, in_use, limit_exceeded, limit_exceeded_saying, not_found, run_on, spec,
+    adapter, client, coded_with, describes, in_use, limit_exceeded, limit_exceeded_saying, not_found, run_on,
+    spec,
 };
 use chrono::{DateTime, Utc};
-use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::policy::settings::Billing;
 use ddb_rollover::policy::settings::Capacity;
 use ddb_rollover::policy::Policy;
@@ -61,7 +61,7 @@ async fn create_on_an_existing_name_means_it_exists() {
                 .build(),
         )
     });
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
+    let control = adapter(RuleMode::Sequential, &[&rule]);
     let spec = spec("timeseries_2018-10-26");
     let error = control.create_table(&spec).await.unwrap_err();
     assert_eq!(error.kind, ErrorKind::AlreadyExists);
@@ -96,12 +96,7 @@ async fn update_errors_are_classified() {
                 "One or more parameter values were invalid",
             ))
         });
-    let client = mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::MatchAny,
-        [&busy, &limited, &invalid, &other_invalid]
-    );
-    let control = DynamoDb::new(client);
+    let control = adapter(RuleMode::MatchAny, &[&busy, &limited, &invalid, &other_invalid]);
     assert_eq!(
         control.update_capacity(&change("busy")).await.unwrap_err().kind,
         ErrorKind::InUse
@@ -133,7 +128,7 @@ async fn update_from_on_demand_switches_billing_mode() {
                     == Some((1, 1))
         })
         .then_output(|| UpdateTableOutput::builder().build());
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
+    let control = adapter(RuleMode::Sequential, &[&rule]);
     let mut change = change("t");
     change.from = Billing::OnDemand(Default::default());
     control.update_capacity(&change).await.unwrap();
@@ -164,7 +159,7 @@ async fn list_follows_every_page_and_keeps_only_the_prefix() {
                 .build()
         })
         .build();
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
+    let control = adapter(RuleMode::Sequential, &[&rule]);
     let names = control.list_table_names("timeseries_").await.unwrap();
     assert_eq!(
         names,
@@ -199,12 +194,7 @@ async fn describe_maps_the_fields_decisions_need() {
                 .build(),
         )
     });
-    let client = mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::MatchAny,
-        [&missing, &on_demand, &provisioned]
-    );
-    let control = DynamoDb::new(client);
+    let control = adapter(RuleMode::MatchAny, &[&missing, &on_demand, &provisioned]);
     assert_eq!(control.describe_table("gone").await.unwrap(), None);
     let od = control.describe_table("od").await.unwrap().unwrap();
     assert_eq!(od.billing, Billing::OnDemand(Default::default()));
@@ -250,10 +240,9 @@ async fn one_failing_table_does_not_stop_the_run() {
     let ok = mock!(Client::update_table)
         .match_requests(|r| r.table_name() == Some("timeseries_2018-10-22"))
         .then_output(|| UpdateTableOutput::builder().build());
-    let client = mock_client!(
-        aws_sdk_dynamodb,
+    let client = client(
         RuleMode::MatchAny,
-        [&list, &d20, &d21, &d22, &limited, &invalid, &ok]
+        &[&list, &d20, &d21, &d22, &limited, &invalid, &ok],
     );
     let report = run_on(
         client,
@@ -309,12 +298,7 @@ async fn on_demand_limits_and_table_class_reach_the_wire() {
                 && r.on_demand_throughput().and_then(|t| t.max_write_request_units()) == Some(4000)
         })
         .then_output(|| CreateTableOutput::builder().build());
-    let client = mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::MatchAny,
-        [&to_on_demand, &class, &create]
-    );
-    let control = DynamoDb::new(client);
+    let control = adapter(RuleMode::MatchAny, &[&to_on_demand, &class, &create]);
 
     let limits = OnDemandLimits {
         max_read: Some(50),
@@ -374,7 +358,7 @@ async fn describe_maps_table_class_and_on_demand_limits() {
                     .build(),
             )
     });
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
+    let control = adapter(RuleMode::Sequential, &[&rule]);
     let table = control.describe_table("t").await.unwrap().unwrap();
     assert_eq!(
         table.billing,

@@ -25,11 +25,11 @@ use aws_sdk_dynamodb::types::{
     TimeToLiveStatus,
 };
 use aws_sdk_dynamodb::Client;
-use aws_smithy_mocks::{mock, mock_client, RuleMode};
+use aws_smithy_mocks::{mock, mock_client, Rule, RuleMode};
 
 use crate::common::at;
 use crate::common::mocks::{
-    coded_with, describes, in_use, limit_exceeded, limit_exceeded_saying, not_found, run_on, spec,
+    adapter, coded_with, describes, in_use, limit_exceeded, limit_exceeded_saying, not_found, run_on, spec,
 };
 use chrono::{DateTime, Utc};
 use ddb_rollover::aws::dynamodb::DynamoDb;
@@ -128,6 +128,11 @@ async fn delete(control: &DynamoDb, name: &str, lift: bool) -> (Outcome, Option<
     (line.outcome, line.error)
 }
 
+/// [`delete`] of `t` when its one call is answered by `rule`.
+async fn delete_answered_by(rule: &Rule, lift: bool) -> (Outcome, Option<String>) {
+    delete(&adapter(RuleMode::Sequential, &[rule]), "t", lift).await
+}
+
 /// DescribeContinuousBackups' answer: backups on, point-in-time recovery `status`.
 fn continuous_backups(status: PointInTimeRecoveryStatus) -> DescribeContinuousBackupsOutput {
     DescribeContinuousBackupsOutput::builder()
@@ -167,7 +172,7 @@ async fn create_table_sends_tags_deletion_protection_stream_and_aws_managed_sse(
                 && sse(r.sse_specification()) == Some((Some(true), Some(SseType::Kms), None))
         })
         .then_output(|| CreateTableOutput::builder().build());
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
+    let control = adapter(RuleMode::Sequential, &[&rule]);
     let spec = TableSpec {
         deletion_protection: true,
         stream: Some(StreamView::NewAndOldImages),
@@ -192,11 +197,7 @@ async fn create_table_sends_a_customer_key_or_disables_kms_for_aws_owned() {
             r.table_name() == Some("owned") && sse(r.sse_specification()) == Some((Some(false), None, None))
         })
         .then_output(|| CreateTableOutput::builder().build());
-    let control = DynamoDb::new(mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::MatchAny,
-        [&customer, &owned]
-    ));
+    let control = adapter(RuleMode::MatchAny, &[&customer, &owned]);
     let customer_spec = TableSpec {
         encryption: Some(Encryption::CustomerManaged {
             kms_key: KEY_ARN.into(),
@@ -222,7 +223,7 @@ async fn create_table_without_template_settings_sends_none_of_them() {
                 && r.sse_specification().is_none()
         })
         .then_output(|| CreateTableOutput::builder().build());
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
+    let control = adapter(RuleMode::Sequential, &[&rule]);
     control.create_table(&spec("t")).await.unwrap();
     assert_eq!(rule.num_calls(), 1);
 }
@@ -255,11 +256,10 @@ async fn configure_sends_exactly_one_setting_per_update_table() {
                     == Some((Some(true), Some(SseType::Kms), Some("alias/archive".into())))
         })
         .then_output(|| UpdateTableOutput::builder().build());
-    let control = DynamoDb::new(mock_client!(
-        aws_sdk_dynamodb,
+    let control = adapter(
         RuleMode::Sequential,
-        [&protection, &stream_off, &stream_on, &encryption]
-    ));
+        &[&protection, &stream_off, &stream_on, &encryption],
+    );
     for setting in [
         TableSetting::DeletionProtection(true),
         TableSetting::Stream(None),
@@ -302,7 +302,7 @@ async fn export_sends_arn_bucket_prefix_and_dynamodb_json_and_returns_the_export
                 )
                 .build()
         });
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
+    let control = adapter(RuleMode::Sequential, &[&rule]);
     assert_eq!(control.export_table(&export_request()).await.unwrap(), EXPORT_ARN);
 }
 
@@ -319,7 +319,7 @@ async fn export_errors_name_export_table_to_point_in_time() {
                 .build(),
         )
     });
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
+    let control = adapter(RuleMode::Sequential, &[&rule]);
     let error = control.export_table(&export_request()).await.unwrap_err();
     assert_eq!(error.kind, ErrorKind::Other);
     assert_eq!(error.operation, "ExportTableToPointInTime");
@@ -358,11 +358,7 @@ async fn delete_lifts_deletion_protection_first_then_deletes() {
     let delete_rule = mock!(Client::delete_table)
         .match_requests(|r| r.table_name() == Some("t"))
         .then_output(|| DeleteTableOutput::builder().build());
-    let control = DynamoDb::new(mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::Sequential,
-        [&lift, &delete_rule]
-    ));
+    let control = adapter(RuleMode::Sequential, &[&lift, &delete_rule]);
     assert_eq!(delete(&control, "t", true).await, (Outcome::Done, None));
     assert_eq!((lift.num_calls(), delete_rule.num_calls()), (1, 1));
 }
@@ -370,11 +366,7 @@ async fn delete_lifts_deletion_protection_first_then_deletes() {
 #[tokio::test]
 async fn delete_without_protection_sends_only_delete_table() {
     let delete_rule = mock!(Client::delete_table).then_output(|| DeleteTableOutput::builder().build());
-    let control = DynamoDb::new(mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::Sequential,
-        [&delete_rule]
-    ));
+    let control = adapter(RuleMode::Sequential, &[&delete_rule]);
     assert_eq!(delete(&control, "t", false).await, (Outcome::Done, None));
     assert_eq!(delete_rule.num_calls(), 1);
 }
@@ -383,8 +375,7 @@ async fn delete_without_protection_sends_only_delete_table() {
 async fn delete_of_a_table_already_gone_counts_as_gone() {
     let rule =
         mock!(Client::delete_table).then_error(|| DeleteTableError::ResourceNotFoundException(not_found()));
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
-    assert_eq!(delete(&control, "t", false).await, (Outcome::Gone, None));
+    assert_eq!(delete_answered_by(&rule, false).await, (Outcome::Gone, None));
 }
 
 /// Another run's DeleteTable is under way: DynamoDB answers ResourceInUseException, and the
@@ -403,11 +394,7 @@ async fn delete_of_a_table_another_run_is_deleting_counts_as_gone() {
                 )
             }),
         };
-        let control = DynamoDb::new(mock_client!(
-            aws_sdk_dynamodb,
-            RuleMode::Sequential,
-            [&busy, &describe]
-        ));
+        let control = adapter(RuleMode::Sequential, &[&busy, &describe]);
         assert_eq!(
             delete(&control, "t", false).await,
             (Outcome::Gone, None),
@@ -417,11 +404,7 @@ async fn delete_of_a_table_another_run_is_deleting_counts_as_gone() {
     // Busy because it is UPDATING: deferred to a later run, not gone.
     let busy = busy();
     let updating = describes("t", |t| t.table_status(SdkTableStatus::Updating));
-    let control = DynamoDb::new(mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::Sequential,
-        [&busy, &updating]
-    ));
+    let control = adapter(RuleMode::Sequential, &[&busy, &updating]);
     assert_eq!(delete(&control, "t", false).await.0, Outcome::Deferred);
 }
 
@@ -431,8 +414,7 @@ async fn delete_of_a_table_another_run_is_deleting_counts_as_gone() {
 async fn delete_of_a_protected_table_already_gone_counts_as_done() {
     let rule =
         mock!(Client::update_table).then_error(|| UpdateTableError::ResourceNotFoundException(not_found()));
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
-    assert_eq!(delete(&control, "t", true).await, (Outcome::Gone, None));
+    assert_eq!(delete_answered_by(&rule, true).await, (Outcome::Gone, None));
 }
 
 #[tokio::test]
@@ -443,11 +425,7 @@ async fn delete_errors_are_classified() {
     let limited = mock!(Client::delete_table)
         .match_requests(|r| r.table_name() == Some("limited"))
         .then_error(|| DeleteTableError::LimitExceededException(limit_exceeded()));
-    let control = DynamoDb::new(mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::MatchAny,
-        [&busy, &limited]
-    ));
+    let control = adapter(RuleMode::MatchAny, &[&busy, &limited]);
     let error = control.delete_table("busy").await.unwrap_err();
     assert_eq!((error.kind, error.operation), (ErrorKind::InUse, "DeleteTable"));
     let error = control.delete_table("limited").await.unwrap_err();
@@ -481,11 +459,7 @@ async fn describe_export_maps_status_failure_and_end_time() {
     let done = export("arn:done", SdkExportStatus::Completed, false);
     let failed = export("arn:failed", SdkExportStatus::Failed, true);
     let running = export("arn:running", SdkExportStatus::InProgress, false);
-    let control = DynamoDb::new(mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::MatchAny,
-        [&done, &failed, &running]
-    ));
+    let control = adapter(RuleMode::MatchAny, &[&done, &failed, &running]);
 
     let state = control.describe_export("t", "arn:done").await.unwrap();
     assert_eq!(
@@ -525,11 +499,7 @@ async fn list_tags_follows_next_token_across_pages() {
                 .tags(Tag::builder().key("c").value("3").build().unwrap())
                 .build()
         });
-    let control = DynamoDb::new(mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::Sequential,
-        [&first, &second]
-    ));
+    let control = adapter(RuleMode::Sequential, &[&first, &second]);
     let found = control.list_tags(TABLE_ARN).await.unwrap();
     assert_eq!(found, tags(&[("a", "1"), ("b", "2"), ("c", "3")]));
     assert_eq!((first.num_calls(), second.num_calls()), (1, 1));
@@ -567,11 +537,7 @@ async fn describe_table_maps_arn_deletion_protection_stream_and_kms_key() {
             )
             .sse_description(SseDescription::builder().status(SseStatus::Disabled).build())
     });
-    let control = DynamoDb::new(mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::MatchAny,
-        [&full, &plain]
-    ));
+    let control = adapter(RuleMode::MatchAny, &[&full, &plain]);
     let table = control.describe_table("t").await.unwrap().unwrap();
     assert_eq!(table.arn.as_deref(), Some(TABLE_ARN));
     assert!(table.deletion_protection);
@@ -611,7 +577,7 @@ async fn describe_ttl_maps_status_and_attribute() {
     let never = mock!(Client::describe_time_to_live)
         .match_requests(|r| r.table_name() == Some("never"))
         .then_output(|| DescribeTimeToLiveOutput::builder().build());
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, RuleMode::MatchAny, [&on, &never]));
+    let control = adapter(RuleMode::MatchAny, &[&on, &never]);
     let ttl = control.describe_ttl("on").await.unwrap();
     assert_eq!(
         (ttl.status.as_str(), ttl.attribute.as_deref()),
@@ -631,7 +597,7 @@ async fn describe_point_in_time_recovery_maps_enabled_and_disabled() {
     };
     let on = backups("on", PointInTimeRecoveryStatus::Enabled);
     let off = backups("off", PointInTimeRecoveryStatus::Disabled);
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, RuleMode::MatchAny, [&on, &off]));
+    let control = adapter(RuleMode::MatchAny, &[&on, &off]);
     assert!(control.describe_point_in_time_recovery("on").await.unwrap());
     assert!(!control.describe_point_in_time_recovery("off").await.unwrap());
 }

@@ -11,7 +11,7 @@ use aws_sdk_dynamodb::types::error::{
 };
 use aws_sdk_dynamodb::types::TableDescription;
 use aws_sdk_dynamodb::Client;
-use aws_smithy_mocks::{mock, Rule};
+use aws_smithy_mocks::{mock, mock_client, Rule, RuleMode};
 use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::policy::settings::{Billing, Capacity};
 use ddb_rollover::table::changes::TableSpec;
@@ -32,6 +32,16 @@ pub(crate) fn describes(
                 .table(fill(TableDescription::builder().table_name(name)).build())
                 .build()
         })
+}
+
+/// A DynamoDB client answering from `rules`, matched as `mode` says.
+pub(crate) fn client(mode: RuleMode, rules: &[&Rule]) -> Client {
+    mock_client!(aws_sdk_dynamodb, mode, rules.iter().copied())
+}
+
+/// The SDK adapter over a [`client`] answering from `rules`.
+pub(crate) fn adapter(mode: RuleMode, rules: &[&Rule]) -> DynamoDb {
+    DynamoDb::new(client(mode, rules))
 }
 
 /// A modeled error's metadata as it comes off the wire: the SDK's deserializer puts the error

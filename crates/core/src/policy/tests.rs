@@ -252,7 +252,8 @@ fn messages_say_what_is_allowed() {
 
 #[test]
 fn indexes_and_grace_round_trip_and_every_bad_field_is_named() {
-    // The policy whose document and hash the engine's tests pin (`crates/core/tests/engine/policy_checks/hash.rs`).
+    // The policy whose document and hash the engine's tests pin
+    // (`crates/core/tests/engine/policy_checks/hash.rs`).
     let good = include_str!("../../tests/fixtures/policy_with_indexes.toml");
     let policy = Policy::from_toml(good).unwrap();
     assert_eq!(policy.grace, Some(Duration::from_secs(90 * 60)));

@@ -289,9 +289,8 @@ fn in_an_autoscaling_phase_capacity_is_the_autoscalers() {
         BLOG_HOT_PHASE,
         "[[phases]]\nmin_age = 1\nautoscaling = { min_read = 5, max_read = 500, min_write = 10, max_write = 1000 }\n",
     ]);
-    let now = at("2018-10-26T00:15:00Z");
     let observed = [table("ts_2018-10-25", provisioned(300, 1000), vec![])];
-    let plan1 = plan_for(&policy, now, &observed, Operation::ResizeOld);
+    let plan1 = resize_old(&policy, &observed);
     assert_eq!(steps(&plan1), [registers_both("ts_2018-10-25")]);
     // Registered, at any capacity: unchanged.
     let observed = [table(
@@ -300,7 +299,7 @@ fn in_an_autoscaling_phase_capacity_is_the_autoscalers() {
         ours("ts_2018-10-25", 70.0),
     )];
     assert_eq!(
-        steps(&plan_for(&policy, now, &observed, Operation::ResizeOld)),
+        steps(&resize_old(&policy, &observed)),
         [step("ts_2018-10-25", "unchanged", "")]
     );
     // Our policy with another target value (the phase changed): updated.
@@ -309,7 +308,7 @@ fn in_an_autoscaling_phase_capacity_is_the_autoscalers() {
         provisioned(17, 2),
         ours("ts_2018-10-25", 50.0),
     )];
-    let plan3 = plan_for(&policy, now, &observed, Operation::ResizeOld);
+    let plan3 = resize_old(&policy, &observed);
     assert_eq!(steps(&plan3), [registers_both("ts_2018-10-25")]);
     assert_reason_mentions(&plan3.items[0], &["update"]);
     // On-demand: switched to provisioned at the minimums, then registered, in that order.
@@ -319,7 +318,7 @@ fn in_an_autoscaling_phase_capacity_is_the_autoscalers() {
         vec![],
     )];
     assert_eq!(
-        steps(&plan_for(&policy, now, &observed, Operation::ResizeOld)),
+        steps(&resize_old(&policy, &observed)),
         [
             step("ts_2018-10-25", "update", "5 RCU / 10 WCU"),
             registers_both("ts_2018-10-25"),
@@ -330,7 +329,7 @@ fn in_an_autoscaling_phase_capacity_is_the_autoscalers() {
     unread.scaling = None;
     unread.scaling_unsupported = true;
     assert_eq!(
-        steps(&plan_for(&policy, now, &[unread], Operation::ResizeOld)),
+        steps(&resize_old(&policy, &[unread])),
         [step("ts_2018-10-25", "unchanged", "")]
     );
 }
@@ -468,7 +467,6 @@ fn fixed_phases_without_targets_plan_as_before() {
 /// the capacity their target holds is not changed; retention does not delete the table.
 #[test]
 fn a_foreign_policy_on_our_target_keeps_the_target_and_its_capacity() {
-    let now = at("2018-10-26T00:15:00Z");
     let targets = ours_with_an_operators_step_policy("ts_2018-10-25");
     let observed = [table("ts_2018-10-25", provisioned(240, 800), targets)];
     let plan = resize_old(&policy(), &observed);
@@ -503,6 +501,6 @@ fn a_foreign_policy_on_our_target_keeps_the_target_and_its_capacity() {
         "ts".to_string(),
     )]));
     let current = table("ts_2018-10-26", provisioned(5, 10), Vec::new());
-    let plan = plan_for(&policy, now, &[tagged, current], Operation::ResizeOld);
+    let plan = resize_old(&policy, &[tagged, current]);
     assert_no_step(&plan, "delete");
 }

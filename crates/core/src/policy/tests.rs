@@ -252,39 +252,18 @@ fn messages_say_what_is_allowed() {
 
 #[test]
 fn indexes_and_grace_round_trip_and_every_bad_field_is_named() {
-    let good = r#"
-        grace = "90m"
-        [key]
-        partition = { name = "pk", type = "S" }
-        sort = { name = "sk", type = "S" }
-        [[indexes]]
-        name = "by_device"
-        partition = { name = "device", type = "S" }
-        sort = { name = "sk", type = "S" }
-        projection = "keys_only"
-        [[indexes]]
-        name = "by_site"
-        partition = { name = "site", type = "S" }
-        projection = { include = ["temp"] }
-        [[local_indexes]]
-        name = "by_time"
-        sort = { name = "ts", type = "N" }
-        [[phases]]
-        min_age = 0
-        read = 50
-        write = 500
-        index_read = 20
-        index_overrides = { by_site = { read = 3, write = 4 } }
-        [[phases]]
-        min_age = 1
-        billing = "on_demand"
-        index_max_read = 9
-    "#;
+    // The policy whose document and hash the engine's tests pin
+    // (`crates/core/tests/engine/policy_checks/hash.rs`).
+    let good = include_str!("../../tests/fixtures/policy_with_indexes.toml");
     let policy = Policy::from_toml(good).unwrap();
     assert_eq!(policy.grace, Some(Duration::from_secs(90 * 60)));
     assert_eq!(policy.indexes.len(), 2);
+    // A local index without a projection projects every attribute.
+    let local =
+        Policy::from_toml("[[local_indexes]]\nname = \"by_time\"\nsort = { name = \"ts\", type = \"N\" }")
+            .unwrap();
     assert_eq!(
-        policy.local_indexes[0].projection,
+        local.local_indexes[0].projection,
         crate::policy::settings::Projection::All
     );
     let hot = policy.hot_phase();

@@ -4,6 +4,8 @@
 //! scalable target the policy did not create left alone and reported.
 
 use crate::common::at;
+use crate::common::plans::{assert_reason_mentions, create_new, resize_old};
+use crate::common::policies::{policy_of, BLOG_HOT_PHASE};
 use ddb_rollover::plan::{plan as plan_for, Decision, Operation, Plan};
 use ddb_rollover::policy::scaling::{
     policy_name, ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension, ScalableKey, TargetValue,
@@ -90,6 +92,18 @@ fn ours(table: &str, target_value: f64) -> Vec<ObservedScalableTarget> {
     ]
 }
 
+/// [`ours`], with an operator's step-scaling policy added on the read target.
+fn ours_with_an_operators_step_policy(table: &str) -> Vec<ObservedScalableTarget> {
+    let mut targets = ours(table, 70.0);
+    targets[0].policies.push(ObservedScalingPolicy {
+        name: "operators-step-policy".into(),
+        policy_type: "StepScaling".into(),
+        metric: None,
+        target_value: None,
+    });
+    targets
+}
+
 /// (table, action, detail) for every item, in plan order.
 fn steps(plan: &Plan) -> Vec<(String, &'static str, String)> {
     plan.items
@@ -121,6 +135,27 @@ fn step(table: &str, action: &'static str, detail: &str) -> (String, &'static st
     (table.to_string(), action, detail.to_string())
 }
 
+/// No item of `plan` is an `action` step.
+fn assert_no_step(plan: &Plan, action: &str) {
+    assert!(
+        plan.items.iter().all(|i| i.decision.action() != action),
+        "{action}: {:#?}",
+        plan.items
+    );
+}
+
+/// `plan` has no change for `table`.
+fn assert_leaves_alone(plan: &Plan, table: &str) {
+    assert!(
+        !plan
+            .items
+            .iter()
+            .any(|i| i.table == table && i.decision.is_change()),
+        "{table}: {:#?}",
+        plan.items
+    );
+}
+
 const REGISTER_BOTH: &str =
     "table/T read 5-500 70% ddb-rollover-ts-read; table/T write 10-1000 70% ddb-rollover-ts-write";
 
@@ -128,24 +163,21 @@ fn register_both(table: &str) -> String {
     REGISTER_BOTH.replace("table/T", &format!("table/{table}"))
 }
 
+/// The step registering both of the hot phase's targets on `table`.
+fn registers_both(table: &str) -> (String, &'static str, String) {
+    step(table, "register_scaling", &register_both(table))
+}
+
 #[test]
 fn create_new_creates_at_the_minimums_then_registers_in_the_same_run() {
-    let plan = plan_for(&policy(), at("2018-10-25T23:45:00Z"), &[], Operation::CreateNew);
+    let plan = create_new(&policy(), &[]);
     assert_eq!(
         steps(&plan),
         [
             step("ts_2018-10-25", "create", "5 RCU / 10 WCU"),
-            step(
-                "ts_2018-10-25",
-                "register_scaling",
-                &register_both("ts_2018-10-25")
-            ),
+            registers_both("ts_2018-10-25"),
             step("ts_2018-10-26", "create", "5 RCU / 10 WCU"),
-            step(
-                "ts_2018-10-26",
-                "register_scaling",
-                &register_both("ts_2018-10-26")
-            ),
+            registers_both("ts_2018-10-26"),
         ]
     );
     assert!(
@@ -159,23 +191,18 @@ fn create_new_creates_at_the_minimums_then_registers_in_the_same_run() {
 
 #[test]
 fn create_new_registers_a_pre_built_table_and_never_raises_its_capacity() {
-    let now = at("2018-10-25T23:45:00Z");
     // Pre-built below the minimums, no targets: registering brings it within the bounds.
     let observed = [
         table("ts_2018-10-25", provisioned(5, 10), ours("ts_2018-10-25", 70.0)),
         table("ts_2018-10-26", provisioned(1, 1), vec![]),
     ];
-    let plan = plan_for(&policy(), now, &observed, Operation::CreateNew);
+    let plan = create_new(&policy(), &observed);
     assert_eq!(
         steps(&plan),
         [
             step("ts_2018-10-25", "unchanged", ""),
             step("ts_2018-10-26", "unchanged", ""),
-            step(
-                "ts_2018-10-26",
-                "register_scaling",
-                &register_both("ts_2018-10-26")
-            ),
+            registers_both("ts_2018-10-26"),
         ]
     );
     // Registered as the phase says: nothing to do.
@@ -184,56 +211,28 @@ fn create_new_registers_a_pre_built_table_and_never_raises_its_capacity() {
         provisioned(40, 300),
         ours("ts_2018-10-26", 70.0),
     )];
-    let plan = plan_for(&policy(), now, &observed, Operation::CreateNew);
-    assert!(
-        !plan
-            .items
-            .iter()
-            .any(|i| i.table == "ts_2018-10-26" && i.decision.is_change()),
-        "{:#?}",
-        plan.items
-    );
+    let plan = create_new(&policy(), &observed);
+    assert_leaves_alone(&plan, "ts_2018-10-26");
 }
 
 #[test]
 fn create_new_leaves_the_current_table_to_resize_old() {
     // A late retry of the 23:45 run must not register yesterday's table again.
     let observed = [table("ts_2018-10-25", provisioned(5, 10), vec![])];
-    let plan = plan_for(
-        &policy(),
-        at("2018-10-25T23:45:00Z"),
-        &observed,
-        Operation::CreateNew,
-    );
-    assert!(
-        !plan
-            .items
-            .iter()
-            .any(|i| i.table == "ts_2018-10-25" && i.decision.is_change()),
-        "{:#?}",
-        plan.items
-    );
+    let plan = create_new(&policy(), &observed);
+    assert_leaves_alone(&plan, "ts_2018-10-25");
 }
 
 #[test]
 fn resize_old_registers_the_current_table_create_new_could_not() {
     // CreateTable's table was still CREATING when create_new tried: resize_old catches up.
     let observed = [table("ts_2018-10-26", provisioned(5, 10), vec![])];
-    let plan = plan_for(
-        &policy(),
-        at("2018-10-26T00:15:00Z"),
-        &observed,
-        Operation::ResizeOld,
-    );
+    let plan = resize_old(&policy(), &observed);
     assert_eq!(
         steps(&plan),
         [
             step("ts_2018-10-26", "skipped", ""),
-            step(
-                "ts_2018-10-26",
-                "register_scaling",
-                &register_both("ts_2018-10-26")
-            ),
+            registers_both("ts_2018-10-26"),
         ]
     );
 }
@@ -248,12 +247,7 @@ fn leaving_an_autoscaling_phase_deregisters_then_resizes_in_one_run() {
         ),
         table("ts_2018-10-26", provisioned(5, 10), ours("ts_2018-10-26", 70.0)),
     ];
-    let plan = plan_for(
-        &policy(),
-        at("2018-10-26T00:15:00Z"),
-        &observed,
-        Operation::ResizeOld,
-    );
+    let plan = resize_old(&policy(), &observed);
     assert_eq!(
         steps(&plan),
         [
@@ -268,12 +262,7 @@ fn leaving_an_autoscaling_phase_deregisters_then_resizes_in_one_run() {
     );
     // Once deregistered, only the capacity is the policy's business.
     let observed = [table("ts_2018-10-25", provisioned(100, 1), vec![])];
-    let plan = plan_for(
-        &policy(),
-        at("2018-10-26T00:15:00Z"),
-        &observed,
-        Operation::ResizeOld,
-    );
+    let plan = resize_old(&policy(), &observed);
     assert_eq!(steps(&plan), [step("ts_2018-10-25", "unchanged", "")]);
 }
 
@@ -286,12 +275,7 @@ fn a_spent_decrease_budget_still_deregisters_and_defers_the_update() {
     );
     busy.decreases_today = 27;
     busy.last_decrease = Some(at("2018-10-26T00:10:00Z"));
-    let plan = plan_for(
-        &policy(),
-        at("2018-10-26T00:15:00Z"),
-        &[busy],
-        Operation::ResizeOld,
-    );
+    let plan = resize_old(&policy(), &[busy]);
     let actions: Vec<_> = steps(&plan).into_iter().map(|(_, action, _)| action).collect();
     assert_eq!(actions, ["deregister_scaling", "deferred"]);
 }
@@ -300,28 +284,14 @@ fn a_spent_decrease_budget_still_deregisters_and_defers_the_update() {
 fn in_an_autoscaling_phase_capacity_is_the_autoscalers() {
     // Phase 1 autoscales here; the table's capacity is outside the bounds: no UpdateTable,
     // registration (which brings it within them) only.
-    let policy = Policy::from_toml(
-        r#"prefix = "ts"
-        [[phases]]
-        min_age = 0
-        read = 300
-        write = 1000
-        [[phases]]
-        min_age = 1
-        autoscaling = { min_read = 5, max_read = 500, min_write = 10, max_write = 1000 }"#,
-    )
-    .unwrap();
-    let now = at("2018-10-26T00:15:00Z");
+    let policy = policy_of(&[
+        "prefix = \"ts\"\n",
+        BLOG_HOT_PHASE,
+        "[[phases]]\nmin_age = 1\nautoscaling = { min_read = 5, max_read = 500, min_write = 10, max_write = 1000 }\n",
+    ]);
     let observed = [table("ts_2018-10-25", provisioned(300, 1000), vec![])];
-    let plan1 = plan_for(&policy, now, &observed, Operation::ResizeOld);
-    assert_eq!(
-        steps(&plan1),
-        [step(
-            "ts_2018-10-25",
-            "register_scaling",
-            &register_both("ts_2018-10-25")
-        )]
-    );
+    let plan1 = resize_old(&policy, &observed);
+    assert_eq!(steps(&plan1), [registers_both("ts_2018-10-25")]);
     // Registered, at any capacity: unchanged.
     let observed = [table(
         "ts_2018-10-25",
@@ -329,7 +299,7 @@ fn in_an_autoscaling_phase_capacity_is_the_autoscalers() {
         ours("ts_2018-10-25", 70.0),
     )];
     assert_eq!(
-        steps(&plan_for(&policy, now, &observed, Operation::ResizeOld)),
+        steps(&resize_old(&policy, &observed)),
         [step("ts_2018-10-25", "unchanged", "")]
     );
     // Our policy with another target value (the phase changed): updated.
@@ -338,20 +308,9 @@ fn in_an_autoscaling_phase_capacity_is_the_autoscalers() {
         provisioned(17, 2),
         ours("ts_2018-10-25", 50.0),
     )];
-    let plan3 = plan_for(&policy, now, &observed, Operation::ResizeOld);
-    assert_eq!(
-        steps(&plan3),
-        [step(
-            "ts_2018-10-25",
-            "register_scaling",
-            &register_both("ts_2018-10-25")
-        )]
-    );
-    assert!(
-        plan3.items[0].reason.contains("update"),
-        "{}",
-        plan3.items[0].reason
-    );
+    let plan3 = resize_old(&policy, &observed);
+    assert_eq!(steps(&plan3), [registers_both("ts_2018-10-25")]);
+    assert_reason_mentions(&plan3.items[0], &["update"]);
     // On-demand: switched to provisioned at the minimums, then registered, in that order.
     let observed = [table(
         "ts_2018-10-25",
@@ -359,14 +318,10 @@ fn in_an_autoscaling_phase_capacity_is_the_autoscalers() {
         vec![],
     )];
     assert_eq!(
-        steps(&plan_for(&policy, now, &observed, Operation::ResizeOld)),
+        steps(&resize_old(&policy, &observed)),
         [
             step("ts_2018-10-25", "update", "5 RCU / 10 WCU"),
-            step(
-                "ts_2018-10-25",
-                "register_scaling",
-                &register_both("ts_2018-10-25")
-            ),
+            registers_both("ts_2018-10-25"),
         ]
     );
     // An endpoint without Application Auto Scaling: nothing registered, left as is.
@@ -374,14 +329,13 @@ fn in_an_autoscaling_phase_capacity_is_the_autoscalers() {
     unread.scaling = None;
     unread.scaling_unsupported = true;
     assert_eq!(
-        steps(&plan_for(&policy, now, &[unread], Operation::ResizeOld)),
+        steps(&resize_old(&policy, &[unread])),
         [step("ts_2018-10-25", "unchanged", "")]
     );
 }
 
 #[test]
 fn a_foreign_scalable_target_is_reported_never_resized_against_or_deregistered() {
-    let now = at("2018-10-26T00:15:00Z");
     // Someone else's target (no policy of ours) on yesterday's table, and ours on the read side.
     let mut targets = ours("ts_2018-10-25", 70.0);
     targets[1] = target(
@@ -406,7 +360,7 @@ fn a_foreign_scalable_target_is_reported_never_resized_against_or_deregistered()
             )],
         ),
     ];
-    let plan = plan_for(&policy(), now, &observed, Operation::ResizeOld);
+    let plan = resize_old(&policy(), &observed);
     // Our own read target is removed (every policy on it is ours); the table's throughput is
     // held by their write target, so no capacity change touches it.
     assert_eq!(
@@ -475,11 +429,7 @@ fn a_foreign_scalable_target_is_reported_never_resized_against_or_deregistered()
         .iter()
         .find(|i| i.table == "ts_2018-10-27" && i.decision.action() == "register_scaling")
         .unwrap();
-    assert!(
-        register.reason.contains("table/ts_2018-10-27 read"),
-        "{}",
-        register.reason
-    );
+    assert_reason_mentions(register, &["table/ts_2018-10-27 read"]);
     assert!(plan.warnings.iter().any(|w| w.contains("ts_2018-10-27")));
 }
 
@@ -489,12 +439,7 @@ fn fixed_phases_without_targets_plan_as_before() {
     assert!(!policy.uses_autoscaling());
     // As the run reads it: a capacity change is due, so its scalable targets are read (none).
     let observed = [table("timeseries_2018-10-25", provisioned(300, 1000), Vec::new())];
-    let plan = plan_for(
-        &policy,
-        at("2018-10-26T00:15:00Z"),
-        &observed,
-        Operation::ResizeOld,
-    );
+    let plan = resize_old(&policy, &observed);
     assert_eq!(
         steps(&plan),
         [step("timeseries_2018-10-25", "update", "100 RCU / 1 WCU")]
@@ -506,7 +451,7 @@ fn fixed_phases_without_targets_plan_as_before() {
         provisioned(300, 1000),
     )];
     unread[0].scaling = None;
-    let plan = plan_for(&policy, at("2018-10-26T00:15:00Z"), &unread, Operation::ResizeOld);
+    let plan = resize_old(&policy, &unread);
     assert_eq!(
         plan.items[0].decision,
         Decision::Deferred {
@@ -522,16 +467,9 @@ fn fixed_phases_without_targets_plan_as_before() {
 /// the capacity their target holds is not changed; retention does not delete the table.
 #[test]
 fn a_foreign_policy_on_our_target_keeps_the_target_and_its_capacity() {
-    let now = at("2018-10-26T00:15:00Z");
-    let mut targets = ours("ts_2018-10-25", 70.0);
-    targets[0].policies.push(ObservedScalingPolicy {
-        name: "operators-step-policy".into(),
-        policy_type: "StepScaling".into(),
-        metric: None,
-        target_value: None,
-    });
+    let targets = ours_with_an_operators_step_policy("ts_2018-10-25");
     let observed = [table("ts_2018-10-25", provisioned(240, 800), targets)];
-    let plan = plan_for(&policy(), now, &observed, Operation::ResizeOld);
+    let plan = resize_old(&policy(), &observed);
     let Decision::DeregisterScaling(removal) = &plan.items[0].decision else {
         panic!("{:#?}", plan.items)
     };
@@ -547,32 +485,15 @@ fn a_foreign_policy_on_our_target_keeps_the_target_and_its_capacity() {
         .find(|t| t.key.dimension == ScalableDimension::TableWrite)
         .expect("the write target");
     assert!(write.deregister_target, "{removal:#?}");
-    assert!(
-        plan.items[0].reason.contains("operators-step-policy"),
-        "{}",
-        plan.items[0].reason
-    );
-    assert!(
-        !plan
-            .items
-            .iter()
-            .any(|i| matches!(i.decision, Decision::Update(_))),
-        "{:#?}",
-        plan.items
-    );
+    assert_reason_mentions(&plan.items[0], &["operators-step-policy"]);
+    assert_no_step(&plan, "update");
 
     // With retention due, the table is not deleted either: something foreign claims it.
     let policy = Policy::from_toml(&format!(
         "{POLICY}\n[retention]\ndelete_after = 1\nkeep_newest = 1\n"
     ))
     .unwrap();
-    let mut targets = ours("ts_2018-10-25", 70.0);
-    targets[0].policies.push(ObservedScalingPolicy {
-        name: "operators-step-policy".into(),
-        policy_type: "StepScaling".into(),
-        metric: None,
-        target_value: None,
-    });
+    let targets = ours_with_an_operators_step_policy("ts_2018-10-25");
     let mut tagged = table("ts_2018-10-25", provisioned(240, 800), targets);
     tagged.key = Some(policy.key.clone());
     tagged.tags = Some(std::collections::BTreeMap::from([(
@@ -580,13 +501,6 @@ fn a_foreign_policy_on_our_target_keeps_the_target_and_its_capacity() {
         "ts".to_string(),
     )]));
     let current = table("ts_2018-10-26", provisioned(5, 10), Vec::new());
-    let plan = plan_for(&policy, now, &[tagged, current], Operation::ResizeOld);
-    assert!(
-        !plan
-            .items
-            .iter()
-            .any(|i| matches!(i.decision, Decision::Delete(_))),
-        "{:#?}",
-        plan.items
-    );
+    let plan = resize_old(&policy, &[tagged, current]);
+    assert_no_step(&plan, "delete");
 }

@@ -6,31 +6,19 @@
 use std::collections::BTreeMap;
 
 use crate::common::at;
+use crate::common::fake_runs::create_new;
 use chrono::Duration;
 use ddb_rollover::policy::settings::{AttributeKind, Billing, Capacity, KeyAttribute, KeySchema};
 use ddb_rollover::policy::tags::TAG_FAMILY;
 use ddb_rollover::run::status::status;
 use ddb_rollover::table::changes::TableSpec;
-use ddb_rollover::{observe, run, ApplyOptions, Operation, Outcome, Policy, RunReport, Scope};
+use ddb_rollover::{observe, Outcome, Policy, Scope};
 use fake_aws::{Config, FakeAws, Status, KEY_LOSS_UNTIL_ARCHIVING};
 
 const NEXT: &str = "timeseries_2018-10-26";
 
 fn fake() -> FakeAws {
     FakeAws::new("timeseries", at("2018-10-25T23:45:00Z"), Config::default())
-}
-
-fn create_new(fake: &FakeAws, policy: &Policy) -> RunReport {
-    let now = fake.now();
-    let at = ddb_rollover::run::clock::simulation(policy, &[Operation::CreateNew], now).unwrap();
-    futures::executor::block_on(run(
-        fake,
-        policy,
-        Operation::CreateNew,
-        &at,
-        ApplyOptions::default(),
-    ))
-    .unwrap()
 }
 
 /// `status`'s health line at the fake's clock, from a full observation.

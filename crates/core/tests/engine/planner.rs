@@ -1,6 +1,8 @@
 //! The planner's rules, one test each, with a fixed clock.
 
 use crate::common::at;
+use crate::common::plans::{assert_reason_mentions, create_new, resize_old};
+use crate::common::policies::{policy_of, BLOG_HOT_PHASE};
 use chrono::{Duration, TimeZone, Utc};
 use ddb_rollover::plan::deferral::DeferralCause;
 use ddb_rollover::plan::{plan, Decision, Operation, Plan};
@@ -54,7 +56,7 @@ fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
 #[test]
 fn create_new_before_midnight_builds_tomorrows_table_hot() {
     let policy = Policy::default();
-    let plan = plan(&policy, at("2018-10-25T23:45:00Z"), &[], Operation::CreateNew);
+    let plan = create_new(&Policy::default(), &[]);
     assert_eq!(plan.current_period, "2018-10-25");
     assert_eq!(
         changes(&plan),
@@ -93,7 +95,6 @@ fn create_new_builds_premake_periods_ahead() {
 
 #[test]
 fn create_new_never_lowers_but_raises_to_phase_zero() {
-    let policy = Policy::default();
     let existing = [
         table(
             "timeseries_2018-10-25",
@@ -104,12 +105,7 @@ fn create_new_never_lowers_but_raises_to_phase_zero() {
         ),
         table("timeseries_2018-10-26", Capacity { read: 5, write: 1200 }),
     ];
-    let plan = plan(
-        &policy,
-        at("2018-10-25T23:45:00Z"),
-        &existing,
-        Operation::CreateNew,
-    );
+    let plan = create_new(&Policy::default(), &existing);
     assert_eq!(decision_of(&plan, "timeseries_2018-10-25"), &Decision::Unchanged);
     assert_eq!(
         decision_of(&plan, "timeseries_2018-10-26"),
@@ -129,24 +125,17 @@ fn create_new_never_lowers_but_raises_to_phase_zero() {
 /// raise the table resize_old just dialled down.
 #[test]
 fn create_new_never_raises_the_current_table() {
-    let policy = Policy::default();
     let existing = [
         table("timeseries_2018-10-25", WARM),
         table("timeseries_2018-10-26", HOT),
     ];
-    let plan = plan(
-        &policy,
-        at("2018-10-25T23:45:00Z"),
-        &existing,
-        Operation::CreateNew,
-    );
+    let plan = create_new(&Policy::default(), &existing);
     assert!(changes(&plan).is_empty(), "{plan:#?}");
     assert_eq!(decision_of(&plan, "timeseries_2018-10-25"), &Decision::Unchanged);
 }
 
 #[test]
 fn create_new_leaves_past_tables_and_busy_or_on_demand_tables_alone() {
-    let policy = Policy::default();
     let mut on_demand = table("timeseries_2018-10-26", COLD);
     on_demand.billing = Billing::OnDemand(Default::default());
     let existing = [
@@ -154,12 +143,7 @@ fn create_new_leaves_past_tables_and_busy_or_on_demand_tables_alone() {
         with_status(table("timeseries_2018-10-25", COLD), TableStatus::Creating),
         on_demand,
     ];
-    let plan = plan(
-        &policy,
-        at("2018-10-25T23:45:00Z"),
-        &existing,
-        Operation::CreateNew,
-    );
+    let plan = create_new(&Policy::default(), &existing);
     assert!(changes(&plan).is_empty(), "{plan:#?}");
     assert_eq!(decision_of(&plan, "timeseries_2018-10-20"), &Decision::Skipped);
     assert_eq!(decision_of(&plan, "timeseries_2018-10-25"), &Decision::Unchanged);
@@ -168,7 +152,6 @@ fn create_new_leaves_past_tables_and_busy_or_on_demand_tables_alone() {
 
 #[test]
 fn resize_old_moves_each_table_to_the_phase_of_its_age() {
-    let policy = Policy::default();
     let existing = [
         table("timeseries_2018-10-22", HOT),
         table("timeseries_2018-10-23", WARM),
@@ -177,12 +160,7 @@ fn resize_old_moves_each_table_to_the_phase_of_its_age() {
         table("timeseries_2018-10-26", HOT),
         table("timeseries_2018-10-27", HOT),
     ];
-    let plan = plan(
-        &policy,
-        at("2018-10-26T00:15:00Z"),
-        &existing,
-        Operation::ResizeOld,
-    );
+    let plan = resize_old(&Policy::default(), &existing);
     assert_eq!(
         changes(&plan),
         pairs(&[
@@ -200,31 +178,19 @@ fn resize_old_moves_each_table_to_the_phase_of_its_age() {
 
 #[test]
 fn resize_old_changes_nothing_that_is_already_right() {
-    let policy = Policy::default();
     let existing = [
         table("timeseries_2018-10-24", COLD),
         table("timeseries_2018-10-25", WARM),
     ];
-    let plan = plan(
-        &policy,
-        at("2018-10-26T00:15:00Z"),
-        &existing,
-        Operation::ResizeOld,
-    );
+    let plan = resize_old(&Policy::default(), &existing);
     assert!(changes(&plan).is_empty());
     assert!(plan.items.iter().all(|i| i.decision == Decision::Unchanged));
 }
 
 #[test]
 fn resize_old_raises_a_table_below_its_phase() {
-    let policy = Policy::default();
     let existing = [table("timeseries_2018-10-25", COLD)];
-    let plan = plan(
-        &policy,
-        at("2018-10-26T00:15:00Z"),
-        &existing,
-        Operation::ResizeOld,
-    );
+    let plan = resize_old(&Policy::default(), &existing);
     assert_eq!(
         changes(&plan),
         pairs(&[("timeseries_2018-10-25", "update 100 RCU / 1 WCU")])
@@ -233,7 +199,6 @@ fn resize_old_raises_a_table_below_its_phase() {
 
 #[test]
 fn resize_old_defers_tables_that_are_not_active() {
-    let policy = Policy::default();
     for status in [
         TableStatus::Creating,
         TableStatus::Updating,
@@ -241,12 +206,7 @@ fn resize_old_defers_tables_that_are_not_active() {
         TableStatus::Other("ARCHIVING".into()),
     ] {
         let existing = [with_status(table("timeseries_2018-10-20", HOT), status.clone())];
-        let plan = plan(
-            &policy,
-            at("2018-10-26T00:15:00Z"),
-            &existing,
-            Operation::ResizeOld,
-        );
+        let plan = resize_old(&Policy::default(), &existing);
         assert_eq!(
             plan.items[0].decision,
             Decision::Deferred {
@@ -312,12 +272,11 @@ fn increases_are_not_limited_by_the_decrease_budget() {
 
 #[test]
 fn on_demand_tables_switch_to_provisioned_at_any_time() {
-    let policy = Policy::default();
     let mut t = table("timeseries_2018-10-20", COLD);
     t.billing = Billing::OnDemand(Default::default());
     t.decreases_today = 27;
     t.last_decrease = Some(at("2018-10-26T00:10:00Z"));
-    let plan = plan(&policy, at("2018-10-26T00:15:00Z"), &[t], Operation::ResizeOld);
+    let plan = resize_old(&Policy::default(), &[t]);
     let Decision::Update(change) = &plan.items[0].decision else {
         panic!("{plan:#?}")
     };
@@ -363,17 +322,11 @@ fn foreign_and_unrelated_tables_are_never_touched() {
 
 #[test]
 fn one_run_catches_up_after_missed_days() {
-    let policy = Policy::default();
     // Six days of tables, all still hot: the resize runs were missed.
     let existing: Vec<_> = (20..=26)
         .map(|d| table(&format!("timeseries_2018-10-{d}"), HOT))
         .collect();
-    let plan = plan(
-        &policy,
-        at("2018-10-26T00:15:00Z"),
-        &existing,
-        Operation::ResizeOld,
-    );
+    let plan = resize_old(&Policy::default(), &existing);
     let mut expected: Vec<(String, String)> = (20..=24)
         .map(|d| {
             (
@@ -443,12 +396,9 @@ fn monthly_tables_in_a_time_zone() {
 
 /// Blog phases, then on-demand in Standard-IA from a week old.
 fn tiered_policy() -> Policy {
-    Policy::from_toml(
+    policy_of(&[
+        BLOG_HOT_PHASE,
         r#"
-        [[phases]]
-        min_age = 0
-        read = 300
-        write = 1000
         [[phases]]
         min_age = 1
         read = 100
@@ -459,8 +409,7 @@ fn tiered_policy() -> Policy {
         max_read = 50
         table_class = "standard_ia"
         "#,
-    )
-    .unwrap()
+    ])
 }
 
 const ARCHIVE_BILLING: Billing = Billing::OnDemand(OnDemandLimits {
@@ -479,11 +428,7 @@ fn an_on_demand_phase_switches_billing_first_then_the_table_class() {
     };
     assert!(change.is_switch_to_on_demand());
     assert_eq!(change.to, ARCHIVE_BILLING);
-    assert!(
-        plan1.items[0].reason.contains("table class follows"),
-        "{}",
-        plan1.items[0].reason
-    );
+    assert_reason_mentions(&plan1.items[0], &["table class follows"]);
 
     let mut switched = old.clone();
     switched.billing = ARCHIVE_BILLING;
@@ -509,37 +454,33 @@ fn an_on_demand_phase_switches_billing_first_then_the_table_class() {
     assert_eq!(plan3.items[0].decision, Decision::Unchanged);
 }
 
-#[test]
-fn switches_to_on_demand_are_spaced_six_hours_apart() {
-    let policy = tiered_policy();
+/// resize_old under the tiered policy at 00:15 on 2018-10-26 defers `t` for `cause` until
+/// `wait` from then.
+fn assert_spaced(t: ObservedTable, wait: Duration, cause: DeferralCause) {
     let now = at("2018-10-26T00:15:00Z");
-    let mut t = table("timeseries_2018-10-19", WARM);
-    t.last_switch_to_on_demand = Some(now - Duration::hours(2));
-    let plan = plan(&policy, now, &[t], Operation::ResizeOld);
+    let plan = plan(&tiered_policy(), now, &[t], Operation::ResizeOld);
     assert_eq!(
         plan.items[0].decision,
         Decision::Deferred {
-            retry_after: Some(now + Duration::hours(4)),
-            cause: DeferralCause::OnDemandSwitchSpacing
+            retry_after: Some(now + wait),
+            cause
         }
     );
 }
 
 #[test]
+fn switches_to_on_demand_are_spaced_six_hours_apart() {
+    let mut t = table("timeseries_2018-10-19", WARM);
+    t.last_switch_to_on_demand = Some(at("2018-10-25T22:15:00Z"));
+    assert_spaced(t, Duration::hours(4), DeferralCause::OnDemandSwitchSpacing);
+}
+
+#[test]
 fn table_class_changes_are_spaced_fifteen_days_apart() {
-    let policy = tiered_policy();
-    let now = at("2018-10-26T00:15:00Z");
     let mut t = table("timeseries_2018-10-01", WARM);
     t.billing = ARCHIVE_BILLING;
-    t.table_class_updated = Some(now - Duration::days(3));
-    let plan = plan(&policy, now, &[t], Operation::ResizeOld);
-    assert_eq!(
-        plan.items[0].decision,
-        Decision::Deferred {
-            retry_after: Some(now + Duration::days(12)),
-            cause: DeferralCause::ClassChangeSpacing
-        }
-    );
+    t.table_class_updated = Some(at("2018-10-23T00:15:00Z"));
+    assert_spaced(t, Duration::days(12), DeferralCause::ClassChangeSpacing);
 }
 
 #[test]
@@ -548,7 +489,7 @@ fn an_on_demand_hot_phase_creates_on_demand_tables_in_its_class() {
         "[[phases]]\nmin_age = 0\nbilling = \"on_demand\"\nmax_write = 4000\ntable_class = \"standard\"",
     )
     .unwrap();
-    let plan = plan(&policy, at("2018-10-25T23:45:00Z"), &[], Operation::CreateNew);
+    let plan = create_new(&policy, &[]);
     let Decision::Create(spec) = &plan.items[1].decision else {
         panic!("{plan:#?}")
     };

@@ -4,6 +4,10 @@
 //! UpdateTable first), and the policy's validation of `warm`.
 
 use crate::common::at;
+use crate::common::plans::{create_new, resize_old};
+use crate::common::policies::{
+    policy_of, BLOG_HOT_PHASE, BY_DEVICE, STRING_KEY, WARM_HOT_PHASE, WARM_WANT as WANT,
+};
 use ddb_rollover::plan::deferral::DeferralCause;
 use ddb_rollover::plan::{plan, Decision, Operation, Plan, PlanItem};
 use ddb_rollover::policy::settings::{AttributeKind, Billing, Capacity, KeyAttribute, KeySchema, Projection};
@@ -15,20 +19,7 @@ use ddb_rollover::table::{ObservedIndex, ObservedTable, ObservedWarm, TableStatu
 
 /// An on-demand hot phase pre-warmed to 40,000 / 20,000, a provisioned one without warm
 /// throughput, and an on-demand one asking more writes.
-const POLICY: &str = r#"
-[key]
-partition = { name = "pk", type = "S" }
-sort = { name = "sk", type = "S" }
-
-[[indexes]]
-name = "by_device"
-partition = { name = "device", type = "S" }
-
-[[phases]]
-min_age = 0
-billing = "on_demand"
-warm = { read = 40000, write = 20000 }
-
+const LATER_PHASES: &str = r#"
 [[phases]]
 min_age = 1
 read = 100
@@ -40,13 +31,8 @@ billing = "on_demand"
 warm = { read = 30000, write = 30000 }
 "#;
 
-const WANT: WarmThroughput = WarmThroughput {
-    read: 40_000,
-    write: 20_000,
-};
-
 fn policy() -> Policy {
-    Policy::from_toml(POLICY).unwrap()
+    policy_of(&[STRING_KEY, BY_DEVICE, WARM_HOT_PHASE, LATER_PHASES])
 }
 
 fn warm(read: i64, write: i64) -> Option<ObservedWarm> {
@@ -98,6 +84,14 @@ fn ours(name: &str, table: Option<ObservedWarm>, by_device: Option<ObservedWarm>
     t
 }
 
+/// `t` with the table and its index at phase 1's 100 / 1.
+fn at_phase_1(mut t: ObservedTable) -> ObservedTable {
+    let phase_1 = Billing::Provisioned(Capacity { read: 100, write: 1 });
+    t.billing = phase_1;
+    t.global_indexes[0].billing = phase_1;
+    t
+}
+
 fn items<'a>(plan: &'a Plan, table: &str) -> Vec<&'a PlanItem> {
     plan.items.iter().filter(|i| i.table == table).collect()
 }
@@ -136,7 +130,7 @@ fn part(index: Option<&str>, from: (i64, i64), to: (i64, i64)) -> WarmPart {
 
 #[test]
 fn create_new_creates_the_tables_with_the_phases_warm_throughput() {
-    let plan = plan(&policy(), at("2018-10-25T23:45:00Z"), &[], Operation::CreateNew);
+    let plan = create_new(&policy(), &[]);
     for name in ["timeseries_2018-10-25", "timeseries_2018-10-26"] {
         let Decision::Create(spec) = &items(&plan, name)[0].decision else {
             panic!("{name}: {plan:#?}")
@@ -153,7 +147,7 @@ fn create_new_creates_the_tables_with_the_phases_warm_throughput() {
     }
     // Without warm throughput in phase 0, CreateTable asks none.
     let plain = Policy::default();
-    let plan = ddb_rollover::plan(&plain, at("2018-10-25T23:45:00Z"), &[], Operation::CreateNew);
+    let plan = create_new(&plain, &[]);
     let Decision::Create(spec) = &plan.items[0].decision else {
         panic!()
     };
@@ -165,12 +159,7 @@ fn a_pre_built_table_below_is_raised_the_current_one_is_not() {
     let current = ours("timeseries_2018-10-25", warm(12_000, 4_000), warm(12_000, 4_000));
     // Read already above the phase's: only writes go up, read stays.
     let pre_built = ours("timeseries_2018-10-26", warm(50_000, 4_000), warm(12_000, 4_000));
-    let plan = plan(
-        &policy(),
-        at("2018-10-25T23:45:00Z"),
-        &[current, pre_built],
-        Operation::CreateNew,
-    );
+    let plan = create_new(&policy(), &[current, pre_built]);
     assert!(warm_item(&plan, "timeseries_2018-10-25").is_none(), "{plan:#?}");
     let item = warm_item(&plan, "timeseries_2018-10-26").expect("a raise");
     assert_eq!(
@@ -190,12 +179,7 @@ fn a_table_at_or_above_is_never_lowered_and_says_so() {
         warm(60_000, 30_000),
         warm(40_000, 20_000),
     );
-    let plan = plan(
-        &policy(),
-        at("2018-10-25T23:45:00Z"),
-        &[pre_built],
-        Operation::CreateNew,
-    );
+    let plan = create_new(&policy(), &[pre_built]);
     assert!(warm_item(&plan, "timeseries_2018-10-26").is_none(), "{plan:#?}");
     let main = items(&plan, "timeseries_2018-10-26")[0];
     assert_eq!(main.decision, Decision::Unchanged);
@@ -213,12 +197,7 @@ fn a_table_at_or_above_is_never_lowered_and_says_so() {
         warm(40_000, 20_000),
         warm(40_000, 20_000),
     );
-    let plan = ddb_rollover::plan(
-        &policy(),
-        at("2018-10-26T00:15:00Z"),
-        std::slice::from_ref(&yesterday),
-        Operation::ResizeOld,
-    );
+    let plan = resize_old(&policy(), std::slice::from_ref(&yesterday));
     let main = items(&plan, "timeseries_2018-10-25")[0];
     assert!(matches!(main.decision, Decision::Update(_)), "{main:#?}");
     assert!(
@@ -230,9 +209,7 @@ fn a_table_at_or_above_is_never_lowered_and_says_so() {
     );
     assert!(warm_item(&plan, "timeseries_2018-10-25").is_none());
     // ...and the runs after, with the table in its phase, say nothing more.
-    let mut moved = yesterday;
-    moved.billing = Billing::Provisioned(Capacity { read: 100, write: 1 });
-    moved.global_indexes[0].billing = Billing::Provisioned(Capacity { read: 100, write: 1 });
+    let moved = at_phase_1(yesterday);
     let plan = ddb_rollover::plan(
         &policy(),
         at("2018-10-27T00:15:00Z"),
@@ -275,12 +252,7 @@ fn an_index_that_is_not_the_policys_is_never_raised() {
     pre_built
         .global_indexes
         .push(index("ops_index", warm(12_000, 4_000)));
-    let plan = plan(
-        &policy(),
-        at("2018-10-25T23:45:00Z"),
-        &[pre_built.clone()],
-        Operation::CreateNew,
-    );
+    let plan = create_new(&policy(), &[pre_built.clone()]);
     let item = warm_item(&plan, "timeseries_2018-10-26").expect("a raise");
     assert_eq!(
         raise_parts(item),
@@ -288,12 +260,7 @@ fn an_index_that_is_not_the_policys_is_never_raised() {
     );
     // Only the foreign index below: nothing to raise.
     pre_built.global_indexes[0].warm = warm(40_000, 20_000);
-    let plan = ddb_rollover::plan(
-        &policy(),
-        at("2018-10-25T23:45:00Z"),
-        &[pre_built],
-        Operation::CreateNew,
-    );
+    let plan = create_new(&policy(), &[pre_built]);
     assert!(warm_item(&plan, "timeseries_2018-10-26").is_none(), "{plan:#?}");
 }
 
@@ -327,7 +294,13 @@ fn a_raise_waits_for_a_busy_table_a_building_index_an_updating_raise_or_another_
     });
     assert_eq!(cause(warming), DeferralCause::WarmUpdating);
     // The policy's stream is missing too: the raise goes first, the stream waits.
-    let streamed = Policy::from_toml(&format!("{POLICY}\n[template]\nstream = \"keys_only\"\n")).unwrap();
+    let streamed = policy_of(&[
+        STRING_KEY,
+        BY_DEVICE,
+        WARM_HOT_PHASE,
+        LATER_PHASES,
+        "[template]\nstream = \"keys_only\"\n",
+    ]);
     let plan = plan(&streamed, now, &[below()], Operation::CreateNew);
     let decisions: Vec<&str> = items(&plan, "timeseries_2018-10-26")
         .iter()
@@ -336,9 +309,11 @@ fn a_raise_waits_for_a_busy_table_a_building_index_an_updating_raise_or_another_
         .collect();
     assert_eq!(decisions, ["unchanged", "configure", "deferred"], "{plan:#?}");
     // A phase change is the table's UpdateTable this run: the raise waits for the next.
-    let mut yesterday = ours("timeseries_2018-10-22", warm(12_000, 4_000), warm(12_000, 4_000));
-    yesterday.billing = Billing::Provisioned(Capacity { read: 100, write: 1 });
-    yesterday.global_indexes[0].billing = Billing::Provisioned(Capacity { read: 100, write: 1 });
+    let yesterday = at_phase_1(ours(
+        "timeseries_2018-10-22",
+        warm(12_000, 4_000),
+        warm(12_000, 4_000),
+    ));
     let plan = ddb_rollover::plan(
         &policy(),
         at("2018-10-25T00:15:00Z"),
@@ -362,19 +337,15 @@ fn a_raise_waits_for_a_busy_table_a_building_index_an_updating_raise_or_another_
 fn an_endpoint_that_reports_no_warm_throughput_gets_no_raise() {
     // dynalite and DynamoDB Local: DescribeTable has no WarmThroughput.
     let pre_built = ours("timeseries_2018-10-26", None, None);
-    let plan = plan(
-        &policy(),
-        at("2018-10-25T23:45:00Z"),
-        &[pre_built],
-        Operation::CreateNew,
-    );
+    let plan = create_new(&policy(), &[pre_built]);
     assert!(warm_item(&plan, "timeseries_2018-10-26").is_none(), "{plan:#?}");
 }
 
 #[test]
 fn every_bad_warm_field_is_named_with_what_is_allowed() {
-    let error = Policy::from_toml(
-        r#"
+    // Warm throughput below what is allowed: without a write, under DynamoDB's default, under
+    // the phase's capacity.
+    const TOO_LOW: &str = r#"
 [[phases]]
 min_age = 0
 billing = "on_demand"
@@ -384,30 +355,14 @@ min_age = 1
 read = 300
 write = 1000
 warm = { read = 299, write = 1000 }
-[[phases]]
-min_age = 2
-read = 1
-write = 1
-warm = { read = 12000, write = 4000, burst = 1 }
-"#,
-    )
-    .unwrap_err();
+"#;
+    let with_unknown_key = format!(
+        "{TOO_LOW}[[phases]]\nmin_age = 2\nread = 1\nwrite = 1\nwarm = {{ read = 12000, write = 4000, burst = 1 }}\n"
+    );
+    let error = Policy::from_toml(&with_unknown_key).unwrap_err();
     // Unknown keys are refused by the parser first, with the key named.
     assert!(error.to_string().contains("burst"), "{error}");
-    let error = Policy::from_toml(
-        r#"
-[[phases]]
-min_age = 0
-billing = "on_demand"
-warm = { read = 5000 }
-[[phases]]
-min_age = 1
-read = 300
-write = 1000
-warm = { read = 299, write = 1000 }
-"#,
-    )
-    .unwrap_err();
+    let error = Policy::from_toml(TOO_LOW).unwrap_err();
     let fields: Vec<&str> = error.fields().iter().map(|f| f.field.as_str()).collect();
     assert_eq!(
         fields,
@@ -432,19 +387,11 @@ warm = { read = 299, write = 1000 }
         "{text}"
     );
     // An index override raises the floor: warm throughput is at least every index's capacity.
-    let error = Policy::from_toml(
-        r#"
-[[indexes]]
-name = "by_device"
-partition = { name = "device", type = "S" }
-[[phases]]
-min_age = 0
-read = 300
-write = 1000
-index_overrides = { by_device = { read = 400, write = 1000 } }
-warm = { read = 300, write = 1000 }
-"#,
-    )
+    let error = Policy::from_toml(&format!(
+        "{BY_DEVICE}{BLOG_HOT_PHASE}\
+         index_overrides = {{ by_device = {{ read = 400, write = 1000 }} }}\n\
+         warm = {{ read = 300, write = 1000 }}\n"
+    ))
     .unwrap_err();
     let fields: Vec<&str> = error.fields().iter().map(|f| f.field.as_str()).collect();
     assert_eq!(fields, ["phases[0].warm.read"], "{error}");

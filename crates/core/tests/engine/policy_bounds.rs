@@ -2,6 +2,7 @@
 //! answer, and no document, however extreme, panics the parser or the planner.
 
 use crate::common::at;
+use crate::common::policies::{invalid_fields, BY_SITE};
 use chrono::Duration;
 use ddb_rollover::policy::settings::{Billing, Capacity};
 use ddb_rollover::table::ObservedTable;
@@ -9,22 +10,13 @@ use ddb_rollover::{plan, Operation, Policy, PolicyError};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-fn fields_of(result: Result<Policy, PolicyError>) -> Vec<String> {
-    match result {
-        Err(PolicyError::Invalid(fields)) => fields.into_iter().map(|f| f.field).collect(),
-        other => panic!("expected a validation error, got {other:?}"),
-    }
-}
-
 /// 9.2e18 read units used to be accepted and sent to DynamoDB; every throughput is now capped.
 #[test]
 fn capacities_and_ages_have_an_upper_bound_named_in_the_error() {
     let problems = Policy::from_toml(
-        r#"
-        [[indexes]]
-        name = "by_site"
-        partition = { name = "site", type = "S" }
-
+        &[
+            BY_SITE,
+            r#"
         [[phases]]
         min_age = 0
         read = 9200000000000000000
@@ -45,8 +37,10 @@ fn capacities_and_ages_have_an_upper_bound_named_in_the_error() {
         delete_after = 4294967295
         keep_newest = 100001
         "#,
+        ]
+        .concat(),
     );
-    let fields = fields_of(problems);
+    let fields = invalid_fields(problems);
     for field in [
         "phases[0].read",
         "phases[0].write",
@@ -90,7 +84,7 @@ fn the_archive_prefix_is_a_folder_that_no_other_family_can_share() {
         &"a".repeat(2000),
         &format!("{}/", "a".repeat(600)),
     ] {
-        assert_eq!(fields_of(with(bad)), ["retention.prefix"], "{bad:?}");
+        assert_eq!(invalid_fields(with(bad)), ["retention.prefix"], "{bad:?}");
     }
     for good in ["", "ddb-rollover/", "exports/ts/", "a.b/c-d_e/"] {
         let policy = with(good).unwrap_or_else(|e| panic!("{good:?}: {e}"));
@@ -131,7 +125,7 @@ fn every_type_error_is_named_with_its_path_alongside_the_range_errors() {
         ("TOML", Policy::from_toml(toml)),
         ("JSON", Policy::from_json(&json)),
     ] {
-        let mut fields = fields_of(result);
+        let mut fields = invalid_fields(result);
         fields.sort();
         assert_eq!(
             fields,
@@ -146,7 +140,7 @@ fn every_type_error_is_named_with_its_path_alongside_the_range_errors() {
         );
     }
     // An unknown field deep inside is named with its path too.
-    let fields = fields_of(Policy::from_json(
+    let fields = invalid_fields(Policy::from_json(
         r#"{"phases": [{"min_age": 0, "read": 1, "write": 1}, {"min_age": 1, "raed": 1, "write": 1}]}"#,
     ));
     assert!(fields.contains(&"phases[1].raed".to_string()), "{fields:?}");

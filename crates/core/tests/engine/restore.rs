@@ -47,9 +47,23 @@ fn day(n: u32) -> NaiveDate {
     NaiveDate::from_ymd_opt(2018, 10, n).unwrap()
 }
 
+fn policy() -> Policy {
+    Policy::from_toml(POLICY).unwrap()
+}
+
+/// An account with no tables yet, its clock at the start of 10-01.
+fn account() -> FakeAws {
+    FakeAws::new("back", at(day(1), "00:00:00"), Config::default())
+}
+
 /// Both scheduled runs of `d`, on the fake's clock.
 async fn day_runs(fake: &FakeAws, policy: &Policy, d: NaiveDate) {
     one_run(fake, policy, Operation::CreateNew, at(d, "23:45:00")).await;
+    resize_old_after(fake, policy, d).await;
+}
+
+/// resize_old at 00:15 the day after `d`, on the fake's clock.
+async fn resize_old_after(fake: &FakeAws, policy: &Policy, d: NaiveDate) {
     one_run(
         fake,
         policy,
@@ -108,8 +122,8 @@ fn reasons(report: &RestoreReport) -> String {
 
 #[tokio::test]
 async fn refusals_come_before_any_change() {
-    let policy = Policy::from_toml(POLICY).unwrap();
-    let fake = FakeAws::new("back", at(day(1), "00:00:00"), Config::default());
+    let policy = policy();
+    let fake = account();
     day_runs(&fake, &policy, day(1)).await;
     let before = fake.state().tables.len();
     // The current period, a period with a table, a period never archived.
@@ -137,14 +151,9 @@ async fn refusals_come_before_any_change() {
 
 #[tokio::test]
 async fn an_archived_and_deleted_period_comes_back_ours_and_kept() {
-    let policy = Policy::from_toml(POLICY).unwrap();
-    let fake = FakeAws::new("back", at(day(1), "00:00:00"), Config::default());
-    let mut d = day(1);
-    while d < day(2) || fake.state().tables.contains_key("back_2018-10-02") {
-        day_runs(&fake, &policy, d).await;
-        d += Duration::days(1);
-        assert!(d < day(12), "back_2018-10-02 never deleted");
-    }
+    let policy = policy();
+    let fake = account();
+    let mut d = archived_and_deleted(&fake, &policy).await;
     let now = at(d, "12:00:00");
     let dry = restore_at(&fake, &policy, now, "2018-10-02", true).await;
     assert_eq!(dry.tables[0].outcome.as_str(), "planned", "{dry:#?}");
@@ -229,8 +238,8 @@ fn completed_exports(fake: &FakeAws) -> usize {
 
 #[tokio::test]
 async fn another_tables_export_under_the_periods_prefix_is_not_restored() {
-    let policy = Policy::from_toml(POLICY).unwrap();
-    let fake = FakeAws::new("back", at(day(1), "00:00:00"), Config::default());
+    let policy = policy();
+    let fake = account();
     let d = archived_and_deleted(&fake, &policy).await;
     let ours = our_export(&fake);
     // A complete, newer export of another table, under our period's prefix.
@@ -267,8 +276,8 @@ async fn another_tables_export_under_the_periods_prefix_is_not_restored() {
 
 #[tokio::test]
 async fn an_import_short_of_the_archives_count_fails_and_the_table_is_not_ours() {
-    let policy = Policy::from_toml(POLICY).unwrap();
-    let fake = FakeAws::new("back", at(day(1), "00:00:00"), Config::default());
+    let policy = policy();
+    let fake = account();
     let d = archived_and_deleted(&fake, &policy).await;
     let export = our_export(&fake);
     // A consistent forgery: the first data file holds one item and a line no import can
@@ -342,9 +351,9 @@ async fn an_import_short_of_the_archives_count_fails_and_the_table_is_not_ours()
 
 #[tokio::test]
 async fn a_data_file_changed_after_the_export_keeps_the_table() {
-    let policy = Policy::from_toml(POLICY).unwrap();
+    let policy = policy();
     for act in ["overwrite", "glacier", "repoint"] {
-        let fake = FakeAws::new("back", at(day(1), "00:00:00"), Config::default());
+        let fake = account();
         // Runs until the final export after the seal is complete (the archive export at age 1,
         // then, past delete_after, the seal and the export the deletion relies on).
         // The export completes between create_new (23:45) and the resize_old that would delete
@@ -355,13 +364,7 @@ async fn a_data_file_changed_after_the_export_keeps_the_table() {
             if completed_exports(&fake) >= 2 {
                 break;
             }
-            one_run(
-                &fake,
-                &policy,
-                Operation::ResizeOld,
-                at(d + Duration::days(1), "00:15:00"),
-            )
-            .await;
+            resize_old_after(&fake, &policy, d).await;
             d += Duration::days(1);
             assert!(d < day(10), "never exported after the seal");
         }
@@ -373,13 +376,7 @@ async fn a_data_file_changed_after_the_export_keeps_the_table() {
             "glacier" => assert!(fake.foreign_set_storage_class("mallory", "archive", first, "GLACIER")),
             _ => assert!(fake.foreign_repoint_file_list("mallory", "archive", &export)),
         }
-        one_run(
-            &fake,
-            &policy,
-            Operation::ResizeOld,
-            at(d + Duration::days(1), "00:15:00"),
-        )
-        .await;
+        resize_old_after(&fake, &policy, d).await;
         for _ in 0..6 {
             d += Duration::days(1);
             day_runs(&fake, &policy, d).await;

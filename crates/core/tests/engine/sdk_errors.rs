@@ -1,32 +1,30 @@
 //! The SDK adapter against aws-smithy-mocks: the error paths no local server produces
 //! (LimitExceededException, ResourceInUseException on update) and response mapping.
 
-use super::common;
-
 use aws_sdk_dynamodb::error::ErrorMetadata;
 use aws_sdk_dynamodb::operation::create_table::CreateTableError;
 use aws_sdk_dynamodb::operation::describe_table::DescribeTableError;
 use aws_sdk_dynamodb::operation::list_tables::ListTablesOutput;
 use aws_sdk_dynamodb::operation::update_table::{UpdateTableError, UpdateTableOutput};
 use aws_sdk_dynamodb::types::builders::TableDescriptionBuilder;
-use aws_sdk_dynamodb::types::error::{
-    LimitExceededException, ResourceInUseException, ResourceNotFoundException,
-};
+use aws_sdk_dynamodb::types::error::ResourceInUseException;
 use aws_sdk_dynamodb::types::{
     BillingMode, BillingModeSummary, ProvisionedThroughputDescription, TableStatus,
 };
 use aws_sdk_dynamodb::Client;
-use aws_smithy_mocks::{mock, mock_client, RuleMode};
+use aws_smithy_mocks::{mock, RuleMode};
 
+use crate::common::mocks::{
+    adapter, client, coded_with, describes, in_use, limit_exceeded, limit_exceeded_saying, not_found, run_on,
+    spec,
+};
 use chrono::{DateTime, Utc};
-use common::{coded, coded_with, describes};
-use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::policy::settings::Billing;
 use ddb_rollover::policy::settings::Capacity;
 use ddb_rollover::policy::Policy;
 use ddb_rollover::run::control::{ErrorKind, Tables};
 use ddb_rollover::table::changes::{CapacityChange, TableSpec};
-use ddb_rollover::{run, ApplyOptions, Operation, Outcome};
+use ddb_rollover::{Operation, Outcome};
 
 fn change(name: &str) -> CapacityChange {
     CapacityChange {
@@ -63,23 +61,8 @@ async fn create_on_an_existing_name_means_it_exists() {
                 .build(),
         )
     });
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
-    let spec = TableSpec {
-        name: "timeseries_2018-10-26".into(),
-        key: Policy::default().key,
-        global_indexes: Vec::new(),
-        local_indexes: Vec::new(),
-        billing: Billing::Provisioned(Capacity {
-            read: 300,
-            write: 1000,
-        }),
-        table_class: None,
-        deletion_protection: false,
-        stream: None,
-        encryption: None,
-        tags: Default::default(),
-        warm: None,
-    };
+    let control = adapter(RuleMode::Sequential, &[&rule]);
+    let spec = spec("timeseries_2018-10-26");
     let error = control.create_table(&spec).await.unwrap_err();
     assert_eq!(error.kind, ErrorKind::AlreadyExists);
     assert!(error.message.contains("ResourceInUseException"), "{error}");
@@ -89,52 +72,31 @@ async fn create_on_an_existing_name_means_it_exists() {
 async fn update_errors_are_classified() {
     let busy = mock!(Client::update_table)
         .match_requests(|r| r.table_name() == Some("busy"))
-        .then_error(|| {
-            UpdateTableError::ResourceInUseException(
-                ResourceInUseException::builder()
-                    .meta(coded("ResourceInUseException"))
-                    .build(),
-            )
-        });
+        .then_error(|| UpdateTableError::ResourceInUseException(in_use()));
     let limited = mock!(Client::update_table)
         .match_requests(|r| r.table_name() == Some("limited"))
         .then_error(|| {
-            UpdateTableError::LimitExceededException(
-                LimitExceededException::builder()
-                    .meta(coded_with(
-                        "LimitExceededException",
-                        "Subscriber limit exceeded: Provisioned throughput decreases are limited",
-                    ))
-                    .message("Subscriber limit exceeded: Provisioned throughput decreases are limited")
-                    .build(),
-            )
+            UpdateTableError::LimitExceededException(limit_exceeded_saying(
+                "Subscriber limit exceeded: Provisioned throughput decreases are limited",
+            ))
         });
     let invalid = mock!(Client::update_table)
         .match_requests(|r| r.table_name() == Some("invalid"))
         .then_error(|| {
-            UpdateTableError::generic(
-                ErrorMetadata::builder()
-                    .code("ValidationException")
-                    .message("The provisioned throughput for the table will not change.")
-                    .build(),
-            )
+            UpdateTableError::generic(coded_with(
+                "ValidationException",
+                "The provisioned throughput for the table will not change.",
+            ))
         });
     let other_invalid = mock!(Client::update_table)
         .match_requests(|r| r.table_name() == Some("other"))
         .then_error(|| {
-            UpdateTableError::generic(
-                ErrorMetadata::builder()
-                    .code("ValidationException")
-                    .message("One or more parameter values were invalid")
-                    .build(),
-            )
+            UpdateTableError::generic(coded_with(
+                "ValidationException",
+                "One or more parameter values were invalid",
+            ))
         });
-    let client = mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::MatchAny,
-        [&busy, &limited, &invalid, &other_invalid]
-    );
-    let control = DynamoDb::new(client);
+    let control = adapter(RuleMode::MatchAny, &[&busy, &limited, &invalid, &other_invalid]);
     assert_eq!(
         control.update_capacity(&change("busy")).await.unwrap_err().kind,
         ErrorKind::InUse
@@ -166,7 +128,7 @@ async fn update_from_on_demand_switches_billing_mode() {
                     == Some((1, 1))
         })
         .then_output(|| UpdateTableOutput::builder().build());
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
+    let control = adapter(RuleMode::Sequential, &[&rule]);
     let mut change = change("t");
     change.from = Billing::OnDemand(Default::default());
     control.update_capacity(&change).await.unwrap();
@@ -197,7 +159,7 @@ async fn list_follows_every_page_and_keeps_only_the_prefix() {
                 .build()
         })
         .build();
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
+    let control = adapter(RuleMode::Sequential, &[&rule]);
     let names = control.list_table_names("timeseries_").await.unwrap();
     assert_eq!(
         names,
@@ -214,13 +176,7 @@ async fn list_follows_every_page_and_keeps_only_the_prefix() {
 async fn describe_maps_the_fields_decisions_need() {
     let missing = mock!(Client::describe_table)
         .match_requests(|r| r.table_name() == Some("gone"))
-        .then_error(|| {
-            DescribeTableError::ResourceNotFoundException(
-                ResourceNotFoundException::builder()
-                    .meta(coded("ResourceNotFoundException"))
-                    .build(),
-            )
-        });
+        .then_error(|| DescribeTableError::ResourceNotFoundException(not_found()));
     let on_demand = describes("od", |t| {
         t.table_status(TableStatus::Updating).billing_mode_summary(
             BillingModeSummary::builder()
@@ -238,12 +194,7 @@ async fn describe_maps_the_fields_decisions_need() {
                 .build(),
         )
     });
-    let client = mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::MatchAny,
-        [&missing, &on_demand, &provisioned]
-    );
-    let control = DynamoDb::new(client);
+    let control = adapter(RuleMode::MatchAny, &[&missing, &on_demand, &provisioned]);
     assert_eq!(control.describe_table("gone").await.unwrap(), None);
     let od = control.describe_table("od").await.unwrap().unwrap();
     assert_eq!(od.billing, Billing::OnDemand(Default::default()));
@@ -280,13 +231,7 @@ async fn one_failing_table_does_not_stop_the_run() {
     );
     let limited = mock!(Client::update_table)
         .match_requests(|r| r.table_name() == Some("timeseries_2018-10-20"))
-        .then_error(|| {
-            UpdateTableError::LimitExceededException(
-                LimitExceededException::builder()
-                    .meta(coded("LimitExceededException"))
-                    .build(),
-            )
-        });
+        .then_error(|| UpdateTableError::LimitExceededException(limit_exceeded()));
     let invalid = mock!(Client::update_table)
         .match_requests(|r| r.table_name() == Some("timeseries_2018-10-21"))
         .then_error(|| {
@@ -295,23 +240,17 @@ async fn one_failing_table_does_not_stop_the_run() {
     let ok = mock!(Client::update_table)
         .match_requests(|r| r.table_name() == Some("timeseries_2018-10-22"))
         .then_output(|| UpdateTableOutput::builder().build());
-    let client = mock_client!(
-        aws_sdk_dynamodb,
+    let client = client(
         RuleMode::MatchAny,
-        [&list, &d20, &d21, &d22, &limited, &invalid, &ok]
+        &[&list, &d20, &d21, &d22, &limited, &invalid, &ok],
     );
-    let now = DateTime::parse_from_rfc3339("2018-10-26T00:15:00Z")
-        .unwrap()
-        .with_timezone(&Utc);
-    let report = run(
-        &DynamoDb::new(client),
+    let report = run_on(
+        client,
         &Policy::default(),
         Operation::ResizeOld,
-        &ddb_rollover::run::clock::simulation(&Policy::default(), &[Operation::ResizeOld], now).unwrap(),
-        ApplyOptions::default(),
+        "2018-10-26T00:15:00Z",
     )
-    .await
-    .unwrap();
+    .await;
     let outcomes: Vec<_> = report
         .tables
         .iter()
@@ -359,12 +298,7 @@ async fn on_demand_limits_and_table_class_reach_the_wire() {
                 && r.on_demand_throughput().and_then(|t| t.max_write_request_units()) == Some(4000)
         })
         .then_output(|| CreateTableOutput::builder().build());
-    let client = mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::MatchAny,
-        [&to_on_demand, &class, &create]
-    );
-    let control = DynamoDb::new(client);
+    let control = adapter(RuleMode::MatchAny, &[&to_on_demand, &class, &create]);
 
     let limits = OnDemandLimits {
         max_read: Some(50),
@@ -382,20 +316,12 @@ async fn on_demand_limits_and_table_class_reach_the_wire() {
         .await
         .unwrap();
     let spec = TableSpec {
-        name: "t".into(),
-        key: Policy::default().key,
-        global_indexes: Vec::new(),
-        local_indexes: Vec::new(),
         billing: Billing::OnDemand(OnDemandLimits {
             max_read: None,
             max_write: Some(4000),
         }),
         table_class: Some(TableClass::StandardIa),
-        deletion_protection: false,
-        stream: None,
-        encryption: None,
-        tags: Default::default(),
-        warm: None,
+        ..spec("t")
     };
     control.create_table(&spec).await.unwrap();
     assert_eq!(
@@ -432,7 +358,7 @@ async fn describe_maps_table_class_and_on_demand_limits() {
                     .build(),
             )
     });
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
+    let control = adapter(RuleMode::Sequential, &[&rule]);
     let table = control.describe_table("t").await.unwrap().unwrap();
     assert_eq!(
         table.billing,

@@ -1,8 +1,6 @@
 //! The SDK adapter's template and retention calls against aws-smithy-mocks: what reaches the
 //! wire, how DynamoDB's answers map back, and how its errors are classified.
 
-use super::common;
-
 use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::config::retry::RetryConfig;
@@ -18,10 +16,7 @@ use aws_sdk_dynamodb::operation::list_tables::ListTablesOutput;
 use aws_sdk_dynamodb::operation::list_tags_of_resource::ListTagsOfResourceOutput;
 use aws_sdk_dynamodb::operation::tag_resource::TagResourceOutput;
 use aws_sdk_dynamodb::operation::update_table::{UpdateTableError, UpdateTableInput, UpdateTableOutput};
-use aws_sdk_dynamodb::types::error::{
-    LimitExceededException, PointInTimeRecoveryUnavailableException, ResourceInUseException,
-    ResourceNotFoundException,
-};
+use aws_sdk_dynamodb::types::error::PointInTimeRecoveryUnavailableException;
 use aws_sdk_dynamodb::types::{
     ContinuousBackupsDescription, ContinuousBackupsStatus, ExportDescription, ExportFormat,
     ExportStatus as SdkExportStatus, PointInTimeRecoveryDescription, PointInTimeRecoveryStatus,
@@ -30,44 +25,26 @@ use aws_sdk_dynamodb::types::{
     TimeToLiveStatus,
 };
 use aws_sdk_dynamodb::Client;
-use aws_smithy_mocks::{mock, mock_client, RuleMode};
+use aws_smithy_mocks::{mock, mock_client, Rule, RuleMode};
 
+use crate::common::at;
+use crate::common::mocks::{
+    adapter, coded_with, describes, in_use, limit_exceeded, limit_exceeded_saying, not_found, run_on, spec,
+};
 use chrono::{DateTime, Utc};
-use common::{coded, coded_with, describes};
 use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::plan::{Decision, Plan, PlanItem};
-use ddb_rollover::policy::settings::Billing;
-use ddb_rollover::policy::settings::Capacity;
 use ddb_rollover::policy::settings::{Encryption, StreamView};
 use ddb_rollover::policy::tags::TAG_LAST_DEFERRAL;
 use ddb_rollover::policy::Policy;
 use ddb_rollover::run::control::{ErrorKind, Tables};
 use ddb_rollover::table::changes::{DeleteRequest, ExportRequest, SettingChange, TableSetting, TableSpec};
 use ddb_rollover::table::{ExportStatus, ObservedEncryption};
-use ddb_rollover::{run, ApplyOptions, Operation, Outcome};
+use ddb_rollover::{ApplyOptions, Operation, Outcome};
 
 const TABLE_ARN: &str = "arn:aws:dynamodb:us-east-1:123456789012:table/t";
 const EXPORT_ARN: &str = "arn:aws:dynamodb:us-east-1:123456789012:table/t/export/01540000000000-abcdef12";
 const KEY_ARN: &str = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab";
-
-fn spec(name: &str) -> TableSpec {
-    TableSpec {
-        name: name.into(),
-        key: Policy::default().key,
-        global_indexes: Vec::new(),
-        local_indexes: Vec::new(),
-        billing: Billing::Provisioned(Capacity {
-            read: 300,
-            write: 1000,
-        }),
-        table_class: None,
-        deletion_protection: false,
-        stream: None,
-        encryption: None,
-        tags: BTreeMap::new(),
-        warm: None,
-    }
-}
 
 fn wire_tags(tags: &[Tag]) -> BTreeMap<String, String> {
     tags.iter()
@@ -139,9 +116,7 @@ async fn delete(control: &DynamoDb, name: &str, lift: bool) -> (Outcome, Option<
     };
     let plan = Plan {
         operation: Operation::ResizeOld,
-        at: DateTime::parse_from_rfc3339("2018-10-31T00:15:00Z")
-            .unwrap()
-            .with_timezone(&Utc),
+        at: at("2018-10-31T00:15:00Z"),
         prefix: "timeseries".into(),
         current_period: "2018-10-31".into(),
         items: vec![item],
@@ -151,6 +126,28 @@ async fn delete(control: &DynamoDb, name: &str, lift: bool) -> (Outcome, Option<
     let mut report = ddb_rollover::apply(control, plan, &[], options).await;
     let line = report.tables.remove(0);
     (line.outcome, line.error)
+}
+
+/// [`delete`] of `t` when its one call is answered by `rule`.
+async fn delete_answered_by(rule: &Rule, lift: bool) -> (Outcome, Option<String>) {
+    delete(&adapter(RuleMode::Sequential, &[rule]), "t", lift).await
+}
+
+/// DescribeContinuousBackups' answer: backups on, point-in-time recovery `status`.
+fn continuous_backups(status: PointInTimeRecoveryStatus) -> DescribeContinuousBackupsOutput {
+    DescribeContinuousBackupsOutput::builder()
+        .continuous_backups_description(
+            ContinuousBackupsDescription::builder()
+                .continuous_backups_status(ContinuousBackupsStatus::Enabled)
+                .point_in_time_recovery_description(
+                    PointInTimeRecoveryDescription::builder()
+                        .point_in_time_recovery_status(status)
+                        .build(),
+                )
+                .build()
+                .unwrap(),
+        )
+        .build()
 }
 
 fn export_request() -> ExportRequest {
@@ -175,7 +172,7 @@ async fn create_table_sends_tags_deletion_protection_stream_and_aws_managed_sse(
                 && sse(r.sse_specification()) == Some((Some(true), Some(SseType::Kms), None))
         })
         .then_output(|| CreateTableOutput::builder().build());
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
+    let control = adapter(RuleMode::Sequential, &[&rule]);
     let spec = TableSpec {
         deletion_protection: true,
         stream: Some(StreamView::NewAndOldImages),
@@ -200,11 +197,7 @@ async fn create_table_sends_a_customer_key_or_disables_kms_for_aws_owned() {
             r.table_name() == Some("owned") && sse(r.sse_specification()) == Some((Some(false), None, None))
         })
         .then_output(|| CreateTableOutput::builder().build());
-    let control = DynamoDb::new(mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::MatchAny,
-        [&customer, &owned]
-    ));
+    let control = adapter(RuleMode::MatchAny, &[&customer, &owned]);
     let customer_spec = TableSpec {
         encryption: Some(Encryption::CustomerManaged {
             kms_key: KEY_ARN.into(),
@@ -230,7 +223,7 @@ async fn create_table_without_template_settings_sends_none_of_them() {
                 && r.sse_specification().is_none()
         })
         .then_output(|| CreateTableOutput::builder().build());
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
+    let control = adapter(RuleMode::Sequential, &[&rule]);
     control.create_table(&spec("t")).await.unwrap();
     assert_eq!(rule.num_calls(), 1);
 }
@@ -263,11 +256,10 @@ async fn configure_sends_exactly_one_setting_per_update_table() {
                     == Some((Some(true), Some(SseType::Kms), Some("alias/archive".into())))
         })
         .then_output(|| UpdateTableOutput::builder().build());
-    let control = DynamoDb::new(mock_client!(
-        aws_sdk_dynamodb,
+    let control = adapter(
         RuleMode::Sequential,
-        [&protection, &stream_off, &stream_on, &encryption]
-    ));
+        &[&protection, &stream_off, &stream_on, &encryption],
+    );
     for setting in [
         TableSetting::DeletionProtection(true),
         TableSetting::Stream(None),
@@ -310,7 +302,7 @@ async fn export_sends_arn_bucket_prefix_and_dynamodb_json_and_returns_the_export
                 )
                 .build()
         });
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
+    let control = adapter(RuleMode::Sequential, &[&rule]);
     assert_eq!(control.export_table(&export_request()).await.unwrap(), EXPORT_ARN);
 }
 
@@ -327,7 +319,7 @@ async fn export_errors_name_export_table_to_point_in_time() {
                 .build(),
         )
     });
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
+    let control = adapter(RuleMode::Sequential, &[&rule]);
     let error = control.export_table(&export_request()).await.unwrap_err();
     assert_eq!(error.kind, ErrorKind::Other);
     assert_eq!(error.operation, "ExportTableToPointInTime");
@@ -341,13 +333,8 @@ async fn export_errors_name_export_table_to_point_in_time() {
 
 #[tokio::test]
 async fn export_refused_for_limits_is_limit_exceeded() {
-    let rule = mock!(Client::export_table_to_point_in_time).then_error(|| {
-        ExportTableToPointInTimeError::LimitExceededException(
-            LimitExceededException::builder()
-                .meta(coded("LimitExceededException"))
-                .build(),
-        )
-    });
+    let rule = mock!(Client::export_table_to_point_in_time)
+        .then_error(|| ExportTableToPointInTimeError::LimitExceededException(limit_exceeded()));
     let client = mock_client!(aws_sdk_dynamodb, RuleMode::MatchAny, [&rule], |c| c
         .retry_config(RetryConfig::disabled()));
     let error = DynamoDb::new(client)
@@ -371,11 +358,7 @@ async fn delete_lifts_deletion_protection_first_then_deletes() {
     let delete_rule = mock!(Client::delete_table)
         .match_requests(|r| r.table_name() == Some("t"))
         .then_output(|| DeleteTableOutput::builder().build());
-    let control = DynamoDb::new(mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::Sequential,
-        [&lift, &delete_rule]
-    ));
+    let control = adapter(RuleMode::Sequential, &[&lift, &delete_rule]);
     assert_eq!(delete(&control, "t", true).await, (Outcome::Done, None));
     assert_eq!((lift.num_calls(), delete_rule.num_calls()), (1, 1));
 }
@@ -383,58 +366,35 @@ async fn delete_lifts_deletion_protection_first_then_deletes() {
 #[tokio::test]
 async fn delete_without_protection_sends_only_delete_table() {
     let delete_rule = mock!(Client::delete_table).then_output(|| DeleteTableOutput::builder().build());
-    let control = DynamoDb::new(mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::Sequential,
-        [&delete_rule]
-    ));
+    let control = adapter(RuleMode::Sequential, &[&delete_rule]);
     assert_eq!(delete(&control, "t", false).await, (Outcome::Done, None));
     assert_eq!(delete_rule.num_calls(), 1);
 }
 
 #[tokio::test]
 async fn delete_of_a_table_already_gone_counts_as_gone() {
-    let rule = mock!(Client::delete_table).then_error(|| {
-        DeleteTableError::ResourceNotFoundException(
-            ResourceNotFoundException::builder()
-                .meta(coded("ResourceNotFoundException"))
-                .build(),
-        )
-    });
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
-    assert_eq!(delete(&control, "t", false).await, (Outcome::Gone, None));
+    let rule =
+        mock!(Client::delete_table).then_error(|| DeleteTableError::ResourceNotFoundException(not_found()));
+    assert_eq!(delete_answered_by(&rule, false).await, (Outcome::Gone, None));
 }
 
 /// Another run's DeleteTable is under way: DynamoDB answers ResourceInUseException, and the
 /// table is DELETING (or gone by the time we look): the same end state, so not a failure.
 #[tokio::test]
 async fn delete_of_a_table_another_run_is_deleting_counts_as_gone() {
-    let busy = || {
-        mock!(Client::delete_table).then_error(|| {
-            DeleteTableError::ResourceInUseException(
-                ResourceInUseException::builder()
-                    .meta(coded("ResourceInUseException"))
-                    .build(),
-            )
-        })
-    };
+    let busy =
+        || mock!(Client::delete_table).then_error(|| DeleteTableError::ResourceInUseException(in_use()));
     for status in [Some(SdkTableStatus::Deleting), None] {
         let busy = busy();
         let describe = match status.clone() {
             Some(status) => describes("t", move |t| t.table_status(status.clone())),
             None => mock!(Client::describe_table).then_error(|| {
                 aws_sdk_dynamodb::operation::describe_table::DescribeTableError::ResourceNotFoundException(
-                    ResourceNotFoundException::builder()
-                        .meta(coded("ResourceNotFoundException"))
-                        .build(),
+                    not_found(),
                 )
             }),
         };
-        let control = DynamoDb::new(mock_client!(
-            aws_sdk_dynamodb,
-            RuleMode::Sequential,
-            [&busy, &describe]
-        ));
+        let control = adapter(RuleMode::Sequential, &[&busy, &describe]);
         assert_eq!(
             delete(&control, "t", false).await,
             (Outcome::Gone, None),
@@ -444,11 +404,7 @@ async fn delete_of_a_table_another_run_is_deleting_counts_as_gone() {
     // Busy because it is UPDATING: deferred to a later run, not gone.
     let busy = busy();
     let updating = describes("t", |t| t.table_status(SdkTableStatus::Updating));
-    let control = DynamoDb::new(mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::Sequential,
-        [&busy, &updating]
-    ));
+    let control = adapter(RuleMode::Sequential, &[&busy, &updating]);
     assert_eq!(delete(&control, "t", false).await.0, Outcome::Deferred);
 }
 
@@ -456,42 +412,20 @@ async fn delete_of_a_table_another_run_is_deleting_counts_as_gone() {
 /// finds no table, which means the same as DeleteTable finding none.
 #[tokio::test]
 async fn delete_of_a_protected_table_already_gone_counts_as_done() {
-    let rule = mock!(Client::update_table).then_error(|| {
-        UpdateTableError::ResourceNotFoundException(
-            ResourceNotFoundException::builder()
-                .meta(coded("ResourceNotFoundException"))
-                .build(),
-        )
-    });
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule]));
-    assert_eq!(delete(&control, "t", true).await, (Outcome::Gone, None));
+    let rule =
+        mock!(Client::update_table).then_error(|| UpdateTableError::ResourceNotFoundException(not_found()));
+    assert_eq!(delete_answered_by(&rule, true).await, (Outcome::Gone, None));
 }
 
 #[tokio::test]
 async fn delete_errors_are_classified() {
     let busy = mock!(Client::delete_table)
         .match_requests(|r| r.table_name() == Some("busy"))
-        .then_error(|| {
-            DeleteTableError::ResourceInUseException(
-                ResourceInUseException::builder()
-                    .meta(coded("ResourceInUseException"))
-                    .build(),
-            )
-        });
+        .then_error(|| DeleteTableError::ResourceInUseException(in_use()));
     let limited = mock!(Client::delete_table)
         .match_requests(|r| r.table_name() == Some("limited"))
-        .then_error(|| {
-            DeleteTableError::LimitExceededException(
-                LimitExceededException::builder()
-                    .meta(coded("LimitExceededException"))
-                    .build(),
-            )
-        });
-    let control = DynamoDb::new(mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::MatchAny,
-        [&busy, &limited]
-    ));
+        .then_error(|| DeleteTableError::LimitExceededException(limit_exceeded()));
+    let control = adapter(RuleMode::MatchAny, &[&busy, &limited]);
     let error = control.delete_table("busy").await.unwrap_err();
     assert_eq!((error.kind, error.operation), (ErrorKind::InUse, "DeleteTable"));
     let error = control.delete_table("limited").await.unwrap_err();
@@ -525,11 +459,7 @@ async fn describe_export_maps_status_failure_and_end_time() {
     let done = export("arn:done", SdkExportStatus::Completed, false);
     let failed = export("arn:failed", SdkExportStatus::Failed, true);
     let running = export("arn:running", SdkExportStatus::InProgress, false);
-    let control = DynamoDb::new(mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::MatchAny,
-        [&done, &failed, &running]
-    ));
+    let control = adapter(RuleMode::MatchAny, &[&done, &failed, &running]);
 
     let state = control.describe_export("t", "arn:done").await.unwrap();
     assert_eq!(
@@ -569,11 +499,7 @@ async fn list_tags_follows_next_token_across_pages() {
                 .tags(Tag::builder().key("c").value("3").build().unwrap())
                 .build()
         });
-    let control = DynamoDb::new(mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::Sequential,
-        [&first, &second]
-    ));
+    let control = adapter(RuleMode::Sequential, &[&first, &second]);
     let found = control.list_tags(TABLE_ARN).await.unwrap();
     assert_eq!(found, tags(&[("a", "1"), ("b", "2"), ("c", "3")]));
     assert_eq!((first.num_calls(), second.num_calls()), (1, 1));
@@ -611,11 +537,7 @@ async fn describe_table_maps_arn_deletion_protection_stream_and_kms_key() {
             )
             .sse_description(SseDescription::builder().status(SseStatus::Disabled).build())
     });
-    let control = DynamoDb::new(mock_client!(
-        aws_sdk_dynamodb,
-        RuleMode::MatchAny,
-        [&full, &plain]
-    ));
+    let control = adapter(RuleMode::MatchAny, &[&full, &plain]);
     let table = control.describe_table("t").await.unwrap().unwrap();
     assert_eq!(table.arn.as_deref(), Some(TABLE_ARN));
     assert!(table.deletion_protection);
@@ -655,7 +577,7 @@ async fn describe_ttl_maps_status_and_attribute() {
     let never = mock!(Client::describe_time_to_live)
         .match_requests(|r| r.table_name() == Some("never"))
         .then_output(|| DescribeTimeToLiveOutput::builder().build());
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, RuleMode::MatchAny, [&on, &never]));
+    let control = adapter(RuleMode::MatchAny, &[&on, &never]);
     let ttl = control.describe_ttl("on").await.unwrap();
     assert_eq!(
         (ttl.status.as_str(), ttl.attribute.as_deref()),
@@ -671,25 +593,11 @@ async fn describe_point_in_time_recovery_maps_enabled_and_disabled() {
     let backups = |name: &'static str, status: PointInTimeRecoveryStatus| {
         mock!(Client::describe_continuous_backups)
             .match_requests(move |r| r.table_name() == Some(name))
-            .then_output(move || {
-                DescribeContinuousBackupsOutput::builder()
-                    .continuous_backups_description(
-                        ContinuousBackupsDescription::builder()
-                            .continuous_backups_status(ContinuousBackupsStatus::Enabled)
-                            .point_in_time_recovery_description(
-                                PointInTimeRecoveryDescription::builder()
-                                    .point_in_time_recovery_status(status.clone())
-                                    .build(),
-                            )
-                            .build()
-                            .unwrap(),
-                    )
-                    .build()
-            })
+            .then_output(move || continuous_backups(status.clone()))
     };
     let on = backups("on", PointInTimeRecoveryStatus::Enabled);
     let off = backups("off", PointInTimeRecoveryStatus::Disabled);
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, RuleMode::MatchAny, [&on, &off]));
+    let control = adapter(RuleMode::MatchAny, &[&on, &off]);
     assert!(control.describe_point_in_time_recovery("on").await.unwrap());
     assert!(!control.describe_point_in_time_recovery("off").await.unwrap());
 }
@@ -730,33 +638,14 @@ async fn an_export_refused_for_limits_is_deferred_and_the_run_succeeds() {
             .tags(tag("ddb-rollover:family", "timeseries"))
             .build()
     });
-    let pitr = mock!(Client::describe_continuous_backups).then_output(|| {
-        DescribeContinuousBackupsOutput::builder()
-            .continuous_backups_description(
-                ContinuousBackupsDescription::builder()
-                    .continuous_backups_status(ContinuousBackupsStatus::Enabled)
-                    .point_in_time_recovery_description(
-                        PointInTimeRecoveryDescription::builder()
-                            .point_in_time_recovery_status(PointInTimeRecoveryStatus::Enabled)
-                            .build(),
-                    )
-                    .build()
-                    .unwrap(),
-            )
-            .build()
-    });
+    let pitr = mock!(Client::describe_continuous_backups)
+        .then_output(|| continuous_backups(PointInTimeRecoveryStatus::Enabled));
     let export = mock!(Client::export_table_to_point_in_time)
         .match_requests(|r| r.table_arn() == Some(ARN))
         .then_error(|| {
-            ExportTableToPointInTimeError::LimitExceededException(
-                LimitExceededException::builder()
-                    .message("Too many exports in progress")
-                    .meta(coded_with(
-                        "LimitExceededException",
-                        "Too many exports in progress",
-                    ))
-                    .build(),
-            )
+            ExportTableToPointInTimeError::LimitExceededException(limit_exceeded_saying(
+                "Too many exports in progress",
+            ))
         });
     let record = mock!(Client::tag_resource)
         .match_requests(|r| r.tags().iter().any(|t| t.key() == TAG_LAST_DEFERRAL))
@@ -768,18 +657,7 @@ async fn an_export_refused_for_limits_is_deferred_and_the_run_succeeds() {
         |c| c.retry_config(RetryConfig::disabled())
     );
 
-    let now = DateTime::parse_from_rfc3339("2018-10-26T00:15:00Z")
-        .unwrap()
-        .with_timezone(&Utc);
-    let report = run(
-        &DynamoDb::new(client),
-        &policy,
-        Operation::ResizeOld,
-        &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], now).unwrap(),
-        ApplyOptions::default(),
-    )
-    .await
-    .unwrap();
+    let report = run_on(client, &policy, Operation::ResizeOld, "2018-10-26T00:15:00Z").await;
     let outcomes: Vec<_> = report
         .tables
         .iter()

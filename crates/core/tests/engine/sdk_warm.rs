@@ -2,8 +2,7 @@
 //! send (the table's `WarmThroughput` and each index's), and how DescribeTable's descriptions map
 //! back, status included.
 
-use super::common;
-
+use crate::common::mocks::{adapter, describes};
 use aws_sdk_dynamodb::operation::create_table::{CreateTableInput, CreateTableOutput};
 use aws_sdk_dynamodb::operation::update_table::{UpdateTableInput, UpdateTableOutput};
 use aws_sdk_dynamodb::types::{
@@ -11,9 +10,7 @@ use aws_sdk_dynamodb::types::{
     TableStatus as SdkTableStatus, TableWarmThroughputDescription, WarmThroughput as SdkWarm,
 };
 use aws_sdk_dynamodb::Client;
-use aws_smithy_mocks::{mock, mock_client};
-use common::describes;
-use ddb_rollover::aws::dynamodb::DynamoDb;
+use aws_smithy_mocks::{mock, RuleMode};
 use ddb_rollover::policy::settings::{Billing, GlobalIndex, KeyAttribute, KeySchema, Projection};
 use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::policy::Policy;
@@ -78,7 +75,7 @@ async fn create_table_sends_the_warm_throughput_for_the_table_and_each_index() {
                     .all(|i| i.warm_throughput().is_none())
         })
         .then_output(|| CreateTableOutput::builder().build());
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&rule, &plain]));
+    let control = adapter(RuleMode::Sequential, &[&rule, &plain]);
     control.create_table(&spec()).await.unwrap();
     control
         .create_table(&TableSpec { warm: None, ..spec() })
@@ -129,7 +126,7 @@ async fn a_raise_sends_only_the_warm_throughput_of_the_parts_it_raises() {
                 && index_update(r) == [("by_device".to_string(), Some((Some(50_000), Some(20_000))))]
         })
         .then_output(|| UpdateTableOutput::builder().build());
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&both, &index_only]));
+    let control = adapter(RuleMode::Sequential, &[&both, &index_only]);
     control
         .configure(&raise(vec![part(None, WANT), part(Some("by_device"), WANT)]))
         .await
@@ -176,7 +173,7 @@ async fn describe_table_reads_the_warm_throughput_and_its_status() {
                 .build(),
         )
     });
-    let control = DynamoDb::new(mock_client!(aws_sdk_dynamodb, [&reported, &silent]));
+    let control = adapter(RuleMode::Sequential, &[&reported, &silent]);
     let t = control.describe_table("t").await.unwrap().unwrap();
     assert_eq!(
         t.warm,

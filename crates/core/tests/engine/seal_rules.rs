@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 
 use crate::common::at;
+use crate::common::plans::assert_reason_mentions;
+use crate::common::policies::{policy_of, ARCHIVE, ONE_PHASE};
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use ddb_rollover::plan::deferral::DeferralCause;
 use ddb_rollover::plan::verdict::ForeignPart;
@@ -19,21 +21,6 @@ use ddb_rollover::run::status::status;
 use ddb_rollover::table::archive::ArchiveProof;
 use ddb_rollover::table::seal::{ResourcePolicy, SealRecord, NO_POLICY, SEAL_SID, SETTLE};
 use ddb_rollover::table::{ExportState, ExportStatus, ObservedTable};
-
-/// Archive at 2 days, delete at 4, keep the newest 2, one deletion per run.
-const POLICY: &str = r#"
-[[phases]]
-min_age = 0
-read = 1
-write = 1
-
-[retention]
-archive_after = 2
-delete_after = 4
-keep_newest = 2
-max_deletes_per_run = 1
-bucket = "my-archive"
-"#;
 
 const FINAL: &str = "export/01540500000000-f1a1f1a1";
 
@@ -50,8 +37,9 @@ fn arn(age: i64) -> String {
     format!("arn:aws:dynamodb:us-east-1:123456789012:table/{}", name(age))
 }
 
+/// Archive at 2 days, delete at 4, keep the newest 2, one deletion per run.
 fn policy() -> Policy {
-    Policy::from_toml(POLICY).unwrap()
+    policy_of(&[ONE_PHASE, ARCHIVE])
 }
 
 /// Our table `age` days old, archived at `archive_after`, its resource policy read (none).
@@ -188,11 +176,7 @@ fn someone_elses_policy_keeps_the_table_never_sealed_nor_deleted() {
     let step = last(&plan, &name(5));
     // DeleteTable would destroy their statements: a veto, like a foreign index.
     assert_eq!(step.decision, Decision::Skipped, "{step:#?}");
-    assert!(
-        step.reason.contains("someone else's statements"),
-        "{}",
-        step.reason
-    );
+    assert_reason_mentions(step, &["someone else's statements"]);
     let verdict = step.verdict.as_ref().unwrap();
     assert_eq!(
         verdict.foreign,
@@ -227,11 +211,7 @@ fn our_sid_on_someone_elses_statement_is_no_seal_and_keeps_the_table() {
         ),
         "{step:#?}"
     );
-    assert!(
-        step.reason.contains("someone else's statements"),
-        "{}",
-        step.reason
-    );
+    assert_reason_mentions(step, &["someone else's statements"]);
 }
 
 #[test]
@@ -364,11 +344,7 @@ fn without_the_resource_policy_nothing_is_sealed_or_deleted() {
     let plan = resize(&with(table));
     let step = last(&plan, &name(5));
     assert_eq!(step.decision, Decision::Skipped, "{step:#?}");
-    assert!(
-        step.reason.contains("resource-based policy was not read"),
-        "{}",
-        step.reason
-    );
+    assert_reason_mentions(step, &["resource-based policy was not read"]);
 }
 
 #[test]

@@ -4,28 +4,19 @@
 //! a pre-built table is waited for too; `status` shows what is wanted and what is reported.
 
 use crate::common::at;
+use crate::common::fake_runs::create_new;
+use crate::common::policies::{policy_of, BY_DEVICE, WARM_HOT_PHASE, WARM_WANT as WANT};
 use chrono::Duration;
 use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::run::status::status;
 use ddb_rollover::table::TableStatus;
-use ddb_rollover::{observe, run, ApplyOptions, Operation, Outcome, Policy, RunReport, Scope, Tables};
+use ddb_rollover::{observe, Outcome, Policy, Scope, Tables};
 use fake_aws::{Config, FakeAws};
 
-const WARM_POLICY: &str = r#"
-[[indexes]]
-name = "by_device"
-partition = { name = "device", type = "S" }
-
-[[phases]]
-min_age = 0
-billing = "on_demand"
-warm = { read = 40000, write = 20000 }
-"#;
-
-const WANT: WarmThroughput = WarmThroughput {
-    read: 40_000,
-    write: 20_000,
-};
+/// The `by_device` index and an on-demand hot phase pre-warmed to [`WANT`].
+fn warm_policy() -> Policy {
+    policy_of(&[BY_DEVICE, WARM_HOT_PHASE])
+}
 
 fn fake(warm_delay: Duration) -> FakeAws {
     let config = Config {
@@ -34,19 +25,6 @@ fn fake(warm_delay: Duration) -> FakeAws {
         ..Config::default()
     };
     FakeAws::new("timeseries", at("2018-10-25T23:45:00Z"), config)
-}
-
-fn create_new(fake: &FakeAws, policy: &Policy) -> RunReport {
-    let now = fake.now();
-    let at = ddb_rollover::run::clock::simulation(policy, &[Operation::CreateNew], now).unwrap();
-    futures::executor::block_on(run(
-        fake,
-        policy,
-        Operation::CreateNew,
-        &at,
-        ApplyOptions::default(),
-    ))
-    .unwrap()
 }
 
 /// The warm throughput DynamoDB reports for the table and its index: (units, status) each.
@@ -63,7 +41,7 @@ fn reported(fake: &FakeAws, table: &str) -> Vec<(WarmThroughput, TableStatus)> {
 #[test]
 fn create_new_waits_on_the_fake_clock_until_the_warm_throughput_is_active() {
     let fake = fake(Duration::seconds(60));
-    let policy = Policy::from_toml(WARM_POLICY).unwrap();
+    let policy = warm_policy();
     let started = fake.now();
     let report = create_new(&fake, &policy);
     let ready = report.next_table_ready.as_ref().unwrap();
@@ -92,7 +70,7 @@ fn create_new_waits_on_the_fake_clock_until_the_warm_throughput_is_active() {
 #[test]
 fn a_warm_throughput_still_updating_when_the_wait_ends_is_not_ready() {
     let fake = fake(Duration::minutes(10));
-    let policy = Policy::from_toml(WARM_POLICY).unwrap();
+    let policy = warm_policy();
     let started = fake.now();
     let report = create_new(&fake, &policy);
     let ready = report.next_table_ready.as_ref().unwrap();
@@ -120,10 +98,12 @@ fn a_warm_throughput_still_updating_when_the_wait_ends_is_not_ready() {
 fn a_raise_of_a_pre_built_table_is_waited_for_and_status_shows_it() {
     let fake = fake(Duration::seconds(45));
     // The tables were built before the policy asked for warm throughput.
-    let plain =
-        Policy::from_toml(&WARM_POLICY.replace("warm = { read = 40000, write = 20000 }", "")).unwrap();
+    let plain = policy_of(&[
+        BY_DEVICE,
+        &WARM_HOT_PHASE.replace("warm = { read = 40000, write = 20000 }", ""),
+    ]);
     assert!(create_new(&fake, &plain).next_table_ready.unwrap().ready);
-    let policy = Policy::from_toml(WARM_POLICY).unwrap();
+    let policy = warm_policy();
 
     // status first: what is wanted and what DynamoDB reports, and the raise the run will make.
     let now = fake.now();

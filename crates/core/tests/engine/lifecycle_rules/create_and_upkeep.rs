@@ -130,11 +130,18 @@ fn a_setting_change_waits_while_the_main_item_updates_the_table() {
         }
     );
     assert!(last.reason.contains("deletion protection on"), "{}", last.reason);
-    assert!(
-        last.reason.contains("one table update at a time"),
-        "{}",
-        last.reason
-    );
+    assert_reason_mentions(last, &["one table update at a time"]);
+}
+
+/// The tags each TagResource of `table` in `plan` writes.
+fn tags_written(plan: &Plan, table: &str) -> Vec<BTreeMap<String, String>> {
+    decisions(plan, table)
+        .into_iter()
+        .filter_map(|d| match d {
+            Decision::Tag(change) => Some(change.tags),
+            _ => None,
+        })
+        .collect()
 }
 
 #[test]
@@ -147,14 +154,7 @@ fn our_tags_are_never_rewritten_but_changed_user_tags_are() {
         (TAG_POLICY_HASH, "0000000000000000"),
         ("team", "web"),
     ]));
-    let plan = resize(&policy, &[table]);
-    let tag_changes: Vec<_> = decisions(&plan, &name(3))
-        .into_iter()
-        .filter_map(|d| match d {
-            Decision::Tag(change) => Some(change.tags),
-            _ => None,
-        })
-        .collect();
+    let tag_changes = tags_written(&resize(&policy, &[table]), &name(3));
     // The family tag is missing (hand-made, or from before it existed): never written onto an
     // existing table (only CreateTable and `adopt` write it); the user's tag is restored.
     assert_eq!(tag_changes, [tags(&[("team", "iot")])]);
@@ -165,14 +165,7 @@ fn our_period_and_policy_tags_are_restored_on_our_familys_tables_only() {
     let policy = policy(UPKEEP);
     let mut table = bare(3, COLD);
     table.tags = Some(tags(&[(TAG_FAMILY, "timeseries"), ("team", "iot")]));
-    let plan = resize(&policy, &[table]);
-    let tag_changes: Vec<_> = decisions(&plan, &name(3))
-        .into_iter()
-        .filter_map(|d| match d {
-            Decision::Tag(change) => Some(change.tags),
-            _ => None,
-        })
-        .collect();
+    let tag_changes = tags_written(&resize(&policy, &[table]), &name(3));
     let mut want = own_tags(&policy, 3);
     want.remove(TAG_FAMILY);
     assert_eq!(tag_changes, [want]);

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 
 use crate::common::at;
+use crate::common::plans::assert_reason_mentions;
+use crate::common::policies::{ARCHIVE, ONE_PHASE};
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use ddb_rollover::plan::deferral::DeferralCause;
 use ddb_rollover::plan::{plan, plan_run, Decision, Operation, Plan, PlanItem};
@@ -14,7 +16,7 @@ use ddb_rollover::policy::tags::{
     TAG_ARCHIVED, TAG_EXPORT, TAG_FAMILY, TAG_FINAL_EXPORT, TAG_LAST_DEFERRAL, TAG_PERIOD_END,
     TAG_PERIOD_START, TAG_POLICY_HASH, TAG_SEALED,
 };
-use ddb_rollover::policy::{Policy, PolicyError};
+use ddb_rollover::policy::Policy;
 use ddb_rollover::run::status::{status, TableStatusLine};
 use ddb_rollover::table::archive::ArchiveProof;
 use ddb_rollover::table::changes::{
@@ -31,19 +33,6 @@ const HOT: Capacity = Capacity {
 };
 const WARM: Capacity = Capacity { read: 100, write: 1 };
 const COLD: Capacity = Capacity { read: 1, write: 1 };
-
-/// One phase at 1 / 1, so an old table's main item is Unchanged and only the rule under test acts.
-const ONE_PHASE: &str = "[[phases]]\nmin_age = 0\nread = 1\nwrite = 1\n";
-
-/// Archive at 2 days, delete at 4, keep the newest 2, delete one table per run.
-const ARCHIVE: &str = r#"
-[retention]
-archive_after = 2
-delete_after = 4
-keep_newest = 2
-max_deletes_per_run = 1
-bucket = "my-archive"
-"#;
 
 /// Every template setting that upkeep restores on an existing table.
 const UPKEEP: &str = r#"

@@ -37,11 +37,7 @@ fn an_export_waits_for_point_in_time_recovery() {
         ["unchanged", "enable_point_in_time_recovery", "deferred"]
     );
     let waiting = last(&plan, &name(3));
-    assert!(
-        waiting.reason.contains("point-in-time recovery"),
-        "{}",
-        waiting.reason
-    );
+    assert_reason_mentions(waiting, &["point-in-time recovery"]);
 }
 
 #[test]
@@ -117,11 +113,7 @@ fn only_archived_tables_are_deleted_oldest_first_within_the_budget() {
                 cause: DeferralCause::DeleteBudget
             }
         );
-        assert!(
-            waiting.reason.contains("max_deletes_per_run"),
-            "{}",
-            waiting.reason
-        );
+        assert_reason_mentions(waiting, &["max_deletes_per_run"]);
     }
 }
 

@@ -130,10 +130,7 @@ fn status_ages_a_tag_owned_table_by_its_tags_too() {
 // ---- 8. Policy validation ----
 
 fn invalid_fields(toml: &str) -> Vec<String> {
-    match Policy::from_toml(toml) {
-        Err(PolicyError::Invalid(fields)) => fields.into_iter().map(|f| f.field).collect(),
-        other => panic!("expected a validation error, got {other:?}"),
-    }
+    crate::common::policies::invalid_fields(Policy::from_toml(toml))
 }
 
 #[test]

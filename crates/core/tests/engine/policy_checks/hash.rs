@@ -1,51 +1,13 @@
 //! A policy's hash is tagged on every table it creates (`ddb-rollover:policy-hash`), so a
 //! change to how the document is read must not change the document a valid policy writes.
-//! The values below were computed before the document layer took key types and projections
-//! as strings, and must stay exactly these.
+//! The values below (for `crates/core/tests/fixtures/policy_with_indexes.toml` and the
+//! default policy) were computed before the document layer took key types and projections as
+//! strings, and must stay exactly these.
 
 use ddb_rollover::Policy;
 
-const WITH_INDEXES: &str = r#"
-prefix = "metrics"
-period = "hour"
-timezone = "Europe/Berlin"
-premake = 3
-grace = "90m"
-[key]
-partition = { name = "pk", type = "S" }
-sort = { name = "sk", type = "N" }
-[[indexes]]
-name = "by_device"
-partition = { name = "device", type = "S" }
-sort = { name = "sk", type = "N" }
-projection = "keys_only"
-[[indexes]]
-name = "by_site"
-partition = { name = "site", type = "B" }
-projection = { include = ["temp", "hum"] }
-[[local_indexes]]
-name = "by_time"
-sort = { name = "ts", type = "N" }
-projection = "all"
-[[phases]]
-min_age = 0
-read = 50
-write = 500
-index_read = 20
-index_overrides = { by_site = { read = 3, write = 4 } }
-[[phases]]
-min_age = 24
-billing = "on_demand"
-index_max_read = 9
-table_class = "standard_ia"
-[template]
-stream = "new_image"
-encryption = "aws_managed"
-tags = { team = "iot" }
-[retention]
-delete_after = 2000
-keep_newest = 4
-"#;
+/// A policy with every kind of index, the hour period, a grace, a template and retention.
+const WITH_INDEXES: &str = include_str!("../../fixtures/policy_with_indexes.toml");
 
 const DEFAULT_DOCUMENT: &str = r#"{"prefix":"timeseries","period":"day","timezone":"UTC","premake":1,"key":{"partition":{"name":"pk","type":"N"},"sort":{"name":"sk","type":"N"}},"phases":[{"min_age":0,"read":300,"write":1000},{"min_age":1,"read":100,"write":1},{"min_age":2,"read":1,"write":1}]}"#;
 

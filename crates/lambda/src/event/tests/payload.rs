@@ -13,28 +13,25 @@ fn null_and_empty_object_run_now_for_real() {
     assert_eq!(Invocation::wall_clock().clock, ClockSource::WallClock);
 }
 
+/// `{"Operation": create}` runs now on create_new, and `resize` on resize_old.
+fn assert_each_runs_now_on_its_own_function(create: &str, resize: &str) {
+    for (operation, function) in [(create, CREATE), (resize, RESIZE)] {
+        assert_eq!(
+            ok(json!({ "Operation": operation }), function),
+            Invocation::wall_clock(),
+            "{operation}"
+        );
+    }
+}
+
 #[test]
 fn the_blogs_payloads_are_accepted_by_their_own_function() {
-    assert_eq!(
-        ok(json!({"Operation": "create_new"}), CREATE),
-        Invocation::wall_clock()
-    );
-    assert_eq!(
-        ok(json!({"Operation": "resize_old"}), RESIZE),
-        Invocation::wall_clock()
-    );
+    assert_each_runs_now_on_its_own_function("create_new", "resize_old");
 }
 
 #[test]
 fn the_kebab_case_spelling_is_accepted_too() {
-    assert_eq!(
-        ok(json!({"Operation": "create-new"}), CREATE),
-        Invocation::wall_clock()
-    );
-    assert_eq!(
-        ok(json!({"Operation": "resize-old"}), RESIZE),
-        Invocation::wall_clock()
-    );
+    assert_each_runs_now_on_its_own_function("create-new", "resize-old");
 }
 
 #[test]
@@ -69,13 +66,8 @@ fn an_unknown_or_mistyped_operation_is_refused() {
         "{e}"
     );
     assert!(e.contains("create_new") && e.contains("resize_old"), "{e}");
-    let e = err(json!({"Operation": 1}), CREATE);
-    assert!(
-        matches!(e, EventError::Invalid { ref path, .. } if path == "Operation"),
-        "{e:?}"
-    );
     assert_eq!(
-        e.to_string(),
+        invalid_at(json!({"Operation": 1}), CREATE, "Operation"),
         "Operation: invalid type: integer `1`, expected \"create_new\" or \"resize_old\""
     );
 }
@@ -88,12 +80,7 @@ fn scheduled_time_sets_the_clock() {
     );
     assert_eq!(
         invocation,
-        Invocation {
-            at: Some(t("2018-10-25T23:45:00Z")),
-            dry_run: false,
-            allow_future_clock: false,
-            clock: ClockSource::ScheduledTime
-        }
+        real_run_at("2018-10-25T23:45:00Z", ClockSource::ScheduledTime)
     );
 }
 
@@ -221,12 +208,7 @@ fn wrong_types_name_the_field_and_the_expected_form() {
             "an RFC 3339 timestamp string",
         ),
     ] {
-        let e = err(event.clone(), CREATE);
-        assert!(
-            matches!(e, EventError::Invalid { ref path, .. } if path == field),
-            "{event}: {e:?}"
-        );
-        let e = e.to_string();
+        let e = invalid_at(event, CREATE, field);
         assert!(e.starts_with(&format!("{field}: invalid type: ")), "{e}");
         assert!(e.contains(&format!(", expected {expected}")), "{e}");
     }

@@ -97,7 +97,7 @@ impl Table {
         self.gsis.iter().find(|g| g.name == name)
     }
 
-    /// What DescribeTable answers at `now`.
+    /// What DescribeTable answers at `now` (none of the other calls' reads).
     pub fn observed(&self, now: DateTime<Utc>) -> ObservedTable {
         let partition = self.key.partition.clone();
         ObservedTable {
@@ -142,18 +142,9 @@ impl Table {
                 })
                 .collect(),
             warm: Some(self.warm.observed()),
-            tags: None,
-            ttl: None,
-            point_in_time_recovery: None,
-            export: None,
-            archive_proof: None,
-            resource_policy: None,
-            final_export: None,
-            scaling: None,
-            tags_unsupported: false,
-            scaling_unsupported: false,
-            resource_policy_unsupported: false,
+            ..ObservedTable::active(&self.name, self.billing)
         }
+        .described_only()
     }
 }
 

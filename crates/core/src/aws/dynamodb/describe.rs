@@ -81,18 +81,10 @@ pub(super) fn observed_table(name: &str, table: &TableDescription) -> ObservedTa
             }
             _ => ObservedEncryption::AwsOwned,
         },
-        tags: None,
-        ttl: None,
-        point_in_time_recovery: None,
-        export: None,
-        archive_proof: None,
-        resource_policy: None,
-        final_export: None,
-        scaling: None,
-        tags_unsupported: false,
-        scaling_unsupported: false,
-        resource_policy_unsupported: false,
+        // The other calls' reads come later, where the policy needs them.
+        ..ObservedTable::active(name, billing)
     }
+    .described_only()
 }
 
 /// A table's or an index's throughput, in the table's billing mode.

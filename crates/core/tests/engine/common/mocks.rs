@@ -1,7 +1,6 @@
 //! The SDK-adapter tests' pieces of aws-smithy-mocks: DescribeTable rules, modeled errors as
 //! they come off the wire, the table spec most calls carry, and a whole run on a mocked client.
 
-use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::error::ErrorMetadata;
 use aws_sdk_dynamodb::operation::describe_table::DescribeTableOutput;
@@ -86,22 +85,11 @@ pub(crate) fn limit_exceeded_saying(message: &str) -> LimitExceededException {
 
 /// The default policy's table `name` at 300 / 1000, without template settings.
 pub(crate) fn spec(name: &str) -> TableSpec {
-    TableSpec {
-        name: name.into(),
-        key: Policy::default().key,
-        global_indexes: Vec::new(),
-        local_indexes: Vec::new(),
-        billing: Billing::Provisioned(Capacity {
-            read: 300,
-            write: 1000,
-        }),
-        table_class: None,
-        deletion_protection: false,
-        stream: None,
-        encryption: None,
-        tags: BTreeMap::new(),
-        warm: None,
-    }
+    let billing = Billing::Provisioned(Capacity {
+        read: 300,
+        write: 1000,
+    });
+    fake_aws::table_spec(name, Policy::default().key, billing)
 }
 
 /// One whole run of `operation` through the SDK adapter on `client`, its clock simulated at

@@ -1,7 +1,6 @@
 //! The SDK-adapter tests' pieces of aws-smithy-mocks: DescribeTable rules, modeled errors as
 //! they come off the wire, the table spec most calls carry, and a whole run on a mocked client.
 
-
 use aws_sdk_dynamodb::error::ErrorMetadata;
 use aws_sdk_dynamodb::operation::describe_table::DescribeTableOutput;
 use aws_sdk_dynamodb::types::builders::TableDescriptionBuilder;

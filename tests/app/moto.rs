@@ -9,12 +9,14 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use ddb_rollover::aws::dynamodb::DynamoDb;
-use ddb_rollover::{run, ApplyOptions, Operation, Policy};
+use ddb_rollover::{Operation, Policy};
 use ddb_rollover_app::keys::{sort_key, sort_key_time};
 use ddb_rollover_app::query::{query, TimeRange};
 use ddb_rollover_app::write::{Item, UnwrittenReason};
 use ddb_rollover_app::{table_for, tables_between, ItemStream, Layout, Record, Sharding, WriteError, Writer};
 use testkit::{LocalDynamo, Server};
+
+use crate::support::days::run_at;
 
 const POLICY: &str = r#"
 prefix = "fan"
@@ -44,15 +46,13 @@ async fn fixture() -> Fixture {
     let server = LocalDynamo::start(Server::Moto);
     let client = server.client().await;
     let policy = Policy::from_toml(POLICY).unwrap();
-    let report = run(
+    let report = run_at(
         &DynamoDb::new(client.clone()),
         &policy,
         Operation::CreateNew,
-        &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], start()).unwrap(),
-        ApplyOptions::default(),
+        start(),
     )
-    .await
-    .unwrap();
+    .await;
     assert!(report.succeeded(), "{report:?}");
     let layout = Layout::new(&policy, Sharding::new(SHARDS).unwrap()).unwrap();
     let writer = Writer::new(client.clone(), layout.clone());
@@ -274,15 +274,13 @@ async fn writes_to_a_missing_table_fail_clearly_and_are_counted() {
     );
 
     let policy = f.layout.policy();
-    run(
+    run_at(
         &DynamoDb::new(f.client.clone()),
         policy,
         Operation::CreateNew,
-        &ddb_rollover::run::clock::simulation(policy, &[Operation::CreateNew], at_two).unwrap(),
-        ApplyOptions::default(),
+        at_two,
     )
-    .await
-    .unwrap();
+    .await;
     let pinned = unwritten[0].records.clone();
     f.writer.write_batch(pinned.clone()).await.unwrap();
     f.writer.write_batch(pinned).await.unwrap();

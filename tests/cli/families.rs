@@ -7,10 +7,12 @@
 use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::Client;
-use chrono::{DateTime, Duration, NaiveDate, Utc};
+use chrono::{Duration, NaiveDate};
 use ddb_rollover::aws::dynamodb::DynamoDb;
-use ddb_rollover::{run, run_each, ApplyOptions, Operation, Outcome, Policy, RunReport};
+use ddb_rollover::{run_each, ApplyOptions, Operation, Outcome, Policy};
 use testkit::{LocalDynamo, Server};
+
+use crate::support::days::{assert_succeeded, at, run_at};
 
 const X: &str = r#"
 prefix = "x"
@@ -88,12 +90,6 @@ fn handmade(name: &str) -> bool {
     HANDMADE.contains(&name)
 }
 
-fn at(day: NaiveDate, time: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(&format!("{day}T{time}Z"))
-        .unwrap()
-        .with_timezone(&Utc)
-}
-
 /// The tables a family keeps after resize_old early on `current` (tomorrow's is made at 23:45),
 /// with their capacity by age: the
 /// same arithmetic a reader would do by hand from the policy.
@@ -109,17 +105,6 @@ fn expected(policy: &Policy, current: NaiveDate) -> BTreeMap<String, (i64, i64)>
             (format!("{}_{day}", policy.prefix), capacity)
         })
         .collect()
-}
-
-fn check(report: &RunReport) {
-    assert!(
-        report.succeeded(),
-        "{} of {} at {} failed: {:#?}",
-        report.operation,
-        report.prefix,
-        report.at,
-        report.lines_with(Outcome::Failed).collect::<Vec<_>>()
-    );
 }
 
 #[tokio::test]
@@ -145,32 +130,16 @@ async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tabl
             (at(next, "00:15:00"), Operation::ResizeOld),
         ] {
             let before = not_x(&client).await;
-            let report = run(
-                &control,
-                &x,
-                operation,
-                &ddb_rollover::run::clock::simulation(&x, &[operation], instant).unwrap(),
-                ApplyOptions::default(),
-            )
-            .await
-            .unwrap();
-            check(&report);
+            let report = run_at(&control, &x, operation, instant).await;
+            assert_succeeded(&report);
             assert_eq!(
                 not_x(&client).await,
                 before,
                 "x's {operation} at {instant} changed a table that is not x's"
             );
             let before = not_x_eu(&client).await;
-            let report = run(
-                &control,
-                &x_eu,
-                operation,
-                &ddb_rollover::run::clock::simulation(&x_eu, &[operation], instant).unwrap(),
-                ApplyOptions::default(),
-            )
-            .await
-            .unwrap();
-            check(&report);
+            let report = run_at(&control, &x_eu, operation, instant).await;
+            assert_succeeded(&report);
             assert_eq!(
                 not_x_eu(&client).await,
                 before,
@@ -274,20 +243,13 @@ async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tabl
 
     // A look-alike holding the next period's name blocks create_new loudly: it is not ours to
     // take over, and the period would have no table of ours.
-    let report = run(
+    let report = run_at(
         &control,
         &x,
         Operation::CreateNew,
-        &ddb_rollover::run::clock::simulation(
-            &x,
-            &[Operation::CreateNew],
-            at(NaiveDate::from_ymd_opt(2018, 9, 24).unwrap(), "23:45:00"),
-        )
-        .unwrap(),
-        ApplyOptions::default(),
+        at(NaiveDate::from_ymd_opt(2018, 9, 24).unwrap(), "23:45:00"),
     )
-    .await
-    .unwrap();
+    .await;
     assert!(!report.succeeded());
     let blocked: Vec<&str> = report
         .lines_with(Outcome::Failed)

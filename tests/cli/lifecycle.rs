@@ -6,10 +6,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use aws_sdk_dynamodb::types::PointInTimeRecoveryStatus;
-use chrono::{DateTime, Duration, NaiveDate, Utc};
+use chrono::{Duration, NaiveDate};
 use ddb_rollover::plan::Decision;
-use ddb_rollover::{run, ApplyOptions, Operation, Outcome, Policy, RunReport};
-use testkit::{LocalDynamo, Server};
+use ddb_rollover::{ApplyOptions, Operation, Outcome, Policy};
+
+use crate::support::days::{assert_succeeded, at, run_at, run_at_with};
+use crate::support::ArchiveRig;
 
 const POLICY: &str = r#"
 prefix = "timeseries"
@@ -33,28 +35,13 @@ keep_newest = 3
 
 const DAYS: i64 = 120;
 
-fn at(day: NaiveDate, time: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(&format!("{day}T{time}Z"))
-        .unwrap()
-        .with_timezone(&Utc)
-}
-
-fn check(report: &RunReport) {
-    assert!(
-        report.succeeded(),
-        "{} at {} failed: {:#?}",
-        report.operation,
-        report.at,
-        report.lines_with(Outcome::Failed).collect::<Vec<_>>()
-    );
-}
-
 #[tokio::test]
 async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
-    let server = LocalDynamo::start(Server::Moto);
-    server.create_bucket("archive");
-    let client = server.client().await;
-    let control = crate::support::control_with_archives(client.clone(), server.endpoint()).await;
+    let ArchiveRig {
+        server,
+        client,
+        control,
+    } = ArchiveRig::start().await;
     let policy = Policy::from_toml(POLICY).unwrap();
     // Has the prefix but no date: never ours, never deleted.
     testkit::create_plain_table(&client, "timeseries_audit").await;
@@ -67,17 +54,8 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
     let mut max_deletes_in_a_run = 0;
     for d in 0..DAYS {
         let day = start + Duration::days(d);
-        let create = run(
-            &control,
-            &policy,
-            Operation::CreateNew,
-            &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], at(day, "23:45:00"))
-                .unwrap(),
-            ApplyOptions::default(),
-        )
-        .await
-        .unwrap();
-        check(&create);
+        let create = run_at(&control, &policy, Operation::CreateNew, at(day, "23:45:00")).await;
+        assert_succeeded(&create);
         let resize_at = at(day + Duration::days(1), "00:15:00");
         if d == 89 {
             // The day the first table turns 90: a dry run shows the pending seal (the first
@@ -86,15 +64,7 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
                 dry_run: true,
                 ..ApplyOptions::default()
             };
-            let plan = run(
-                &control,
-                &policy,
-                Operation::ResizeOld,
-                &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], resize_at).unwrap(),
-                dry,
-            )
-            .await
-            .unwrap();
+            let plan = run_at_with(&control, &policy, Operation::ResizeOld, resize_at, dry).await;
             let pending: Vec<(&str, &str)> = plan
                 .lines_with(Outcome::Planned)
                 .filter(|l| {
@@ -116,16 +86,8 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
                 .await
                 .contains_key("timeseries_2018-07-01"));
         }
-        let resize = run(
-            &control,
-            &policy,
-            Operation::ResizeOld,
-            &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], resize_at).unwrap(),
-            ApplyOptions::default(),
-        )
-        .await
-        .unwrap();
-        check(&resize);
+        let resize = run_at(&control, &policy, Operation::ResizeOld, resize_at).await;
+        assert_succeeded(&resize);
         let mut deletes = 0;
         for line in resize.lines_with(Outcome::Done) {
             match &line.item.decision {

@@ -7,14 +7,16 @@
 //! from moto.
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use chrono::{Duration, NaiveDate, TimeZone, Utc};
+use std::path::PathBuf;
+
+use chrono::{DateTime, Duration, NaiveDate, NaiveTime, Utc};
 use ddb_rollover::policy::tags::{TAG_ARCHIVED, TAG_SEALED};
 use ddb_rollover::Policy;
 use ddb_rollover_app::query::TimeRange;
 use ddb_rollover_app::{ItemStream, Layout, Record, Sharding, Writer};
-use testkit::{LocalDynamo, Server};
 
 use crate::support::days::{at, day_runs};
+use crate::support::ArchiveRig;
 
 use super::common::run_cli;
 
@@ -46,10 +48,46 @@ bucket = "archive"
 
 const TABLE: &str = "back_2018-10-02";
 
+/// The first simulated day: its create_new pre-builds [`TABLE`].
+const FIRST: NaiveDate = NaiveDate::from_ymd_opt(2018, 10, 1).unwrap();
+
+/// The start of [`TABLE`]'s period, where the readings are written.
+const START: DateTime<Utc> = FIRST.succ_opt().unwrap().and_time(NaiveTime::MIN).and_utc();
+
+/// moto after [`FIRST`]'s runs, with the policy written to a file for the binary and the
+/// application's writer for [`TABLE`].
+struct Written {
+    rig: ArchiveRig,
+    policy: Policy,
+    policy_file: PathBuf,
+    layout: Layout,
+    writer: Writer,
+}
+
+impl Written {
+    /// `test` names the policy file, so tests running at once do not share one.
+    async fn first_day(test: &str) -> Self {
+        let rig = ArchiveRig::start().await;
+        let policy = Policy::from_toml(POLICY).unwrap();
+        let policy_file =
+            std::env::temp_dir().join(format!("ddb-rollover-{test}-{}.toml", std::process::id()));
+        std::fs::write(&policy_file, POLICY).unwrap();
+        day_runs(&rig.control, &policy, FIRST).await;
+        let layout = Layout::new(&policy, Sharding::new(2).unwrap()).unwrap();
+        let writer = Writer::new(rig.client.clone(), layout.clone());
+        Self {
+            rig,
+            policy,
+            policy_file,
+            layout,
+            writer,
+        }
+    }
+}
+
 /// Every item of the base `sensor-1` in 10-02, through the fan-out query.
 async fn read_back(client: &aws_sdk_dynamodb::Client, layout: &Layout) -> (Vec<String>, Vec<String>) {
-    let from = Utc.with_ymd_and_hms(2018, 10, 2, 0, 0, 0).unwrap();
-    let range = TimeRange::new("sensor-1", from, from + Duration::days(1));
+    let range = TimeRange::new("sensor-1", START, START + Duration::days(1));
     let mut stream = ItemStream::new(client, layout, &range).unwrap();
     let mut values = Vec::new();
     while let Some(item) = stream.next().await {
@@ -61,26 +99,24 @@ async fn read_back(client: &aws_sdk_dynamodb::Client, layout: &Layout) -> (Vec<S
 
 #[tokio::test]
 async fn written_archived_deleted_restored_and_read_back() {
-    let server = LocalDynamo::start(Server::Moto);
-    server.create_bucket("archive");
-    let client = server.client().await;
-    let control = crate::support::control_with_archives(client.clone(), server.endpoint()).await;
-    let policy = Policy::from_toml(POLICY).unwrap();
-    let policy_file = std::env::temp_dir().join(format!("ddb-rollover-restore-{}.toml", std::process::id()));
-    std::fs::write(&policy_file, POLICY).unwrap();
-    let first = NaiveDate::from_ymd_opt(2018, 10, 1).unwrap();
-
     // 10-01's create_new pre-builds 10-02: 48 readings land in it through the writer.
-    day_runs(&control, &policy, first).await;
-    let layout = Layout::new(&policy, Sharding::new(2).unwrap()).unwrap();
-    let writer = Writer::new(client.clone(), layout.clone());
-    let start = Utc.with_ymd_and_hms(2018, 10, 2, 0, 0, 0).unwrap();
+    let Written {
+        rig: ArchiveRig {
+            server,
+            client,
+            control,
+        },
+        policy,
+        policy_file,
+        layout,
+        writer,
+    } = Written::first_day("restore").await;
     let written: Vec<String> = (0..48).map(|n| format!("r{n:02}")).collect();
     let records = written
         .iter()
         .enumerate()
         .map(|(n, value)| {
-            Record::new("sensor-1", start + Duration::minutes(30 * n as i64))
+            Record::new("sensor-1", START + Duration::minutes(30 * n as i64))
                 .attribute("reading", AttributeValue::S(value.clone()))
         })
         .collect();
@@ -94,14 +130,14 @@ async fn written_archived_deleted_restored_and_read_back() {
     // resource-based policy as AWS does).
     let late: Vec<String> = vec!["late-1".into(), "late-2".into()];
     // 23:50 and 23:51 of 10-02, after the last of the 48.
-    let late_at = |n: usize| start + Duration::minutes(23 * 60 + 50 + n as i64);
+    let late_at = |n: usize| START + Duration::minutes(23 * 60 + 50 + n as i64);
     let mut late_written = false;
     let mut refused_sealed = false;
-    let mut day = first + Duration::days(1);
+    let mut day = FIRST + Duration::days(1);
     while testkit::describe_all(&client).await.contains_key(TABLE) {
         day_runs(&control, &policy, day).await;
         day += Duration::days(1);
-        assert!(day < first + Duration::days(10), "{TABLE} never deleted");
+        assert!(day < FIRST + Duration::days(10), "{TABLE} never deleted");
         let Some(arn) = testkit::describe_all(&client)
             .await
             .get(TABLE)
@@ -260,26 +296,25 @@ async fn written_archived_deleted_restored_and_read_back() {
 /// table left without our tags. Read back from moto.
 #[tokio::test]
 async fn an_import_short_of_the_archives_count_exits_1_and_the_table_is_not_tagged() {
-    let server = LocalDynamo::start(Server::Moto);
-    server.create_bucket("archive");
-    let client = server.client().await;
-    let control = crate::support::control_with_archives(client.clone(), server.endpoint()).await;
-    let policy = Policy::from_toml(POLICY).unwrap();
-    let policy_file = std::env::temp_dir().join(format!("ddb-rollover-short-{}.toml", std::process::id()));
-    std::fs::write(&policy_file, POLICY).unwrap();
-    let first = NaiveDate::from_ymd_opt(2018, 10, 1).unwrap();
-    day_runs(&control, &policy, first).await;
-    let layout = Layout::new(&policy, Sharding::new(2).unwrap()).unwrap();
-    let writer = Writer::new(client.clone(), layout.clone());
-    let start = Utc.with_ymd_and_hms(2018, 10, 2, 0, 0, 0).unwrap();
+    let Written {
+        rig: ArchiveRig {
+            server,
+            client,
+            control,
+        },
+        policy,
+        policy_file,
+        writer,
+        ..
+    } = Written::first_day("short").await;
     let records = (0..3)
         .map(|n| {
-            Record::new("sensor-1", start + Duration::minutes(30 * n))
+            Record::new("sensor-1", START + Duration::minutes(30 * n))
                 .attribute("reading", AttributeValue::S(format!("r{n}")))
         })
         .collect();
     writer.write_batch(records).await.unwrap();
-    let mut day = first + Duration::days(1);
+    let mut day = FIRST + Duration::days(1);
     while testkit::describe_all(&client).await.contains_key(TABLE) {
         let report = day_runs(&control, &policy, day).await;
         day += Duration::days(1);
@@ -290,7 +325,7 @@ async fn an_import_short_of_the_archives_count_exits_1_and_the_table_is_not_tagg
             .map(|l| &l.item.reason)
             .collect();
         assert!(
-            day < first + Duration::days(10),
+            day < FIRST + Duration::days(10),
             "{TABLE} never deleted: {reasons:?}"
         );
     }

@@ -5,9 +5,9 @@
 use chrono::{Duration, NaiveDate};
 use ddb_rollover::plan::Decision;
 use ddb_rollover::{DeferralCause, Outcome, Policy};
-use testkit::{LocalDynamo, Server};
 
 use crate::support::days::day_runs;
+use crate::support::ArchiveRig;
 
 const POLICY: &str = r#"
 prefix = "arch"
@@ -51,10 +51,11 @@ async fn describe_exports(client: &aws_sdk_dynamodb::Client, table: &str) {
 
 #[tokio::test]
 async fn a_delete_waits_while_a_data_file_the_manifest_lists_is_missing() {
-    let server = LocalDynamo::start(Server::Moto);
-    server.create_bucket("archive");
-    let client = server.client().await;
-    let control = crate::support::control_with_archives(client.clone(), server.endpoint()).await;
+    let ArchiveRig {
+        server,
+        client,
+        control,
+    } = ArchiveRig::start().await;
     let policy = Policy::from_toml(POLICY).unwrap();
     let first = NaiveDate::from_ymd_opt(2018, 10, 1).unwrap();
     let table = "arch_2018-10-02";

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::support::autoscaling_client;
+use crate::support::days::{assert_succeeded, run_at};
 use aws_sdk_applicationautoscaling::types::{
     MetricType, PolicyType, PredefinedMetricSpecification, ScalableDimension, ServiceNamespace,
     TargetTrackingScalingPolicyConfiguration,
@@ -16,7 +17,7 @@ use chrono::{DateTime, Duration, NaiveDate, Utc};
 use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::plan::Decision;
 use ddb_rollover::policy::Policy;
-use ddb_rollover::{run, ApplyOptions, Operation, Outcome, RunReport};
+use ddb_rollover::Operation;
 use testkit::{LocalDynamo, Server};
 
 const POLICY: &str = r#"
@@ -159,11 +160,6 @@ async fn index_capacity(client: &aws_sdk_dynamodb::Client, table: &str) -> (i64,
     )
 }
 
-fn assert_no_failures(report: &RunReport) {
-    let failed: Vec<_> = report.lines_with(Outcome::Failed).collect();
-    assert!(failed.is_empty(), "{failed:#?}");
-}
-
 #[tokio::test]
 async fn autoscaling_hot_phase_registers_and_fixed_phases_deregister_on_moto() {
     let moto = LocalDynamo::start(Server::Moto);
@@ -171,19 +167,10 @@ async fn autoscaling_hot_phase_registers_and_fixed_phases_deregister_on_moto() {
     let scaling = autoscaling_client(moto.endpoint());
     let policy = Policy::from_toml(POLICY).unwrap();
     let control = DynamoDb::new(dynamodb.clone()).with_autoscaling(scaling.clone());
-    let options = ApplyOptions::default();
 
     // Day 0, 23:45: the current and the next table, created and registered in one run.
-    let report = run(
-        &control,
-        &policy,
-        Operation::CreateNew,
-        &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], at(0, "23:45")).unwrap(),
-        options,
-    )
-    .await
-    .unwrap();
-    assert_no_failures(&report);
+    let report = run_at(&control, &policy, Operation::CreateNew, at(0, "23:45")).await;
+    assert_succeeded(&report);
     let found = registered(&scaling).await;
     assert_eq!(
         found.keys().cloned().collect::<Vec<_>>(),
@@ -198,39 +185,15 @@ async fn autoscaling_hot_phase_registers_and_fixed_phases_deregister_on_moto() {
         "created at the minimums"
     );
     // Running again changes nothing.
-    let again = run(
-        &control,
-        &policy,
-        Operation::CreateNew,
-        &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], at(0, "23:45")).unwrap(),
-        options,
-    )
-    .await
-    .unwrap();
+    let again = run_at(&control, &policy, Operation::CreateNew, at(0, "23:45")).await;
     assert_eq!(again.summary.done, 0, "{:#?}", again.tables);
 
     // Days 1 to 4: resize_old after each boundary, create_new before the next.
     for n in 1..=4 {
-        let resize = run(
-            &control,
-            &policy,
-            Operation::ResizeOld,
-            &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], at(n, "00:15")).unwrap(),
-            options,
-        )
-        .await
-        .unwrap();
-        assert_no_failures(&resize);
-        let create = run(
-            &control,
-            &policy,
-            Operation::CreateNew,
-            &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], at(n, "23:45")).unwrap(),
-            options,
-        )
-        .await
-        .unwrap();
-        assert_no_failures(&create);
+        let resize = run_at(&control, &policy, Operation::ResizeOld, at(n, "00:15")).await;
+        assert_succeeded(&resize);
+        let create = run_at(&control, &policy, Operation::CreateNew, at(n, "23:45")).await;
+        assert_succeeded(&create);
         let found = registered(&scaling).await;
         // Only the current and the pre-built table (and their index) are autoscaled.
         assert_eq!(
@@ -303,16 +266,8 @@ async fn autoscaling_hot_phase_registers_and_fixed_phases_deregister_on_moto() {
 
     // Day 6: the table would move to the fixed phase 1 (100 / 1); day 7: phase 2 (1 / 1).
     for (n, index_want) in [(6, (100, 1)), (7, (1, 1))] {
-        let resize = run(
-            &control,
-            &policy,
-            Operation::ResizeOld,
-            &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], at(n, "00:15")).unwrap(),
-            options,
-        )
-        .await
-        .unwrap();
-        assert_no_failures(&resize);
+        let resize = run_at(&control, &policy, Operation::ResizeOld, at(n, "00:15")).await;
+        assert_succeeded(&resize);
         let lines: Vec<_> = resize.tables.iter().filter(|l| l.item.table == table).collect();
         let actions: Vec<&str> = lines.iter().map(|l| l.item.decision.action()).collect();
         let expected: &[&str] = if n == 6 {
@@ -354,15 +309,7 @@ async fn autoscaling_hot_phase_registers_and_fixed_phases_deregister_on_moto() {
         assert!(!found.contains_key(&index_resource), "day {n}: {found:#?}");
         assert_eq!(capacity(&dynamodb, &table).await, (5, 10), "day {n}");
         assert_eq!(index_capacity(&dynamodb, &table).await, index_want, "day {n}");
-        run(
-            &control,
-            &policy,
-            Operation::CreateNew,
-            &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], at(n, "23:45")).unwrap(),
-            options,
-        )
-        .await
-        .unwrap();
+        run_at(&control, &policy, Operation::CreateNew, at(n, "23:45")).await;
     }
     // The other tables went on as before: day 6's table has left the hot phase by day 7.
     let found = registered(&scaling).await;

@@ -28,8 +28,10 @@ use aws_sdk_dynamodb::types::{
 use aws_sdk_dynamodb::Client;
 use chrono::{TimeZone, Utc};
 use ddb_rollover::aws::dynamodb::DynamoDb;
-use ddb_rollover::{observe, run, ApplyOptions, ErrorKind, Operation, Policy, Scope, Tables};
+use ddb_rollover::{observe, ErrorKind, Operation, Policy, Scope, Tables};
 use testkit::{LocalDynamo, Server};
+
+use crate::support::days::run_at;
 
 const TAGGING: &str = "Tagging is not currently supported in DynamoDB Local.";
 const UNKNOWN: &str = "An unknown operation was requested.";
@@ -290,15 +292,7 @@ async fn observation(control: &DynamoDb) {
     )
     .unwrap();
     let now = Utc.with_ymd_and_hms(2018, 10, 25, 23, 45, 0).unwrap();
-    let report = run(
-        control,
-        &policy,
-        Operation::CreateNew,
-        &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], now).unwrap(),
-        ApplyOptions::default(),
-    )
-    .await
-    .unwrap();
+    let report = run_at(control, &policy, Operation::CreateNew, now).await;
     assert!(report.succeeded(), "{report:#?}");
     assert_eq!(report.summary.done, 5, "{report:#?}");
 
@@ -318,15 +312,7 @@ async fn observation(control: &DynamoDb) {
 
     // A resize_old run says it once per report, and fails nothing for it.
     let later = Utc.with_ymd_and_hms(2018, 10, 28, 0, 15, 0).unwrap();
-    let report = run(
-        control,
-        &policy,
-        Operation::ResizeOld,
-        &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], later).unwrap(),
-        ApplyOptions::default(),
-    )
-    .await
-    .unwrap();
+    let report = run_at(control, &policy, Operation::ResizeOld, later).await;
     assert!(report.succeeded(), "{report:#?}");
     let skipped: Vec<&String> = report
         .warnings

@@ -3,8 +3,10 @@
 
 use chrono::{DateTime, Utc};
 use ddb_rollover::aws::dynamodb::DynamoDb;
-use ddb_rollover::{run, ApplyOptions, Operation, Policy};
+use ddb_rollover::{Operation, Policy};
 use testkit::{LocalDynamo, Server};
+
+use crate::support::days::run_at;
 
 fn at(rfc3339: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(rfc3339).unwrap().with_timezone(&Utc)
@@ -25,30 +27,23 @@ async fn yesterdays_table_keeps_its_writes_until_the_grace_ends() {
     let client = server.client().await;
     let control = DynamoDb::new(client.clone());
     let policy = Policy::from_toml("grace = \"2h\"").unwrap();
-    let options = ApplyOptions::default;
-    run(
+    run_at(
         &control,
         &policy,
         Operation::CreateNew,
-        &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], at("2018-10-25T23:45:00Z"))
-            .unwrap(),
-        options(),
+        at("2018-10-25T23:45:00Z"),
     )
-    .await
-    .unwrap();
+    .await;
     let yesterday = "timeseries_2018-10-25";
     assert_eq!(capacity(&client, yesterday).await, (300, 1000));
 
-    let early = run(
+    let early = run_at(
         &control,
         &policy,
         Operation::ResizeOld,
-        &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], at("2018-10-26T01:00:00Z"))
-            .unwrap(),
-        options(),
+        at("2018-10-26T01:00:00Z"),
     )
-    .await
-    .unwrap();
+    .await;
     assert!(early.succeeded());
     assert_eq!(
         capacity(&client, yesterday).await,
@@ -56,16 +51,13 @@ async fn yesterdays_table_keeps_its_writes_until_the_grace_ends() {
         "inside the grace"
     );
 
-    let late = run(
+    let late = run_at(
         &control,
         &policy,
         Operation::ResizeOld,
-        &ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], at("2018-10-26T02:15:00Z"))
-            .unwrap(),
-        options(),
+        at("2018-10-26T02:15:00Z"),
     )
-    .await
-    .unwrap();
+    .await;
     assert!(late.succeeded());
     assert_eq!(capacity(&client, yesterday).await, (100, 1), "after the grace");
 }

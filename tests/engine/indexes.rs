@@ -6,9 +6,11 @@
 use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::types::TableDescription;
-use chrono::{DateTime, Duration, NaiveDate, Utc};
-use ddb_rollover::{run, ApplyOptions, Operation, Outcome, Policy, RunReport};
+use chrono::{Duration, NaiveDate};
+use ddb_rollover::{Operation, Policy};
 use testkit::{LocalDynamo, Server};
+
+use crate::support::days::{assert_succeeded, at, run_at};
 
 const POLICY: &str = r#"
 prefix = "metrics"
@@ -63,22 +65,6 @@ name = "by_status"
 partition = { name = "status", type = "S" }
 projection = "keys_only"
 "#;
-
-fn at(day: NaiveDate, time: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(&format!("{day}T{time}Z"))
-        .unwrap()
-        .with_timezone(&Utc)
-}
-
-fn check(report: &RunReport) {
-    assert!(
-        report.succeeded(),
-        "{} at {} failed: {:#?}",
-        report.operation,
-        report.at,
-        report.lines_with(Outcome::Failed).collect::<Vec<_>>()
-    );
-}
 
 /// (read, write) of the table and of each global index, by name, as DescribeTable says.
 fn throughput(table: &TableDescription) -> ((i64, i64), BTreeMap<String, (i64, i64)>) {
@@ -160,29 +146,12 @@ async fn ten_days(kind: Server) {
     for d in 0..days {
         let day = start + Duration::days(d);
         let policy = if day < added_on { &before } else { &after };
-        let create = run(
-            &control,
-            policy,
-            Operation::CreateNew,
-            &ddb_rollover::run::clock::simulation(policy, &[Operation::CreateNew], at(day, "23:45:00"))
-                .unwrap(),
-            ApplyOptions::default(),
-        )
-        .await
-        .unwrap();
-        check(&create);
+        let create = run_at(&control, policy, Operation::CreateNew, at(day, "23:45:00")).await;
+        assert_succeeded(&create);
         settle(&client).await;
         last_resize = at(day + Duration::days(1), "00:15:00");
-        let resize = run(
-            &control,
-            policy,
-            Operation::ResizeOld,
-            &ddb_rollover::run::clock::simulation(policy, &[Operation::ResizeOld], last_resize).unwrap(),
-            ApplyOptions::default(),
-        )
-        .await
-        .unwrap();
-        check(&resize);
+        let resize = run_at(&control, policy, Operation::ResizeOld, last_resize).await;
+        assert_succeeded(&resize);
         settle(&client).await;
     }
 
@@ -261,18 +230,7 @@ async fn a_switch_to_provisioned_carries_every_index_and_is_never_made_over_a_fo
         ddb_rollover::policy::settings::Billing::OnDemand(_)
     ));
     let day = NaiveDate::from_ymd_opt(2024, 3, 1).unwrap();
-    check(
-        &run(
-            &control,
-            &policy,
-            Operation::CreateNew,
-            &ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], at(day, "23:45:00"))
-                .unwrap(),
-            ApplyOptions::default(),
-        )
-        .await
-        .unwrap(),
-    );
+    assert_succeeded(&run_at(&control, &policy, Operation::CreateNew, at(day, "23:45:00")).await);
     settle(&client).await;
     // An index the policy does not name, added by hand to tomorrow's (pre-built) table.
     let hand_indexed = "metrics_2024-03-02";
@@ -313,21 +271,14 @@ async fn a_switch_to_provisioned_carries_every_index_and_is_never_made_over_a_fo
         .unwrap();
     settle(&client).await;
     // Two days on: 03-01 (age 2) and 03-02 (age 1) are both due for provisioned phase 1.
-    let resize = run(
+    let resize = run_at(
         &control,
         &policy,
         Operation::ResizeOld,
-        &ddb_rollover::run::clock::simulation(
-            &policy,
-            &[Operation::ResizeOld],
-            at(day + Duration::days(2), "00:15:00"),
-        )
-        .unwrap(),
-        ApplyOptions::default(),
+        at(day + Duration::days(2), "00:15:00"),
     )
-    .await
-    .unwrap();
-    check(&resize);
+    .await;
+    assert_succeeded(&resize);
     let described = testkit::describe_all(&client).await;
     // Every index the policy's: switched with every index's throughput (DynamoDB Local refuses
     // a switch that leaves one out).

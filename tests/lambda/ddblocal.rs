@@ -3,24 +3,14 @@
 //! once in the response's `warnings` which API it went without. One server: its JVM start is
 //! the slow part. (`handler.rs` runs every payload on moto and dynalite.)
 
-use std::collections::BTreeMap;
-
 use chrono::Utc;
 use ddb_rollover::policy::period::Slot;
 use ddb_rollover::{Operation, Policy};
 use ddb_rollover_lambda::Handler;
-use serde_json::{json, Value};
+use serde_json::json;
 use testkit::{LocalDynamo, Server};
 
-const HOT: (i64, i64) = (300, 1000);
-const WARM: (i64, i64) = (100, 1);
-const COLD: (i64, i64) = (1, 1);
-
-fn event_file(name: &str) -> Value {
-    let path = testkit::repo_root().join("events").join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()))
-}
+use super::common::{capacities_by_age, event_file};
 
 /// As `handler.rs` does on moto: four periods seeded through the create_new handler (with
 /// `at`), then `resize_old.json`, which runs now; each table ends at the phase its age calls
@@ -81,35 +71,8 @@ async fn resize_old_json_runs_now_on_dynamodb_local() {
     );
 
     let seeded = [p3, p2, p1, current];
-    let expected = |now: Slot| -> BTreeMap<String, (i64, i64)> {
-        let now_index = seeded.iter().position(|s| *s == now).unwrap_or(seeded.len()) as i64;
-        seeded
-            .iter()
-            .enumerate()
-            .map(|(i, slot)| {
-                let capacity = match now_index - i as i64 {
-                    age if age >= 2 => COLD,
-                    1 => WARM,
-                    _ => HOT,
-                };
-                (naming.table_name(*slot), capacity)
-            })
-            .collect()
-    };
-    let found: BTreeMap<String, (i64, i64)> = testkit::describe_all(&client)
-        .await
-        .into_iter()
-        .map(|(name, table)| {
-            let t = table.provisioned_throughput().unwrap();
-            (
-                name,
-                (
-                    t.read_capacity_units().unwrap(),
-                    t.write_capacity_units().unwrap(),
-                ),
-            )
-        })
-        .collect();
+    let expected = |now: Slot| capacities_by_age(&naming, &seeded, now);
+    let found = testkit::capacities(&client).await;
     let (early, late) = (expected(current), expected(calendar.floor(after)));
     assert!(
         found == early || found == late,

@@ -20,9 +20,7 @@ use serde_json::{json, Value};
 use testkit::emf::{self, EmfMetric};
 use testkit::{LocalDynamo, Server};
 
-const HOT: (i64, i64) = (300, 1000);
-const WARM: (i64, i64) = (100, 1);
-const COLD: (i64, i64) = (1, 1);
+use super::common::{capacities_by_age, create_new_failures, event_file, HOT, WARM};
 
 /// Every file in `events/` and the function it is for.
 const EVENT_FILES: [(&str, Operation); 5] = [
@@ -32,12 +30,6 @@ const EVENT_FILES: [(&str, Operation); 5] = [
     ("scheduler_resize_old.json", Operation::ResizeOld),
     ("manual_dry_run.json", Operation::ResizeOld),
 ];
-
-fn event_file(name: &str) -> Value {
-    let path = testkit::repo_root().join("events").join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()))
-}
 
 struct Harness {
     _server: LocalDynamo,
@@ -71,26 +63,14 @@ impl Harness {
 
     /// Every table with its (RCU, WCU), read back from the server.
     async fn capacities(&self) -> BTreeMap<String, (i64, i64)> {
-        self.describe_all()
-            .await
-            .into_iter()
-            .map(|(name, table)| {
-                let t = table.provisioned_throughput().unwrap();
-                (
-                    name,
-                    (
-                        t.read_capacity_units().unwrap(),
-                        t.write_capacity_units().unwrap(),
-                    ),
-                )
-            })
-            .collect()
+        testkit::capacities(&self.client).await
     }
 }
 
-fn dynalite() -> Server {
+/// dynalite, keeping a new table CREATING for `create_ms`, as DynamoDB does for a while.
+fn dynalite(create_ms: u64) -> Server {
     Server::Dynalite {
-        create_ms: 0,
+        create_ms,
         update_ms: 0,
     }
 }
@@ -198,22 +178,7 @@ async fn resize_old_json_runs_now_on_moto() {
     h.run(Operation::ResizeOld, event_file("resize_old.json")).await;
     let after = Utc::now();
 
-    let expected = |now: Slot| -> BTreeMap<String, (i64, i64)> {
-        // Index of `now` in the seeded slots, or one past the end if a boundary was crossed.
-        let now_index = seeded.iter().position(|s| *s == now).unwrap_or(seeded.len()) as i64;
-        seeded
-            .iter()
-            .enumerate()
-            .map(|(i, slot)| {
-                let capacity = match now_index - i as i64 {
-                    age if age >= 2 => COLD,
-                    1 => WARM,
-                    _ => HOT,
-                };
-                (naming.table_name(*slot), capacity)
-            })
-            .collect()
-    };
+    let expected = |now: Slot| capacities_by_age(&naming, &seeded, now);
     let found = h.capacities().await;
     let (early, late) = (expected(current), expected(calendar.floor(after)));
     assert!(
@@ -376,7 +341,7 @@ async fn far_future_and_unlabelled_clocks_are_refused_before_any_aws_call() {
 /// by the tests' proxy in front of dynalite (every other call reaches dynalite).
 #[tokio::test]
 async fn a_failed_create_table_is_a_function_error_on_dynalite() {
-    let h = Harness::start(dynalite()).await;
+    let h = Harness::start(dynalite(0)).await;
     let proxy = testkit::Proxy::start(h._server.endpoint());
     proxy.add(
         testkit::Rule::op("CreateTable").always(),
@@ -394,15 +359,7 @@ async fn a_failed_create_table_is_a_function_error_on_dynalite() {
         .await
         .unwrap_err();
 
-    let HandlerError::ActionsFailed {
-        operation,
-        failed,
-        report,
-    } = &error
-    else {
-        panic!("expected ActionsFailed, got {error:?}");
-    };
-    assert_eq!(*operation, Operation::CreateNew);
+    let (failed, report) = create_new_failures(&error);
     let failed_tables: Vec<&str> = failed.iter().map(|f| f.table.as_str()).collect();
     assert_eq!(failed_tables, ["timeseries_2018-10-25", "timeseries_2018-10-26"]);
     assert!(
@@ -430,11 +387,7 @@ async fn a_failed_create_table_is_a_function_error_on_dynalite() {
 /// next table is not ready; resize_old's metrics count the deferral by its reason.
 #[tokio::test]
 async fn deferred_tables_are_not_a_function_error_on_dynalite() {
-    let h = Harness::start(Server::Dynalite {
-        create_ms: 5000,
-        update_ms: 0,
-    })
-    .await;
+    let h = Harness::start(dynalite(5000)).await;
     let (created, documents) = h
         .handler(Operation::CreateNew)
         .handle_metered(
@@ -554,11 +507,7 @@ async fn create_new_writes_emf_metrics_with_next_table_ready_on_moto() {
 /// until ACTIVE before it says the next table is ready.
 #[tokio::test]
 async fn create_new_waits_for_its_tables_to_be_active_on_dynalite() {
-    let h = Harness::start(Server::Dynalite {
-        create_ms: 2000,
-        update_ms: 0,
-    })
-    .await;
+    let h = Harness::start(dynalite(2000)).await;
     let started = Instant::now();
     let (report, documents) = h
         .handler(Operation::CreateNew)

@@ -1,3 +1,5 @@
+mod common;
+
 mod clock_warning;
 mod ddblocal;
 mod from_env;

@@ -15,10 +15,12 @@ use std::collections::BTreeMap;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::Client;
 use ddb_rollover::{Operation, Policy};
-use ddb_rollover_lambda::{Handler, HandlerError};
+use ddb_rollover_lambda::Handler;
 use lambda_runtime::Diagnostic;
 use serde_json::json;
 use testkit::{LocalDynamo, Proxy, Server};
+
+use super::common::create_new_failures;
 
 const QUOTA: &str = "2,500 tables per Region";
 const DELETE_AFTER: &str = "retention.delete_after";
@@ -53,15 +55,7 @@ async fn create_new_handler_errors_when_the_quota_is_reached() {
         .expect_err("the period's tables cannot be created: a function error");
     let seconds = started.elapsed().as_secs_f64();
     let message = error.to_string();
-    let HandlerError::ActionsFailed {
-        operation,
-        failed,
-        report,
-    } = &error
-    else {
-        panic!("expected ActionsFailed, got {error:?}");
-    };
-    assert_eq!(*operation, Operation::CreateNew);
+    let (failed, report) = create_new_failures(&error);
     let failed: BTreeMap<&str, &str> = failed
         .iter()
         .map(|f| (f.table.as_str(), f.error.as_str()))

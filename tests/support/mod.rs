@@ -48,3 +48,25 @@ pub async fn sdk_config(endpoint: &str) -> aws_config::SdkConfig {
 pub async fn control_with_archives(client: aws_sdk_dynamodb::Client, endpoint: &str) -> DynamoDb {
     DynamoDb::new(client).with_archives(aws_clients(endpoint).await.s3)
 }
+
+/// moto with the `archive` bucket, a DynamoDB client of it, and the engine's control plane on
+/// both: what every archive and restore test starts from.
+pub struct ArchiveRig {
+    pub server: testkit::LocalDynamo,
+    pub client: aws_sdk_dynamodb::Client,
+    pub control: DynamoDb,
+}
+
+impl ArchiveRig {
+    pub async fn start() -> Self {
+        let server = testkit::LocalDynamo::start(testkit::Server::Moto);
+        server.create_bucket("archive");
+        let client = server.client().await;
+        let control = control_with_archives(client.clone(), server.endpoint()).await;
+        Self {
+            server,
+            client,
+            control,
+        }
+    }
+}

@@ -174,7 +174,7 @@ async fn measure(options: &Options, owned: usize) -> Row {
         ],
     );
     assert_eq!(made.code, 0, "setup create-new: {}\n{}", made.stdout, made.stderr);
-    let template = describe(&client, &format!("{PREFIX}_{today}")).await;
+    let template = testkit::describe(&client, &format!("{PREFIX}_{today}")).await;
     let tags = testkit::tags_of(&client, template.table_arn().expect("an ARN")).await;
 
     // The older tables, as earlier runs left them.
@@ -214,7 +214,7 @@ async fn measure(options: &Options, owned: usize) -> Row {
     while let Some(done) = creates.join_next().await {
         done.expect("a create task");
     }
-    let all = list_all(&client).await.len();
+    let all = testkit::table_names(&client).await.len();
     assert_eq!(all, owned + options.foreign, "tables on moto");
     let setup = started.elapsed();
     eprintln!(
@@ -263,7 +263,7 @@ async fn measure(options: &Options, owned: usize) -> Row {
             _ => COLD,
         };
         let name = format!("{PREFIX}_{}", today.add_days(-age));
-        let table = describe(&client, &name).await;
+        let table = testkit::describe(&client, &name).await;
         let throughput = table.provisioned_throughput().expect("provisioned");
         let have = (
             throughput.read_capacity_units().unwrap_or(0),
@@ -377,29 +377,6 @@ fn cli(options: &Options, endpoint: &str, env: Vec<(String, String)>, args: &[&s
             .env_remove("ROLLOVER_POLICY")
             .env_remove("DDB_ROLLOVER_LOG"),
     )
-}
-
-async fn describe(client: &Client, name: &str) -> TableDescription {
-    client
-        .describe_table()
-        .table_name(name)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("DescribeTable {name}: {e:?}"))
-        .table()
-        .unwrap_or_else(|| panic!("DescribeTable {name}: no table"))
-        .clone()
-}
-
-async fn list_all(client: &Client) -> Vec<String> {
-    client
-        .list_tables()
-        .into_paginator()
-        .items()
-        .send()
-        .try_collect()
-        .await
-        .unwrap_or_else(|e| panic!("ListTables: {e:?}"))
 }
 
 /// Creates `name` with `template`'s key schema, `capacity` and `tags`.

@@ -42,4 +42,7 @@ pub use http::{http_exchange, http_request, http_request_with_body, percent_enco
 pub use launcher::{pid_alive, repo_root, LocalDynamo, Server};
 pub use proxy::{Call, Fault, Proxy, Rule, AWS_RATES, DEFAULT_TABLE_QUOTA};
 pub use runs::{report_lines, ProcessRun};
-pub use tables::{capacities, capacity_of, create_plain_table, describe_all, scan, table_arn, tags_of};
+pub use tables::{
+    capacities, capacity_of, create_keyed, create_plain_table, describe, describe_all, scan, table_arn,
+    table_names, tags_of, throughput,
+};

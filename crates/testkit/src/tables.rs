@@ -2,19 +2,18 @@
 //! as a user outside ddb-rollover would: how tests check results instead of trusting the code
 //! under test.
 
+use aws_sdk_dynamodb::operation::create_table::builders::CreateTableFluentBuilder;
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, KeySchemaElement, KeyType, ProvisionedThroughput, ScalarAttributeType,
+    TableDescription,
+};
+
 /// Every table on the server, as DescribeTable reports it: how tests read results back
 /// instead of trusting the code under test.
 pub async fn describe_all(
     client: &aws_sdk_dynamodb::Client,
-) -> std::collections::BTreeMap<String, aws_sdk_dynamodb::types::TableDescription> {
-    let names: Vec<String> = client
-        .list_tables()
-        .into_paginator()
-        .items()
-        .send()
-        .try_collect()
-        .await
-        .unwrap_or_else(|e| panic!("ListTables: {e:?}"));
+) -> std::collections::BTreeMap<String, TableDescription> {
+    let names = table_names(client).await;
     let mut tables = std::collections::BTreeMap::new();
     for name in names {
         let out = match client.describe_table().table_name(&name).send().await {
@@ -34,36 +33,62 @@ pub async fn describe_all(
     tables
 }
 
+/// Every table name on the server, by a paginated ListTables.
+pub async fn table_names(client: &aws_sdk_dynamodb::Client) -> Vec<String> {
+    client
+        .list_tables()
+        .into_paginator()
+        .items()
+        .send()
+        .try_collect()
+        .await
+        .unwrap_or_else(|e| panic!("ListTables: {e:?}"))
+}
+
+/// A CreateTable request for `name` keyed by `key` (the partition key's name, then the sort
+/// key's if any), each attribute of type `kind`; the throughput, tags and settings are the
+/// caller's to add.
+pub fn create_keyed(
+    client: &aws_sdk_dynamodb::Client,
+    name: &str,
+    key: &[&str],
+    kind: ScalarAttributeType,
+) -> CreateTableFluentBuilder {
+    let mut request = client.create_table().table_name(name);
+    for (attribute, key_type) in key.iter().zip([KeyType::Hash, KeyType::Range]) {
+        request = request
+            .attribute_definitions(
+                AttributeDefinition::builder()
+                    .attribute_name(*attribute)
+                    .attribute_type(kind.clone())
+                    .build()
+                    .expect("name and type are set"),
+            )
+            .key_schema(
+                KeySchemaElement::builder()
+                    .attribute_name(*attribute)
+                    .key_type(key_type)
+                    .build()
+                    .expect("name and key type are set"),
+            );
+    }
+    request
+}
+
+/// Provisioned throughput of `read` RCU and `write` WCU.
+pub fn throughput(read: i64, write: i64) -> ProvisionedThroughput {
+    ProvisionedThroughput::builder()
+        .read_capacity_units(read)
+        .write_capacity_units(write)
+        .build()
+        .expect("both units are set")
+}
+
 /// Creates a table the way a user outside ddb-rollover would: key `id` (S), 5 RCU / 5 WCU.
 /// Returns the TableStatus CreateTable reported.
 pub async fn create_plain_table(client: &aws_sdk_dynamodb::Client, name: &str) -> String {
-    use aws_sdk_dynamodb::types::{
-        AttributeDefinition, KeySchemaElement, KeyType, ProvisionedThroughput, ScalarAttributeType,
-    };
-    let out = client
-        .create_table()
-        .table_name(name)
-        .attribute_definitions(
-            AttributeDefinition::builder()
-                .attribute_name("id")
-                .attribute_type(ScalarAttributeType::S)
-                .build()
-                .expect("name and type are set"),
-        )
-        .key_schema(
-            KeySchemaElement::builder()
-                .attribute_name("id")
-                .key_type(KeyType::Hash)
-                .build()
-                .expect("name and key type are set"),
-        )
-        .provisioned_throughput(
-            ProvisionedThroughput::builder()
-                .read_capacity_units(5)
-                .write_capacity_units(5)
-                .build()
-                .expect("both units are set"),
-        )
+    let out = create_keyed(client, name, &["id"], ScalarAttributeType::S)
+        .provisioned_throughput(throughput(5, 5))
         .send()
         .await
         .unwrap_or_else(|e| panic!("CreateTable {name}: {e:?}"));
@@ -91,6 +116,14 @@ pub async fn scan(
 
 /// A table's ARN, read back from the server (DescribeTable).
 pub async fn table_arn(client: &aws_sdk_dynamodb::Client, table: &str) -> String {
+    describe(client, table)
+        .await
+        .table_arn
+        .unwrap_or_else(|| panic!("DescribeTable {table} gave no ARN"))
+}
+
+/// One table as DescribeTable reports it.
+pub async fn describe(client: &aws_sdk_dynamodb::Client, table: &str) -> TableDescription {
     client
         .describe_table()
         .table_name(table)
@@ -98,8 +131,7 @@ pub async fn table_arn(client: &aws_sdk_dynamodb::Client, table: &str) -> String
         .await
         .unwrap_or_else(|e| panic!("DescribeTable {table}: {e:?}"))
         .table
-        .and_then(|t| t.table_arn)
-        .unwrap_or_else(|| panic!("DescribeTable {table} gave no ARN"))
+        .unwrap_or_else(|| panic!("DescribeTable {table}: no table"))
 }
 
 /// A table's tags, read back from the server (ListTagsOfResource).
@@ -121,7 +153,7 @@ pub async fn tags_of(
 
 /// A table's provisioned (RCU, WCU), as DescribeTable reports it. Panics for a table without
 /// provisioned throughput.
-pub fn capacity_of(table: &aws_sdk_dynamodb::types::TableDescription) -> (i64, i64) {
+pub fn capacity_of(table: &TableDescription) -> (i64, i64) {
     let throughput = table
         .provisioned_throughput()
         .unwrap_or_else(|| panic!("{:?} has no provisioned throughput", table.table_name()));

@@ -1,10 +1,11 @@
 //! An account at the default table quota, as AWS would serve it: 2,500 owned tables plus
 //! foreign ones on moto, behind the proxy with AWS's per-account tag-API rates
 //! (ListTagsOfResource 10/s, TagResource and UntagResource 5/s), the 2,500-table quota and
-//! 20 ms added to every call. A catch-up `resize-old` (every table still hot) and then a
-//! steady-state one both end with every table in its phase and nothing failed, each well
-//! inside the functions' 300 s timeout (printed, not asserted: speed is the bench's business),
-//! and the steady-state run makes exactly the floor of calls:
+//! 20 ms added to every call. A catch-up `resize-old` (every table still hot; each table's tags
+//! read just before its change, at 10 a second, so it may take two runs' time budgets) and then
+//! a steady-state one end with every table in its phase and nothing failed, each run inside
+//! the functions' 300 s timeout (printed, not asserted: speed is the bench's business), and
+//! the steady-state run makes exactly the floor of calls:
 //! ceil(tables / 100) ListTables + one DescribeTable per owned table + one call per change.
 
 use std::collections::BTreeMap;
@@ -97,17 +98,45 @@ async fn two_thousand_five_hundred_tables_at_awss_rates_catch_up_then_stay_at_th
     let all_tables = OWNED + FOREIGN.len();
     let pages = all_tables.div_ceil(100);
 
-    // Catch-up: the day after the last table, every table still hot.
+    // Catch-up: the day after the last table, every table still hot. The tags of each table
+    // are read just before its change (none were read to plan it), at AWS's 10 a second, so
+    // the catch-up may need more than one run's time budget: each run makes progress, defers
+    // only for want of time, and fails nothing, until nothing is left.
     let at = format!("{}T00:15:00Z", last + Duration::days(1));
     let started = Instant::now();
-    let catch_up = cli(&proxy, &["--at", &at, "resize-old"]);
+    let mut done = 0;
+    let mut catch_up_runs = 0;
+    let catch_up_calls = loop {
+        catch_up_runs += 1;
+        let catch_up = cli(&proxy, &["--at", &at, "resize-old"]);
+        assert_eq!(catch_up.code, 0, "{}", catch_up.stderr);
+        let report = catch_up.json();
+        let summary = &report["summary"];
+        assert_eq!(summary["failed"], 0, "{summary}");
+        let made = summary["done"].as_u64().unwrap() as usize;
+        assert!(made > 0, "catch-up run {catch_up_runs} made no change: {summary}");
+        done += made;
+        let deferrals: Vec<&serde_json::Value> = report["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|line| line["outcome"] == "deferred")
+            .map(|line| &line["deferral"])
+            .collect();
+        assert!(
+            deferrals.iter().all(|cause| *cause == "time_budget"),
+            "{deferrals:?}"
+        );
+        if deferrals.is_empty() {
+            break proxy.counts();
+        }
+        assert!(
+            catch_up_runs < 3,
+            "still deferring after {catch_up_runs} runs: {summary}"
+        );
+    };
     let catch_up_seconds = started.elapsed().as_secs_f64();
-    assert_eq!(catch_up.code, 0, "{}", catch_up.stderr);
-    let report = catch_up.json();
-    assert_eq!(report["summary"]["failed"], 0);
-    assert_eq!(report["summary"]["deferred"], 0, "{}", report["summary"]);
-    assert_eq!(report["summary"]["done"], OWNED, "{}", report["summary"]);
-    let catch_up_calls = proxy.counts();
+    assert_eq!(done, OWNED);
 
     // Read back: the newest table is warm, all others cold.
     let capacities: BTreeMap<String, (i64, i64)> = testkit::describe_all(&client)
@@ -151,7 +180,7 @@ async fn two_thousand_five_hundred_tables_at_awss_rates_catch_up_then_stay_at_th
     assert_eq!(proxy.counts(), floor);
     eprintln!(
         "{OWNED} owned + {} foreign tables, AWS's rates, 20 ms a call: catch-up resize-old {catch_up_seconds:.1} s \
-         ({catch_up_calls:?}), steady state {steady_seconds:.1} s ({:?}, floor {})",
+         in {catch_up_runs} run(s) ({catch_up_calls:?}), steady state {steady_seconds:.1} s ({:?}, floor {})",
         FOREIGN.len(),
         proxy.counts(),
         pages + OWNED

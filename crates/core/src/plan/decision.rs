@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::plan::deferral::DeferralCause;
-use crate::plan::verdict::Verdict;
+use crate::plan::verdict::{NoEvidence, NotOurs, Owner, Verdict};
 use crate::policy::period::Slot;
 use crate::policy::scaling::{DeregisterScaling, RegisterScaling};
 use crate::policy::settings::Billing;
@@ -189,6 +189,36 @@ pub struct PlanItem {
     pub decision: Decision,
     /// Why, in words for the operator.
     pub reason: String,
+}
+
+impl PlanItem {
+    /// Whether the run reads the table's tags just before this change: it changes an existing
+    /// table that the plan judged ours by its name alone (see [`Verdict::rests_on_name_alone`]).
+    pub(crate) fn needs_tags_before_change(&self) -> bool {
+        !matches!(self.decision, Decision::Create(_) | Decision::Recreate(_))
+            && self.decision.is_change()
+            && self.verdict.as_ref().is_some_and(Verdict::rests_on_name_alone)
+    }
+
+    /// The item once the table's tags, read just before its change, show that it is not ours:
+    /// no change, and the verdict says why.
+    pub(crate) fn disowned(self, why: NotOurs) -> PlanItem {
+        let reason = format!(
+            "its tags, read before the {}, say it is not ours: {why}; left as it is",
+            self.decision.action()
+        );
+        let verdict = self.verdict.map(|verdict| Verdict {
+            owner: Owner::NotOurs { why },
+            not_deletable: vec![NoEvidence::NotOurs],
+            ..verdict
+        });
+        PlanItem {
+            decision: Decision::Foreign,
+            reason,
+            verdict,
+            ..self
+        }
+    }
 }
 
 /// Every table's decision for one run of one operation.

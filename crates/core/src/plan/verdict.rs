@@ -11,8 +11,8 @@
 //! - A family tag naming another prefix makes the table another family's, whatever its name.
 //! - Our family tag (written at CreateTable, or by an operator's `adopt`) makes it ours.
 //! - `{prefix}_{label}` for the policy's period with the policy's key makes it ours by name:
-//!   the runs manage it (the function's role refuses their writes to a table tagged for another
-//!   family), but retention never deletes it without the family tag.
+//!   the runs manage it (a run reads its tags just before changing it, and leaves it when they
+//!   name another family), but retention never deletes it without the family tag.
 //! - Period tags on a name that is a label of some period: a table from a version before the
 //!   family tag; managed, not deleted until adopted.
 //! - A global index is the policy's only when its name, key schema and projection are; a
@@ -22,7 +22,7 @@
 //!   it, and keeps retention from deleting the table (deleting it would destroy the part, or
 //!   override whoever protected it).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde::Serialize;
@@ -233,6 +233,18 @@ pub enum TargetOwner {
 impl Verdict {
     pub(crate) fn is_ours(&self) -> bool {
         matches!(self.owner, Owner::Ours { .. })
+    }
+
+    /// Ours by its name and key alone: its tags were not read, so nothing yet shows that it is
+    /// not another family's (a run reads them just before changing it).
+    pub(crate) fn rests_on_name_alone(&self) -> bool {
+        matches!(
+            self.owner,
+            Owner::Ours {
+                by: OwnedBy::Name,
+                ..
+            }
+        )
     }
 
     /// The period the table holds, when it is ours.
@@ -522,13 +534,8 @@ impl<'a> Judge<'a> {
         let not_ours = |why| Owner::NotOurs { why };
         let tags = table.tags.as_ref();
         let family = tags.and_then(|tags| tags.get(TAG_FAMILY));
-        if let Some(why) = tags.and_then(|tags| tags.get(TAG_SHORT_IMPORT)) {
-            return not_ours(NotOurs::ShortImport { why: why.clone() });
-        }
-        if let Some(family) = family.filter(|f| *f != self.naming.prefix()) {
-            return not_ours(NotOurs::OtherFamily {
-                family: family.clone(),
-            });
+        if let Some(why) = tags.and_then(|tags| disowned_by_tags(self.naming.prefix(), tags)) {
+            return not_ours(why);
         }
         let tagged = tags.and_then(|tags| tagged_slot(self.naming.calendar(), tags));
         let name_slot = match by_name {
@@ -690,6 +697,21 @@ impl<'a> Judge<'a> {
         }
         missing
     }
+}
+
+/// What a table's tags alone say against its being the family `prefix`'s, whatever its name:
+/// restore's short-import marker, or a family tag naming another family. The verdict asks it
+/// first; a run asks it again just before changing a table it judged ours by name alone
+/// ([`Verdict::rests_on_name_alone`]), once it has read the tags.
+pub(crate) fn disowned_by_tags(prefix: &str, tags: &BTreeMap<String, String>) -> Option<NotOurs> {
+    if let Some(why) = tags.get(TAG_SHORT_IMPORT) {
+        return Some(NotOurs::ShortImport { why: why.clone() });
+    }
+    tags.get(TAG_FAMILY)
+        .filter(|family| *family != prefix)
+        .map(|family| NotOurs::OtherFamily {
+            family: family.clone(),
+        })
 }
 
 fn reading(read: bool, unsupported: bool) -> Reading {

@@ -22,6 +22,7 @@ use crate::run::observe::{observe, run_view, SCALING_UNSUPPORTED};
 use crate::run::readiness::{self, Readiness};
 use crate::run::report::{Outcome, RunReport, TableLine};
 use crate::run::status::operator_warnings;
+use crate::run::tag_check;
 use crate::table::changes::{
     DeleteRequest, ExportRequest, SealRequest, SettingChange, TableSetting, TableSpec, TagChange,
     UnsealRequest,
@@ -107,6 +108,8 @@ pub async fn run_each<C: ControlPlane>(
         };
         let mut plan = plan_run(policy, now, tables, listed_only, operation);
         if scope == Scope::Full {
+            // Every tag is read already: what the run's reads before its changes would find.
+            plan = tag_check::foresee(plan, &observation.tables);
             plan.warnings = operator_warnings(policy, now, &observation.tables, &[&plan]);
         }
         let mut report = apply(control, plan, &observation.unreadable, options)
@@ -193,53 +196,12 @@ pub async fn apply<C: ControlPlane>(
             _ => by_table.push(vec![item]),
         }
     }
-    let mut lines: Vec<TableLine> = stream::iter(by_table)
-        .map(|group| async move {
-            let mut lines = Vec::with_capacity(group.len());
-            let mut gone = false;
-            let mut still_scaled = false;
-            let mut not_deleted = false;
-            for item in group {
-                let line = if gone {
-                    // The table vanished under an earlier step: no more calls for it.
-                    TableLine::new(item, Outcome::Gone, None)
-                } else if not_deleted {
-                    // What follows a deletion (deregistering its targets) waits for it.
-                    TableLine::new(
-                        item,
-                        Outcome::Skipped,
-                        Some("not sent: the table was not deleted".into()),
-                    )
-                } else if still_scaled && matches!(item.decision, Decision::Update(_)) {
-                    // Our scalable targets are still on it: the autoscaler would undo the change.
-                    TableLine::deferred(
-                        item,
-                        DeferralCause::ScalingStillAttached,
-                        Some(
-                            "waits until this policy's scalable targets are deregistered (the step before did not finish); a later run retries".into(),
-                        ),
-                    )
-                } else if item.decision.is_change()
-                    && !options.dry_run
-                    && options.deadline.is_some_and(|d| control.now() >= d)
-                {
-                    out_of_time(item)
-                } else {
-                    execute(control, operation, item, options).await
-                };
-                gone = line.outcome == Outcome::Gone;
-                not_deleted |= matches!(line.item.decision, Decision::Delete(_))
-                    && !matches!(line.outcome, Outcome::Done | Outcome::Planned);
-                still_scaled |= matches!(line.item.decision, Decision::DeregisterScaling(_))
-                    && !matches!(line.outcome, Outcome::Done | Outcome::Planned);
-                lines.push(line);
-            }
-            lines
-        })
+    let (lines, disowned_tables): (Vec<Vec<TableLine>>, Vec<Option<String>>) = stream::iter(by_table)
+        .map(|group| apply_table(control, operation, &prefix, group, options))
         .buffered(options.concurrency.max(1))
-        .flat_map(stream::iter)
-        .collect()
+        .unzip()
         .await;
+    let mut lines: Vec<TableLine> = lines.into_iter().flatten().collect();
     lines.extend(unreadable.iter().map(|error| unreadable_line(error, &blocked)));
     lines.sort_by(|a, b| a.item.table.cmp(&b.item.table));
     // Best effort, and never past the deadline: the report matters more than the tag.
@@ -248,6 +210,7 @@ pub async fn apply<C: ControlPlane>(
     }
     // Said once, not once per table.
     let mut warnings = warnings;
+    warnings.extend(disowned_tables.into_iter().flatten());
     let unsupported = |line: &TableLine| line.item.reason.ends_with(NO_SCALING_HERE);
     if lines.iter().any(unsupported) && !warnings.iter().any(|w| w == SCALING_UNSUPPORTED) {
         warnings.push(SCALING_UNSUPPORTED.to_string());
@@ -255,6 +218,81 @@ pub async fn apply<C: ControlPlane>(
     // The warnings are the report's: its reader prints or logs them once (not here as well).
     tracing::info!(%operation, %at, tables = lines.len(), "run finished");
     RunReport::new(operation, at, prefix, current_period, options.dry_run, lines).with_warnings(warnings)
+}
+
+/// Carries out one table's items in order (its main change first, a delete after lifting
+/// protection): its line for each, and the warning when its tags, read before its first change,
+/// disowned it.
+async fn apply_table<C: ControlPlane>(
+    control: &C,
+    operation: Operation,
+    family: &str,
+    group: Vec<PlanItem>,
+    options: ApplyOptions,
+) -> (Vec<TableLine>, Option<String>) {
+    let out_of_time_now = |item: &PlanItem| {
+        item.decision.is_change() && !options.dry_run && options.deadline.is_some_and(|d| control.now() >= d)
+    };
+    let mut lines = Vec::with_capacity(group.len());
+    let mut gone = false;
+    let mut still_scaled = false;
+    let mut not_deleted = false;
+    // Positive evidence before the first change to a table judged ours by name alone.
+    let checked = match group.iter().find(|item| item.needs_tags_before_change()) {
+        Some(item) if !out_of_time_now(item) => Some((
+            item.decision.action(),
+            tag_check::disowned_now(control, family, item).await,
+        )),
+        _ => None,
+    };
+    let (disowned, tag_error, warning) = match checked {
+        Some((action, Ok(Some(why)))) => {
+            tracing::warn!(table = %group[0].table, reason = %why, "not ours after all: left as it is");
+            let warning = tag_check::warning(&group[0].table, action, &why);
+            (Some(why), None, Some(warning))
+        }
+        Some((_, Err(e))) => (None, Some(e), None),
+        Some((_, Ok(None))) | None => (None, None, None),
+    };
+    for item in group {
+        let line = if let Some(why) = &disowned {
+            TableLine::new(item.disowned(why.clone()), Outcome::Foreign, None)
+        } else if let Some(e) = tag_error.as_ref().filter(|_| item.decision.is_change()) {
+            // Not proven ours: without its ARN the run writes none of its own tags on it (the
+            // last deferral's).
+            conclude(operation, PlanItem { arn: None, ..item }, Err(e.clone()))
+        } else if gone {
+            // The table vanished under an earlier step: no more calls for it.
+            TableLine::new(item, Outcome::Gone, None)
+        } else if not_deleted {
+            // What follows a deletion (deregistering its targets) waits for it.
+            TableLine::new(
+                item,
+                Outcome::Skipped,
+                Some("not sent: the table was not deleted".into()),
+            )
+        } else if still_scaled && matches!(item.decision, Decision::Update(_)) {
+            // Our scalable targets are still on it: the autoscaler would undo the change.
+            TableLine::deferred(
+                item,
+                DeferralCause::ScalingStillAttached,
+                Some(
+                    "waits until this policy's scalable targets are deregistered (the step before did not finish); a later run retries".into(),
+                ),
+            )
+        } else if out_of_time_now(&item) {
+            out_of_time(item)
+        } else {
+            execute(control, operation, item, options).await
+        };
+        gone = line.outcome == Outcome::Gone;
+        not_deleted |= matches!(line.item.decision, Decision::Delete(_))
+            && !matches!(line.outcome, Outcome::Done | Outcome::Planned);
+        still_scaled |= matches!(line.item.decision, Decision::DeregisterScaling(_))
+            && !matches!(line.outcome, Outcome::Done | Outcome::Planned);
+        lines.push(line);
+    }
+    (lines, warning)
 }
 
 async fn execute<C: ControlPlane>(
@@ -277,6 +315,11 @@ async fn execute<C: ControlPlane>(
         (Decision::Foreign, _) => Ok(Outcome::Foreign),
         (decision, _) => send(control, decision, options).await,
     };
+    conclude(operation, item, outcome)
+}
+
+/// The line of a step that ended with `outcome`: what each AWS error means for the run.
+fn conclude(operation: Operation, item: PlanItem, outcome: Result<Outcome, ControlPlaneError>) -> TableLine {
     // create_new's own tables must exist when it ends: one that vanished is not "gone".
     let must_exist = operation == Operation::CreateNew && item.age.is_some_and(|age| age <= 0);
     match outcome {

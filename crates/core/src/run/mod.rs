@@ -14,3 +14,4 @@ pub mod readiness;
 pub mod report;
 pub mod restore;
 pub mod status;
+mod tag_check;

@@ -19,6 +19,7 @@ use crate::policy::warm::WarmThroughput;
 use crate::policy::Policy;
 use crate::run::observe::run_view;
 use crate::run::readiness::{assess_between_runs, Readiness};
+use crate::run::tag_check;
 use crate::table::{ArchiveState, ObservedTable, ObservedWarm};
 
 /// What one operation would do with a table next time it runs, and the verdict it decides on.
@@ -171,7 +172,8 @@ pub struct StatusReport {
 pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -> StatusReport {
     let run_plan = |operation| {
         let (tables, listed_only) = run_view(policy, operation, now, observed);
-        let plan = plan_run(policy, now, &tables, &listed_only, operation);
+        // What the run's reads just before its changes will find, status has read already.
+        let plan = tag_check::foresee(plan_run(policy, now, &tables, &listed_only, operation), observed);
         (plan, tables)
     };
     let (create, create_view) = run_plan(Operation::CreateNew);
@@ -263,9 +265,9 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
 }
 
 /// What an operator's view (`status`, `plan`: `observed` read in full) says besides the runs'
-/// own warnings (`runs`, each planned on what its run reads): the neighbours named from their
-/// tags, which runs never read, and the tables a run would change that this view finds are
-/// not this policy's. Each said once.
+/// own warnings (`runs`, each planned on what its run reads, with the tables its tag reads
+/// before a change would disown): the neighbours named from their tags, which runs never read,
+/// and the table quota. Each said once.
 pub(crate) fn operator_warnings(
     policy: &Policy,
     now: DateTime<Utc>,
@@ -283,44 +285,12 @@ pub(crate) fn operator_warnings(
         .chain(runs.iter().flat_map(|run| &run.warnings))
         .cloned()
         .chain(quota)
-        .chain(unread_hazards(&full, runs))
     {
         if !warnings.contains(&warning) {
             warnings.push(warning);
         }
     }
     warnings
-}
-
-/// Tables that status, reading everything, finds not this policy's but that a run, reading
-/// only what its decisions need (no tags for a name of our exact shape), would change: on AWS
-/// the function's role refuses those writes (its `aws:ResourceTag` conditions), so that run
-/// fails; said here before it happens.
-fn unread_hazards(full: &Plan, runs: &[&Plan]) -> Vec<String> {
-    let mut hazards = Vec::new();
-    for run in runs {
-        for item in run.items.iter().filter(|item| item.decision.is_change()) {
-            let seen = full
-                .items
-                .iter()
-                .find(|i| i.table == item.table)
-                .and_then(|i| i.verdict.as_ref());
-            let Some(seen) = seen.filter(|v| !v.is_ours()) else {
-                continue;
-            };
-            if item.verdict.as_ref().is_some_and(Verdict::is_ours) {
-                hazards.push(format!(
-                    "{}: its tags make it {}, but {} does not read the tags of a name of this policy's shape and would {} it: \
-                     on AWS the function's role refuses that change (aws:ResourceTag), so the run fails; rename or retag the table",
-                    item.table,
-                    seen.label(),
-                    run.operation,
-                    item.decision.action()
-                ));
-            }
-        }
-    }
-    hazards
 }
 
 /// What `status` shows of a table's warm throughput in phase `phase`: `None` for a table that is

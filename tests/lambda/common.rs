@@ -16,7 +16,7 @@ pub const WARM: (i64, i64) = (100, 1);
 /// ... of every older table.
 pub const COLD: (i64, i64) = (1, 1);
 
-/// The event in `events/name`, as the blog's functions receive it.
+/// The event file `name` under `events/`, as the functions receive it.
 pub fn event_file(name: &str) -> Value {
     let path = testkit::repo_root().join("events").join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

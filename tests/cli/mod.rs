@@ -9,7 +9,9 @@ mod no_autoscaling;
 mod offline;
 mod overlap;
 mod quota;
+
 mod restore;
+mod retagged;
 mod scale;
 mod survival;
 mod warm;

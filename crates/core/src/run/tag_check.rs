@@ -22,9 +22,14 @@ pub(crate) async fn disowned_now<C: Tables>(
     prefix: &str,
     item: &PlanItem,
 ) -> Result<Option<NotOurs>, ControlPlaneError> {
+    // Every server DescribeTable answers gives the ARN; without it there is no evidence to read.
     let Some(arn) = &item.arn else {
-        // Only a listed, never described table lacks its ARN, and the plan changes none.
-        return Ok(None);
+        return Err(ControlPlaneError {
+            kind: ErrorKind::Other,
+            operation: "ListTagsOfResource",
+            table: item.table.clone(),
+            message: "DescribeTable gave no ARN, so the tags a change needs could not be read".into(),
+        });
     };
     match control.list_tags(arn).await {
         Ok(tags) => Ok(disowned_by_tags(prefix, &tags)),

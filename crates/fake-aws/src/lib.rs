@@ -74,7 +74,7 @@ mod account;
 mod budgets;
 mod errors;
 mod foreign;
-mod iam;
+pub mod iam;
 mod injection;
 mod log;
 mod mutations;

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use aws_model::iam::{Decision, Request};
+use aws_model::iam::{action_matches, ConditionKey, Decision, Request};
 use aws_model::role::Role;
 use aws_model::stack::{ACCOUNT_ID, PARTITION, REGION};
 use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
@@ -74,6 +74,21 @@ impl FamilyRole {
                 statements,
             },
         }
+    }
+
+    /// Whether IAM's decision on `action` may depend on the resource's tags (a statement for
+    /// it has an `aws:ResourceTag` condition): callers that must fetch the tags skip it if not.
+    pub fn reads_resource_tags(&self, action: &str) -> bool {
+        self.role.statements.iter().any(|statement| {
+            statement
+                .actions
+                .iter()
+                .any(|pattern| action_matches(pattern, action))
+                && statement
+                    .conditions
+                    .iter()
+                    .any(|condition| matches!(condition.key, ConditionKey::ResourceTag(_)))
+        })
     }
 
     /// AWS's AccessDeniedException message (without the code) when the role may not make

@@ -1,56 +1,169 @@
-//! IAM of the functions' role, as `template.yaml` grants it to one family: every decision the
-//! fake makes about what our role (or another family's) may do is here, so a shared evaluator
-//! can replace this one module.
+//! IAM of the functions' role for one family, decided by `template.yaml`'s own statements
+//! through `aws_model`'s evaluator, never by rules written here: [`FamilyRole`] is the role, and
+//! the `may_*` checks turn the fake's calls into the evaluator's requests (action, table ARN,
+//! the table's tags, the tags the call writes). testkit's proxy asks the same [`FamilyRole`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
 
+use aws_model::iam::{action_matches, ConditionKey, Decision, Request};
+use aws_model::role::Role;
+use aws_model::stack::{ACCOUNT_ID, PARTITION, REGION};
 use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
 use ddb_rollover::table::changes::TableSpec;
 
 use crate::errors::{arn_of, error};
-use crate::{FakeAws, Table, World, FAMILY_TAG};
+use crate::{FakeAws, World};
 
-impl FakeAws {
-    pub(crate) fn denied(
-        &self,
-        operation: &'static str,
-        action: &str,
-        table: &str,
-        why: &str,
-    ) -> ControlPlaneError {
-        error(
-            ErrorKind::Other,
-            operation,
-            table,
-            format!(
-                "AccessDeniedException: User: arn:aws:sts::123456789012:assumed-role/ddb-rollover-{}/function is not \
-                 authorized to perform: {action} on resource: {} because no identity-based policy allows the {action} \
-                 action ({why})",
-                self.family,
-                arn_of(table)
-            ),
+/// The template whose roles the fakes enforce.
+const TEMPLATE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../template.yaml");
+
+/// The stack parameters the modelled role is read with, besides `TablePrefix`: every optional
+/// grant on (TTL, point-in-time recovery, archiving, deletion, autoscaling), so a test of any
+/// policy may make the calls such a stack's functions may make, and no other.
+const STACK_PARAMETERS: [(&str, &str); 5] = [
+    ("TtlAttribute", "expires"),
+    ("PointInTimeRecovery", "true"),
+    ("ArchiveBucket", "archive-bucket"),
+    ("DeleteAfter", "48"),
+    ("Autoscaling", "true"),
+];
+
+/// The functions of the template whose roles together are the family's role.
+const FUNCTIONS: [&str; 2] = ["CreateNewFunction", "ResizeOldFunction"];
+
+/// The IAM role of one family's functions: create_new's and resize_old's statements together
+/// (the fakes act as either function), resolved for a stack with `TablePrefix` = the family.
+#[derive(Debug)]
+pub struct FamilyRole {
+    family: String,
+    role: Role,
+}
+
+impl FamilyRole {
+    /// The role of the family `family`, read from the template once per family and process.
+    pub fn of(family: &str) -> Arc<FamilyRole> {
+        static ROLES: OnceLock<Mutex<HashMap<String, Arc<FamilyRole>>>> = OnceLock::new();
+        let mut roles = ROLES
+            .get_or_init(Mutex::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        Arc::clone(
+            roles
+                .entry(family.to_owned())
+                .or_insert_with(|| Arc::new(FamilyRole::read(family))),
         )
     }
 
-    pub(crate) fn in_pattern(&self, table: &str) -> bool {
-        table.starts_with(&format!("{}_", self.family))
+    fn read(family: &str) -> FamilyRole {
+        let mut parameters = vec![("TablePrefix", family)];
+        parameters.extend(STACK_PARAMETERS);
+        let statements = FUNCTIONS
+            .iter()
+            .flat_map(|function| {
+                Role::from_template(Path::new(TEMPLATE), function, &parameters)
+                    .unwrap_or_else(|e| panic!("{TEMPLATE}: the role of {function}: {e}"))
+                    .statements
+            })
+            .collect();
+        FamilyRole {
+            family: family.to_owned(),
+            role: Role {
+                logical_id: FUNCTIONS.join("+"),
+                statements,
+            },
+        }
     }
 
-    /// ReadPrefixTables: reads on `table/{prefix}_*`.
+    /// Whether IAM's decision on `action` may depend on the resource's tags (a statement for
+    /// it has an `aws:ResourceTag` condition): callers that must fetch the tags skip it if not.
+    pub fn reads_resource_tags(&self, action: &str) -> bool {
+        self.role.statements.iter().any(|statement| {
+            statement
+                .actions
+                .iter()
+                .any(|pattern| action_matches(pattern, action))
+                && statement
+                    .conditions
+                    .iter()
+                    .any(|condition| matches!(condition.key, ConditionKey::ResourceTag(_)))
+        })
+    }
+
+    /// AWS's AccessDeniedException message (without the code) when the role may not make
+    /// `request`, `None` when IAM allows it.
+    pub fn refusal(&self, request: &Request) -> Option<String> {
+        let because = match self.role.decide(request) {
+            Decision::Allowed(_) => return None,
+            Decision::ExplicitDeny(_) => "with an explicit deny in an identity-based policy".to_owned(),
+            Decision::ImplicitDeny => format!(
+                "because no identity-based policy allows the {} action",
+                request.action
+            ),
+        };
+        Some(format!(
+            "User: arn:{PARTITION}:sts::{ACCOUNT_ID}:assumed-role/ddb-rollover-{}/function is not authorized to \
+             perform: {} on resource: {} {because}",
+            self.family, request.action, request.resource
+        ))
+    }
+}
+
+/// The ARN of an Application Auto Scaling scalable target on `table` (AWS ends it in a
+/// generated id; the table's name stands in for it).
+pub fn scalable_target_arn(table: &str) -> String {
+    format!("arn:{PARTITION}:application-autoscaling:{REGION}:{ACCOUNT_ID}:scalable-target/{table}")
+}
+
+impl FakeAws {
+    /// Refuses `request` on `table` as AWS would when the role does not allow it (never with
+    /// IAM off: the operator's credentials).
+    fn authorize(
+        &self,
+        operation: &'static str,
+        table: &str,
+        request: Request,
+    ) -> Result<(), ControlPlaneError> {
+        if !self.iam {
+            return Ok(());
+        }
+        match FamilyRole::of(&self.family).refusal(&request) {
+            None => Ok(()),
+            Some(why) => Err(error(
+                ErrorKind::Other,
+                operation,
+                table,
+                format!("AccessDeniedException: {why}"),
+            )),
+        }
+    }
+
+    /// `action` on `table` with the table's current tags (none if it does not exist).
+    fn table_request(world: &World, action: &str, table: &str) -> Request {
+        let tags = world
+            .tables
+            .get(table)
+            .map(|t| t.tags.clone())
+            .unwrap_or_default();
+        Request::new(action, &arn_of(table)).with_resource_tags(tags)
+    }
+
+    /// A read of `table` (the world is locked here, for the table's tags).
     pub(crate) fn may_read(
         &self,
         operation: &'static str,
         action: &str,
         table: &str,
     ) -> Result<(), ControlPlaneError> {
-        if !self.iam || self.in_pattern(table) {
-            Ok(())
-        } else {
-            Err(self.denied(operation, action, table, "outside table/{prefix}_*"))
-        }
+        let request = {
+            let world = self.world.lock().unwrap_or_else(|e| e.into_inner());
+            Self::table_request(&world, action, table)
+        };
+        self.authorize(operation, table, request)
     }
 
-    /// ChangeFamilyTables: `aws:ResourceTag/ddb-rollover:family` equals the prefix if it exists.
+    /// A change of `table` (UpdateTable, DeleteTable, ...).
     pub(crate) fn may_change(
         &self,
         world: &World,
@@ -58,38 +171,21 @@ impl FakeAws {
         action: &str,
         table: &str,
     ) -> Result<(), ControlPlaneError> {
-        self.may_read(operation, action, table)?;
-        match world.tables.get(table).and_then(Table::family) {
-            Some(family) if self.iam && family != self.family => Err(self.denied(
-                operation,
-                action,
-                table,
-                &format!("the table's {FAMILY_TAG} tag is {family:?}"),
-            )),
-            _ => Ok(()),
-        }
+        self.authorize(operation, table, Self::table_request(world, action, table))
     }
 
-    /// CreateFamilyTables: `aws:RequestTag/ddb-rollover:family` must be the prefix.
+    /// CreateTable, with the tags it writes.
     pub(crate) fn may_create(
         &self,
         operation: &'static str,
         spec: &TableSpec,
     ) -> Result<(), ControlPlaneError> {
-        const ACTION: &str = "dynamodb:CreateTable";
-        self.may_read(operation, ACTION, &spec.name)?;
-        if self.iam && spec.tags.get(FAMILY_TAG).map(String::as_str) != Some(self.family.as_str()) {
-            return Err(self.denied(
-                operation,
-                ACTION,
-                &spec.name,
-                &format!("aws:RequestTag/{FAMILY_TAG} must be {:?}", self.family),
-            ));
-        }
-        Ok(())
+        let request =
+            Request::new("dynamodb:CreateTable", &arn_of(&spec.name)).with_request_tags(spec.tags.clone());
+        self.authorize(operation, &spec.name, request)
     }
 
-    /// TagResource on a table of the family, and never writing another family's tag.
+    /// TagResource on `name`, writing `tags`.
     pub(crate) fn may_tag(
         &self,
         world: &World,
@@ -97,40 +193,35 @@ impl FakeAws {
         name: &str,
         tags: &BTreeMap<String, String>,
     ) -> Result<(), ControlPlaneError> {
-        const ACTION: &str = "dynamodb:TagResource";
-        self.may_change(world, operation, ACTION, name)?;
-        if let Some(family) = tags.get(FAMILY_TAG).filter(|f| self.iam && **f != self.family) {
-            return Err(self.denied(
-                operation,
-                ACTION,
-                name,
-                &format!("aws:RequestTag/{FAMILY_TAG} is {family:?}"),
-            ));
-        }
-        Ok(())
+        let request =
+            Self::table_request(world, "dynamodb:TagResource", name).with_request_tags(tags.clone());
+        self.authorize(operation, name, request)
     }
 
-    /// DeleteFamilyTables: StringEquals, so an untagged table is refused too.
+    /// DeleteTable of `name`.
     pub(crate) fn may_delete(
         &self,
         world: &World,
         operation: &'static str,
         name: &str,
     ) -> Result<(), ControlPlaneError> {
-        const ACTION: &str = "dynamodb:DeleteTable";
-        self.may_read(operation, ACTION, name)?;
-        let family = world.tables.get(name).and_then(Table::family);
-        if self.iam && family != Some(self.family.as_str()) {
-            return Err(self.denied(
-                operation,
-                ACTION,
-                name,
-                &format!(
-                    "aws:ResourceTag/{FAMILY_TAG} is {family:?}, the role needs {:?}",
-                    self.family
-                ),
-            ));
-        }
-        Ok(())
+        self.may_change(world, operation, "dynamodb:DeleteTable", name)
+    }
+
+    /// What Application Auto Scaling checks before it registers a target or puts a policy on
+    /// `table`: the role's `action` on a DynamoDB scalable target, and that the caller may
+    /// describe and update the target's table.
+    pub(crate) fn may_scale(
+        &self,
+        world: &World,
+        operation: &'static str,
+        action: &str,
+        table: &str,
+    ) -> Result<(), ControlPlaneError> {
+        let request = Request::new(action, &scalable_target_arn(table))
+            .with_context("application-autoscaling:service-namespace", "dynamodb");
+        self.authorize(operation, table, request)?;
+        self.may_change(world, operation, "dynamodb:DescribeTable", table)?;
+        self.may_change(world, operation, "dynamodb:UpdateTable", table)
     }
 }

@@ -37,13 +37,13 @@
 //!   scaling policies, or CloudWatch alarms"); registering a target whose resource's capacity is
 //!   outside the new bounds brings it within them, as the autoscaler does;
 //! - the IAM role `template.yaml` gives the functions of one family (the prefix the fake is
-//!   built for): tables are reachable only under `table/{prefix}_*`; CreateTable needs the
-//!   family tag = prefix in its tags; changes (UpdateTable, UpdateTimeToLive,
-//!   UpdateContinuousBackups, ExportTableToPointInTime, TagResource) are refused on a table whose
-//!   family tag names another family; TagResource may not write another family's tag;
-//!   DeleteTable needs the family tag = prefix. A refusal is `ErrorKind::Other` with an
-//!   AccessDeniedException message. Application Auto Scaling checks that the caller may update
-//!   the target's table before registering a target or putting a policy.
+//!   built for), decided by the template's own statements (create_new's and resize_old's
+//!   together, every optional grant on) through `aws_model`'s evaluator ([`iam::FamilyRole`]):
+//!   e.g. tables reachable only under `table/{prefix}_*`, CreateTable only with the family tag
+//!   in its tags, DeleteTable only of a table carrying it, no change to another family's table.
+//!   A refusal is `ErrorKind::Other` with an AccessDeniedException message. Application Auto
+//!   Scaling checks that the caller may describe and update the target's table before
+//!   registering a target or putting a policy.
 //!
 //! Besides the control plane, the fake keeps ground truth for invariants: who made each table,
 //! index, target and policy ([`Maker`]), whether the operator adopted a table, and a log of every
@@ -65,8 +65,8 @@
 //! observed ([`FakeAws::requests`], [`FakeAws::waits`], [`FakeAws::max_in_flight`]).
 //!
 //! Its modules: the account ([`World`], [`FakeAws`]'s handle on it, the objects it holds
-//! and the log of calls and requests), the decrease budgets, the role's IAM (one module,
-//! `iam`), the mutations our calls and the foreign acts share, the foreign acts, what a test
+//! and the log of calls and requests), the decrease budgets, the role's IAM (`iam`, which
+//! testkit's proxy shares), the mutations our calls and the foreign acts share, the foreign acts, what a test
 //! injects (`injection`) and seeds (`seed`), one module a port (`ports`), the S3 of the exports
 //! and the warm throughput.
 
@@ -74,7 +74,7 @@ mod account;
 mod budgets;
 mod errors;
 mod foreign;
-mod iam;
+pub mod iam;
 mod injection;
 mod log;
 mod mutations;

@@ -181,6 +181,31 @@ fn the_role_changes_only_its_familys_tables_and_deletes_only_tagged_ones() {
     );
 }
 
+/// The template's role decides: CreateTable needs our family tag in the request (none, or
+/// another family's, is refused), and DeleteTable needs it on the table.
+#[test]
+fn the_templates_role_decides_create_and_delete_by_the_family_tag() {
+    let fake = FakeAws::new("ts", at(0, 0), Config::default());
+    for refused in [spec("ts_a", None), spec("ts_a", Some("ts_eu"))] {
+        let e = block_on(fake.create_table(&refused)).expect_err("no family tag of ours");
+        assert!(
+            e.message
+                .contains("not authorized to perform: dynamodb:CreateTable"),
+            "{e}"
+        );
+    }
+    block_on(fake.create_table(&spec("ts_a", Some("ts")))).unwrap();
+    fake.foreign_create_table("someone", &spec("ts_b", None)).unwrap();
+    fake.advance(Duration::minutes(1));
+    let e = block_on(fake.delete_table("ts_b")).expect_err("an untagged table");
+    assert!(
+        e.message
+            .contains("not authorized to perform: dynamodb:DeleteTable"),
+        "{e}"
+    );
+    block_on(fake.delete_table("ts_a")).unwrap();
+}
+
 #[test]
 fn deregistering_a_target_deletes_every_policy_and_deleting_a_table_leaves_targets() {
     let fake = FakeAws::new("ts", at(0, 0), Config::default());

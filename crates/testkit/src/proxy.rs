@@ -262,23 +262,19 @@ impl Proxy {
     }
 
     /// Refuses what the IAM role `template.yaml` gives the functions of the family `prefix`
-    /// does not allow (both functions' statements together), as AWS would: HTTP 400
-    /// `AccessDeniedException`, recorded as `"error AccessDeniedException"`, not forwarded.
-    /// - DynamoDB: any action on a table outside `table/{prefix}_*` (ListTables names no
-    ///   table); CreateTable unless its `Tags` carry `ddb-rollover:family` = `prefix`
-    ///   (`aws:RequestTag`, StringEquals); UpdateTable, UpdateTimeToLive,
-    ///   UpdateContinuousBackups, ExportTableToPointInTime and TagResource on a table whose
-    ///   family tag names another family (`aws:ResourceTag`, StringEqualsIfExists), and
-    ///   TagResource writing another family's tag; DeleteTable unless the table carries our
-    ///   family tag (StringEquals); UntagResource (never granted).
-    /// - Application Auto Scaling: RegisterScalableTarget and PutScalingPolicy on a table the
-    ///   role may not update (Application Auto Scaling checks the caller's permissions on the
-    ///   target resource); reads and removals only check the namespace.
+    /// does not allow (both functions' statements together, every optional grant on), as AWS
+    /// would: HTTP 400 `AccessDeniedException`, recorded as `"error AccessDeniedException"`, not
+    /// forwarded. The template's statements decide, through the evaluator the fake uses
+    /// (`fake_aws::iam::FamilyRole`): every DynamoDB request naming a table (its ARN, the tags
+    /// CreateTable and TagResource write), and every Application Auto Scaling request (on a
+    /// DynamoDB scalable target; RegisterScalableTarget and PutScalingPolicy also need
+    /// DescribeTable and UpdateTable on the table, as Application Auto Scaling checks). Other
+    /// services are not evaluated.
     ///
-    /// The table's tags are read from the upstream (DescribeTable for its ARN, then
-    /// ListTagsOfResource; not recorded) before each such write; a table that does not exist
-    /// is left to the upstream's own answer. Rules come first, as with the quota. Not undone by
-    /// [`Proxy::clear`].
+    /// When a statement for the action reads `aws:ResourceTag`, the table's tags are read from
+    /// the upstream (DescribeTable for its ARN, then ListTagsOfResource; not recorded); a table
+    /// that does not exist is left to the upstream's own answer. Rules come first, as with the
+    /// quota. Not undone by [`Proxy::clear`].
     pub fn family_role(&self, prefix: &str) {
         self.state().role = Some(prefix.to_owned());
     }

@@ -416,9 +416,12 @@ async fn read_extras<C: ControlPlane>(
                 }
             }
             // A table of ours due for deletion (whether archived or not: someone else's
-            // statements keep it), and one carrying our seal.
-            let policy_read =
-                tags.contains_key(TAG_SEALED) || (want.resource_policy && tags.contains_key(TAG_FAMILY));
+            // statements keep it), and one carrying our seal; only while our family's tag is
+            // on it: the role may read no other family's policy.
+            let ours = tags
+                .get(TAG_FAMILY)
+                .is_some_and(|family| *family == policy.prefix);
+            let policy_read = ours && (tags.contains_key(TAG_SEALED) || want.resource_policy);
             table.tags = Some(tags);
             if policy_read {
                 if unsupported.has(OptionalRead::ResourcePolicy) {

@@ -25,8 +25,12 @@ impl Scaling for FakeAws {
             for target in &change.targets {
                 const OP: &str = "RegisterScalableTarget";
                 let table = table_of(&target.key.resource_id).unwrap_or_default().to_string();
-                // Application Auto Scaling checks that the caller may update the table.
-                self.may_change(world, OP, "dynamodb:UpdateTable", &table)?;
+                self.may_scale(
+                    world,
+                    OP,
+                    "application-autoscaling:RegisterScalableTarget",
+                    &table,
+                )?;
                 Self::check_resource(world, OP, &target.key)?;
                 Self::register_target(world, &self.actor, &target.key, target.min, target.max, effects);
                 let policy = ScalingPolicy {

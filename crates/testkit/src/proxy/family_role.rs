@@ -1,21 +1,22 @@
 //! The IAM role `template.yaml` gives one family's functions, which no local server enforces:
-//! what [`super::Proxy::family_role`] refuses, and why, in AWS's words. A hand-written reading
-//! of the template's statements, kept in this one module so that asking the template's own
-//! evaluator instead changes one file.
+//! what [`super::Proxy::family_role`] refuses, in AWS's words. The template's own statements
+//! decide ([`fake_aws::iam::FamilyRole`], as in the fake); this module only turns a request on
+//! the wire into the evaluator's: its action, resource, the table's tags and the tags it writes.
 
 use std::collections::BTreeMap;
 
+use aws_model::iam::Request;
+use aws_model::stack::table_arn;
+use fake_aws::iam::{scalable_target_arn, FamilyRole};
 use hyper::body::Bytes;
 use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 
 use super::upstream::Upstream;
 use super::wire::{table_of, AMZ_JSON, TARGET};
 
-/// The tag `template.yaml`'s IAM conditions check.
-const FAMILY_TAG: &str = "ddb-rollover:family";
-
 /// Why the role of the family `prefix` refuses this request, if it does (see
-/// [`super::Proxy::family_role`]).
+/// [`super::Proxy::family_role`]). Requests to other services than DynamoDB and Application
+/// Auto Scaling, and DynamoDB requests that name no table, are not evaluated.
 pub(super) async fn refusal(
     upstream: &Upstream,
     headers: &HeaderMap,
@@ -29,72 +30,71 @@ pub(super) async fn refusal(
         .and_then(|t| t.split_once('.'))
         .map_or("", |(service, _)| service);
     let json: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
-    let table = match service {
-        "AnyScaleFrontendService" => match operation {
-            "RegisterScalableTarget" | "PutScalingPolicy" => json["ResourceId"]
-                .as_str()
-                .and_then(|id| id.strip_prefix("table/"))
-                .map(|rest| rest.split('/').next().unwrap_or(rest).to_owned()),
-            _ => None,
-        },
-        service if service.starts_with("DynamoDB_") => table_of(body),
-        _ => None,
+    let role = FamilyRole::of(prefix);
+    let refused = |request: Request| {
+        role.refusal(&request)
+            .map(|why| format!("{why} (emulated by the testkit proxy)"))
     };
-    let table = table?;
-    let action = match service {
-        "AnyScaleFrontendService" => format!("application-autoscaling:{operation}"),
-        _ => format!("dynamodb:{operation}"),
-    };
-    let deny = |why: String| {
-        Some(format!(
-            "User: arn:aws:sts::123456789012:assumed-role/ddb-rollover-{prefix}/function is not authorized to \
-             perform: {action} on resource: table/{table} because no identity-based policy allows the {action} \
-             action ({why}; emulated by the testkit proxy)"
-        ))
-    };
-    if !table.starts_with(&format!("{prefix}_")) {
-        return deny(format!("outside table/{prefix}_*"));
-    }
-    let family_in = |tags: &serde_json::Value| {
-        tags.as_array()
-            .into_iter()
-            .flatten()
-            .find(|tag| tag["Key"] == FAMILY_TAG)
-            .and_then(|tag| tag["Value"].as_str().map(str::to_owned))
-    };
-    match operation {
-        "CreateTable" => match family_in(&json["Tags"]) {
-            Some(family) if family == prefix => None,
-            other => deny(format!("aws:RequestTag/{FAMILY_TAG} is {other:?}")),
-        },
-        "UntagResource" => deny("UntagResource is not granted".to_owned()),
-        "UpdateTable"
-        | "UpdateTimeToLive"
-        | "UpdateContinuousBackups"
-        | "ExportTableToPointInTime"
-        | "TagResource"
-        | "DeleteTable"
-        | "RegisterScalableTarget"
-        | "PutScalingPolicy" => {
-            if operation == "TagResource" {
-                if let Some(family) = family_in(&json["Tags"]).filter(|f| f != prefix) {
-                    return deny(format!("aws:RequestTag/{FAMILY_TAG} is {family:?}"));
-                }
-            }
-            // A table that does not exist: the upstream answers for it.
-            let tags = upstream_tags(upstream, headers, &table).await?;
-            let family = tags.get(FAMILY_TAG);
-            match (operation, family) {
-                ("DeleteTable", Some(family)) if family == prefix => None,
-                ("DeleteTable", other) => deny(format!("aws:ResourceTag/{FAMILY_TAG} is {other:?}")),
-                (_, Some(family)) if family != prefix => {
-                    deny(format!("aws:ResourceTag/{FAMILY_TAG} is {family:?}"))
-                }
-                _ => None,
+    if service == "AnyScaleFrontendService" {
+        let table = json["ResourceId"]
+            .as_str()
+            .and_then(|id| id.strip_prefix("table/"))
+            .map(|rest| rest.split('/').next().unwrap_or(rest).to_owned());
+        let target = scalable_target_arn(table.as_deref().unwrap_or("*"));
+        let namespace = json["ServiceNamespace"].as_str().unwrap_or_default();
+        let request = Request::new(&format!("application-autoscaling:{operation}"), &target)
+            .with_context("application-autoscaling:service-namespace", namespace);
+        if let Some(why) = refused(request) {
+            return Some(why);
+        }
+        // Before it registers a target or puts a policy, Application Auto Scaling checks that
+        // the caller may describe and update the table.
+        let table = table.filter(|_| matches!(operation, "RegisterScalableTarget" | "PutScalingPolicy"))?;
+        for action in ["dynamodb:DescribeTable", "dynamodb:UpdateTable"] {
+            if let Some(why) = refused(table_request(upstream, headers, &role, action, &table).await?) {
+                return Some(why);
             }
         }
-        _ => None,
+        return None;
     }
+    if !service.starts_with("DynamoDB_") {
+        return None;
+    }
+    let table = table_of(body)?;
+    let action = format!("dynamodb:{operation}");
+    let mut request = table_request(upstream, headers, &role, &action, &table).await?;
+    // DynamoDB evaluates aws:RequestTag on these two only.
+    if matches!(operation, "CreateTable" | "TagResource") {
+        request = request.with_request_tags(tags_in(&json["Tags"]));
+    }
+    refused(request)
+}
+
+/// `action` on `table`, with the table's tags when the role's decision may depend on them;
+/// `None` when they are needed and the table cannot be read (it does not exist: the upstream
+/// answers for it).
+async fn table_request(
+    upstream: &Upstream,
+    headers: &HeaderMap,
+    role: &FamilyRole,
+    action: &str,
+    table: &str,
+) -> Option<Request> {
+    let request = Request::new(action, &table_arn(table));
+    if !role.reads_resource_tags(action) {
+        return Some(request);
+    }
+    let tags = upstream_tags(upstream, headers, table).await?;
+    Some(request.with_resource_tags(tags))
+}
+
+/// A request's `Tags` (`[{"Key": .., "Value": ..}]`) as a map.
+fn tags_in(tags: &serde_json::Value) -> BTreeMap<String, String> {
+    tags.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|tag| Some((tag["Key"].as_str()?.to_owned(), tag["Value"].as_str()?.to_owned())))
+        .collect()
 }
 
 /// The tags of `table` on the upstream (DescribeTable for its ARN, ListTagsOfResource every
@@ -141,11 +141,7 @@ async fn upstream_tags(
             return None;
         }
         let page: serde_json::Value = serde_json::from_str(&page).ok()?;
-        for tag in page["Tags"].as_array().into_iter().flatten() {
-            if let (Some(key), Some(value)) = (tag["Key"].as_str(), tag["Value"].as_str()) {
-                tags.insert(key.to_owned(), value.to_owned());
-            }
-        }
+        tags.extend(tags_in(&page["Tags"]));
         match page["NextToken"].as_str() {
             Some(next) if !next.is_empty() => token = Some(next.to_owned()),
             _ => return Some(tags),

@@ -40,6 +40,10 @@ pub fn count_run(f: &RunFacts<'_>) {
             key.push_str(&format!(": {short}"));
         }
         count(key);
+        // A table the run's read of its tags, just before a change, found not ours.
+        if line.outcome == Outcome::Foreign && line.item.reason.starts_with("its tags, read before the") {
+            count(format!("line {} left after reading its tags", f.operation));
+        }
         // What the verdict rested on: its owner, each foreign part, each missing evidence of a
         // table past delete_after.
         if let Some(verdict) = &line.item.verdict {

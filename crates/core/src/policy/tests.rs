@@ -118,27 +118,19 @@ fn every_bad_field_is_named() {
 #[test]
 fn phase_billing_and_class_rules() {
     let phase = |body: &str| format!("[[phases]]\nmin_age = 0\n{body}");
-    assert_eq!(
-        invalid_fields(&phase("billing = \"on_demand\"\nread = 5")),
-        ["phases[0].read"]
-    );
-    assert_eq!(invalid_fields(&phase("read = 5")), ["phases[0].write"]);
-    assert_eq!(
-        invalid_fields(&phase("read = 5\nwrite = 5\nmax_read = 9")),
-        ["phases[0].max_read"]
-    );
-    assert_eq!(
-        invalid_fields(&phase("billing = \"spot\"")),
-        ["phases[0].billing"]
-    );
-    assert_eq!(
-        invalid_fields(&phase("billing = \"on_demand\"\nmax_write = 0")),
-        ["phases[0].max_write"]
-    );
-    assert_eq!(
-        invalid_fields(&phase("billing = \"on_demand\"\ntable_class = \"glacier\"")),
-        ["phases[0].table_class"]
-    );
+    for (body, invalid) in [
+        ("billing = \"on_demand\"\nread = 5", "phases[0].read"),
+        ("read = 5", "phases[0].write"),
+        ("read = 5\nwrite = 5\nmax_read = 9", "phases[0].max_read"),
+        ("billing = \"spot\"", "phases[0].billing"),
+        ("billing = \"on_demand\"\nmax_write = 0", "phases[0].max_write"),
+        (
+            "billing = \"on_demand\"\ntable_class = \"glacier\"",
+            "phases[0].table_class",
+        ),
+    ] {
+        assert_eq!(invalid_fields(&phase(body)), [invalid], "{body}");
+    }
     let policy = Policy::from_toml(&phase("billing = \"on_demand\"\ntable_class = \"standard_ia\"")).unwrap();
     assert_eq!(
         policy.phases[0].billing,

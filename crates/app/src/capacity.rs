@@ -345,24 +345,21 @@ mod tests {
 
     #[test]
     fn guidance_bulk_load_of_20_million_items() {
-        let half_hour = bulk(1024, 20_000_000, Duration::from_secs(30 * 60));
-        assert!(
-            (10_900..=11_200).contains(&half_hour.write_capacity),
-            "{}",
-            half_hour.write_capacity
-        );
-        // The guidance says "about 11 partitions" because it rounds the rate to 11,000 WCU
-        // first; the formula on the unrounded 11,112 WCU gives 12, and capacity is never
-        // rounded down.
-        assert_eq!(half_hour.partitions, 12);
-
-        let three_hours = bulk(1024, 20_000_000, Duration::from_secs(3 * 3600));
-        assert!(
-            (1_800..=1_950).contains(&three_hours.write_capacity),
-            "{}",
-            three_hours.write_capacity
-        );
-        assert_eq!(three_hours.partitions, 2);
+        // The guidance says "about 11 partitions" for half an hour because it rounds the rate
+        // to 11,000 WCU first; the formula on the unrounded 11,112 WCU gives 12, and capacity
+        // is never rounded down.
+        for (window, write_capacity, partitions) in [
+            (Duration::from_secs(30 * 60), 10_900..=11_200, 12),
+            (Duration::from_secs(3 * 3600), 1_800..=1_950, 2),
+        ] {
+            let load = bulk(1024, 20_000_000, window);
+            assert!(
+                write_capacity.contains(&load.write_capacity),
+                "{window:?}: {}",
+                load.write_capacity
+            );
+            assert_eq!(load.partitions, partitions, "{window:?}");
+        }
     }
 
     #[test]

@@ -114,8 +114,8 @@ fn cut(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::{DateTime, Utc};
-    use ddb_rollover::plan::{Decision, PlanItem};
+    use crate::report_fixtures::{line, report};
+    use ddb_rollover::plan::Decision;
     use ddb_rollover::Operation;
 
     /// 600 tables, every other one failed with a long SDK error: what a regional outage looks
@@ -129,43 +129,19 @@ mod tests {
             .map(|i| {
                 let table = format!("timeseries_{:04}-01-01", 1000 + i);
                 let failed = i % 2 == 0;
-                TableLine {
-                    item: PlanItem {
-                        table: table.clone(),
-                        period: Some(table[11..].to_string()),
-                        slot: None,
-                        age: Some(3),
-                        phase: Some(2),
-                        status: Some("ACTIVE".into()),
-                        billing: None,
-                        arn: None,
-                        verdict: None,
-                        decision: if failed {
-                            Decision::Skipped
-                        } else {
-                            Decision::Unchanged
-                        },
-                        reason: "already at phase 2 (1 RCU / 1 WCU) for age 3".into(),
-                    },
-                    outcome: if failed {
-                        Outcome::Failed
-                    } else {
-                        Outcome::Unchanged
-                    },
-                    error: failed.then(|| error.replace("{}", &table)),
-                    deferral: None,
-                }
+                let mut line = if failed {
+                    line(&table, Decision::Skipped, Outcome::Failed, None)
+                } else {
+                    line(&table, Decision::Unchanged, Outcome::Unchanged, None)
+                };
+                line.item.age = Some(3);
+                line.item.phase = Some(2);
+                line.item.reason = "already at phase 2 (1 RCU / 1 WCU) for age 3".into();
+                line.error = failed.then(|| error.replace("{}", &table));
+                line
             })
             .collect();
-        let at: DateTime<Utc> = "2018-10-26T00:15:00Z".parse().unwrap();
-        RunReport::new(
-            Operation::ResizeOld,
-            at,
-            "timeseries".into(),
-            "2018-10-26".into(),
-            false,
-            lines,
-        )
+        report(Operation::ResizeOld, lines)
     }
 
     #[test]

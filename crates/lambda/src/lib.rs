@@ -15,6 +15,8 @@ pub mod grants;
 mod init_error;
 pub mod metrics;
 pub mod publish;
+#[cfg(test)]
+mod report_fixtures;
 pub mod stack;
 
 pub use cold_start::InitError;

@@ -164,44 +164,9 @@ pub fn failed_run_documents(operation: Operation, prefix: &str, timestamp_ms: u6
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::{DateTime, Utc};
-    use ddb_rollover::plan::PlanItem;
+    use crate::report_fixtures::{line, report};
     use ddb_rollover::run::readiness::{Readiness, TargetTable};
-    use ddb_rollover::run::report::TableLine;
     use testkit::emf::{validate, EmfMetric};
-
-    fn line(table: &str, decision: Decision, outcome: Outcome, deferral: Option<DeferralCause>) -> TableLine {
-        TableLine {
-            item: PlanItem {
-                table: table.into(),
-                period: Some(table[11..].into()),
-                slot: None,
-                age: Some(1),
-                phase: Some(1),
-                status: Some("ACTIVE".into()),
-                billing: None,
-                arn: None,
-                verdict: None,
-                decision,
-                reason: String::new(),
-            },
-            outcome,
-            error: None,
-            deferral,
-        }
-    }
-
-    fn report(operation: Operation, lines: Vec<TableLine>) -> RunReport {
-        let at: DateTime<Utc> = "2018-10-26T00:15:00Z".parse().unwrap();
-        RunReport::new(
-            operation,
-            at,
-            "timeseries".into(),
-            "2018-10-26".into(),
-            false,
-            lines,
-        )
-    }
 
     fn metric(found: &[EmfMetric], name: &str) -> f64 {
         let hits: Vec<_> = found.iter().filter(|f| f.name == name).collect();

@@ -118,27 +118,19 @@ fn every_bad_field_is_named() {
 #[test]
 fn phase_billing_and_class_rules() {
     let phase = |body: &str| format!("[[phases]]\nmin_age = 0\n{body}");
-    assert_eq!(
-        invalid_fields(&phase("billing = \"on_demand\"\nread = 5")),
-        ["phases[0].read"]
-    );
-    assert_eq!(invalid_fields(&phase("read = 5")), ["phases[0].write"]);
-    assert_eq!(
-        invalid_fields(&phase("read = 5\nwrite = 5\nmax_read = 9")),
-        ["phases[0].max_read"]
-    );
-    assert_eq!(
-        invalid_fields(&phase("billing = \"spot\"")),
-        ["phases[0].billing"]
-    );
-    assert_eq!(
-        invalid_fields(&phase("billing = \"on_demand\"\nmax_write = 0")),
-        ["phases[0].max_write"]
-    );
-    assert_eq!(
-        invalid_fields(&phase("billing = \"on_demand\"\ntable_class = \"glacier\"")),
-        ["phases[0].table_class"]
-    );
+    for (body, invalid) in [
+        ("billing = \"on_demand\"\nread = 5", "phases[0].read"),
+        ("read = 5", "phases[0].write"),
+        ("read = 5\nwrite = 5\nmax_read = 9", "phases[0].max_read"),
+        ("billing = \"spot\"", "phases[0].billing"),
+        ("billing = \"on_demand\"\nmax_write = 0", "phases[0].max_write"),
+        (
+            "billing = \"on_demand\"\ntable_class = \"glacier\"",
+            "phases[0].table_class",
+        ),
+    ] {
+        assert_eq!(invalid_fields(&phase(body)), [invalid], "{body}");
+    }
     let policy = Policy::from_toml(&phase("billing = \"on_demand\"\ntable_class = \"standard_ia\"")).unwrap();
     assert_eq!(
         policy.phases[0].billing,
@@ -382,42 +374,45 @@ fn the_next_phase_change_is_the_first_instant_the_phase_differs() {
     }
     assert_eq!(next("2018-10-29T00:00:00Z"), None, "in the last phase");
 
-    // Phases at 0, 1 and 5: the grace ends in phase 1, phase 2 follows at age 5.
-    let policy = Policy::from_toml(
-        "grace = \"3d\"\n[[phases]]\nmin_age = 0\nread = 9\nwrite = 9\n[[phases]]\nmin_age = 1\nread = 5\nwrite = 5\n[[phases]]\nmin_age = 5\nread = 1\nwrite = 1",
-    )
-    .unwrap();
-    let next = |now| policy.next_phase_change(slot, at(now));
-    assert_eq!(
-        next("2018-10-26T06:00:00Z"),
-        Some((1, at("2018-10-29T00:00:00Z")))
-    );
-    assert_eq!(
-        next("2018-10-29T00:00:00Z"),
-        Some((2, at("2018-10-30T00:00:00Z")))
-    );
-    assert_eq!(next("2018-10-30T00:00:00Z"), None);
-
-    // A grace shorter than a period delays only phase 1.
-    let policy = Policy::from_toml("grace = \"2h\"").unwrap();
-    let next = |now| policy.next_phase_change(slot, at(now));
-    assert_eq!(
-        next("2018-10-25T23:45:00Z"),
-        Some((1, at("2018-10-26T02:00:00Z")))
-    );
-    assert_eq!(
-        next("2018-10-26T02:15:00Z"),
-        Some((2, at("2018-10-27T00:00:00Z")))
-    );
-    // Without a grace, phase by phase; a future table starts with phase 1 at its age 1.
-    let policy = Policy::default();
-    assert_eq!(
-        policy.next_phase_change(slot, at("2018-10-20T00:00:00Z")),
-        Some((1, at("2018-10-26T00:00:00Z")))
-    );
-    // One phase only: nothing ever changes.
-    let single = Policy::from_toml("[[phases]]\nmin_age = 0\nread = 1\nwrite = 1").unwrap();
-    assert_eq!(single.next_phase_change(slot, at("2018-10-20T00:00:00Z")), None);
+    let phases_0_1_5 = "grace = \"3d\"\n[[phases]]\nmin_age = 0\nread = 9\nwrite = 9\n[[phases]]\nmin_age = 1\nread = 5\nwrite = 5\n[[phases]]\nmin_age = 5\nread = 1\nwrite = 1";
+    for (case, toml, answers) in [
+        (
+            "phases at 0, 1 and 5: the grace ends in phase 1, phase 2 follows at age 5",
+            phases_0_1_5,
+            &[
+                ("2018-10-26T06:00:00Z", Some((1, "2018-10-29T00:00:00Z"))),
+                ("2018-10-29T00:00:00Z", Some((2, "2018-10-30T00:00:00Z"))),
+                ("2018-10-30T00:00:00Z", None),
+            ][..],
+        ),
+        (
+            "a grace shorter than a period delays only phase 1",
+            "grace = \"2h\"",
+            &[
+                ("2018-10-25T23:45:00Z", Some((1, "2018-10-26T02:00:00Z"))),
+                ("2018-10-26T02:15:00Z", Some((2, "2018-10-27T00:00:00Z"))),
+            ],
+        ),
+        (
+            "without a grace, phase by phase; a future table starts with phase 1 at its age 1",
+            "",
+            &[("2018-10-20T00:00:00Z", Some((1, "2018-10-26T00:00:00Z")))],
+        ),
+        (
+            "one phase only: nothing ever changes",
+            "[[phases]]\nmin_age = 0\nread = 1\nwrite = 1",
+            &[("2018-10-20T00:00:00Z", None)],
+        ),
+    ] {
+        let policy = Policy::from_toml(toml).unwrap();
+        for (now, expected) in answers {
+            assert_eq!(
+                policy.next_phase_change(slot, at(now)),
+                expected.map(|(phase, starts)| (phase, at(starts))),
+                "{case}, at {now}"
+            );
+        }
+    }
     // A hand-built grace too long to add never ends: phase 0 for good.
     let forever = Policy {
         grace: Some(Duration::MAX),

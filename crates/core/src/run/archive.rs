@@ -364,6 +364,13 @@ mod tests {
         }
     }
 
+    /// Asserts that an unproven archive's reason says each of `parts`.
+    fn assert_says(reason: &str, parts: &[&str]) {
+        for part in parts {
+            assert!(reason.contains(part), "{part:?} is not in: {reason}");
+        }
+    }
+
     fn unproven(proof: ArchiveProof) -> String {
         match proof {
             ArchiveProof::Unproven { reason, .. } => reason,
@@ -438,10 +445,7 @@ mod tests {
         let mut store = layout(&[3, 4]);
         store.0.remove(&format!("{DIR}/data/1.json.gz"));
         let reason = unproven(prove(&store, &location(Some(7))).await);
-        assert!(
-            reason.contains("1 of the 2 data file(s)") && reason.contains("data/1.json.gz is missing"),
-            "{reason}"
-        );
+        assert_says(&reason, &["1 of the 2 data file(s)", "data/1.json.gz is missing"]);
     }
 
     #[tokio::test]
@@ -450,10 +454,7 @@ mod tests {
         let key = format!("{DIR}/data/1.json.gz");
         store.put(&key, b"");
         let reason = unproven(prove(&store, &location(Some(7))).await);
-        assert!(
-            reason.contains("data/1.json.gz has ETag") && reason.contains("changed since the export"),
-            "{reason}"
-        );
+        assert_says(&reason, &["data/1.json.gz has ETag", "changed since the export"]);
     }
 
     #[tokio::test]
@@ -503,10 +504,9 @@ mod tests {
         store.put(&format!("{DIR}/manifest-files.json"), lines.as_bytes());
         store.0.remove(&format!("{DIR}/data/0.json.gz"));
         let reason = unproven(prove(&store, &location(Some(3))).await);
-        assert!(
-            reason.contains("outside the export's s3://b/p/t/AWSDynamoDB/01/data/")
-                && reason.contains(elsewhere),
-            "{reason}"
+        assert_says(
+            &reason,
+            &["outside the export's s3://b/p/t/AWSDynamoDB/01/data/", elsewhere],
         );
     }
 
@@ -515,10 +515,7 @@ mod tests {
         let mut store = layout(&[3]);
         store.put(&format!("{DIR}/data/extra.json.gz"), b"more");
         let reason = unproven(prove(&store, &location(Some(3))).await);
-        assert!(
-            reason.contains("not in the manifest") && reason.contains("data/extra.json.gz"),
-            "{reason}"
-        );
+        assert_says(&reason, &["not in the manifest", "data/extra.json.gz"]);
     }
 
     #[tokio::test]
@@ -529,9 +526,9 @@ mod tests {
         store.put(&manifest, &summary(&format!("{other}/export/01"), other, 3));
         let found = archives_under(&store, TABLE, "b", "p/").await.unwrap();
         let reason = unproven(found[0].1.clone());
-        assert!(
-            reason.contains("is of table arn:aws:dynamodb:us-east-1:1:table/u, not of t"),
-            "{reason}"
+        assert_says(
+            &reason,
+            &["is of table arn:aws:dynamodb:us-east-1:1:table/u, not of t"],
         );
         // The summary's table this one, its export another table's.
         store.put(&manifest, &summary(&format!("{other}/export/01"), TABLE_ARN, 3));
@@ -552,10 +549,7 @@ mod tests {
         let first = line(&store, &format!("{DIR}/data/0.json.gz"), 3);
         store.put(&format!("{DIR}/manifest-files.json"), first.as_bytes());
         let reason = unproven(prove(&store, &location(None)).await);
-        assert!(
-            reason.contains("list 3 item(s) but the manifest says 7"),
-            "{reason}"
-        );
+        assert_says(&reason, &["list 3 item(s) but the manifest says 7"]);
     }
 
     #[tokio::test]

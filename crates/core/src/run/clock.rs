@@ -311,22 +311,10 @@ mod tests {
         let wall = t("2018-10-25T23:57:00Z");
         let policy = Policy::default();
         let allowed = ClockAllowance::default();
-        let early = check_clock(
-            &policy,
-            &[Operation::ResizeOld],
-            t("2018-10-26T00:00:00Z"),
-            wall,
-            allowed,
-        );
+        let check = |at| check_clock(&policy, &[Operation::ResizeOld], t(at), wall, allowed);
+        let early = check("2018-10-26T00:00:00Z");
         assert!(early.is_ok(), "{early:?}");
-        let late = check_clock(
-            &policy,
-            &[Operation::ResizeOld],
-            t("2018-10-26T00:15:00Z"),
-            wall,
-            allowed,
-        );
-        assert!(late.is_err());
+        assert!(check("2018-10-26T00:15:00Z").is_err());
     }
 
     #[test]

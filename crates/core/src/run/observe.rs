@@ -14,7 +14,7 @@ use futures::stream::{self, StreamExt};
 
 use crate::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use crate::table::archive::ArchiveProof;
-use crate::table::{ArchiveState, ExportStatus, ObservedTable, TableStatus};
+use crate::table::{ArchiveState, ExportState, ExportStatus, ObservedTable, TableStatus};
 use chrono::{DateTime, Utc};
 
 use crate::plan::{names_to_describe, reads_for, Operation, Reads, Scope};
@@ -368,6 +368,24 @@ pub(crate) fn run_view(
     (tables, listed_only)
 }
 
+/// Reads the state of the export a tag of `table` names into `slot`. An unreadable export
+/// (warned about as `what`) leaves the table's archive state unknown, which only delays its
+/// deletion; it must not stop the table's other actions.
+async fn read_export<C: ControlPlane>(
+    control: &C,
+    unsupported: &Unsupported,
+    table: &str,
+    export_arn: &str,
+    what: &str,
+    slot: &mut Option<ExportState>,
+) {
+    let state = control.describe_export(table, export_arn).await;
+    match unsupported.check(OptionalRead::Export, state) {
+        Ok(state) => *slot = state,
+        Err(error) => tracing::warn!(table, %error, "{what} state unknown"),
+    }
+}
+
 /// DescribeTable's answer plus the extra reads `want` asks for, except those the endpoint
 /// turned out not to implement.
 async fn read_extras<C: ControlPlane>(
@@ -396,24 +414,16 @@ async fn read_extras<C: ControlPlane>(
                 .filter(|_| !unsupported.has(OptionalRead::Export))
                 .map(|value| export_arn_from_tag(&arn, value));
             if let Some(export_arn) = export {
-                // An unreadable export leaves the table's archive state unknown, which only
-                // delays its deletion; it must not stop the table's other actions.
-                let state = control.describe_export(name, &export_arn).await;
-                match unsupported.check(OptionalRead::Export, state) {
-                    Ok(state) => table.export = state,
-                    Err(error) => tracing::warn!(table = name, %error, "export state unknown"),
-                }
+                let slot = &mut table.export;
+                read_export(control, unsupported, name, &export_arn, "export", slot).await;
             }
             let final_export = tags
                 .get(TAG_FINAL_EXPORT)
                 .filter(|_| policy.archive().is_some() && !unsupported.has(OptionalRead::Export))
                 .map(|value| export_arn_from_tag(&arn, value));
             if let Some(export_arn) = final_export {
-                let state = control.describe_export(name, &export_arn).await;
-                match unsupported.check(OptionalRead::Export, state) {
-                    Ok(state) => table.final_export = state,
-                    Err(error) => tracing::warn!(table = name, %error, "final export state unknown"),
-                }
+                let slot = &mut table.final_export;
+                read_export(control, unsupported, name, &export_arn, "final export", slot).await;
             }
             // A table of ours due for deletion (whether archived or not: someone else's
             // statements keep it), and one carrying our seal; only while our family's tag is
@@ -475,16 +485,7 @@ async fn read_archive_proof<C: ControlPlane>(
         if !completed {
             return None;
         }
-        return match unsupported.check(
-            OptionalRead::ArchiveProof,
-            control.prove_archive(&table.name, &export).await,
-        ) {
-            Ok(proof) => proof,
-            Err(error) => Some(ArchiveProof::Unproven {
-                export,
-                reason: format!("the export could not be read: {error}"),
-            }),
-        };
+        return prove_export(control, &table.name, export, unsupported).await;
     }
     let ArchiveState::Completed { export } = table.archive_state() else {
         return None;
@@ -496,9 +497,20 @@ async fn read_archive_proof<C: ControlPlane>(
         });
     };
     let export = export_arn_from_tag(arn, &export);
+    prove_export(control, &table.name, export, unsupported).await
+}
+
+/// The archive's proof of `export`; `None` when the endpoint cannot check S3, and unproven when
+/// the export cannot be read.
+async fn prove_export<C: ControlPlane>(
+    control: &C,
+    table: &str,
+    export: String,
+    unsupported: &Unsupported,
+) -> Option<ArchiveProof> {
     match unsupported.check(
         OptionalRead::ArchiveProof,
-        control.prove_archive(&table.name, &export).await,
+        control.prove_archive(table, &export).await,
     ) {
         Ok(proof) => proof,
         Err(error) => Some(ArchiveProof::Unproven {

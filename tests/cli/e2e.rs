@@ -12,6 +12,8 @@ use chrono::NaiveDate;
 use serde_json::{json, Value};
 use testkit::{LocalDynamo, ProcessRun, Server};
 
+use super::common;
+
 const HOT: (i64, i64) = (300, 1000);
 const WARM: (i64, i64) = (100, 1);
 const COLD: (i64, i64) = (1, 1);
@@ -129,14 +131,7 @@ fn run_day(h: &Harness, date: NaiveDate) {
 }
 
 fn outcome_of<'a>(report: &'a Value, table: &str) -> &'a str {
-    report["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|line| line["table"] == table)
-        .unwrap_or_else(|| panic!("{table} not in report {report:#}"))["outcome"]
-        .as_str()
-        .unwrap()
+    common::line_of(report, table)["outcome"].as_str().unwrap()
 }
 
 fn dynalite() -> Server {

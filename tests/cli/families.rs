@@ -271,19 +271,7 @@ use super::common;
 /// indexes and capacity are exactly the policy's).
 async fn hand_made(control: &DynamoDb, policy: &Policy, name: &str) {
     use ddb_rollover::Tables;
-    let spec = ddb_rollover::table::changes::TableSpec {
-        warm: None,
-        name: name.into(),
-        key: policy.key.clone(),
-        billing: policy.hot_phase().billing,
-        global_indexes: Vec::new(),
-        local_indexes: Vec::new(),
-        table_class: None,
-        deletion_protection: false,
-        stream: None,
-        encryption: None,
-        tags: BTreeMap::new(),
-    };
+    let spec = fake_aws::table_spec(name, policy.key.clone(), policy.hot_phase().billing);
     control.create_table(&spec).await.unwrap();
 }
 
@@ -306,19 +294,7 @@ async fn adopt_tags_only_the_tables_it_can_vouch_for_and_only_with_yes() {
     testkit::create_plain_table(&client, "x_2018-10-03").await;
     hand_made(&control, &x, "x_2018-10-04").await;
     let arn = |name: &str| format!("arn:aws:dynamodb:us-east-1:123456789012:table/{name}");
-    client
-        .tag_resource()
-        .resource_arn(arn("x_2018-10-04"))
-        .tags(
-            aws_sdk_dynamodb::types::Tag::builder()
-                .key("ddb-rollover:family")
-                .value("x_eu")
-                .build()
-                .unwrap(),
-        )
-        .send()
-        .await
-        .unwrap();
+    common::tag_family(&client, &arn("x_2018-10-04"), "x_eu").await;
     let cli = |args: &[&str]| {
         let mut all = vec![
             "--policy",

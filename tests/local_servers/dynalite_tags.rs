@@ -5,10 +5,7 @@
 use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::client::Waiters;
-use aws_sdk_dynamodb::types::{
-    AttributeDefinition, KeySchemaElement, KeyType, ProvisionedThroughput, ScalarAttributeType, TableStatus,
-    Tag,
-};
+use aws_sdk_dynamodb::types::{ScalarAttributeType, TableStatus, Tag};
 use aws_sdk_dynamodb::Client;
 use testkit::{LocalDynamo, Server};
 
@@ -18,30 +15,8 @@ fn tag(key: &str, value: &str) -> Tag {
 
 /// CreateTable `name` (key `pk` S, 1/1) with `tags`; returns (status, ARN) from its reply.
 async fn create(client: &Client, name: &str, tags: &[(&str, &str)]) -> (TableStatus, String) {
-    let mut request = client
-        .create_table()
-        .table_name(name)
-        .attribute_definitions(
-            AttributeDefinition::builder()
-                .attribute_name("pk")
-                .attribute_type(ScalarAttributeType::S)
-                .build()
-                .unwrap(),
-        )
-        .key_schema(
-            KeySchemaElement::builder()
-                .attribute_name("pk")
-                .key_type(KeyType::Hash)
-                .build()
-                .unwrap(),
-        )
-        .provisioned_throughput(
-            ProvisionedThroughput::builder()
-                .read_capacity_units(1)
-                .write_capacity_units(1)
-                .build()
-                .unwrap(),
-        );
+    let mut request = testkit::create_keyed(client, name, &["pk"], ScalarAttributeType::S)
+        .provisioned_throughput(testkit::throughput(1, 1));
     for (key, value) in tags {
         request = request.tags(tag(key, value));
     }

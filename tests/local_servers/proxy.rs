@@ -321,26 +321,8 @@ async fn create(
     client: &Client,
     name: &str,
 ) -> Result<(), SdkError<aws_sdk_dynamodb::operation::create_table::CreateTableError, HttpResponse>> {
-    use aws_sdk_dynamodb::types::{
-        AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
-    };
-    client
-        .create_table()
-        .table_name(name)
-        .attribute_definitions(
-            AttributeDefinition::builder()
-                .attribute_name("id")
-                .attribute_type(ScalarAttributeType::S)
-                .build()
-                .expect("name and type"),
-        )
-        .key_schema(
-            KeySchemaElement::builder()
-                .attribute_name("id")
-                .key_type(KeyType::Hash)
-                .build()
-                .expect("name and key type"),
-        )
+    use aws_sdk_dynamodb::types::{BillingMode, ScalarAttributeType};
+    testkit::create_keyed(client, name, &["id"], ScalarAttributeType::S)
         .billing_mode(BillingMode::PayPerRequest)
         .send()
         .await

@@ -258,26 +258,8 @@ impl Harness {
     }
 
     async fn scaling(&self) -> Scaling {
-        let targets: Vec<_> = self
-            .scaling
-            .describe_scalable_targets()
-            .service_namespace(ServiceNamespace::Dynamodb)
-            .into_paginator()
-            .items()
-            .send()
-            .try_collect()
-            .await
-            .expect("DescribeScalableTargets");
-        let policies: Vec<_> = self
-            .scaling
-            .describe_scaling_policies()
-            .service_namespace(ServiceNamespace::Dynamodb)
-            .into_paginator()
-            .items()
-            .send()
-            .try_collect()
-            .await
-            .expect("DescribeScalingPolicies");
+        let targets = crate::support::scaling::targets(&self.scaling).await;
+        let policies = crate::support::scaling::policies(&self.scaling).await;
         let mut found = Scaling::default();
         for t in targets {
             found.targets.insert(

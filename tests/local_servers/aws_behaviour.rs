@@ -68,14 +68,8 @@ async fn deregister(client: &Client, resource: &str, dimension: ScalableDimensio
 
 /// Every DynamoDB scaling policy on the server, as (resource id, dimension, name), sorted.
 async fn policies(client: &Client) -> Vec<(String, String, String)> {
-    let out = client
-        .describe_scaling_policies()
-        .service_namespace(ServiceNamespace::Dynamodb)
-        .send()
+    let mut found: Vec<(String, String, String)> = crate::support::scaling::policies(client)
         .await
-        .unwrap();
-    let mut found: Vec<(String, String, String)> = out
-        .scaling_policies()
         .iter()
         .map(|p| {
             (

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::support::INSTANT_DYNALITE;
 use aws_sdk_dynamodb::client::Waiters;
 use aws_sdk_dynamodb::types::{ScalarAttributeType, TableStatus, Tag};
 use aws_sdk_dynamodb::Client;
@@ -56,14 +57,7 @@ async fn create_table_tags_are_kept(server: Server, status: TableStatus) {
 
 #[tokio::test]
 async fn dynalite_keeps_the_tags_given_to_create_table() {
-    create_table_tags_are_kept(
-        Server::Dynalite {
-            create_ms: 0,
-            update_ms: 0,
-        },
-        TableStatus::Creating,
-    )
-    .await;
+    create_table_tags_are_kept(INSTANT_DYNALITE, TableStatus::Creating).await;
 }
 
 #[tokio::test]
@@ -89,10 +83,7 @@ async fn moto_keeps_the_tags_given_to_create_table() {
 /// drops a table's tags with it, as AWS does).
 #[tokio::test]
 async fn dynalite_itself_drops_them_and_a_remade_table_has_only_its_own() {
-    let db = LocalDynamo::start(Server::Dynalite {
-        create_ms: 0,
-        update_ms: 0,
-    });
+    let db = LocalDynamo::start(INSTANT_DYNALITE);
     assert_ne!(db.endpoint(), db.server_endpoint());
     let raw = Client::from_conf(testkit::sdk_config(db.server_endpoint()).build());
     let (_, arn) = create(&raw, "raw", &TAGS).await;

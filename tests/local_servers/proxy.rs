@@ -5,6 +5,7 @@
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
+use crate::support::INSTANT_DYNALITE;
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
@@ -239,11 +240,7 @@ async fn vanish_before_deletes_the_table_on_moto() {
 
 #[tokio::test]
 async fn vanish_before_deletes_the_table_on_dynalite() {
-    vanish_before_describe(Server::Dynalite {
-        create_ms: 0,
-        update_ms: 0,
-    })
-    .await;
+    vanish_before_describe(INSTANT_DYNALITE).await;
 }
 
 #[tokio::test]
@@ -424,11 +421,7 @@ async fn table_quota_refuses_create_table_past_it_on_moto() {
 
 #[tokio::test]
 async fn table_quota_refuses_create_table_past_it_on_dynalite() {
-    table_quota_on(Server::Dynalite {
-        create_ms: 0,
-        update_ms: 0,
-    })
-    .await;
+    table_quota_on(INSTANT_DYNALITE).await;
 }
 
 /// Creates in flight hold their place: ten at once against four free places make four tables.

@@ -269,6 +269,15 @@ fn assert_stderr_names(stderr: &str, operation: &str, table: &str, advice: &str)
     assert_no_debug_dump(stderr);
 }
 
+/// `prefix`'s tables of 20 to 23 October as resize_old on the 23rd leaves them without
+/// retention (cold, cold, warm, hot), but for the one of day `odd`, which is at `capacity`.
+fn resized_except(prefix: &str, odd: &str, capacity: (i64, i64)) -> BTreeMap<String, (i64, i64)> {
+    [("20", COLD), ("21", COLD), ("22", WARM), ("23", HOT)]
+        .into_iter()
+        .map(|(day, usual)| (table(prefix, day), if day == odd { capacity } else { usual }))
+        .collect()
+}
+
 /// `{prefix}_{date}` for the days of October 2018.
 fn table(prefix: &str, date: &str) -> String {
     format!("{prefix}_2018-10-{date}")

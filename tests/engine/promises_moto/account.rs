@@ -261,17 +261,7 @@ impl MotoAccount {
             );
         }
         let mut targets = BTreeMap::new();
-        let scalable_targets: Vec<_> = self
-            .admin_scaling
-            .describe_scalable_targets()
-            .service_namespace(aas::types::ServiceNamespace::Dynamodb)
-            .into_paginator()
-            .items()
-            .send()
-            .try_collect()
-            .await
-            .expect("DescribeScalableTargets");
-        for target in scalable_targets {
+        for target in crate::support::scaling::targets(&self.admin_scaling).await {
             let Some(key) = scalable_key(target.resource_id(), Some(target.scalable_dimension())) else {
                 continue;
             };
@@ -288,17 +278,7 @@ impl MotoAccount {
                 },
             );
         }
-        let policies: Vec<_> = self
-            .admin_scaling
-            .describe_scaling_policies()
-            .service_namespace(aas::types::ServiceNamespace::Dynamodb)
-            .into_paginator()
-            .items()
-            .send()
-            .try_collect()
-            .await
-            .expect("DescribeScalingPolicies");
-        for policy in policies {
+        for policy in crate::support::scaling::policies(&self.admin_scaling).await {
             let Some(key) = scalable_key(policy.resource_id(), Some(policy.scalable_dimension())) else {
                 continue;
             };

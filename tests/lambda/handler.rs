@@ -450,12 +450,8 @@ async fn create_new_writes_emf_metrics_with_next_table_ready_on_moto() {
     assert!(documents.is_empty(), "{documents:#?}");
 
     // Someone deletes the next period's table and takes its name for a table of their own.
-    h.client
-        .delete_table()
-        .table_name("timeseries_2018-10-26")
-        .send()
-        .await
-        .unwrap();
+    let delete_next = || h.client.delete_table().table_name("timeseries_2018-10-26").send();
+    delete_next().await.unwrap();
     testkit::create_plain_table(&h.client, "timeseries_2018-10-26").await;
     let (result, documents) = handler
         .handle_metered(at("2018-10-25T23:50:00Z".parse().unwrap()), None)
@@ -467,12 +463,7 @@ async fn create_new_writes_emf_metrics_with_next_table_ready_on_moto() {
     assert_eq!(metric(&documents, "TablesUnchanged").value, 1.0);
 
     // Deleted, and no table under the name: this run creates it again, ready again.
-    h.client
-        .delete_table()
-        .table_name("timeseries_2018-10-26")
-        .send()
-        .await
-        .unwrap();
+    delete_next().await.unwrap();
     let (result, documents) = handler
         .handle_metered(at("2018-10-25T23:55:00Z".parse().unwrap()), None)
         .await;

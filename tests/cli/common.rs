@@ -14,6 +14,23 @@ pub const DEBUG_DUMP: [&str; 5] = [
     "TimeoutError(",
 ];
 
+/// Fails the test where `text` shows a Rust debug dump ([`DEBUG_DUMP`]).
+pub fn assert_no_debug_dump(text: &str) {
+    for dump in DEBUG_DUMP {
+        assert!(!text.contains(dump), "Rust debug dump {dump:?} in: {text}");
+    }
+}
+
+/// A run's exit code must be `code`; returns its JSON report.
+pub fn expect_exit(run: &ProcessRun, code: i32, what: &str) -> serde_json::Value {
+    assert_eq!(
+        run.code, code,
+        "{what}: exit {} (want {code})\nstdout:\n{}\nstderr:\n{}",
+        run.code, run.stdout, run.stderr
+    );
+    run.json()
+}
+
 /// Runs the `ddb-rollover` binary against `endpoint` with `env`, with no policy or log level
 /// inherited from the caller's environment.
 pub fn run_cli(endpoint: &str, env: Vec<(String, String)>, args: &[&str]) -> ProcessRun {
@@ -25,6 +42,34 @@ pub fn run_cli(endpoint: &str, env: Vec<(String, String)>, args: &[&str]) -> Pro
             .env_remove("ROLLOVER_POLICY")
             .env_remove("DDB_ROLLOVER_LOG"),
     )
+}
+
+/// The (first) line of `table` in a run's JSON report.
+pub fn line_of<'r>(report: &'r serde_json::Value, table: &str) -> &'r serde_json::Value {
+    report["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["table"] == table)
+        .unwrap_or_else(|| panic!("no line for {table} in {report:#}"))
+}
+
+/// Tags the table `arn` as a member of `family` (the tag create-new gives its tables), as
+/// someone outside ddb-rollover would.
+pub async fn tag_family(client: &aws_sdk_dynamodb::Client, arn: &str, family: &str) {
+    client
+        .tag_resource()
+        .resource_arn(arn)
+        .tags(
+            aws_sdk_dynamodb::types::Tag::builder()
+                .key("ddb-rollover:family")
+                .value(family)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("TagResource {arn}: {e:?}"));
 }
 
 /// The `error` of `table`'s failed line.

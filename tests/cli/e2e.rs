@@ -12,6 +12,9 @@ use chrono::NaiveDate;
 use serde_json::{json, Value};
 use testkit::{LocalDynamo, ProcessRun, Server};
 
+use super::common;
+use crate::support::INSTANT_DYNALITE;
+
 const HOT: (i64, i64) = (300, 1000);
 const WARM: (i64, i64) = (100, 1);
 const COLD: (i64, i64) = (1, 1);
@@ -129,21 +132,7 @@ fn run_day(h: &Harness, date: NaiveDate) {
 }
 
 fn outcome_of<'a>(report: &'a Value, table: &str) -> &'a str {
-    report["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|line| line["table"] == table)
-        .unwrap_or_else(|| panic!("{table} not in report {report:#}"))["outcome"]
-        .as_str()
-        .unwrap()
-}
-
-fn dynalite() -> Server {
-    Server::Dynalite {
-        create_ms: 0,
-        update_ms: 0,
-    }
+    common::line_of(report, table)["outcome"].as_str().unwrap()
 }
 
 async fn ten_day_simulation(server: Server) {
@@ -166,7 +155,7 @@ async fn ten_days_end_with_the_blogs_capacities_on_moto() {
 
 #[tokio::test]
 async fn ten_days_end_with_the_blogs_capacities_on_dynalite() {
-    ten_day_simulation(dynalite()).await;
+    ten_day_simulation(INSTANT_DYNALITE).await;
 }
 
 /// How often a run's output names the tagging API DynamoDB Local lacks.
@@ -300,7 +289,7 @@ async fn create_new_builds_tomorrows_table_on_moto() {
 
 #[tokio::test]
 async fn create_new_builds_tomorrows_table_on_dynalite() {
-    create_new_builds_tomorrows_table(dynalite()).await;
+    create_new_builds_tomorrows_table(INSTANT_DYNALITE).await;
 }
 
 async fn every_command_twice_changes_nothing_the_second_time(server: Server) {
@@ -339,7 +328,7 @@ async fn every_command_twice_changes_nothing_the_second_time_on_moto() {
 
 #[tokio::test]
 async fn every_command_twice_changes_nothing_the_second_time_on_dynalite() {
-    every_command_twice_changes_nothing_the_second_time(dynalite()).await;
+    every_command_twice_changes_nothing_the_second_time(INSTANT_DYNALITE).await;
 }
 
 async fn one_run_converges_after_five_skipped_days(server: Server) {
@@ -367,7 +356,7 @@ async fn one_run_converges_after_five_skipped_days_on_moto() {
 
 #[tokio::test]
 async fn one_run_converges_after_five_skipped_days_on_dynalite() {
-    one_run_converges_after_five_skipped_days(dynalite()).await;
+    one_run_converges_after_five_skipped_days(INSTANT_DYNALITE).await;
 }
 
 async fn foreign_tables_are_untouched(server: Server) {
@@ -406,7 +395,7 @@ async fn foreign_tables_are_untouched_on_moto() {
 
 #[tokio::test]
 async fn foreign_tables_are_untouched_on_dynalite() {
-    foreign_tables_are_untouched(dynalite()).await;
+    foreign_tables_are_untouched(INSTANT_DYNALITE).await;
 }
 
 /// dynalite keeps new and updated tables in CREATING / UPDATING for a while, as DynamoDB does.

@@ -84,6 +84,15 @@ async fn not_x_eu(client: &Client) -> BTreeMap<String, Seen> {
         .collect()
 }
 
+/// The tables `family` (`x` or `x_eu`) must never touch.
+async fn not_theirs(client: &Client, family: &str) -> BTreeMap<String, Seen> {
+    match family {
+        "x" => not_x(client).await,
+        "x_eu" => not_x_eu(client).await,
+        other => panic!("no such family in this test: {other}"),
+    }
+}
+
 const HANDMADE: [&str; 3] = ["x_2018-09-25", "x_eu_2018-09-25", "x_eu_backup"];
 
 fn handmade(name: &str) -> bool {
@@ -129,22 +138,17 @@ async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tabl
             (at(day, "23:45:00"), Operation::CreateNew),
             (at(next, "00:15:00"), Operation::ResizeOld),
         ] {
-            let before = not_x(&client).await;
-            let report = run_at(&control, &x, operation, instant).await;
-            assert_succeeded(&report);
-            assert_eq!(
-                not_x(&client).await,
-                before,
-                "x's {operation} at {instant} changed a table that is not x's"
-            );
-            let before = not_x_eu(&client).await;
-            let report = run_at(&control, &x_eu, operation, instant).await;
-            assert_succeeded(&report);
-            assert_eq!(
-                not_x_eu(&client).await,
-                before,
-                "x_eu's {operation} at {instant} changed a table that is not x_eu's"
-            );
+            for policy in [&x, &x_eu] {
+                let family = &policy.prefix;
+                let before = not_theirs(&client, family).await;
+                let report = run_at(&control, policy, operation, instant).await;
+                assert_succeeded(&report);
+                assert_eq!(
+                    not_theirs(&client, family).await,
+                    before,
+                    "{family}'s {operation} at {instant} changed a table that is not {family}'s"
+                );
+            }
         }
         last_day = next;
     }
@@ -271,19 +275,7 @@ use super::common;
 /// indexes and capacity are exactly the policy's).
 async fn hand_made(control: &DynamoDb, policy: &Policy, name: &str) {
     use ddb_rollover::Tables;
-    let spec = ddb_rollover::table::changes::TableSpec {
-        warm: None,
-        name: name.into(),
-        key: policy.key.clone(),
-        billing: policy.hot_phase().billing,
-        global_indexes: Vec::new(),
-        local_indexes: Vec::new(),
-        table_class: None,
-        deletion_protection: false,
-        stream: None,
-        encryption: None,
-        tags: BTreeMap::new(),
-    };
+    let spec = fake_aws::table_spec(name, policy.key.clone(), policy.hot_phase().billing);
     control.create_table(&spec).await.unwrap();
 }
 
@@ -306,19 +298,7 @@ async fn adopt_tags_only_the_tables_it_can_vouch_for_and_only_with_yes() {
     testkit::create_plain_table(&client, "x_2018-10-03").await;
     hand_made(&control, &x, "x_2018-10-04").await;
     let arn = |name: &str| format!("arn:aws:dynamodb:us-east-1:123456789012:table/{name}");
-    client
-        .tag_resource()
-        .resource_arn(arn("x_2018-10-04"))
-        .tags(
-            aws_sdk_dynamodb::types::Tag::builder()
-                .key("ddb-rollover:family")
-                .value("x_eu")
-                .build()
-                .unwrap(),
-        )
-        .send()
-        .await
-        .unwrap();
+    common::tag_family(&client, &arn("x_2018-10-04"), "x_eu").await;
     let cli = |args: &[&str]| {
         let mut all = vec![
             "--policy",

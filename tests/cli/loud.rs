@@ -5,7 +5,6 @@
 
 use super::common;
 
-use aws_sdk_dynamodb::types::Tag;
 use common::run_cli;
 use testkit::{LocalDynamo, Server};
 
@@ -26,19 +25,7 @@ async fn our_family_tag_on_another_key_is_not_ready_in_status_and_create_new_ali
     let client = server.client().await;
     testkit::create_plain_table(&client, NEXT).await;
     let arn = testkit::table_arn(&client, NEXT).await;
-    client
-        .tag_resource()
-        .resource_arn(&arn)
-        .tags(
-            Tag::builder()
-                .key("ddb-rollover:family")
-                .value("timeseries")
-                .build()
-                .unwrap(),
-        )
-        .send()
-        .await
-        .unwrap();
+    common::tag_family(&client, &arn, "timeseries").await;
     let cli = |args: &[&str]| run_cli(server.endpoint(), server.env(), args);
 
     let status = cli(&["--at", "2018-10-25T23:40:00Z", "status"]);

@@ -322,17 +322,8 @@ impl Sim {
     }
 
     async fn try_state(&self) -> Result<BTreeMap<String, (i64, i64)>, String> {
-        let names: Vec<String> = self
-            .client
-            .list_tables()
-            .into_paginator()
-            .items()
-            .send()
-            .try_collect()
-            .await
-            .unwrap_or_else(|e| panic!("ListTables: {e:?}"));
         let mut state = BTreeMap::new();
-        for name in names {
+        for name in testkit::table_names(&self.client).await {
             let out = match self.client.describe_table().table_name(&name).send().await {
                 Ok(out) => out,
                 Err(e)

@@ -21,9 +21,8 @@ use std::time::Instant;
 
 use aws_sdk_dynamodb::types::Tag;
 use aws_sdk_dynamodb::Client;
-use common::{error_of, run_cli, DEBUG_DUMP};
-use serde_json::Value;
-use testkit::{LocalDynamo, ProcessRun, Proxy, Server};
+use common::{assert_no_debug_dump, error_of, expect_exit, run_cli};
+use testkit::{LocalDynamo, Proxy, Server};
 
 /// What the quota's refusal must say, from the core's advice.
 const QUOTA: &str = "2,500 tables per Region";
@@ -64,21 +63,6 @@ async fn snapshot(client: &Client) -> BTreeMap<String, String> {
         );
     }
     out
-}
-
-fn expect_exit(run: &ProcessRun, code: i32, what: &str) -> Value {
-    assert_eq!(
-        run.code, code,
-        "{what}: exit {} (want {code})\nstdout:\n{}\nstderr:\n{}",
-        run.code, run.stdout, run.stderr
-    );
-    run.json()
-}
-
-fn assert_no_debug_dump(text: &str) {
-    for dump in DEBUG_DUMP {
-        assert!(!text.contains(dump), "Rust debug dump {dump:?} in: {text}");
-    }
 }
 
 /// The quota's refusal of `table`: one line naming the call, the table, AWS's message, the

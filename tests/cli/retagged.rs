@@ -4,24 +4,12 @@
 //! a warning, and `status` says so first. Read back from moto: capacity and tags as they were,
 //! while the run's other change is made.
 
-use aws_sdk_dynamodb::types::Tag;
-use serde_json::Value;
 use testkit::{LocalDynamo, Server};
 
-use super::common::run_cli;
+use super::common::{self, line_of, run_cli};
 
 const RETAGGED: &str = "timeseries_2018-10-24";
 const YESTERDAY: &str = "timeseries_2018-10-25";
-
-/// The line of `table` in a run's JSON report.
-fn line_of<'r>(report: &'r Value, table: &str) -> &'r Value {
-    report["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|l| l["table"] == table)
-        .unwrap_or_else(|| panic!("no line for {table} in {report:#}"))
-}
 
 #[tokio::test]
 async fn a_name_of_ours_tagged_for_another_family_is_left_by_the_operators_run() {
@@ -37,28 +25,11 @@ async fn a_name_of_ours_tagged_for_another_family_is_left_by_the_operators_run()
         cli(&["--at", at, "create-new"]);
     }
     let arn = testkit::table_arn(&client, RETAGGED).await;
-    client
-        .tag_resource()
-        .resource_arn(&arn)
-        .tags(
-            Tag::builder()
-                .key("ddb-rollover:family")
-                .value("timeseries_eu")
-                .build()
-                .unwrap(),
-        )
-        .send()
-        .await
-        .unwrap();
+    common::tag_family(&client, &arn, "timeseries_eu").await;
     let before = testkit::capacity_of(&testkit::describe(&client, RETAGGED).await);
 
     let status = cli(&["--output", "json", "--at", "2018-10-26T00:10:00Z", "status"]).json();
-    let predicted = status["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|l| l["table"] == RETAGGED)
-        .unwrap_or_else(|| panic!("{status:#}"));
+    let predicted = line_of(&status, RETAGGED);
     assert_eq!(
         predicted["resize_old"]["decision"]["action"], "foreign",
         "{predicted:#}"

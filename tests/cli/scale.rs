@@ -11,9 +11,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use aws_sdk_dynamodb::types::{
-    AttributeDefinition, KeySchemaElement, KeyType, ProvisionedThroughput, ScalarAttributeType,
-};
+use aws_sdk_dynamodb::types::ScalarAttributeType;
 use aws_sdk_dynamodb::Client;
 use chrono::{Duration, NaiveDate};
 use futures::stream::{self, StreamExt};
@@ -28,34 +26,8 @@ const FOREIGN: [&str; 3] = [
 
 /// A table as create_new makes it with the default policy: keys pk / sk (N), 300 / 1000.
 async fn create_owned(client: &Client, name: String) {
-    let attribute = |name: &str| {
-        AttributeDefinition::builder()
-            .attribute_name(name)
-            .attribute_type(ScalarAttributeType::N)
-            .build()
-            .unwrap()
-    };
-    let key = |name: &str, key_type: KeyType| {
-        KeySchemaElement::builder()
-            .attribute_name(name)
-            .key_type(key_type)
-            .build()
-            .unwrap()
-    };
-    client
-        .create_table()
-        .table_name(&name)
-        .attribute_definitions(attribute("pk"))
-        .attribute_definitions(attribute("sk"))
-        .key_schema(key("pk", KeyType::Hash))
-        .key_schema(key("sk", KeyType::Range))
-        .provisioned_throughput(
-            ProvisionedThroughput::builder()
-                .read_capacity_units(300)
-                .write_capacity_units(1000)
-                .build()
-                .unwrap(),
-        )
+    testkit::create_keyed(client, &name, &["pk", "sk"], ScalarAttributeType::N)
+        .provisioned_throughput(testkit::throughput(300, 1000))
         .send()
         .await
         .unwrap_or_else(|e| panic!("CreateTable {name}: {e:?}"));

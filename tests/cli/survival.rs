@@ -40,10 +40,7 @@ use aws_sdk_applicationautoscaling::types::{
     ServiceNamespace, StepAdjustment, StepScalingPolicyConfiguration,
     TargetTrackingScalingPolicyConfiguration,
 };
-use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, KeySchemaElement, KeyType, ProvisionedThroughput,
-    ScalarAttributeType,
-};
+use aws_sdk_dynamodb::types::{AttributeValue, ScalarAttributeType};
 use chrono::{Duration, NaiveDate};
 use common::{run_cli, DEBUG_DUMP};
 use testkit::{LocalDynamo, Server};
@@ -261,26 +258,8 @@ impl Harness {
     }
 
     async fn scaling(&self) -> Scaling {
-        let targets: Vec<_> = self
-            .scaling
-            .describe_scalable_targets()
-            .service_namespace(ServiceNamespace::Dynamodb)
-            .into_paginator()
-            .items()
-            .send()
-            .try_collect()
-            .await
-            .expect("DescribeScalableTargets");
-        let policies: Vec<_> = self
-            .scaling
-            .describe_scaling_policies()
-            .service_namespace(ServiceNamespace::Dynamodb)
-            .into_paginator()
-            .items()
-            .send()
-            .try_collect()
-            .await
-            .expect("DescribeScalingPolicies");
+        let targets = crate::support::scaling::targets(&self.scaling).await;
+        let policies = crate::support::scaling::policies(&self.scaling).await;
         let mut found = Scaling::default();
         for t in targets {
             found.targets.insert(
@@ -307,34 +286,8 @@ impl Harness {
     /// (b): our name, our key, three items, no tags.
     async fn make_hand_made_table(&self) {
         let table = name(hand_made());
-        let attribute = |name: &str| {
-            AttributeDefinition::builder()
-                .attribute_name(name)
-                .attribute_type(ScalarAttributeType::N)
-                .build()
-                .unwrap()
-        };
-        let key = |name: &str, kind: KeyType| {
-            KeySchemaElement::builder()
-                .attribute_name(name)
-                .key_type(kind)
-                .build()
-                .unwrap()
-        };
-        self.dynamodb
-            .create_table()
-            .table_name(&table)
-            .attribute_definitions(attribute("pk"))
-            .attribute_definitions(attribute("sk"))
-            .key_schema(key("pk", KeyType::Hash))
-            .key_schema(key("sk", KeyType::Range))
-            .provisioned_throughput(
-                ProvisionedThroughput::builder()
-                    .read_capacity_units(5)
-                    .write_capacity_units(5)
-                    .build()
-                    .unwrap(),
-            )
+        testkit::create_keyed(&self.dynamodb, &table, &["pk", "sk"], ScalarAttributeType::N)
+            .provisioned_throughput(testkit::throughput(5, 5))
             .send()
             .await
             .unwrap();

@@ -46,22 +46,10 @@ type Target = (String, i32, i32, Vec<(String, String, Option<f64>)>);
 type Registered = BTreeMap<String, Vec<Target>>;
 
 async fn registered(client: &aws_sdk_applicationautoscaling::Client) -> Registered {
-    let targets = client
-        .describe_scalable_targets()
-        .service_namespace(ServiceNamespace::Dynamodb)
-        .send()
-        .await
-        .unwrap();
-    let policies = client
-        .describe_scaling_policies()
-        .service_namespace(ServiceNamespace::Dynamodb)
-        .send()
-        .await
-        .unwrap();
+    let policies = crate::support::scaling::policies(client).await;
     let mut found = Registered::new();
-    for target in targets.scalable_targets() {
+    for target in crate::support::scaling::targets(client).await {
         let attached = policies
-            .scaling_policies()
             .iter()
             .filter(|p| {
                 p.resource_id() == target.resource_id()

@@ -22,8 +22,8 @@
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, KeySchemaElement, KeyType, PointInTimeRecoverySpecification, ProvisionedThroughput,
-    ScalarAttributeType, TableStatus, Tag, TimeToLiveSpecification, TimeToLiveStatus,
+    PointInTimeRecoverySpecification, ScalarAttributeType, TableStatus, Tag, TimeToLiveSpecification,
+    TimeToLiveStatus,
 };
 use aws_sdk_dynamodb::Client;
 use chrono::{TimeZone, Utc};
@@ -59,30 +59,8 @@ fn unsupported(message: &str) -> (String, String, u16) {
 }
 
 async fn create(client: &Client, name: &str, protected: bool) -> TableStatus {
-    let out = client
-        .create_table()
-        .table_name(name)
-        .attribute_definitions(
-            AttributeDefinition::builder()
-                .attribute_name("pk")
-                .attribute_type(ScalarAttributeType::N)
-                .build()
-                .unwrap(),
-        )
-        .key_schema(
-            KeySchemaElement::builder()
-                .attribute_name("pk")
-                .key_type(KeyType::Hash)
-                .build()
-                .unwrap(),
-        )
-        .provisioned_throughput(
-            ProvisionedThroughput::builder()
-                .read_capacity_units(300)
-                .write_capacity_units(1000)
-                .build()
-                .unwrap(),
-        )
+    let out = testkit::create_keyed(client, name, &["pk"], ScalarAttributeType::N)
+        .provisioned_throughput(testkit::throughput(300, 1000))
         .tags(Tag::builder().key("team").value("iot").build().unwrap())
         .deletion_protection_enabled(protected)
         .send()
@@ -196,13 +174,7 @@ async fn probe(client: &Client) {
         let updated = client
             .update_table()
             .table_name("probe_tags")
-            .provisioned_throughput(
-                ProvisionedThroughput::builder()
-                    .read_capacity_units(units)
-                    .write_capacity_units(units)
-                    .build()
-                    .unwrap(),
-            )
+            .provisioned_throughput(testkit::throughput(units, units))
             .send()
             .await
             .unwrap();

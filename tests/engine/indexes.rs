@@ -11,6 +11,7 @@ use ddb_rollover::{Operation, Policy};
 use testkit::{LocalDynamo, Server};
 
 use crate::support::days::{assert_succeeded, at, run_at};
+use crate::support::INSTANT_DYNALITE;
 
 const POLICY: &str = r#"
 prefix = "metrics"
@@ -95,11 +96,7 @@ async fn ten_days_with_two_global_indexes_a_local_one_and_an_index_added_on_day_
 
 #[tokio::test]
 async fn ten_days_with_two_global_indexes_a_local_one_and_an_index_added_on_day_5_on_dynalite() {
-    ten_days(Server::Dynalite {
-        create_ms: 0,
-        update_ms: 0,
-    })
-    .await;
+    ten_days(INSTANT_DYNALITE).await;
 }
 
 /// Whether the server builds an index added by UpdateTable: dynalite validates the request

@@ -14,6 +14,7 @@
 //!   correctly.", for every operation: the SDK reads code `InvalidAction`.
 
 use crate::support::autoscaling_client;
+use crate::support::INSTANT_DYNALITE;
 use aws_sdk_applicationautoscaling::config::http::HttpResponse;
 use aws_sdk_applicationautoscaling::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_applicationautoscaling::types::{ScalableDimension as SdkDimension, ServiceNamespace};
@@ -202,12 +203,7 @@ async fn adapter_says_unsupported(db: &LocalDynamo) {
 
 #[tokio::test]
 async fn dynalite_and_dynamodb_local_answer_that_they_lack_application_auto_scaling() {
-    let dynalite = std::thread::spawn(|| {
-        LocalDynamo::start(Server::Dynalite {
-            create_ms: 0,
-            update_ms: 0,
-        })
-    });
+    let dynalite = std::thread::spawn(|| LocalDynamo::start(INSTANT_DYNALITE));
     let ddblocal = LocalDynamo::start(Server::DynamoDbLocal);
     let dynalite = dynalite.join().expect("dynalite starts");
 

@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 
+use chrono::{DateTime, Utc};
 use ddb_rollover::policy::naming::TableNaming;
-use ddb_rollover::policy::period::Slot;
+use ddb_rollover::policy::period::{Calendar, Slot};
 use ddb_rollover::{Operation, RunReport};
 use ddb_rollover_lambda::{FailedAction, HandlerError};
 use serde_json::Value;
@@ -40,6 +41,33 @@ pub fn capacities_by_age(naming: &TableNaming, seeded: &[Slot], now: Slot) -> BT
             (naming.table_name(*slot), capacity)
         })
         .collect()
+}
+
+/// The wall clock's period and the three before it, oldest first: the tables a test of a run
+/// "now" seeds (create_new at the first and at the third makes all four).
+pub fn four_periods_to_now(calendar: &Calendar) -> [Slot; 4] {
+    let current = calendar.floor(Utc::now());
+    let p1 = calendar.previous(current);
+    let p2 = calendar.previous(p1);
+    let p3 = calendar.previous(p2);
+    [p3, p2, p1, current]
+}
+
+/// `found` are the `seeded` tables ([`four_periods_to_now`]) at the phase each one's age calls
+/// for, relative to the wall clock's period before the run or, if the run straddled a boundary
+/// (it ended at `after`), after it.
+pub fn assert_capacities_by_age(
+    found: &BTreeMap<String, (i64, i64)>,
+    naming: &TableNaming,
+    seeded: &[Slot; 4],
+    after: DateTime<Utc>,
+) {
+    let expected = |now: Slot| capacities_by_age(naming, seeded, now);
+    let (early, late) = (expected(seeded[3]), expected(naming.calendar().floor(after)));
+    assert!(
+        *found == early || *found == late,
+        "tables {found:?}, expected {early:?} (or {late:?} if the run straddled midnight)"
+    );
 }
 
 /// The failed actions and the report of create_new's `error`, which must be

@@ -11,7 +11,6 @@ use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_dynamodb::types::TableDescription;
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
-use ddb_rollover::policy::period::Slot;
 use ddb_rollover::{Operation, Policy, RunReport};
 use ddb_rollover_lambda::event::parse_invocation;
 use ddb_rollover_lambda::{Handler, HandlerError};
@@ -20,7 +19,9 @@ use serde_json::{json, Value};
 use testkit::emf::{self, EmfMetric};
 use testkit::{LocalDynamo, Server};
 
-use super::common::{capacities_by_age, create_new_failures, event_file, HOT, WARM};
+use super::common::{
+    assert_capacities_by_age, create_new_failures, event_file, four_periods_to_now, HOT, WARM,
+};
 
 /// Every file in `events/` and the function it is for.
 const EVENT_FILES: [(&str, Operation); 5] = [
@@ -163,28 +164,17 @@ async fn create_new_json_runs_now_on_moto() {
 async fn resize_old_json_runs_now_on_moto() {
     let h = Harness::start(Server::Moto).await;
     let policy = Policy::default();
-    let (calendar, naming) = (policy.calendar(), policy.naming());
-    let before = Utc::now();
-    let current = calendar.floor(before);
-    let p1 = calendar.previous(current);
-    let p2 = calendar.previous(p1);
-    let p3 = calendar.previous(p2);
+    let seeded = four_periods_to_now(&policy.calendar());
+    let [p3, _, p1, _] = seeded;
     // create_new at p3 makes p3 and p2; at p1 it makes p1 and the current period.
     h.run(Operation::CreateNew, at(p3.start())).await;
     h.run(Operation::CreateNew, at(p1.start())).await;
-    let seeded = [p3, p2, p1, current];
     assert_eq!(h.capacities().await.len(), 4);
 
     h.run(Operation::ResizeOld, event_file("resize_old.json")).await;
     let after = Utc::now();
 
-    let expected = |now: Slot| capacities_by_age(&naming, &seeded, now);
-    let found = h.capacities().await;
-    let (early, late) = (expected(current), expected(calendar.floor(after)));
-    assert!(
-        found == early || found == late,
-        "tables {found:?}, expected {early:?} (or {late:?} if the run straddled midnight)"
-    );
+    assert_capacities_by_age(&h.capacities().await, &policy.naming(), &seeded, after);
 }
 
 /// The two scheduled runs of one boundary, as EventBridge Scheduler sends them; a retry of a
@@ -460,12 +450,8 @@ async fn create_new_writes_emf_metrics_with_next_table_ready_on_moto() {
     assert!(documents.is_empty(), "{documents:#?}");
 
     // Someone deletes the next period's table and takes its name for a table of their own.
-    h.client
-        .delete_table()
-        .table_name("timeseries_2018-10-26")
-        .send()
-        .await
-        .unwrap();
+    let delete_next = || h.client.delete_table().table_name("timeseries_2018-10-26").send();
+    delete_next().await.unwrap();
     testkit::create_plain_table(&h.client, "timeseries_2018-10-26").await;
     let (result, documents) = handler
         .handle_metered(at("2018-10-25T23:50:00Z".parse().unwrap()), None)
@@ -477,12 +463,7 @@ async fn create_new_writes_emf_metrics_with_next_table_ready_on_moto() {
     assert_eq!(metric(&documents, "TablesUnchanged").value, 1.0);
 
     // Deleted, and no table under the name: this run creates it again, ready again.
-    h.client
-        .delete_table()
-        .table_name("timeseries_2018-10-26")
-        .send()
-        .await
-        .unwrap();
+    delete_next().await.unwrap();
     let (result, documents) = handler
         .handle_metered(at("2018-10-25T23:55:00Z".parse().unwrap()), None)
         .await;

@@ -19,6 +19,15 @@ billing = "on_demand"
 warm = { read = 40000, write = 20000 }
 "#;
 
+/// The create_new handler with [`POLICY`], reaching moto through `proxy`.
+async fn create_new_through(proxy: &Proxy) -> Handler {
+    Handler::new(
+        Operation::CreateNew,
+        Policy::from_toml(POLICY).unwrap(),
+        proxy.client().await,
+    )
+}
+
 /// NextTableReady's value in a run's EMF documents.
 fn next_table_ready(documents: &[String]) -> f64 {
     let found: Vec<f64> = documents
@@ -37,11 +46,7 @@ async fn next_table_ready_waits_until_the_warm_throughput_is_active() {
     let proxy = Proxy::start(server.endpoint());
     // Each table's first two DescribeTable answers say UPDATING, the third ACTIVE.
     proxy.warm_updating_answers(2);
-    let handler = Handler::new(
-        Operation::CreateNew,
-        Policy::from_toml(POLICY).unwrap(),
-        proxy.client().await,
-    );
+    let handler = create_new_through(&proxy).await;
     let started = Instant::now();
     let (report, documents) = handler
         .handle_metered(json!({"at": "2018-10-25T23:45:00Z"}), None)
@@ -59,15 +64,8 @@ async fn next_table_ready_waits_until_the_warm_throughput_is_active() {
     assert_eq!(describes, 3, "{:?}", proxy.counts());
     assert!(started.elapsed() >= Duration::from_millis(1500));
     // What moto holds, read back: the warm throughput create_new asked for.
-    let described = server
-        .client()
-        .await
-        .describe_table()
-        .table_name("timeseries_2018-10-26")
-        .send()
-        .await
-        .unwrap();
-    let warm = described.table().unwrap().warm_throughput().unwrap();
+    let described = testkit::describe(&server.client().await, "timeseries_2018-10-26").await;
+    let warm = described.warm_throughput().unwrap();
     assert_eq!(
         (warm.read_units_per_second(), warm.write_units_per_second()),
         (Some(40_000), Some(20_000))
@@ -79,11 +77,7 @@ async fn next_table_ready_is_0_while_the_warm_throughput_is_still_updating() {
     let server = LocalDynamo::start(Server::Moto);
     let proxy = Proxy::start(server.endpoint());
     proxy.warm_updating_answers(1_000);
-    let handler = Handler::new(
-        Operation::CreateNew,
-        Policy::from_toml(POLICY).unwrap(),
-        proxy.client().await,
-    );
+    let handler = create_new_through(&proxy).await;
     // The invocation's time ends after 2 s: the run stops waiting then, and says why.
     let deadline = Instant::now() + Duration::from_secs(2);
     let (report, documents) = handler

@@ -68,14 +68,8 @@ async fn deregister(client: &Client, resource: &str, dimension: ScalableDimensio
 
 /// Every DynamoDB scaling policy on the server, as (resource id, dimension, name), sorted.
 async fn policies(client: &Client) -> Vec<(String, String, String)> {
-    let out = client
-        .describe_scaling_policies()
-        .service_namespace(ServiceNamespace::Dynamodb)
-        .send()
+    let mut found: Vec<(String, String, String)> = crate::support::scaling::policies(client)
         .await
-        .unwrap();
-    let mut found: Vec<(String, String, String)> = out
-        .scaling_policies()
         .iter()
         .map(|p| {
             (
@@ -192,13 +186,7 @@ async fn the_family_role_refuses_what_the_template_does_not_allow() {
             code(
                 role.update_table()
                     .table_name(name)
-                    .provisioned_throughput(
-                        aws_sdk_dynamodb::types::ProvisionedThroughput::builder()
-                            .read_capacity_units(units)
-                            .write_capacity_units(units)
-                            .build()
-                            .unwrap(),
-                    )
+                    .provisioned_throughput(testkit::throughput(units, units))
                     .send()
                     .await,
             )
@@ -259,26 +247,15 @@ async fn the_family_role_refuses_what_the_template_does_not_allow() {
     assert_eq!(code(role.delete_table().table_name("ts_ours").send().await), "ok");
     // CreateTable only with our family tag in its Tags.
     let create = |name: &str, tags: Vec<aws_sdk_dynamodb::types::Tag>| {
-        use aws_sdk_dynamodb::types::{AttributeDefinition, KeySchemaElement, KeyType, ScalarAttributeType};
-        role.create_table()
-            .table_name(name)
-            .attribute_definitions(
-                AttributeDefinition::builder()
-                    .attribute_name("id")
-                    .attribute_type(ScalarAttributeType::S)
-                    .build()
-                    .unwrap(),
-            )
-            .key_schema(
-                KeySchemaElement::builder()
-                    .attribute_name("id")
-                    .key_type(KeyType::Hash)
-                    .build()
-                    .unwrap(),
-            )
-            .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
-            .set_tags(Some(tags))
-            .send()
+        testkit::create_keyed(
+            &role,
+            name,
+            &["id"],
+            aws_sdk_dynamodb::types::ScalarAttributeType::S,
+        )
+        .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
+        .set_tags(Some(tags))
+        .send()
     };
     assert_eq!(code(create("ts_new", Vec::new()).await), DENIED);
     assert_eq!(code(create("ts_new", vec![family("ts_eu")]).await), DENIED);

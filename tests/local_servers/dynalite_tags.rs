@@ -4,11 +4,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::support::INSTANT_DYNALITE;
 use aws_sdk_dynamodb::client::Waiters;
-use aws_sdk_dynamodb::types::{
-    AttributeDefinition, KeySchemaElement, KeyType, ProvisionedThroughput, ScalarAttributeType, TableStatus,
-    Tag,
-};
+use aws_sdk_dynamodb::types::{ScalarAttributeType, TableStatus, Tag};
 use aws_sdk_dynamodb::Client;
 use testkit::{LocalDynamo, Server};
 
@@ -18,30 +16,8 @@ fn tag(key: &str, value: &str) -> Tag {
 
 /// CreateTable `name` (key `pk` S, 1/1) with `tags`; returns (status, ARN) from its reply.
 async fn create(client: &Client, name: &str, tags: &[(&str, &str)]) -> (TableStatus, String) {
-    let mut request = client
-        .create_table()
-        .table_name(name)
-        .attribute_definitions(
-            AttributeDefinition::builder()
-                .attribute_name("pk")
-                .attribute_type(ScalarAttributeType::S)
-                .build()
-                .unwrap(),
-        )
-        .key_schema(
-            KeySchemaElement::builder()
-                .attribute_name("pk")
-                .key_type(KeyType::Hash)
-                .build()
-                .unwrap(),
-        )
-        .provisioned_throughput(
-            ProvisionedThroughput::builder()
-                .read_capacity_units(1)
-                .write_capacity_units(1)
-                .build()
-                .unwrap(),
-        );
+    let mut request = testkit::create_keyed(client, name, &["pk"], ScalarAttributeType::S)
+        .provisioned_throughput(testkit::throughput(1, 1));
     for (key, value) in tags {
         request = request.tags(tag(key, value));
     }
@@ -81,14 +57,7 @@ async fn create_table_tags_are_kept(server: Server, status: TableStatus) {
 
 #[tokio::test]
 async fn dynalite_keeps_the_tags_given_to_create_table() {
-    create_table_tags_are_kept(
-        Server::Dynalite {
-            create_ms: 0,
-            update_ms: 0,
-        },
-        TableStatus::Creating,
-    )
-    .await;
+    create_table_tags_are_kept(INSTANT_DYNALITE, TableStatus::Creating).await;
 }
 
 #[tokio::test]
@@ -114,10 +83,7 @@ async fn moto_keeps_the_tags_given_to_create_table() {
 /// drops a table's tags with it, as AWS does).
 #[tokio::test]
 async fn dynalite_itself_drops_them_and_a_remade_table_has_only_its_own() {
-    let db = LocalDynamo::start(Server::Dynalite {
-        create_ms: 0,
-        update_ms: 0,
-    });
+    let db = LocalDynamo::start(INSTANT_DYNALITE);
     assert_ne!(db.endpoint(), db.server_endpoint());
     let raw = Client::from_conf(testkit::sdk_config(db.server_endpoint()).build());
     let (_, arn) = create(&raw, "raw", &TAGS).await;

@@ -9,8 +9,7 @@ use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, CreateGlobalSecondaryIndexAction, GlobalSecondaryIndex, GlobalSecondaryIndexUpdate,
-    KeySchemaElement, KeyType, LocalSecondaryIndex, Projection, ProjectionType, ProvisionedThroughput,
-    ScalarAttributeType,
+    KeySchemaElement, KeyType, LocalSecondaryIndex, Projection, ProjectionType, ScalarAttributeType,
 };
 use aws_sdk_dynamodb::Client;
 use testkit::{LocalDynamo, Server};
@@ -32,14 +31,6 @@ fn key(hash: &str, range: &str) -> Vec<KeySchemaElement> {
             .unwrap()
     };
     vec![element(hash, KeyType::Hash), element(range, KeyType::Range)]
-}
-
-fn throughput() -> ProvisionedThroughput {
-    ProvisionedThroughput::builder()
-        .read_capacity_units(1)
-        .write_capacity_units(1)
-        .build()
-        .unwrap()
 }
 
 fn keys_only() -> Projection {
@@ -71,7 +62,7 @@ async fn add_an_index(client: &Client, name: &str) -> (BTreeMap<String, String>,
                 .index_name("by_device")
                 .set_key_schema(Some(key("device", "at")))
                 .projection(keys_only())
-                .provisioned_throughput(throughput())
+                .provisioned_throughput(testkit::throughput(1, 1))
                 .build()
                 .unwrap(),
         )
@@ -83,7 +74,7 @@ async fn add_an_index(client: &Client, name: &str) -> (BTreeMap<String, String>,
                 .build()
                 .unwrap(),
         )
-        .provisioned_throughput(throughput())
+        .provisioned_throughput(testkit::throughput(1, 1))
         .send()
         .await
         .unwrap_or_else(|e| panic!("CreateTable {name}: {e:?}"));
@@ -98,7 +89,7 @@ async fn add_an_index(client: &Client, name: &str) -> (BTreeMap<String, String>,
                         .index_name("by_status")
                         .set_key_schema(Some(key("status", "score")))
                         .projection(keys_only())
-                        .provisioned_throughput(throughput())
+                        .provisioned_throughput(testkit::throughput(1, 1))
                         .build()
                         .unwrap(),
                 )
@@ -107,14 +98,7 @@ async fn add_an_index(client: &Client, name: &str) -> (BTreeMap<String, String>,
         .send()
         .await
         .unwrap_or_else(|e| panic!("UpdateTable {name}: {e:?}"));
-    let table = client
-        .describe_table()
-        .table_name(name)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("DescribeTable {name}: {e:?}"))
-        .table
-        .unwrap();
+    let table = testkit::describe(client, name).await;
     let definitions = table
         .attribute_definitions()
         .iter()

@@ -5,6 +5,7 @@
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
+use crate::support::INSTANT_DYNALITE;
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
@@ -239,11 +240,7 @@ async fn vanish_before_deletes_the_table_on_moto() {
 
 #[tokio::test]
 async fn vanish_before_deletes_the_table_on_dynalite() {
-    vanish_before_describe(Server::Dynalite {
-        create_ms: 0,
-        update_ms: 0,
-    })
-    .await;
+    vanish_before_describe(INSTANT_DYNALITE).await;
 }
 
 #[tokio::test]
@@ -321,26 +318,8 @@ async fn create(
     client: &Client,
     name: &str,
 ) -> Result<(), SdkError<aws_sdk_dynamodb::operation::create_table::CreateTableError, HttpResponse>> {
-    use aws_sdk_dynamodb::types::{
-        AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
-    };
-    client
-        .create_table()
-        .table_name(name)
-        .attribute_definitions(
-            AttributeDefinition::builder()
-                .attribute_name("id")
-                .attribute_type(ScalarAttributeType::S)
-                .build()
-                .expect("name and type"),
-        )
-        .key_schema(
-            KeySchemaElement::builder()
-                .attribute_name("id")
-                .key_type(KeyType::Hash)
-                .build()
-                .expect("name and key type"),
-        )
+    use aws_sdk_dynamodb::types::{BillingMode, ScalarAttributeType};
+    testkit::create_keyed(client, name, &["id"], ScalarAttributeType::S)
         .billing_mode(BillingMode::PayPerRequest)
         .send()
         .await
@@ -442,11 +421,7 @@ async fn table_quota_refuses_create_table_past_it_on_moto() {
 
 #[tokio::test]
 async fn table_quota_refuses_create_table_past_it_on_dynalite() {
-    table_quota_on(Server::Dynalite {
-        create_ms: 0,
-        update_ms: 0,
-    })
-    .await;
+    table_quota_on(INSTANT_DYNALITE).await;
 }
 
 /// Creates in flight hold their place: ten at once against four free places make four tables.

@@ -2,6 +2,7 @@
 //! concurrent starts get distinct servers; moto serves S3 for archive exports. (Moved from the
 //! testkit's unit tests: they need the servers installed.)
 
+use crate::support::INSTANT_DYNALITE;
 use testkit::{create_plain_table, http_request, percent_encode, pid_alive, LocalDynamo, Server};
 
 async fn create_and_list(db: &LocalDynamo) {
@@ -33,10 +34,7 @@ async fn moto_creates_lists_and_stops() {
 
 #[tokio::test]
 async fn dynalite_creates_lists_and_stops() {
-    let db = LocalDynamo::start(Server::Dynalite {
-        create_ms: 0,
-        update_ms: 0,
-    });
+    let db = LocalDynamo::start(INSTANT_DYNALITE);
     assert_eq!(db.name(), "dynalite");
     create_and_list(&db).await;
     assert_stops(db);
@@ -80,18 +78,9 @@ fn concurrent_starts_get_distinct_servers() {
     let handles: Vec<_> = [
         Server::Moto,
         Server::Moto,
-        Server::Dynalite {
-            create_ms: 0,
-            update_ms: 0,
-        },
-        Server::Dynalite {
-            create_ms: 0,
-            update_ms: 0,
-        },
-        Server::Dynalite {
-            create_ms: 0,
-            update_ms: 0,
-        },
+        INSTANT_DYNALITE,
+        INSTANT_DYNALITE,
+        INSTANT_DYNALITE,
     ]
     .into_iter()
     .map(|s| std::thread::spawn(move || LocalDynamo::start(s)))

@@ -3,6 +3,7 @@
 pub mod binaries;
 pub mod days;
 pub mod events;
+pub mod scaling;
 
 use aws_config::{BehaviorVersion, Region};
 use aws_sdk_dynamodb::config::Credentials;
@@ -14,6 +15,12 @@ use ddb_rollover::aws::sdk::AwsClients;
 pub async fn aws_clients(endpoint: &str) -> AwsClients {
     AwsClients::from_config(&sdk_config(endpoint).await)
 }
+
+/// dynalite with instant transitions: no table is ever seen CREATING or UPDATING.
+pub const INSTANT_DYNALITE: testkit::Server = testkit::Server::Dynalite {
+    create_ms: 0,
+    update_ms: 0,
+};
 
 /// An Application Auto Scaling client for `endpoint` (moto serves it on DynamoDB's port), with
 /// the testkit's Region and credentials, as [`testkit::LocalDynamo::client`] builds DynamoDB's.

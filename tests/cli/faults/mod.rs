@@ -70,7 +70,7 @@ use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::Client;
 use chrono::{NaiveDate, Utc};
-use common::{error_of, run_cli, DEBUG_DUMP};
+use common::{assert_no_debug_dump, error_of, expect_exit, run_cli};
 use serde_json::Value;
 use testkit::{Fault, LocalDynamo, ProcessRun, Proxy, Rule, Server};
 
@@ -89,6 +89,14 @@ struct Rig {
     server: LocalDynamo,
     proxy: Proxy,
     client: Client,
+}
+
+/// The arguments of `command` at `at` on `prefix`'s tables under the policy file `policy`,
+/// with a JSON report.
+fn json_run_args<'a>(policy: &'a str, prefix: &'a str, at: &'a str, command: &'a str) -> [&'a str; 9] {
+    [
+        "--policy", policy, "--prefix", prefix, "--output", "json", "--at", at, command,
+    ]
 }
 
 impl Rig {
@@ -110,17 +118,12 @@ impl Rig {
 
     /// resize-old through the proxy at 23 October 2018 00:15 on `prefix`'s tables, JSON report.
     fn resize_old_on_the_23rd(&self, policy: &str, prefix: &str) -> ProcessRun {
-        self.cli(&[
-            "--policy",
+        self.cli(&json_run_args(
             policy,
-            "--prefix",
             prefix,
-            "--output",
-            "json",
-            "--at",
             "2018-10-23T00:15:00Z",
             "resize-old",
-        ])
+        ))
     }
 
     /// Runs the binary against moto directly (setup that must not meet a fault).
@@ -243,16 +246,6 @@ fn tables_in(report: &Value) -> Vec<String> {
     names
 }
 
-/// A run's exit code must be `code`; returns its JSON report.
-fn expect_exit(run: &ProcessRun, code: i32, what: &str) -> Value {
-    assert_eq!(
-        run.code, code,
-        "{what}: exit {} (want {code})\nstdout:\n{}\nstderr:\n{}",
-        run.code, run.stdout, run.stderr
-    );
-    run.json()
-}
-
 /// The error text is one readable line naming the operation, the table and what to do.
 fn assert_readable(error: &str, operation: &str, table: &str, advice: &str) {
     assert!(!error.contains('\n'), "not one line: {error}");
@@ -276,10 +269,13 @@ fn assert_stderr_names(stderr: &str, operation: &str, table: &str, advice: &str)
     assert_no_debug_dump(stderr);
 }
 
-fn assert_no_debug_dump(text: &str) {
-    for dump in DEBUG_DUMP {
-        assert!(!text.contains(dump), "Rust debug dump {dump:?} in: {text}");
-    }
+/// `prefix`'s tables of 20 to 23 October as resize_old on the 23rd leaves them without
+/// retention (cold, cold, warm, hot), but for the one of day `odd`, which is at `capacity`.
+fn resized_except(prefix: &str, odd: &str, capacity: (i64, i64)) -> BTreeMap<String, (i64, i64)> {
+    [("20", COLD), ("21", COLD), ("22", WARM), ("23", HOT)]
+        .into_iter()
+        .map(|(day, usual)| (table(prefix, day), if day == odd { capacity } else { usual }))
+        .collect()
 }
 
 /// `{prefix}_{date}` for the days of October 2018.

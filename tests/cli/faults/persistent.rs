@@ -6,11 +6,10 @@ use super::*;
 async fn persistent_faults_fail_loudly_and_a_clean_run_repairs() {
     let rig = Rig::start().await;
     let premake3 = policy_file("premake3", "premake = 3\n");
-    let run = |prefix: &str, at: &str, command: &str| {
-        rig.cli(&[
-            "--policy", &premake3, "--prefix", prefix, "--output", "json", "--at", at, command,
-        ])
-    };
+    let run = |prefix: &str, at: &str, command: &str| rig.cli(&json_run_args(&premake3, prefix, at, command));
+    // create-new under the default policy (no policy file).
+    let create_new_by_default =
+        |prefix: &str, at: &str| rig.cli(&["--prefix", prefix, "--output", "json", "--at", at, "create-new"]);
 
     // 1. resize_old: every UpdateTable of one table answered 503.
     let p = "upd";
@@ -41,14 +40,7 @@ async fn persistent_faults_fail_loudly_and_a_clean_run_repairs() {
         "DynamoDB failed on its side: a later run retries",
     );
     assert_eq!(rig.faulted("UpdateTable"), 3, "the SDK's 3 attempts, no more");
-    let want = |victim_capacity| {
-        BTreeMap::from([
-            (table(p, "20"), COLD),
-            (table(p, "21"), victim_capacity),
-            (table(p, "22"), WARM),
-            (table(p, "23"), HOT),
-        ])
-    };
+    let want = |victim_capacity| resized_except(p, "21", victim_capacity);
     assert_eq!(
         rig.capacities(p).await,
         want(HOT),
@@ -62,12 +54,11 @@ async fn persistent_faults_fail_loudly_and_a_clean_run_repairs() {
 
     // 2. create_new: every CreateTable of the next period's table dropped.
     let p = "cre";
-    let default_policy = |at: &str| rig.cli(&["--prefix", p, "--output", "json", "--at", at, "create-new"]);
     let next = table(p, "21");
     rig.proxy
         .add(Rule::op("CreateTable").on_table(&next).always(), Fault::Drop);
     rig.proxy.reset_calls();
-    let failed = default_policy("2018-10-20T23:45:00Z");
+    let failed = create_new_by_default(p, "2018-10-20T23:45:00Z");
     let report = expect_exit(&failed, 1, "create-new with the next table's CreateTable dropped");
     assert_eq!(outcome(&report, &table(p, "20"), "create"), "done", "{report:#}");
     assert_eq!(outcome(&report, &next, "create"), "failed", "{report:#}");
@@ -90,7 +81,7 @@ async fn persistent_faults_fail_loudly_and_a_clean_run_repairs() {
         "the next period lacks its table"
     );
     rig.proxy.clear();
-    let repaired = expect_exit(&default_policy("2018-10-20T23:45:00Z"), 0, "repair");
+    let repaired = expect_exit(&create_new_by_default(p, "2018-10-20T23:45:00Z"), 0, "repair");
     assert_eq!(outcome(&repaired, &next, "create"), "done", "{repaired:#}");
     assert_eq!(
         rig.capacities(p).await,
@@ -136,14 +127,7 @@ async fn persistent_faults_fail_loudly_and_a_clean_run_repairs() {
         3,
         "no call but the three DescribeTable attempts for an unreadable table"
     );
-    let want = |victim_capacity| {
-        BTreeMap::from([
-            (table(p, "20"), victim_capacity),
-            (table(p, "21"), COLD),
-            (table(p, "22"), WARM),
-            (table(p, "23"), HOT),
-        ])
-    };
+    let want = |victim_capacity| resized_except(p, "20", victim_capacity);
     assert_eq!(rig.capacities(p).await, want(HOT));
     rig.proxy.clear();
     expect_exit(&run(p, "2018-10-23T00:15:00Z", "resize-old"), 0, "repair");
@@ -159,15 +143,7 @@ async fn persistent_faults_fail_loudly_and_a_clean_run_repairs() {
         Fault::Status(500),
     );
     rig.proxy.reset_calls();
-    let failed = rig.cli(&[
-        "--prefix",
-        p,
-        "--output",
-        "json",
-        "--at",
-        "2018-10-21T23:45:00Z",
-        "create-new",
-    ]);
+    let failed = create_new_by_default(p, "2018-10-21T23:45:00Z");
     let report = expect_exit(&failed, 1, "create-new with the next table unreadable");
     assert_readable(
         &error_of(&report, &next),

@@ -9,6 +9,9 @@ const UNCHANGED_THROUGHPUT: &str = "The provisioned throughput for the table wil
     table: 1000. Requested WriteCapacityUnits: 1. Refer to the Amazon DynamoDB Developer Guide \
     for current limits and how to request higher limits.";
 
+/// What DynamoDB answers a DeleteTable of a table that is busy.
+const BUSY: &str = "Attempt to change a resource which is still in use";
+
 #[tokio::test]
 async fn refusals_are_unchanged_deferred_gone_or_failed() {
     let rig = Rig::start().await;
@@ -18,35 +21,35 @@ async fn refusals_are_unchanged_deferred_gone_or_failed() {
         "premake = 3\n[retention]\ndelete_after = 2\nkeep_newest = 1\n",
     );
     let setup = |policy: &str, prefix: &str| {
-        let run = rig.cli_direct(&[
-            "--policy",
+        let run = rig.cli_direct(&json_run_args(
             policy,
-            "--prefix",
             prefix,
-            "--at",
             "2018-10-20T23:45:00Z",
             "create-new",
-        ]);
+        ));
         assert_eq!(run.code, 0, "setup {prefix}: {}{}", run.stdout, run.stderr);
     };
     let resize = |policy: &str, prefix: &str| rig.resize_old_on_the_23rd(policy, prefix);
-    let cleanly = |prefix: &str, victim: (i64, i64)| {
-        BTreeMap::from([
-            (table(prefix, "20"), COLD),
-            (table(prefix, "21"), victim),
-            (table(prefix, "22"), WARM),
-            (table(prefix, "23"), HOT),
-        ])
+    // `op` on `victim` is refused once with `error_type`.
+    let refuse_once = |op: &str, victim: &str, error_type: &str, message: &str| {
+        rig.proxy
+            .add(Rule::op(op).on_table(victim), aws_error(error_type, message))
     };
+    // What is left of `prefix`'s tables once retention deleted 20 and 21.
+    let after_retention =
+        |prefix: &str| BTreeMap::from([(table(prefix, "22"), WARM), (table(prefix, "23"), HOT)]);
+    let cleanly = |prefix: &str, victim: (i64, i64)| resized_except(prefix, "21", victim);
 
     // "Will not change": another run made the change first. Unchanged, sent once (a
     // ValidationException is not retried), exit 0.
     let p = "un";
     let victim = table(p, "21");
     setup(&plain, p);
-    rig.proxy.add(
-        Rule::op("UpdateTable").on_table(&victim),
-        aws_error("ValidationException", UNCHANGED_THROUGHPUT),
+    refuse_once(
+        "UpdateTable",
+        &victim,
+        "ValidationException",
+        UNCHANGED_THROUGHPUT,
     );
     rig.proxy.reset_calls();
     let report = expect_exit(&resize(&plain, p), 0, "unchanged throughput");
@@ -73,12 +76,11 @@ async fn refusals_are_unchanged_deferred_gone_or_failed() {
     let p = "va";
     let victim = table(p, "21");
     setup(&plain, p);
-    rig.proxy.add(
-        Rule::op("UpdateTable").on_table(&victim),
-        aws_error(
-            "ValidationException",
-            "One or more parameter values were invalid: ReadCapacityUnits must be at least 1",
-        ),
+    refuse_once(
+        "UpdateTable",
+        &victim,
+        "ValidationException",
+        "One or more parameter values were invalid: ReadCapacityUnits must be at least 1",
     );
     let run = resize(&plain, p);
     let report = expect_exit(&run, 1, "another ValidationException");
@@ -129,13 +131,7 @@ async fn refusals_are_unchanged_deferred_gone_or_failed() {
     let p = "db";
     let victim = table(p, "21");
     setup(&retention, p);
-    rig.proxy.add(
-        Rule::op("DeleteTable").on_table(&victim),
-        aws_error(
-            "ResourceInUseException",
-            "Attempt to change a resource which is still in use",
-        ),
-    );
+    refuse_once("DeleteTable", &victim, "ResourceInUseException", BUSY);
     let report = expect_exit(&resize(&retention, p), 0, "DeleteTable busy");
     assert_eq!(outcome(&report, &victim, "delete"), "deferred", "{report:#}");
     assert_eq!(outcome(&report, &table(p, "20"), "delete"), "done");
@@ -148,21 +144,14 @@ async fn refusals_are_unchanged_deferred_gone_or_failed() {
     rig.proxy.clear();
     let again = expect_exit(&resize(&retention, p), 0, "after the busy delete");
     assert_eq!(outcome(&again, &victim, "delete"), "done", "{again:#}");
-    let deleted = BTreeMap::from([(table(p, "22"), WARM), (table(p, "23"), HOT)]);
-    assert_eq!(rig.capacities(p).await, deleted);
+    assert_eq!(rig.capacities(p).await, after_retention(p));
 
     // DeleteTable refused as busy because another run is deleting it: by the time we look
     // again it is gone, so the outcome is gone, not deferred or failed.
     let p = "dg";
     let victim = table(p, "21");
     setup(&retention, p);
-    rig.proxy.add(
-        Rule::op("DeleteTable").on_table(&victim),
-        aws_error(
-            "ResourceInUseException",
-            "Attempt to change a resource which is still in use",
-        ),
-    );
+    refuse_once("DeleteTable", &victim, "ResourceInUseException", BUSY);
     // The first DescribeTable is the observation's; the second is the executor's look.
     rig.proxy.add(
         Rule::op("DescribeTable").on_table(&victim).skip(1),
@@ -171,7 +160,6 @@ async fn refusals_are_unchanged_deferred_gone_or_failed() {
     let report = expect_exit(&resize(&retention, p), 0, "DeleteTable busy, then gone");
     assert_eq!(outcome(&report, &victim, "delete"), "gone", "{report:#}");
     assert_eq!(report["summary"]["gone"], 1, "{report:#}");
-    let deleted = BTreeMap::from([(table(p, "22"), WARM), (table(p, "23"), HOT)]);
-    assert_eq!(rig.capacities(p).await, deleted);
+    assert_eq!(rig.capacities(p).await, after_retention(p));
     rig.proxy.clear();
 }

@@ -14,17 +14,12 @@ async fn vanish_case(
     fault: Fault,
     before: impl std::future::Future<Output = ()>,
 ) -> Value {
-    let setup = rig.cli_direct(&[
-        "--policy",
+    let setup = rig.cli_direct(&json_run_args(
         policy,
-        "--prefix",
         prefix,
-        "--output",
-        "json",
-        "--at",
         "2018-10-20T23:45:00Z",
         "create-new",
-    ]);
+    ));
     expect_exit(&setup, 0, "setup");
     before.await;
     rig.proxy.clear();
@@ -122,19 +117,7 @@ async fn vanished_tables_without_retention() {
 async fn vanished_tables_in_create_new() {
     let rig = Rig::start().await;
     let policy = policy_file("vanish-create", "[template]\ntags = { team = \"iot\" }\n");
-    let create = |prefix: &str, at: &str| {
-        rig.cli(&[
-            "--policy",
-            &policy,
-            "--prefix",
-            prefix,
-            "--output",
-            "json",
-            "--at",
-            at,
-            "create-new",
-        ])
-    };
+    let create = |prefix: &str, at: &str| rig.cli(&json_run_args(&policy, prefix, at, "create-new"));
 
     // The pre-built table deleted before create_new's DescribeTable of it: the run sees it
     // missing and makes it again.

@@ -20,9 +20,7 @@ use std::collections::BTreeSet;
 
 use aws_model::iam::{self, evaluate, tags, Decision, Request, Statement, Tags};
 use aws_model::stack::table_arn;
-use aws_sdk_dynamodb::types::{
-    AttributeDefinition, KeySchemaElement, KeyType, ProvisionedThroughput, ScalarAttributeType,
-};
+use aws_sdk_dynamodb::types::ScalarAttributeType;
 use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::Operation;
 use deploy_checks::features::{

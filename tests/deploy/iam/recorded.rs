@@ -5,35 +5,9 @@
 use super::*;
 
 async fn create_keyed_table(client: &aws_sdk_dynamodb::Client, name: &str, read: i64, write: i64) {
-    let attr = |n: &str| {
-        AttributeDefinition::builder()
-            .attribute_name(n)
-            // The template's default key types (what the application helpers need).
-            .attribute_type(ScalarAttributeType::S)
-            .build()
-            .unwrap()
-    };
-    let key = |n: &str, t: KeyType| {
-        KeySchemaElement::builder()
-            .attribute_name(n)
-            .key_type(t)
-            .build()
-            .unwrap()
-    };
-    client
-        .create_table()
-        .table_name(name)
-        .attribute_definitions(attr("pk"))
-        .attribute_definitions(attr("sk"))
-        .key_schema(key("pk", KeyType::Hash))
-        .key_schema(key("sk", KeyType::Range))
-        .provisioned_throughput(
-            ProvisionedThroughput::builder()
-                .read_capacity_units(read)
-                .write_capacity_units(write)
-                .build()
-                .unwrap(),
-        )
+    // The template's default key types (what the application helpers need).
+    testkit::create_keyed(client, name, &["pk", "sk"], ScalarAttributeType::S)
+        .provisioned_throughput(testkit::throughput(read, write))
         .send()
         .await
         .unwrap_or_else(|e| panic!("CreateTable {name}: {e:?}"));

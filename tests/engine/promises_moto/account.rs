@@ -107,22 +107,7 @@ impl MotoAccount {
 
     pub(super) async fn read_world_async(&self) -> World {
         let now = self.now();
-        let mut names = Vec::new();
-        let mut start: Option<String> = None;
-        loop {
-            let page = self
-                .admin
-                .list_tables()
-                .set_exclusive_start_table_name(start.clone())
-                .send()
-                .await
-                .expect("ListTables");
-            names.extend(page.table_names().iter().cloned());
-            match page.last_evaluated_table_name() {
-                Some(last) => start = Some(last.to_string()),
-                None => break,
-            }
-        }
+        let names = testkit::table_names(&self.admin).await;
         let ledger = self.ledger().clone();
         let mut tables = BTreeMap::new();
         for name in names {
@@ -276,89 +261,49 @@ impl MotoAccount {
             );
         }
         let mut targets = BTreeMap::new();
-        let mut token: Option<String> = None;
-        loop {
-            let page = self
-                .admin_scaling
-                .describe_scalable_targets()
-                .service_namespace(aas::types::ServiceNamespace::Dynamodb)
-                .set_next_token(token.clone())
-                .send()
-                .await
-                .expect("DescribeScalableTargets");
-            for target in page.scalable_targets() {
-                let Some(dimension) = ScalableDimension::from_wire(target.scalable_dimension().as_str())
-                else {
-                    continue;
-                };
-                let key = ScalableKey {
-                    resource_id: target.resource_id().to_string(),
-                    dimension,
-                };
-                let maker = ledger.targets.get(&key).cloned().unwrap_or(who("unknown"));
-                targets.insert(
-                    key.clone(),
-                    Target {
-                        key,
-                        min: i64::from(target.min_capacity()),
-                        max: i64::from(target.max_capacity()),
-                        policies: Vec::new(),
-                        scheduled_actions: Vec::new(),
-                        maker,
-                    },
-                );
-            }
-            match page.next_token() {
-                Some(next) if !next.is_empty() => token = Some(next.to_string()),
-                _ => break,
-            }
+        for target in crate::support::scaling::targets(&self.admin_scaling).await {
+            let Some(key) = scalable_key(target.resource_id(), Some(target.scalable_dimension())) else {
+                continue;
+            };
+            let maker = ledger.targets.get(&key).cloned().unwrap_or(who("unknown"));
+            targets.insert(
+                key.clone(),
+                Target {
+                    key,
+                    min: i64::from(target.min_capacity()),
+                    max: i64::from(target.max_capacity()),
+                    policies: Vec::new(),
+                    scheduled_actions: Vec::new(),
+                    maker,
+                },
+            );
         }
-        let mut token: Option<String> = None;
-        loop {
-            let page = self
-                .admin_scaling
-                .describe_scaling_policies()
-                .service_namespace(aas::types::ServiceNamespace::Dynamodb)
-                .set_next_token(token.clone())
-                .send()
-                .await
-                .expect("DescribeScalingPolicies");
-            for policy in page.scaling_policies() {
-                let Some(dimension) = ScalableDimension::from_wire(policy.scalable_dimension().as_str())
-                else {
-                    continue;
-                };
-                let key = ScalableKey {
-                    resource_id: policy.resource_id().to_string(),
-                    dimension,
-                };
-                // A policy on no target (moto keeps what AWS would have deleted): it is not
-                // on any target, so it scales nothing; the proxy makes sure it never happens.
-                let Some(target) = targets.get_mut(&key) else {
-                    panic!(
-                        "scaling policy {} on {key} outlived its target: the proxy's DeregisterScalableTarget should have deleted it",
-                        policy.policy_name()
-                    );
-                };
-                let tracking = policy.target_tracking_scaling_policy_configuration();
-                target.policies.push(ScalingPolicy {
-                    name: policy.policy_name().to_string(),
-                    policy_type: policy.policy_type().as_str().to_string(),
-                    metric: tracking
-                        .and_then(|c| c.predefined_metric_specification())
-                        .map(|m| m.predefined_metric_type().as_str().to_string()),
-                    target_value: tracking.map(|c| c.target_value()),
-                    maker: ledger
-                        .policies
-                        .get(&(key.clone(), policy.policy_name().to_string()))
-                        .cloned()
-                        .unwrap_or(who("unknown")),
-                });
-            }
-            match page.next_token() {
-                Some(next) if !next.is_empty() => token = Some(next.to_string()),
-                _ => break,
-            }
+        for policy in crate::support::scaling::policies(&self.admin_scaling).await {
+            let Some(key) = scalable_key(policy.resource_id(), Some(policy.scalable_dimension())) else {
+                continue;
+            };
+            // A policy on no target (moto keeps what AWS would have deleted): it is not
+            // on any target, so it scales nothing; the proxy makes sure it never happens.
+            let Some(target) = targets.get_mut(&key) else {
+                panic!(
+                    "scaling policy {} on {key} outlived its target: the proxy's DeregisterScalableTarget should have deleted it",
+                    policy.policy_name()
+                );
+            };
+            let tracking = policy.target_tracking_scaling_policy_configuration();
+            target.policies.push(ScalingPolicy {
+                name: policy.policy_name().to_string(),
+                policy_type: policy.policy_type().as_str().to_string(),
+                metric: tracking
+                    .and_then(|c| c.predefined_metric_specification())
+                    .map(|m| m.predefined_metric_type().as_str().to_string()),
+                target_value: tracking.map(|c| c.target_value()),
+                maker: ledger
+                    .policies
+                    .get(&(key.clone(), policy.policy_name().to_string()))
+                    .cloned()
+                    .unwrap_or(who("unknown")),
+            });
         }
         // moto 5.2 answers DescribeScheduledActions in one page.
         let scheduled = self
@@ -369,15 +314,8 @@ impl MotoAccount {
             .await
             .expect("DescribeScheduledActions");
         for action in scheduled.scheduled_actions() {
-            let Some(dimension) = action
-                .scalable_dimension()
-                .and_then(|d| ScalableDimension::from_wire(d.as_str()))
-            else {
+            let Some(key) = scalable_key(action.resource_id(), action.scalable_dimension()) else {
                 continue;
-            };
-            let key = ScalableKey {
-                resource_id: action.resource_id().to_string(),
-                dimension,
             };
             let name = action.scheduled_action_name().to_string();
             let Some(target) = targets.get_mut(&key) else {
@@ -402,6 +340,14 @@ impl MotoAccount {
             );
         }
         World::from_state(now, tables, targets)
+    }
+
+    /// Sends one of the person's requests and blocks on it: done, or the service's refusal.
+    pub(super) fn act<T, E: aws_sdk_dynamodb::error::ProvideErrorMetadata>(
+        &self,
+        request: impl std::future::Future<Output = Result<T, E>>,
+    ) -> Result<(), String> {
+        self.block(request).map(drop).map_err(sdk_error)
     }
 
     /// Runs an act of `actor`'s and records what it made.
@@ -440,4 +386,13 @@ impl MotoAccount {
                 .any(|g| g.index_name() == Some(index))
         })
     }
+}
+
+/// The target `resource_id` and `dimension` (as Application Auto Scaling spells it) name; None
+/// for a dimension that is not a DynamoDB one.
+fn scalable_key(resource_id: &str, dimension: Option<&aas::types::ScalableDimension>) -> Option<ScalableKey> {
+    Some(ScalableKey {
+        resource_id: resource_id.to_string(),
+        dimension: ScalableDimension::from_wire(dimension?.as_str())?,
+    })
 }

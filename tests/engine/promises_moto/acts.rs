@@ -165,7 +165,7 @@ impl Account for MotoAccount {
                     .expect("a tag"),
             );
         }
-        self.block(request.send()).map_err(sdk_error)?;
+        self.act(request.send())?;
         self.ledger()
             .tables
             .insert(spec.name.clone(), (who(by), false, self.now()));
@@ -178,28 +178,24 @@ impl Account for MotoAccount {
             .into_iter()
             .map(|(k, v)| ddb::types::Tag::builder().key(k).value(v).build().expect("a tag"))
             .collect();
-        self.block(
+        self.act(
             self.person
                 .tag_resource()
                 .resource_arn(arn)
                 .set_tags(Some(tags))
                 .send(),
         )
-        .map(drop)
-        .map_err(sdk_error)
     }
 
     fn untag(&self, _by: &str, table: &str, keys: &[String]) -> Result<(), String> {
         let arn = self.table_arn(table)?;
-        self.block(
+        self.act(
             self.person
                 .untag_resource()
                 .resource_arn(arn)
                 .set_tag_keys(Some(keys.to_vec()))
                 .send(),
         )
-        .map(drop)
-        .map_err(sdk_error)
     }
 
     fn update_capacity(&self, _by: &str, table: &str, to: Billing) -> Result<(), String> {
@@ -232,7 +228,7 @@ impl Account for MotoAccount {
             }
             Billing::OnDemand(_) => request.billing_mode(ddb::types::BillingMode::PayPerRequest),
         };
-        self.block(request.send()).map(drop).map_err(sdk_error)
+        self.act(request.send())
     }
 
     fn update_index_capacity(&self, _by: &str, table: &str, index: &str, to: Billing) -> Result<(), String> {
@@ -248,15 +244,13 @@ impl Account for MotoAccount {
                     .expect("an index update"),
             )
             .build();
-        self.block(
+        self.act(
             self.person
                 .update_table()
                 .table_name(table)
                 .global_secondary_index_updates(update)
                 .send(),
         )
-        .map(drop)
-        .map_err(sdk_error)
     }
 
     fn disable_key(&self, _by: &str, _table: &str) -> Result<(), String> {
@@ -264,9 +258,7 @@ impl Account for MotoAccount {
     }
 
     fn delete_table(&self, _by: &str, table: &str) -> Result<(), String> {
-        self.block(self.person.delete_table().table_name(table).send())
-            .map(drop)
-            .map_err(sdk_error)
+        self.act(self.person.delete_table().table_name(table).send())
     }
 
     fn add_index(&self, by: &str, table: &str, index: &GlobalIndex, billing: Billing) -> Result<(), String> {
@@ -300,7 +292,7 @@ impl Account for MotoAccount {
         }
         keys.extend(have.lsis.iter().map(|l| &l.sort));
         keys.extend(key_attributes(&index.key));
-        self.block(
+        self.act(
             self.person
                 .update_table()
                 .table_name(table)
@@ -308,8 +300,6 @@ impl Account for MotoAccount {
                 .global_secondary_index_updates(update)
                 .send(),
         )
-        .map(drop)
-        .map_err(sdk_error)
     }
 
     fn register_target(&self, by: &str, key: &ScalableKey, min: i64, max: i64) -> Result<(), String> {
@@ -320,7 +310,7 @@ impl Account for MotoAccount {
                 key.resource_id
             ));
         }
-        self.block(
+        self.act(
             self.person_scaling
                 .register_scalable_target()
                 .service_namespace(aas::types::ServiceNamespace::Dynamodb)
@@ -329,8 +319,7 @@ impl Account for MotoAccount {
                 .min_capacity(i32::try_from(min).expect("small"))
                 .max_capacity(i32::try_from(max).expect("small"))
                 .send(),
-        )
-        .map_err(sdk_error)?;
+        )?;
         self.ledger()
             .targets
             .entry(key.clone())
@@ -380,7 +369,7 @@ impl Account for MotoAccount {
                         .build(),
                 )
         };
-        self.block(request.send()).map_err(sdk_error)?;
+        self.act(request.send())?;
         self.ledger()
             .policies
             .entry((key.clone(), name.to_string()))
@@ -389,7 +378,7 @@ impl Account for MotoAccount {
     }
 
     fn deregister_target(&self, _by: &str, key: &ScalableKey) -> Result<(), String> {
-        self.block(
+        self.act(
             self.person_scaling
                 .deregister_scalable_target()
                 .service_namespace(aas::types::ServiceNamespace::Dynamodb)
@@ -397,8 +386,6 @@ impl Account for MotoAccount {
                 .scalable_dimension(sdk_dimension(key.dimension))
                 .send(),
         )
-        .map(drop)
-        .map_err(sdk_error)
     }
 
     fn raise_warm(
@@ -427,7 +414,7 @@ impl Account for MotoAccount {
                     .build(),
             ),
         };
-        self.block(request.send()).map(drop).map_err(sdk_error)
+        self.act(request.send())
     }
 
     fn put_scheduled_action(&self, by: &str, key: &ScalableKey, name: &str) -> Result<(), String> {
@@ -437,7 +424,7 @@ impl Account for MotoAccount {
                 "ObjectNotFoundException: No scalable target registered for {key}"
             ));
         }
-        self.block(
+        self.act(
             self.person_scaling
                 .put_scheduled_action()
                 .service_namespace(aas::types::ServiceNamespace::Dynamodb)
@@ -452,8 +439,7 @@ impl Account for MotoAccount {
                         .build(),
                 )
                 .send(),
-        )
-        .map_err(sdk_error)?;
+        )?;
         self.ledger()
             .scheduled_actions
             .entry((key.clone(), name.to_string()))
@@ -462,7 +448,7 @@ impl Account for MotoAccount {
     }
 
     fn delete_scheduled_action(&self, _by: &str, key: &ScalableKey, name: &str) -> Result<(), String> {
-        self.block(
+        self.act(
             self.person_scaling
                 .delete_scheduled_action()
                 .service_namespace(aas::types::ServiceNamespace::Dynamodb)
@@ -471,19 +457,16 @@ impl Account for MotoAccount {
                 .scalable_dimension(sdk_dimension(key.dimension))
                 .send(),
         )
-        .map(drop)
-        .map_err(sdk_error)
     }
 
     fn set_deletion_protection(&self, by: &str, table: &str, on: bool) -> Result<(), String> {
-        self.block(
+        self.act(
             self.person
                 .update_table()
                 .table_name(table)
                 .deletion_protection_enabled(on)
                 .send(),
-        )
-        .map_err(sdk_error)?;
+        )?;
         if on {
             self.ledger().protections.insert(table.to_string(), who(by));
         }
@@ -491,7 +474,7 @@ impl Account for MotoAccount {
     }
 
     fn delete_policy(&self, _by: &str, key: &ScalableKey, name: &str) -> Result<(), String> {
-        self.block(
+        self.act(
             self.person_scaling
                 .delete_scaling_policy()
                 .policy_name(name)
@@ -500,7 +483,5 @@ impl Account for MotoAccount {
                 .scalable_dimension(sdk_dimension(key.dimension))
                 .send(),
         )
-        .map(drop)
-        .map_err(sdk_error)
     }
 }

@@ -70,21 +70,19 @@ pub(super) fn diff(before: &World, after: &World, at: DateTime<Utc>) -> Vec<Call
                 Some(_) => {}
             }
         }
-        if old.deletion_protection != new.deletion_protection {
+        let settings = [
+            (
+                old.deletion_protection != new.deletion_protection,
+                format!("deletion protection {}", new.deletion_protection),
+            ),
+            (old.stream != new.stream, format!("stream {:?}", new.stream)),
+        ];
+        for (_, setting) in settings.into_iter().filter(|(changed, _)| *changed) {
             effects.push((
                 "UpdateTable",
                 Effect::Setting {
                     table: name.clone(),
-                    setting: format!("deletion protection {}", new.deletion_protection),
-                },
-            ));
-        }
-        if old.stream != new.stream {
-            effects.push((
-                "UpdateTable",
-                Effect::Setting {
-                    table: name.clone(),
-                    setting: format!("stream {:?}", new.stream),
+                    setting,
                 },
             ));
         }

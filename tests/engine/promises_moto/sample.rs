@@ -37,6 +37,17 @@ pub(super) struct Sampled {
     pub(super) exercises: Vec<&'static str>,
 }
 
+/// Retention that deletes (never archives) a table `days` periods old, keeping the newest
+/// `keep_newest` and deleting at most `max_deletes` a run.
+fn deleting_after(days: u32, keep_newest: u32, max_deletes: u32) -> Option<RetentionSpec> {
+    Some(RetentionSpec {
+        delete_after: Some(days),
+        archive_after: None,
+        keep_newest,
+        max_deletes,
+    })
+}
+
 pub(super) fn case(name: &str, spec: PolicySpec, steps: Vec<Step>, exercises: &[&'static str]) -> Sampled {
     let toml = spec.toml(PREFIX);
     Policy::from_toml(&toml).unwrap_or_else(|e| panic!("{name}: {e}\n{toml}"));
@@ -141,12 +152,7 @@ pub(super) fn sample() -> Vec<Sampled> {
         case(
             "hand-made tables and another family's tags",
             PolicySpec {
-                retention: Some(RetentionSpec {
-                    delete_after: Some(3),
-                    archive_after: None,
-                    keep_newest: 1,
-                    max_deletes: 3,
-                }),
+                retention: deleting_after(3, 1, 3),
                 ..daily(
                     1,
                     vec![
@@ -190,12 +196,7 @@ pub(super) fn sample() -> Vec<Sampled> {
                 grace: Some("2h"),
                 lsi: true,
                 deletion_protection: true,
-                retention: Some(RetentionSpec {
-                    delete_after: Some(2),
-                    archive_after: None,
-                    keep_newest: 1,
-                    max_deletes: 3,
-                }),
+                retention: deleting_after(2, 1, 3),
                 ..daily(
                     0,
                     vec![
@@ -262,12 +263,7 @@ pub(super) fn sample() -> Vec<Sampled> {
             "deleted, lowered and re-indexed tables",
             PolicySpec {
                 ttl: true,
-                retention: Some(RetentionSpec {
-                    delete_after: Some(3),
-                    archive_after: None,
-                    keep_newest: 2,
-                    max_deletes: 1,
-                }),
+                retention: deleting_after(3, 2, 1),
                 ..daily(
                     2,
                     vec![

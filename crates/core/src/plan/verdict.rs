@@ -13,8 +13,8 @@
 //! - `{prefix}_{label}` for the policy's period with the policy's key makes it ours by name:
 //!   the runs manage it (a run reads its tags just before changing it, and leaves it when they
 //!   name another family), but retention never deletes it without the family tag.
-//! - Period tags on a name that is a label of some period: a table from a version before the
-//!   family tag; managed, not deleted until adopted.
+//! - Period tags alone (no family tag) are no evidence: anyone may write them. With our family
+//!   tag they place a table made under another period setting.
 //! - A global index is the policy's only when its name, key schema and projection are; a
 //!   scalable target is ours only when every policy on it is ours and no scheduled action is on
 //!   it (we never create one); deletion protection is ours only when the policy's template asks

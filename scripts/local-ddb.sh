@@ -6,8 +6,8 @@
 # scripts/ddblocal/node_modules.
 set -euo pipefail
 
-SCRIPT_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
-ROOT="$(cd -- "$SCRIPT_DIR/.." && pwd -P)"
+# shellcheck source=scripts/common.sh
+source "$(dirname -- "${BASH_SOURCE[0]}")/common.sh" local-ddb
 LOCAL_DIR="$ROOT/.local"
 VENV="$LOCAL_DIR/venv"
 RUN_DIR="$LOCAL_DIR/run"
@@ -56,11 +56,6 @@ Environment:
   LOCAL_DDB_START_TIMEOUT  seconds to wait for a server to answer (default 30)
   LOCAL_DDB_KEEP_LOGS=1    keep the server log when stopping it
 EOF
-}
-
-die() {
-  printf 'local-ddb: %s\n' "$*" >&2
-  exit 1
 }
 
 is_uint() {

@@ -11,19 +11,14 @@
 # there; or `pip install cargo-lambda`), and python3 for moto.
 set -euo pipefail
 
-SCRIPT_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
-ROOT="$(cd -- "$SCRIPT_DIR/.." && pwd -P)"
+# shellcheck source=scripts/common.sh
+source "$(dirname -- "${BASH_SOURCE[0]}")/common.sh" local-invoke
 cd "$ROOT"
 RUN_DIR="$ROOT/.local/run"
 TOOLS_BIN="$ROOT/.local/release-venv/tools/bin"
 
 # Set ROLLOVER_POLICY so the real binary's cold start reads it; the rest are the defaults.
 POLICY='{"prefix":"timeseries"}'
-
-die() {
-  printf 'local-invoke: %s\n' "$*" >&2
-  exit 1
-}
 
 if ! command -v cargo-lambda >/dev/null && [[ -x $TOOLS_BIN/cargo-lambda ]]; then
   PATH="$TOOLS_BIN:$PATH"

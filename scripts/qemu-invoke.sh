@@ -20,19 +20,14 @@
 # (scripts/release-check.sh installs them), openssl, python3, moto (scripts/local-ddb.sh).
 set -euo pipefail
 
-SCRIPT_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
-ROOT="$(cd -- "$SCRIPT_DIR/.." && pwd -P)"
+# shellcheck source=scripts/common.sh
+source "$(dirname -- "${BASH_SOURCE[0]}")/common.sh" qemu-invoke
 cd "$ROOT"
 RUN_DIR="$ROOT/.local/run/qemu-invoke-$$"
 MOTO_PY="$ROOT/.local/venv/bin/python"
 AARCH64_SYSROOT=/usr/aarch64-linux-gnu
 # The functions' Timeout in template.yaml (Globals): the deadline the emulator hands out.
 FUNCTION_TIMEOUT=300
-
-die() {
-  printf 'qemu-invoke: %s\n' "$*" >&2
-  exit 1
-}
 
 QEMU="$(command -v qemu-aarch64-static)" || die "qemu-aarch64-static not found (apt-get install qemu-user-static)"
 [[ -e $AARCH64_SYSROOT/lib/ld-linux-aarch64.so.1 ]] || die "no arm64 glibc in $AARCH64_SYSROOT (apt-get install libc6-arm64-cross)"

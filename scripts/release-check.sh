@@ -24,8 +24,8 @@
 # Prints each step's duration; exits non-zero on the first failure.
 set -euo pipefail
 
-SCRIPT_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
-ROOT="$(cd -- "$SCRIPT_DIR/.." && pwd -P)"
+# shellcheck source=scripts/common.sh
+source "$(dirname -- "${BASH_SOURCE[0]}")/common.sh" release-check
 cd "$ROOT"
 
 VENVS="$ROOT/.local/release-venv"
@@ -40,11 +40,6 @@ TARGET=aarch64-unknown-linux-gnu
 export SAM_CLI_TELEMETRY=0
 export BC_SKIP_MAPPING=TRUE CKV_SKIP_PACKAGE_UPDATE_CHECK=TRUE
 export AWS_EC2_METADATA_DISABLED=true
-
-die() {
-  printf 'release-check: %s\n' "$*" >&2
-  exit 1
-}
 
 declare -a SUMMARY=()
 # step NAME COMMAND...: runs COMMAND, prints and records how long it took.

@@ -2,8 +2,10 @@
 //! the testkit proxy behaving as an AWS account (AWS's per-account rates for the tag APIs, 20 ms
 //! per call), next to the floor of calls (docs/benchmark.md, "Calls at 2,500 tables"):
 //!
-//!   floor = ceil(all tables / 100) ListTables + one DescribeTable per owned table + one call
-//!           per change
+//!   floor = ceil(all tables / 100) ListTables + one DescribeTable per owned table
+//!           + one ListTagsOfResource for the current table
+//!           + two calls per change (the table's tags, read just before, and the change)
+//!           + one DescribeScalableTargets when anything changes
 //!
 //! For each size N (owned tables) it starts a fresh moto (scripts/local-ddb.sh, installed
 //! first), makes the tables the day before's `create-new` would leave behind, runs the
@@ -117,8 +119,13 @@ impl Row {
         self.calls.values().sum()
     }
 
+    /// The calls a steady run cannot do without (docs/operations.md, "Calls a run makes"): the
+    /// verdict of the current table rests on its family tag; a changed table's tags are read
+    /// just before its change (its verdict rested on the name); a capacity change first reads
+    /// whether a scalable target owns the capacity.
     fn floor(&self) -> usize {
-        self.all.div_ceil(100) + self.owned + self.changes as usize
+        let changes = self.changes as usize;
+        self.all.div_ceil(100) + self.owned + 1 + 2 * changes + usize::from(changes > 0)
     }
 }
 
@@ -145,7 +152,9 @@ async fn main() {
         options.foreign
     );
     println!(
-        "floor = ceil(all tables / 100) ListTables + one DescribeTable per owned table + one call per change"
+        "floor = ceil(all tables / 100) ListTables + one DescribeTable per owned table + one \
+         ListTagsOfResource (the current table) + two calls per change (its tags, then the change) + \
+         one DescribeScalableTargets when anything changes"
     );
     let mut rows = Vec::new();
     for &owned in &options.sizes {

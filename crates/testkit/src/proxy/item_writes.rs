@@ -100,30 +100,16 @@ pub(super) async fn refuse_denied_write(
 ) -> Option<Response<Body>> {
     let request = serde_json::from_slice::<serde_json::Value>(request).ok()?;
     for (table, action) in touched(operation, &request) {
-        let (status, described) = upstream
-            .call(
-                headers,
-                "DescribeTable",
-                &serde_json::json!({ "TableName": table }),
-            )
-            .await?;
-        if !status.is_success() {
+        let describe = serde_json::json!({ "TableName": table });
+        let Some(described) = answer(upstream, headers, "DescribeTable", &describe).await? else {
             // No such table: the upstream answers for it.
             continue;
-        }
-        let described: serde_json::Value = serde_json::from_str(&described).ok()?;
+        };
         let arn = described["Table"]["TableArn"].as_str()?.to_owned();
-        let (status, policy) = upstream
-            .call(
-                headers,
-                "GetResourcePolicy",
-                &serde_json::json!({ "ResourceArn": arn }),
-            )
-            .await?;
-        if !status.is_success() {
+        let get_policy = serde_json::json!({ "ResourceArn": arn });
+        let Some(policy) = answer(upstream, headers, "GetResourcePolicy", &get_policy).await? else {
             continue;
-        }
-        let policy: serde_json::Value = serde_json::from_str(&policy).ok()?;
+        };
         let document = policy["Policy"].as_str().unwrap_or_default();
         if ddb_rollover::table::seal::denies_to_everyone(document, action) {
             let message = format!(
@@ -134,6 +120,21 @@ pub(super) async fn refuse_denied_write(
         }
     }
     None
+}
+
+/// The upstream's answer to `operation`, parsed: `Some(None)` when it refuses the request
+/// (no such table, no policy), `None` when no answer could be read.
+async fn answer(
+    upstream: &Upstream,
+    headers: &HeaderMap,
+    operation: &str,
+    body: &serde_json::Value,
+) -> Option<Option<serde_json::Value>> {
+    let (status, answer) = upstream.call(headers, operation, body).await?;
+    if !status.is_success() {
+        return Some(None);
+    }
+    serde_json::from_str(&answer).ok().map(Some)
 }
 
 #[cfg(test)]

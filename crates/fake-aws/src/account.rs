@@ -178,6 +178,21 @@ impl FakeAws {
         self.call(&self.actor, self.role(), operation, table, f)
     }
 
+    /// [`FakeAws::change`] of the table `name`, made only if the role may: its IAM action is
+    /// the operation's own (`dynamodb:` and the operation's name).
+    pub(crate) async fn change_table<T>(
+        &self,
+        operation: &'static str,
+        name: &str,
+        f: impl FnOnce(&mut World, &mut Vec<Effect>) -> Result<T, ControlPlaneError>,
+    ) -> Result<T, ControlPlaneError> {
+        self.change(operation, name, |world, effects| {
+            self.may_change(world, operation, &format!("dynamodb:{operation}"), name)?;
+            f(world, effects)
+        })
+        .await
+    }
+
     pub(crate) fn role(&self) -> Option<&str> {
         self.iam.then_some(self.family.as_str())
     }

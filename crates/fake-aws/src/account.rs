@@ -8,9 +8,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use chrono::{DateTime, Duration, Utc};
 
+use crate::errors::not_found;
 use crate::injection::{Around, Injected};
 use crate::log::Traffic;
-use crate::{Call, Config, Effect, Maker, World};
+use crate::{Call, Config, Effect, Maker, Table, World};
 
 /// The fake control plane, acting with the IAM role of one family (or, for the operator,
 /// without IAM). Clones share the account.
@@ -191,6 +192,22 @@ impl FakeAws {
             f(world, effects)
         })
         .await
+    }
+
+    /// One of this handle's reads of the table `name` through a port: requested, made only if
+    /// the role may (its IAM action is the operation's own), then `read` from the table, which
+    /// must exist.
+    pub(crate) async fn read_table<T>(
+        &self,
+        operation: &'static str,
+        name: &str,
+        read: impl FnOnce(&Table) -> T,
+    ) -> Result<T, ControlPlaneError> {
+        self.request(operation, name).await?;
+        self.may_read(operation, &format!("dynamodb:{operation}"), name)?;
+        let world = self.lock();
+        let table = world.tables.get(name).ok_or_else(|| not_found(operation, name))?;
+        Ok(read(table))
     }
 
     pub(crate) fn role(&self) -> Option<&str> {

@@ -96,26 +96,12 @@ impl Tables for FakeAws {
     }
 
     async fn list_tags(&self, arn: &str) -> Result<BTreeMap<String, String>, ControlPlaneError> {
-        self.request("ListTagsOfResource", name_of_arn(arn)).await?;
-        let name = name_of_arn(arn);
-        self.may_read("ListTagsOfResource", "dynamodb:ListTagsOfResource", name)?;
-        let world = self.lock();
-        world
-            .tables
-            .get(name)
-            .map(|t| t.tags.clone())
-            .ok_or_else(|| not_found("ListTagsOfResource", name))
+        self.read_table("ListTagsOfResource", name_of_arn(arn), |t| t.tags.clone())
+            .await
     }
 
     async fn describe_ttl(&self, name: &str) -> Result<TtlState, ControlPlaneError> {
-        self.request("DescribeTimeToLive", name).await?;
-        self.may_read("DescribeTimeToLive", "dynamodb:DescribeTimeToLive", name)?;
-        let world = self.lock();
-        let table = world
-            .tables
-            .get(name)
-            .ok_or_else(|| not_found("DescribeTimeToLive", name))?;
-        Ok(match &table.ttl {
+        self.read_table("DescribeTimeToLive", name, |table| match &table.ttl {
             Some(attribute) => TtlState {
                 status: "ENABLED".into(),
                 attribute: Some(attribute.clone()),
@@ -125,21 +111,12 @@ impl Tables for FakeAws {
                 attribute: None,
             },
         })
+        .await
     }
 
     async fn describe_point_in_time_recovery(&self, name: &str) -> Result<bool, ControlPlaneError> {
-        self.request("DescribeContinuousBackups", name).await?;
-        self.may_read(
-            "DescribeContinuousBackups",
-            "dynamodb:DescribeContinuousBackups",
-            name,
-        )?;
-        let world = self.lock();
-        let table = world
-            .tables
-            .get(name)
-            .ok_or_else(|| not_found("DescribeContinuousBackups", name))?;
-        Ok(table.pitr)
+        self.read_table("DescribeContinuousBackups", name, |table| table.pitr)
+            .await
     }
 
     async fn describe_export(&self, table: &str, arn: &str) -> Result<ExportState, ControlPlaneError> {
@@ -349,20 +326,16 @@ impl Tables for FakeAws {
         table: &str,
         _arn: &str,
     ) -> Result<ResourcePolicy, ControlPlaneError> {
-        self.request("GetResourcePolicy", table).await?;
-        self.may_read("GetResourcePolicy", "dynamodb:GetResourcePolicy", table)?;
-        let world = self.lock();
-        let t = world
-            .tables
-            .get(table)
-            .ok_or_else(|| not_found("GetResourcePolicy", table))?;
-        Ok(t.resource_policy
-            .as_ref()
-            .map(|p| ResourcePolicy {
-                document: Some(p.document.clone()),
-                revision: Some(p.revision.clone()),
-            })
-            .unwrap_or_default())
+        self.read_table("GetResourcePolicy", table, |t| {
+            t.resource_policy
+                .as_ref()
+                .map(|p| ResourcePolicy {
+                    document: Some(p.document.clone()),
+                    revision: Some(p.revision.clone()),
+                })
+                .unwrap_or_default()
+        })
+        .await
     }
 
     async fn put_resource_policy(

@@ -8,9 +8,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use chrono::{DateTime, Duration, Utc};
 
+use crate::errors::not_found;
 use crate::injection::{Around, Injected};
 use crate::log::Traffic;
-use crate::{Call, Config, Effect, Maker, World};
+use crate::{Call, Config, Effect, Maker, Table, World};
 
 /// The fake control plane, acting with the IAM role of one family (or, for the operator,
 /// without IAM). Clones share the account.
@@ -176,6 +177,37 @@ impl FakeAws {
     ) -> Result<T, ControlPlaneError> {
         self.request(operation, table).await?;
         self.call(&self.actor, self.role(), operation, table, f)
+    }
+
+    /// [`FakeAws::change`] of the table `name`, made only if the role may: its IAM action is
+    /// the operation's own (`dynamodb:` and the operation's name).
+    pub(crate) async fn change_table<T>(
+        &self,
+        operation: &'static str,
+        name: &str,
+        f: impl FnOnce(&mut World, &mut Vec<Effect>) -> Result<T, ControlPlaneError>,
+    ) -> Result<T, ControlPlaneError> {
+        self.change(operation, name, |world, effects| {
+            self.may_change(world, operation, &format!("dynamodb:{operation}"), name)?;
+            f(world, effects)
+        })
+        .await
+    }
+
+    /// One of this handle's reads of the table `name` through a port: requested, made only if
+    /// the role may (its IAM action is the operation's own), then `read` from the table, which
+    /// must exist.
+    pub(crate) async fn read_table<T>(
+        &self,
+        operation: &'static str,
+        name: &str,
+        read: impl FnOnce(&Table) -> T,
+    ) -> Result<T, ControlPlaneError> {
+        self.request(operation, name).await?;
+        self.may_read(operation, &format!("dynamodb:{operation}"), name)?;
+        let world = self.lock();
+        let table = world.tables.get(name).ok_or_else(|| not_found(operation, name))?;
+        Ok(read(table))
     }
 
     pub(crate) fn role(&self) -> Option<&str> {

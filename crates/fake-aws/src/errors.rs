@@ -49,6 +49,16 @@ pub(crate) fn limit(operation: &'static str, table: &str, message: impl Into<Str
     )
 }
 
+/// DescribeExport's answer for an export ARN the account never made.
+pub(crate) fn export_not_found(table: &str, export: &str) -> ControlPlaneError {
+    error(
+        ErrorKind::Other,
+        "DescribeExport",
+        table,
+        format!("ExportNotFoundException: Export not found: {export}"),
+    )
+}
+
 pub(crate) fn policy_not_found(operation: &'static str, table: &str, why: &str) -> ControlPlaneError {
     error(
         ErrorKind::Other,

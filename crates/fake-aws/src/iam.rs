@@ -198,16 +198,6 @@ impl FakeAws {
         self.authorize(operation, name, request)
     }
 
-    /// DeleteTable of `name`.
-    pub(crate) fn may_delete(
-        &self,
-        world: &World,
-        operation: &'static str,
-        name: &str,
-    ) -> Result<(), ControlPlaneError> {
-        self.may_change(world, operation, "dynamodb:DeleteTable", name)
-    }
-
     /// What Application Auto Scaling checks before it registers a target or puts a policy on
     /// `table`: the role's `action` on a DynamoDB scalable target, and that the caller may
     /// describe and update the target's table.

@@ -70,42 +70,38 @@ impl EmfMetric {
 pub fn validate(line: &str) -> Vec<EmfMetric> {
     assert!(!line.contains('\n'), "one log event per line: {line}");
     let root: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
-    let root = root
-        .as_object()
-        .unwrap_or_else(|| panic!("the root is not an object: {line}"));
-    let aws = root
-        .get("_aws")
-        .and_then(Value::as_object)
-        .unwrap_or_else(|| panic!("no _aws object at the top level: {line}"));
+    let root = required(root.as_object(), "the root is not an object", line);
+    let aws = required(
+        root.get("_aws").and_then(Value::as_object),
+        "no _aws object at the top level",
+        line,
+    );
     assert!(
         aws.get("Timestamp").is_some_and(Value::is_u64),
         "_aws.Timestamp is not an integer of milliseconds: {line}"
     );
-    let directives = aws
-        .get("CloudWatchMetrics")
-        .and_then(Value::as_array)
-        .unwrap_or_else(|| panic!("_aws.CloudWatchMetrics is not an array: {line}"));
+    let directives = required(
+        aws.get("CloudWatchMetrics").and_then(Value::as_array),
+        "_aws.CloudWatchMetrics is not an array",
+        line,
+    );
     assert!(!directives.is_empty(), "no metric directive: {line}");
     let mut found = Vec::new();
     for directive in directives {
-        let namespace = directive["Namespace"]
-            .as_str()
-            .unwrap_or_else(|| panic!("Namespace is not a string: {line}"));
+        let namespace = required(directive["Namespace"].as_str(), "Namespace is not a string", line);
         assert!((1..=255).contains(&namespace.len()), "Namespace length: {line}");
-        let sets = directive["Dimensions"]
-            .as_array()
-            .unwrap_or_else(|| panic!("Dimensions is not an array: {line}"));
+        let sets = required(
+            directive["Dimensions"].as_array(),
+            "Dimensions is not an array",
+            line,
+        );
         let mut dimension_sets = Vec::new();
         for set in sets {
-            let set = set
-                .as_array()
-                .unwrap_or_else(|| panic!("a dimension set is not an array: {line}"));
+            let set = required(set.as_array(), "a dimension set is not an array", line);
             assert!(set.len() <= 30, "more than 30 dimensions in a set: {line}");
             let mut dimensions = Vec::new();
             for name in set {
-                let name = name
-                    .as_str()
-                    .unwrap_or_else(|| panic!("a dimension name is not a string: {line}"));
+                let name = required(name.as_str(), "a dimension name is not a string", line);
                 let value = root.get(name).and_then(Value::as_str).unwrap_or_else(|| {
                     panic!("dimension {name} has no string value at the top level: {line}")
                 });
@@ -113,26 +109,21 @@ pub fn validate(line: &str) -> Vec<EmfMetric> {
             }
             dimension_sets.push(dimensions);
         }
-        let metrics = directive["Metrics"]
-            .as_array()
-            .unwrap_or_else(|| panic!("Metrics is not an array: {line}"));
+        let metrics = required(directive["Metrics"].as_array(), "Metrics is not an array", line);
         assert!(
             (1..=100).contains(&metrics.len()),
             "1 to 100 metrics per directive: {line}"
         );
         for metric in metrics {
-            let metric = metric
-                .as_object()
-                .unwrap_or_else(|| panic!("a metric definition is not an object: {line}"));
-            let name = metric
-                .get("Name")
-                .and_then(Value::as_str)
-                .unwrap_or_else(|| panic!("a metric has no Name: {line}"));
+            let metric = required(metric.as_object(), "a metric definition is not an object", line);
+            let name = required(
+                metric.get("Name").and_then(Value::as_str),
+                "a metric has no Name",
+                line,
+            );
             assert!((1..=255).contains(&name.len()), "metric name length: {line}");
             let unit = metric.get("Unit").map(|unit| {
-                let unit = unit
-                    .as_str()
-                    .unwrap_or_else(|| panic!("Unit is not a string: {line}"));
+                let unit = required(unit.as_str(), "Unit is not a string", line);
                 assert!(UNITS.contains(&unit), "{unit} is not a CloudWatch unit: {line}");
                 unit.to_string()
             });
@@ -165,6 +156,11 @@ pub fn validate(line: &str) -> Vec<EmfMetric> {
         }
     }
     found
+}
+
+/// What `found` holds; else a panic naming the `broken` rule and the line.
+fn required<T>(found: Option<T>, broken: &str, line: &str) -> T {
+    found.unwrap_or_else(|| panic!("{broken}: {line}"))
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::common::at;
 use crate::common::fake_runs::create_new;
+use crate::common::reports::line_with;
 use chrono::Duration;
 use ddb_rollover::policy::settings::{AttributeKind, Billing, Capacity, KeyAttribute, KeySchema};
 use ddb_rollover::policy::tags::TAG_FAMILY;
@@ -67,11 +68,7 @@ fn loud_and_consistent(fake: &FakeAws, policy: &Policy, table: &str, says: &str)
     let report = create_new(fake, policy);
     let ready = report.next_table_ready.as_ref().unwrap();
     assert!(!report.succeeded(), "{report:#?}");
-    let line = report
-        .tables
-        .iter()
-        .find(|l| l.item.table == table && l.outcome == Outcome::Failed)
-        .unwrap_or_else(|| panic!("no failed line for {table}: {report:#?}"));
+    let line = line_with(&report, table, Outcome::Failed);
     assert!(
         line.error.as_deref().unwrap_or_default().contains(says),
         "{:?}",

@@ -116,6 +116,12 @@ fn labels(cal: &Calendar, from: DateTime<Utc>, to: DateTime<Utc>) -> Vec<String>
     slots(cal, from, to).into_iter().map(|s| cal.label(s)).collect()
 }
 
+/// The hourly tables' labels of the day `y`-`m`-`d` in `tz`, from its midnight to the next.
+fn hourly_labels_of_day(tz: Tz, y: i32, m: u32, d: u32) -> Vec<String> {
+    let cal = Calendar::new(PeriodKind::Hours(1), tz);
+    labels(&cal, local(tz, y, m, d, 0, 0), local(tz, y, m, d + 1, 0, 0))
+}
+
 proptest! {
     #[test]
     fn floor_contains_the_instant((cal, t) in calendar_and_instant()) {
@@ -200,13 +206,14 @@ proptest! {
 #[test]
 fn berlin_fall_back_day_has_25_hourly_tables() {
     let tz = chrono_tz::Europe::Berlin;
-    let cal = Calendar::new(PeriodKind::Hours(1), tz);
-    let day = labels(&cal, local(tz, 2018, 10, 28, 0, 0), local(tz, 2018, 10, 29, 0, 0));
+    let day = hourly_labels_of_day(tz, 2018, 10, 28);
     assert_eq!(day.len(), 25);
     assert!(day.windows(2).all(|w| w[0] < w[1]), "{day:?}");
     assert_eq!(day[2..5], ["2018-10-28T02", "2018-10-28T02.2", "2018-10-28T03"]);
     assert_eq!(
-        cal.parse("2018-10-28T02.2").map(|s| s.start()),
+        Calendar::new(PeriodKind::Hours(1), tz)
+            .parse("2018-10-28T02.2")
+            .map(|s| s.start()),
         Ok(utc("2018-10-28T01:00:00Z"))
     );
 }
@@ -214,11 +221,10 @@ fn berlin_fall_back_day_has_25_hourly_tables() {
 #[test]
 fn new_york_dst_days_have_23_and_25_hourly_tables() {
     let tz = chrono_tz::America::New_York;
-    let cal = Calendar::new(PeriodKind::Hours(1), tz);
-    let spring = labels(&cal, local(tz, 2018, 3, 11, 0, 0), local(tz, 2018, 3, 12, 0, 0));
+    let spring = hourly_labels_of_day(tz, 2018, 3, 11);
     assert_eq!(spring.len(), 23);
     assert!(!spring.iter().any(|l| l.ends_with("T02")), "{spring:?}");
-    let fall = labels(&cal, local(tz, 2018, 11, 4, 0, 0), local(tz, 2018, 11, 5, 0, 0));
+    let fall = hourly_labels_of_day(tz, 2018, 11, 4);
     assert_eq!(fall.len(), 25);
     assert!(fall.contains(&"2018-11-04T01.2".to_string()), "{fall:?}");
 }

@@ -165,26 +165,16 @@ fn extreme() -> impl Strategy<Value = Value> {
 }
 
 fn grace() -> impl Strategy<Value = Value> {
-    prop_oneof![
-        Just(json!("0s")),
-        Just(json!("1h")),
-        Just(json!("99y")),
-        Just(json!("100y")),
-        Just(json!("101y")),
-        Just(json!("18446744073709551615s")),
-        Just(json!("1ns")),
-    ]
+    one_of_texts(&["0s", "1h", "99y", "100y", "101y", "18446744073709551615s", "1ns"])
 }
 
 fn period() -> impl Strategy<Value = Value> {
-    prop_oneof![
-        Just(json!("1h")),
-        Just(json!("day")),
-        Just(json!("week")),
-        Just(json!("month")),
-        Just(json!("quarter")),
-        Just(json!("year")),
-    ]
+    one_of_texts(&["1h", "day", "week", "month", "quarter", "year"])
+}
+
+/// One of `texts`, as a JSON string.
+fn one_of_texts(texts: &'static [&'static str]) -> impl Strategy<Value = Value> {
+    prop::sample::select(texts).prop_map(|text| json!(text))
 }
 
 prop_compose! {

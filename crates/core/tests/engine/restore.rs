@@ -151,9 +151,7 @@ async fn refusals_come_before_any_change() {
 
 #[tokio::test]
 async fn an_archived_and_deleted_period_comes_back_ours_and_kept() {
-    let policy = policy();
-    let fake = account();
-    let mut d = archived_and_deleted(&fake, &policy).await;
+    let (policy, fake, mut d) = archived_and_deleted().await;
     let now = at(d, "12:00:00");
     let dry = restore_at(&fake, &policy, now, "2018-10-02", true).await;
     assert_eq!(dry.tables[0].outcome.as_str(), "planned", "{dry:#?}");
@@ -201,15 +199,18 @@ async fn an_archived_and_deleted_period_comes_back_ours_and_kept() {
     assert_eq!(exports, 4, "exported again before the second deletion");
 }
 
-/// Runs day by day from 10-01 until retention deleted `back_2018-10-02`; returns the next day.
-async fn archived_and_deleted(fake: &FakeAws, policy: &Policy) -> NaiveDate {
+/// The [`policy`] run on a fresh [`account`] day by day from 10-01 until retention deleted
+/// `back_2018-10-02`: the policy, the account and the next day.
+async fn archived_and_deleted() -> (Policy, FakeAws, NaiveDate) {
+    let policy = policy();
+    let fake = account();
     let mut d = day(1);
     while d < day(2) || fake.state().tables.contains_key(TABLE) {
-        day_runs(fake, policy, d).await;
+        day_runs(&fake, &policy, d).await;
         d += Duration::days(1);
         assert!(d < day(12), "{TABLE} never deleted");
     }
-    d
+    (policy, fake, d)
 }
 
 const TABLE: &str = "back_2018-10-02";
@@ -238,9 +239,7 @@ fn completed_exports(fake: &FakeAws) -> usize {
 
 #[tokio::test]
 async fn another_tables_export_under_the_periods_prefix_is_not_restored() {
-    let policy = policy();
-    let fake = account();
-    let d = archived_and_deleted(&fake, &policy).await;
+    let (policy, fake, d) = archived_and_deleted().await;
     let ours = our_export(&fake);
     // A complete, newer export of another table, under our period's prefix.
     let foreign = fake.foreign_place_export(
@@ -276,9 +275,7 @@ async fn another_tables_export_under_the_periods_prefix_is_not_restored() {
 
 #[tokio::test]
 async fn an_import_short_of_the_archives_count_fails_and_the_table_is_not_ours() {
-    let policy = policy();
-    let fake = account();
-    let d = archived_and_deleted(&fake, &policy).await;
+    let (policy, fake, d) = archived_and_deleted().await;
     let export = our_export(&fake);
     // A consistent forgery: the first data file holds one item and a line no import can
     // write, and the manifest lists 2 items for it with its new ETag and MD5. The proof holds

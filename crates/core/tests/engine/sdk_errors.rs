@@ -16,8 +16,9 @@ use aws_smithy_mocks::{mock, RuleMode};
 
 use crate::common::mocks::{
     adapter, client, coded_with, describes, in_use, limit_exceeded, limit_exceeded_saying, not_found, run_on,
-    spec,
+    spec, update_refused,
 };
+use crate::common::reports::table_outcomes;
 use chrono::{DateTime, Utc};
 use ddb_rollover::policy::settings::Billing;
 use ddb_rollover::policy::settings::Capacity;
@@ -70,32 +71,24 @@ async fn create_on_an_existing_name_means_it_exists() {
 
 #[tokio::test]
 async fn update_errors_are_classified() {
-    let busy = mock!(Client::update_table)
-        .match_requests(|r| r.table_name() == Some("busy"))
-        .then_error(|| UpdateTableError::ResourceInUseException(in_use()));
-    let limited = mock!(Client::update_table)
-        .match_requests(|r| r.table_name() == Some("limited"))
-        .then_error(|| {
-            UpdateTableError::LimitExceededException(limit_exceeded_saying(
-                "Subscriber limit exceeded: Provisioned throughput decreases are limited",
-            ))
-        });
-    let invalid = mock!(Client::update_table)
-        .match_requests(|r| r.table_name() == Some("invalid"))
-        .then_error(|| {
-            UpdateTableError::generic(coded_with(
-                "ValidationException",
-                "The provisioned throughput for the table will not change.",
-            ))
-        });
-    let other_invalid = mock!(Client::update_table)
-        .match_requests(|r| r.table_name() == Some("other"))
-        .then_error(|| {
-            UpdateTableError::generic(coded_with(
-                "ValidationException",
-                "One or more parameter values were invalid",
-            ))
-        });
+    let busy = update_refused("busy", || UpdateTableError::ResourceInUseException(in_use()));
+    let limited = update_refused("limited", || {
+        UpdateTableError::LimitExceededException(limit_exceeded_saying(
+            "Subscriber limit exceeded: Provisioned throughput decreases are limited",
+        ))
+    });
+    let invalid = update_refused("invalid", || {
+        UpdateTableError::generic(coded_with(
+            "ValidationException",
+            "The provisioned throughput for the table will not change.",
+        ))
+    });
+    let other_invalid = update_refused("other", || {
+        UpdateTableError::generic(coded_with(
+            "ValidationException",
+            "One or more parameter values were invalid",
+        ))
+    });
     let control = adapter(RuleMode::MatchAny, &[&busy, &limited, &invalid, &other_invalid]);
     assert_eq!(
         control.update_capacity(&change("busy")).await.unwrap_err().kind,
@@ -229,14 +222,12 @@ async fn one_failing_table_does_not_stop_the_run() {
         describe("timeseries_2018-10-21"),
         describe("timeseries_2018-10-22"),
     );
-    let limited = mock!(Client::update_table)
-        .match_requests(|r| r.table_name() == Some("timeseries_2018-10-20"))
-        .then_error(|| UpdateTableError::LimitExceededException(limit_exceeded()));
-    let invalid = mock!(Client::update_table)
-        .match_requests(|r| r.table_name() == Some("timeseries_2018-10-21"))
-        .then_error(|| {
-            UpdateTableError::generic(ErrorMetadata::builder().code("ValidationException").build())
-        });
+    let limited = update_refused("timeseries_2018-10-20", || {
+        UpdateTableError::LimitExceededException(limit_exceeded())
+    });
+    let invalid = update_refused("timeseries_2018-10-21", || {
+        UpdateTableError::generic(ErrorMetadata::builder().code("ValidationException").build())
+    });
     let ok = mock!(Client::update_table)
         .match_requests(|r| r.table_name() == Some("timeseries_2018-10-22"))
         .then_output(|| UpdateTableOutput::builder().build());
@@ -251,13 +242,8 @@ async fn one_failing_table_does_not_stop_the_run() {
         "2018-10-26T00:15:00Z",
     )
     .await;
-    let outcomes: Vec<_> = report
-        .tables
-        .iter()
-        .map(|l| (l.item.table.as_str(), l.outcome))
-        .collect();
     assert_eq!(
-        outcomes,
+        table_outcomes(&report.tables),
         [
             ("timeseries_2018-10-20", Outcome::Deferred),
             ("timeseries_2018-10-21", Outcome::Failed),

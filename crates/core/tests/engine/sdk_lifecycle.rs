@@ -29,8 +29,10 @@ use aws_smithy_mocks::{mock, mock_client, Rule, RuleMode};
 
 use crate::common::at;
 use crate::common::mocks::{
-    adapter, coded_with, describes, in_use, limit_exceeded, limit_exceeded_saying, not_found, run_on, spec,
+    adapter, coded_with, delete_refused, describes, in_use, limit_exceeded, limit_exceeded_saying, not_found,
+    run_on, spec,
 };
+use crate::common::reports::step_outcomes;
 use chrono::{DateTime, Utc};
 use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::plan::{Decision, Plan, PlanItem};
@@ -419,12 +421,10 @@ async fn delete_of_a_protected_table_already_gone_counts_as_done() {
 
 #[tokio::test]
 async fn delete_errors_are_classified() {
-    let busy = mock!(Client::delete_table)
-        .match_requests(|r| r.table_name() == Some("busy"))
-        .then_error(|| DeleteTableError::ResourceInUseException(in_use()));
-    let limited = mock!(Client::delete_table)
-        .match_requests(|r| r.table_name() == Some("limited"))
-        .then_error(|| DeleteTableError::LimitExceededException(limit_exceeded()));
+    let busy = delete_refused("busy", || DeleteTableError::ResourceInUseException(in_use()));
+    let limited = delete_refused("limited", || {
+        DeleteTableError::LimitExceededException(limit_exceeded())
+    });
     let control = adapter(RuleMode::MatchAny, &[&busy, &limited]);
     let error = control.delete_table("busy").await.unwrap_err();
     assert_eq!((error.kind, error.operation), (ErrorKind::InUse, "DeleteTable"));
@@ -658,13 +658,8 @@ async fn an_export_refused_for_limits_is_deferred_and_the_run_succeeds() {
     );
 
     let report = run_on(client, &policy, Operation::ResizeOld, "2018-10-26T00:15:00Z").await;
-    let outcomes: Vec<_> = report
-        .tables
-        .iter()
-        .map(|l| (l.item.decision.action(), l.outcome))
-        .collect();
     assert_eq!(
-        outcomes,
+        step_outcomes(&report),
         [("unchanged", Outcome::Unchanged), ("export", Outcome::Deferred)]
     );
     assert!(report.succeeded(), "{report:#?}");

@@ -10,7 +10,7 @@ use chrono::Duration;
 use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::run::status::status;
 use ddb_rollover::table::TableStatus;
-use ddb_rollover::{observe, Outcome, Policy, Scope, Tables};
+use ddb_rollover::{observe, Outcome, Policy, RunReport, Scope, Tables};
 use fake_aws::{Config, FakeAws};
 
 /// The `by_device` index and an on-demand hot phase pre-warmed to [`WANT`].
@@ -38,17 +38,23 @@ fn reported(fake: &FakeAws, table: &str) -> Vec<(WarmThroughput, TableStatus)> {
         .collect()
 }
 
+/// The first create_new of the [`warm_policy`] over a fresh [`fake`] whose warm raises take
+/// `warm_delay`: the account, the run's report, and how long the run waited on the fake clock.
+fn first_create_new(warm_delay: Duration) -> (FakeAws, RunReport, Duration) {
+    let fake = fake(warm_delay);
+    let started = fake.now();
+    let report = create_new(&fake, &warm_policy());
+    let waited = fake.now() - started;
+    (fake, report, waited)
+}
+
 #[test]
 fn create_new_waits_on_the_fake_clock_until_the_warm_throughput_is_active() {
-    let fake = fake(Duration::seconds(60));
-    let policy = warm_policy();
-    let started = fake.now();
-    let report = create_new(&fake, &policy);
+    let (fake, report, waited) = first_create_new(Duration::seconds(60));
     let ready = report.next_table_ready.as_ref().unwrap();
     assert!(ready.ready, "{}", ready.line());
     // CREATING for 20 s, then the warm throughput UPDATING for 60 s: the polls waited both out,
     // on the fake's clock (no wall-clock wait), and not much longer (polls double up to 10 s).
-    let waited = fake.now() - started;
     assert!(
         waited >= Duration::seconds(80) && waited <= Duration::seconds(95),
         "{waited}"
@@ -62,17 +68,14 @@ fn create_new_waits_on_the_fake_clock_until_the_warm_throughput_is_active() {
     }
     // All ready: the next run makes no call to wait for anything.
     let before = fake.now();
-    let again = create_new(&fake, &policy);
+    let again = create_new(&fake, &warm_policy());
     assert!(again.next_table_ready.unwrap().ready);
     assert_eq!(fake.now(), before, "no wait when everything is ready");
 }
 
 #[test]
 fn a_warm_throughput_still_updating_when_the_wait_ends_is_not_ready() {
-    let fake = fake(Duration::minutes(10));
-    let policy = warm_policy();
-    let started = fake.now();
-    let report = create_new(&fake, &policy);
+    let (fake, report, waited) = first_create_new(Duration::minutes(10));
     let ready = report.next_table_ready.as_ref().unwrap();
     assert!(!ready.ready);
     assert_eq!(
@@ -84,7 +87,7 @@ fn a_warm_throughput_still_updating_when_the_wait_ends_is_not_ready() {
         "NOT READY: timeseries_2018-10-25 ACTIVE, warm throughput UPDATING, timeseries_2018-10-26 ACTIVE, warm throughput UPDATING"
     );
     // The run waited its 120 s, then said so: nothing failed, the tables are there.
-    assert_eq!(fake.now() - started, Duration::seconds(120));
+    assert_eq!(waited, Duration::seconds(120));
     assert!(report.succeeded(), "{report:#?}");
     assert_eq!(
         reported(&fake, "timeseries_2018-10-26"),

@@ -2,11 +2,11 @@
 //! engine's own proof over [`crate::s3`].
 
 use ddb_rollover::run::archive::{archives_under, prove};
-use ddb_rollover::run::control::{Archives, ControlPlaneError, ErrorKind};
+use ddb_rollover::run::control::{Archives, ControlPlaneError};
 use ddb_rollover::table::archive::{ArchiveProof, ExportLocation};
 use ddb_rollover::table::ExportStatus;
 
-use crate::errors::error;
+use crate::errors::export_not_found;
 use crate::s3;
 use crate::FakeAws;
 
@@ -14,14 +14,10 @@ impl Archives for FakeAws {
     async fn prove_archive(&self, table: &str, export: &str) -> Result<ArchiveProof, ControlPlaneError> {
         let (location, store) = {
             let world = self.lock();
-            let found = world.exports.get(export).ok_or_else(|| {
-                error(
-                    ErrorKind::Other,
-                    "DescribeExport",
-                    table,
-                    format!("ExportNotFoundException: Export not found: {export}"),
-                )
-            })?;
+            let found = world
+                .exports
+                .get(export)
+                .ok_or_else(|| export_not_found(table, export))?;
             if found.status != ExportStatus::Completed {
                 return Ok(ArchiveProof::Unproven {
                     export: export.to_string(),

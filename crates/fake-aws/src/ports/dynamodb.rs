@@ -14,7 +14,7 @@ use ddb_rollover::table::seal::ResourcePolicy;
 use ddb_rollover::table::{ExportState, ExportStatus, ObservedTable, TtlState};
 
 use crate::budgets::CLASS_CHANGES_PER_30_DAYS;
-use crate::errors::{arn_of, error, in_use, limit, name_of_arn, not_found, validation};
+use crate::errors::{arn_of, error, export_not_found, in_use, limit, name_of_arn, not_found, validation};
 use crate::mutations::{encryption_of, CapacityRequest};
 use crate::{s3, warm};
 use crate::{Effect, Export, FakeAws, Import, Status};
@@ -49,8 +49,7 @@ impl Tables for FakeAws {
 
     async fn update_capacity(&self, change: &CapacityChange) -> Result<(), ControlPlaneError> {
         const OP: &str = "UpdateTable";
-        self.change(OP, &change.name, |world, effects| {
-            self.may_change(world, OP, "dynamodb:UpdateTable", &change.name)?;
+        self.change_table(OP, &change.name, |world, effects| {
             // What the SDK adapter sends: the table's throughput only when it changes.
             let request = CapacityRequest {
                 table_to: (change.from != change.to).then_some(change.to),
@@ -63,8 +62,7 @@ impl Tables for FakeAws {
 
     async fn update_table_class(&self, change: &ClassChange) -> Result<(), ControlPlaneError> {
         const OP: &str = "UpdateTable";
-        self.change(OP, &change.name, |world, effects| {
-            self.may_change(world, OP, "dynamodb:UpdateTable", &change.name)?;
+        self.change_table(OP, &change.name, |world, effects| {
             let now = world.now;
             let delay = world.config.update_delay;
             let table = Self::active_table_mut(world, OP, &change.name)?;
@@ -98,26 +96,12 @@ impl Tables for FakeAws {
     }
 
     async fn list_tags(&self, arn: &str) -> Result<BTreeMap<String, String>, ControlPlaneError> {
-        self.request("ListTagsOfResource", name_of_arn(arn)).await?;
-        let name = name_of_arn(arn);
-        self.may_read("ListTagsOfResource", "dynamodb:ListTagsOfResource", name)?;
-        let world = self.lock();
-        world
-            .tables
-            .get(name)
-            .map(|t| t.tags.clone())
-            .ok_or_else(|| not_found("ListTagsOfResource", name))
+        self.read_table("ListTagsOfResource", name_of_arn(arn), |t| t.tags.clone())
+            .await
     }
 
     async fn describe_ttl(&self, name: &str) -> Result<TtlState, ControlPlaneError> {
-        self.request("DescribeTimeToLive", name).await?;
-        self.may_read("DescribeTimeToLive", "dynamodb:DescribeTimeToLive", name)?;
-        let world = self.lock();
-        let table = world
-            .tables
-            .get(name)
-            .ok_or_else(|| not_found("DescribeTimeToLive", name))?;
-        Ok(match &table.ttl {
+        self.read_table("DescribeTimeToLive", name, |table| match &table.ttl {
             Some(attribute) => TtlState {
                 status: "ENABLED".into(),
                 attribute: Some(attribute.clone()),
@@ -127,34 +111,21 @@ impl Tables for FakeAws {
                 attribute: None,
             },
         })
+        .await
     }
 
     async fn describe_point_in_time_recovery(&self, name: &str) -> Result<bool, ControlPlaneError> {
-        self.request("DescribeContinuousBackups", name).await?;
-        self.may_read(
-            "DescribeContinuousBackups",
-            "dynamodb:DescribeContinuousBackups",
-            name,
-        )?;
-        let world = self.lock();
-        let table = world
-            .tables
-            .get(name)
-            .ok_or_else(|| not_found("DescribeContinuousBackups", name))?;
-        Ok(table.pitr)
+        self.read_table("DescribeContinuousBackups", name, |table| table.pitr)
+            .await
     }
 
     async fn describe_export(&self, table: &str, arn: &str) -> Result<ExportState, ControlPlaneError> {
         self.request("DescribeExport", table).await?;
         let world = self.lock();
-        let export = world.exports.get(arn).ok_or_else(|| {
-            error(
-                ErrorKind::Other,
-                "DescribeExport",
-                table,
-                format!("ExportNotFoundException: Export not found: {arn}"),
-            )
-        })?;
+        let export = world
+            .exports
+            .get(arn)
+            .ok_or_else(|| export_not_found(table, arn))?;
         Ok(ExportState {
             arn: export.arn.clone(),
             status: export.status,
@@ -219,8 +190,7 @@ impl Tables for FakeAws {
 
     async fn enable_ttl(&self, change: &TtlChange) -> Result<(), ControlPlaneError> {
         const OP: &str = "UpdateTimeToLive";
-        self.change(OP, &change.name, |world, effects| {
-            self.may_change(world, OP, "dynamodb:UpdateTimeToLive", &change.name)?;
+        self.change_table(OP, &change.name, |world, effects| {
             let table = Self::table_mut(world, OP, &change.name)?;
             if matches!(table.status, Status::Creating | Status::Deleting) {
                 return Err(in_use(OP, &change.name, table.status));
@@ -240,8 +210,7 @@ impl Tables for FakeAws {
 
     async fn enable_point_in_time_recovery(&self, name: &str) -> Result<(), ControlPlaneError> {
         const OP: &str = "UpdateContinuousBackups";
-        self.change(OP, name, |world, effects| {
-            self.may_change(world, OP, "dynamodb:UpdateContinuousBackups", name)?;
+        self.change_table(OP, name, |world, effects| {
             let table = Self::table_mut(world, OP, name)?;
             if matches!(table.status, Status::Creating | Status::Deleting) {
                 return Err(in_use(OP, name, table.status));
@@ -257,8 +226,7 @@ impl Tables for FakeAws {
 
     async fn configure(&self, change: &SettingChange) -> Result<(), ControlPlaneError> {
         const OP: &str = "UpdateTable";
-        self.change(OP, &change.name, |world, effects| {
-            self.may_change(world, OP, "dynamodb:UpdateTable", &change.name)?;
+        self.change_table(OP, &change.name, |world, effects| {
             if let TableSetting::Warm(raise) = &change.setting {
                 return warm::raise(world, &change.name, raise, effects);
             }
@@ -358,20 +326,16 @@ impl Tables for FakeAws {
         table: &str,
         _arn: &str,
     ) -> Result<ResourcePolicy, ControlPlaneError> {
-        self.request("GetResourcePolicy", table).await?;
-        self.may_read("GetResourcePolicy", "dynamodb:GetResourcePolicy", table)?;
-        let world = self.lock();
-        let t = world
-            .tables
-            .get(table)
-            .ok_or_else(|| not_found("GetResourcePolicy", table))?;
-        Ok(t.resource_policy
-            .as_ref()
-            .map(|p| ResourcePolicy {
-                document: Some(p.document.clone()),
-                revision: Some(p.revision.clone()),
-            })
-            .unwrap_or_default())
+        self.read_table("GetResourcePolicy", table, |t| {
+            t.resource_policy
+                .as_ref()
+                .map(|p| ResourcePolicy {
+                    document: Some(p.document.clone()),
+                    revision: Some(p.revision.clone()),
+                })
+                .unwrap_or_default()
+        })
+        .await
     }
 
     async fn put_resource_policy(
@@ -382,8 +346,7 @@ impl Tables for FakeAws {
         expected_revision: &str,
     ) -> Result<String, ControlPlaneError> {
         const OP: &str = "PutResourcePolicy";
-        self.change(OP, table, |world, _| {
-            self.may_change(world, OP, "dynamodb:PutResourcePolicy", table)?;
+        self.change_table(OP, table, |world, _| {
             Self::put_resource_policy_in(world, OP, table, document, Some(expected_revision))
         })
         .await
@@ -396,8 +359,7 @@ impl Tables for FakeAws {
         expected_revision: &str,
     ) -> Result<(), ControlPlaneError> {
         const OP: &str = "DeleteResourcePolicy";
-        self.change(OP, table, |world, _| {
-            self.may_change(world, OP, "dynamodb:DeleteResourcePolicy", table)?;
+        self.change_table(OP, table, |world, _| {
             Self::delete_resource_policy_in(world, OP, table, Some(expected_revision))
         })
         .await
@@ -405,8 +367,7 @@ impl Tables for FakeAws {
 
     async fn delete_table(&self, name: &str) -> Result<(), ControlPlaneError> {
         const OP: &str = "DeleteTable";
-        self.change(OP, name, |world, effects| {
-            self.may_delete(world, OP, name)?;
+        self.change_table(OP, name, |world, effects| {
             Self::delete(world, &self.actor, name, effects)
         })
         .await

@@ -118,12 +118,22 @@ impl<A: Account> Harness<'_, A> {
         Some(first.name.clone())
     }
 
-    /// The scalable key of one dimension (read or write) of the picked table of `ours`, or of
-    /// its first index when `index` (the table's own when it has none); `None`: no table.
-    fn picked_key(&self, ours: &[String], pick: usize, index: bool, read: bool) -> Option<ScalableKey> {
-        let table = Self::pick(ours, pick)?;
-        let gsi = self.first_index(table, index);
-        let dimension = match (gsi.is_some(), read) {
+    /// The scalable key a target or scheduled-action `act` names: one dimension (read or write)
+    /// of the picked table of `ours`, or of its first index when `index` (the table's own when
+    /// it has none); `None`: no table.
+    fn picked_key(&self, ours: &[String], act: &Act) -> Option<ScalableKey> {
+        let (Act::Target {
+            pick, index, read, ..
+        }
+        | Act::ScheduledAction {
+            pick, index, read, ..
+        }) = act
+        else {
+            unreachable!("{act:?} names no scalable target")
+        };
+        let table = Self::pick(ours, *pick)?;
+        let gsi = self.first_index(table, *index);
+        let dimension = match (gsi.is_some(), *read) {
             (false, true) => ScalableDimension::TableRead,
             (false, false) => ScalableDimension::TableWrite,
             (true, true) => ScalableDimension::IndexRead,
@@ -197,13 +207,8 @@ impl<A: Account> Harness<'_, A> {
                     let _ = account.delete_table(PERSON, name);
                 }
             }
-            Act::Target {
-                pick,
-                index,
-                read,
-                policy,
-            } => {
-                let Some(key) = self.picked_key(&ours, *pick, *index, *read) else {
+            Act::Target { policy, .. } => {
+                let Some(key) = self.picked_key(&ours, act) else {
                     return;
                 };
                 if account.register_target(PERSON, &key, 1, 10).is_ok() && *policy {
@@ -383,13 +388,8 @@ impl<A: Account> Harness<'_, A> {
                     let _ = account.tag(PERSON, name, tags);
                 }
             }
-            Act::ScheduledAction {
-                pick,
-                index,
-                read,
-                delete,
-            } => {
-                let Some(key) = self.picked_key(&ours, *pick, *index, *read) else {
+            Act::ScheduledAction { delete, .. } => {
+                let Some(key) = self.picked_key(&ours, act) else {
                     return;
                 };
                 let world = account.world();

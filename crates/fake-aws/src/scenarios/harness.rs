@@ -127,16 +127,22 @@ impl<A: Account> Harness<'_, A> {
             if !self.checks.contains(&number) {
                 continue;
             }
-            let violations = check(&facts);
-            if !violations.is_empty() {
-                return Err(format!(
-                    "promise {number} ({name}) broken:\n  {}\n--- policy ---\n{}",
-                    violations.join("\n  "),
-                    self.case.toml
-                ));
-            }
+            self.kept(&format!("promise {number} ({name}) broken"), &check(&facts))?;
         }
         Ok(())
+    }
+
+    /// `Ok` when there are no `violations`; else the error that says `broken`, lists them and
+    /// shows the case's policy.
+    fn kept(&self, broken: &str, violations: &[String]) -> Result<(), String> {
+        if violations.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "{broken}:\n  {}\n--- policy ---\n{}",
+            violations.join("\n  "),
+            self.case.toml
+        ))
     }
 
     /// Every step of the case in turn; the first broken promise ends it.
@@ -160,13 +166,9 @@ impl<A: Account> Harness<'_, A> {
             }
             if self.checks.contains(&6) {
                 let violations = archives_hold_every_write(&self.policy, &self.account.world());
-                if !violations.is_empty() {
-                    return Err(format!(
-                        "promise 6 (archives hold every accepted write) broken after step {index}:\n  {}\n--- policy ---\n{}",
-                        violations.join("\n  "),
-                        self.case.toml
-                    ));
-                }
+                let broken =
+                    format!("promise 6 (archives hold every accepted write) broken after step {index}");
+                self.kept(&broken, &violations)?;
             }
         }
         Ok(())

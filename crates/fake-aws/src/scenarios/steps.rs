@@ -234,6 +234,9 @@ pub fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
             on_demand,
         });
     let pick = || 0usize..8;
+    // An act on one of the tables, named by its index and nothing else.
+    let picked =
+        |weight: u32, name: &'static str, act: fn(usize) -> Act| (weight, name, pick().prop_map(act).boxed());
     let options: Vec<(u32, &str, BoxedStrategy<Act>)> = vec![
         (4, "hand_made", hand_made.boxed()),
         (
@@ -250,16 +253,8 @@ pub fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
                 .prop_map(Act::Sibling)
                 .boxed(),
         ),
-        (
-            1,
-            "tag_other_family",
-            pick().prop_map(|pick| Act::TagOtherFamily { pick }).boxed(),
-        ),
-        (
-            1,
-            "untag_family",
-            pick().prop_map(|pick| Act::UntagFamily { pick }).boxed(),
-        ),
+        picked(1, "tag_other_family", |pick| Act::TagOtherFamily { pick }),
+        picked(1, "untag_family", |pick| Act::UntagFamily { pick }),
         (
             1,
             "capacity",
@@ -270,7 +265,7 @@ pub fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
                 .prop_map(|(pick, to)| Act::Capacity { pick, to })
                 .boxed(),
         ),
-        (1, "delete", pick().prop_map(|pick| Act::Delete { pick }).boxed()),
+        picked(1, "delete", |pick| Act::Delete { pick }),
         (2, "delete_newest", Just(Act::DeleteNewest).boxed()),
         (
             2,
@@ -284,31 +279,15 @@ pub fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
                 })
                 .boxed(),
         ),
-        (
-            2,
-            "step_policy",
-            pick().prop_map(|pick| Act::StepPolicy { pick }).boxed(),
-        ),
-        (
-            1,
-            "add_index",
-            pick()
-                .prop_map(|pick| Act::AddIndex {
-                    pick,
-                    like_policy: true,
-                })
-                .boxed(),
-        ),
-        (
-            1,
-            "add_extra_index",
-            pick()
-                .prop_map(|pick| Act::AddIndex {
-                    pick,
-                    like_policy: false,
-                })
-                .boxed(),
-        ),
+        picked(2, "step_policy", |pick| Act::StepPolicy { pick }),
+        picked(1, "add_index", |pick| Act::AddIndex {
+            pick,
+            like_policy: true,
+        }),
+        picked(1, "add_extra_index", |pick| Act::AddIndex {
+            pick,
+            like_policy: false,
+        }),
         (
             2,
             "adopt",
@@ -344,21 +323,9 @@ pub fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
                 .prop_map(|(pick, n)| Act::WriteItems { pick, n })
                 .boxed(),
         ),
-        (
-            1,
-            "resource_policy",
-            pick().prop_map(|pick| Act::ResourcePolicy { pick }).boxed(),
-        ),
-        (
-            1,
-            "tag_period",
-            pick().prop_map(|pick| Act::TagPeriod { pick }).boxed(),
-        ),
-        (
-            1,
-            "disable_key",
-            pick().prop_map(|pick| Act::DisableKey { pick }).boxed(),
-        ),
+        picked(1, "resource_policy", |pick| Act::ResourcePolicy { pick }),
+        picked(1, "tag_period", |pick| Act::TagPeriod { pick }),
+        picked(1, "disable_key", |pick| Act::DisableKey { pick }),
         (
             2,
             "scheduled_action",
@@ -371,11 +338,7 @@ pub fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
                 })
                 .boxed(),
         ),
-        (
-            2,
-            "deletion_protection",
-            pick().prop_map(|pick| Act::DeletionProtection { pick }).boxed(),
-        ),
+        picked(2, "deletion_protection", |pick| Act::DeletionProtection { pick }),
         (
             2,
             "archive",
@@ -456,32 +419,20 @@ pub struct Slowness {
 impl Slowness {
     pub fn config(self) -> Config {
         let default = Config::default();
+        // `minutes` where the step is slowed down, else the default delay.
+        let slowed = |on: bool, minutes: i64, otherwise: Duration| {
+            if on {
+                Duration::minutes(minutes)
+            } else {
+                otherwise
+            }
+        };
         Config {
-            create_delay: if self.create {
-                Duration::minutes(3)
-            } else {
-                default.create_delay
-            },
-            delete_delay: if self.delete {
-                Duration::minutes(5)
-            } else {
-                default.delete_delay
-            },
-            update_delay: if self.update {
-                Duration::minutes(2)
-            } else {
-                default.update_delay
-            },
-            index_delay: if self.update {
-                Duration::minutes(10)
-            } else {
-                default.index_delay
-            },
-            warm_delay: if self.warm {
-                Duration::minutes(30)
-            } else {
-                default.warm_delay
-            },
+            create_delay: slowed(self.create, 3, default.create_delay),
+            delete_delay: slowed(self.delete, 5, default.delete_delay),
+            update_delay: slowed(self.update, 2, default.update_delay),
+            index_delay: slowed(self.update, 10, default.index_delay),
+            warm_delay: slowed(self.warm, 30, default.warm_delay),
             ..default
         }
     }

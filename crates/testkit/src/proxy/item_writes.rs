@@ -100,30 +100,16 @@ pub(super) async fn refuse_denied_write(
 ) -> Option<Response<Body>> {
     let request = serde_json::from_slice::<serde_json::Value>(request).ok()?;
     for (table, action) in touched(operation, &request) {
-        let (status, described) = upstream
-            .call(
-                headers,
-                "DescribeTable",
-                &serde_json::json!({ "TableName": table }),
-            )
-            .await?;
-        if !status.is_success() {
+        let describe = serde_json::json!({ "TableName": table });
+        let Some(described) = answer(upstream, headers, "DescribeTable", &describe).await? else {
             // No such table: the upstream answers for it.
             continue;
-        }
-        let described: serde_json::Value = serde_json::from_str(&described).ok()?;
+        };
         let arn = described["Table"]["TableArn"].as_str()?.to_owned();
-        let (status, policy) = upstream
-            .call(
-                headers,
-                "GetResourcePolicy",
-                &serde_json::json!({ "ResourceArn": arn }),
-            )
-            .await?;
-        if !status.is_success() {
+        let get_policy = serde_json::json!({ "ResourceArn": arn });
+        let Some(policy) = answer(upstream, headers, "GetResourcePolicy", &get_policy).await? else {
             continue;
-        }
-        let policy: serde_json::Value = serde_json::from_str(&policy).ok()?;
+        };
         let document = policy["Policy"].as_str().unwrap_or_default();
         if ddb_rollover::table::seal::denies_to_everyone(document, action) {
             let message = format!(
@@ -136,64 +122,82 @@ pub(super) async fn refuse_denied_write(
     None
 }
 
+/// The upstream's answer to `operation`, parsed: `Some(None)` when it refuses the request
+/// (no such table, no policy), `None` when no answer could be read.
+async fn answer(
+    upstream: &Upstream,
+    headers: &HeaderMap,
+    operation: &str,
+    body: &serde_json::Value,
+) -> Option<Option<serde_json::Value>> {
+    let (status, answer) = upstream.call(headers, operation, body).await?;
+    if !status.is_success() {
+        return Some(None);
+    }
+    serde_json::from_str(&answer).ok().map(Some)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The `(table, action)` pairs a write names.
+    type Named = &'static [(&'static str, &'static str)];
+
     #[test]
     fn each_item_write_names_its_tables_and_actions() {
-        assert_eq!(
-            touched("PutItem", &json!({"TableName": "t", "Item": {}})),
-            [("t".to_owned(), "dynamodb:PutItem")]
-        );
-        assert_eq!(
-            touched(
-                "UpdateItem",
-                &json!({"TableName": "arn:aws:dynamodb:us-east-1:123456789012:table/t"})
+        let cases: [(&str, Value, Named); 7] = [
+            (
+                "PutItem",
+                json!({"TableName": "t", "Item": {}}),
+                &[("t", "dynamodb:PutItem")],
             ),
-            [("t".to_owned(), "dynamodb:UpdateItem")]
-        );
-        let mut batch = touched("BatchWriteItem", &json!({"RequestItems": {"a": [], "b": []}}));
-        batch.sort();
-        assert_eq!(
-            batch,
-            [
-                ("a".to_owned(), "dynamodb:BatchWriteItem"),
-                ("b".to_owned(), "dynamodb:BatchWriteItem")
-            ]
-        );
-        assert_eq!(
-            touched(
+            (
+                "UpdateItem",
+                json!({"TableName": "arn:aws:dynamodb:us-east-1:123456789012:table/t"}),
+                &[("t", "dynamodb:UpdateItem")],
+            ),
+            (
+                "BatchWriteItem",
+                json!({"RequestItems": {"a": [], "b": []}}),
+                &[("a", "dynamodb:BatchWriteItem"), ("b", "dynamodb:BatchWriteItem")],
+            ),
+            (
                 "TransactWriteItems",
-                &json!({"TransactItems": [
+                json!({"TransactItems": [
                     {"Put": {"TableName": "a"}},
                     {"ConditionCheck": {"TableName": "c"}},
                     {"Delete": {"TableName": "b"}}
-                ]})
+                ]}),
+                &[("a", "dynamodb:PutItem"), ("b", "dynamodb:DeleteItem")],
             ),
-            [
-                ("a".to_owned(), "dynamodb:PutItem"),
-                ("b".to_owned(), "dynamodb:DeleteItem")
-            ]
-        );
-        assert_eq!(
-            touched(
+            (
                 "BatchExecuteStatement",
-                &json!({"Statements": [
+                json!({"Statements": [
                     {"Statement": "INSERT INTO \"t\" VALUE {'pk': 'a'}"},
                     {"Statement": "SELECT * FROM \"t\""},
                     {"Statement": "update t SET x = 1 WHERE pk = 'a'"},
                     {"Statement": "DELETE FROM \"u\" WHERE pk = 'a'"}
-                ]})
+                ]}),
+                &[
+                    ("t", "dynamodb:PartiQLInsert"),
+                    ("t", "dynamodb:PartiQLUpdate"),
+                    ("u", "dynamodb:PartiQLDelete"),
+                ],
             ),
-            [
-                ("t".to_owned(), "dynamodb:PartiQLInsert"),
-                ("t".to_owned(), "dynamodb:PartiQLUpdate"),
-                ("u".to_owned(), "dynamodb:PartiQLDelete")
-            ]
-        );
-        assert!(touched("GetItem", &json!({"TableName": "t"})).is_empty());
-        assert!(touched("ExecuteStatement", &json!({"Statement": "SELECT * FROM t"})).is_empty());
+            ("GetItem", json!({"TableName": "t"}), &[]),
+            ("ExecuteStatement", json!({"Statement": "SELECT * FROM t"}), &[]),
+        ];
+        for (operation, request, expected) in cases {
+            // A batch names its tables in its map's order: the order is no part of the answer.
+            let mut named = touched(operation, &request);
+            named.sort();
+            let expected: Vec<(String, &str)> = expected
+                .iter()
+                .map(|&(table, action)| (table.to_owned(), action))
+                .collect();
+            assert_eq!(named, expected, "{operation}");
+        }
     }
 }

@@ -1,8 +1,11 @@
-//! The SDK-adapter tests' pieces of aws-smithy-mocks: DescribeTable rules, modeled errors as
+//! The SDK-adapter tests' pieces of aws-smithy-mocks: DescribeTable rules, refused updates and
+//! deletes, modeled errors as
 //! they come off the wire, the table spec most calls carry, and a whole run on a mocked client.
 
 use aws_sdk_dynamodb::error::ErrorMetadata;
+use aws_sdk_dynamodb::operation::delete_table::DeleteTableError;
 use aws_sdk_dynamodb::operation::describe_table::DescribeTableOutput;
+use aws_sdk_dynamodb::operation::update_table::UpdateTableError;
 use aws_sdk_dynamodb::types::builders::TableDescriptionBuilder;
 use aws_sdk_dynamodb::types::error::{
     LimitExceededException, ResourceInUseException, ResourceNotFoundException,
@@ -30,6 +33,20 @@ pub(crate) fn describes(
                 .table(fill(TableDescription::builder().table_name(name)).build())
                 .build()
         })
+}
+
+/// An UpdateTable rule for table `name`, refused with the error `error` makes.
+pub(crate) fn update_refused(name: &'static str, error: fn() -> UpdateTableError) -> Rule {
+    mock!(Client::update_table)
+        .match_requests(move |r| r.table_name() == Some(name))
+        .then_error(error)
+}
+
+/// A DeleteTable rule for table `name`, refused with the error `error` makes.
+pub(crate) fn delete_refused(name: &'static str, error: fn() -> DeleteTableError) -> Rule {
+    mock!(Client::delete_table)
+        .match_requests(move |r| r.table_name() == Some(name))
+        .then_error(error)
 }
 
 /// A DynamoDB client answering from `rules`, matched as `mode` says.

@@ -18,6 +18,7 @@ use ddb_rollover::{run, ApplyOptions, Operation, Outcome, RunReport};
 use fake_aws::{table_spec, Around, Config, FakeAws, Maker, ScalingPolicy, Target};
 
 use crate::common::at;
+use crate::common::reports::table_outcomes;
 
 mod readiness;
 mod retention;
@@ -199,11 +200,7 @@ fn family(name: &str) -> BTreeMap<String, String> {
 
 /// Each table's main item (its first): template upkeep items follow it.
 fn outcomes(report: &RunReport) -> Vec<(&str, Outcome)> {
-    let mut main: Vec<(&str, Outcome)> = report
-        .tables
-        .iter()
-        .map(|l| (l.item.table.as_str(), l.outcome))
-        .collect();
+    let mut main = table_outcomes(&report.tables);
     main.dedup_by(|b, a| a.0 == b.0);
     main
 }

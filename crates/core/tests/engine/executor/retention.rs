@@ -2,6 +2,7 @@
 //! protection lifted right before the delete, capacity changes waiting for scalable targets.
 
 use super::*;
+use crate::common::reports::{line_with, step_outcomes};
 
 /// A policy that archives after 2 days and deletes after 4, one deletion per run.
 fn retention_policy() -> Policy {
@@ -22,12 +23,12 @@ async fn a_failed_export_or_delete_blocks_neither_other_tables_nor_create_new() 
         ErrorKind::Other,
     );
     let report = rig.resize_old().await;
-    let exports: Vec<(&str, Outcome)> = report
-        .tables
-        .iter()
-        .filter(|l| l.item.decision.action() == "export")
-        .map(|l| (l.item.table.as_str(), l.outcome))
-        .collect();
+    let exports = table_outcomes(
+        report
+            .tables
+            .iter()
+            .filter(|l| l.item.decision.action() == "export"),
+    );
     assert_eq!(
         exports,
         [
@@ -68,11 +69,7 @@ async fn a_failed_export_or_delete_blocks_neither_other_tables_nor_create_new() 
         ("timeseries_2018-10-20", Outcome::Failed)
     );
     for table in ["timeseries_2018-10-21", "timeseries_2018-10-22"] {
-        let kept = report
-            .tables
-            .iter()
-            .find(|l| l.item.table == table && l.outcome == Outcome::Deferred)
-            .unwrap_or_else(|| panic!("{table} is kept: {report:#?}"));
+        let kept = line_with(&report, table, Outcome::Deferred);
         assert!(
             kept.item.reason.contains("max_deletes_per_run"),
             "{}",
@@ -134,13 +131,8 @@ async fn a_capacity_change_waits_until_the_scalable_targets_are_gone() {
         rig.autoscaled(table, HOT);
         rig.aws.fail("DeregisterScalableTarget", table, kind);
         let report = rig.resize_old().await;
-        let lines: Vec<_> = report
-            .tables
-            .iter()
-            .map(|l| (l.item.decision.action(), l.outcome))
-            .collect();
         assert_eq!(
-            lines,
+            step_outcomes(&report),
             [("deregister_scaling", outcome), ("update", Outcome::Deferred)]
         );
         assert_eq!(

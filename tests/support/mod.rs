@@ -40,6 +40,11 @@ pub fn autoscaling_client(endpoint: &str) -> aws_sdk_applicationautoscaling::Cli
     aws_sdk_applicationautoscaling::Client::from_conf(config)
 }
 
+/// `table`'s provisioned (RCU, WCU), read back with DescribeTable.
+pub async fn capacity(client: &aws_sdk_dynamodb::Client, table: &str) -> (i64, i64) {
+    testkit::capacity_of(&testkit::describe(client, table).await)
+}
+
 /// The configuration of every test client: `endpoint`, us-east-1, the test credentials.
 pub async fn sdk_config(endpoint: &str) -> aws_config::SdkConfig {
     aws_config::defaults(BehaviorVersion::latest())

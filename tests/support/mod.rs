@@ -4,6 +4,7 @@ pub mod binaries;
 pub mod days;
 pub mod events;
 pub mod scaling;
+pub mod schema;
 
 use aws_config::{BehaviorVersion, Region};
 use aws_sdk_dynamodb::config::Credentials;

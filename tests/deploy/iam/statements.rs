@@ -491,22 +491,19 @@ fn family_tags_decide_every_change_for_every_parameter_combination() {
                         true,
                         "(a) CreateTable of our family",
                     );
-                    let no_family = tags(&[("ddb-rollover:period-start", "2018-10-25T00:00:00+00:00")]);
-                    check(
-                        on(OWN, Tags::new(), no_family),
-                        false,
-                        "(e) CreateTable without the family tag",
-                    );
-                    check(
-                        on(OWN, Tags::new(), Tags::new()),
-                        false,
-                        "(e) CreateTable without tags",
-                    );
-                    check(
-                        on(OWN, Tags::new(), tags(&[(FAMILY, SIBLING_FAMILY)])),
-                        false,
-                        "(e) CreateTable of another family",
-                    );
+                    for (created_with, what) in [
+                        (
+                            tags(&[("ddb-rollover:period-start", "2018-10-25T00:00:00+00:00")]),
+                            "(e) CreateTable without the family tag",
+                        ),
+                        (Tags::new(), "(e) CreateTable without tags"),
+                        (
+                            tags(&[(FAMILY, SIBLING_FAMILY)]),
+                            "(e) CreateTable of another family",
+                        ),
+                    ] {
+                        check(on(OWN, Tags::new(), created_with), false, what);
+                    }
                     continue;
                 }
 

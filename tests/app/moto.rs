@@ -93,6 +93,18 @@ fn readings(bases: &[&str], n: i64) -> Vec<Record> {
     records
 }
 
+/// [`readings`] of `base` alone, written through the fixture's writer.
+async fn write_readings(f: &Fixture, base: &str, n: i64) -> Vec<Record> {
+    let records = readings(&[base], n);
+    f.writer.write_batch(records.clone()).await.unwrap();
+    records
+}
+
+/// From 23:00 the day before to 03:00: four hours, of which 23:00 and 02:00 have no table.
+fn around_the_tables() -> (DateTime<Utc>, DateTime<Utc>) {
+    (start() - TimeDelta::hours(1), start() + TimeDelta::hours(3))
+}
+
 /// The sort keys the records of `base` must come back with, oldest first.
 fn expected_sort_keys(records: &[Record], base: &str, from: DateTime<Utc>, to: DateTime<Utc>) -> Vec<String> {
     let mut keys: Vec<String> = records
@@ -183,9 +195,8 @@ async fn fan_out_returns_exactly_the_written_items_in_order() {
 #[tokio::test]
 async fn a_limit_stops_early_and_missing_tables_are_skipped_and_named() {
     let f = fixture().await;
-    let records = readings(&["SENSOR#9"], 120);
-    f.writer.write_batch(records.clone()).await.unwrap();
-    let (from, to) = (start() - TimeDelta::hours(1), start() + TimeDelta::hours(3));
+    let records = write_readings(&f, "SENSOR#9", 120).await;
+    let (from, to) = around_the_tables();
 
     // Newest first over four hours: 02:00 and 23:00 (the day before) have no table.
     let latest = TimeRange::new("SENSOR#9", from, to).newest_first().limit(5);
@@ -294,9 +305,8 @@ async fn writes_to_a_missing_table_fail_clearly_and_are_counted() {
 #[tokio::test]
 async fn the_stream_yields_what_the_query_returns_reading_lazily() {
     let f = fixture().await;
-    let records = readings(&["SENSOR#5"], 200);
-    f.writer.write_batch(records.clone()).await.unwrap();
-    let (from, to) = (start() - TimeDelta::hours(1), start() + TimeDelta::hours(3));
+    let records = write_readings(&f, "SENSOR#5", 200).await;
+    let (from, to) = around_the_tables();
     let expected = expected_sort_keys(&records, "SENSOR#5", from, to);
     assert_eq!(expected.len(), 200);
 

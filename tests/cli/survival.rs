@@ -43,6 +43,7 @@ use aws_sdk_applicationautoscaling::types::{
 use aws_sdk_dynamodb::types::{AttributeValue, ScalarAttributeType};
 use chrono::{Duration, NaiveDate};
 use common::{run_cli, DEBUG_DUMP};
+use ddb_rollover::policy::tags::TAG_FAMILY;
 use testkit::{LocalDynamo, Server};
 
 const PREFIX: &str = "survive";
@@ -80,7 +81,6 @@ const GRACE_DAYS: i64 = 2;
 const DELETE_AFTER: i64 = 6;
 const DAYS: i64 = 20;
 
-const FAMILY_TAG: &str = "ddb-rollover:family";
 const STEP_POLICY: &str = "someone-elses-step";
 const FOREIGN_POLICY: &str = "someone-elses-read";
 const READ: &str = "dynamodb:table:ReadCapacityUnits";
@@ -422,8 +422,8 @@ impl Harness {
             };
             let tags = testkit::tags_of(&self.dynamodb, &arn).await;
             v.check(
-                !tags.contains_key(FAMILY_TAG),
-                format!("(b) {b} never gets {FAMILY_TAG}"),
+                !tags.contains_key(TAG_FAMILY),
+                format!("(b) {b} never gets {TAG_FAMILY}"),
                 after,
                 || format!("tags: {tags:?}"),
             );

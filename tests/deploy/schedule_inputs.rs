@@ -10,6 +10,8 @@ use deploy_checks::scenario;
 use deploy_checks::template::{Function, RepoTemplate, Template};
 use testkit::{LocalDynamo, Server};
 
+use crate::support::capacity;
+
 fn functions() -> Vec<Function> {
     Template::load()
         .functions()
@@ -37,21 +39,6 @@ async fn raw_input_without_the_scheduled_time_is_refused() {
     }
     let tables = client.list_tables().send().await.unwrap();
     assert!(tables.table_names().is_empty(), "{:?}", tables.table_names());
-}
-
-async fn capacity(client: &aws_sdk_dynamodb::Client, table: &str) -> (i64, i64) {
-    let out = client
-        .describe_table()
-        .table_name(table)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("DescribeTable {table}: {e:?}"));
-    let t = out.table().expect("a table description");
-    let pt = t.provisioned_throughput().expect("provisioned throughput");
-    (
-        pt.read_capacity_units().unwrap_or_default(),
-        pt.write_capacity_units().unwrap_or_default(),
-    )
 }
 
 /// The blog's day through the template's schedules: at 23:45 create_new pre-builds the next

@@ -7,8 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::support::autoscaling_client;
 use crate::support::days::{assert_succeeded, run_at};
+use crate::support::{autoscaling_client, capacity};
 use aws_sdk_applicationautoscaling::types::{
     MetricType, PolicyType, PredefinedMetricSpecification, ScalableDimension, ServiceNamespace,
     TargetTrackingScalingPolicyConfiguration,
@@ -126,15 +126,6 @@ fn at(n: i64, hh_mm: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(&format!("{}T{hh_mm}:00Z", day(n)))
         .unwrap()
         .with_timezone(&Utc)
-}
-
-async fn capacity(client: &aws_sdk_dynamodb::Client, table: &str) -> (i64, i64) {
-    let out = client.describe_table().table_name(table).send().await.unwrap();
-    let t = out.table().unwrap().provisioned_throughput().unwrap();
-    (
-        t.read_capacity_units().unwrap(),
-        t.write_capacity_units().unwrap(),
-    )
 }
 
 async fn index_capacity(client: &aws_sdk_dynamodb::Client, table: &str) -> (i64, i64) {

@@ -31,7 +31,7 @@ use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::{observe, ErrorKind, Operation, Policy, Scope, Tables};
 use testkit::{LocalDynamo, Server};
 
-use crate::support::days::run_at;
+use crate::support::days::{run_at, warnings_about};
 
 const TAGGING: &str = "Tagging is not currently supported in DynamoDB Local.";
 const UNKNOWN: &str = "An unknown operation was requested.";
@@ -286,11 +286,7 @@ async fn observation(control: &DynamoDb) {
     let later = Utc.with_ymd_and_hms(2018, 10, 28, 0, 15, 0).unwrap();
     let report = run_at(control, &policy, Operation::ResizeOld, later).await;
     assert!(report.succeeded(), "{report:#?}");
-    let skipped: Vec<&String> = report
-        .warnings
-        .iter()
-        .filter(|w| w.contains("is not supported by this endpoint"))
-        .collect();
+    let skipped = warnings_about(&report, "is not supported by this endpoint");
     // A run says what it skipped only where it needed it, and then once: this steady-state
     // run needs no tags, so it does not ask (the floor of calls); the full observation above
     // asked and said so.

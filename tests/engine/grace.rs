@@ -6,19 +6,11 @@ use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::{Operation, Policy};
 use testkit::{LocalDynamo, Server};
 
+use crate::support::capacity;
 use crate::support::days::run_at;
 
 fn at(rfc3339: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(rfc3339).unwrap().with_timezone(&Utc)
-}
-
-async fn capacity(client: &aws_sdk_dynamodb::Client, table: &str) -> (i64, i64) {
-    let out = client.describe_table().table_name(table).send().await.unwrap();
-    let t = out.table().unwrap().provisioned_throughput().unwrap();
-    (
-        t.read_capacity_units().unwrap(),
-        t.write_capacity_units().unwrap(),
-    )
 }
 
 #[tokio::test]
@@ -37,27 +29,12 @@ async fn yesterdays_table_keeps_its_writes_until_the_grace_ends() {
     let yesterday = "timeseries_2018-10-25";
     assert_eq!(capacity(&client, yesterday).await, (300, 1000));
 
-    let early = run_at(
-        &control,
-        &policy,
-        Operation::ResizeOld,
-        at("2018-10-26T01:00:00Z"),
-    )
-    .await;
-    assert!(early.succeeded());
-    assert_eq!(
-        capacity(&client, yesterday).await,
-        (300, 1000),
-        "inside the grace"
-    );
-
-    let late = run_at(
-        &control,
-        &policy,
-        Operation::ResizeOld,
-        at("2018-10-26T02:15:00Z"),
-    )
-    .await;
-    assert!(late.succeeded());
-    assert_eq!(capacity(&client, yesterday).await, (100, 1), "after the grace");
+    for (time, want, when) in [
+        ("2018-10-26T01:00:00Z", (300, 1000), "inside the grace"),
+        ("2018-10-26T02:15:00Z", (100, 1), "after the grace"),
+    ] {
+        let report = run_at(&control, &policy, Operation::ResizeOld, at(time)).await;
+        assert!(report.succeeded(), "{when}");
+        assert_eq!(capacity(&client, yesterday).await, want, "{when}");
+    }
 }

@@ -5,12 +5,13 @@
 
 use std::collections::BTreeMap;
 
-use aws_sdk_dynamodb::types::TableDescription;
+use aws_sdk_dynamodb::types::{KeyType, ScalarAttributeType, TableDescription};
 use chrono::{Duration, NaiveDate};
 use ddb_rollover::{Operation, Policy};
 use testkit::{LocalDynamo, Server};
 
 use crate::support::days::{assert_succeeded, at, run_at};
+use crate::support::schema::{attribute, key_element, keys_only};
 use crate::support::INSTANT_DYNALITE;
 
 const POLICY: &str = r#"
@@ -234,30 +235,14 @@ async fn a_switch_to_provisioned_carries_every_index_and_is_never_made_over_a_fo
     client
         .update_table()
         .table_name(hand_indexed)
-        .attribute_definitions(
-            aws_sdk_dynamodb::types::AttributeDefinition::builder()
-                .attribute_name("owner")
-                .attribute_type(aws_sdk_dynamodb::types::ScalarAttributeType::S)
-                .build()
-                .unwrap(),
-        )
+        .attribute_definitions(attribute("owner", ScalarAttributeType::S))
         .global_secondary_index_updates(
             aws_sdk_dynamodb::types::GlobalSecondaryIndexUpdate::builder()
                 .create(
                     aws_sdk_dynamodb::types::CreateGlobalSecondaryIndexAction::builder()
                         .index_name("by_hand")
-                        .key_schema(
-                            aws_sdk_dynamodb::types::KeySchemaElement::builder()
-                                .attribute_name("owner")
-                                .key_type(aws_sdk_dynamodb::types::KeyType::Hash)
-                                .build()
-                                .unwrap(),
-                        )
-                        .projection(
-                            aws_sdk_dynamodb::types::Projection::builder()
-                                .projection_type(aws_sdk_dynamodb::types::ProjectionType::KeysOnly)
-                                .build(),
-                        )
+                        .key_schema(key_element("owner", KeyType::Hash))
+                        .projection(keys_only())
                         .build()
                         .unwrap(),
                 )

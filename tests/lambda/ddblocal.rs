@@ -9,6 +9,8 @@ use ddb_rollover_lambda::Handler;
 use serde_json::json;
 use testkit::{LocalDynamo, Server};
 
+use crate::support::days::warnings_about;
+
 use super::common::{assert_capacities_by_age, event_file, four_periods_to_now};
 
 /// As `handler.rs` does on moto: four periods seeded through the create_new handler (with
@@ -40,11 +42,7 @@ async fn resize_old_json_runs_now_on_dynamodb_local() {
     assert_eq!(report.summary.failed, 0);
     // A steady-state run reads the tags of the current and pre-built tables only (whose they
     // are); DynamoDB Local has no tagging API, which the run says once, not once per table.
-    let skipped: Vec<&String> = report
-        .warnings
-        .iter()
-        .filter(|w| w.contains("ListTagsOfResource"))
-        .collect();
+    let skipped = warnings_about(&report, "ListTagsOfResource");
     assert_eq!(skipped.len(), 1, "{:#?}", report.warnings);
     assert!(
         !report.tables.iter().any(|l| l

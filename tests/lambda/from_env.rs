@@ -11,11 +11,27 @@ use ddb_rollover_lambda::Handler;
 use serde_json::json;
 use testkit::{LocalDynamo, Server};
 
+/// The error a create_new cold start fails with in the environment as it stands.
+async fn cold_start_error() -> String {
+    match Handler::from_env(Operation::CreateNew).await {
+        Ok(handler) => panic!(
+            "{POLICY_ENV}={:?} accepted as {:?}",
+            std::env::var(POLICY_ENV),
+            handler.policy()
+        ),
+        Err(error) => error.to_string(),
+    }
+}
+
 async fn from_env_error(policy: &str) -> String {
     std::env::set_var(POLICY_ENV, policy);
-    match Handler::from_env(Operation::CreateNew).await {
-        Ok(handler) => panic!("{policy:?} accepted as {:?}", handler.policy()),
-        Err(error) => error.to_string(),
+    cold_start_error().await
+}
+
+/// An error message must name each of `named`: what the operator has to fix.
+fn assert_names(message: &str, named: &[&str]) {
+    for name in named {
+        assert!(message.contains(name), "should name {name}: {message}");
     }
 }
 
@@ -29,9 +45,7 @@ async fn from_env_reads_the_policy_and_the_client_from_the_environment() {
 
     // A bad policy fails the cold start, naming every bad field and the variable to fix.
     let message = from_env_error(r#"{"premake":1000,"phases":[{"min_age":0,"read":0,"write":5}]}"#).await;
-    for named in ["ROLLOVER_POLICY", "premake", "phases[0].read"] {
-        assert!(message.contains(named), "should name {named}: {message}");
-    }
+    assert_names(&message, &["ROLLOVER_POLICY", "premake", "phases[0].read"]);
     let message = from_env_error(r#"{"prefx":"metrics"}"#).await;
     assert!(message.contains("prefx"), "{message}");
     let message = from_env_error("prefix = \"metrics\"").await;
@@ -93,9 +107,10 @@ async fn from_env_reads_the_policy_and_the_client_from_the_environment() {
         std::env::set_var(name, value);
     }
     let message = from_env_error(r#"{"retention":{"delete_after":30}}"#).await;
-    for named in ["ROLLOVER_POLICY", "retention.delete_after", "DeleteAfter"] {
-        assert!(message.contains(named), "should name {named}: {message}");
-    }
+    assert_names(
+        &message,
+        &["ROLLOVER_POLICY", "retention.delete_after", "DeleteAfter"],
+    );
     let message = from_env_error(r#"{"prefix":"metrics"}"#).await;
     assert!(message.contains("TablePrefix=metrics"), "{message}");
     std::env::set_var(POLICY_ENV, r#"{"template":{"ttl_attribute":"expires_at"}}"#);
@@ -104,17 +119,15 @@ async fn from_env_reads_the_policy_and_the_client_from_the_environment() {
     // No PolicyOverride: the stack's parameters build the policy, and every variable the
     // template sets must be there; each missing or bad one is named.
     std::env::remove_var(POLICY_ENV);
-    let message = Handler::from_env(Operation::CreateNew)
-        .await
-        .unwrap_err()
-        .to_string();
-    for named in [
-        "ROLLOVER_PERIOD",
-        "ROLLOVER_HOT_READ_CAPACITY",
-        "ROLLOVER_MAX_DELETES_PER_RUN",
-    ] {
-        assert!(message.contains(named), "should name {named}: {message}");
-    }
+    let message = cold_start_error().await;
+    assert_names(
+        &message,
+        &[
+            "ROLLOVER_PERIOD",
+            "ROLLOVER_HOT_READ_CAPACITY",
+            "ROLLOVER_MAX_DELETES_PER_RUN",
+        ],
+    );
     let defaults = [
         ("ROLLOVER_PERIOD", "day"),
         ("ROLLOVER_TIME_ZONE", "UTC"),
@@ -155,18 +168,16 @@ async fn from_env_reads_the_policy_and_the_client_from_the_environment() {
     );
     std::env::set_var("ROLLOVER_HOT_READ_CAPACITY", "lots");
     std::env::set_var("ROLLOVER_PERIOD", "fortnight");
-    let message = Handler::from_env(Operation::CreateNew)
-        .await
-        .unwrap_err()
-        .to_string();
-    for named in [
-        "ROLLOVER_HOT_READ_CAPACITY",
-        "\"lots\"",
-        "ROLLOVER_PERIOD",
-        "\"fortnight\"",
-    ] {
-        assert!(message.contains(named), "should name {named}: {message}");
-    }
+    let message = cold_start_error().await;
+    assert_names(
+        &message,
+        &[
+            "ROLLOVER_HOT_READ_CAPACITY",
+            "\"lots\"",
+            "ROLLOVER_PERIOD",
+            "\"fortnight\"",
+        ],
+    );
 
     // Without the variables (the CLI, stacks made before them): no check.
     for variable in VARIABLES {

@@ -19,13 +19,19 @@ billing = "on_demand"
 warm = { read = 40000, write = 20000 }
 "#;
 
-/// The create_new handler with [`POLICY`], reaching moto through `proxy`.
-async fn create_new_through(proxy: &Proxy) -> Handler {
-    Handler::new(
+/// moto, the proxy in front of it answering each table's first `updating_answers` DescribeTable
+/// calls with its warm throughput UPDATING, and the create_new handler with [`POLICY`] reaching
+/// moto through the proxy.
+async fn create_new_behind_proxy(updating_answers: usize) -> (LocalDynamo, Proxy, Handler) {
+    let server = LocalDynamo::start(Server::Moto);
+    let proxy = Proxy::start(server.endpoint());
+    proxy.warm_updating_answers(updating_answers);
+    let handler = Handler::new(
         Operation::CreateNew,
         Policy::from_toml(POLICY).unwrap(),
         proxy.client().await,
-    )
+    );
+    (server, proxy, handler)
 }
 
 /// NextTableReady's value in a run's EMF documents.
@@ -42,11 +48,8 @@ fn next_table_ready(documents: &[String]) -> f64 {
 
 #[tokio::test]
 async fn next_table_ready_waits_until_the_warm_throughput_is_active() {
-    let server = LocalDynamo::start(Server::Moto);
-    let proxy = Proxy::start(server.endpoint());
     // Each table's first two DescribeTable answers say UPDATING, the third ACTIVE.
-    proxy.warm_updating_answers(2);
-    let handler = create_new_through(&proxy).await;
+    let (server, proxy, handler) = create_new_behind_proxy(2).await;
     let started = Instant::now();
     let (report, documents) = handler
         .handle_metered(json!({"at": "2018-10-25T23:45:00Z"}), None)
@@ -74,10 +77,7 @@ async fn next_table_ready_waits_until_the_warm_throughput_is_active() {
 
 #[tokio::test]
 async fn next_table_ready_is_0_while_the_warm_throughput_is_still_updating() {
-    let server = LocalDynamo::start(Server::Moto);
-    let proxy = Proxy::start(server.endpoint());
-    proxy.warm_updating_answers(1_000);
-    let handler = create_new_through(&proxy).await;
+    let (_server, proxy, handler) = create_new_behind_proxy(1_000).await;
     // The invocation's time ends after 2 s: the run stops waiting then, and says why.
     let deadline = Instant::now() + Duration::from_secs(2);
     let (report, documents) = handler

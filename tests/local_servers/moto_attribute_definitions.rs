@@ -8,35 +8,19 @@
 use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, CreateGlobalSecondaryIndexAction, GlobalSecondaryIndex, GlobalSecondaryIndexUpdate,
-    KeySchemaElement, KeyType, LocalSecondaryIndex, Projection, ProjectionType, ScalarAttributeType,
+    CreateGlobalSecondaryIndexAction, GlobalSecondaryIndex, GlobalSecondaryIndexUpdate, KeySchemaElement,
+    KeyType, LocalSecondaryIndex, ScalarAttributeType,
 };
 use aws_sdk_dynamodb::Client;
 use testkit::{LocalDynamo, Server};
 
-fn def(name: &str, kind: ScalarAttributeType) -> AttributeDefinition {
-    AttributeDefinition::builder()
-        .attribute_name(name)
-        .attribute_type(kind)
-        .build()
-        .unwrap()
-}
+use crate::support::schema::{attribute, key_element, keys_only};
 
 fn key(hash: &str, range: &str) -> Vec<KeySchemaElement> {
-    let element = |name: &str, kind: KeyType| {
-        KeySchemaElement::builder()
-            .attribute_name(name)
-            .key_type(kind)
-            .build()
-            .unwrap()
-    };
-    vec![element(hash, KeyType::Hash), element(range, KeyType::Range)]
-}
-
-fn keys_only() -> Projection {
-    Projection::builder()
-        .projection_type(ProjectionType::KeysOnly)
-        .build()
+    vec![
+        key_element(hash, KeyType::Hash),
+        key_element(range, KeyType::Range),
+    ]
 }
 
 use ScalarAttributeType::{N, S};
@@ -50,11 +34,11 @@ async fn add_an_index(client: &Client, name: &str) -> (BTreeMap<String, String>,
         .create_table()
         .table_name(name)
         .set_attribute_definitions(Some(vec![
-            def("pk", S),
-            def("sk", N),
-            def("device", S),
-            def("at", N),
-            def("kind", S),
+            attribute("pk", S),
+            attribute("sk", N),
+            attribute("device", S),
+            attribute("at", N),
+            attribute("kind", S),
         ]))
         .set_key_schema(Some(key("pk", "sk")))
         .global_secondary_indexes(
@@ -81,7 +65,7 @@ async fn add_an_index(client: &Client, name: &str) -> (BTreeMap<String, String>,
     client
         .update_table()
         .table_name(name)
-        .set_attribute_definitions(Some(vec![def("status", S), def("score", N)]))
+        .set_attribute_definitions(Some(vec![attribute("status", S), attribute("score", N)]))
         .global_secondary_index_updates(
             GlobalSecondaryIndexUpdate::builder()
                 .create(
@@ -150,7 +134,7 @@ async fn moto_keeps_every_key_attribute_definition_when_an_index_is_added() {
     let missing = client
         .update_table()
         .table_name("no_such_table")
-        .attribute_definitions(def("status", S))
+        .attribute_definitions(attribute("status", S))
         .send()
         .await
         .unwrap_err();

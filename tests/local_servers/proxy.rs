@@ -465,6 +465,13 @@ async fn table_quota_with_default_retries_is_refused_three_times() {
     );
 }
 
+/// A call's outcome as a burst tallies it: done, or the error code it was refused with.
+fn error_code<T, E: ProvideErrorMetadata>(
+    result: Result<T, SdkError<E, HttpResponse>>,
+) -> Result<(), Option<String>> {
+    result.map(|_| ()).map_err(|e| e.code().map(str::to_owned))
+}
+
 /// `aws_rates` limits the three tag APIs to AWS's documented rates, and nothing else.
 #[tokio::test]
 async fn aws_rates_throttle_the_tag_apis_at_aws_rates() {
@@ -483,43 +490,13 @@ async fn aws_rates_throttle_the_tag_apis_at_aws_rates() {
     let mut burst = tokio::task::JoinSet::new();
     for _ in 0..40 {
         let (c, a) = (client.clone(), arn.clone());
-        burst.spawn(async move {
-            c.list_tags_of_resource()
-                .resource_arn(a)
-                .send()
-                .await
-                .map(|_| ())
-                .map_err(|e| e.code().map(str::to_owned))
-        });
+        burst.spawn(async move { error_code(c.list_tags_of_resource().resource_arn(a).send().await) });
         let (c, a, t) = (client.clone(), arn.clone(), tag());
-        burst.spawn(async move {
-            c.tag_resource()
-                .resource_arn(a)
-                .tags(t)
-                .send()
-                .await
-                .map(|_| ())
-                .map_err(|e| e.code().map(str::to_owned))
-        });
+        burst.spawn(async move { error_code(c.tag_resource().resource_arn(a).tags(t).send().await) });
         let (c, a) = (client.clone(), arn.clone());
-        burst.spawn(async move {
-            c.untag_resource()
-                .resource_arn(a)
-                .tag_keys("k")
-                .send()
-                .await
-                .map(|_| ())
-                .map_err(|e| e.code().map(str::to_owned))
-        });
+        burst.spawn(async move { error_code(c.untag_resource().resource_arn(a).tag_keys("k").send().await) });
         let c = client.clone();
-        burst.spawn(async move {
-            c.describe_table()
-                .table_name(TABLE)
-                .send()
-                .await
-                .map(|_| ())
-                .map_err(|e| e.code().map(str::to_owned))
-        });
+        burst.spawn(async move { error_code(c.describe_table().table_name(TABLE).send().await) });
     }
     let started = Instant::now();
     while let Some(result) = burst.join_next().await {

@@ -49,6 +49,11 @@ pub fn assert_succeeded(report: &RunReport) {
     );
 }
 
+/// The warnings of `report` that mention `text`.
+pub fn warnings_about<'a>(report: &'a RunReport, text: &str) -> Vec<&'a String> {
+    report.warnings.iter().filter(|w| w.contains(text)).collect()
+}
+
 /// Both scheduled runs of `day`; each must succeed. Returns resize_old's report.
 pub async fn day_runs(control: &DynamoDb, policy: &Policy, day: NaiveDate) -> RunReport {
     let mut reports = Vec::new();

@@ -4,6 +4,7 @@ pub mod binaries;
 pub mod days;
 pub mod events;
 pub mod scaling;
+pub mod schema;
 
 use aws_config::{BehaviorVersion, Region};
 use aws_sdk_dynamodb::config::Credentials;
@@ -38,6 +39,11 @@ pub fn autoscaling_client(endpoint: &str) -> aws_sdk_applicationautoscaling::Cli
         .endpoint_url(endpoint)
         .build();
     aws_sdk_applicationautoscaling::Client::from_conf(config)
+}
+
+/// `table`'s provisioned (RCU, WCU), read back with DescribeTable.
+pub async fn capacity(client: &aws_sdk_dynamodb::Client, table: &str) -> (i64, i64) {
+    testkit::capacity_of(&testkit::describe(client, table).await)
 }
 
 /// The configuration of every test client: `endpoint`, us-east-1, the test credentials.

@@ -22,6 +22,7 @@ use aws_model::iam::{self, evaluate, tags, Decision, Request, Statement, Tags};
 use aws_model::stack::table_arn;
 use aws_sdk_dynamodb::types::ScalarAttributeType;
 use ddb_rollover::aws::dynamodb::DynamoDb;
+use ddb_rollover::policy::tags::TAG_FAMILY as FAMILY;
 use ddb_rollover::Operation;
 use deploy_checks::features::{
     archive_s3_actions, combinations, Features, AUTOSCALING_ACTIONS, EXPORT_S3_ACTIONS, PROOF_LIST_ACTION,
@@ -49,9 +50,8 @@ const ARCHIVE_BUCKET: &str = "arn:aws:s3:::archive-bucket";
 /// ArchivePrefix's default.
 const ARCHIVE_PREFIX: &str = "ddb-rollover/";
 
-/// The tag that says which stack's tables a table belongs to, and our stack's value for it
-/// (TablePrefix's default).
-const FAMILY: &str = "ddb-rollover:family";
+/// Our stack's value of the tag that says which stack's tables a table belongs to ([`FAMILY`],
+/// the key the engine writes): TablePrefix's default.
 const PREFIX: &str = "timeseries";
 /// A sibling stack's table, inside our resource pattern `table/timeseries_*`: its stack has the
 /// prefix `timeseries_eu`.

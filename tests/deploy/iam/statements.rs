@@ -4,6 +4,11 @@
 
 use super::*;
 
+/// What `statement` alone decides for `request`.
+fn alone(statement: &Statement, request: &Request) -> Decision {
+    evaluate(std::slice::from_ref(statement), request)
+}
+
 /// Publishing, request by request, for each setting of its two switches: the parameter of this
 /// prefix only and only by create_new; events on the default bus with the source
 /// `ddb-rollover` only, by both functions.
@@ -356,8 +361,8 @@ fn the_archive_statement_exists_exactly_when_archive_bucket_is_set() {
     // Listing: the archive prefix and below, in this bucket only. With it a missing key is a
     // 404, not a 403 (S3 API Reference, HeadObject, "Permissions").
     let list = |bucket: &str, prefix: &str| {
-        evaluate(
-            std::slice::from_ref(listing),
+        alone(
+            listing,
             &Request::new("s3:ListBucket", bucket).with_context("s3:prefix", prefix),
         )
     };
@@ -376,10 +381,7 @@ fn the_archive_statement_exists_exactly_when_archive_bucket_is_set() {
         );
     }
     assert_eq!(
-        evaluate(
-            std::slice::from_ref(listing),
-            &Request::new("s3:ListBucket", ARCHIVE_BUCKET)
-        ),
+        alone(listing, &Request::new("s3:ListBucket", ARCHIVE_BUCKET)),
         Decision::ImplicitDeny,
         "a listing without a prefix"
     );
@@ -391,10 +393,7 @@ fn the_archive_statement_exists_exactly_when_archive_bucket_is_set() {
         "arn:aws:s3:::archive-bucket",
     ] {
         assert_eq!(
-            evaluate(
-                std::slice::from_ref(statement),
-                &Request::new("s3:PutObject", outside)
-            ),
+            alone(statement, &Request::new("s3:PutObject", outside)),
             Decision::ImplicitDeny,
             "{outside}"
         );
@@ -492,22 +491,19 @@ fn family_tags_decide_every_change_for_every_parameter_combination() {
                         true,
                         "(a) CreateTable of our family",
                     );
-                    let no_family = tags(&[("ddb-rollover:period-start", "2018-10-25T00:00:00+00:00")]);
-                    check(
-                        on(OWN, Tags::new(), no_family),
-                        false,
-                        "(e) CreateTable without the family tag",
-                    );
-                    check(
-                        on(OWN, Tags::new(), Tags::new()),
-                        false,
-                        "(e) CreateTable without tags",
-                    );
-                    check(
-                        on(OWN, Tags::new(), tags(&[(FAMILY, SIBLING_FAMILY)])),
-                        false,
-                        "(e) CreateTable of another family",
-                    );
+                    for (created_with, what) in [
+                        (
+                            tags(&[("ddb-rollover:period-start", "2018-10-25T00:00:00+00:00")]),
+                            "(e) CreateTable without the family tag",
+                        ),
+                        (Tags::new(), "(e) CreateTable without tags"),
+                        (
+                            tags(&[(FAMILY, SIBLING_FAMILY)]),
+                            "(e) CreateTable of another family",
+                        ),
+                    ] {
+                        check(on(OWN, Tags::new(), created_with), false, what);
+                    }
                     continue;
                 }
 

@@ -177,14 +177,7 @@ pub(super) fn diff(before: &World, after: &World, at: DateTime<Utc>) -> Vec<Call
                     },
                 )),
                 Some(now) if (now.target_value, &now.metric) != (policy.target_value, &policy.metric) => {
-                    effects.push((
-                        "PutScalingPolicy",
-                        Effect::PutPolicy {
-                            key: key.clone(),
-                            name: policy.name.clone(),
-                            created: false,
-                        },
-                    ))
+                    effects.push(put_policy(key, &policy.name, false))
                 }
                 Some(_) => {}
             }
@@ -194,14 +187,7 @@ pub(super) fn diff(before: &World, after: &World, at: DateTime<Utc>) -> Vec<Call
             .iter()
             .filter(|p| !old.policies.iter().any(|o| o.name == p.name))
         {
-            effects.push((
-                "PutScalingPolicy",
-                Effect::PutPolicy {
-                    key: key.clone(),
-                    name: policy.name.clone(),
-                    created: true,
-                },
-            ));
+            effects.push(put_policy(key, &policy.name, true));
         }
     }
     for (key, new) in after
@@ -218,14 +204,7 @@ pub(super) fn diff(before: &World, after: &World, at: DateTime<Utc>) -> Vec<Call
             },
         ));
         for policy in &new.policies {
-            effects.push((
-                "PutScalingPolicy",
-                Effect::PutPolicy {
-                    key: key.clone(),
-                    name: policy.name.clone(),
-                    created: true,
-                },
-            ));
+            effects.push(put_policy(key, &policy.name, true));
         }
     }
     effects
@@ -240,4 +219,16 @@ pub(super) fn diff(before: &World, after: &World, at: DateTime<Utc>) -> Vec<Call
             effects: vec![effect],
         })
         .collect()
+}
+
+/// The PutScalingPolicy that made (`created`) or changed the policy `name` on `key`.
+fn put_policy(key: &ScalableKey, name: &str, created: bool) -> (&'static str, Effect) {
+    (
+        "PutScalingPolicy",
+        Effect::PutPolicy {
+            key: key.clone(),
+            name: name.to_string(),
+            created,
+        },
+    )
 }

@@ -2,6 +2,7 @@
 //! the SDK's shapes and the fake's, both ways.
 
 use super::*;
+use crate::support::schema::{attribute, key_element};
 
 pub(super) fn scaling_client(endpoint: &str) -> aas::Client {
     aas::Client::from_conf(
@@ -131,15 +132,12 @@ pub(super) fn on_demand_of(limits: Option<&ddb::types::OnDemandThroughput>) -> B
 }
 
 pub(super) fn sdk_key(key: &KeySchema) -> Vec<ddb::types::KeySchemaElement> {
-    let element = |attribute: &KeyAttribute, kind| {
-        ddb::types::KeySchemaElement::builder()
-            .attribute_name(&attribute.name)
-            .key_type(kind)
-            .build()
-            .expect("name and key type")
-    };
-    let mut elements = vec![element(&key.partition, ddb::types::KeyType::Hash)];
-    elements.extend(key.sort.iter().map(|s| element(s, ddb::types::KeyType::Range)));
+    let mut elements = vec![key_element(&key.partition.name, ddb::types::KeyType::Hash)];
+    elements.extend(
+        key.sort
+            .iter()
+            .map(|s| key_element(&s.name, ddb::types::KeyType::Range)),
+    );
     elements
 }
 
@@ -171,13 +169,7 @@ pub(super) fn definitions<'a>(
         seen.entry(&attribute.name).or_insert(attribute.kind);
     }
     seen.into_iter()
-        .map(|(name, kind)| {
-            ddb::types::AttributeDefinition::builder()
-                .attribute_name(name)
-                .attribute_type(scalar(kind))
-                .build()
-                .expect("name and type")
-        })
+        .map(|(name, kind)| attribute(name, scalar(kind)))
         .collect()
 }
 

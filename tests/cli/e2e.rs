@@ -432,12 +432,7 @@ async fn busy_tables_are_deferred_and_done_on_a_later_run_on_dynalite() {
         "{report:#}"
     );
     assert_eq!(outcome_of(&report, "timeseries_2018-10-26"), "deferred");
-    let busy = report["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|l| l["table"] == "timeseries_2018-10-25")
-        .unwrap();
+    let busy = common::line_of(&report, "timeseries_2018-10-25");
     assert_eq!(busy["deferral"], "table_busy", "{busy:#}");
     assert_eq!(h.capacities().await.get("timeseries_2018-10-25"), Some(&HOT));
     h.wait_until_active(&["timeseries_2018-10-25", "timeseries_2018-10-26"])

@@ -116,11 +116,18 @@ fn expected(policy: &Policy, current: NaiveDate) -> BTreeMap<String, (i64, i64)>
         .collect()
 }
 
-#[tokio::test]
-async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tables() {
+/// A fresh moto (it stops when dropped), a client on it and the control adapter over that
+/// client.
+async fn moto() -> (LocalDynamo, Client, DynamoDb) {
     let server = LocalDynamo::start(Server::Moto);
     let client = server.client().await;
     let control = DynamoDb::new(client.clone());
+    (server, client, control)
+}
+
+#[tokio::test]
+async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tables() {
+    let (_server, client, control) = moto().await;
     let x = Policy::from_toml(X).unwrap();
     let x_eu = Policy::from_toml(X_EU).unwrap();
     // Hand-made look-alikes: names that parse for each family, another key schema (id, S),
@@ -285,9 +292,7 @@ async fn hand_made(control: &DynamoDb, policy: &Policy, name: &str) {
 /// kept (read back from moto).
 #[tokio::test]
 async fn adopt_tags_only_the_tables_it_can_vouch_for_and_only_with_yes() {
-    let server = LocalDynamo::start(Server::Moto);
-    let client = server.client().await;
-    let control = DynamoDb::new(client.clone());
+    let (server, client, control) = moto().await;
     let x = Policy::from_toml(X).unwrap();
     let policy = std::env::temp_dir().join(format!("ddb-rollover-adopt-{}.toml", std::process::id()));
     std::fs::write(&policy, X).unwrap();

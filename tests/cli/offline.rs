@@ -36,6 +36,12 @@ fn json(args: &[&str]) -> Value {
     run.json()
 }
 
+/// The arguments that size by rate: items of `item_bytes` bytes, `events_per_sec` of them a
+/// second.
+fn rate<'a>(item_bytes: &'a str, events_per_sec: &'a str) -> [&'a str; 4] {
+    ["--item-bytes", item_bytes, "--events-per-sec", events_per_sec]
+}
+
 fn number(value: &Value, key: &str) -> f64 {
     value[key]
         .as_f64()
@@ -49,7 +55,7 @@ fn rate_filling_in(hours: f64, item_bytes: u64) -> String {
 
 #[test]
 fn guidance_600_events_of_180_bytes_get_daily_tables() {
-    let out = json(&["--item-bytes", "180", "--events-per-sec", "600"]);
+    let out = json(&rate("180", "600"));
     let hours = number(&out, "hours_to_fill_partition");
     assert!((25.5..=27.5).contains(&hours), "{hours}");
     assert_eq!(out["period"], "day");
@@ -119,9 +125,8 @@ fn durations_combine_units() {
 
 #[test]
 fn one_write_unit_covers_1024_bytes() {
-    let rate = ["--events-per-sec", "100"];
-    let at_1024 = json(&[&["--item-bytes", "1024"][..], &rate].concat());
-    let at_1025 = json(&[&["--item-bytes", "1025"][..], &rate].concat());
+    let at_1024 = json(&rate("1024", "100"));
+    let at_1025 = json(&rate("1025", "100"));
     assert_eq!(at_1024["write_units_per_item"], 1);
     assert_eq!(at_1024["write_capacity"], 100);
     assert_eq!(at_1025["write_units_per_item"], 2);
@@ -132,38 +137,29 @@ fn one_write_unit_covers_1024_bytes() {
 fn filling_in_exactly_a_day_gets_daily_tables_and_just_under_gets_12h() {
     let exactly = rate_filling_in(24.0, 180);
     let under = rate_filling_in(23.9, 180);
-    assert_eq!(
-        json(&["--item-bytes", "180", "--events-per-sec", &exactly])["period"],
-        "day"
-    );
-    assert_eq!(
-        json(&["--item-bytes", "180", "--events-per-sec", &under])["period"],
-        "12h"
-    );
+    assert_eq!(json(&rate("180", &exactly))["period"], "day");
+    assert_eq!(json(&rate("180", &under))["period"], "12h");
     let a_year = rate_filling_in(366.0 * 24.0, 180);
-    assert_eq!(
-        json(&["--item-bytes", "180", "--events-per-sec", &a_year])["period"],
-        "year"
-    );
+    assert_eq!(json(&rate("180", &a_year))["period"], "year");
 }
 
 #[test]
 fn a_partition_filling_within_the_hour_gets_hourly_tables_and_a_warning() {
-    let out = json(&["--item-bytes", "409600", "--events-per-sec", "100000"]);
+    let out = json(&rate("409600", "100000"));
     assert!(number(&out, "hours_to_fill_partition") < 1.0, "{out}");
     assert_eq!(out["period"], "hour");
     let warnings = out["warnings"].as_array().expect("warnings");
     assert_eq!(warnings.len(), 1, "{out}");
     assert!(warnings[0].as_str().unwrap().contains("hourly"), "{out}");
 
-    let text = capacity(&["--item-bytes", "409600", "--events-per-sec", "100000"]);
+    let text = capacity(&rate("409600", "100000"));
     assert_eq!(text.code, 0, "{}", text.stderr);
     assert!(text.stdout.contains("warning: "), "{}", text.stdout);
 }
 
 #[test]
 fn the_table_explains_each_figure() {
-    let run = capacity(&["--item-bytes", "180", "--events-per-sec", "600"]);
+    let run = capacity(&rate("180", "600"));
     assert_eq!(run.code, 0, "{}", run.stderr);
     let line = |label: &str| {
         run.stdout
@@ -175,7 +171,7 @@ fn the_table_explains_each_figure() {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let hours = json(&["--item-bytes", "180", "--events-per-sec", "600"])["hours_to_fill_partition"]
+    let hours = json(&rate("180", "600"))["hours_to_fill_partition"]
         .as_f64()
         .unwrap();
     assert!(line("hours to fill one 10 GB partition").starts_with(&format!("{hours:.1} ")));
@@ -200,30 +196,12 @@ fn the_table_explains_each_figure() {
 #[test]
 fn bad_values_exit_2_naming_the_flag() {
     let cases: &[(&[&str], &str)] = &[
-        (
-            &["--item-bytes", "0", "--events-per-sec", "600"],
-            "--item-bytes must be 1 to 409600",
-        ),
-        (
-            &["--item-bytes", "409601", "--events-per-sec", "600"],
-            "--item-bytes",
-        ),
-        (
-            &["--item-bytes", "180", "--events-per-sec", "0"],
-            "--events-per-sec",
-        ),
-        (
-            &["--item-bytes", "180", "--events-per-sec", "-5"],
-            "--events-per-sec",
-        ),
-        (
-            &["--item-bytes", "180", "--events-per-sec", "NaN"],
-            "--events-per-sec",
-        ),
-        (
-            &["--item-bytes", "180", "--events-per-sec", "inf"],
-            "--events-per-sec",
-        ),
+        (&rate("0", "600"), "--item-bytes must be 1 to 409600"),
+        (&rate("409601", "600"), "--item-bytes"),
+        (&rate("180", "0"), "--events-per-sec"),
+        (&rate("180", "-5"), "--events-per-sec"),
+        (&rate("180", "NaN"), "--events-per-sec"),
+        (&rate("180", "inf"), "--events-per-sec"),
         (
             &[
                 "--item-bytes",
@@ -271,10 +249,7 @@ fn flags_that_do_not_parse_exit_2_naming_the_flag() {
             &["--item-bytes", "1024", "--items", "10", "--within", "m"],
             "--within",
         ),
-        (
-            &["--item-bytes", "big", "--events-per-sec", "600"],
-            "--item-bytes",
-        ),
+        (&rate("big", "600"), "--item-bytes"),
         (&["--read-units", "-1"], "--read-units"),
     ];
     for (args, flag) in cases {

@@ -17,6 +17,9 @@ use ddb_rollover_app::{ItemStream, Layout, Record, Sharding, Writer};
 
 use crate::support::days::{at, day_runs};
 use crate::support::ArchiveRig;
+use aws_sdk_dynamodb::Client;
+use ddb_rollover::aws::dynamodb::DynamoDb;
+use testkit::{LocalDynamo, ProcessRun};
 
 use super::common::run_cli;
 
@@ -54,10 +57,12 @@ const FIRST: NaiveDate = NaiveDate::from_ymd_opt(2018, 10, 1).unwrap();
 /// The start of [`TABLE`]'s period, where the readings are written.
 const START: DateTime<Utc> = FIRST.succ_opt().unwrap().and_time(NaiveTime::MIN).and_utc();
 
-/// moto after [`FIRST`]'s runs, with the policy written to a file for the binary and the
-/// application's writer for [`TABLE`].
+/// moto after [`FIRST`]'s runs, with the policy written to a file for the binary (removed when
+/// this is dropped) and the application's writer for [`TABLE`].
 struct Written {
-    rig: ArchiveRig,
+    server: LocalDynamo,
+    client: Client,
+    control: DynamoDb,
     policy: Policy,
     policy_file: PathBuf,
     layout: Layout,
@@ -76,17 +81,36 @@ impl Written {
         let layout = Layout::new(&policy, Sharding::new(2).unwrap()).unwrap();
         let writer = Writer::new(rig.client.clone(), layout.clone());
         Self {
-            rig,
+            server: rig.server,
+            client: rig.client,
+            control: rig.control,
             policy,
             policy_file,
             layout,
             writer,
         }
     }
+
+    /// The binary's `restore` of [`TABLE`]'s period at `now`, kept three days, with a JSON report
+    /// and `flags` after the command's own.
+    fn restore(&self, now: DateTime<Utc>, flags: &[&str]) -> ProcessRun {
+        let now = now.to_rfc3339();
+        let policy_file = self.policy_file.to_str().unwrap();
+        let mut args = vec!["--policy", policy_file, "--at", &now, "--output", "json"];
+        args.extend(["restore", "2018-10-02", "--keep", "3d", "--wait", "2m"]);
+        args.extend(flags);
+        run_cli(self.server.endpoint(), self.server.env(), &args)
+    }
+}
+
+impl Drop for Written {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.policy_file);
+    }
 }
 
 /// Every item of the base `sensor-1` in 10-02, through the fan-out query.
-async fn read_back(client: &aws_sdk_dynamodb::Client, layout: &Layout) -> (Vec<String>, Vec<String>) {
+async fn read_back(client: &Client, layout: &Layout) -> (Vec<String>, Vec<String>) {
     let range = TimeRange::new("sensor-1", START, START + Duration::days(1));
     let mut stream = ItemStream::new(client, layout, &range).unwrap();
     let mut values = Vec::new();
@@ -100,17 +124,7 @@ async fn read_back(client: &aws_sdk_dynamodb::Client, layout: &Layout) -> (Vec<S
 #[tokio::test]
 async fn written_archived_deleted_restored_and_read_back() {
     // 10-01's create_new pre-builds 10-02: 48 readings land in it through the writer.
-    let Written {
-        rig: ArchiveRig {
-            server,
-            client,
-            control,
-        },
-        policy,
-        policy_file,
-        layout,
-        writer,
-    } = Written::first_day("restore").await;
+    let w = Written::first_day("restore").await;
     let written: Vec<String> = (0..48).map(|n| format!("r{n:02}")).collect();
     let records = written
         .iter()
@@ -120,9 +134,9 @@ async fn written_archived_deleted_restored_and_read_back() {
                 .attribute("reading", AttributeValue::S(value.clone()))
         })
         .collect();
-    let batch = writer.write_batch(records).await.unwrap();
+    let batch = w.writer.write_batch(records).await.unwrap();
     assert_eq!(batch.items, written.len());
-    assert_eq!(read_back(&client, &layout).await.0, written);
+    assert_eq!(read_back(&w.client, &w.layout).await.0, written);
 
     // Days of both runs until retention archived the table and deleted it. Between the archive
     // export and the seal, two late readings land: the final export after the seal must hold
@@ -134,18 +148,18 @@ async fn written_archived_deleted_restored_and_read_back() {
     let mut late_written = false;
     let mut refused_sealed = false;
     let mut day = FIRST + Duration::days(1);
-    while testkit::describe_all(&client).await.contains_key(TABLE) {
-        day_runs(&control, &policy, day).await;
+    while testkit::describe_all(&w.client).await.contains_key(TABLE) {
+        day_runs(&w.control, &w.policy, day).await;
         day += Duration::days(1);
         assert!(day < FIRST + Duration::days(10), "{TABLE} never deleted");
-        let Some(arn) = testkit::describe_all(&client)
+        let Some(arn) = testkit::describe_all(&w.client)
             .await
             .get(TABLE)
             .and_then(|t| t.table_arn().map(str::to_owned))
         else {
             break;
         };
-        let tags = testkit::tags_of(&client, &arn).await;
+        let tags = testkit::tags_of(&w.client, &arn).await;
         if tags.contains_key(TAG_ARCHIVED) && !tags.contains_key(TAG_SEALED) && !late_written {
             let records = late
                 .iter()
@@ -154,11 +168,12 @@ async fn written_archived_deleted_restored_and_read_back() {
                     Record::new("sensor-1", late_at(n)).attribute("reading", AttributeValue::S(value.clone()))
                 })
                 .collect();
-            assert_eq!(writer.write_batch(records).await.unwrap().items, late.len());
+            assert_eq!(w.writer.write_batch(records).await.unwrap().items, late.len());
             late_written = true;
         }
         if tags.contains_key(TAG_SEALED) && !refused_sealed {
-            let refused = client
+            let refused = w
+                .client
                 .put_item()
                 .table_name(TABLE)
                 .item("pk", AttributeValue::S("sensor-1#0".into()))
@@ -179,43 +194,24 @@ async fn written_archived_deleted_restored_and_read_back() {
         "late readings written: {late_written}; a write refused under the seal: {refused_sealed}"
     );
     let written: Vec<String> = written.into_iter().chain(late).collect();
-    let (values, missing) = read_back(&client, &layout).await;
+    let (values, missing) = read_back(&w.client, &w.layout).await;
     assert!(values.is_empty() && missing == [TABLE], "{values:?} {missing:?}");
 
     // restore: a dry run first (nothing imported), then --yes, at 12:00 the day after the
     // last runs, kept three days.
     let now = at(day, "12:00:00");
-    let restore = |yes: bool| {
-        let mut args = vec!["--policy", policy_file.to_str().unwrap(), "--at"];
-        let when = now.to_rfc3339();
-        let when: &'static str = Box::leak(when.into_boxed_str());
-        args.push(when);
-        args.extend([
-            "--output",
-            "json",
-            "restore",
-            "2018-10-02",
-            "--keep",
-            "3d",
-            "--wait",
-            "2m",
-        ]);
-        if yes {
-            args.push("--yes");
-        }
-        run_cli(server.endpoint(), server.env(), &args)
-    };
+    let restore = |yes: bool| w.restore(now, if yes { &["--yes"] } else { &[] });
     let dry = restore(false);
     assert_eq!(dry.code, 0, "{}\n{}", dry.stdout, dry.stderr);
     let plan: serde_json::Value = serde_json::from_str(&dry.stdout).unwrap();
     assert_eq!(plan["tables"][0]["outcome"], "planned", "{plan:#}");
     assert_eq!(plan["tables"][0]["items"], written.len(), "{plan:#}");
     assert!(
-        !testkit::describe_all(&client).await.contains_key(TABLE),
+        !testkit::describe_all(&w.client).await.contains_key(TABLE),
         "a dry run imported"
     );
 
-    let queue = crate::support::events::subscribe(server.endpoint()).await;
+    let queue = crate::support::events::subscribe(w.server.endpoint()).await;
     let done = restore(true);
     assert_eq!(done.code, 0, "{}\n{}", done.stdout, done.stderr);
     let report: serde_json::Value = serde_json::from_str(&done.stdout).unwrap();
@@ -229,10 +225,10 @@ async fn written_archived_deleted_restored_and_read_back() {
     );
 
     // Read back from moto: the items, our tags, the phase's capacity.
-    let (values, missing) = read_back(&client, &layout).await;
+    let (values, missing) = read_back(&w.client, &w.layout).await;
     assert_eq!(values, written);
     assert!(missing.is_empty(), "{missing:?}");
-    let description = client.describe_table().table_name(TABLE).send().await.unwrap();
+    let description = w.client.describe_table().table_name(TABLE).send().await.unwrap();
     let table = description.table().unwrap();
     let throughput = table.provisioned_throughput().unwrap();
     assert_eq!(
@@ -243,7 +239,7 @@ async fn written_archived_deleted_restored_and_read_back() {
         (Some(5), Some(1)),
         "the capacity of phase 1 (age >= 1)"
     );
-    let tags = testkit::tags_of(&client, table.table_arn().unwrap()).await;
+    let tags = testkit::tags_of(&w.client, table.table_arn().unwrap()).await;
     assert_eq!(
         tags.get("ddb-rollover:family").map(String::as_str),
         Some("back"),
@@ -262,9 +258,9 @@ async fn written_archived_deleted_restored_and_read_back() {
     let keep_end = now + Duration::days(3);
     let mut deleted_at = None;
     for _ in 0..8 {
-        day_runs(&control, &policy, day).await;
+        day_runs(&w.control, &w.policy, day).await;
         let resize_at = at(day + Duration::days(1), "00:15:00");
-        let there = testkit::describe_all(&client).await.contains_key(TABLE);
+        let there = testkit::describe_all(&w.client).await.contains_key(TABLE);
         if resize_at < keep_end {
             assert!(
                 there,
@@ -278,7 +274,9 @@ async fn written_archived_deleted_restored_and_read_back() {
     }
     let deleted_at = deleted_at.expect("deleted once the keep ended");
     assert!(deleted_at > keep_end);
-    let exports = server.list_objects("archive", &format!("ddb-rollover/{TABLE}/"));
+    let exports = w
+        .server
+        .list_objects("archive", &format!("ddb-rollover/{TABLE}/"));
     let manifests = exports
         .iter()
         .filter(|k| k.ends_with("/manifest-summary.json"))
@@ -288,7 +286,6 @@ async fn written_archived_deleted_restored_and_read_back() {
         manifests, 4,
         "archived again before the second deletion: {exports:?}"
     );
-    let _ = std::fs::remove_file(&policy_file);
 }
 
 /// A manifest that lists more items than its data file holds, consistently (the proof holds:
@@ -296,27 +293,17 @@ async fn written_archived_deleted_restored_and_read_back() {
 /// table left without our tags. Read back from moto.
 #[tokio::test]
 async fn an_import_short_of_the_archives_count_exits_1_and_the_table_is_not_tagged() {
-    let Written {
-        rig: ArchiveRig {
-            server,
-            client,
-            control,
-        },
-        policy,
-        policy_file,
-        writer,
-        ..
-    } = Written::first_day("short").await;
+    let w = Written::first_day("short").await;
     let records = (0..3)
         .map(|n| {
             Record::new("sensor-1", START + Duration::minutes(30 * n))
                 .attribute("reading", AttributeValue::S(format!("r{n}")))
         })
         .collect();
-    writer.write_batch(records).await.unwrap();
+    w.writer.write_batch(records).await.unwrap();
     let mut day = FIRST + Duration::days(1);
-    while testkit::describe_all(&client).await.contains_key(TABLE) {
-        let report = day_runs(&control, &policy, day).await;
+    while testkit::describe_all(&w.client).await.contains_key(TABLE) {
+        let report = day_runs(&w.control, &w.policy, day).await;
         day += Duration::days(1);
         let reasons: Vec<&String> = report
             .tables
@@ -330,36 +317,21 @@ async fn an_import_short_of_the_archives_count_exits_1_and_the_table_is_not_tagg
         );
     }
     // The manifests say 4 items where the data file holds 3.
-    let objects = server.list_objects("archive", &format!("ddb-rollover/{TABLE}/"));
+    let objects = w
+        .server
+        .list_objects("archive", &format!("ddb-rollover/{TABLE}/"));
     for key in objects
         .iter()
         .filter(|k| k.ends_with("/manifest-summary.json") || k.ends_with("/manifest-files.json"))
     {
-        let text = String::from_utf8(server.get_object("archive", key)).unwrap();
-        server.put_object(
+        let text = String::from_utf8(w.server.get_object("archive", key)).unwrap();
+        w.server.put_object(
             "archive",
             key,
             text.replace("\"itemCount\":3", "\"itemCount\":4").as_bytes(),
         );
     }
-    let when = at(day, "12:00:00").to_rfc3339();
-    let args = [
-        "--policy",
-        policy_file.to_str().unwrap(),
-        "--at",
-        &when,
-        "--output",
-        "json",
-        "restore",
-        "2018-10-02",
-        "--keep",
-        "3d",
-        "--wait",
-        "2m",
-        "--yes",
-        "--no-event",
-    ];
-    let run = run_cli(server.endpoint(), server.env(), &args);
+    let run = w.restore(at(day, "12:00:00"), &["--yes", "--no-event"]);
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
     let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(report["tables"][0]["outcome"], "failed", "{report:#}");
@@ -369,13 +341,12 @@ async fn an_import_short_of_the_archives_count_exits_1_and_the_table_is_not_tagg
             .is_some_and(|e| e.contains("3 item(s) imported but the archive lists 4")),
         "{report:#}"
     );
-    let description = client.describe_table().table_name(TABLE).send().await.unwrap();
-    let tags = testkit::tags_of(&client, description.table().unwrap().table_arn().unwrap()).await;
+    let description = w.client.describe_table().table_name(TABLE).send().await.unwrap();
+    let tags = testkit::tags_of(&w.client, description.table().unwrap().table_arn().unwrap()).await;
     assert!(
         !tags.contains_key("ddb-rollover:family")
             && !tags.contains_key("ddb-rollover:keep-until")
             && tags.contains_key("ddb-rollover:short-import"),
         "{tags:?}"
     );
-    let _ = std::fs::remove_file(&policy_file);
 }

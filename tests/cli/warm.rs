@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 
 use aws_sdk_dynamodb::Client;
 use serde_json::Value;
-use testkit::{LocalDynamo, ProcessRun, Proxy, Server};
+use testkit::{LocalDynamo, Proxy, Server};
 
-use super::common::run_cli;
+use super::common::{line_of, run_cli};
 
 /// An on-demand hot phase pre-warmed to `read` / `write`, a provisioned phase after it.
 fn policy_file(name: &str, read: i64, write: i64) -> PathBuf {
@@ -37,8 +37,10 @@ write = 5
     path
 }
 
-fn run(endpoint: &str, server: &LocalDynamo, policy: &Path, at: &str, command: &str) -> ProcessRun {
-    run_cli(
+/// Runs `command` at `at` under `policy` against `endpoint` with `server`'s credentials; it must
+/// succeed. Returns its JSON report.
+fn json_run(endpoint: &str, server: &LocalDynamo, policy: &Path, at: &str, command: &str) -> Value {
+    let run = run_cli(
         endpoint,
         server.env(),
         &[
@@ -50,10 +52,7 @@ fn run(endpoint: &str, server: &LocalDynamo, policy: &Path, at: &str, command: &
             at,
             command,
         ],
-    )
-}
-
-fn ok(run: ProcessRun) -> Value {
+    );
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     run.json()
 }
@@ -106,14 +105,9 @@ async fn an_on_demand_hot_phase_pre_builds_raises_and_never_lowers_warm_throughp
     let endpoint = proxy.endpoint();
     let (today, tomorrow) = ("timeseries_2018-10-25", "timeseries_2018-10-26");
 
+    let run = |policy: &Path, at: &str, command: &str| json_run(&endpoint, &server, policy, at, command);
     let warm40 = policy_file("40", 40_000, 20_000);
-    let created = ok(run(
-        &endpoint,
-        &server,
-        &warm40,
-        "2018-10-25T23:45:00Z",
-        "create-new",
-    ));
+    let created = run(&warm40, "2018-10-25T23:45:00Z", "create-new");
     assert_eq!(created["next_table_ready"]["ready"], true, "{created:#}");
     for table in [today, tomorrow] {
         assert_eq!(
@@ -139,13 +133,8 @@ async fn an_on_demand_hot_phase_pre_builds_raises_and_never_lowers_warm_throughp
     assert!(status.stdout.contains("  WARM  "), "{}", status.stdout);
     let row = status.stdout.lines().find(|l| l.starts_with(tomorrow)).unwrap();
     assert!(row.contains("40000/20000 ACTIVE"), "{row}");
-    let json = ok(run(&endpoint, &server, &warm40, "2018-10-25T23:46:00Z", "status"));
-    let pre_built = json["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["table"] == tomorrow)
-        .unwrap();
+    let json = run(&warm40, "2018-10-25T23:46:00Z", "status");
+    let pre_built = line_of(&json, tomorrow);
     assert_eq!(
         pre_built["warm"]["wanted"],
         serde_json::json!({"read": 40000, "write": 20000})
@@ -155,13 +144,7 @@ async fn an_on_demand_hot_phase_pre_builds_raises_and_never_lowers_warm_throughp
 
     // A policy asking more: the pre-built table is raised (table and index), the current one not.
     let warm50 = policy_file("50", 50_000, 25_000);
-    let raised = ok(run(
-        &endpoint,
-        &server,
-        &warm50,
-        "2018-10-25T23:50:00Z",
-        "create-new",
-    ));
+    let raised = run(&warm50, "2018-10-25T23:50:00Z", "create-new");
     assert_eq!(
         line(&raised, tomorrow, "configure")["outcome"],
         "done",
@@ -180,13 +163,7 @@ async fn an_on_demand_hot_phase_pre_builds_raises_and_never_lowers_warm_throughp
     // A policy asking less: nothing is sent, and the report says why.
     let warm30 = policy_file("30", 30_000, 15_000);
     proxy.reset_calls();
-    let lower = ok(run(
-        &endpoint,
-        &server,
-        &warm30,
-        "2018-10-25T23:55:00Z",
-        "create-new",
-    ));
+    let lower = run(&warm30, "2018-10-25T23:55:00Z", "create-new");
     assert_eq!(proxy.count("UpdateTable"), 0, "{:?}", proxy.counts());
     let reason = line(&lower, tomorrow, "unchanged")["reason"]
         .as_str()
@@ -220,13 +197,7 @@ async fn an_on_demand_hot_phase_pre_builds_raises_and_never_lowers_warm_throughp
 
     // resize_old moves yesterday's table to the provisioned phase: its warm throughput stays,
     // and that line says so.
-    let resized = ok(run(
-        &endpoint,
-        &server,
-        &warm40,
-        "2018-10-26T00:15:00Z",
-        "resize-old",
-    ));
+    let resized = run(&warm40, "2018-10-26T00:15:00Z", "resize-old");
     let update = line(&resized, today, "update");
     assert_eq!(update["outcome"], "done");
     assert!(
@@ -259,13 +230,8 @@ async fn servers_without_warm_throughput_run_the_same_policy_cleanly() {
     ] {
         let server = LocalDynamo::start(server);
         let client = server.client().await;
-        let created = ok(run(
-            server.endpoint(),
-            &server,
-            &policy,
-            "2018-10-25T23:45:00Z",
-            "create-new",
-        ));
+        let run = |at: &str, command: &str| json_run(server.endpoint(), &server, &policy, at, command);
+        let created = run("2018-10-25T23:45:00Z", "create-new");
         assert_eq!(created["summary"]["failed"], 0, "{}: {created:#}", server.name());
         assert_eq!(created["next_table_ready"]["ready"], true, "{}", server.name());
         assert_eq!(
@@ -274,26 +240,14 @@ async fn servers_without_warm_throughput_run_the_same_policy_cleanly() {
             "{}",
             server.name()
         );
-        let again = ok(run(
-            server.endpoint(),
-            &server,
-            &policy,
-            "2018-10-25T23:50:00Z",
-            "create-new",
-        ));
+        let again = run("2018-10-25T23:50:00Z", "create-new");
         assert_eq!(
             again["summary"]["done"],
             0,
             "{}: nothing to raise: {again:#}",
             server.name()
         );
-        let status = ok(run(
-            server.endpoint(),
-            &server,
-            &policy,
-            "2018-10-25T23:50:00Z",
-            "status",
-        ));
+        let status = run("2018-10-25T23:50:00Z", "status");
         assert_eq!(status["health"]["ready"], true, "{}", server.name());
     }
     let _ = std::fs::remove_file(policy);

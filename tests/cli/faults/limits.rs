@@ -9,8 +9,7 @@ async fn aws_rate_limits_on_tag_calls() {
     // resize_old reads every table's tags and writes every table's tags.
     let made = policy_file("rates-a", "premake = 30\n[template]\ntags = { team = \"a\" }\n");
     let changed = policy_file("rates-b", "premake = 30\n[template]\ntags = { team = \"b\" }\n");
-    let setup = rig.cli_direct(&["--policy", &made, "--at", "2018-10-01T10:00:00Z", "create-new"]);
-    assert_eq!(setup.code, 0, "{}{}", setup.stdout, setup.stderr);
+    rig.create_on_the_1st(&made);
     assert_eq!(rig.tables("timeseries").await.len(), 31);
 
     rig.proxy.rate_limit("ListTagsOfResource", 10);
@@ -74,14 +73,7 @@ async fn aws_rate_limits_on_tag_calls() {
 #[tokio::test]
 async fn a_time_budget_defers_what_does_not_fit_and_the_next_run_finishes() {
     let rig = Rig::start().await;
-    let made = rig.cli_direct(&[
-        "--at",
-        "2018-10-01T10:00:00Z",
-        "--policy",
-        &policy_file("budget", "premake = 9\n"),
-        "create-new",
-    ]);
-    assert_eq!(made.code, 0, "{}{}", made.stdout, made.stderr);
+    rig.create_on_the_1st(&policy_file("budget", "premake = 9\n"));
     assert_eq!(rig.tables("timeseries").await.len(), 10);
 
     rig.proxy.add(
@@ -157,14 +149,7 @@ async fn a_time_budget_defers_what_does_not_fit_and_the_next_run_finishes() {
 #[tokio::test]
 async fn steady_state_runs_stay_at_the_floor_of_calls() {
     let rig = Rig::start().await;
-    let made = rig.cli_direct(&[
-        "--at",
-        "2018-10-01T10:00:00Z",
-        "--policy",
-        &policy_file("floor", "premake = 29\n"),
-        "create-new",
-    ]);
-    assert_eq!(made.code, 0, "{}{}", made.stdout, made.stderr);
+    rig.create_on_the_1st(&policy_file("floor", "premake = 29\n"));
     for foreign in [
         "timeseries_backup",
         "timeseries_eu_2018-10-18",

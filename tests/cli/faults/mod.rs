@@ -131,6 +131,13 @@ impl Rig {
         run_cli(self.server.endpoint(), self.server.env(), args)
     }
 
+    /// create-new on 1 October 2018 under the policy file `policy`, against moto directly; it
+    /// must succeed.
+    fn create_on_the_1st(&self, policy: &str) {
+        let made = self.cli_direct(&["--policy", policy, "--at", "2018-10-01T10:00:00Z", "create-new"]);
+        assert_eq!(made.code, 0, "{}{}", made.stdout, made.stderr);
+    }
+
     /// Tables named `{prefix}_...` on moto, with capacity and tags.
     async fn tables(&self, prefix: &str) -> BTreeMap<String, TableState> {
         let mut out = BTreeMap::new();
@@ -168,6 +175,24 @@ impl Rig {
             .send()
             .await
             .unwrap_or_else(|e| panic!("UntagResource {table}: {e:?}"));
+    }
+
+    /// Arms `fault` on every `operation` of `table` and forgets the calls so far: what the
+    /// proxy records next is the faulted run's.
+    fn fault_always(&self, operation: &str, table: &str, fault: Fault) {
+        self.proxy
+            .add(Rule::op(operation).on_table(table).always(), fault);
+        self.proxy.reset_calls();
+    }
+
+    /// The operations of the calls on `table` since the last `reset_calls`, in order.
+    fn calls_on(&self, table: &str) -> Vec<String> {
+        self.proxy
+            .calls()
+            .into_iter()
+            .filter(|c| c.table.as_deref() == Some(table))
+            .map(|c| c.operation)
+            .collect()
     }
 
     /// Faults the proxy applied to `operation` since the last `reset_calls`.
@@ -246,15 +271,23 @@ fn tables_in(report: &Value) -> Vec<String> {
     names
 }
 
-/// The error text is one readable line naming the operation, the table and what to do.
-fn assert_readable(error: &str, operation: &str, table: &str, advice: &str) {
+/// What a table's error says when DynamoDB answered 5xx.
+const RETRY_LATER: &str = "DynamoDB failed on its side: a later run retries";
+
+/// What a table's error says when the connection failed.
+const UNREACHABLE: &str = "DynamoDB could not be reached";
+
+/// The error of `table`'s failed line in `report` is one readable line naming the operation,
+/// the table and what to do.
+fn assert_readable(report: &Value, operation: &str, table: &str, advice: &str) {
+    let error = error_of(report, table);
     assert!(!error.contains('\n'), "not one line: {error}");
     assert!(
         error.starts_with(&format!("{operation} {table}: ")),
         "should start with \"{operation} {table}: \": {error}"
     );
     assert!(error.contains(advice), "should say {advice:?}: {error}");
-    assert_no_debug_dump(error);
+    assert_no_debug_dump(&error);
 }
 
 /// Stderr carries the same error on one line (the log line of the failed table).
@@ -269,12 +302,27 @@ fn assert_stderr_names(stderr: &str, operation: &str, table: &str, advice: &str)
     assert_no_debug_dump(stderr);
 }
 
-/// `prefix`'s tables of 20 to 23 October as resize_old on the 23rd leaves them without
-/// retention (cold, cold, warm, hot), but for the one of day `odd`, which is at `capacity`.
+/// The days of October 2018 of the tables made on the 20th, each at the capacity resize_old on
+/// the 23rd leaves it at without retention.
+const RESIZED: [(&str, (i64, i64)); 4] = [("20", COLD), ("21", COLD), ("22", WARM), ("23", HOT)];
+
+/// The same with retention (`delete_after = 2`): the 20th and the 21st are deleted.
+const RETAINED: [(&str, (i64, i64)); 2] = [("22", WARM), ("23", HOT)];
+
+/// `prefix`'s tables as [`RESIZED`] leaves them, but for the one of day `odd`, which is at
+/// `capacity`.
 fn resized_except(prefix: &str, odd: &str, capacity: (i64, i64)) -> BTreeMap<String, (i64, i64)> {
-    [("20", COLD), ("21", COLD), ("22", WARM), ("23", HOT)]
+    RESIZED
         .into_iter()
         .map(|(day, usual)| (table(prefix, day), if day == odd { capacity } else { usual }))
+        .collect()
+}
+
+/// `prefix`'s tables of `days` at their capacities, without the one of day `gone` (`""`: none).
+fn left_of(prefix: &str, days: &[(&str, (i64, i64))], gone: &str) -> BTreeMap<String, (i64, i64)> {
+    days.iter()
+        .filter(|(day, _)| *day != gone)
+        .map(|(day, capacity)| (table(prefix, day), *capacity))
         .collect()
 }
 

@@ -11,34 +11,28 @@ async fn persistent_faults_fail_loudly_and_a_clean_run_repairs() {
     let create_new_by_default =
         |prefix: &str, at: &str| rig.cli(&["--prefix", prefix, "--output", "json", "--at", at, "create-new"]);
 
+    // `prefix`'s tables made on the 20th, then resize_old on the 23rd with every `op` on the
+    // table of `day` faulted: it exits 1. Returns that table, the run and its report.
+    let resize_old_faulted = |prefix: &str, day: &str, op: &str, fault: Fault| {
+        expect_exit(&run(prefix, "2018-10-20T23:45:00Z", "create-new"), 0, "setup");
+        let victim = table(prefix, day);
+        let what = format!("resize-old with {} on every {op} of {victim}", fault.label());
+        rig.fault_always(op, &victim, fault);
+        let failed = run(prefix, "2018-10-23T00:15:00Z", "resize-old");
+        let report = expect_exit(&failed, 1, &what);
+        (victim, failed, report)
+    };
+
     // 1. resize_old: every UpdateTable of one table answered 503.
     let p = "upd";
-    expect_exit(&run(p, "2018-10-20T23:45:00Z", "create-new"), 0, "setup");
-    let victim = table(p, "21");
-    rig.proxy.add(
-        Rule::op("UpdateTable").on_table(&victim).always(),
-        Fault::Status(503),
-    );
-    rig.proxy.reset_calls();
-    let failed = run(p, "2018-10-23T00:15:00Z", "resize-old");
-    let report = expect_exit(&failed, 1, "resize-old with UpdateTable 503 on one table");
+    let (victim, failed, report) = resize_old_faulted(p, "21", "UpdateTable", Fault::Status(503));
     assert_eq!(outcome(&report, &victim, "update"), "failed", "{report:#}");
     assert_eq!(outcome(&report, &table(p, "20"), "update"), "done");
     assert_eq!(outcome(&report, &table(p, "22"), "update"), "done");
     assert_eq!(report["summary"]["failed"], 1, "{report:#}");
     assert_eq!(report["summary"]["failed_tables"], 1, "{report:#}");
-    assert_readable(
-        &error_of(&report, &victim),
-        "UpdateTable",
-        &victim,
-        "DynamoDB failed on its side: a later run retries",
-    );
-    assert_stderr_names(
-        &failed.stderr,
-        "UpdateTable",
-        &victim,
-        "DynamoDB failed on its side: a later run retries",
-    );
+    assert_readable(&report, "UpdateTable", &victim, RETRY_LATER);
+    assert_stderr_names(&failed.stderr, "UpdateTable", &victim, RETRY_LATER);
     assert_eq!(rig.faulted("UpdateTable"), 3, "the SDK's 3 attempts, no more");
     let want = |victim_capacity| resized_except(p, "21", victim_capacity);
     assert_eq!(
@@ -55,25 +49,13 @@ async fn persistent_faults_fail_loudly_and_a_clean_run_repairs() {
     // 2. create_new: every CreateTable of the next period's table dropped.
     let p = "cre";
     let next = table(p, "21");
-    rig.proxy
-        .add(Rule::op("CreateTable").on_table(&next).always(), Fault::Drop);
-    rig.proxy.reset_calls();
+    rig.fault_always("CreateTable", &next, Fault::Drop);
     let failed = create_new_by_default(p, "2018-10-20T23:45:00Z");
     let report = expect_exit(&failed, 1, "create-new with the next table's CreateTable dropped");
     assert_eq!(outcome(&report, &table(p, "20"), "create"), "done", "{report:#}");
     assert_eq!(outcome(&report, &next, "create"), "failed", "{report:#}");
-    assert_readable(
-        &error_of(&report, &next),
-        "CreateTable",
-        &next,
-        "DynamoDB could not be reached",
-    );
-    assert_stderr_names(
-        &failed.stderr,
-        "CreateTable",
-        &next,
-        "DynamoDB could not be reached",
-    );
+    assert_readable(&report, "CreateTable", &next, UNREACHABLE);
+    assert_stderr_names(&failed.stderr, "CreateTable", &next, UNREACHABLE);
     assert_eq!(rig.faulted("CreateTable"), 3, "the SDK's 3 attempts, no more");
     assert_eq!(
         rig.capacities(p).await,
@@ -91,15 +73,7 @@ async fn persistent_faults_fail_loudly_and_a_clean_run_repairs() {
     // 3. resize_old: every DescribeTable of one table answered 500: nothing is decided for
     // it, the others go on.
     let p = "des";
-    expect_exit(&run(p, "2018-10-20T23:45:00Z", "create-new"), 0, "setup");
-    let victim = table(p, "20");
-    rig.proxy.add(
-        Rule::op("DescribeTable").on_table(&victim).always(),
-        Fault::Status(500),
-    );
-    rig.proxy.reset_calls();
-    let failed = run(p, "2018-10-23T00:15:00Z", "resize-old");
-    let report = expect_exit(&failed, 1, "resize-old with DescribeTable 500 on one table");
+    let (victim, _, report) = resize_old_faulted(p, "20", "DescribeTable", Fault::Status(500));
     assert_eq!(
         testkit::report_lines(&report)
             .into_iter()
@@ -109,22 +83,13 @@ async fn persistent_faults_fail_loudly_and_a_clean_run_repairs() {
         ["failed"],
         "{report:#}"
     );
-    assert_readable(
-        &error_of(&report, &victim),
-        "DescribeTable",
-        &victim,
-        "DynamoDB failed on its side: a later run retries",
-    );
+    assert_readable(&report, "DescribeTable", &victim, RETRY_LATER);
     assert_eq!(outcome(&report, &table(p, "21"), "update"), "done");
     assert_eq!(outcome(&report, &table(p, "22"), "update"), "done");
     assert_eq!(rig.faulted("DescribeTable"), 3);
     assert_eq!(
-        rig.proxy
-            .calls()
-            .iter()
-            .filter(|c| c.table.as_deref() == Some(victim.as_str()))
-            .count(),
-        3,
+        rig.calls_on(&victim),
+        ["DescribeTable"; 3],
         "no call but the three DescribeTable attempts for an unreadable table"
     );
     let want = |victim_capacity| resized_except(p, "20", victim_capacity);
@@ -138,19 +103,10 @@ async fn persistent_faults_fail_loudly_and_a_clean_run_repairs() {
     let p = "unr";
     expect_exit(&run(p, "2018-10-20T23:45:00Z", "create-new"), 0, "setup");
     let next = table(p, "22");
-    rig.proxy.add(
-        Rule::op("DescribeTable").on_table(&next).always(),
-        Fault::Status(500),
-    );
-    rig.proxy.reset_calls();
+    rig.fault_always("DescribeTable", &next, Fault::Status(500));
     let failed = create_new_by_default(p, "2018-10-21T23:45:00Z");
     let report = expect_exit(&failed, 1, "create-new with the next table unreadable");
-    assert_readable(
-        &error_of(&report, &next),
-        "DescribeTable",
-        &next,
-        "DynamoDB failed on its side: a later run retries",
-    );
+    assert_readable(&report, "DescribeTable", &next, RETRY_LATER);
     assert_eq!(rig.proxy.count("CreateTable"), 0, "{:?}", rig.proxy.calls());
     rig.proxy.clear();
     assert_eq!(rig.capacities(p).await.len(), 4);
@@ -170,7 +126,7 @@ async fn persistent_faults_fail_loudly_and_a_clean_run_repairs() {
     assert_eq!(error_lines.len(), 1, "{}", failed.stderr);
     assert!(
         error_lines[0].starts_with(&format!("error: ListTables {p}_: "))
-            && error_lines[0].contains("DynamoDB could not be reached"),
+            && error_lines[0].contains(UNREACHABLE),
         "{}",
         error_lines[0]
     );

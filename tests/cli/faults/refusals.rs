@@ -30,24 +30,24 @@ async fn refusals_are_unchanged_deferred_gone_or_failed() {
         assert_eq!(run.code, 0, "setup {prefix}: {}{}", run.stdout, run.stderr);
     };
     let resize = |policy: &str, prefix: &str| rig.resize_old_on_the_23rd(policy, prefix);
-    // `op` on `victim` is refused once with `error_type`.
-    let refuse_once = |op: &str, victim: &str, error_type: &str, message: &str| {
+    // `prefix`'s tables made under `policy`, then the first `op` on its table of the 21st
+    // refused with `error_type`; returns that table.
+    let refused_once = |policy: &str, prefix: &str, op: &str, error_type: &str, message: &str| {
+        let victim = table(prefix, "21");
+        setup(policy, prefix);
         rig.proxy
-            .add(Rule::op(op).on_table(victim), aws_error(error_type, message))
+            .add(Rule::op(op).on_table(&victim), aws_error(error_type, message));
+        victim
     };
-    // What is left of `prefix`'s tables once retention deleted 20 and 21.
-    let after_retention =
-        |prefix: &str| BTreeMap::from([(table(prefix, "22"), WARM), (table(prefix, "23"), HOT)]);
     let cleanly = |prefix: &str, victim: (i64, i64)| resized_except(prefix, "21", victim);
 
     // "Will not change": another run made the change first. Unchanged, sent once (a
     // ValidationException is not retried), exit 0.
     let p = "un";
-    let victim = table(p, "21");
-    setup(&plain, p);
-    refuse_once(
+    let victim = refused_once(
+        &plain,
+        p,
         "UpdateTable",
-        &victim,
         "ValidationException",
         UNCHANGED_THROUGHPUT,
     );
@@ -56,15 +56,12 @@ async fn refusals_are_unchanged_deferred_gone_or_failed() {
     assert_eq!(outcome(&report, &victim, "update"), "unchanged", "{report:#}");
     assert_eq!(outcome(&report, &table(p, "20"), "update"), "done");
     assert_eq!(rig.faulted("UpdateTable"), 1);
-    assert_eq!(
-        rig.proxy
-            .calls()
-            .iter()
-            .filter(|c| c.operation == "UpdateTable" && c.table.as_deref() == Some(victim.as_str()))
-            .count(),
-        1,
-        "not retried"
-    );
+    let updates = rig
+        .calls_on(&victim)
+        .into_iter()
+        .filter(|op| op == "UpdateTable")
+        .count();
+    assert_eq!(updates, 1, "not retried");
     // The answer was injected, so moto still has the old capacity; the next run fixes it.
     assert_eq!(rig.capacities(p).await, cleanly(p, HOT));
     rig.proxy.clear();
@@ -74,19 +71,17 @@ async fn refusals_are_unchanged_deferred_gone_or_failed() {
 
     // Any other ValidationException is a failure of that table, not "unchanged".
     let p = "va";
-    let victim = table(p, "21");
-    setup(&plain, p);
-    refuse_once(
+    let victim = refused_once(
+        &plain,
+        p,
         "UpdateTable",
-        &victim,
         "ValidationException",
         "One or more parameter values were invalid: ReadCapacityUnits must be at least 1",
     );
     let run = resize(&plain, p);
     let report = expect_exit(&run, 1, "another ValidationException");
     assert_eq!(outcome(&report, &victim, "update"), "failed", "{report:#}");
-    let error = error_of(&report, &victim);
-    assert_readable(&error, "UpdateTable", &victim, "ValidationException");
+    assert_readable(&report, "UpdateTable", &victim, "ValidationException");
     assert_no_debug_dump(&run.stderr);
     assert_eq!(rig.capacities(p).await, cleanly(p, HOT));
     rig.proxy.clear();
@@ -102,11 +97,7 @@ async fn refusals_are_unchanged_deferred_gone_or_failed() {
         let victim = table(p, "21");
         setup(&plain, p);
         let message = format!("injected {error_type} for {victim}");
-        rig.proxy.add(
-            Rule::op("UpdateTable").on_table(&victim).always(),
-            aws_error(error_type, &message),
-        );
-        rig.proxy.reset_calls();
+        rig.fault_always("UpdateTable", &victim, aws_error(error_type, &message));
         let report = expect_exit(&resize(&plain, p), 0, error_type);
         assert_eq!(outcome(&report, &victim, "update"), "deferred", "{report:#}");
         assert_eq!(report["summary"]["deferred"], 1, "{report:#}");
@@ -129,9 +120,7 @@ async fn refusals_are_unchanged_deferred_gone_or_failed() {
     // Retention: DeleteTable refused as busy while the table is ACTIVE: deferred; the next
     // run deletes it.
     let p = "db";
-    let victim = table(p, "21");
-    setup(&retention, p);
-    refuse_once("DeleteTable", &victim, "ResourceInUseException", BUSY);
+    let victim = refused_once(&retention, p, "DeleteTable", "ResourceInUseException", BUSY);
     let report = expect_exit(&resize(&retention, p), 0, "DeleteTable busy");
     assert_eq!(outcome(&report, &victim, "delete"), "deferred", "{report:#}");
     assert_eq!(outcome(&report, &table(p, "20"), "delete"), "done");
@@ -144,14 +133,12 @@ async fn refusals_are_unchanged_deferred_gone_or_failed() {
     rig.proxy.clear();
     let again = expect_exit(&resize(&retention, p), 0, "after the busy delete");
     assert_eq!(outcome(&again, &victim, "delete"), "done", "{again:#}");
-    assert_eq!(rig.capacities(p).await, after_retention(p));
+    assert_eq!(rig.capacities(p).await, left_of(p, &RETAINED, ""));
 
     // DeleteTable refused as busy because another run is deleting it: by the time we look
     // again it is gone, so the outcome is gone, not deferred or failed.
     let p = "dg";
-    let victim = table(p, "21");
-    setup(&retention, p);
-    refuse_once("DeleteTable", &victim, "ResourceInUseException", BUSY);
+    let victim = refused_once(&retention, p, "DeleteTable", "ResourceInUseException", BUSY);
     // The first DescribeTable is the observation's; the second is the executor's look.
     rig.proxy.add(
         Rule::op("DescribeTable").on_table(&victim).skip(1),
@@ -160,6 +147,6 @@ async fn refusals_are_unchanged_deferred_gone_or_failed() {
     let report = expect_exit(&resize(&retention, p), 0, "DeleteTable busy, then gone");
     assert_eq!(outcome(&report, &victim, "delete"), "gone", "{report:#}");
     assert_eq!(report["summary"]["gone"], 1, "{report:#}");
-    assert_eq!(rig.capacities(p).await, after_retention(p));
+    assert_eq!(rig.capacities(p).await, left_of(p, &RETAINED, ""));
     rig.proxy.clear();
 }

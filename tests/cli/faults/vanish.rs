@@ -39,25 +39,26 @@ async fn vanish_case(
     report
 }
 
+/// The table of `day` on its own prefix deleted right before resize_old's `op` on it (see
+/// [`vanish_case`]); returns that table and the report.
+async fn vanished_before(rig: &Rig, policy: &str, prefix: &str, day: &str, op: &str) -> (String, Value) {
+    let victim = table(prefix, day);
+    let rule = Rule::op(op).on_table(&victim);
+    let report = vanish_case(rig, policy, prefix, rule, Fault::VanishBefore, async {}).await;
+    (victim, report)
+}
+
 #[tokio::test]
 async fn vanished_tables_without_retention() {
     let rig = Rig::start().await;
     let policy = policy_file("vanish", VANISH_TEMPLATE);
     // Without retention resize_old makes 20 and 21 cold and 22 warm.
-    let without = |prefix: &str, victim: &str| -> BTreeMap<String, (i64, i64)> {
-        [("20", COLD), ("21", COLD), ("22", WARM), ("23", HOT)]
-            .into_iter()
-            .filter(|(d, _)| *d != victim)
-            .map(|(d, c)| (table(prefix, d), c))
-            .collect()
-    };
+    let without = |prefix: &str, victim: &str| left_of(prefix, &RESIZED, victim);
 
     // Before its DescribeTable, and before its ListTagsOfResource: dropped from the
     // observation, as if never listed.
     for (prefix, op) in [("vd", "DescribeTable"), ("vl", "ListTagsOfResource")] {
-        let victim = table(prefix, "21");
-        let rule = Rule::op(op).on_table(&victim);
-        let report = vanish_case(&rig, &policy, prefix, rule, Fault::VanishBefore, async {}).await;
+        let (victim, report) = vanished_before(&rig, &policy, prefix, "21", op).await;
         assert!(!tables_in(&report).contains(&victim), "{op}: {report:#}");
         assert_eq!(report["summary"]["gone"], 0, "{report:#}");
         assert_eq!(outcome(&report, &table(prefix, "20"), "update"), "done");
@@ -67,9 +68,7 @@ async fn vanished_tables_without_retention() {
 
     // Before its UpdateTable: gone.
     let prefix = "vu";
-    let victim = table(prefix, "21");
-    let rule = Rule::op("UpdateTable").on_table(&victim);
-    let report = vanish_case(&rig, &policy, prefix, rule, Fault::VanishBefore, async {}).await;
+    let (victim, report) = vanished_before(&rig, &policy, prefix, "21", "UpdateTable").await;
     assert_eq!(outcome(&report, &victim, "update"), "gone", "{report:#}");
     assert_eq!(report["summary"]["gone"], 1, "{report:#}");
     assert_eq!(outcome(&report, &table(prefix, "20"), "update"), "done");
@@ -154,7 +153,7 @@ async fn vanished_tables_in_create_new() {
     let report = expect_exit(&run, 1, "current table vanished before its tag");
     assert_eq!(outcome(&report, &current, "tag"), "failed", "{report:#}");
     assert_readable(
-        &error_of(&report, &current),
+        &report,
         "TagResource",
         &current,
         "the next create_new run creates it again",
@@ -171,18 +170,10 @@ async fn vanished_tables_with_retention() {
         &format!("{VANISH_TEMPLATE}[retention]\ndelete_after = 2\nkeep_newest = 1\n"),
     );
     // With retention resize_old deletes 20 and 21 and makes 22 warm.
-    let after = |prefix: &str, gone: &str| -> BTreeMap<String, (i64, i64)> {
-        [("22", WARM), ("23", HOT)]
-            .into_iter()
-            .filter(|(d, _)| *d != gone)
-            .map(|(d, c)| (table(prefix, d), c))
-            .collect()
-    };
+    let after = |prefix: &str, gone: &str| left_of(prefix, &RETAINED, gone);
 
     for (prefix, op) in [("rd", "DescribeTable"), ("rl", "ListTagsOfResource")] {
-        let victim = table(prefix, "21");
-        let rule = Rule::op(op).on_table(&victim);
-        let report = vanish_case(&rig, &policy, prefix, rule, Fault::VanishBefore, async {}).await;
+        let (victim, report) = vanished_before(&rig, &policy, prefix, "21", op).await;
         assert!(!tables_in(&report).contains(&victim), "{op}: {report:#}");
         assert_eq!(
             outcome(&report, &table(prefix, "20"), "delete"),
@@ -195,9 +186,7 @@ async fn vanished_tables_with_retention() {
 
     // Before its DeleteTable: gone.
     let prefix = "rx";
-    let victim = table(prefix, "21");
-    let rule = Rule::op("DeleteTable").on_table(&victim);
-    let report = vanish_case(&rig, &policy, prefix, rule, Fault::VanishBefore, async {}).await;
+    let (victim, report) = vanished_before(&rig, &policy, prefix, "21", "DeleteTable").await;
     assert_eq!(outcome(&report, &victim, "delete"), "gone", "{report:#}");
     assert_eq!(outcome(&report, &table(prefix, "20"), "delete"), "done");
     assert_eq!(report["summary"]["gone"], 1, "{report:#}");
@@ -205,9 +194,7 @@ async fn vanished_tables_with_retention() {
 
     // The table being made warm, before its UpdateTable: gone; the deletions still happen.
     let prefix = "ru";
-    let victim = table(prefix, "22");
-    let rule = Rule::op("UpdateTable").on_table(&victim);
-    let report = vanish_case(&rig, &policy, prefix, rule, Fault::VanishBefore, async {}).await;
+    let (victim, report) = vanished_before(&rig, &policy, prefix, "22", "UpdateTable").await;
     assert_eq!(outcome(&report, &victim, "update"), "gone", "{report:#}");
     assert_eq!(outcome(&report, &table(prefix, "20"), "delete"), "done");
     assert_eq!(outcome(&report, &table(prefix, "21"), "delete"), "done");

@@ -16,7 +16,7 @@ use std::sync::{mpsc, Arc, Mutex};
 
 use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents, SharedInterceptor};
-use aws_sdk_dynamodb::error::BoxError;
+use aws_sdk_dynamodb::error::{BoxError, ProvideErrorMetadata, SdkError};
 use aws_smithy_runtime_api::client::orchestrator::Metadata;
 
 use aws_model::iam::{Request, Tags};
@@ -215,15 +215,9 @@ impl TagReader {
 /// page of ListTagsOfResource. The ARN the server reports must be the one the checks evaluate:
 /// otherwise the tags read would belong to a table IAM is not asked about.
 async fn read_tags(client: &aws_sdk_dynamodb::Client, table: &str) -> Result<Tags, String> {
-    let described = match client.describe_table().table_name(table).send().await {
-        Ok(out) => out,
-        Err(e)
-            if e.as_service_error()
-                .is_some_and(|e| e.is_resource_not_found_exception()) =>
-        {
-            return Ok(Tags::new());
-        }
-        Err(e) => return Err(format!("DescribeTable {table}: {e:?}")),
+    let described = client.describe_table().table_name(table).send().await;
+    let Some(described) = unless_gone(described, || format!("DescribeTable {table}"))? else {
+        return Ok(Tags::new());
     };
     let arn = described
         .table()
@@ -246,16 +240,9 @@ async fn read_tags(client: &aws_sdk_dynamodb::Client, table: &str) -> Result<Tag
             .set_next_token(next.take())
             .send()
             .await;
-        let page = match page {
-            Ok(page) => page,
-            // Deleted between the two calls: gone, so no tags.
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|e| e.is_resource_not_found_exception()) =>
-            {
-                return Ok(Tags::new());
-            }
-            Err(e) => return Err(format!("ListTagsOfResource {arn}: {e:?}")),
+        // Deleted between the two calls: gone, so no tags.
+        let Some(page) = unless_gone(page, || format!("ListTagsOfResource {arn}"))? else {
+            return Ok(Tags::new());
         };
         for tag in page.tags() {
             tags.insert(tag.key().to_owned(), tag.value().to_owned());
@@ -264,6 +251,23 @@ async fn read_tags(client: &aws_sdk_dynamodb::Client, table: &str) -> Result<Tag
             Some(token) => next = Some(token.to_owned()),
             None => return Ok(tags),
         }
+    }
+}
+
+/// A call's answer; `None` when the table does not exist (ResourceNotFoundException), and any
+/// other error as text, after what `call` names.
+fn unless_gone<T, E, R>(
+    answer: Result<T, SdkError<E, R>>,
+    call: impl FnOnce() -> String,
+) -> Result<Option<T>, String>
+where
+    E: ProvideErrorMetadata + fmt::Debug,
+    R: fmt::Debug,
+{
+    match answer {
+        Ok(out) => Ok(Some(out)),
+        Err(e) if e.code() == Some("ResourceNotFoundException") => Ok(None),
+        Err(e) => Err(format!("{}: {e:?}", call())),
     }
 }
 

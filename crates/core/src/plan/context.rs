@@ -5,11 +5,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 
 use crate::plan::decision::{Decision, PlanItem};
 use crate::plan::deferral::DeferralCause;
 use crate::plan::verdict::Verdict;
+use crate::policy::limits::spaced_change_allowed;
 use crate::policy::period::{Calendar, Slot};
 use crate::policy::{Phase, Policy};
 use crate::table::changes::CapacityChange;
@@ -142,6 +143,20 @@ impl Context<'_> {
             },
             format!("{why}; allowed again at {}", retry_after.to_rfc3339()),
         )
+    }
+
+    /// The change deferred when `spacing` has not passed since `last_change` (AWS allows one
+    /// such change per `spacing`); `None` when it may go ahead.
+    pub(crate) fn too_soon_after(
+        &self,
+        owned: &Owned,
+        last_change: Option<DateTime<Utc>>,
+        spacing: Duration,
+        cause: DeferralCause,
+        why: String,
+    ) -> Option<PlanItem> {
+        let retry_after = spaced_change_allowed(self.now, last_change, spacing).err()?;
+        Some(self.deferred(owned, retry_after, cause, why))
     }
 }
 

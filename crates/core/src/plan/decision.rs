@@ -192,6 +192,23 @@ pub struct PlanItem {
 }
 
 impl PlanItem {
+    /// An item for a table known by its name alone: no period, nothing observed, no verdict.
+    pub(crate) fn unobserved(table: &str, decision: Decision, reason: String) -> PlanItem {
+        PlanItem {
+            table: table.to_string(),
+            period: None,
+            slot: None,
+            age: None,
+            phase: None,
+            status: None,
+            billing: None,
+            arn: None,
+            verdict: None,
+            decision,
+            reason,
+        }
+    }
+
     /// Whether the run reads the table's tags just before this change: it changes an existing
     /// table that the plan judged ours by its name alone (see [`Verdict::rests_on_name_alone`]).
     pub(crate) fn needs_tags_before_change(&self) -> bool {

@@ -45,12 +45,13 @@ pub use scope::{target_names, Reads, Scope};
 /// all others are ignored. Each table gets its main item first (create, capacity, class), then
 /// one item per template setting to restore and per retention step.
 pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], operation: Operation) -> Plan {
-    plan_listed(policy, now, observed, &[], operation)
+    plan_run(policy, now, observed, &[], operation)
 }
 
-/// [`plan`], where `listed_only` are the names the run listed and did not describe: they count
-/// towards the table quota too.
-fn plan_listed(
+/// [`plan`] for what a run observed, with a line for each foreign name it only listed:
+/// `listed_only` are the names the run listed and did not describe, and they count towards
+/// the table quota too.
+pub fn plan_run(
     policy: &Policy,
     now: DateTime<Utc>,
     observed: &[ObservedTable],
@@ -182,6 +183,18 @@ fn plan_listed(
             }
         }
     }
+    items.extend(
+        listed_only
+            .iter()
+            .filter(|name| naming.classify(name) == Ownership::Foreign)
+            .map(|name| {
+                let reason = format!(
+                    "starts with {:?} but the rest is not a period label: not ours, never described or touched",
+                    naming.name_prefix()
+                );
+                PlanItem::unobserved(name, Decision::Foreign, reason)
+            }),
+    );
     // Stable: a table's items keep their order (main item first).
     items.sort_by(|a, b| a.table.cmp(&b.table));
 
@@ -255,43 +268,6 @@ fn neighbour_warnings(naming: &TableNaming, not_ours: &[(&str, NotOurs)]) -> Vec
     warnings
 }
 
-/// [`plan`] for what a run observed, with a line for each foreign name it only listed.
-pub fn plan_run(
-    policy: &Policy,
-    now: DateTime<Utc>,
-    observed: &[ObservedTable],
-    listed_only: &[String],
-    operation: Operation,
-) -> Plan {
-    let mut plan = plan_listed(policy, now, observed, listed_only, operation);
-    let naming = policy.naming();
-    let mut foreign: Vec<PlanItem> = listed_only
-        .iter()
-        .filter(|name| naming.classify(name) == Ownership::Foreign)
-        .map(|name| PlanItem {
-            table: name.clone(),
-            period: None,
-            slot: None,
-            age: None,
-            phase: None,
-            status: None,
-            billing: None,
-            arn: None,
-            verdict: None,
-            decision: Decision::Foreign,
-            reason: format!(
-                "starts with {:?} but the rest is not a period label: not ours, never described or touched",
-                naming.name_prefix()
-            ),
-        })
-        .collect();
-    if !foreign.is_empty() {
-        plan.items.append(&mut foreign);
-        plan.items.sort_by(|a, b| a.table.cmp(&b.table));
-    }
-    plan
-}
-
 fn foreign_item(policy: &Policy, table: &ObservedTable, verdict: Verdict) -> PlanItem {
     let prefix = format!("{}_", policy.prefix);
     let Owner::NotOurs { why } = &verdict.owner else {
@@ -314,16 +290,9 @@ fn foreign_item(policy: &Policy, table: &ObservedTable, verdict: Verdict) -> Pla
         NotOurs::ShortImport { .. } => format!("{why}: not ours, never touched"),
     };
     PlanItem {
-        table: table.name.clone(),
-        period: None,
-        slot: None,
-        age: None,
-        phase: None,
         status: Some(table.status.as_str().to_string()),
         billing: Some(table.billing),
-        arn: None,
         verdict: Some(verdict),
-        decision: Decision::Foreign,
-        reason,
+        ..PlanItem::unobserved(&table.name, Decision::Foreign, reason)
     }
 }

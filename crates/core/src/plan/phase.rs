@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::plan::deferral::DeferralCause;
-use crate::policy::limits::{spaced_change_allowed, ON_DEMAND_SWITCH_SPACING, TABLE_CLASS_CHANGE_SPACING};
+use crate::policy::limits::{ON_DEMAND_SWITCH_SPACING, TABLE_CLASS_CHANGE_SPACING};
 use crate::policy::period::Slot;
 use crate::policy::settings::Billing;
 use crate::policy::tags::own_tags;
@@ -248,17 +248,14 @@ impl Context<'_> {
                     format!("needs {phase}; what is this policy's is there{left}"),
                 );
             };
-            if let Err(retry_after) =
-                spaced_change_allowed(self.now, table.table_class_updated, TABLE_CLASS_CHANGE_SPACING)
-            {
-                return self.deferred(
-                    owned,
-                    retry_after,
-                    DeferralCause::ClassChangeSpacing,
-                    format!(
-                        "needs {phase} but its table class changed recently; at most one change per 15 days"
-                    ),
-                );
+            if let Some(deferred) = self.too_soon_after(
+                owned,
+                table.table_class_updated,
+                TABLE_CLASS_CHANGE_SPACING,
+                DeferralCause::ClassChangeSpacing,
+                format!("needs {phase} but its table class changed recently; at most one change per 15 days"),
+            ) {
+                return deferred;
             }
             let reason = format!(
                 "table class {} -> {} for {phase}{left}{}",
@@ -295,17 +292,16 @@ impl Context<'_> {
             );
         }
         if change.is_switch_to_on_demand() {
-            if let Err(retry_after) =
-                spaced_change_allowed(self.now, table.last_switch_to_on_demand, ON_DEMAND_SWITCH_SPACING)
-            {
-                return self.deferred(
-                    owned,
-                    retry_after,
-                    DeferralCause::OnDemandSwitchSpacing,
-                    format!(
-                        "needs {phase} but it switched to on-demand recently; at most one switch per 6 hours"
-                    ),
-                );
+            if let Some(deferred) = self.too_soon_after(
+                owned,
+                table.last_switch_to_on_demand,
+                ON_DEMAND_SWITCH_SPACING,
+                DeferralCause::OnDemandSwitchSpacing,
+                format!(
+                    "needs {phase} but it switched to on-demand recently; at most one switch per 6 hours"
+                ),
+            ) {
+                return deferred;
             }
         }
         let mut reason = if change.changes_table() {

@@ -491,19 +491,29 @@ fn phase_settings(phase: &PhaseDocument, field: &str, indexes: &[&str]) -> Resul
             problems.push((name.to_string(), message));
         }
     };
-    let only_with = |problems: &mut PhaseProblems, fields: &[(&str, bool)], what: &str| {
-        for (name, set) in fields {
-            if *set {
-                problems.push((name.to_string(), what.to_string()));
-            }
+    // The capacity settings the phase sets, by name; each billing mode refuses those it does
+    // not use.
+    let set: Vec<&str> = [
+        ("read", phase.read.is_some()),
+        ("write", phase.write.is_some()),
+        ("max_read", phase.max_read.is_some()),
+        ("max_write", phase.max_write.is_some()),
+        ("index_read", phase.index_read.is_some()),
+        ("index_write", phase.index_write.is_some()),
+        ("index_overrides", phase.index_overrides.is_some()),
+        ("index_max_read", phase.index_max_read.is_some()),
+        ("index_max_write", phase.index_max_write.is_some()),
+        ("autoscaling", phase.autoscaling.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(name, is_set)| is_set.then_some(name))
+    .collect();
+    let only_with = |problems: &mut PhaseProblems, unused: &[&str], what: &str| {
+        for name in set.iter().filter(|name| unused.contains(name)) {
+            problems.push((name.to_string(), what.to_string()));
         }
     };
-    let index_fields_set = phase.index_read.is_some()
-        || phase.index_write.is_some()
-        || phase.index_overrides.is_some()
-        || phase.index_max_read.is_some()
-        || phase.index_max_write.is_some();
-    if indexes.is_empty() && index_fields_set {
+    if indexes.is_empty() && set.iter().any(|name| name.starts_with("index_")) {
         problems.push((
             "index_read".into(),
             "index capacity without [[indexes]]: remove the index_* fields, or add the global secondary indexes".into(),
@@ -515,15 +525,15 @@ fn phase_settings(phase: &PhaseDocument, field: &str, indexes: &[&str]) -> Resul
             only_with(
                 &mut problems,
                 &[
-                    ("read", phase.read.is_some()),
-                    ("write", phase.write.is_some()),
-                    ("max_read", phase.max_read.is_some()),
-                    ("max_write", phase.max_write.is_some()),
-                    ("index_read", phase.index_read.is_some()),
-                    ("index_write", phase.index_write.is_some()),
-                    ("index_overrides", phase.index_overrides.is_some()),
-                    ("index_max_read", phase.index_max_read.is_some()),
-                    ("index_max_write", phase.index_max_write.is_some()),
+                    "read",
+                    "write",
+                    "max_read",
+                    "max_write",
+                    "index_read",
+                    "index_write",
+                    "index_overrides",
+                    "index_max_read",
+                    "index_max_write",
                 ],
                 &format!(
                     "not used with {field}.autoscaling (the autoscaler sets the capacity of the table and its indexes between its bounds): remove it"
@@ -548,12 +558,7 @@ fn phase_settings(phase: &PhaseDocument, field: &str, indexes: &[&str]) -> Resul
         "provisioned" => {
             only_with(
                 &mut problems,
-                &[
-                    ("max_read", phase.max_read.is_some()),
-                    ("max_write", phase.max_write.is_some()),
-                    ("index_max_read", phase.index_max_read.is_some()),
-                    ("index_max_write", phase.index_max_write.is_some()),
-                ],
+                &["max_read", "max_write", "index_max_read", "index_max_write"],
                 &format!("only for on-demand phases: remove it, or set {field}.billing = \"on_demand\""),
             );
             for (name, value) in [("read", phase.read), ("write", phase.write)] {
@@ -605,12 +610,12 @@ fn phase_settings(phase: &PhaseDocument, field: &str, indexes: &[&str]) -> Resul
             only_with(
                 &mut problems,
                 &[
-                    ("read", phase.read.is_some()),
-                    ("write", phase.write.is_some()),
-                    ("index_read", phase.index_read.is_some()),
-                    ("index_write", phase.index_write.is_some()),
-                    ("index_overrides", phase.index_overrides.is_some()),
-                    ("autoscaling", phase.autoscaling.is_some()),
+                    "read",
+                    "write",
+                    "index_read",
+                    "index_write",
+                    "index_overrides",
+                    "autoscaling",
                 ],
                 unused,
             );

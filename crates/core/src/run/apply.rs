@@ -5,7 +5,6 @@ use chrono::{DateTime, Utc};
 use futures::stream::{self, StreamExt};
 use futures::FutureExt;
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::plan::deferral::DeferralCause;
@@ -17,7 +16,7 @@ use crate::policy::tags::{
 };
 use crate::policy::Policy;
 use crate::run::clock::CheckedInstant;
-use crate::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
+use crate::run::control::{failed, ControlPlane, ControlPlaneError, ErrorKind};
 use crate::run::observe::{observe, run_view, SCALING_UNSUPPORTED};
 use crate::run::readiness::{self, Readiness};
 use crate::run::report::{Outcome, RunReport, TableLine};
@@ -302,12 +301,7 @@ async fn execute<C: ControlPlane>(
     options: ApplyOptions,
 ) -> TableLine {
     let outcome = match (&item.decision, options.dry_run) {
-        (Decision::Blocked, _) => Err(ControlPlaneError {
-            kind: ErrorKind::Other,
-            operation: "plan",
-            table: item.table.clone(),
-            message: item.reason.clone(),
-        }),
+        (Decision::Blocked, _) => Err(failed("plan", &item.table, item.reason.clone())),
         (decision, true) if decision.is_change() => Ok(Outcome::Planned),
         (Decision::Unchanged, _) => Ok(Outcome::Unchanged),
         (Decision::Deferred { .. }, _) => Ok(Outcome::Deferred),
@@ -351,10 +345,7 @@ fn conclude(operation: Operation, item: PlanItem, outcome: Result<Outcome, Contr
         // A period without its table: nothing may wait for a later run. Loud, naming the quota.
         Err(e) if matches!(item.decision, Decision::Create(_) | Decision::Recreate(_)) => {
             let e = if e.kind == ErrorKind::LimitExceeded && !e.message.contains(TABLE_QUOTA_ADVICE) {
-                ControlPlaneError {
-                    message: format!("{TABLE_QUOTA_ADVICE} ({})", e.message),
-                    ..e
-                }
+                e.reworded(|message| format!("{TABLE_QUOTA_ADVICE} ({message})"))
             } else {
                 e
             };
@@ -376,13 +367,9 @@ fn conclude(operation: Operation, item: PlanItem, outcome: Result<Outcome, Contr
         }
         Err(e) => {
             let e = if e.kind == ErrorKind::NotFound {
-                ControlPlaneError {
-                    message: format!(
-                        "{}. The table vanished during the run: the next create_new run creates it again",
-                        e.message
-                    ),
-                    ..e
-                }
+                e.reworded(|message| {
+                    format!("{message}. The table vanished during the run: the next create_new run creates it again")
+                })
             } else {
                 e
             };
@@ -479,15 +466,14 @@ async fn recreate<C: ControlPlane>(
         }
         let now = control.now();
         if now >= until {
-            return Err(ControlPlaneError {
-                kind: ErrorKind::Other,
-                operation: "CreateTable",
-                table: spec.name.clone(),
-                message: format!(
+            return Err(failed(
+                "CreateTable",
+                &spec.name,
+                format!(
                     "the period's table was still DELETING after {:.0} s, when the run's wait ended: the period has no table until a create_new run creates it again (run it now, or let the schedule retry)",
                     (now - started).as_secs_f64()
                 ),
-            });
+            ));
         }
         if !wait.is_zero() {
             control.sleep(wait.min(until - now)).await;
@@ -510,17 +496,10 @@ async fn export<C: ControlPlane>(control: &C, request: &ExportRequest) -> Result
     } else {
         TAG_EXPORT
     };
-    let record = TagChange {
-        name: request.name.clone(),
-        arn: request.table_arn.clone(),
-        tags: BTreeMap::from([(key.to_string(), export_tag_value(&request.table_arn, &export_arn))]),
-    };
-    control.tag_table(&record).await.map_err(|e| ControlPlaneError {
-        message: format!(
-            "export {export_arn} started but could not be recorded: {}",
-            e.message
-        ),
-        ..e
+    let value = export_tag_value(&request.table_arn, &export_arn);
+    let record = TagChange::one(&request.name, &request.table_arn, key, value);
+    control.tag_table(&record).await.map_err(|e| {
+        e.reworded(|message| format!("export {export_arn} started but could not be recorded: {message}"))
     })
 }
 
@@ -540,17 +519,13 @@ async fn seal<C: ControlPlane>(control: &C, request: &SealRequest) -> Result<(),
         at: request.at,
         revision,
     };
-    let change = TagChange {
-        name: request.name.clone(),
-        arn: request.arn.clone(),
-        tags: BTreeMap::from([(TAG_SEALED.to_string(), record.tag_value())]),
-    };
-    control.tag_table(&change).await.map_err(|e| ControlPlaneError {
-        message: format!(
-            "sealed against writes but the seal could not be recorded ({}): the next run records it and counts the seal from then",
-            e.message
-        ),
-        ..e
+    let change = TagChange::one(&request.name, &request.arn, TAG_SEALED, record.tag_value());
+    control.tag_table(&change).await.map_err(|e| {
+        e.reworded(|message| {
+            format!(
+                "sealed against writes but the seal could not be recorded ({message}): the next run records it and counts the seal from then"
+            )
+        })
     })
 }
 
@@ -609,11 +584,7 @@ async fn record_deferrals<C: ControlPlane>(control: &C, lines: &[TableLine], at:
             continue;
         };
         let value = deferral_value(at, line.item.decision.action(), error);
-        let change = TagChange {
-            name: line.item.table.clone(),
-            arn: arn.clone(),
-            tags: BTreeMap::from([(TAG_LAST_DEFERRAL.to_string(), value)]),
-        };
+        let change = TagChange::one(&line.item.table, arn, TAG_LAST_DEFERRAL, value);
         if let Err(error) = control.tag_table(&change).await {
             tracing::warn!(table = %line.item.table, %error, "could not record the deferral");
         }
@@ -625,19 +596,7 @@ fn unreadable_line(error: &ControlPlaneError, blocked: &[PlanItem]) -> TableLine
         .iter()
         .find(|item| item.table == error.table)
         .cloned()
-        .unwrap_or_else(|| PlanItem {
-            table: error.table.clone(),
-            period: None,
-            slot: None,
-            age: None,
-            phase: None,
-            status: None,
-            billing: None,
-            arn: None,
-            verdict: None,
-            decision: Decision::Skipped,
-            reason: String::new(),
-        });
+        .unwrap_or_else(|| PlanItem::unobserved(&error.table, Decision::Skipped, String::new()));
     TableLine::new(
         PlanItem {
             reason: format!("{} failed: nothing decided for this table", error.operation),

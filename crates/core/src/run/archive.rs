@@ -106,13 +106,32 @@ fn md5_of_etag(etag: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// The first [`SHOWN`] problems, then how many more.
-fn named(problems: &[String]) -> String {
+/// "{how many} {what}: " and the first [`SHOWN`] problems, then how many more; `None` when
+/// there are none.
+fn counted(problems: &[String], what: &str) -> Option<String> {
+    if problems.is_empty() {
+        return None;
+    }
     let mut shown: Vec<String> = problems.iter().take(SHOWN).cloned().collect();
     if problems.len() > SHOWN {
         shown.push(format!("and {} more", problems.len() - SHOWN));
     }
-    shown.join("; ")
+    Some(format!("{} {what}: {}", problems.len(), shown.join("; ")))
+}
+
+/// The object at `key`, parsed; otherwise why it cannot be used (`what` names it when missing).
+async fn read_parsed<S: ArchiveStore + Sync, T>(
+    store: &S,
+    bucket: &str,
+    key: &str,
+    what: &str,
+    parse: impl FnOnce(&[u8]) -> Result<T, String>,
+) -> Result<T, String> {
+    match store.get(bucket, key).await {
+        Ok(Some(bytes)) => parse(&bytes).map_err(|e| format!("s3://{bucket}/{key} is unreadable: {e}")),
+        Ok(None) => Err(format!("the {what} s3://{bucket}/{key} is missing")),
+        Err(e) => Err(format!("s3://{bucket}/{key} could not be read: {e}")),
+    }
 }
 
 /// Checks an export's manifest and files in `store`. S3 failures are reasons, not errors: the
@@ -126,13 +145,9 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
     let Some(manifest) = &location.manifest else {
         return unproven("DescribeExport names no manifest (ExportManifest)".into());
     };
-    let summary = match store.get(bucket, manifest).await {
-        Ok(Some(bytes)) => match parse_summary(&bytes) {
-            Ok(summary) => summary,
-            Err(e) => return unproven(format!("s3://{bucket}/{manifest} is unreadable: {e}")),
-        },
-        Ok(None) => return unproven(format!("the manifest s3://{bucket}/{manifest} is missing")),
-        Err(e) => return unproven(format!("s3://{bucket}/{manifest} could not be read: {e}")),
+    let summary = match read_parsed(store, bucket, manifest, "manifest", parse_summary).await {
+        Ok(summary) => summary,
+        Err(reason) => return unproven(reason),
     };
     if summary.export_arn != location.export {
         return unproven(format!(
@@ -149,13 +164,9 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
         ));
     }
     let files_key = &summary.manifest_files_s3_key;
-    let files = match store.get(bucket, files_key).await {
-        Ok(Some(bytes)) => match parse_files(&bytes) {
-            Ok(files) => files,
-            Err(e) => return unproven(format!("s3://{bucket}/{files_key} is unreadable: {e}")),
-        },
-        Ok(None) => return unproven(format!("the file list s3://{bucket}/{files_key} is missing")),
-        Err(e) => return unproven(format!("s3://{bucket}/{files_key} could not be read: {e}")),
+    let files = match read_parsed(store, bucket, files_key, "file list", parse_files).await {
+        Ok(files) => files,
+        Err(reason) => return unproven(reason),
     };
     let listed: u64 = files.iter().map(|f| f.item_count).sum();
     if listed != summary.item_count {
@@ -179,13 +190,12 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
         .filter(|f| !f.data_file_s3_key.starts_with(&data))
         .map(|f| format!("s3://{bucket}/{}", f.data_file_s3_key))
         .collect();
-    if !outside.is_empty() {
-        return unproven(format!(
-            "{} of the {} data file(s) the manifest lists are outside the export's s3://{bucket}/{data} (what restore imports): {}",
-            outside.len(),
-            files.len(),
-            named(&outside)
-        ));
+    let outside_data = format!(
+        "of the {} data file(s) the manifest lists are outside the export's s3://{bucket}/{data} (what restore imports)",
+        files.len()
+    );
+    if let Some(reason) = counted(&outside, &outside_data) {
+        return unproven(reason);
     }
     let present = match store.list(bucket, &data).await {
         Ok(keys) => keys,
@@ -196,12 +206,11 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
         .filter(|key| !files.iter().any(|f| &f.data_file_s3_key == *key))
         .map(|key| format!("s3://{bucket}/{key}"))
         .collect();
-    if !unlisted.is_empty() {
-        return unproven(format!(
-            "{} object(s) under s3://{bucket}/{data} are not in the manifest, and restore would import them too: {}",
-            unlisted.len(),
-            named(&unlisted)
-        ));
+    let not_listed = format!(
+        "object(s) under s3://{bucket}/{data} are not in the manifest, and restore would import them too"
+    );
+    if let Some(reason) = counted(&unlisted, &not_listed) {
+        return unproven(reason);
     }
 
     let keys: Vec<String> = files.iter().map(|f| f.data_file_s3_key.clone()).collect();
@@ -217,13 +226,12 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
             Err(e) => return unproven(format!("the data files could not be checked: {e}")),
         }
     }
-    if !problems.is_empty() {
-        return unproven(format!(
-            "{} of the {} data file(s) the manifest lists are not as it lists them: {}",
-            problems.len(),
-            files.len(),
-            named(&problems)
-        ));
+    let not_as_listed = format!(
+        "of the {} data file(s) the manifest lists are not as it lists them",
+        files.len()
+    );
+    if let Some(reason) = counted(&problems, &not_as_listed) {
+        return unproven(reason);
     }
     ArchiveProof::Proven {
         export: location.export.clone(),

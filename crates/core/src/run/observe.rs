@@ -408,22 +408,20 @@ async fn read_extras<C: ControlPlane>(
         let tags = unsupported.check(OptionalRead::Tags, control.list_tags(&arn).await)?;
         table.tags_unsupported = tags.is_none();
         if let Some(tags) = tags {
-            let export = tags
-                .get(TAG_EXPORT)
-                .filter(|_| !tags.contains_key(TAG_ARCHIVED) && policy.archive().is_some())
-                .filter(|_| !unsupported.has(OptionalRead::Export))
-                .map(|value| export_arn_from_tag(&arn, value));
-            if let Some(export_arn) = export {
-                let slot = &mut table.export;
-                read_export(control, unsupported, name, &export_arn, "export", slot).await;
-            }
-            let final_export = tags
-                .get(TAG_FINAL_EXPORT)
-                .filter(|_| policy.archive().is_some() && !unsupported.has(OptionalRead::Export))
-                .map(|value| export_arn_from_tag(&arn, value));
-            if let Some(export_arn) = final_export {
-                let slot = &mut table.final_export;
-                read_export(control, unsupported, name, &export_arn, "final export", slot).await;
+            // The archive export until the archived tag is set, and the final export.
+            let archived = tags.contains_key(TAG_ARCHIVED);
+            for (tag, what, wanted, slot) in [
+                (TAG_EXPORT, "export", !archived, &mut table.export),
+                (TAG_FINAL_EXPORT, "final export", true, &mut table.final_export),
+            ] {
+                let export_arn = tags
+                    .get(tag)
+                    .filter(|_| wanted && policy.archive().is_some())
+                    .filter(|_| !unsupported.has(OptionalRead::Export))
+                    .map(|value| export_arn_from_tag(&arn, value));
+                if let Some(export_arn) = export_arn {
+                    read_export(control, unsupported, name, &export_arn, what, slot).await;
+                }
             }
             // A table of ours due for deletion (whether archived or not: someone else's
             // statements keep it), and one carrying our seal; only while our family's tag is

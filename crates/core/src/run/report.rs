@@ -229,17 +229,13 @@ impl RunReport {
                 .and_then(|line| line.item.verdict.clone());
             tables.push(TableLine::new(
                 PlanItem {
-                    table: lost.table.clone(),
-                    period: None,
-                    slot: None,
-                    age: None,
-                    phase: None,
                     status: lost.status.clone(),
-                    billing: None,
-                    arn: None,
                     verdict,
-                    decision: Decision::Blocked,
-                    reason: "the next table is not ready".into(),
+                    ..PlanItem::unobserved(
+                        &lost.table,
+                        Decision::Blocked,
+                        "the next table is not ready".into(),
+                    )
                 },
                 Outcome::Failed,
                 Some(error),

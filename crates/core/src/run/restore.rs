@@ -20,7 +20,6 @@
 //! archiving, a period with no proven archive. Dry run unless asked. CLI only: an import takes
 //! longer than a Lambda function may run.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -291,11 +290,8 @@ async fn restore_one<C: ControlPlane>(
                     line.outcome = LineOutcome::Failed;
                     // Marked, so that no run takes it for the period's table (its name and key
                     // are ours): never managed, archived or deleted until an operator decides.
-                    let marker = TagChange {
-                        name: name.clone(),
-                        arn: table.arn.clone().unwrap_or_default(),
-                        tags: BTreeMap::from([(TAG_SHORT_IMPORT.to_string(), tag_value(&short))]),
-                    };
+                    let arn = table.arn.as_deref().unwrap_or_default();
+                    let marker = TagChange::one(&name, arn, TAG_SHORT_IMPORT, tag_value(&short));
                     let marked = match control.tag_table(&marker).await {
                         Ok(()) => format!("marked {TAG_SHORT_IMPORT}, not ours: no run touches it"),
                         Err(e) => format!("its {TAG_SHORT_IMPORT} marker could not be written ({e}): do not let runs take it for the period's table"),

@@ -133,6 +133,17 @@ pub struct TagChange {
     pub tags: BTreeMap<String, String>,
 }
 
+impl TagChange {
+    /// Sets the one tag `key` to `value`.
+    pub(crate) fn one(name: &str, arn: &str, key: &str, value: String) -> TagChange {
+        TagChange {
+            name: name.to_string(),
+            arn: arn.to_string(),
+            tags: BTreeMap::from([(key.to_string(), value)]),
+        }
+    }
+}
+
 /// UpdateTimeToLive: turn TTL on with this attribute.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TtlChange {

@@ -10,7 +10,7 @@ use aws_sdk_dynamodb::Client;
 use super::errors::classify;
 use super::requests::{attribute_definitions, global_index, key_elements, sse_specification, throughput};
 use crate::policy::settings::Billing;
-use crate::run::control::ControlPlaneError;
+use crate::run::control::{failed, ControlPlaneError};
 use crate::table::archive::ImportState;
 use crate::table::changes::ImportRequest;
 
@@ -59,12 +59,7 @@ pub(super) async fn import_table(
         .import_table_description()
         .and_then(|d| d.import_arn())
         .map(str::to_owned)
-        .ok_or_else(|| ControlPlaneError {
-            kind: crate::run::control::ErrorKind::Other,
-            operation: "ImportTable",
-            table: spec.name.clone(),
-            message: "the response has no ImportArn".into(),
-        })
+        .ok_or_else(|| failed("ImportTable", &spec.name, "the response has no ImportArn"))
 }
 
 pub(super) async fn describe_import(

@@ -31,7 +31,7 @@ use aws_sdk_dynamodb::Client;
 
 use crate::policy::settings::Billing;
 use crate::policy::settings::KeySchema;
-use crate::run::control::{no_autoscaling, Clock, ControlPlaneError, ErrorKind, Tables};
+use crate::run::control::{failed, no_autoscaling, Clock, ControlPlaneError, ErrorKind, Tables};
 use crate::table::archive::ImportState;
 use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSetting, TableSpec,
@@ -427,11 +427,12 @@ impl Tables for DynamoDb {
             .export_description()
             .and_then(|d| d.export_arn())
             .map(str::to_string)
-            .ok_or_else(|| ControlPlaneError {
-                kind: ErrorKind::Other,
-                operation: "ExportTableToPointInTime",
-                table: request.name.clone(),
-                message: "the response has no ExportArn".into(),
+            .ok_or_else(|| {
+                failed(
+                    "ExportTableToPointInTime",
+                    &request.name,
+                    "the response has no ExportArn",
+                )
             })
     }
 

@@ -7,7 +7,7 @@ use super::archives::store;
 use super::errors::classify;
 use super::DynamoDb;
 use crate::run::archive::{archives_under, prove};
-use crate::run::control::{unsupported, Archives, ControlPlaneError, ErrorKind};
+use crate::run::control::{failed, unsupported, Archives, ControlPlaneError};
 use crate::table::archive::{ArchiveProof, ExportLocation};
 
 impl Archives for DynamoDb {
@@ -65,11 +65,6 @@ impl Archives for DynamoDb {
             .ok_or_else(|| unsupported("ListObjectsV2", table, "no S3 client: archives cannot be found"))?;
         archives_under(&store(s3), table, bucket, prefix)
             .await
-            .map_err(|message| ControlPlaneError {
-                kind: ErrorKind::Other,
-                operation: "ListObjectsV2",
-                table: table.to_string(),
-                message,
-            })
+            .map_err(|message| failed("ListObjectsV2", table, message))
     }
 }

@@ -50,10 +50,31 @@ pub struct ControlPlaneError {
     pub message: String,
 }
 
+impl ControlPlaneError {
+    /// The same failure, its message said again by `message` (which is given the old one).
+    pub(crate) fn reworded(self, message: impl FnOnce(&str) -> String) -> ControlPlaneError {
+        ControlPlaneError {
+            message: message(&self.message),
+            ..self
+        }
+    }
+}
+
 /// The whole control plane a run drives: every type with the four ports is one.
 pub trait ControlPlane: Tables + Scaling + Archives + Clock {}
 
 impl<T: Tables + Scaling + Archives + Clock> ControlPlane for T {}
+
+/// A call that failed for none of the reasons [`ErrorKind`] tells apart: the table's action
+/// failed, the run goes on with the rest.
+pub(crate) fn failed(operation: &'static str, table: &str, message: impl Into<String>) -> ControlPlaneError {
+    ControlPlaneError {
+        kind: ErrorKind::Other,
+        operation,
+        table: table.to_string(),
+        message: message.into(),
+    }
+}
 
 /// The error of a control plane without an optional API.
 pub(crate) fn unsupported(operation: &'static str, table: &str, message: &str) -> ControlPlaneError {

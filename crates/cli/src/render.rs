@@ -89,6 +89,12 @@ fn action(decision: &Decision) -> String {
         Decision::Seal(_) => "seal against writes".into(),
         Decision::Unseal(_) => "unseal".into(),
         Decision::Delete(_) => "delete".into(),
+        Decision::EnableKinesisDestination(change) => {
+            format!(
+                "stream to {}",
+                stream_name(change.destination.stream_arn.as_str())
+            )
+        }
         Decision::RegisterScaling(change) => {
             let target = change.targets.first().map_or(0, |t| t.target);
             format!("autoscale {} target(s) at {target}%", change.targets.len())
@@ -100,6 +106,11 @@ fn action(decision: &Decision) -> String {
         Decision::Foreign => "foreign".into(),
         Decision::Blocked => "blocked".into(),
     }
+}
+
+/// A Kinesis stream's name from its ARN (`…:stream/NAME`), short enough for a table row.
+fn stream_name(arn: &str) -> &str {
+    arn.rsplit_once("stream/").map_or(arn, |(_, name)| name)
 }
 
 pub fn summary(summary: &Summary) -> String {

@@ -15,6 +15,7 @@ use crate::table::changes::{
     CapacityChange, ClassChange, DeleteRequest, ExportRequest, SealRequest, SettingChange, TableSpec,
     TagChange, TtlChange, UnsealRequest,
 };
+use crate::table::stream::DestinationChange;
 
 /// The two scheduled jobs of the blog's DailyResize.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -88,6 +89,8 @@ pub enum Decision {
     Unseal(UnsealRequest),
     /// DeleteTable: the table is past `delete_after` (and archived, when archiving is on).
     Delete(DeleteRequest),
+    /// Stream the table's changes into the family's Kinesis data stream.
+    EnableKinesisDestination(DestinationChange),
     /// Autoscaling phases: register scalable targets with our target-tracking policy.
     RegisterScaling(RegisterScaling),
     /// Leaving an autoscaling phase: remove our policies and scalable targets.
@@ -148,6 +151,7 @@ impl Decision {
             Decision::Seal(_) => "seal",
             Decision::Unseal(_) => "unseal",
             Decision::Delete(_) => "delete",
+            Decision::EnableKinesisDestination(_) => "enable_kinesis_destination",
             Decision::RegisterScaling(_) => "register_scaling",
             Decision::DeregisterScaling(_) => "deregister_scaling",
             Decision::Unchanged => "unchanged",

@@ -11,6 +11,7 @@ use crate::policy::indexes::{IndexDocument, LocalIndexDocument};
 use crate::policy::rates::RatesDocument;
 use crate::policy::retention::RetentionDocument;
 use crate::policy::settings::{Capacity, KeySchemaDocument};
+use crate::policy::stream::StreamDocument;
 use crate::policy::validate::{FieldError, PolicyError};
 use crate::policy::warm::WarmDocument;
 
@@ -59,6 +60,9 @@ pub struct PolicyDocument {
     /// Calls per second to the APIs AWS rate-limits per account.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rates: Option<RatesDocument>,
+    /// One change stream for the family: the Kinesis data stream every table streams into.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamDocument>,
 }
 
 /// One phase as written by the user; [`crate::policy::Phase`] says what each setting means.

@@ -14,6 +14,7 @@ pub mod rates;
 pub mod retention;
 pub mod scaling;
 pub mod settings;
+pub mod stream;
 pub mod tags;
 pub mod warm;
 
@@ -41,6 +42,7 @@ use crate::policy::scaling::Autoscaling;
 use crate::policy::settings::{
     Billing, Capacity, GlobalIndex, KeySchema, KeySchemaDocument, LocalIndex, TableClass,
 };
+use crate::policy::stream::ChangeStream;
 use crate::policy::warm::{WarmDocument, WarmThroughput};
 
 /// Upper bound for `premake`: each run may create `premake + 1` tables at once, and DynamoDB
@@ -81,6 +83,8 @@ pub struct Policy {
     pub retention: Option<Retention>,
     /// Calls per second to the APIs AWS rate-limits per account.
     pub rates: Rates,
+    /// The family's one change stream (`[stream]`).
+    pub stream: ChangeStream,
 }
 
 /// The settings a table should have once it is at least `min_age` periods old.
@@ -313,6 +317,7 @@ impl Policy {
             template: self.template.to_document(),
             retention: self.retention.as_ref().map(Retention::to_document),
             rates: self.rates.to_document(),
+            stream: self.stream.to_document(),
         }
     }
 }

@@ -18,6 +18,7 @@ use crate::policy::scaling::{Autoscaling, ScalableDimension};
 use crate::policy::settings::{
     AttributeKind, Billing, Capacity, KeyAttribute, KeySchema, KeySchemaDocument, OnDemandLimits, TableClass,
 };
+use crate::policy::stream::ChangeStream;
 use crate::policy::warm::WarmThroughput;
 use crate::policy::{
     AutoscalingDocument, Phase, PhaseDocument, Policy, PolicyDocument, MAX_GRACE, MAX_PREMAKE,
@@ -138,6 +139,7 @@ impl PolicyDocument {
         let grace = self.check_grace(errors);
         let (phases, parsed_phases) = self.check_phases(&index_names, errors);
         let (template, retention, rates) = self.check_sections(errors);
+        let stream = self.check_stream(errors);
         if let (Some(grace), Some(period), Some(timezone), Some(retention)) =
             (grace.filter(|g| !g.is_zero()), period, timezone, &retention)
         {
@@ -185,6 +187,7 @@ impl PolicyDocument {
             template: template.expect("checked above"),
             retention,
             rates,
+            stream,
             prefix,
             period: period.expect("checked above"),
             timezone: timezone.expect("checked above"),
@@ -337,6 +340,19 @@ impl PolicyDocument {
         }
 
         (phases, parsed_phases)
+    }
+
+    /// The `[stream]` section.
+    fn check_stream(&self, errors: &mut Vec<FieldError>) -> ChangeStream {
+        match self.stream.clone().unwrap_or_default().validate() {
+            Ok(stream) => stream,
+            Err(problems) => {
+                for (name, message) in problems {
+                    fail(errors, &format!("stream.{name}"), message);
+                }
+                ChangeStream::default()
+            }
+        }
     }
 
     /// The `[template]`, `[retention]` and `[rates]` sections, each checked by its own module.

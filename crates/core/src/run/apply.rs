@@ -27,6 +27,7 @@ use crate::table::changes::{
     UnsealRequest,
 };
 use crate::table::seal::SealRecord;
+use crate::table::stream::DestinationChange;
 use crate::table::{ObservedTable, TableStatus};
 
 /// How a run carries out its plan.
@@ -408,13 +409,7 @@ async fn send<C: ControlPlane>(
 ) -> Result<Outcome, ControlPlaneError> {
     match decision {
         Decision::Create(spec) => create(control, spec).await,
-        Decision::Recreate(spec) => {
-            let mut until = control.now() + options.readiness_wait;
-            if let Some(deadline) = options.deadline {
-                until = until.min(deadline);
-            }
-            recreate(control, spec, until).await
-        }
+        Decision::Recreate(spec) => recreate(control, spec, wait_until(control, options)).await,
         Decision::Update(change) => control.update_capacity(change).await,
         Decision::UpdateClass(change) => control.update_table_class(change).await,
         Decision::Tag(change) => control.tag_table(change).await,
@@ -425,6 +420,9 @@ async fn send<C: ControlPlane>(
         Decision::Seal(request) => seal(control, request).await,
         Decision::Unseal(request) => unseal(control, request).await,
         Decision::Delete(request) => return delete(control, request).await,
+        Decision::EnableKinesisDestination(change) => {
+            enable_destination(control, change, wait_until(control, options)).await
+        }
         Decision::RegisterScaling(change) => control.register_scaling(change).await,
         Decision::DeregisterScaling(change) => control.deregister_scaling(change).await,
         Decision::Unchanged
@@ -485,6 +483,61 @@ async fn recreate<C: ControlPlane>(
         };
     }
     create(control, spec).await
+}
+
+/// The end of a run's wait for a table: `options.readiness_wait` from now, never past the
+/// run's deadline.
+fn wait_until<C: ControlPlane>(control: &C, options: ApplyOptions) -> Instant {
+    let until = control.now() + options.readiness_wait;
+    options.deadline.map_or(until, |deadline| until.min(deadline))
+}
+
+/// Enables the family's Kinesis destination once the table takes updates: DynamoDB refuses
+/// EnableKinesisStreamingDestination while a table is CREATING (ResourceInUseException), and
+/// the table may have been created by this very run. Polled like [`recreate`]; a table not
+/// ACTIVE (or UPDATING) by `until` is left for the next run (deferred, as busy).
+async fn enable_destination<C: ControlPlane>(
+    control: &C,
+    change: &DestinationChange,
+    until: Instant,
+) -> Result<(), ControlPlaneError> {
+    let mut wait = Duration::ZERO;
+    loop {
+        match control.describe_table(&change.name).await? {
+            None => {
+                return Err(ControlPlaneError {
+                    kind: ErrorKind::NotFound,
+                    ..failed("EnableKinesisStreamingDestination", &change.name, "the table does not exist")
+                })
+            }
+            Some(table) if matches!(table.status, TableStatus::Active | TableStatus::Updating) => break,
+            Some(table) if control.now() >= until => {
+                return Err(ControlPlaneError {
+                    kind: ErrorKind::InUse,
+                    ..failed(
+                        "EnableKinesisStreamingDestination",
+                        &change.name,
+                        format!(
+                            "the table was still {} when the run's wait ended: DynamoDB enables a destination on an ACTIVE table; the next run enables it",
+                            table.status.as_str()
+                        ),
+                    )
+                })
+            }
+            Some(_) => {}
+        }
+        if !wait.is_zero() {
+            control
+                .sleep(wait.min(until.saturating_duration_since(control.now())))
+                .await;
+        }
+        wait = if wait.is_zero() {
+            readiness::FIRST_POLL
+        } else {
+            (wait * 2).min(readiness::MAX_POLL)
+        };
+    }
+    control.enable_kinesis_destination(change).await.map(|_| ())
 }
 
 /// Starts the export, then records it in the table's tag: later runs find it there, and

@@ -17,6 +17,7 @@ use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
 use crate::table::seal::ResourcePolicy;
+use crate::table::stream::{DestinationChange, DestinationStatus, ObservedDestination};
 use crate::table::{ExportState, ObservedTable, TtlState};
 
 /// `inner` with its tag calls paced at `rates`.
@@ -142,6 +143,22 @@ impl<C: Tables + Send> Tables for Paced<C> {
         self.inner
             .delete_resource_policy(table, arn, expected_revision)
             .await
+    }
+
+    // A destination is read and enabled for the few tables create_new keeps ready and the few
+    // a run deletes: no pacing needed.
+    async fn describe_kinesis_destinations(
+        &self,
+        table: &str,
+    ) -> Result<Vec<ObservedDestination>, ControlPlaneError> {
+        self.inner.describe_kinesis_destinations(table).await
+    }
+
+    async fn enable_kinesis_destination(
+        &self,
+        change: &DestinationChange,
+    ) -> Result<DestinationStatus, ControlPlaneError> {
+        self.inner.enable_kinesis_destination(change).await
     }
 
     async fn import_table(&self, request: &ImportRequest) -> Result<String, ControlPlaneError> {

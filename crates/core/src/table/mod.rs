@@ -3,6 +3,7 @@
 pub mod archive;
 pub mod changes;
 pub mod seal;
+pub mod stream;
 
 use std::collections::BTreeMap;
 
@@ -160,6 +161,13 @@ pub struct ObservedTable {
     /// The resource-based policy was asked for but the endpoint has no GetResourcePolicy
     /// (dynalite, DynamoDB Local): no policy can be on the table there.
     pub resource_policy_unsupported: bool,
+    /// The table's Kinesis data stream destinations (DescribeKinesisStreamingDestination): read
+    /// for the family's tables when the policy names a stream, and for a table due for deletion
+    /// (someone else's destination keeps it).
+    pub destinations: Option<Vec<stream::ObservedDestination>>,
+    /// The destinations were asked for but the endpoint has no such API (dynalite, DynamoDB
+    /// Local, moto without the tests' proxy): no destination can be on the table there.
+    pub destinations_unsupported: bool,
 }
 
 /// One global secondary index as DescribeTable reports it.
@@ -366,11 +374,14 @@ impl ObservedTable {
             tags_unsupported: false,
             scaling_unsupported: false,
             resource_policy_unsupported: false,
+            destinations: None,
+            destinations_unsupported: false,
             ..self.clone()
         }
     }
 
-    /// An ACTIVE, never-changed table, as a run that read its scalable targets (none) sees it:
+    /// An ACTIVE, never-changed table, as a run that read its scalable targets and its Kinesis
+    /// destinations (none) sees it:
     /// the starting point for tests and fakes.
     pub fn active(name: &str, billing: Billing) -> ObservedTable {
         ObservedTable {
@@ -401,6 +412,8 @@ impl ObservedTable {
             tags_unsupported: false,
             scaling_unsupported: false,
             resource_policy_unsupported: false,
+            destinations: Some(Vec::new()),
+            destinations_unsupported: false,
         }
     }
 }

@@ -6,6 +6,7 @@
 
 mod archives;
 mod describe;
+mod destinations;
 mod errors;
 mod import;
 mod proofs;
@@ -38,6 +39,7 @@ use crate::table::changes::{
     TagChange, TtlChange,
 };
 use crate::table::seal::ResourcePolicy;
+use crate::table::stream::{DestinationChange, DestinationStatus, ObservedDestination};
 use crate::table::{ExportState, ExportStatus, ObservedTable, TtlState};
 
 /// The DynamoDB control plane through an SDK client built once by the caller, and Application
@@ -434,6 +436,46 @@ impl Tables for DynamoDb {
                     "the response has no ExportArn",
                 )
             })
+    }
+
+    async fn describe_kinesis_destinations(
+        &self,
+        table: &str,
+    ) -> Result<Vec<ObservedDestination>, ControlPlaneError> {
+        let output = self
+            .client
+            .describe_kinesis_streaming_destination()
+            .table_name(table)
+            .send()
+            .await
+            .map_err(|e| classify("DescribeKinesisStreamingDestination", table, &e, None))?;
+        Ok(output
+            .kinesis_data_stream_destinations()
+            .iter()
+            .map(destinations::observed_destination)
+            .collect())
+    }
+
+    async fn enable_kinesis_destination(
+        &self,
+        change: &DestinationChange,
+    ) -> Result<DestinationStatus, ControlPlaneError> {
+        let output = self
+            .client
+            .enable_kinesis_streaming_destination()
+            .table_name(&change.name)
+            .stream_arn(change.destination.stream_arn.as_str())
+            .enable_kinesis_streaming_configuration(destinations::enable_configuration(
+                change.destination.precision,
+            ))
+            .send()
+            .await
+            .map_err(|e| classify("EnableKinesisStreamingDestination", &change.name, &e, None))?;
+        Ok(DestinationStatus::from_wire(
+            output
+                .destination_status()
+                .map_or("ENABLING", |status| status.as_str()),
+        ))
     }
 
     async fn get_resource_policy(&self, table: &str, arn: &str) -> Result<ResourcePolicy, ControlPlaneError> {

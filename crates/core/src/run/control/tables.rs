@@ -11,6 +11,7 @@ use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
 use crate::table::seal::ResourcePolicy;
+use crate::table::stream::{DestinationChange, DestinationStatus, ObservedDestination};
 use crate::table::{ExportState, ObservedTable, TtlState};
 
 /// The DynamoDB control plane as the executor sees it.
@@ -136,6 +137,34 @@ pub trait Tables: Sync {
             "DeleteResourcePolicy",
             table,
             "this control plane has no resource-based policies",
+        );
+        async { Err(error) }
+    }
+
+    /// DescribeKinesisStreamingDestination: every Kinesis data stream destination the table
+    /// has, in any status. `Unsupported` by default (then no destination can be on a table).
+    fn describe_kinesis_destinations(
+        &self,
+        table: &str,
+    ) -> impl Future<Output = Result<Vec<ObservedDestination>, ControlPlaneError>> + Send {
+        let error = unsupported(
+            "DescribeKinesisStreamingDestination",
+            table,
+            "this control plane has no Kinesis data stream destinations",
+        );
+        async { Err(error) }
+    }
+
+    /// EnableKinesisStreamingDestination; returns the status DynamoDB answered (ENABLING until
+    /// DescribeKinesisStreamingDestination says otherwise). `Unsupported` by default.
+    fn enable_kinesis_destination(
+        &self,
+        change: &DestinationChange,
+    ) -> impl Future<Output = Result<DestinationStatus, ControlPlaneError>> + Send {
+        let error = unsupported(
+            "EnableKinesisStreamingDestination",
+            &change.name,
+            "this control plane has no Kinesis data stream destinations",
         );
         async { Err(error) }
     }

@@ -195,6 +195,8 @@ pub fn status_report(report: &StatusReport) -> String {
         .tables
         .iter()
         .any(|line| line.warm.as_ref().is_some_and(|w| w.wanted.is_some()));
+    // The STREAM column only where the policy names a Kinesis stream.
+    let stream_column = report.tables.iter().any(|line| line.stream.is_some());
     let rows: Vec<Vec<String>> = report
         .tables
         .iter()
@@ -249,6 +251,9 @@ pub fn status_report(report: &StatusReport) -> String {
             if warm_column {
                 row.push(line.warm.as_ref().map_or_else(|| "-".into(), warm_cell));
             }
+            if stream_column {
+                row.push(opt(line.stream.clone()));
+            }
             row.extend([status_verdict(line), opt(next_phase), retention, next]);
             row
         })
@@ -256,6 +261,9 @@ pub fn status_report(report: &StatusReport) -> String {
     let mut header = vec!["TABLE", "PERIOD", "AGE", "PHASE", "STATUS", "CAPACITY"];
     if warm_column {
         header.push("WARM");
+    }
+    if stream_column {
+        header.push("STREAM");
     }
     header.extend(["VERDICT", "NEXT PHASE", "RETENTION", "NEXT RUN"]);
     format!(

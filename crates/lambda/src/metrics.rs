@@ -273,6 +273,8 @@ mod tests {
                 unfit: None,
                 built_by_next_run: false,
                 warm: None,
+                stream: None,
+                stream_detail: None,
             }]));
             let documents = run_documents(&created, 1);
             let found: Vec<_> = documents.iter().flat_map(|d| validate(d)).collect();

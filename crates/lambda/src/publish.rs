@@ -251,6 +251,8 @@ mod tests {
             unfit: None,
             built_by_next_run: false,
             warm: None,
+            stream: None,
+            stream_detail: None,
         }
     }
 

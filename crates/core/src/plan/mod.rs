@@ -26,6 +26,7 @@ mod retention;
 mod scaling;
 mod scope;
 mod seal;
+mod stream;
 mod upkeep;
 pub mod verdict;
 mod warm;
@@ -118,7 +119,11 @@ pub fn plan_run(
                 let main = ctx.create_new_item(slot, &name, existing);
                 let mut updates_table = main.decision.updates_table();
                 let created = matches!(main.decision, Decision::Create(_));
+                // Made again after someone deleted it: a new table, with no destination.
+                let rebuilt = matches!(main.decision, Decision::Recreate(_));
                 items.push(main);
+                let streamed = existing.filter(|_| !created && !rebuilt);
+                items.extend(ctx.stream_item(slot, &name, streamed));
                 // A table created in an autoscaling phase 0 gets its targets in the same run;
                 // a pre-built one gets those it lacks (never the current table: see
                 // create_new_item; resize_old looks after it).

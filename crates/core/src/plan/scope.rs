@@ -82,6 +82,9 @@ pub struct Reads {
     /// The resource-based policy (a table of ours due for deletion: someone else's
     /// statements keep it, and the seal goes in it when archiving).
     pub resource_policy: bool,
+    /// The Kinesis data stream destinations (create_new's tables when the policy names a
+    /// stream; a table due for deletion, whose foreign destination keeps it).
+    pub destinations: bool,
 }
 
 impl Reads {
@@ -97,10 +100,8 @@ impl Reads {
                     .retention
                     .as_ref()
                     .is_some_and(|r| r.delete_after.is_some()),
-            resource_policy: policy
-                .retention
-                .as_ref()
-                .is_some_and(|r| r.delete_after.is_some()),
+            resource_policy: policy.deletes(),
+            destinations: policy.stream.kinesis.is_some() || policy.deletes(),
         }
     }
 
@@ -112,6 +113,7 @@ impl Reads {
             scaling: false,
             archive_proof: false,
             resource_policy: false,
+            destinations: false,
             ..Reads::everything(policy)
         }
     }
@@ -133,6 +135,7 @@ impl Reads {
             scaling: self.scaling || other.scaling,
             archive_proof: self.archive_proof || other.archive_proof,
             resource_policy: self.resource_policy || other.resource_policy,
+            destinations: self.destinations || other.destinations,
         }
     }
 }
@@ -156,8 +159,9 @@ pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
 /// - a capacity change (a first plan defers it for want of them): the scalable targets, whose
 ///   owners decide which throughput is ours to change;
 /// - a table past `archive_after`: its tags (the export and archived tags) and point-in-time
-///   recovery; past `delete_after`: its tags, scalable targets and resource-based policy (the
-///   evidence a deletion needs: our family tag, nothing foreign on it);
+///   recovery; past `delete_after`: its tags, scalable targets, resource-based policy and
+///   Kinesis destinations (the evidence a deletion needs: our family tag, nothing foreign on it);
+/// - create_new's tables, when the policy names a stream: their Kinesis destinations;
 /// - a name from another period setting: its tags (only our family and period tags make it
 ///   ours).
 ///
@@ -171,7 +175,11 @@ pub(crate) fn reads_needed(
 ) -> BTreeMap<String, Reads> {
     let naming = policy.naming();
     let upkeep = Reads::upkeep(policy);
-    let target = Reads::target(policy);
+    // create_new keeps its tables streaming into the family's stream.
+    let target = Reads {
+        destinations: operation == Operation::CreateNew && policy.stream.kinesis.is_some(),
+        ..Reads::target(policy)
+    };
     let first = plan(policy, now, described, operation);
     let mut reads: BTreeMap<String, Reads> = BTreeMap::new();
     let mut need = |table: &str, wanted: Reads| {
@@ -223,6 +231,7 @@ pub(crate) fn reads_needed(
                             r.scaling = true;
                             r.archive_proof = true;
                             r.resource_policy = true;
+                            r.destinations = true;
                         }),
                     );
                 }

@@ -33,6 +33,7 @@ use crate::policy::scaling::{policy_name, resource_id, ScalableKey};
 use crate::policy::settings::{KeySchema, LocalIndex, Projection};
 use crate::policy::tags::{tagged_slot, TAG_ADOPTED, TAG_FAMILY, TAG_SHORT_IMPORT};
 use crate::policy::Policy;
+use crate::table::stream::{DestinationStatus, ObservedDestination};
 use crate::table::{ObservedTable, ObservedWarm};
 
 /// Everything a run may do with one table, and why.
@@ -54,6 +55,31 @@ pub struct Verdict {
     /// What the verdict could read: tags and scalable targets.
     #[serde(skip)]
     pub seen: Seen,
+    /// Where the family's Kinesis destination on the table stands; `None` when the policy
+    /// names no stream.
+    #[serde(skip)]
+    pub stream: Option<StreamState>,
+}
+
+/// Where the family's Kinesis destination on a table stands (the destination to the stream the
+/// policy names: the positive evidence it is ours; any other is a [`ForeignPart`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StreamState {
+    /// The destinations were not read this run.
+    NotRead,
+    /// The endpoint has no Kinesis destinations (dynalite, DynamoDB Local): none can be on
+    /// the table, and none can be enabled.
+    Unsupported,
+    /// No destination to the family's stream holds the table (none, or DISABLED).
+    Absent,
+    /// The family's destination, in this status (ENABLING, ACTIVE, UPDATING, DISABLING,
+    /// ENABLE_FAILED), with DynamoDB's description of it.
+    Ours {
+        /// The destination's status.
+        status: DestinationStatus,
+        /// Why, when DynamoDB says (ENABLE_FAILED's reason).
+        description: Option<String>,
+    },
 }
 
 /// Whose the table is.
@@ -156,6 +182,14 @@ pub enum ForeignPart {
         /// The foreign statements, by Sid (or position).
         statements: Vec<String>,
     },
+    /// A Kinesis data stream destination to a stream the policy does not name, enabling or
+    /// streaming: someone else's change feed. Never disabled; DeleteTable would end it.
+    KinesisDestination {
+        /// The stream it feeds.
+        stream_arn: String,
+        /// Its status (ENABLING, ACTIVE, UPDATING, DISABLING).
+        status: String,
+    },
 }
 
 /// A missing piece of the positive evidence retention needs to delete a table.
@@ -191,6 +225,11 @@ pub enum NoEvidence {
     ScalingNotRead,
     /// Its resource-based policy was not read this run.
     ResourcePolicyNotRead,
+    /// Someone else's Kinesis destination feeds a stream from it (deleting the table would end
+    /// their change feed).
+    ForeignKinesisDestination,
+    /// Its Kinesis destinations were not read this run.
+    DestinationsNotRead,
 }
 
 /// What the verdict rests on.
@@ -202,6 +241,8 @@ pub struct Seen {
     pub scaling: Reading,
     /// Whether the table's resource-based policy was read.
     pub resource_policy: Reading,
+    /// Whether the table's Kinesis destinations were read.
+    pub destinations: Reading,
 }
 
 /// Whether one of the optional reads was made.
@@ -290,7 +331,8 @@ impl Verdict {
                 }
                 ForeignPart::Index { .. }
                 | ForeignPart::DeletionProtection
-                | ForeignPart::ResourcePolicy { .. } => false,
+                | ForeignPart::ResourcePolicy { .. }
+                | ForeignPart::KinesisDestination { .. } => false,
             })
             .collect()
     }
@@ -334,7 +376,9 @@ impl Verdict {
             && self.foreign.iter().all(|part| {
                 matches!(
                     part,
-                    ForeignPart::DeletionProtection | ForeignPart::ResourcePolicy { .. }
+                    ForeignPart::DeletionProtection
+                        | ForeignPart::ResourcePolicy { .. }
+                        | ForeignPart::KinesisDestination { .. }
                 )
             })
     }
@@ -443,6 +487,10 @@ impl fmt::Display for ForeignPart {
                 "resource-based policy statements that are not our seal ({})",
                 statements.join(", ")
             ),
+            ForeignPart::KinesisDestination { stream_arn, status } => write!(
+                f,
+                "Kinesis data stream destination to {stream_arn} ({status}; not the policy's stream)"
+            ),
         }
     }
 }
@@ -488,6 +536,10 @@ impl fmt::Display for NoEvidence {
                 "someone else's statements are in its resource-based policy (deleting the table would destroy them)",
             ),
             NoEvidence::ResourcePolicyNotRead => f.write_str("its resource-based policy was not read this run"),
+            NoEvidence::ForeignKinesisDestination => f.write_str(
+                "someone else's Kinesis data stream destination feeds from it (deleting the table would end their change feed)",
+            ),
+            NoEvidence::DestinationsNotRead => f.write_str("its Kinesis data stream destinations were not read this run"),
         }
     }
 }
@@ -517,6 +569,7 @@ impl<'a> Judge<'a> {
             tags: reading(table.tags.is_some(), table.tags_unsupported),
             scaling: reading(table.scaling.is_some(), table.scaling_unsupported),
             resource_policy: reading(table.resource_policy.is_some(), table.resource_policy_unsupported),
+            destinations: reading(table.destinations.is_some(), table.destinations_unsupported),
         };
         let owner = self.owner(table, by_name);
         let (foreign, our_targets) = self.parts(table);
@@ -527,6 +580,7 @@ impl<'a> Judge<'a> {
             our_targets,
             not_deletable,
             seen,
+            stream: self.stream_state(table, seen.destinations),
         })
     }
 
@@ -636,7 +690,36 @@ impl<'a> Judge<'a> {
                 foreign.push(ForeignPart::ResourcePolicy { statements });
             }
         }
+        let wanted = self.policy.stream.kinesis.as_ref();
+        for destination in table.destinations.iter().flatten() {
+            if destination.status.holds() && !wanted.is_some_and(|w| destination.is_to(w)) {
+                foreign.push(ForeignPart::KinesisDestination {
+                    stream_arn: destination.stream_arn.clone(),
+                    status: destination.status.as_str().to_string(),
+                });
+            }
+        }
         (foreign, ours)
+    }
+
+    /// The family's destination on `table`, when the policy names a stream: the one to that
+    /// stream that holds the table, else the latest one listed (ENABLE_FAILED or DISABLED).
+    fn stream_state(&self, table: &ObservedTable, read: Reading) -> Option<StreamState> {
+        let wanted = self.policy.stream.kinesis.as_ref()?;
+        let destinations = match read {
+            Reading::NotRead => return Some(StreamState::NotRead),
+            Reading::Unsupported => return Some(StreamState::Unsupported),
+            Reading::Read => table.destinations.as_deref().unwrap_or_default(),
+        };
+        let ours: Vec<&ObservedDestination> = destinations.iter().filter(|d| d.is_to(wanted)).collect();
+        let chosen = ours.iter().find(|d| d.status.holds()).or(ours.last());
+        Some(match chosen {
+            Some(d) if d.status != DestinationStatus::Disabled => StreamState::Ours {
+                status: d.status.clone(),
+                description: d.description.clone(),
+            },
+            _ => StreamState::Absent,
+        })
     }
 
     /// Every piece of positive evidence retention needs and the table lacks.
@@ -694,6 +777,12 @@ impl<'a> Judge<'a> {
         }
         if seen.resource_policy == Reading::NotRead {
             missing.push(NoEvidence::ResourcePolicyNotRead);
+        }
+        if any(|part| matches!(part, ForeignPart::KinesisDestination { .. })) {
+            missing.push(NoEvidence::ForeignKinesisDestination);
+        }
+        if seen.destinations == Reading::NotRead {
+            missing.push(NoEvidence::DestinationsNotRead);
         }
         missing
     }

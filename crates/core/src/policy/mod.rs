@@ -84,6 +84,7 @@ pub struct Policy {
     /// Calls per second to the APIs AWS rate-limits per account.
     pub rates: Rates,
     /// The family's one change stream (`[stream]`).
+    #[serde(skip_serializing_if = "ChangeStream::is_empty")]
     pub stream: ChangeStream,
 }
 
@@ -216,6 +217,11 @@ impl Policy {
     /// Where old tables are exported before deletion; `None` when they are not archived.
     pub fn archive(&self) -> Option<&crate::policy::retention::Archive> {
         self.retention.as_ref().and_then(|r| r.archive.as_ref())
+    }
+
+    /// Whether retention deletes tables (`delete_after` is set).
+    pub fn deletes(&self) -> bool {
+        self.retention.as_ref().is_some_and(|r| r.delete_after.is_some())
     }
 
     /// A short, stable hash of the policy (first 16 hex digits of the SHA-256 of its canonical

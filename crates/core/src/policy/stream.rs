@@ -178,6 +178,11 @@ impl StreamDocument {
 }
 
 impl ChangeStream {
+    /// Whether the section asks for nothing.
+    pub fn is_empty(&self) -> bool {
+        self.kinesis.is_none()
+    }
+
     /// The document that validates to this section; `None` when it asks for nothing, so the
     /// policy document (and its hash) of a policy without `[stream]` stays as it was.
     pub fn to_document(&self) -> Option<StreamDocument> {

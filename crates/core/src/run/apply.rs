@@ -153,6 +153,7 @@ async fn next_table_ready<C: ControlPlane>(
                 setting: TableSetting::Warm(_),
                 ..
             }) => readiness::warming(&mut ready, &line.item.table),
+            Decision::EnableKinesisDestination(_) => readiness::enabling(&mut ready, &line.item.table),
             _ => {}
         }
     }

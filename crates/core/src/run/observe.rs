@@ -47,16 +47,18 @@ enum OptionalRead {
     Export,
     ArchiveProof,
     ResourcePolicy,
+    KinesisDestinations,
 }
 
 impl OptionalRead {
-    const ALL: [OptionalRead; 6] = [
+    const ALL: [OptionalRead; 7] = [
         OptionalRead::Tags,
         OptionalRead::Ttl,
         OptionalRead::PointInTimeRecovery,
         OptionalRead::Export,
         OptionalRead::ArchiveProof,
         OptionalRead::ResourcePolicy,
+        OptionalRead::KinesisDestinations,
     ];
 
     fn sentence(self) -> &'static str {
@@ -84,13 +86,17 @@ impl OptionalRead {
                 "GetResourcePolicy is not supported by this endpoint: no table is sealed against \
                  writes before its final export, so no archived table is deleted"
             }
+            OptionalRead::KinesisDestinations => {
+                "DescribeKinesisStreamingDestination is not supported by this endpoint: no table \
+                 streams into the policy's Kinesis data stream here ([stream] kinesis)"
+            }
         }
     }
 }
 
 /// Which optional reads the endpoint turned out not to implement during this run.
 #[derive(Debug, Default)]
-struct Unsupported([AtomicBool; 6]);
+struct Unsupported([AtomicBool; 7]);
 
 impl Unsupported {
     fn has(&self, read: OptionalRead) -> bool {
@@ -357,6 +363,10 @@ pub(crate) fn run_view(
                 if want.point_in_time_recovery {
                     table.point_in_time_recovery = full.point_in_time_recovery;
                 }
+                if want.destinations {
+                    table.destinations = full.destinations.clone();
+                    table.destinations_unsupported = full.destinations_unsupported;
+                }
             }
             if scaling {
                 table.scaling = full.scaling.clone();
@@ -455,7 +465,40 @@ async fn read_extras<C: ControlPlane>(
         let on = control.describe_point_in_time_recovery(name).await;
         table.point_in_time_recovery = unsupported.check(OptionalRead::PointInTimeRecovery, on)?;
     }
+    if want.destinations {
+        read_destinations(control, policy, &mut table, unsupported).await?;
+    }
     Ok(table)
+}
+
+/// The table's Kinesis destinations. An endpoint without them is said once when the policy
+/// names a stream (else quietly: then the read only looks for someone else's destination
+/// before a deletion, and none can exist there). A failed read leaves them unread, which keeps
+/// the table from deletion and its stream not ready, and stops none of its other actions.
+async fn read_destinations<C: ControlPlane>(
+    control: &C,
+    policy: &Policy,
+    table: &mut ObservedTable,
+    unsupported: &Unsupported,
+) -> Result<(), ControlPlaneError> {
+    let read = OptionalRead::KinesisDestinations;
+    if unsupported.has(read) {
+        table.destinations_unsupported = true;
+        return Ok(());
+    }
+    match control.describe_kinesis_destinations(&table.name).await {
+        Ok(destinations) => table.destinations = Some(destinations),
+        Err(error) if error.kind == ErrorKind::Unsupported => {
+            table.destinations_unsupported = true;
+            if policy.stream.kinesis.is_some() {
+                unsupported.check(read, Err::<(), _>(error))?;
+            }
+        }
+        // Gone since it was described: the run drops it, as for its other reads.
+        Err(error) if error.kind == ErrorKind::NotFound => return Err(error),
+        Err(error) => tracing::warn!(table = %table.name, %error, "Kinesis destinations unknown"),
+    }
+    Ok(())
 }
 
 /// The archive's proof of an archived table of ours (family tag) when archiving is on; `None`

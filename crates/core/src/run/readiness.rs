@@ -17,9 +17,10 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::plan::target_names;
-use crate::plan::verdict::{Judge, NoEvidence, Verdict};
+use crate::plan::verdict::{Judge, NoEvidence, StreamState, Verdict};
 use crate::policy::Policy;
-use crate::run::control::ControlPlane;
+use crate::run::control::{ControlPlane, ErrorKind};
+use crate::table::stream::DestinationStatus;
 use crate::table::{ObservedTable, TableStatus, Writes};
 
 /// The first wait between two DescribeTable polls of a table still CREATING.
@@ -52,6 +53,15 @@ pub struct TargetTable {
     /// phase asks for none or the endpoint does not report it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warm: Option<String>,
+    /// When the policy names a Kinesis stream: the status of the table's destination to it
+    /// (ENABLING, ACTIVE, UPDATING, ENABLE_FAILED, DISABLING), `NONE` without one, `UNKNOWN`
+    /// when it could not be read; `None` when the policy names no stream or the endpoint has no
+    /// destinations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<String>,
+    /// What DynamoDB says about the destination (ENABLE_FAILED's reason), or why it is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_detail: Option<String>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -100,7 +110,17 @@ impl TargetTable {
             )),
             Writes::Soon => Condition::Settling,
             Writes::Taken if self.warm.as_deref().is_some_and(|warm| warm != "ACTIVE") => Condition::Settling,
-            Writes::Taken => Condition::Ready,
+            Writes::Taken => match self.stream.as_deref() {
+                None | Some("ACTIVE" | "UPDATING") => Condition::Ready,
+                Some("ENABLING") => Condition::Settling,
+                Some(other) => Condition::Unusable(format!(
+                    "{status}, but its changes do not reach the family's Kinesis stream (destination {other}{})",
+                    self.stream_detail
+                        .as_deref()
+                        .map(|detail| format!(": {detail}"))
+                        .unwrap_or_default()
+                )),
+            },
         }
     }
 
@@ -126,8 +146,29 @@ impl TargetTable {
         self.condition() == Condition::Settling
     }
 
+    /// Whether the table would take its writers' items but its changes do not reach the
+    /// family's Kinesis stream.
+    pub(crate) fn stream_is_the_trouble(&self) -> bool {
+        matches!(self.condition(), Condition::Unusable(_))
+            && self
+                .status
+                .as_deref()
+                .is_some_and(|s| TableStatus::from_wire(s).writes() == Writes::Taken)
+            && self.unfit.is_none()
+            && self.stream.is_some()
+    }
+
     /// What is wrong with a lost table, and what to do, for a failed run's error.
     pub(crate) fn trouble(&self) -> String {
+        if self.stream_is_the_trouble() {
+            let Condition::Unusable(why) = self.condition() else {
+                unreachable!("checked above")
+            };
+            return format!(
+                "{} is {why} when the run ends: a consumer of the stream would miss its period's changes; fix the cause (the stream missing, Kinesis refusing, someone else's destination), then run create_new again",
+                self.table
+            );
+        }
         match self.condition() {
             Condition::Unusable(why) if self.status.as_deref() == Some("DELETING") => format!(
                 "{} is {why} when the run ends: writers of its period have no table; run create_new again once it is gone, or find who deletes it",
@@ -152,10 +193,18 @@ impl TargetTable {
             Condition::Missing => format!("{} missing", self.table),
             Condition::Ready | Condition::Settling => {
                 let status = self.status.as_deref().unwrap_or_default();
-                match self.warm.as_deref().filter(|warm| *warm != "ACTIVE") {
-                    Some(warm) => format!("{} {status}, warm throughput {warm}", self.table),
-                    None => format!("{} {status}", self.table),
+                let mut text = format!("{} {status}", self.table);
+                if let Some(warm) = self.warm.as_deref().filter(|warm| *warm != "ACTIVE") {
+                    text.push_str(&format!(", warm throughput {warm}"));
                 }
+                if let Some(stream) = self
+                    .stream
+                    .as_deref()
+                    .filter(|s| !matches!(*s, "ACTIVE" | "UPDATING"))
+                {
+                    text.push_str(&format!(", Kinesis destination {stream}"));
+                }
+                text
             }
         }
     }
@@ -280,6 +329,11 @@ fn target(policy: &Policy, judge: &Judge, name: String, table: Option<&ObservedT
             _ => None,
         })
     });
+    let (stream, stream_detail) = verdict
+        .as_ref()
+        .filter(|v| v.is_ours())
+        .and_then(|v| stream_status(v.stream.as_ref()?))
+        .unzip();
     TargetTable {
         status: table.map(|t| t.status.as_str().to_string()),
         foreign: table.is_some() && !verdict.as_ref().is_some_and(Verdict::is_ours),
@@ -287,9 +341,28 @@ fn target(policy: &Policy, judge: &Judge, name: String, table: Option<&ObservedT
         warm: table
             .filter(|_| policy.hot_phase().warm.is_some())
             .and_then(|t| warm_status(t, verdict.as_ref()?)),
+        stream,
+        stream_detail: stream_detail.flatten(),
         table: name,
         built_by_next_run: false,
     }
+}
+
+/// The STREAM status of a table of ours and what DynamoDB says about it; `None` when the
+/// endpoint has no destinations.
+fn stream_status(state: &StreamState) -> Option<(String, Option<String>)> {
+    Some(match state {
+        StreamState::Unsupported => return None,
+        StreamState::NotRead => (
+            "UNKNOWN".into(),
+            Some("its Kinesis destinations could not be read".into()),
+        ),
+        StreamState::Absent => (
+            "NONE".into(),
+            Some("no destination to the policy's stream".into()),
+        ),
+        StreamState::Ours { status, description } => (status.as_str().to_string(), description.clone()),
+    })
 }
 
 /// The status of the warm throughput of `table` and of the policy's indexes on it: the first
@@ -337,12 +410,14 @@ pub async fn settle<C: ControlPlane>(
             (wait * 2).min(MAX_POLL)
         };
         for name in settling {
-            match control.describe_table(&name).await {
+            match poll(control, policy, &name).await {
                 Ok(found) => {
                     if let Some(entry) = readiness.table_mut(&name) {
                         let seen = target(policy, &judge, name.clone(), found.as_ref());
                         entry.status = seen.status;
                         entry.warm = seen.warm;
+                        entry.stream = seen.stream;
+                        entry.stream_detail = seen.stream_detail;
                     }
                 }
                 Err(error) => tracing::warn!(table = %name, %error, "could not poll the table's status"),
@@ -354,6 +429,35 @@ pub async fn settle<C: ControlPlane>(
         tracing::warn!(health = %readiness.line(), "the next period's tables are not ready");
     }
     readiness
+}
+
+/// One poll of a settling table: DescribeTable, and its Kinesis destinations when the policy
+/// names a stream (an endpoint without them leaves the table as not streaming anything).
+async fn poll<C: ControlPlane>(
+    control: &C,
+    policy: &Policy,
+    name: &str,
+) -> Result<Option<ObservedTable>, crate::run::control::ControlPlaneError> {
+    let Some(mut table) = control.describe_table(name).await? else {
+        return Ok(None);
+    };
+    if policy.stream.kinesis.is_some() && table.status != TableStatus::Deleting {
+        match control.describe_kinesis_destinations(name).await {
+            Ok(destinations) => table.destinations = Some(destinations),
+            Err(error) if error.kind == ErrorKind::Unsupported => table.destinations_unsupported = true,
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(Some(table))
+}
+
+/// Marks the destination of `name` as just enabled by this run: ENABLING until a poll says
+/// otherwise.
+pub fn enabling(readiness: &mut Readiness, name: &str) {
+    if let Some(entry) = readiness.table_mut(name) {
+        entry.stream = Some(DestinationStatus::Enabling.as_str().to_string());
+        entry.stream_detail = None;
+    }
 }
 
 /// Marks `name` as just created (or created again after its deletion) by this run: CREATING
@@ -388,6 +492,8 @@ mod tests {
             unfit: None,
             built_by_next_run: false,
             warm: None,
+            stream: None,
+            stream_detail: None,
         }
     }
 

@@ -222,6 +222,18 @@ impl RunReport {
                 continue;
             }
             let error = lost.trouble();
+            // The destination this run enabled did not become ACTIVE (ENABLE_FAILED: the stream
+            // missing, Kinesis refusing): that action failed, with DynamoDB's reason.
+            let enabled = tables.iter_mut().find(|line| {
+                line.item.table == lost.table
+                    && line.outcome == Outcome::Done
+                    && matches!(line.item.decision, Decision::EnableKinesisDestination(_))
+            });
+            if let Some(line) = enabled.filter(|_| lost.stream_is_the_trouble()) {
+                line.outcome = Outcome::Failed;
+                line.error = Some(error);
+                continue;
+            }
             // The verdict the run decided on for the table, as its own line carries it.
             let verdict = tables
                 .iter()

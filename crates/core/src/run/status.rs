@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::plan::verdict::{Judge, Verdict};
+use crate::plan::verdict::{Judge, StreamState, Verdict};
 use crate::plan::{
     family_tables, plan, plan_run, quota_warning, Decision, Operation, Plan, PlanItem, QuotaHorizon,
 };
@@ -130,6 +130,10 @@ pub struct TableStatusLine {
     /// for some or the endpoint reports it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warm: Option<WarmStatus>,
+    /// For a table of the policy's when the policy names a Kinesis stream: the status of its
+    /// destination to it (`ACTIVE`, `ENABLING`, `ENABLE_FAILED: why`, `NONE`, `UNKNOWN`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream: Option<String>,
 }
 
 impl TableStatusLine {
@@ -232,6 +236,10 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
             .phase
             .zip(table)
             .and_then(|(phase, table)| warm_status(policy, &judge, phase, table));
+        line.stream = table
+            .and_then(|t| judge.verdict(t))
+            .filter(|v| v.is_ours())
+            .and_then(|v| stream_cell(v.stream.as_ref()?));
         line.last_deferral = table
             .and_then(|t| t.tags.as_ref())
             .and_then(|tags| tags.get(TAG_LAST_DEFERRAL))
@@ -338,5 +346,21 @@ fn empty_line(item: &PlanItem) -> TableStatusLine {
         delete_due: None,
         last_deferral: None,
         warm: None,
+        stream: None,
     }
+}
+
+/// What `status` shows of a table's destination to the policy's stream; `None` where the
+/// endpoint has no destinations.
+fn stream_cell(state: &StreamState) -> Option<String> {
+    Some(match state {
+        StreamState::Unsupported => return None,
+        StreamState::NotRead => "UNKNOWN".into(),
+        StreamState::Absent => "NONE".into(),
+        StreamState::Ours {
+            status,
+            description: Some(why),
+        } if !status.streams() => format!("{}: {why}", status.as_str()),
+        StreamState::Ours { status, .. } => status.as_str().to_string(),
+    })
 }

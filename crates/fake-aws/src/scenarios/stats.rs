@@ -55,6 +55,9 @@ pub fn count_run(f: &RunFacts<'_>) {
                     ddb_rollover::plan::verdict::ForeignPart::SharedTarget { .. } => "shared target",
                     ddb_rollover::plan::verdict::ForeignPart::DeletionProtection => "deletion protection",
                     ddb_rollover::plan::verdict::ForeignPart::ResourcePolicy { .. } => "resource policy",
+                    ddb_rollover::plan::verdict::ForeignPart::KinesisDestination { .. } => {
+                        "kinesis destination"
+                    }
                 };
                 count(format!("verdict foreign part: {kind}"));
             }

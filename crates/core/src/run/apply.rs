@@ -512,6 +512,12 @@ async fn enable_destination<C: ControlPlane>(
                 })
             }
             Some(table) if matches!(table.status, TableStatus::Active | TableStatus::Updating) => break,
+            Some(table) if table.status == TableStatus::Deleting => {
+                return Err(ControlPlaneError {
+                    kind: ErrorKind::NotFound,
+                    ..failed("EnableKinesisStreamingDestination", &change.name, "the table is being deleted")
+                })
+            }
             Some(table) if control.now() >= until => {
                 return Err(ControlPlaneError {
                     kind: ErrorKind::InUse,
@@ -538,7 +544,22 @@ async fn enable_destination<C: ControlPlane>(
             (wait * 2).min(readiness::MAX_POLL)
         };
     }
-    control.enable_kinesis_destination(change).await.map(|_| ())
+    match control.enable_kinesis_destination(change).await {
+        Ok(_) => Ok(()),
+        Err(error) if error.kind == ErrorKind::NotFound => Err(error),
+        // Refused: done all the same when the destination holds the table now (another run,
+        // or a retry of this one, enabled it first); else the refusal stands.
+        Err(error) => match control.describe_kinesis_destinations(&change.name).await {
+            Ok(destinations)
+                if destinations
+                    .iter()
+                    .any(|d| d.is_to(&change.destination) && d.status.holds()) =>
+            {
+                Ok(())
+            }
+            _ => Err(error),
+        },
+    }
 }
 
 /// Starts the export, then records it in the table's tag: later runs find it there, and

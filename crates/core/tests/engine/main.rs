@@ -24,4 +24,5 @@ mod sdk_lifecycle;
 mod sdk_stream;
 mod sdk_warm;
 mod seal_rules;
+mod stream_readiness;
 mod warm_readiness;

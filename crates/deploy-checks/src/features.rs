@@ -8,7 +8,7 @@ use ddb_rollover::Operation;
 
 /// Parameter values that switch every optional part on, and their "off" values: each
 /// combination of them is a stack the checks resolve.
-pub const SWITCHES: [(&str, &str, &str); 6] = [
+pub const SWITCHES: [(&str, &str, &str); 7] = [
     ("TtlAttribute", "", "expires_at"),
     ("PointInTimeRecovery", "false", "true"),
     ("DeletionProtection", "false", "true"),
@@ -17,7 +17,11 @@ pub const SWITCHES: [(&str, &str, &str); 6] = [
     ("DeleteAfter", "0", "40"),
     // The template's Rule wants a PolicyOverride with it; the roles do not depend on that.
     ("Autoscaling", "false", "true"),
+    ("ChangeStreamArn", "", STREAM_ARN),
 ];
+
+/// The Kinesis data stream the checks' stacks stream into (`ChangeStreamArn`).
+pub const STREAM_ARN: &str = "arn:aws:kinesis:us-east-1:123456789012:stream/timeseries-changes";
 
 /// Every on/off combination of [`SWITCHES`], as parameter overrides.
 pub fn combinations() -> Vec<Vec<(&'static str, &'static str)>> {
@@ -42,6 +46,8 @@ pub struct Features {
     pub archive: bool,
     pub delete: bool,
     pub autoscaling: bool,
+    /// `ChangeStreamArn` set: the family's Kinesis destination.
+    pub stream: bool,
     /// `PublishTables` and `PublishEvents` (both on by default; not among [`SWITCHES`]: they
     /// add statements of their own, checked on their own).
     pub publish_tables: bool,
@@ -65,6 +71,7 @@ impl Features {
             archive: !value("ArchiveBucket", "").is_empty(),
             delete: value("DeleteAfter", "0") != "0",
             autoscaling: value("Autoscaling", "false") == "true",
+            stream: !value("ChangeStreamArn", "").is_empty(),
             publish_tables: value("PublishTables", "true") == "true",
             publish_events: value("PublishEvents", "true") == "true",
         }
@@ -80,6 +87,7 @@ impl Features {
             (self.archive, "archive"),
             (self.delete, "delete"),
             (self.autoscaling, "autoscaling"),
+            (self.stream, "stream"),
         ]
         .into_iter()
         .filter_map(|(on, name)| on.then_some(name))
@@ -118,6 +126,13 @@ impl Features {
         ];
         if operation == Operation::CreateNew {
             actions.push("dynamodb:CreateTable");
+            // The family's destination on the current and pre-built tables: read, then enabled.
+            if self.stream {
+                actions.extend([
+                    "dynamodb:DescribeKinesisStreamingDestination",
+                    "dynamodb:EnableKinesisStreamingDestination",
+                ]);
+            }
         }
         if self.ttl {
             actions.extend(["dynamodb:DescribeTimeToLive", "dynamodb:UpdateTimeToLive"]);
@@ -132,9 +147,14 @@ impl Features {
             if self.archive {
                 actions.extend(["dynamodb:ExportTableToPointInTime", "dynamodb:DescribeExport"]);
             }
-            // A deletion reads the table's resource-based policy first: someone else's keeps it.
+            // A deletion reads the table's resource-based policy first: someone else's keeps it,
+            // and so does a Kinesis destination someone else enabled, whatever ChangeStreamArn.
             if self.delete {
-                actions.extend(["dynamodb:DeleteTable", "dynamodb:GetResourcePolicy"]);
+                actions.extend([
+                    "dynamodb:DeleteTable",
+                    "dynamodb:GetResourcePolicy",
+                    "dynamodb:DescribeKinesisStreamingDestination",
+                ]);
             }
             // The seal against item writes before an archived table's final export.
             if self.archive && self.delete {
@@ -145,8 +165,33 @@ impl Features {
     }
 }
 
-/// The reads of scalable targets, their policies and scheduled actions both roles always have.
 impl Features {
+    /// The Kinesis and IAM actions `operation`'s role needs for the Kinesis destination, each
+    /// with the one resource it is granted on: create_new's what DynamoDB checks when it
+    /// enables and describes a destination to [`STREAM_ARN`] (and the service-linked role the
+    /// first enable creates); resize_old's, when it deletes, the reads of whatever stream a
+    /// foreign destination names.
+    pub fn stream_actions(&self, operation: Operation) -> BTreeSet<(&'static str, &'static str)> {
+        match operation {
+            Operation::CreateNew if self.stream => [
+                ("kinesis:DescribeStream", STREAM_ARN),
+                ("kinesis:DescribeStreamSummary", STREAM_ARN),
+                ("kinesis:PutRecords", STREAM_ARN),
+                ("kinesis:ListStreams", "*"),
+                ("iam:CreateServiceLinkedRole", KINESIS_REPLICATION_ROLE),
+            ]
+            .into_iter()
+            .collect(),
+            Operation::ResizeOld if self.delete => [
+                ("kinesis:DescribeStream", ANY_STREAM),
+                ("kinesis:DescribeStreamSummary", ANY_STREAM),
+            ]
+            .into_iter()
+            .collect(),
+            _ => BTreeSet::new(),
+        }
+    }
+
     /// The publishing actions (`ssm:PutParameter`, `events:PutEvents`) `operation`'s role
     /// needs: the table names are create_new's, the events both functions'.
     pub fn publish_actions(&self, operation: Operation) -> BTreeSet<&'static str> {
@@ -161,6 +206,15 @@ impl Features {
     }
 }
 
+/// Every stream of the checks' account and Region.
+pub const ANY_STREAM: &str = "arn:aws:kinesis:us-east-1:123456789012:stream/*";
+
+/// The service-linked role DynamoDB creates on the first EnableKinesisStreamingDestination of
+/// an account, and the service it is for (`iam:AWSServiceName`).
+pub const KINESIS_REPLICATION_ROLE: &str = "arn:aws:iam::123456789012:role/aws-service-role/kinesisreplication.dynamodb.amazonaws.com/AWSServiceRoleForDynamoDBKinesisDataStreamsReplication";
+pub const KINESIS_REPLICATION_SERVICE: &str = "kinesisreplication.dynamodb.amazonaws.com";
+
+/// The reads of scalable targets, their policies and scheduled actions both roles always have.
 pub const SCALING_READS: [&str; 3] = [
     "application-autoscaling:DescribeScalableTargets",
     "application-autoscaling:DescribeScalingPolicies",
@@ -213,9 +267,9 @@ mod tests {
     #[test]
     fn combinations_cover_every_switch_setting_once() {
         let all = combinations();
-        assert_eq!(all.len(), 64);
+        assert_eq!(all.len(), 128);
         let distinct: BTreeSet<_> = all.iter().collect();
-        assert_eq!(distinct.len(), 64);
+        assert_eq!(distinct.len(), 128);
         let publishing = Features {
             publish_tables: true,
             publish_events: true,
@@ -229,10 +283,10 @@ mod tests {
             publishing.publish_actions(Operation::ResizeOld),
             BTreeSet::from(["events:PutEvents"])
         );
-        let on = Features::of(&all[63]);
+        let on = Features::of(&all[127]);
         assert!(on.ttl && on.pitr_requested && on.deletion_protection && on.archive && on.delete);
-        assert!(on.autoscaling);
-        assert_eq!(on.grants().len(), 5);
+        assert!(on.autoscaling && on.stream);
+        assert_eq!(on.grants().len(), 6);
         assert!(Features::default().grants().is_empty());
         // Without autoscaling, only the reads that find someone else's targets, policies and
         // scheduled actions.
@@ -255,5 +309,37 @@ mod tests {
         assert!(!resize.contains("dynamodb:DescribeExport"));
         assert_eq!(Features::default().needed(Operation::ResizeOld).len(), 5);
         assert_eq!(Features::default().needed(Operation::CreateNew).len(), 6);
+    }
+
+    #[test]
+    fn the_stream_grants_enabling_to_create_new_and_deleting_reads_destinations() {
+        let stream = Features::of(&[("ChangeStreamArn", STREAM_ARN)]);
+        assert!(stream.stream && !Features::default().stream);
+        let create = stream.needed(Operation::CreateNew);
+        assert!(create.contains("dynamodb:EnableKinesisStreamingDestination"));
+        assert!(create.contains("dynamodb:DescribeKinesisStreamingDestination"));
+        assert_eq!(stream.stream_actions(Operation::CreateNew).len(), 5);
+        // resize_old never enables; it reads destinations only before deleting.
+        assert_eq!(
+            stream.needed(Operation::ResizeOld),
+            Features::default().needed(Operation::ResizeOld)
+        );
+        assert!(stream.stream_actions(Operation::ResizeOld).is_empty());
+        let deleting = Features::of(&[("DeleteAfter", "3")]);
+        assert!(deleting
+            .needed(Operation::ResizeOld)
+            .contains("dynamodb:DescribeKinesisStreamingDestination"));
+        assert!(!deleting
+            .needed(Operation::CreateNew)
+            .iter()
+            .any(|a| a.contains("Kinesis")));
+        assert!(deleting.stream_actions(Operation::CreateNew).is_empty());
+        assert_eq!(
+            deleting.stream_actions(Operation::ResizeOld),
+            BTreeSet::from([
+                ("kinesis:DescribeStream", ANY_STREAM),
+                ("kinesis:DescribeStreamSummary", ANY_STREAM)
+            ])
+        );
     }
 }

@@ -1,8 +1,8 @@
 //! What the function's role was granted against what the policy needs.
 //!
 //! template.yaml grants the optional permissions (TTL, point-in-time recovery, export to S3,
-//! DeleteTable, Application Auto Scaling) only when its parameters ask for them, and scopes the
-//! tables to `TablePrefix`; [`crate::stack::StackParameters::grants`] reads the same parameters
+//! DeleteTable, Application Auto Scaling, the Kinesis destination) only when its parameters ask
+//! for them, and scopes the tables to `TablePrefix` and the Kinesis writes to `ChangeStreamArn`; [`crate::stack::StackParameters::grants`] reads the same parameters
 //! back. A policy given whole (the template's `PolicyOverride`) can ask for more than the
 //! parameters granted: the cold start then refuses it, naming the policy field and the
 //! parameter to set, instead of the run failing table by table with AccessDenied. No stack
@@ -26,15 +26,18 @@ pub enum Capability {
     Delete,
     /// Application Auto Scaling's scalable targets and target-tracking policies.
     Autoscaling,
+    /// EnableKinesisStreamingDestination, and the Kinesis stream it streams into.
+    Stream,
 }
 
 impl Capability {
-    pub const ALL: [Capability; 5] = [
+    pub const ALL: [Capability; 6] = [
         Capability::Ttl,
         Capability::Pitr,
         Capability::Archive,
         Capability::Delete,
         Capability::Autoscaling,
+        Capability::Stream,
     ];
 
     /// The name the deploy checks and messages use.
@@ -45,6 +48,7 @@ impl Capability {
             Capability::Archive => "archive",
             Capability::Delete => "delete",
             Capability::Autoscaling => "autoscaling",
+            Capability::Stream => "stream",
         }
     }
 
@@ -56,6 +60,7 @@ impl Capability {
             Capability::Archive => "ArchiveBucket and ArchivePrefix (the policy's bucket and prefix)",
             Capability::Delete => "DeleteAfter (not 0)",
             Capability::Autoscaling => "Autoscaling=true",
+            Capability::Stream => "ChangeStreamArn (the policy's stream.kinesis)",
         }
     }
 
@@ -100,6 +105,9 @@ pub fn needs(policy: &Policy) -> Vec<(Capability, &'static str)> {
     if uses_autoscaling {
         needs.push((Capability::Autoscaling, "phases[].autoscaling"));
     }
+    if policy.stream.kinesis.is_some() {
+        needs.push((Capability::Stream, "stream.kinesis"));
+    }
     needs
 }
 
@@ -109,6 +117,9 @@ pub struct Grants {
     pub capabilities: BTreeSet<Capability>,
     /// `None`: the prefix is not checked.
     pub table_prefix: Option<String>,
+    /// The one Kinesis stream the role may stream into (`ChangeStreamArn`), with
+    /// [`Capability::Stream`]; `None`: the stream is not checked.
+    pub stream_arn: Option<String>,
 }
 
 /// One thing the policy needs that the role lacks.
@@ -119,6 +130,11 @@ pub enum Missing {
         field: &'static str,
     },
     Prefix {
+        policy: String,
+        granted: String,
+    },
+    /// The policy's `stream.kinesis` is another stream than the one the role may write to.
+    StreamArn {
         policy: String,
         granted: String,
     },
@@ -137,6 +153,11 @@ impl fmt::Display for Missing {
                 f,
                 "prefix is {policy:?}, but the function's role may only touch tables named \"{granted}_*\": \
                  set the stack parameter TablePrefix={policy}, or the policy's prefix to {granted:?}"
+            ),
+            Missing::StreamArn { policy, granted } => write!(
+                f,
+                "stream.kinesis is {policy:?}, but the function's role may only stream into {granted:?}: \
+                 set the stack parameter ChangeStreamArn={policy}, or the policy's stream.kinesis to {granted:?}"
             ),
         }
     }
@@ -162,6 +183,7 @@ impl Grants {
         Grants {
             capabilities,
             table_prefix: table_prefix.map(str::to_owned),
+            stream_arn: None,
         }
     }
 
@@ -179,6 +201,16 @@ impl Grants {
         for (capability, field) in needs(policy) {
             if !self.capabilities.contains(&capability) {
                 missing.push(Missing::Capability { capability, field });
+            }
+        }
+        // Granted, but for another stream: the role's Kinesis statements name that one only.
+        let named = policy.stream.kinesis.as_ref().map(|k| k.stream_arn.as_str());
+        if let (Some(policy), Some(granted)) = (named, &self.stream_arn) {
+            if self.capabilities.contains(&Capability::Stream) && policy != granted {
+                missing.push(Missing::StreamArn {
+                    policy: policy.to_owned(),
+                    granted: granted.clone(),
+                });
             }
         }
         if missing.is_empty() {
@@ -283,6 +315,59 @@ mod tests {
         assert!(err.to_string().contains("TablePrefix=metrics"), "{err}");
         // A nested prefix is another family: its tables would carry another family tag.
         assert!(grants.check(&policy(r#"{"prefix":"timeseries_eu"}"#)).is_err());
+    }
+
+    const STREAM: &str = "arn:aws:kinesis:us-east-1:123456789012:stream/timeseries-changes";
+    const OTHER_STREAM: &str = "arn:aws:kinesis:us-east-1:123456789012:stream/orders-changes";
+
+    fn streaming(arn: &str) -> Policy {
+        policy(&format!(r#"{{"stream":{{"kinesis":"{arn}"}}}}"#))
+    }
+
+    fn stream_grants(arn: Option<&str>) -> Grants {
+        Grants {
+            stream_arn: arn.map(str::to_owned),
+            ..Grants::parse(Some(arn.map_or("", |_| "stream")), Some("timeseries"))
+        }
+    }
+
+    #[test]
+    fn a_stream_is_refused_unless_change_stream_arn_grants_that_very_stream() {
+        assert_eq!(
+            needs(&streaming(STREAM)),
+            [(Capability::Stream, "stream.kinesis")]
+        );
+        // The parameter empty: the role has no Kinesis statement at all.
+        let err = stream_grants(None).check(&streaming(STREAM)).unwrap_err();
+        assert_eq!(
+            err.0,
+            [Missing::Capability {
+                capability: Capability::Stream,
+                field: "stream.kinesis"
+            }]
+        );
+        for named in ["stream.kinesis", "ChangeStreamArn"] {
+            assert!(err.to_string().contains(named), "{err}");
+        }
+        // Granted for another stream.
+        let err = stream_grants(Some(OTHER_STREAM))
+            .check(&streaming(STREAM))
+            .unwrap_err();
+        assert_eq!(
+            err.0,
+            [Missing::StreamArn {
+                policy: STREAM.into(),
+                granted: OTHER_STREAM.into()
+            }]
+        );
+        let message = err.to_string();
+        assert!(
+            message.contains("stream.kinesis") && message.contains(&format!("ChangeStreamArn={STREAM}")),
+            "{message}"
+        );
+        // The very stream, or none named: nothing missing.
+        assert_eq!(stream_grants(Some(STREAM)).check(&streaming(STREAM)), Ok(()));
+        assert_eq!(stream_grants(Some(STREAM)).check(&Policy::default()), Ok(()));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! `ROLLOVER_TABLE_PREFIX`), and builds no JSON: what the parameters mean is decided here, typed
 //! and tested, and the deploy checks call this same code for every option combination. The
 //! template's own conventions for "unset" are kept: an empty `SortKeyName`, `WriteGrace`,
-//! `TtlAttribute`, `ColdTableClass` or `ArchiveBucket`, and `DeleteAfter` 0.
+//! `TtlAttribute`, `ColdTableClass`, `ArchiveBucket` or `ChangeStreamArn`, and `DeleteAfter` 0.
 //!
 //! `ROLLOVER_POLICY` (the `PolicyOverride` parameter) replaces the parameters that build the
 //! policy; the template then leaves those variables out (Lambda's environment is 4 KB in all)
@@ -17,6 +17,7 @@ use std::fmt;
 use ddb_rollover::policy::blueprint::BlueprintDocument;
 use ddb_rollover::policy::retention::RetentionDocument;
 use ddb_rollover::policy::settings::{KeyAttributeDocument, KeySchemaDocument};
+use ddb_rollover::policy::stream::StreamDocument;
 use ddb_rollover::policy::{PhaseDocument, Policy, PolicyDocument, PolicyError};
 
 use crate::grants::{Capability, Grants};
@@ -50,7 +51,7 @@ const fn var(
 
 /// Every parameter that builds the policy or decides the roles' permissions, in the template's
 /// order. `PublishTables` and `PublishEvents` are read by [`crate::publish::Publishing`].
-pub const VARIABLES: [Variable; 26] = [
+pub const VARIABLES: [Variable; 27] = [
     var("ROLLOVER_TABLE_PREFIX", "TablePrefix", Some("prefix"), true),
     var("ROLLOVER_PERIOD", "Period", Some("period"), false),
     var("ROLLOVER_TIME_ZONE", "TimeZone", Some("timezone"), false),
@@ -171,6 +172,12 @@ pub const VARIABLES: [Variable; 26] = [
         Some("retention.max_deletes_per_run"),
         false,
     ),
+    var(
+        "ROLLOVER_CHANGE_STREAM_ARN",
+        "ChangeStreamArn",
+        Some("stream.kinesis"),
+        true,
+    ),
     var("ROLLOVER_AUTOSCALING", "Autoscaling", None, true),
 ];
 
@@ -266,6 +273,7 @@ impl StackParameters {
                 Capability::Delete,
             ),
             (on("Autoscaling"), Capability::Autoscaling),
+            (set("ChangeStreamArn"), Capability::Stream),
         ]
         .into_iter()
         .filter_map(|(granted, capability)| granted.then_some(capability))
@@ -273,6 +281,11 @@ impl StackParameters {
         Grants {
             capabilities,
             table_prefix: self.get("TablePrefix").map(str::to_owned),
+            stream_arn: self
+                .get("ChangeStreamArn")
+                .map(str::trim)
+                .filter(|arn| !arn.is_empty())
+                .map(str::to_owned),
         }
     }
 
@@ -445,6 +458,7 @@ impl Reader<'_> {
         let archive_after = self.number("ArchiveAfter");
         let delete_after = self.number("DeleteAfter").filter(|&n| n != 0);
         let max_deletes = self.number("MaxDeletesPerRun");
+        let change_stream = self.optional("ChangeStreamArn");
 
         let archiving = bucket.is_some();
         // Exports read from the point-in-time recovery window: archiving turns it on.
@@ -475,6 +489,10 @@ impl Reader<'_> {
             grace,
             template,
             retention,
+            stream: change_stream.map(|arn| StreamDocument {
+                kinesis: Some(arn),
+                precision: None,
+            }),
             ..PolicyDocument::default()
         }
     }
@@ -522,6 +540,7 @@ mod tests {
             ("ArchiveAfter", "30"),
             ("DeleteAfter", "0"),
             ("MaxDeletesPerRun", "5"),
+            ("ChangeStreamArn", ""),
             ("Autoscaling", "false"),
         ]
         .into_iter()
@@ -646,6 +665,62 @@ mod tests {
             .contains("ROLLOVER_MAX_DELETES_PER_RUN (parameter MaxDeletesPerRun) is not set"));
     }
 
+    const STREAM: &str = "arn:aws:kinesis:us-east-1:123456789012:stream/timeseries-changes";
+
+    #[test]
+    fn change_stream_arn_names_the_policys_kinesis_stream() {
+        assert_eq!(stack(&[]).policy().unwrap().stream.kinesis, None);
+        let policy = stack(&[("ChangeStreamArn", STREAM)]).policy().unwrap();
+        let kinesis = policy.stream.kinesis.as_ref().expect("a Kinesis destination");
+        assert_eq!(kinesis.stream_arn.as_str(), STREAM);
+        assert_eq!(kinesis.precision, Default::default());
+        // What the parameters build, the parameters grant.
+        let stack = stack(&[("ChangeStreamArn", STREAM)]);
+        assert_eq!(stack.grants().check(&policy), Ok(()));
+        // A bad ARN is named with its variable.
+        let err = stack_with_bad_stream().policy().unwrap_err();
+        assert_eq!(err.0.len(), 1, "{err}");
+        assert_eq!(err.0[0].name, "ROLLOVER_CHANGE_STREAM_ARN");
+        assert!(err.to_string().contains("(parameter ChangeStreamArn)"), "{err}");
+    }
+
+    fn stack_with_bad_stream() -> StackParameters {
+        stack(&[(
+            "ChangeStreamArn",
+            "arn:aws:sqs:us-east-1:123456789012:queue-not-a-stream",
+        )])
+    }
+
+    #[test]
+    fn a_policy_override_naming_another_stream_than_granted_is_refused() {
+        let other = "arn:aws:kinesis:us-east-1:123456789012:stream/orders-changes";
+        let wants = |arn: &str| {
+            Policy::from_json(&format!(
+                r#"{{"prefix":"timeseries","stream":{{"kinesis":"{arn}"}}}}"#
+            ))
+            .unwrap()
+        };
+        let err = stack(&[("ChangeStreamArn", STREAM)])
+            .grants()
+            .check(&wants(other))
+            .unwrap_err()
+            .to_string();
+        for named in ["stream.kinesis", "ChangeStreamArn", other, STREAM] {
+            assert!(err.contains(named), "{named}: {err}");
+        }
+        let err = stack(&[]).grants().check(&wants(STREAM)).unwrap_err().to_string();
+        assert!(
+            err.contains("stream.kinesis") && err.contains("ChangeStreamArn"),
+            "{err}"
+        );
+        assert_eq!(
+            stack(&[("ChangeStreamArn", STREAM)])
+                .grants()
+                .check(&wants(STREAM)),
+            Ok(())
+        );
+    }
+
     #[test]
     fn no_table_prefix_is_no_stack() {
         assert_eq!(StackParameters::from_lookup(|_| None), None);
@@ -665,6 +740,15 @@ mod tests {
         );
         assert_eq!(grants(&[("DeleteAfter", "3")]), [Capability::Delete]);
         assert_eq!(grants(&[("Autoscaling", "true")]), [Capability::Autoscaling]);
+        assert_eq!(grants(&[("ChangeStreamArn", STREAM)]), [Capability::Stream]);
+        assert_eq!(
+            stack(&[("ChangeStreamArn", STREAM)])
+                .grants()
+                .stream_arn
+                .as_deref(),
+            Some(STREAM)
+        );
+        assert_eq!(stack(&[]).grants().stream_arn, None);
         assert_eq!(
             stack(&[("TablePrefix", "m")]).grants().table_prefix.as_deref(),
             Some("m")

@@ -25,8 +25,9 @@ use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::policy::tags::TAG_FAMILY as FAMILY;
 use ddb_rollover::Operation;
 use deploy_checks::features::{
-    archive_s3_actions, combinations, Features, AUTOSCALING_ACTIONS, EXPORT_S3_ACTIONS, PROOF_LIST_ACTION,
-    PROOF_S3_ACTIONS, SCALING_READS,
+    archive_s3_actions, combinations, Features, AUTOSCALING_ACTIONS, EXPORT_S3_ACTIONS,
+    KINESIS_REPLICATION_ROLE, KINESIS_REPLICATION_SERVICE, PROOF_LIST_ACTION, PROOF_S3_ACTIONS,
+    SCALING_READS, STREAM_ARN,
 };
 use deploy_checks::recorder::{Call, Recorder};
 use deploy_checks::scenario;

@@ -151,11 +151,18 @@ fn check_grants(d: &Deployed, overrides: &[(&str, &str)]) {
     let mut s3 = BTreeSet::new();
     let mut scaling = BTreeSet::new();
     let mut publish = BTreeSet::new();
+    let mut stream = BTreeSet::new();
     for s in &d.statements {
         for a in &s.actions {
             let what = format!("{} {}: {a} with {overrides:?}", d.id(), s.label());
             let lower = a.to_ascii_lowercase();
-            if PUBLISH_ACTIONS.contains(&a.as_str()) {
+            let kinesis_role =
+                a == "iam:CreateServiceLinkedRole" && s.resources == [KINESIS_REPLICATION_ROLE];
+            if lower.starts_with("kinesis:") || kinesis_role {
+                // Each on its one resource: collected as (action, resource).
+                assert_eq!(s.resources.len(), 1, "{what}");
+                stream.insert((a.clone(), s.resources[0].clone()));
+            } else if PUBLISH_ACTIONS.contains(&a.as_str()) {
                 publish.insert(a.clone());
                 assert_eq!(s.resources, [publish_resource(a, PREFIX)], "{what}");
             } else if AUTOSCALING_ACTIONS.contains(&a.as_str()) {
@@ -218,6 +225,110 @@ fn check_grants(d: &Deployed, overrides: &[(&str, &str)]) {
         "{}: autoscaling actions granted with {overrides:?}",
         d.id()
     );
+    let expected_stream: BTreeSet<(String, String)> = d
+        .features
+        .stream_actions(d.operation())
+        .into_iter()
+        .map(|(a, r)| (a.to_owned(), r.to_owned()))
+        .collect();
+    assert_eq!(
+        stream,
+        expected_stream,
+        "{}: Kinesis actions granted with {overrides:?}",
+        d.id()
+    );
+}
+
+/// The Kinesis destination's grants, request by request: create_new may enable a destination
+/// on our tables and use exactly ChangeStreamArn's stream (and create DynamoDB's service-linked
+/// role for it) when the parameter is set; resize_old may read any stream's metadata of the
+/// account and Region when it deletes (a foreign destination may name any), never write one;
+/// with the parameter empty and no deletion, nothing of Kinesis at all.
+#[test]
+fn the_change_stream_is_granted_on_exactly_its_stream() {
+    let other_stream = "arn:aws:kinesis:us-east-1:123456789012:stream/orders-changes";
+    let other_account = "arn:aws:kinesis:us-east-1:210987654321:stream/timeseries-changes";
+    let own = table_arn("timeseries_2018-10-25");
+    for overrides in combinations() {
+        for d in deploy(&overrides) {
+            let allowed = |request: &Request| evaluate(&d.statements, request).is_allowed();
+            let what = format!("{} with {overrides:?}", d.id());
+            let enabling = d.features.stream && d.operation() == Operation::CreateNew;
+            let reading_any = d.features.delete && d.operation() == Operation::ResizeOld;
+            let enable =
+                Request::new("dynamodb:EnableKinesisStreamingDestination", &own).with_resource_tags(ours());
+            assert_eq!(allowed(&enable), enabling, "{what}: enable on our table");
+            for action in ["kinesis:DescribeStream", "kinesis:DescribeStreamSummary"] {
+                assert_eq!(
+                    allowed(&Request::new(action, STREAM_ARN)),
+                    enabling || reading_any,
+                    "{what}: {action} on ChangeStreamArn"
+                );
+                assert_eq!(
+                    allowed(&Request::new(action, other_stream)),
+                    reading_any,
+                    "{what}: {action} on another stream"
+                );
+                assert!(
+                    !allowed(&Request::new(action, other_account)),
+                    "{what}: {action} in another account"
+                );
+            }
+            assert_eq!(
+                allowed(&Request::new("kinesis:PutRecords", STREAM_ARN)),
+                enabling,
+                "{what}: PutRecords on ChangeStreamArn"
+            );
+            assert_eq!(
+                allowed(&Request::new("kinesis:ListStreams", "*")),
+                enabling,
+                "{what}: ListStreams"
+            );
+            for action in ["kinesis:PutRecords", "kinesis:PutRecord", "kinesis:GetRecords"] {
+                assert!(
+                    !allowed(&Request::new(action, other_stream)),
+                    "{what}: {action} on another stream"
+                );
+            }
+            for action in [
+                "kinesis:GetRecords",
+                "kinesis:DeleteStream",
+                "kinesis:CreateStream",
+            ] {
+                assert!(!allowed(&Request::new(action, STREAM_ARN)), "{what}: {action}");
+            }
+            let role = |service: &str| {
+                Request::new("iam:CreateServiceLinkedRole", KINESIS_REPLICATION_ROLE)
+                    .with_context("iam:AWSServiceName", service)
+            };
+            assert_eq!(
+                allowed(&role(KINESIS_REPLICATION_SERVICE)),
+                enabling,
+                "{what}: the Kinesis replication role"
+            );
+            assert!(
+                !allowed(&role("replication.dynamodb.amazonaws.com")),
+                "{what}: another service"
+            );
+            assert!(
+                !allowed(&Request::new(
+                    "iam:CreateServiceLinkedRole",
+                    KINESIS_REPLICATION_ROLE
+                )),
+                "{what}: without the service name"
+            );
+            // Never turned off, redirected or changed on anyone's table.
+            for action in [
+                "dynamodb:DisableKinesisStreamingDestination",
+                "dynamodb:UpdateKinesisStreamingDestination",
+            ] {
+                assert!(
+                    !allowed(&Request::new(action, &own).with_resource_tags(ours())),
+                    "{what}: {action}"
+                );
+            }
+        }
+    }
 }
 
 /// The autoscaling grants, request by request: allowed for what the executor does on our
@@ -425,6 +536,10 @@ fn actions_beyond_the_needed_ones_are_denied_on_the_prefix_tables() {
                 "dynamodb:GetResourcePolicy",
                 "dynamodb:PutResourcePolicy",
                 "dynamodb:DeleteResourcePolicy",
+                "dynamodb:DescribeKinesisStreamingDestination",
+                "dynamodb:EnableKinesisStreamingDestination",
+                "dynamodb:DisableKinesisStreamingDestination",
+                "dynamodb:UpdateKinesisStreamingDestination",
             ] {
                 // Our own family on both sides: only the granted actions can be allowed.
                 let request = Request::new(action, &own)

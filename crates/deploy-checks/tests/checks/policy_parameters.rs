@@ -15,7 +15,7 @@ use ddb_rollover::Policy;
 use ddb_rollover_lambda::grants::{self, Capability, Grants};
 use ddb_rollover_lambda::publish::Publishing;
 use ddb_rollover_lambda::stack::VARIABLES;
-use deploy_checks::features::{combinations, Features, SWITCHES};
+use deploy_checks::features::{combinations, Features, STREAM_ARN, SWITCHES};
 use deploy_checks::template::{function_environment, Function, RepoTemplate, Template};
 use serde_json::{json, Value};
 
@@ -83,12 +83,17 @@ fn before() -> Vec<Before> {
         .collect()
 }
 
+/// The switches the fixture's template had: all of [`SWITCHES`] but `ChangeStreamArn` (which
+/// came later, and whose stacks it holds with the parameter empty).
+const CAPTURED_SWITCHES: usize = SWITCHES.len() - 1;
+
 #[test]
 fn every_captured_stack_gives_the_functions_the_policy_and_grants_todays_template_gave() {
     let cases = before();
-    // Every combination of the optional parameters, and the key, phase, grace and retention
-    // cases below.
-    assert!(cases.len() > combinations().len(), "{} cases", cases.len());
+    // Every combination of the optional parameters it had, and the key, phase, grace and
+    // retention cases below.
+    assert_eq!(SWITCHES[CAPTURED_SWITCHES].0, "ChangeStreamArn");
+    assert!(cases.len() > 1 << CAPTURED_SWITCHES, "{} cases", cases.len());
     let mut defaults_seen = false;
     for case in cases {
         let overrides: Vec<(&str, &str)> = case
@@ -112,7 +117,7 @@ fn every_captured_stack_gives_the_functions_the_policy_and_grants_todays_templat
         }
         // Every switch off (the fixture's keys are sorted).
         defaults_seen |=
-            overrides.len() == SWITCHES.len() && overrides.iter().all(|o| combinations()[0].contains(o));
+            overrides.len() == CAPTURED_SWITCHES && overrides.iter().all(|o| combinations()[0].contains(o));
     }
     assert!(defaults_seen, "the defaults are one of the captured stacks");
 }
@@ -164,6 +169,7 @@ fn every_parameter_reaches_the_functions_as_its_own_plain_variable() {
         ("ArchiveAfter", "7"),
         ("DeleteAfter", "90"),
         ("MaxDeletesPerRun", "12"),
+        ("ChangeStreamArn", STREAM_ARN),
         ("Autoscaling", "false"),
         ("PublishTables", "false"),
     ];
@@ -260,6 +266,11 @@ fn every_combination_gives_the_optional_parts_the_parameters_mean() {
             if on.delete {
                 assert_eq!(retention.map(|r| r.max_deletes_per_run), Some(5), "{what}");
             }
+            assert_eq!(
+                policy.stream.kinesis.as_ref().map(|k| k.stream_arn.as_str()),
+                on.stream.then_some(STREAM_ARN),
+                "{what}"
+            );
         }
     }
 }
@@ -475,6 +486,12 @@ fn the_grants_say_what_the_parameters_granted_and_the_built_policy_passes() {
                 grants.capabilities.iter().map(|c| c.as_str()).collect();
             assert_eq!(names, on.grants(), "{} with {overrides:?}", f.logical_id);
             assert_eq!(grants.table_prefix.as_deref(), Some("timeseries"));
+            assert_eq!(
+                grants.stream_arn.as_deref(),
+                on.stream.then_some(STREAM_ARN),
+                "{} with {overrides:?}",
+                f.logical_id
+            );
             // The policy the parameters build never needs more than they granted.
             let policy = f.policy().unwrap();
             grants
@@ -502,6 +519,8 @@ fn probe(capability: Capability, operation: ddb_rollover::Operation) -> Option<&
         Capability::Archive => (operation == ResizeOld).then_some("dynamodb:ExportTableToPointInTime"),
         Capability::Delete => (operation == ResizeOld).then_some("dynamodb:DeleteTable"),
         Capability::Autoscaling => Some("application-autoscaling:RegisterScalableTarget"),
+        Capability::Stream => (operation == ddb_rollover::Operation::CreateNew)
+            .then_some("dynamodb:EnableKinesisStreamingDestination"),
     }
 }
 
@@ -563,6 +582,46 @@ fn a_policy_override_needing_more_than_granted_is_refused_at_cold_start() {
     for f in functions(&[("PolicyOverride", &other), ("DeleteAfter", "48")]) {
         let err = grants_of(&f).check(&f.policy().unwrap()).unwrap_err().to_string();
         assert!(err.contains("TablePrefix=metrics"), "{err}");
+    }
+}
+
+#[test]
+fn a_policy_override_naming_another_stream_than_change_stream_arn_is_refused_at_cold_start() {
+    let other = "arn:aws:kinesis:us-east-1:123456789012:stream/orders-changes";
+    let streaming = |arn: &str| {
+        OVERRIDE.replace(
+            r#""retention":{"delete_after":48}}"#,
+            &format!(r#""retention":{{"delete_after":48}},"stream":{{"kinesis":"{arn}"}}}}"#),
+        )
+    };
+    let cold_start = |policy: &str, stream: &str| -> Vec<Result<(), String>> {
+        let overrides = [
+            ("PolicyOverride", policy),
+            ("DeleteAfter", "48"),
+            ("ChangeStreamArn", stream),
+        ];
+        functions(&overrides)
+            .iter()
+            .map(|f| {
+                let policy = f.policy().unwrap_or_else(|e| panic!("{}: {e}", f.logical_id));
+                grants_of(f).check(&policy).map_err(|e| e.to_string())
+            })
+            .collect()
+    };
+    // Another stream than the one the roles may write to, or none granted: both functions
+    // refuse, naming the field and the parameter.
+    for (granted, why) in [(STREAM_ARN, "another stream"), ("", "no stream granted")] {
+        for result in cold_start(&streaming(other), granted) {
+            let err = result.expect_err(why);
+            assert!(
+                err.contains("stream.kinesis") && err.contains("ChangeStreamArn"),
+                "{why}: {err}"
+            );
+        }
+    }
+    // The granted stream itself.
+    for result in cold_start(&streaming(STREAM_ARN), STREAM_ARN) {
+        result.unwrap();
     }
 }
 

@@ -36,6 +36,10 @@
 //!   global table replica, you do not automatically remove any associated scalable targets,
 //!   scaling policies, or CloudWatch alarms"); registering a target whose resource's capacity is
 //!   outside the new bounds brings it within them, as the autoscaler does;
+//! - Kinesis Data Streams destinations ([`Destination`]): the account's Kinesis
+//!   data streams by ARN, EnableKinesisStreamingDestination (one destination a table holds at a
+//!   time; ENABLING for [`Config::destination_delay`], then ACTIVE, or ENABLE_FAILED when the
+//!   stream is missing) and DescribeKinesisStreamingDestination, through the role's IAM;
 //! - the IAM role `template.yaml` gives the functions of one family (the prefix the fake is
 //!   built for), decided by the template's own statements (create_new's and resize_old's
 //!   together, every optional grant on) through `aws_model`'s evaluator ([`iam::FamilyRole`]):
@@ -72,6 +76,7 @@
 
 mod account;
 mod budgets;
+mod destinations;
 mod errors;
 mod foreign;
 pub mod iam;
@@ -93,6 +98,7 @@ pub use account::FakeAws;
 pub use budgets::{
     Decreases, CLASS_CHANGES_PER_30_DAYS, FREE_DECREASES, MAX_DECREASES, ON_DEMAND_SWITCHES_PER_DAY,
 };
+pub use destinations::{Destination, KinesisAct, NOT_ENABLEABLE};
 pub use injection::Around;
 pub use log::{Call, Effect, Request};
 pub use objects::{

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use ddb_rollover::policy::scaling::{table_of, ScalableKey};
 use ddb_rollover::policy::settings::{Billing, TableClass};
+use ddb_rollover::policy::stream::Precision;
 use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
 
@@ -108,6 +109,30 @@ pub enum Effect {
         key: ScalableKey,
         action: ScheduledAction,
     },
+    /// EnableKinesisStreamingDestination: a destination into `stream_arn` started ENABLING.
+    EnabledDestination {
+        table: String,
+        stream_arn: String,
+        precision: Precision,
+    },
+    /// DisableKinesisStreamingDestination: the destination into `stream_arn` started DISABLING.
+    DisabledDestination {
+        table: String,
+        stream_arn: String,
+    },
+    /// UpdateKinesisStreamingDestination of a destination's precision.
+    DestinationPrecision {
+        table: String,
+        stream_arn: String,
+        from: Precision,
+        to: Precision,
+    },
+    /// Kinesis DeleteStream, with the tables whose destinations were streaming into it (their
+    /// records are lost from then on). On no table: [`Effect::table`] is empty.
+    DeletedKinesisStream {
+        stream_arn: String,
+        losing: Vec<String>,
+    },
     /// The autoscaler brought a resource's capacity within a target's new bounds.
     AutoscalerCapacity {
         table: String,
@@ -133,7 +158,11 @@ impl Effect {
             | Effect::Tagged { table, .. }
             | Effect::Untagged { table, .. }
             | Effect::Exported { table, .. }
+            | Effect::EnabledDestination { table, .. }
+            | Effect::DisabledDestination { table, .. }
+            | Effect::DestinationPrecision { table, .. }
             | Effect::AutoscalerCapacity { table, .. } => table,
+            Effect::DeletedKinesisStream { .. } => "",
             Effect::DeletedTable { table } => &table.name,
             Effect::RegisteredTarget { key, .. }
             | Effect::PutPolicy { key, .. }

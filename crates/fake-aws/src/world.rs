@@ -1,14 +1,14 @@
 //! The account the fake keeps: who made what ([`Maker`]), how long DynamoDB takes ([`Config`]),
 //! table statuses, and the [`World`] itself, whose transitions end on the fake clock.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use chrono::{DateTime, Duration, Utc};
 use ddb_rollover::policy::scaling::{table_of, ScalableKey};
 use ddb_rollover::table::{ExportStatus, TableStatus};
 
-use crate::{s3, warm};
+use crate::{destinations, s3, warm};
 use crate::{Call, Export, Import, Table, Target, Write};
 
 /// The tag key `template.yaml`'s IAM conditions check (`aws:ResourceTag/ddb-rollover:family`).
@@ -45,6 +45,8 @@ pub struct Config {
     /// How long after PutResourcePolicy the policy starts to apply to requests (AWS applies it
     /// eventually, with no documented bound).
     pub policy_delay: Duration,
+    /// How long a Kinesis destination stays ENABLING, DISABLING or UPDATING.
+    pub destination_delay: Duration,
 }
 
 impl Config {
@@ -59,6 +61,7 @@ impl Config {
             export_delay: Duration::zero(),
             warm_delay: Duration::zero(),
             policy_delay: Duration::zero(),
+            destination_delay: Duration::zero(),
         }
     }
 }
@@ -73,6 +76,7 @@ impl Default for Config {
             export_delay: Duration::minutes(10),
             warm_delay: warm::default_delay(),
             policy_delay: Duration::minutes(1),
+            destination_delay: destinations::default_delay(),
         }
     }
 }
@@ -129,6 +133,10 @@ pub struct World {
     pub gone: Vec<Table>,
     /// Every item write DynamoDB accepted.
     pub writes: Vec<Write>,
+    /// The account's Kinesis data streams, by ARN.
+    pub kinesis_streams: BTreeSet<String>,
+    /// Each table's Kinesis data stream destinations, by table name.
+    pub destinations: destinations::Destinations,
     pub(crate) next_id: u64,
     /// The fake time `Clock::now`'s `Instant` counts from, and that instant.
     pub(crate) epoch: (DateTime<Utc>, Instant),
@@ -153,6 +161,8 @@ impl World {
             log: Vec::new(),
             gone: Vec::new(),
             writes: Vec::new(),
+            kinesis_streams: BTreeSet::new(),
+            destinations: BTreeMap::new(),
             next_id: 1,
             epoch: (now, Instant::now()),
         }
@@ -186,11 +196,12 @@ impl World {
                 }
             }
         }
-        for name in gone {
-            if let Some(table) = self.tables.remove(&name) {
+        for name in &gone {
+            if let Some(table) = self.tables.remove(name) {
                 self.gone.push(table);
             }
         }
+        destinations::tick(self, &gone);
         for export in self.exports.values_mut() {
             if export.status == ExportStatus::InProgress && export.done_at <= now {
                 export.status = ExportStatus::Completed;

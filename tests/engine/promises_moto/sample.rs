@@ -24,6 +24,7 @@ pub(super) fn daily(premake: u32, phases: Vec<PhaseSpec>) -> PolicySpec {
         deletion_protection: false,
         phases,
         retention: None,
+        stream: None,
     }
 }
 

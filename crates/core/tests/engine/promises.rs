@@ -264,6 +264,10 @@ impl Account for FakeAccount {
             .map_err(|e| e.to_string())
     }
 
+    fn kinesis_act(&self, who: &str, act: &fake_aws::KinesisAct) -> Result<(), String> {
+        text(self.fake.kinesis_act(who, act))
+    }
+
     fn archive_act(&self, who: &str, export: &fake_aws::Export, act: ArchiveAct) -> Result<(), String> {
         let bucket = &export.bucket;
         let Some((first, _)) = export.files.first() else {
@@ -355,6 +359,7 @@ fn known_cases() -> Vec<(&'static str, Case)> {
         deletion_protection: false,
         phases,
         retention,
+        stream: None,
     };
     let case = |spec: PolicySpec, steps| Case {
         toml: spec.toml(PREFIX),

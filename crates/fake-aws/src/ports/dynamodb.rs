@@ -1,5 +1,6 @@
 //! [`Tables`] on the fake: DynamoDB's tables, tags, TTL, point-in-time recovery, settings,
-//! exports, imports and resource-based policies, through the role's IAM.
+//! exports, imports, resource-based policies and Kinesis data stream destinations, through the
+//! role's IAM.
 
 use std::collections::BTreeMap;
 
@@ -11,12 +12,13 @@ use ddb_rollover::table::changes::{
     TagChange, TtlChange,
 };
 use ddb_rollover::table::seal::ResourcePolicy;
+use ddb_rollover::table::stream::{DestinationChange, DestinationStatus, ObservedDestination};
 use ddb_rollover::table::{ExportState, ExportStatus, ObservedTable, TtlState};
 
 use crate::budgets::CLASS_CHANGES_PER_30_DAYS;
 use crate::errors::{arn_of, error, export_not_found, in_use, limit, name_of_arn, not_found, validation};
 use crate::mutations::{encryption_of, CapacityRequest};
-use crate::{s3, warm};
+use crate::{destinations, s3, warm};
 use crate::{Effect, Export, FakeAws, Import, Status};
 
 impl Tables for FakeAws {
@@ -362,6 +364,37 @@ impl Tables for FakeAws {
         self.change_table(OP, table, |world, _| {
             Self::delete_resource_policy_in(world, OP, table, Some(expected_revision))
         })
+        .await
+    }
+
+    async fn describe_kinesis_destinations(
+        &self,
+        table: &str,
+    ) -> Result<Vec<ObservedDestination>, ControlPlaneError> {
+        const OP: &str = "DescribeKinesisStreamingDestination";
+        self.request(OP, table).await?;
+        self.may_read(OP, &format!("dynamodb:{OP}"), table)?;
+        Self::described_destinations(&self.lock(), table)
+    }
+
+    async fn enable_kinesis_destination(
+        &self,
+        change: &DestinationChange,
+    ) -> Result<DestinationStatus, ControlPlaneError> {
+        self.change_table(
+            "EnableKinesisStreamingDestination",
+            &change.name,
+            |world, effects| {
+                destinations::enable(
+                    world,
+                    &self.actor,
+                    &change.name,
+                    change.destination.stream_arn.as_str(),
+                    change.destination.precision,
+                    effects,
+                )
+            },
+        )
         .await
     }
 

@@ -102,6 +102,12 @@ pub trait Account {
     fn delete_scheduled_action(&self, who: &str, key: &ScalableKey, name: &str) -> Result<(), String>;
     /// UpdateTable DeletionProtectionEnabled.
     fn set_deletion_protection(&self, who: &str, table: &str, on: bool) -> Result<(), String>;
+    /// A Kinesis act: a data stream created or deleted, a table's destination enabled, disabled
+    /// or its precision updated (within DynamoDB's rules). Unmodelled by default.
+    fn kinesis_act(&self, who: &str, act: &crate::KinesisAct) -> Result<(), String> {
+        let _ = (who, act);
+        Err("this account does not model Kinesis data streams".into())
+    }
     /// An S3 act on `export` (one of [`World::exports`]) in its bucket. Unmodelled by default.
     fn archive_act(&self, who: &str, export: &crate::Export, act: ArchiveAct) -> Result<(), String> {
         let _ = (who, export, act);

@@ -1,5 +1,6 @@
 //! The foreign acts of a case, played in the account: hand-made tables, tags, capacity,
-//! scaling, seals and S3 objects, by people, other tools and the sibling family.
+//! scaling, seals, S3 objects and Kinesis destinations, by people, other tools and the sibling
+//! family.
 
 use std::collections::BTreeMap;
 
@@ -410,6 +411,10 @@ impl<A: Account> Harness<'_, A> {
                     let _ = account.put_scheduled_action(PERSON, &key, "ops-nightly");
                 }
             }
+            Act::ForeignDestination { .. }
+            | Act::DisableDestination { .. }
+            | Act::DestinationPrecision { .. }
+            | Act::DeleteFamilyStream => self.stream_act(act),
             Act::DeletionProtection { pick } => {
                 if let Some(name) = Self::pick(&ours, *pick) {
                     let _ = account.set_deletion_protection(PERSON, name, true);

@@ -160,6 +160,11 @@ pub fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
                     "{op} turned off the deletion protection of {name}: {why}"
                 ));
             }
+            // Kinesis destinations: facts for the change stream's promises, which judge them.
+            Effect::EnabledDestination { .. }
+            | Effect::DisabledDestination { .. }
+            | Effect::DestinationPrecision { .. }
+            | Effect::DeletedKinesisStream { .. } => {}
             Effect::TableClass { .. }
             | Effect::Setting { .. }
             | Effect::AddedIndex { .. }

@@ -147,6 +147,14 @@ impl<A: Account> Harness<'_, A> {
 
     /// Every step of the case in turn; the first broken promise ends it.
     pub fn run_case(&self) -> Result<(), String> {
+        if let Some(kinesis) = &self.policy.stream.kinesis {
+            let create = crate::KinesisAct::CreateStream {
+                stream_arn: kinesis.stream_arn.to_string(),
+            };
+            if let Err(e) = self.account.kinesis_act(OPERATOR, &create) {
+                count(format!("the family's stream not made: {e}"));
+            }
+        }
         for (index, step) in self.case.steps.iter().enumerate() {
             match step {
                 Step::Before { periods } => self.before_boundary(*periods),

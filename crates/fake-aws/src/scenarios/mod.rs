@@ -17,6 +17,7 @@ mod policies;
 mod stats;
 mod status;
 mod steps;
+mod stream_acts;
 
 pub use account::*;
 pub use converges::*;
@@ -34,3 +35,11 @@ pub const PREFIX: &str = "ts";
 pub const SIBLING: &str = "ts_eu";
 pub const SIBLING_ACTOR: &str = "family ts_eu";
 pub const PERSON: &str = "someone";
+/// The Kinesis data stream a policy with `[stream]` names, created when its case starts.
+pub const FAMILY_STREAM: &str = "arn:aws:kinesis:us-east-1:123456789012:stream/ts-changes";
+/// Someone else's Kinesis data stream, which exists once [`Act::ForeignDestination`] made it.
+pub const FOREIGN_STREAM: &str = "arn:aws:kinesis:us-east-1:123456789012:stream/someone-elses";
+/// A Kinesis data stream nobody made: a destination into it ends ENABLE_FAILED.
+pub const MISSING_STREAM: &str = "arn:aws:kinesis:us-east-1:123456789012:stream/never-made";
+/// Who creates the family's stream when a case starts.
+pub const OPERATOR: &str = "operator";

@@ -1,4 +1,5 @@
-//! Random policies: the phases, retention and table shape a case runs under ([`PolicySpec`]).
+//! Random policies: the phases, retention, change stream and table shape a case runs under
+//! ([`PolicySpec`]).
 
 use proptest::prelude::*;
 
@@ -33,6 +34,13 @@ pub struct RetentionSpec {
     pub max_deletes: u32,
 }
 
+/// `[stream]`: the family's Kinesis data stream ([`FAMILY_STREAM`], created in the account
+/// when the case starts) and, when set, the records' precision.
+#[derive(Clone, Debug)]
+pub struct StreamSpec {
+    pub precision: Option<&'static str>,
+}
+
 #[derive(Clone, Debug)]
 pub struct PolicySpec {
     pub period: &'static str,
@@ -45,6 +53,7 @@ pub struct PolicySpec {
     pub deletion_protection: bool,
     pub phases: Vec<PhaseSpec>,
     pub retention: Option<RetentionSpec>,
+    pub stream: Option<StreamSpec>,
 }
 
 impl PolicySpec {
@@ -113,6 +122,12 @@ impl PolicySpec {
                 t.push_str(&format!("archive_after = {after}\nbucket = \"my-archive\"\n"));
             }
         }
+        if let Some(stream) = &self.stream {
+            t.push_str(&format!("[stream]\nkinesis = \"{FAMILY_STREAM}\"\n"));
+            if let Some(precision) = stream.precision {
+                t.push_str(&format!("precision = \"{precision}\"\n"));
+            }
+        }
         t
     }
 }
@@ -168,9 +183,24 @@ pub fn policy_strategy(k: &Knobs) -> impl Strategy<Value = PolicySpec> {
         (prop::bool::weighted(0.2), prop::bool::weighted(0.15)),
         prop::collection::vec(phase_strategy(), 1..=3),
         prop::option::weighted(0.6, retention_strategy()),
+        prop::option::weighted(
+            0.25,
+            prop_oneof![2 => Just(None), 1 => Just(Some("microsecond")), 1 => Just(Some("millisecond"))]
+                .prop_map(|precision| StreamSpec { precision }),
+        ),
     )
         .prop_map(
-            move |(period, timezone, premake, (gsi, lsi), grace, (ttl, deletion_protection), phases, retention)| {
+            move |(
+                period,
+                timezone,
+                premake,
+                (gsi, lsi),
+                grace,
+                (ttl, deletion_protection),
+                phases,
+                retention,
+                stream,
+            )| {
                 PolicySpec {
                     period,
                     timezone,
@@ -203,7 +233,64 @@ pub fn policy_strategy(k: &Knobs) -> impl Strategy<Value = PolicySpec> {
                         archive_after: r.archive_after.filter(|_| k.on("archive")),
                         ..r
                     }),
+                    stream: stream.filter(|_| k.on("stream")),
                 }
             },
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ddb_rollover::policy::stream::Precision;
+    use ddb_rollover::Policy;
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+
+    #[test]
+    fn a_policy_that_streams_names_the_family_stream_and_its_precision() {
+        let mut runner = TestRunner::deterministic();
+        let knobs = Knobs {
+            without: Default::default(),
+        };
+        let strategy = policy_strategy(&knobs);
+        let (mut streaming, mut valid) = (0, 0);
+        for _ in 0..400 {
+            let spec = strategy.new_tree(&mut runner).unwrap().current();
+            let policy = match Policy::from_toml(&spec.toml(PREFIX)) {
+                Ok(policy) => policy,
+                // Some random policies are invalid (the generator filters them), never for `[stream]`.
+                Err(e) => {
+                    let e = e.to_string();
+                    assert!(!e.contains("stream") && !e.contains("kinesis"), "{e}");
+                    continue;
+                }
+            };
+            valid += 1;
+            let named = policy.stream.kinesis.as_ref();
+            assert_eq!(named.is_some(), spec.stream.is_some(), "{}", spec.toml(PREFIX));
+            if let (Some(kinesis), Some(stream)) = (named, &spec.stream) {
+                streaming += 1;
+                assert_eq!(kinesis.stream_arn.as_str(), FAMILY_STREAM);
+                let wanted = match stream.precision {
+                    Some("microsecond") => Precision::Microsecond,
+                    _ => Precision::Millisecond,
+                };
+                assert_eq!(kinesis.precision, wanted);
+            }
+        }
+        // About a quarter of the policies stream; the rest are as they were.
+        assert!(valid > 200, "{valid} of 400 policies validate");
+        assert!(
+            (valid / 8..valid / 2).contains(&streaming),
+            "{streaming} of {valid}"
+        );
+        let without = Knobs {
+            without: ["stream".to_string()].into(),
+        };
+        let strategy = policy_strategy(&without);
+        for _ in 0..100 {
+            assert!(strategy.new_tree(&mut runner).unwrap().current().stream.is_none());
+        }
+    }
 }

@@ -117,6 +117,19 @@ pub enum Act {
     },
     /// Someone turns deletion protection on for one of our tables.
     DeletionProtection { pick: usize },
+    /// Someone enables a Kinesis destination into their own stream on one of our tables: a
+    /// stream they made ([`FOREIGN_STREAM`]), or one nobody made ([`MISSING_STREAM`], which
+    /// ends ENABLE_FAILED). Refused while the table holds a destination.
+    ForeignDestination { pick: usize, stream_exists: bool },
+    /// Someone disables one of our tables' destination into the family's stream (when the
+    /// policy names one).
+    DisableDestination { pick: usize },
+    /// Someone updates the precision of one of our tables' destination into the family's
+    /// stream to the other precision (UpdateKinesisStreamingDestination).
+    DestinationPrecision { pick: usize },
+    /// Someone deletes the family's Kinesis data stream (when the policy names one): its
+    /// destinations keep their status, and their records are lost.
+    DeleteFamilyStream,
     /// Someone acts on one of the completed exports of our tables in the archive bucket: its
     /// first data file overwritten, deleted or moved to GLACIER (CopyObject), another table's
     /// export placed under its prefix, or its file list pointed outside its `data/`.
@@ -180,13 +193,15 @@ pub enum Step {
 ///   `tag_other_family`, `untag_family`, `capacity`, `delete`, `delete_newest`, `target`,
 ///   `step_policy`, `add_index` (the policy's index name on another key), `add_extra_index`,
 ///   `drop_scaling`, `spend_decreases`, `adopt`, `pre_warm`, `disable_key`, `scheduled_action`,
-///   `deletion_protection`, `write_items`, `resource_policy`;
+///   `deletion_protection`, `write_items`, `resource_policy`, `foreign_destination`,
+///   `disable_destination`, `destination_precision`, `delete_stream`;
 /// - hand-made tables: `hand_made_extra_gsi` (indexes the policy does not name),
 ///   `hand_made_on_demand`;
 /// - policies: `grace`, `ttl`, `autoscaling` (such phases become fixed ones), `retention`,
 ///   `archive`, `policy_without_gsi` (every policy then has the index `by_device`),
 ///   `table_class` (phases keep the table's class), `on_demand_max` (on-demand phases without
-///   maximums), `warm` (phases without warm throughput).
+///   maximums), `warm` (phases without warm throughput), `stream` (no policy names a Kinesis
+///   data stream).
 #[derive(Clone, Debug)]
 pub struct Knobs {
     pub without: BTreeSet<String>,
@@ -339,6 +354,18 @@ pub fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
                 .boxed(),
         ),
         picked(2, "deletion_protection", |pick| Act::DeletionProtection { pick }),
+        (
+            1,
+            "foreign_destination",
+            (pick(), prop::bool::weighted(0.7))
+                .prop_map(|(pick, stream_exists)| Act::ForeignDestination { pick, stream_exists })
+                .boxed(),
+        ),
+        picked(1, "disable_destination", |pick| Act::DisableDestination { pick }),
+        picked(1, "destination_precision", |pick| Act::DestinationPrecision {
+            pick,
+        }),
+        (1, "delete_stream", Just(Act::DeleteFamilyStream).boxed()),
         (
             2,
             "archive",

@@ -126,6 +126,22 @@ impl ChangeError {
 
 /// Decodes change records for one family: its prefix and period calendar decide which tables
 /// are its own and which period each holds.
+///
+/// ```
+/// use ddb_rollover::Policy;
+/// use ddb_rollover_app::{ChangeDecoder, ChangeError, ChangeKind};
+///
+/// let decoder = ChangeDecoder::new(&Policy::from_toml("prefix = \"iot\"\nperiod = \"6h\"")?);
+/// let record = br#"{"eventID": "e1", "eventName": "INSERT", "tableName": "iot_2024-12-01T06",
+///     "dynamodb": {"ApproximateCreationDateTime": 1733032800000, "Keys": {"pk": {"S": "a"}}}}"#;
+/// let change = decoder.decode_kinesis_data(record)?;
+/// assert_eq!((change.kind, change.period.label.as_str()), (ChangeKind::Insert, "2024-12-01T06"));
+///
+/// let other = br#"{"eventID": "e2", "eventName": "INSERT", "tableName": "weather_2024-12-01T06",
+///     "dynamodb": {"ApproximateCreationDateTime": 1733032800000, "Keys": {"pk": {"S": "a"}}}}"#;
+/// assert!(matches!(decoder.decode_kinesis_data(other), Err(ChangeError::OtherTable { .. })));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct ChangeDecoder {
     naming: TableNaming,

@@ -8,6 +8,7 @@
 
 use aws_lambda_events::event::dynamodb::{self, EventRecord};
 use aws_lambda_events::event::kinesis::KinesisEvent;
+use chrono::{DateTime, Utc};
 
 use super::kds::TTL_PRINCIPAL;
 use super::{attributes, Change, ChangeDecoder, ChangeError, ChangeKind};
@@ -59,6 +60,13 @@ impl ChangeDecoder {
         let table = table_of_stream_arn(arn)?;
         let period = self.period_of(table)?;
         let change = &record.change;
+        // aws_lambda_events reads a missing time as the epoch: no change of a period table is that old.
+        if change.approximate_creation_date_time == DateTime::<Utc>::UNIX_EPOCH {
+            return Err(ChangeError::malformed(
+                "dynamodb.ApproximateCreationDateTime",
+                "is missing: every change carries the time DynamoDB made it",
+            ));
+        }
         Ok(Change {
             table: table.to_string(),
             period,

@@ -286,6 +286,8 @@ fn a_lambda_dynamodb_event_takes_the_table_from_the_stream_arn() {
     broken.records[0].event_source_arn = Some("arn:aws:kinesis:eu-west-1:1:stream/iot".into());
     broken.records[1].event_source_arn = None;
     broken.records[2].event_name = "UPSERT".into();
+    broken.records.push(event.records[0].clone());
+    broken.records[3].change.approximate_creation_date_time = DateTime::UNIX_EPOCH;
     let errors: Vec<_> = decoder()
         .decode_dynamodb_event(&broken)
         .into_iter()
@@ -296,7 +298,8 @@ fn a_lambda_dynamodb_event_takes_the_table_from_the_stream_arn() {
         [
             "Records[0].eventSourceARN",
             "Records[1].eventSourceARN",
-            "Records[2].eventName"
+            "Records[2].eventName",
+            "Records[3].dynamodb.ApproximateCreationDateTime",
         ]
     );
 }

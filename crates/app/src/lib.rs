@@ -8,7 +8,10 @@
 //! - [`write`](mod@write): put and batch-write to the right table and shard ([`Writer`]);
 //! - [`query`]: one time range read across periods and shards, merged in order ([`query`](query::query));
 //! - [`stream`]: the same read item by item, in bounded memory ([`ItemStream`]);
-//! - [`capacity`]: sizing, the way AWS's guidance does it: period, write shards, WCU.
+//! - [`capacity`]: sizing, the way AWS's guidance does it: period, write shards, WCU;
+//! - [`changes`]: the family's change records, typed ([`Change`], with the period its table
+//!   holds), decoded by a [`ChangeDecoder`] from the family's one Kinesis stream or from Lambda's
+//!   Kinesis and DynamoDB Streams events (docs/consume.md).
 //!
 //! A [`Layout`] ties them to one policy: items carry the shard key `{base}#{n}` in the policy's
 //! partition key and `sort_key(time, unique)` in its sort key, both strings.
@@ -49,12 +52,14 @@
 //! ```
 
 pub mod capacity;
+pub mod changes;
 pub mod keys;
 pub mod query;
 pub mod shard;
 pub mod stream;
 pub mod write;
 
+pub use changes::{Change, ChangeDecoder, ChangeError, ChangeKind};
 pub use ddb_rollover::route::{self, table_for, tables_between, PeriodTable, RouteError};
 pub use keys::Granularity;
 pub use query::{Order, QueryError, QueryOutcome, TimeRange};

@@ -52,6 +52,12 @@ pub struct Args {
     #[arg(long, default_value_t = 7)]
     pub sensor: u32,
 
+    /// Consume instead of ingest: read every record of this Kinesis stream (name or ARN), the
+    /// one the family's tables stream their changes into, and count the family's changes per
+    /// period (`--prefix`, `--period` name the family). Writes nothing.
+    #[arg(long, value_name = "STREAM")]
+    pub consume: Option<String>,
+
     /// `json` prints one JSON object.
     #[arg(long, value_enum, default_value_t = Output::Text)]
     pub output: Output,

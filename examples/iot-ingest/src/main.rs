@@ -5,13 +5,19 @@
 //! a TTL), then reads one sensor's day back across every table and shard and checks it.
 //! Exit code 0 when every check passed, 1 when a check failed or a call or write did not
 //! complete, 2 for bad flags or a policy they make invalid (before any AWS call).
+//!
+//! With `--consume STREAM` it is the other side instead: it reads the Kinesis stream the
+//! family's tables stream into and counts each period's changes (exit 1 when a record is not a
+//! DynamoDB change record or a call failed).
 
 mod args;
 mod check;
+mod consume;
 mod ingest;
 mod readings;
 mod summary;
 mod tables;
+mod tally;
 
 use std::error::Error;
 use std::process::ExitCode;
@@ -19,11 +25,12 @@ use std::process::ExitCode;
 use chrono::{DateTime, NaiveTime, TimeDelta, Utc};
 use ddb_rollover::aws::sdk::{AwsClients, SdkSettings};
 use ddb_rollover::Policy;
-use ddb_rollover_app::{tables_between, Layout, PeriodTable, Sharding, Writer};
+use ddb_rollover_app::{tables_between, ChangeDecoder, Layout, PeriodTable, Sharding, Writer};
 
 use args::{Args, Output};
 use readings::Reading;
 use summary::Summary;
+use tally::Tally;
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -35,6 +42,9 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(stream) = &args.consume {
+        return consume(&args, &setup, stream).await;
+    }
     match run(&args, setup).await {
         Ok(summary) => {
             match args.output {
@@ -150,6 +160,36 @@ async fn run(args: &Args, setup: Setup) -> Result<Summary, Box<dyn Error>> {
         read_time: read.time,
         problems,
     })
+}
+
+/// The consumer: counts the family's changes per period on its one Kinesis stream.
+async fn consume(args: &Args, setup: &Setup, stream: &str) -> ExitCode {
+    let client = consume::client(args).await;
+    let read = match consume::read_all(&client, &consume::StreamId::parse(stream)).await {
+        Ok(read) => read,
+        Err(e) => {
+            eprintln!("iot-ingest: reading {stream}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let decoder = ChangeDecoder::new(&setup.policy);
+    let tally = Tally {
+        shards: read.shards,
+        get_records_calls: read.get_records_calls,
+        ..Tally::of(&decoder, read.records.iter().map(Vec::as_slice))
+    };
+    match args.output {
+        Output::Text => println!("{}", tally.text()),
+        Output::Json => println!("{}", tally.json()),
+    }
+    for problem in &tally.malformed {
+        eprintln!("iot-ingest: not a change record: {problem}");
+    }
+    if tally.malformed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 /// An SDK client from the usual chain (credentials, profile), with the flags on top: the one

@@ -33,8 +33,8 @@
 //! Its parts, from the bottom: `wire` (DynamoDB's JSON protocol), `upstream` (the server behind
 //! it), `rules` and `state` (what a test sets, and the proxy's bookkeeping), one module per AWS
 //! behaviour it adds (`family_role`, `item_writes`, `warm`, `exports`, `scaling`,
-//! `create_table_tags`, `attribute_definitions`, `kinesis_destinations` with `kinesis_delivery`
-//! and `kinesis_records`), then `forward`, which puts them together per
+//! `create_table_tags`, `attribute_definitions`, `kinesis_destinations` with `kinesis_requests`,
+//! `kinesis_delivery` and `kinesis_records`), then `forward`, which puts them together per
 //! request.
 
 use std::collections::BTreeMap;
@@ -52,6 +52,7 @@ mod item_writes;
 mod kinesis_delivery;
 mod kinesis_destinations;
 mod kinesis_records;
+mod kinesis_requests;
 mod rules;
 mod scaling;
 mod state;

@@ -27,7 +27,8 @@
 //! - A destination's stream deleted later is not reported: the docs say nothing of it, so the
 //!   destination stays ACTIVE and its records are dropped (`kinesis_delivery`).
 //!
-//! The item writes' records are `kinesis_delivery`'s, their format `kinesis_records`'.
+//! The requests are checked in `kinesis_requests`; the item writes' records are
+//! `kinesis_delivery`'s, their format `kinesis_records`'.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -37,9 +38,10 @@ use hyper::Response;
 use serde_json::{json, Value};
 
 use super::kinesis_delivery::{kinesis_headers, KINESIS};
+use super::kinesis_requests::{existing_table, json_reply, Refusal, Request};
 use super::state::{lock, State};
 use super::upstream::Upstream;
-use super::wire::{aws_error, table_of_arn, Body};
+use super::wire::Body;
 
 /// The four operations the model answers.
 pub(super) const OPERATIONS: [&str; 4] = [
@@ -88,7 +90,7 @@ impl Precision {
         }
     }
 
-    fn parse(text: &str) -> Option<Precision> {
+    pub(super) fn parse(text: &str) -> Option<Precision> {
         match text {
             "MILLISECOND" => Some(Precision::Millisecond),
             "MICROSECOND" => Some(Precision::Microsecond),
@@ -238,39 +240,6 @@ impl Destinations {
     }
 }
 
-/// An error answer the model gives: HTTP status, AWS error type and message.
-#[derive(Debug)]
-pub(super) struct Refusal {
-    status: u16,
-    error_type: &'static str,
-    message: String,
-}
-
-impl Refusal {
-    /// A 400 `error_type` refusal.
-    fn client(error_type: &'static str, message: String) -> Refusal {
-        Refusal {
-            status: 400,
-            error_type,
-            message,
-        }
-    }
-
-    /// An HTTP 500 naming a failure of the proxy's own calls.
-    pub(super) fn internal(message: String) -> Refusal {
-        Refusal {
-            status: 500,
-            error_type: "InternalServerError",
-            message,
-        }
-    }
-
-    /// The reply the client gets.
-    pub(super) fn reply(&self) -> Response<Body> {
-        aws_error(self.status, self.error_type, &self.message)
-    }
-}
-
 /// AWS's refusal of an operation the destination's state does not allow.
 fn invalid_state(verb: &str, operation: &str, allowed: &str, action: &str) -> Refusal {
     let message = format!(
@@ -382,99 +351,6 @@ async fn describe(
     Ok(json!({ "TableName": table, "KinesisDataStreamDestinations": listed }))
 }
 
-/// One of [`OPERATIONS`]'s request, checked: every bad field named at once, in AWS's words.
-struct Request {
-    table: String,
-    stream_arn: Option<String>,
-    precision: Option<Precision>,
-}
-
-impl Request {
-    fn read(operation: &str, body: &Value) -> Result<Request, Refusal> {
-        let mut errors = Vec::new();
-        let table = body["TableName"].as_str().unwrap_or_default().to_owned();
-        if table.is_empty() {
-            errors.push(
-                "Value null at 'tableName' failed to satisfy constraint: Member must not be null".to_owned(),
-            );
-        }
-        let stream_arn = body["StreamArn"].as_str().map(str::to_owned);
-        if operation != "DescribeKinesisStreamingDestination" {
-            match &stream_arn {
-                None => errors.push("Value null at 'streamArn' failed to satisfy constraint: Member must not be null".to_owned()),
-                Some(arn) if !(37..=1024).contains(&arn.len()) => errors.push(format!(
-                    "Value '{arn}' at 'streamArn' failed to satisfy constraint: Member must have length between 37 and 1024"
-                )),
-                Some(_) => {}
-            }
-        }
-        let configuration = match operation {
-            "EnableKinesisStreamingDestination" => "enableKinesisStreamingConfiguration",
-            _ => "updateKinesisStreamingConfiguration",
-        };
-        let mut configuration_name = configuration.to_owned();
-        configuration_name[..1].make_ascii_uppercase();
-        let asked = &body[configuration_name.as_str()]["ApproximateCreationDateTimePrecision"];
-        let precision = match asked.as_str() {
-            None => None,
-            Some(text) => {
-                let parsed = Precision::parse(text);
-                if parsed.is_none() {
-                    errors.push(format!(
-                        "Value '{text}' at '{configuration}.approximateCreationDateTimePrecision' failed to satisfy constraint: Member must satisfy enum value set: [MILLISECOND, MICROSECOND]"
-                    ));
-                }
-                parsed
-            }
-        };
-        if errors.is_empty() {
-            return Ok(Request {
-                table,
-                stream_arn,
-                precision,
-            });
-        }
-        let count = errors.len();
-        let plural = if count == 1 { "" } else { "s" };
-        let message = format!("{count} validation error{plural} detected: {}", errors.join("; "));
-        Err(Refusal::client("ValidationException", message))
-    }
-}
-
-/// The name of the table `name_or_arn` names, if the upstream has it; else AWS's
-/// ResourceNotFoundException (or a 500 when the upstream cannot be asked).
-async fn existing_table(
-    upstream: &Upstream,
-    headers: &HeaderMap,
-    name_or_arn: &str,
-) -> Result<String, Refusal> {
-    let name = table_of_arn(name_or_arn).unwrap_or_else(|| name_or_arn.to_owned());
-    match upstream
-        .call(headers, "DescribeTable", &json!({ "TableName": name }))
-        .await
-    {
-        Some((status, _)) if status.is_success() => Ok(name),
-        Some((status, _)) if status.is_client_error() => Err(Refusal::client(
-            "ResourceNotFoundException",
-            format!("Requested resource not found: Table: {name} not found"),
-        )),
-        _ => Err(Refusal::internal(format!(
-            "testkit proxy: DescribeTable {name} on {} failed",
-            upstream.endpoint()
-        ))),
-    }
-}
-
-/// A successful JSON answer.
-fn json_reply(answer: &Value) -> Response<Body> {
-    let mut response = Response::new(Body::from(answer.to_string()));
-    response.headers_mut().insert(
-        hyper::header::CONTENT_TYPE,
-        hyper::header::HeaderValue::from_static(super::wire::AMZ_JSON),
-    );
-    response
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -543,23 +419,5 @@ mod tests {
         assert_eq!(listed[0]["DestinationStatusDescription"], "no such stream");
         d.enable("t", STREAM, Precision::Millisecond).unwrap();
         assert_eq!(status(&d, "t"), [(STREAM.to_owned(), "ENABLING".to_owned())]);
-    }
-
-    #[test]
-    fn bad_requests_name_every_bad_field() {
-        let body = json!({"EnableKinesisStreamingConfiguration": {"ApproximateCreationDateTimePrecision": "SECOND"}});
-        let Err(refusal) = Request::read("EnableKinesisStreamingDestination", &body) else {
-            panic!("accepted a request without table or stream");
-        };
-        let text = refusal.message;
-        for field in [
-            "tableName",
-            "streamArn",
-            "enableKinesisStreamingConfiguration.approximateCreationDateTimePrecision",
-            "3 validation errors",
-        ] {
-            assert!(text.contains(field), "{field} not in {text}");
-        }
-        assert!(Request::read("DescribeKinesisStreamingDestination", &json!({"TableName": "t"})).is_ok());
     }
 }

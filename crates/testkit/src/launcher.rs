@@ -207,6 +207,7 @@ fn aws_shim(server: Server, endpoint: &str) -> Option<Proxy> {
             shim.export_layout();
             shim.warm_never_lowered();
             shim.resource_policies_enforced();
+            shim.kinesis_destinations();
             shim
         }
         Server::DynamoDbLocal => return None,

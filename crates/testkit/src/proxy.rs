@@ -22,7 +22,9 @@
 //! ([`Proxy::warm_never_lowered`]; in front of every moto) or that stays UPDATING for a while
 //! after a raise, which moto reports ACTIVE at once ([`Proxy::warm_updating_answers`]), and
 //! item writes a table's resource-based policy denies, which moto accepts
-//! ([`Proxy::resource_policies_enforced`]; in front of every moto).
+//! ([`Proxy::resource_policies_enforced`]; in front of every moto), and DynamoDB's Kinesis Data
+//! Streams destinations, which moto lacks, with every item write carried into the stream as a
+//! record in DynamoDB's format ([`Proxy::kinesis_destinations`]; in front of every moto).
 //!
 //! It runs on its own thread with its own tokio runtime, so sync and async tests use it alike,
 //! and stops when dropped. HTTP is hyper's on both sides (HTTP/1.1 with keep-alive, as the SDK
@@ -31,7 +33,8 @@
 //! Its parts, from the bottom: `wire` (DynamoDB's JSON protocol), `upstream` (the server behind
 //! it), `rules` and `state` (what a test sets, and the proxy's bookkeeping), one module per AWS
 //! behaviour it adds (`family_role`, `item_writes`, `warm`, `exports`, `scaling`,
-//! `create_table_tags`, `attribute_definitions`), then `forward`, which puts them together per
+//! `create_table_tags`, `attribute_definitions`, `kinesis_destinations` with `kinesis_requests`,
+//! `kinesis_delivery` and `kinesis_records`), then `forward`, which puts them together per
 //! request.
 
 use std::collections::BTreeMap;
@@ -46,6 +49,10 @@ mod exports;
 mod family_role;
 mod forward;
 mod item_writes;
+mod kinesis_delivery;
+mod kinesis_destinations;
+mod kinesis_records;
+mod kinesis_requests;
 mod rules;
 mod scaling;
 mod state;
@@ -299,6 +306,48 @@ impl Proxy {
         let mut state = self.state();
         state.warm_updating = Some(n);
         state.warm_answers.clear();
+    }
+
+    /// DynamoDB's Kinesis Data Streams destinations, which moto lacks (it answers their
+    /// operations with an HTML 500), as AWS documents them: the proxy answers
+    /// EnableKinesisStreamingDestination, DescribeKinesisStreamingDestination,
+    /// DisableKinesisStreamingDestination and UpdateKinesisStreamingDestination itself (not
+    /// forwarded; recorded, faulted and checked by [`Proxy::family_role`] like any call), and
+    /// carries every PutItem, UpdateItem, DeleteItem, BatchWriteItem and TransactWriteItems on a
+    /// table whose destination is ACTIVE into its stream on the upstream: one record per changed
+    /// item, in DynamoDB's Kinesis record format, put with Kinesis PutRecords before the client
+    /// gets the write's answer (moto serves Kinesis on the same port; create the stream there).
+    ///
+    /// Enable answers ENABLING; the next DescribeKinesisStreamingDestination of the table
+    /// (see [`Proxy::destinations_enabling_answers`]) finds it ACTIVE, or ENABLE_FAILED with a
+    /// `DestinationStatusDescription` when the Kinesis stream does not exist. One destination a
+    /// table: Enable is refused with a ValidationException while another (or the same) is
+    /// ENABLING, ACTIVE, UPDATING or DISABLING. Disable answers DISABLING and Update UPDATING,
+    /// DISABLED and ACTIVE from the next Describe. A missing table is a
+    /// ResourceNotFoundException; a DeleteTable through the proxy drops the table's
+    /// destinations. A stream deleted after the destination became ACTIVE takes no more records
+    /// and the destination stays ACTIVE (AWS documents nothing else). The proxy's own calls
+    /// (DescribeTable, GetItem before and after each carried write, Kinesis
+    /// DescribeStreamSummary and PutRecords) are not recorded, faulted or checked against the
+    /// family role: on AWS they are DynamoDB's. PartiQL writes are not carried.
+    /// [`crate::LocalDynamo`] turns it on in front of every moto. Not undone by
+    /// [`Proxy::clear`].
+    pub fn kinesis_destinations(&self) {
+        self.state()
+            .kinesis_destinations
+            .get_or_insert_with(Default::default);
+    }
+
+    /// Keeps each new Kinesis destination ENABLING for its table's first `n`
+    /// DescribeKinesisStreamingDestination answers after its Enable (0, the default: ACTIVE, or
+    /// ENABLE_FAILED, from the first), as AWS keeps one ENABLING for a while; no records are put
+    /// while it is. Turns [`Proxy::kinesis_destinations`] on; applies to destinations enabled
+    /// from now on and to those still ENABLING.
+    pub fn destinations_enabling_answers(&self, n: usize) {
+        self.state()
+            .kinesis_destinations
+            .get_or_insert_with(Default::default)
+            .enabling_answers = n;
     }
 
     /// Records no calls from now on: for a proxy that only changes behaviour (the one

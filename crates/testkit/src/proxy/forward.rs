@@ -18,7 +18,10 @@ use super::rules::Fault;
 use super::state::{lock, State};
 use super::upstream::Upstream;
 use super::wire::{aws_error, is_dynamodb, operation_of, table_of, Body};
-use super::{attribute_definitions, create_table_tags, exports, family_role, item_writes, scaling, warm};
+use super::{
+    attribute_definitions, create_table_tags, exports, family_role, item_writes, kinesis_delivery,
+    kinesis_destinations, scaling, warm,
+};
 
 /// How long [`Fault::VanishBefore`] waits for the upstream to stop describing the table.
 const VANISH_TIMEOUT: Duration = Duration::from_secs(5);
@@ -77,6 +80,8 @@ pub(super) struct Forwarder {
     /// Held while counting the upstream's tables for the quota, so concurrent first
     /// CreateTable calls count once.
     counting: tokio::sync::Mutex<()>,
+    /// Held by an item write carried into a Kinesis stream from its first read to its record.
+    carrying: tokio::sync::Mutex<()>,
 }
 
 /// A CreateTable's place under the quota, given back (and the table counted if it was
@@ -99,6 +104,7 @@ impl Forwarder {
             upstream: Upstream::new(upstream_endpoint),
             state,
             counting: tokio::sync::Mutex::new(()),
+            carrying: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -184,6 +190,30 @@ impl Forwarder {
                 return Ok(refusal);
             }
         }
+        let destinations =
+            lock(&self.state).kinesis_destinations.is_some() && is_dynamodb(&parts.headers, &operation);
+        if destinations && kinesis_destinations::OPERATIONS.contains(&operation.as_str()) {
+            let answer =
+                kinesis_destinations::answer(&self.upstream, &self.state, &parts.headers, &operation, &body)
+                    .await;
+            return Ok(answer);
+        }
+        let carried = if destinations {
+            let watched = kinesis_delivery::watch(
+                &self.upstream,
+                &self.state,
+                &self.carrying,
+                &parts.headers,
+                &operation,
+                &body,
+            );
+            match watched.await {
+                Ok(carried) => carried,
+                Err(failure) => return Ok(failure.reply()),
+            }
+        } else {
+            None
+        };
         let body = if lock(&self.state).attribute_definitions_at_update_table
             && is_dynamodb(&parts.headers, "UpdateTable")
         {
@@ -209,6 +239,10 @@ impl Forwarder {
             reservation.created = success;
         }
         drop(reservation);
+        let reply = match carried {
+            Some(carried) if success => carried.deliver(&self.upstream, &parts.headers, reply).await,
+            _ => reply,
+        };
         let reply = if operation == "CreateTable" && success && lock(&self.state).tags_at_create_table {
             create_table_tags::apply_create_table_tags(&self.upstream, &parts.headers, &body, reply).await
         } else {
@@ -224,7 +258,10 @@ impl Forwarder {
         };
         let reply = exports::reply_as_aws(&self.upstream, &self.state, &operation, reply).await;
         if operation == "DeleteTable" && success {
-            lock(&self.state).deleted();
+            match &table {
+                Some(table) => lock(&self.state).table_deleted(table),
+                None => lock(&self.state).deleted(),
+            }
         }
         let warm_updating = lock(&self.state).warm_updating;
         let reply = match (&table, warm_updating) {
@@ -278,7 +315,7 @@ impl Forwarder {
         let body = serde_json::json!({ "TableName": table });
         let call = |operation: &'static str| self.upstream.call(headers, operation, &body);
         match call("DeleteTable").await {
-            Some((status, _)) if status.is_success() => lock(&self.state).deleted(),
+            Some((status, _)) if status.is_success() => lock(&self.state).table_deleted(table),
             // Not there to begin with, or not deletable (deletion protection): nothing to wait for.
             _ => return,
         }

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use super::kinesis_destinations::Destinations;
 use super::rules::{Call, Fault, Rule};
 
 /// Rules, rate limits, the quota, the latency and the record, shared by the test and the
@@ -42,6 +43,9 @@ pub(super) struct State {
     /// Refuse item writes a table's resource-based policy denies
     /// ([`super::Proxy::resource_policies_enforced`]).
     pub(super) resource_policies_enforced: bool,
+    /// The tables' Kinesis Data Streams destinations, when modelled
+    /// ([`super::Proxy::kinesis_destinations`]).
+    pub(super) kinesis_destinations: Option<Destinations>,
     /// Record nothing in `calls` (a proxy nobody asks what it saw).
     pub(super) unrecorded: bool,
     pub(super) calls: Vec<Call>,
@@ -154,6 +158,15 @@ impl State {
     pub(super) fn deleted(&mut self) {
         if let Some(quota) = self.quota.as_mut() {
             quota.tables = quota.tables.map(|t| t.saturating_sub(1));
+        }
+    }
+
+    /// `table` was deleted on the upstream: it no longer counts, and its Kinesis destinations
+    /// go with it.
+    pub(super) fn table_deleted(&mut self, table: &str) {
+        self.deleted();
+        if let Some(destinations) = self.kinesis_destinations.as_mut() {
+            destinations.table_deleted(table);
         }
     }
 

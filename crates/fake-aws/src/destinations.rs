@@ -30,14 +30,12 @@
 //! [`Effect::DisabledDestination`], [`Effect::DestinationPrecision`],
 //! [`Effect::DeletedKinesisStream`]); [`FakeAws::destinations`] reads a table's.
 
-use std::collections::BTreeMap;
-
 use chrono::{DateTime, Duration, Utc};
 use ddb_rollover::policy::stream::Precision;
-use ddb_rollover::run::control::ControlPlaneError;
+use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
 use ddb_rollover::table::stream::{DestinationStatus, ObservedDestination};
 
-use crate::errors::{in_use, not_found, validation};
+use crate::errors::{error, in_use, not_found, validation};
 use crate::{Effect, FakeAws, Maker, Status, World};
 
 /// The start of the ValidationException EnableKinesisStreamingDestination answers while the
@@ -265,8 +263,8 @@ pub(crate) fn delete_stream(
     effects: &mut Vec<Effect>,
 ) -> Result<(), ControlPlaneError> {
     if !world.kinesis_streams.remove(stream_arn) {
-        return Err(crate::errors::error(
-            ddb_rollover::run::control::ErrorKind::NotFound,
+        return Err(error(
+            ErrorKind::NotFound,
             "DeleteStream",
             stream_arn,
             format!("ResourceNotFoundException: Stream {stream_arn} not found"),
@@ -417,9 +415,6 @@ impl FakeAws {
             .unwrap_or_default())
     }
 }
-
-/// Each table's destinations, by table name (the world's field).
-pub type Destinations = BTreeMap<String, Vec<Destination>>;
 
 #[cfg(test)]
 mod tests;

@@ -71,8 +71,8 @@
 //! Its modules: the account ([`World`], [`FakeAws`]'s handle on it, the objects it holds
 //! and the log of calls and requests), the decrease budgets, the role's IAM (`iam`, which
 //! testkit's proxy shares), the mutations our calls and the foreign acts share, the foreign acts, what a test
-//! injects (`injection`) and seeds (`seed`), one module a port (`ports`), the S3 of the exports
-//! and the warm throughput.
+//! injects (`injection`) and seeds (`seed`), one module a port (`ports`), the S3 of the exports,
+//! the warm throughput and the Kinesis destinations (`destinations`).
 
 mod account;
 mod budgets;

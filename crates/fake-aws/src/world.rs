@@ -9,7 +9,7 @@ use ddb_rollover::policy::scaling::{table_of, ScalableKey};
 use ddb_rollover::table::{ExportStatus, TableStatus};
 
 use crate::{destinations, s3, warm};
-use crate::{Call, Export, Import, Table, Target, Write};
+use crate::{Call, Destination, Export, Import, Table, Target, Write};
 
 /// The tag key `template.yaml`'s IAM conditions check (`aws:ResourceTag/ddb-rollover:family`).
 pub const FAMILY_TAG: &str = "ddb-rollover:family";
@@ -136,7 +136,7 @@ pub struct World {
     /// The account's Kinesis data streams, by ARN.
     pub kinesis_streams: BTreeSet<String>,
     /// Each table's Kinesis data stream destinations, by table name.
-    pub destinations: destinations::Destinations,
+    pub destinations: BTreeMap<String, Vec<Destination>>,
     pub(crate) next_id: u64,
     /// The fake time `Clock::now`'s `Instant` counts from, and that instant.
     pub(crate) epoch: (DateTime<Utc>, Instant),

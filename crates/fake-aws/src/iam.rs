@@ -20,14 +20,16 @@ use crate::{FakeAws, World};
 const TEMPLATE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../template.yaml");
 
 /// The stack parameters the modelled role is read with, besides `TablePrefix`: every optional
-/// grant on (TTL, point-in-time recovery, archiving, deletion, autoscaling), so a test of any
-/// policy may make the calls such a stack's functions may make, and no other.
-const STACK_PARAMETERS: [(&str, &str); 5] = [
+/// grant on (TTL, point-in-time recovery, archiving, deletion, autoscaling, the family's Kinesis
+/// stream), so a test of any policy may make the calls such a stack's functions may make, and
+/// no other. The fake checks the DynamoDB actions on the tables, which no stream ARN scopes.
+const STACK_PARAMETERS: [(&str, &str); 6] = [
     ("TtlAttribute", "expires"),
     ("PointInTimeRecovery", "true"),
     ("ArchiveBucket", "archive-bucket"),
     ("DeleteAfter", "48"),
     ("Autoscaling", "true"),
+    ("ChangeStreamArn", crate::scenarios::FAMILY_STREAM),
 ];
 
 /// The functions of the template whose roles together are the family's role.

@@ -173,6 +173,9 @@ async fn describe(client: &Client, table: &str) -> Result<Vec<(String, String, S
         .collect())
 }
 
+/// A table without destinations, as [`describe`] gives it.
+const NONE: [(String, String, String, String); 0] = [];
+
 fn listed(stream: &str, status: &str, precision: &str) -> (String, String, String, String) {
     (
         stream.to_owned(),
@@ -193,7 +196,7 @@ async fn a_destination_is_enabling_for_n_answers_then_active_and_a_table_holds_o
     let client = proxy.client().await;
     create_plain_table(&client, "t_1").await;
 
-    assert_eq!(describe(&client, "t_1").await.unwrap(), []);
+    assert_eq!(describe(&client, "t_1").await.unwrap(), NONE);
     assert_eq!(
         enable(&client, "t_1", &family, Some(Precision::Microsecond))
             .await
@@ -283,7 +286,7 @@ async fn a_missing_stream_ends_enable_failed_with_its_reason_in_front_of_every_m
         .await
         .is_err());
 
-    assert_eq!(describe(&client, "t_1").await.unwrap(), []);
+    assert_eq!(describe(&client, "t_1").await.unwrap(), NONE);
     let missing = "arn:aws:kinesis:us-east-1:123456789012:stream/not-there";
     assert_eq!(
         enable(&client, "t_1", missing, None).await.unwrap(),
@@ -563,7 +566,7 @@ async fn disable_update_delete_table_and_a_deleted_stream() {
     assert_eq!(describe(&client, "t_1").await.unwrap()[0].1, "ACTIVE");
     client.delete_table().table_name("t_1").send().await.unwrap();
     create_plain_table(&client, "t_1").await;
-    assert_eq!(describe(&client, "t_1").await.unwrap(), []);
+    assert_eq!(describe(&client, "t_1").await.unwrap(), NONE);
     put(&client, "t_1", "c", 1).await;
     assert_eq!(records(&kinesis, &family).await.len(), 1);
 

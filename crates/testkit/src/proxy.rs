@@ -33,7 +33,7 @@
 //! Its parts, from the bottom: `wire` (DynamoDB's JSON protocol), `upstream` (the server behind
 //! it), `rules` and `state` (what a test sets, and the proxy's bookkeeping), one module per AWS
 //! behaviour it adds (`family_role`, `item_writes`, `warm`, `exports`, `scaling`,
-//! `create_table_tags`, `attribute_definitions`, `kinesis_destinations` with `kinesis_requests`,
+//! `create_table_tags`, `attribute_definitions`, `kinesis_destinations` with `kinesis_requests`, `kinesis_state`,
 //! `kinesis_delivery` and `kinesis_records`), then `forward`, which puts them together per
 //! request.
 
@@ -53,6 +53,7 @@ mod kinesis_delivery;
 mod kinesis_destinations;
 mod kinesis_records;
 mod kinesis_requests;
+mod kinesis_state;
 mod rules;
 mod scaling;
 mod state;

@@ -74,7 +74,10 @@ fn create_new_enables_each_new_tables_destination_and_waits_until_it_streams() {
     // CREATING for 20 s, then ENABLING for 30 s: waited out on the fake's clock, the enable's
     // wait for ACTIVE and readiness's each polling at once, then after 0.5 s doubling up to 10 s.
     let waited = fake.now() - started;
-    assert!(waited >= Duration::seconds(50) && waited <= Duration::seconds(100), "{waited}");
+    assert!(
+        waited >= Duration::seconds(50) && waited <= Duration::seconds(100),
+        "{waited}"
+    );
     // Streaming already: the next run enables nothing and waits for nothing.
     let before = fake.now();
     let again = create_new(&fake, &policy());
@@ -92,7 +95,11 @@ fn a_destination_still_enabling_when_the_wait_ends_is_not_ready_and_not_a_failur
     let report = create_new(&fake, &policy());
     let ready = report.next_table_ready.as_ref().unwrap();
     assert!(!ready.ready);
-    assert!(ready.line().contains("Kinesis destination ENABLING"), "{}", ready.line());
+    assert!(
+        ready.line().contains("Kinesis destination ENABLING"),
+        "{}",
+        ready.line()
+    );
     assert_eq!(report.summary.failed, 0, "{report:#?}");
     assert_eq!(destinations(&fake, TABLES[1])[0].1, DestinationStatus::Enabling);
 }
@@ -106,7 +113,10 @@ fn a_destination_that_ends_enable_failed_fails_the_run_on_its_own_line() {
         let line = enable_line(&report, table);
         assert_eq!(line.outcome, Outcome::Failed, "{line:#?}");
         let error = line.error.as_deref().unwrap();
-        assert!(error.contains("ENABLE_FAILED") && error.contains(STREAM), "{error}");
+        assert!(
+            error.contains("ENABLE_FAILED") && error.contains(STREAM),
+            "{error}"
+        );
         assert_eq!(destinations(&fake, table)[0].1, DestinationStatus::EnableFailed);
     }
     assert!(report.summary.failed > 0);
@@ -129,7 +139,8 @@ fn someone_elses_destination_is_left_and_the_table_without_ours_fails_the_run() 
     // The tables exist and stream already (a first run); then someone's destination replaces
     // ours on the pre-built table.
     assert!(create_new(&fake, &policy()).next_table_ready.unwrap().ready);
-    fake.foreign_disable_destination("someone", TABLES[1], STREAM).unwrap();
+    fake.foreign_disable_destination("someone", TABLES[1], STREAM)
+        .unwrap();
     fake.advance(Duration::minutes(5));
     fake.foreign_enable_destination("someone", TABLES[1], THEIRS, Precision::Millisecond)
         .unwrap();

@@ -18,7 +18,7 @@ use hyper::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use hyper::Response;
 use serde_json::{json, Value};
 
-use super::kinesis_destinations::Precision;
+use super::kinesis_records::Precision;
 use super::kinesis_records::{partition_key, Change};
 use super::kinesis_requests::Refusal;
 use super::state::{lock, State};

@@ -13,7 +13,29 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{json, Map, Value};
 
-use super::kinesis_destinations::Precision;
+/// `ApproximateCreationDateTimePrecision`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Precision {
+    Millisecond,
+    Microsecond,
+}
+
+impl Precision {
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            Precision::Millisecond => "MILLISECOND",
+            Precision::Microsecond => "MICROSECOND",
+        }
+    }
+
+    pub(super) fn parse(text: &str) -> Option<Precision> {
+        match text {
+            "MILLISECOND" => Some(Precision::Millisecond),
+            "MICROSECOND" => Some(Precision::Microsecond),
+            _ => None,
+        }
+    }
+}
 
 /// One item changed by a write: its key, and the item before and after (`None`: absent).
 #[derive(Debug, Clone, PartialEq)]

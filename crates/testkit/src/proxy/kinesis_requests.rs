@@ -6,7 +6,7 @@ use hyper::header::HeaderMap;
 use hyper::Response;
 use serde_json::{json, Value};
 
-use super::kinesis_destinations::Precision;
+use super::kinesis_records::Precision;
 use super::upstream::Upstream;
 use super::wire::{aws_error, table_of_arn, Body};
 

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::kinesis_destinations::Destinations;
+use super::kinesis_state::Destinations;
 use super::rules::{Call, Fault, Rule};
 
 /// Rules, rate limits, the quota, the latency and the record, shared by the test and the

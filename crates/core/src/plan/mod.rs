@@ -122,8 +122,7 @@ pub fn plan_run(
                 // Made again after someone deleted it: a new table, with no destination.
                 let rebuilt = matches!(main.decision, Decision::Recreate(_));
                 items.push(main);
-                let streamed = existing.filter(|_| !created && !rebuilt);
-                items.extend(ctx.stream_item(slot, &name, streamed));
+                items.extend(ctx.stream_item(slot, &name, existing, created || rebuilt));
                 // A table created in an autoscaling phase 0 gets its targets in the same run;
                 // a pre-built one gets those it lacks (never the current table: see
                 // create_new_item; resize_old looks after it).

@@ -14,12 +14,20 @@ use crate::table::stream::{DestinationChange, DestinationStatus};
 
 impl Context<'_> {
     /// The enable a table needs, when the policy names a stream: for a table this run creates
-    /// (`owned` is `None`), always; for one that exists, when no destination of ours is
-    /// enabling or streaming (none, disabled by someone, or ENABLE_FAILED before).
-    pub(super) fn stream_item(&self, slot: Slot, name: &str, owned: Option<&Owned>) -> Option<PlanItem> {
+    /// (`created`: none exists, or `owned` is being deleted and made again), always; for one
+    /// that exists, when no destination of ours is enabling or streaming (none, disabled by
+    /// someone, or ENABLE_FAILED before). The item carries the verdict of the table's main item.
+    pub(super) fn stream_item(
+        &self,
+        slot: Slot,
+        name: &str,
+        owned: Option<&Owned>,
+        created: bool,
+    ) -> Option<PlanItem> {
         let destination = self.policy.stream.kinesis.clone()?;
         let stream = destination.stream_arn.to_string();
-        let reason = match owned.and_then(|o| o.verdict.stream.as_ref()) {
+        let state = owned.filter(|_| !created).and_then(|o| o.verdict.stream.as_ref());
+        let reason = match state {
             None => format!("a new table streams its changes into the family's Kinesis stream {stream}: enable it"),
             Some(StreamState::NotRead | StreamState::Unsupported) => return None,
             Some(StreamState::Ours { status, .. }) if status.holds() => return None,

@@ -123,8 +123,10 @@ pub(crate) fn plan_adoption(
                                     | NoEvidence::ForeignScaling
                                     | NoEvidence::ForeignDeletionProtection
                                     | NoEvidence::ForeignResourcePolicy
+                                    | NoEvidence::ForeignKinesisDestination
                                     // Read once the table is ours and due for deletion.
                                     | NoEvidence::ResourcePolicyNotRead
+                                    | NoEvidence::DestinationsNotRead
                             )
                         })
                         .map(ToString::to_string)

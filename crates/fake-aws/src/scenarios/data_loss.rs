@@ -62,6 +62,17 @@ pub fn no_data_loss(f: &RunFacts<'_>) -> Vec<String> {
                 why.push(format!("its {protection}"));
             }
         }
+        // Someone else's change feed from it, ended with it.
+        let wanted = f.policy.stream.kinesis.as_ref().map(|k| k.stream_arn.as_str());
+        for destination in f.before.destinations.get(name).into_iter().flatten() {
+            if destination.status.holds() && Some(destination.stream_arn.as_str()) != wanted {
+                why.push(format!(
+                    "it fed someone else's Kinesis stream {} ({}), ended with it",
+                    destination.stream_arn,
+                    destination.status.as_str()
+                ));
+            }
+        }
         for sid in foreign_statements(t) {
             why.push(format!(
                 "its resource-based policy held someone else's statement {sid}, destroyed with it"

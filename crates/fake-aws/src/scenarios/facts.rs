@@ -160,11 +160,34 @@ pub fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
                     "{op} turned off the deletion protection of {name}: {why}"
                 ));
             }
-            // Kinesis destinations: facts for the change stream's promises, which judge them.
-            Effect::EnabledDestination { .. }
-            | Effect::DisabledDestination { .. }
-            | Effect::DestinationPrecision { .. }
-            | Effect::DeletedKinesisStream { .. } => {}
+            // The change stream: our runs enable the policy's stream's destination on tables of
+            // ours, and never disable, change or delete anything of Kinesis.
+            Effect::EnabledDestination { stream_arn, .. } => {
+                if let Some(why) = &foreign {
+                    say(format!(
+                        "{op} enabled a Kinesis destination on {name}, which is foreign: {why}"
+                    ));
+                }
+                let wanted = f.policy.stream.kinesis.as_ref().map(|k| k.stream_arn.as_str());
+                if wanted != Some(stream_arn.as_str()) {
+                    say(format!(
+                        "{op} enabled a destination of {name} to {stream_arn}, not the policy's stream ({wanted:?})"
+                    ));
+                }
+            }
+            Effect::DisabledDestination { stream_arn, .. } => {
+                say(format!(
+                    "{op} disabled the destination of {name} to {stream_arn}: runs never disable one"
+                ));
+            }
+            Effect::DestinationPrecision { stream_arn, .. } => {
+                say(format!(
+                    "{op} changed the destination of {name} to {stream_arn}: runs never change one"
+                ));
+            }
+            Effect::DeletedKinesisStream { stream_arn, .. } => {
+                say(format!("{op} deleted the Kinesis stream {stream_arn}"));
+            }
             Effect::TableClass { .. }
             | Effect::Setting { .. }
             | Effect::AddedIndex { .. }

@@ -21,7 +21,8 @@ pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
 /// Promise 3: a create_new run whose end state has the current or a pre-built table missing,
 /// DELETING, or in a status that takes no writes (its KMS key lost, archived) reports failure, and says the next table is not ready; and one that says the next
 /// table is ready, when phase 0 asks for warm throughput, ended with the warm throughput of each
-/// such table and of the policy's indexes on it ACTIVE.
+/// such table and of the policy's indexes on it ACTIVE, and, when the policy names a Kinesis
+/// stream, each such table's destination to it ACTIVE (or UPDATING).
 pub fn create_new_is_loud(f: &RunFacts<'_>) -> Vec<String> {
     if f.operation != Operation::CreateNew {
         return Vec::new();
@@ -54,6 +55,26 @@ pub fn create_new_is_loud(f: &RunFacts<'_>) -> Vec<String> {
                     "{}: create_new said the next table is ready, but the warm throughput of {} of {name} is still UPDATING; its lines: {}",
                     f.step,
                     updating.join(", "),
+                    f.lines_of(&name)
+                ));
+            }
+        }
+    }
+    if let Some(wanted) = f.policy.stream.kinesis.as_ref().filter(|_| said_ready) {
+        for name in target_names(f.policy, f.now) {
+            let streaming = f
+                .after
+                .destinations
+                .get(&name)
+                .into_iter()
+                .flatten()
+                .any(|d| d.stream_arn == wanted.stream_arn.as_str() && d.status.streams());
+            count("promise 3: ready with the change stream checked");
+            if f.after.tables.contains_key(&name) && !streaming {
+                out.push(format!(
+                    "{}: create_new said the next table is ready, but {name} does not stream into the policy's Kinesis stream (its destinations: {:?}); its lines: {}",
+                    f.step,
+                    f.after.destinations.get(&name),
                     f.lines_of(&name)
                 ));
             }

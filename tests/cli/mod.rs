@@ -13,6 +13,7 @@ mod quota;
 mod restore;
 mod retagged;
 mod scale;
+mod stream;
 mod survival;
 mod warm;
 mod warnings;

@@ -73,9 +73,6 @@ async fn seed_tables(client: &aws_sdk_dynamodb::Client) {
     .await;
 }
 
-/// The read of a table's Kinesis destinations (see [`check_calls`]).
-const KINESIS_DESCRIBE: &str = "dynamodb:DescribeKinesisStreamingDestination";
-
 /// A table of ours made under `Period = month`.
 const EARLIER_PERIOD: &str = "timeseries_2018-09";
 
@@ -174,13 +171,6 @@ fn check_calls(d: &Deployed, calls: &BTreeSet<Call>) {
     let mut needed = d.needed();
     if !sent.contains("dynamodb:DeleteResourcePolicy") && sent.contains("dynamodb:PutResourcePolicy") {
         needed.remove("dynamodb:DeleteResourcePolicy");
-    }
-    // And DescribeKinesisStreamingDestination, granted for the engine's reads of a table's
-    // Kinesis destinations (before a deletion, and with ChangeStreamArn), while no run of this
-    // build sends it: once the engine plans destinations, a run that deletes sends it and this
-    // exception no longer applies.
-    if !sent.contains(KINESIS_DESCRIBE) {
-        needed.remove(KINESIS_DESCRIBE);
     }
     assert_eq!(
         sent,

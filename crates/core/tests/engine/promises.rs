@@ -20,13 +20,16 @@
 //!    register over such a target, never touch a foreign policy, never deregister (or plan to)
 //!    a target carrying one, never write the family tag onto an existing table, never raise the
 //!    warm throughput of a foreign table or GSI, and never ask to lower a warm throughput (the
-//!    fake refuses it, as DynamoDB does). A change the role refuses is no change.
+//!    fake refuses it, as DynamoDB does), enable a Kinesis destination only to the policy's stream
+//!    and only on a table of ours, and never disable or update a destination or delete a stream.
+//!    A change the role refuses is no change.
 //! 2. `no_data_loss`: a deleted table was provably ours and carried our family tag, had the
 //!    policy's key and local indexes, no foreign or shared target and no other family's tag,
-//!    was old enough, and its period end + grace had passed.
+//!    was old enough, its period end + grace had passed, and it fed no one else's Kinesis stream.
 //! 3. `create_new_is_loud`: a create_new run that leaves the current or a pre-built table
 //!    missing or DELETING reports failure and a next table that is not ready; one that says the
-//!    next table is ready left no target's warm throughput UPDATING (when phase 0 asks for it).
+//!    next table is ready left no target's warm throughput UPDATING (when phase 0 asks for it),
+//!    and every target streaming into the policy's Kinesis stream (when it names one).
 //! 4. `resize_old_converges`: after every resize_old run, every ACTIVE table that is provably
 //!    ours, has the policy's key and nothing foreign on it has the phase its age (and grace)
 //!    calls for, its warm throughput included, unless its line is deferred for a documented

@@ -75,7 +75,12 @@ async fn records(kinesis: &aws_sdk_kinesis::Client, name: &str) -> Vec<Vec<u8>> 
         let Some(current) = iterator.take() else {
             return all;
         };
-        let page = kinesis.get_records().shard_iterator(current).send().await.unwrap();
+        let page = kinesis
+            .get_records()
+            .shard_iterator(current)
+            .send()
+            .await
+            .unwrap();
         if page.records().is_empty() {
             return all;
         }
@@ -159,6 +164,11 @@ async fn ten_days_of_writes_across_every_boundary_reach_the_one_stream_item_by_i
         .send()
         .await
         .unwrap();
+    // Its owner waits for it to stream, as one does after enabling.
+    assert_eq!(
+        destinations(&client, foreign).await,
+        [(AUDIT_STREAM.to_string(), DestinationStatus::Active)]
+    );
 
     let first = Utc.with_ymd_and_hms(2018, 10, 25, 0, 0, 0).unwrap();
     let mut written: Vec<Write> = Vec::new();
@@ -200,7 +210,7 @@ async fn ten_days_of_writes_across_every_boundary_reach_the_one_stream_item_by_i
     client
         .put_item()
         .table_name(foreign)
-        .item("pk", AttributeValue::S("backup".into()))
+        .item("id", AttributeValue::S("backup".into()))
         .send()
         .await
         .unwrap();
@@ -230,7 +240,11 @@ async fn ten_days_of_writes_across_every_boundary_reach_the_one_stream_item_by_i
     };
     assert_eq!(as_set(&received), as_set(&written));
     let tables: BTreeSet<&str> = written.iter().map(|w| w.0.as_str()).collect();
-    assert_eq!(tables.len(), 11, "ten boundaries: eleven periods' tables written to");
+    assert_eq!(
+        tables.len(),
+        11,
+        "ten boundaries: eleven periods' tables written to"
+    );
 
     // Every table of the family streams into the one stream; the neighbour's feed is its own.
     let names = client.list_tables().send().await.unwrap();
@@ -287,7 +301,11 @@ async fn create_new_is_not_ready_while_enabling_and_fails_loudly_on_enable_faile
     assert_eq!(report["next_table_ready"]["ready"], false, "{report:#}");
     let tomorrow = &report["next_table_ready"]["tables"][1];
     assert_eq!(tomorrow["stream"], "ENABLING", "{report:#}");
-    assert_eq!(enabling.code, 0, "ENABLING is on its way, not a failure: {}", enabling.stderr);
+    assert_eq!(
+        enabling.code, 0,
+        "ENABLING is on its way, not a failure: {}",
+        enabling.stderr
+    );
 
     // A policy naming a stream that does not exist: ENABLE_FAILED, a failed run (exit 1) whose
     // enable lines carry DynamoDB's reason.
@@ -317,7 +335,10 @@ async fn create_new_is_not_ready_while_enabling_and_fails_loudly_on_enable_faile
     for line in failed {
         assert_eq!(line["outcome"], "failed", "{line:#}");
         let error = line["error"].as_str().unwrap();
-        assert!(error.contains("ENABLE_FAILED") && error.contains("no-such-stream"), "{error}");
+        assert!(
+            error.contains("ENABLE_FAILED") && error.contains("no-such-stream"),
+            "{error}"
+        );
     }
     let client = server.client().await;
     for table in ["timeseries_2018-11-01", "timeseries_2018-11-02"] {

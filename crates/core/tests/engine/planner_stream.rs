@@ -92,11 +92,19 @@ fn without_a_stream_nothing_is_enabled() {
         .all(|i| !matches!(i.decision, Decision::EnableKinesisDestination(_))));
 }
 
+/// A case: its name, the destinations DescribeKinesisStreamingDestination gives (`None`: not
+/// read), and the words the enable's reason says (`None`: no enable).
+type Case = (
+    &'static str,
+    Option<Vec<ObservedDestination>>,
+    Option<&'static [&'static str]>,
+);
+
 #[test]
 fn an_existing_table_is_enabled_only_when_its_changes_do_not_reach_the_stream() {
     let policy = policy();
     let name = "timeseries_2018-10-26";
-    let cases: Vec<(&str, Option<Vec<ObservedDestination>>, Option<&[&str]>)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "streaming",
             Some(vec![destination(OURS, DestinationStatus::Active, None)]),

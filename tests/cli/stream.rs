@@ -14,7 +14,6 @@ use std::path::PathBuf;
 
 use aws_sdk_dynamodb::types::{AttributeValue, DestinationStatus};
 use aws_sdk_dynamodb::Client;
-use aws_sdk_kinesis::types::ShardIteratorType;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use ddb_rollover::Policy;
 use ddb_rollover_app::{table_for, ChangeDecoder, ChangeKind};
@@ -22,6 +21,7 @@ use serde_json::Value;
 use testkit::{create_plain_table, LocalDynamo, Proxy, Server};
 
 use super::common::run_cli;
+use crate::support::kinesis::{create_stream, records as stream_records};
 use crate::support::kinesis_client;
 
 const FAMILY_STREAM: &str = "timeseries-changes";
@@ -45,49 +45,13 @@ fn policy_file(name: &str, stream: &str) -> PathBuf {
     path
 }
 
-async fn create_stream(kinesis: &aws_sdk_kinesis::Client, name: &str) {
-    kinesis
-        .create_stream()
-        .stream_name(name)
-        .shard_count(1)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("CreateStream {name}: {e:?}"));
-}
-
-/// Every record's data in the one-shard stream `name`, oldest first (GetRecords until a page
-/// comes back empty; at most 100 pages).
+/// The data of every record in the stream `name`, oldest first.
 async fn records(kinesis: &aws_sdk_kinesis::Client, name: &str) -> Vec<Vec<u8>> {
-    let shards = kinesis.list_shards().stream_name(name).send().await.unwrap();
-    let shard = shards.shards()[0].shard_id().to_owned();
-    let mut iterator = kinesis
-        .get_shard_iterator()
-        .stream_name(name)
-        .shard_id(shard)
-        .shard_iterator_type(ShardIteratorType::TrimHorizon)
-        .send()
+    stream_records(kinesis, &stream_arn(name))
         .await
-        .unwrap()
-        .shard_iterator()
-        .map(str::to_owned);
-    let mut all = Vec::new();
-    for _ in 0..100 {
-        let Some(current) = iterator.take() else {
-            return all;
-        };
-        let page = kinesis
-            .get_records()
-            .shard_iterator(current)
-            .send()
-            .await
-            .unwrap();
-        if page.records().is_empty() {
-            return all;
-        }
-        all.extend(page.records().iter().map(|r| r.data().as_ref().to_vec()));
-        iterator = page.next_shard_iterator().map(str::to_owned);
-    }
-    panic!("stream {name} did not run out of records in 100 pages");
+        .iter()
+        .map(|r| r.data().as_ref().to_vec())
+        .collect()
 }
 
 /// (stream name, status) of each of the table's destinations, as DynamoDB (the proxy) says.

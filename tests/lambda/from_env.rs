@@ -102,6 +102,7 @@ async fn from_env_reads_the_policy_and_the_client_from_the_environment() {
         ("ROLLOVER_ARCHIVE_PREFIX", "ddb-rollover/"),
         ("ROLLOVER_DELETE_AFTER", "0"),
         ("ROLLOVER_AUTOSCALING", "false"),
+        ("ROLLOVER_CHANGE_STREAM_ARN", ""),
     ];
     for (name, value) in grants_only {
         std::env::set_var(name, value);

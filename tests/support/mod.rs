@@ -3,6 +3,7 @@
 pub mod binaries;
 pub mod days;
 pub mod events;
+pub mod kinesis;
 pub mod scaling;
 pub mod schema;
 

@@ -24,19 +24,24 @@ pub const INSTANT_DYNALITE: testkit::Server = testkit::Server::Dynalite {
     update_ms: 0,
 };
 
+/// The testkit's credentials, which the local servers take (the clients below use them).
+fn testkit_credentials() -> Credentials {
+    Credentials::new(
+        testkit::ACCESS_KEY_ID,
+        testkit::SECRET_ACCESS_KEY,
+        None,
+        None,
+        "tests",
+    )
+}
+
 /// A Kinesis client for `endpoint` (moto serves Kinesis on DynamoDB's port), with the testkit's
 /// Region and credentials: how the tests read what a table's Kinesis destination put.
 pub fn kinesis_client(endpoint: &str) -> aws_sdk_kinesis::Client {
     let config = aws_sdk_kinesis::Config::builder()
         .behavior_version(BehaviorVersion::latest())
         .region(Region::new(testkit::REGION))
-        .credentials_provider(Credentials::new(
-            testkit::ACCESS_KEY_ID,
-            testkit::SECRET_ACCESS_KEY,
-            None,
-            None,
-            "tests",
-        ))
+        .credentials_provider(testkit_credentials())
         .endpoint_url(endpoint)
         .build();
     aws_sdk_kinesis::Client::from_conf(config)
@@ -48,13 +53,7 @@ pub fn autoscaling_client(endpoint: &str) -> aws_sdk_applicationautoscaling::Cli
     let config = aws_sdk_applicationautoscaling::Config::builder()
         .behavior_version(BehaviorVersion::latest())
         .region(Region::new(testkit::REGION))
-        .credentials_provider(Credentials::new(
-            testkit::ACCESS_KEY_ID,
-            testkit::SECRET_ACCESS_KEY,
-            None,
-            None,
-            "tests",
-        ))
+        .credentials_provider(testkit_credentials())
         .endpoint_url(endpoint)
         .build();
     aws_sdk_applicationautoscaling::Client::from_conf(config)

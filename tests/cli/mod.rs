@@ -10,6 +10,7 @@ mod offline;
 mod overlap;
 mod quota;
 
+mod mapping;
 mod restore;
 mod retagged;
 mod scale;

@@ -4,5 +4,6 @@ mod ddblocal;
 mod grace;
 mod indexes;
 mod no_autoscaling_servers;
+mod no_lambda_servers;
 mod promises_moto;
 mod sdk_moto;

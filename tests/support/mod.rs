@@ -4,6 +4,7 @@ pub mod binaries;
 pub mod days;
 pub mod events;
 pub mod kinesis;
+pub mod lambda;
 pub mod scaling;
 pub mod schema;
 

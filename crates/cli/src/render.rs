@@ -95,6 +95,12 @@ fn action(decision: &Decision) -> String {
                 stream_name(change.destination.stream_arn.as_str())
             )
         }
+        Decision::CreateEventSourceMapping(change) => {
+            format!("map to {}", function_name(change.consumer.function.as_str()))
+        }
+        Decision::DeleteEventSourceMapping(removal) => {
+            format!("unmap {}", function_name(&removal.function_arn))
+        }
         Decision::RegisterScaling(change) => {
             let target = change.targets.first().map_or(0, |t| t.target);
             format!("autoscale {} target(s) at {target}%", change.targets.len())
@@ -111,6 +117,26 @@ fn action(decision: &Decision) -> String {
 /// A Kinesis stream's name from its ARN (`…:stream/NAME`), short enough for a table row.
 fn stream_name(arn: &str) -> &str {
     arn.rsplit_once("stream/").map_or(arn, |(_, name)| name)
+}
+
+/// A table's STREAM cell: its Kinesis destination's status, then its consumer mapping's.
+fn stream_cell(line: &TableStatusLine) -> String {
+    let parts: Vec<String> = line
+        .stream
+        .iter()
+        .cloned()
+        .chain(line.consumer.iter().map(|state| format!("mapping {state}")))
+        .collect();
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// `NAME` (or `NAME:QUALIFIER`) of `arn:aws:lambda:REGION:ACCOUNT:function:NAME[:QUALIFIER]`.
+fn function_name(arn: &str) -> &str {
+    arn.split_once(":function:").map_or(arn, |(_, name)| name)
 }
 
 pub fn summary(summary: &Summary) -> String {
@@ -195,8 +221,11 @@ pub fn status_report(report: &StatusReport) -> String {
         .tables
         .iter()
         .any(|line| line.warm.as_ref().is_some_and(|w| w.wanted.is_some()));
-    // The STREAM column only where the policy names a Kinesis stream.
-    let stream_column = report.tables.iter().any(|line| line.stream.is_some());
+    // The STREAM column only where the policy names a Kinesis stream or a consumer function.
+    let stream_column = report
+        .tables
+        .iter()
+        .any(|line| line.stream.is_some() || line.consumer.is_some());
     let rows: Vec<Vec<String>> = report
         .tables
         .iter()
@@ -252,7 +281,7 @@ pub fn status_report(report: &StatusReport) -> String {
                 row.push(line.warm.as_ref().map_or_else(|| "-".into(), warm_cell));
             }
             if stream_column {
-                row.push(opt(line.stream.clone()));
+                row.push(stream_cell(line));
             }
             row.extend([status_verdict(line), opt(next_phase), retention, next]);
             row

@@ -35,7 +35,9 @@ pub use plan::{plan, Decision, Operation, Plan, PlanItem, Scope};
 pub use policy::{Policy, PolicyDocument, PolicyError};
 pub use run::apply::{apply, run, run_each, ApplyOptions};
 pub use run::clock::{check_clock, CheckedInstant, ClockAllowance};
-pub use run::control::{Archives, Clock, ControlPlane, ControlPlaneError, ErrorKind, Scaling, Tables};
+pub use run::control::{
+    Archives, Clock, ControlPlane, ControlPlaneError, ErrorKind, Mappings, Scaling, Tables,
+};
 pub use run::observe::{observe, Observation};
 pub use run::readiness::Readiness;
 pub use run::report::{Outcome, RunReport};

@@ -275,6 +275,8 @@ mod tests {
                 warm: None,
                 stream: None,
                 stream_detail: None,
+                consumer: None,
+                consumer_detail: None,
             }]));
             let documents = run_documents(&created, 1);
             let found: Vec<_> = documents.iter().flat_map(|d| validate(d)).collect();

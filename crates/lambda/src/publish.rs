@@ -253,6 +253,8 @@ mod tests {
             warm: None,
             stream: None,
             stream_detail: None,
+            consumer: None,
+            consumer_detail: None,
         }
     }
 

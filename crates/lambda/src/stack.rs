@@ -491,7 +491,7 @@ impl Reader<'_> {
             retention,
             stream: change_stream.map(|arn| StreamDocument {
                 kinesis: Some(arn),
-                precision: None,
+                ..StreamDocument::default()
             }),
             ..PolicyDocument::default()
         }

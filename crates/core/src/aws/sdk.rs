@@ -42,6 +42,8 @@ pub struct AwsClients {
     pub dynamodb: aws_sdk_dynamodb::Client,
     /// Application Auto Scaling, for autoscaling phases.
     pub autoscaling: aws_sdk_applicationautoscaling::Client,
+    /// Lambda: the consumer function's event source mappings on the tables' streams.
+    pub lambda: aws_sdk_lambda::Client,
     /// Archives: the exports' manifests and data files ([`crate::aws::archive`]).
     #[cfg(feature = "s3")]
     pub s3: aws_sdk_s3::Client,
@@ -79,6 +81,7 @@ impl AwsClients {
         AwsClients {
             dynamodb: aws_sdk_dynamodb::Client::new(config),
             autoscaling: aws_sdk_applicationautoscaling::Client::new(config),
+            lambda: aws_sdk_lambda::Client::new(config),
             #[cfg(feature = "s3")]
             s3: crate::aws::archive::s3_client(config),
             #[cfg(feature = "ssm")]
@@ -90,10 +93,14 @@ impl AwsClients {
 
     /// The engine's control plane: DynamoDB, with Application Auto Scaling: every run reads
     /// the scalable targets before it changes capacity or deletes (whose they are decides what
-    /// it may touch), and registers them for autoscaling phases; and, where S3 is linked, the
-    /// archives retention proves before it deletes a table.
+    /// it may touch), and registers them for autoscaling phases; with Lambda, whose event
+    /// source mappings on a table are read before it is deleted and made for a policy's
+    /// consumer function; and, where S3 is linked, the archives retention proves before it
+    /// deletes a table.
     pub fn control_plane(&self) -> DynamoDb {
-        let control = DynamoDb::new(self.dynamodb.clone()).with_autoscaling(self.autoscaling.clone());
+        let control = DynamoDb::new(self.dynamodb.clone())
+            .with_autoscaling(self.autoscaling.clone())
+            .with_lambda(self.lambda.clone());
         #[cfg(feature = "s3")]
         let control = control.with_archives(self.s3.clone());
         control

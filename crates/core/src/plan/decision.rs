@@ -15,7 +15,7 @@ use crate::table::changes::{
     CapacityChange, ClassChange, DeleteRequest, ExportRequest, SealRequest, SettingChange, TableSpec,
     TagChange, TtlChange, UnsealRequest,
 };
-use crate::table::stream::DestinationChange;
+use crate::table::stream::{DestinationChange, MappingChange, MappingRemoval};
 
 /// The two scheduled jobs of the blog's DailyResize.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -91,6 +91,10 @@ pub enum Decision {
     Delete(DeleteRequest),
     /// Stream the table's changes into the family's Kinesis data stream.
     EnableKinesisDestination(DestinationChange),
+    /// Map the family's consumer function to the table's DynamoDB stream.
+    CreateEventSourceMapping(MappingChange),
+    /// Once its table is deleted: remove our mapping from the table's stream.
+    DeleteEventSourceMapping(MappingRemoval),
     /// Autoscaling phases: register scalable targets with our target-tracking policy.
     RegisterScaling(RegisterScaling),
     /// Leaving an autoscaling phase: remove our policies and scalable targets.
@@ -152,6 +156,8 @@ impl Decision {
             Decision::Unseal(_) => "unseal",
             Decision::Delete(_) => "delete",
             Decision::EnableKinesisDestination(_) => "enable_kinesis_destination",
+            Decision::CreateEventSourceMapping(_) => "create_event_source_mapping",
+            Decision::DeleteEventSourceMapping(_) => "delete_event_source_mapping",
             Decision::RegisterScaling(_) => "register_scaling",
             Decision::DeregisterScaling(_) => "deregister_scaling",
             Decision::Unchanged => "unchanged",

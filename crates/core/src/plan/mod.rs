@@ -119,10 +119,19 @@ pub fn plan_run(
                 let main = ctx.create_new_item(slot, &name, existing);
                 let mut updates_table = main.decision.updates_table();
                 let created = matches!(main.decision, Decision::Create(_));
-                // Made again after someone deleted it: a new table, with no destination.
+                // Made again after someone deleted it: a new table, with no destination and a
+                // new stream.
                 let rebuilt = matches!(main.decision, Decision::Recreate(_));
                 items.push(main);
                 items.extend(ctx.stream_item(slot, &name, existing, created || rebuilt));
+                // The deleted table's mapping of ours is left on its old stream: removed, then
+                // the new table's stream gets its own.
+                items.extend(
+                    existing
+                        .filter(|_| rebuilt)
+                        .and_then(|e| ctx.unmap_deleted_item(e)),
+                );
+                items.extend(ctx.mapping_item(slot, &name, existing, created || rebuilt));
                 // A table created in an autoscaling phase 0 gets its targets in the same run;
                 // a pre-built one gets those it lacks (never the current table: see
                 // create_new_item; resize_old looks after it).

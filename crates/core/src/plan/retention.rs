@@ -182,6 +182,7 @@ impl Context<'_> {
                     steps.push(self.item(o, decision, reason));
                     if deleting {
                         steps.extend(self.deregister_deleted_item(o));
+                        steps.extend(self.unmap_deleted_item(o));
                         items.insert(table.name.clone(), steps);
                         continue;
                     }

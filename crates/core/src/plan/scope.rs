@@ -85,6 +85,10 @@ pub struct Reads {
     /// The Kinesis data stream destinations (create_new's tables when the policy names a
     /// stream; a table due for deletion, whose foreign destination keeps it).
     pub destinations: bool,
+    /// The Lambda event source mappings on the table's stream (create_new's tables when the
+    /// policy names a consumer function; a table due for deletion, whose foreign mapping
+    /// keeps it).
+    pub mappings: bool,
 }
 
 impl Reads {
@@ -102,6 +106,7 @@ impl Reads {
                     .is_some_and(|r| r.delete_after.is_some()),
             resource_policy: policy.deletes(),
             destinations: policy.stream.kinesis.is_some() || policy.deletes(),
+            mappings: policy.stream.lambda.is_some() || policy.deletes(),
         }
     }
 
@@ -114,6 +119,7 @@ impl Reads {
             archive_proof: false,
             resource_policy: false,
             destinations: false,
+            mappings: false,
             ..Reads::everything(policy)
         }
     }
@@ -136,6 +142,7 @@ impl Reads {
             archive_proof: self.archive_proof || other.archive_proof,
             resource_policy: self.resource_policy || other.resource_policy,
             destinations: self.destinations || other.destinations,
+            mappings: self.mappings || other.mappings,
         }
     }
 }
@@ -160,8 +167,10 @@ pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
 ///   owners decide which throughput is ours to change;
 /// - a table past `archive_after`: its tags (the export and archived tags) and point-in-time
 ///   recovery; past `delete_after`: its tags, scalable targets, resource-based policy and
-///   Kinesis destinations (the evidence a deletion needs: our family tag, nothing foreign on it);
-/// - create_new's tables, when the policy names a stream: their Kinesis destinations;
+///   Kinesis destinations and event source mappings (the evidence a deletion needs: our family
+///   tag, nothing foreign on it);
+/// - create_new's tables, when the policy names a stream: their Kinesis destinations; when it
+///   names a consumer function: the mappings on their streams;
 /// - a name from another period setting: its tags (only our family and period tags make it
 ///   ours).
 ///
@@ -178,6 +187,7 @@ pub(crate) fn reads_needed(
     // create_new keeps its tables streaming into the family's stream.
     let target = Reads {
         destinations: operation == Operation::CreateNew && policy.stream.kinesis.is_some(),
+        mappings: operation == Operation::CreateNew && policy.stream.lambda.is_some(),
         ..Reads::target(policy)
     };
     let first = plan(policy, now, described, operation);
@@ -232,6 +242,7 @@ pub(crate) fn reads_needed(
                             r.archive_proof = true;
                             r.resource_policy = true;
                             r.destinations = true;
+                            r.mappings = true;
                         }),
                     );
                 }

@@ -1,16 +1,21 @@
-//! The family's change stream in the planner: create_new enables the Kinesis destination to
+//! The family's change stream in the planner. create_new enables the Kinesis destination to
 //! the policy's stream on each table it keeps ready (the current and pre-built ones), a new
 //! table right after its creation, so a consumer of the one stream misses no period. The
 //! destination to the policy's stream is the positive evidence it is ours; any other is
 //! someone else's and is never disabled or changed (see [`crate::plan::verdict`]). A table
 //! whose foreign destination holds it still gets the enable: DynamoDB answers whether a table
 //! can feed two streams, and a refusal is a loud failure, never a silent gap.
+//!
+//! The same for the consumer function: create_new maps it to each table's DynamoDB stream, a
+//! new table's right after its creation; resize_old removes our mapping once it deletes the
+//! table. Only a mapping of the policy's function on the table's stream is ours; any other is
+//! someone's consumer, never deleted, and it keeps the table from deletion.
 
 use crate::plan::context::{Context, Owned};
 use crate::plan::decision::{Decision, PlanItem};
-use crate::plan::verdict::StreamState;
+use crate::plan::verdict::{ConsumerState, StreamState};
 use crate::policy::period::Slot;
-use crate::table::stream::{DestinationChange, DestinationStatus};
+use crate::table::stream::{DestinationChange, DestinationStatus, MappingChange, MappingRemoval};
 
 impl Context<'_> {
     /// The enable a table needs, when the policy names a stream: for a table this run creates
@@ -57,5 +62,64 @@ impl Context<'_> {
                 self.item_for(slot, name, &period, None, decision, reason)
             }
         })
+    }
+}
+
+impl Context<'_> {
+    /// The mapping a table needs, when the policy names a consumer function: for a table this
+    /// run creates, always; for one that exists, when no mapping of the function is on its
+    /// stream. A mapping of ours that someone disabled is left as it is: readiness says so
+    /// loudly (an operator may have paused the consumer; the run never fights that).
+    pub(super) fn mapping_item(
+        &self,
+        slot: Slot,
+        name: &str,
+        owned: Option<&Owned>,
+        created: bool,
+    ) -> Option<PlanItem> {
+        let consumer = self.policy.stream.lambda.clone()?;
+        let function = consumer.function.to_string();
+        let state = owned
+            .filter(|_| !created)
+            .and_then(|o| o.verdict.consumer.as_ref());
+        let reason = match state {
+            None => format!("a new table's stream feeds the family's consumer {function}: map it"),
+            Some(ConsumerState::NotRead | ConsumerState::Unsupported | ConsumerState::Ours { .. }) => {
+                return None
+            }
+            Some(ConsumerState::Absent) => {
+                format!("no mapping feeds its stream to the family's consumer {function}: map it")
+            }
+        };
+        let decision = Decision::CreateEventSourceMapping(MappingChange {
+            name: name.to_string(),
+            consumer,
+        });
+        Some(match owned {
+            Some(owned) => self.item(owned, decision, reason),
+            None => {
+                let period = self.policy.naming().calendar().label(slot);
+                self.item_for(slot, name, &period, None, decision, reason)
+            }
+        })
+    }
+
+    /// Once a table is deleted, the removal of our mapping on its stream (Lambda keeps a
+    /// mapping whose stream is gone): only the mapping of the policy's consumer function.
+    pub(crate) fn unmap_deleted_item(&self, owned: &Owned) -> Option<PlanItem> {
+        let Some(ConsumerState::Ours { uuid, .. }) = &owned.verdict.consumer else {
+            return None;
+        };
+        let consumer = self.policy.stream.lambda.as_ref()?;
+        let removal = MappingRemoval {
+            name: owned.table.name.clone(),
+            uuid: uuid.clone(),
+            function_arn: consumer.function.to_string(),
+        };
+        let reason = format!(
+            "once the table is deleted: remove our mapping {uuid} to {} from its stream (deleting a table leaves its mappings)",
+            consumer.function
+        );
+        Some(self.item(owned, Decision::DeleteEventSourceMapping(removal), reason))
     }
 }

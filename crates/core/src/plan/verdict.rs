@@ -33,7 +33,7 @@ use crate::policy::scaling::{policy_name, resource_id, ScalableKey};
 use crate::policy::settings::{KeySchema, LocalIndex, Projection};
 use crate::policy::tags::{tagged_slot, TAG_ADOPTED, TAG_FAMILY, TAG_SHORT_IMPORT};
 use crate::policy::Policy;
-use crate::table::stream::{DestinationStatus, ObservedDestination};
+use crate::table::stream::{DestinationStatus, MappingState, ObservedDestination};
 use crate::table::{ObservedTable, ObservedWarm};
 
 /// Everything a run may do with one table, and why.
@@ -59,6 +59,32 @@ pub struct Verdict {
     /// names no stream.
     #[serde(skip)]
     pub stream: Option<StreamState>,
+    /// Where the family's event source mapping on the table's stream stands; `None` when the
+    /// policy names no consumer function.
+    #[serde(skip)]
+    pub consumer: Option<ConsumerState>,
+}
+
+/// Where the family's consumer mapping on a table stands (a mapping of the policy's function on
+/// the table's latest stream: the positive evidence it is ours; any other is a [`ForeignPart`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConsumerState {
+    /// The mappings were not read this run.
+    NotRead,
+    /// The endpoint has no Lambda (dynalite, DynamoDB Local): none can be on the table's
+    /// stream, and none can be made.
+    Unsupported,
+    /// No mapping of the policy's function is on the table's stream (or the table has none).
+    Absent,
+    /// The family's mapping, in this state.
+    Ours {
+        /// Its identifier.
+        uuid: String,
+        /// Its state.
+        state: MappingState,
+        /// Why it is in that state, or its last batch's result, when Lambda says.
+        reason: Option<String>,
+    },
 }
 
 /// Where the family's Kinesis destination on a table stands (the destination to the stream the
@@ -190,6 +216,16 @@ pub enum ForeignPart {
         /// Its status (ENABLING, ACTIVE, UPDATING, DISABLING).
         status: String,
     },
+    /// A Lambda event source mapping on the table's stream to a function the policy does not
+    /// name: someone else's consumer. Never deleted; DeleteTable would end its stream.
+    EventSourceMapping {
+        /// The mapping's identifier.
+        uuid: String,
+        /// The function it invokes.
+        function_arn: String,
+        /// Its state.
+        state: String,
+    },
 }
 
 /// A missing piece of the positive evidence retention needs to delete a table.
@@ -230,6 +266,11 @@ pub enum NoEvidence {
     ForeignKinesisDestination,
     /// Its Kinesis destinations were not read this run.
     DestinationsNotRead,
+    /// Someone else's Lambda event source mapping reads its stream (deleting the table would
+    /// end their consumer's feed).
+    ForeignEventSourceMapping,
+    /// The event source mappings on its stream were not read this run.
+    MappingsNotRead,
 }
 
 /// What the verdict rests on.
@@ -243,6 +284,8 @@ pub struct Seen {
     pub resource_policy: Reading,
     /// Whether the table's Kinesis destinations were read.
     pub destinations: Reading,
+    /// Whether the event source mappings on the table's stream were read.
+    pub mappings: Reading,
 }
 
 /// Whether one of the optional reads was made.
@@ -332,7 +375,8 @@ impl Verdict {
                 ForeignPart::Index { .. }
                 | ForeignPart::DeletionProtection
                 | ForeignPart::ResourcePolicy { .. }
-                | ForeignPart::KinesisDestination { .. } => false,
+                | ForeignPart::KinesisDestination { .. }
+                | ForeignPart::EventSourceMapping { .. } => false,
             })
             .collect()
     }
@@ -379,6 +423,7 @@ impl Verdict {
                     ForeignPart::DeletionProtection
                         | ForeignPart::ResourcePolicy { .. }
                         | ForeignPart::KinesisDestination { .. }
+                        | ForeignPart::EventSourceMapping { .. }
                 )
             })
     }
@@ -491,6 +536,14 @@ impl fmt::Display for ForeignPart {
                 f,
                 "Kinesis data stream destination to {stream_arn} ({status}; not the policy's stream)"
             ),
+            ForeignPart::EventSourceMapping {
+                uuid,
+                function_arn,
+                state,
+            } => write!(
+                f,
+                "Lambda event source mapping {uuid} to {function_arn} on its stream ({state}; not the policy's consumer)"
+            ),
         }
     }
 }
@@ -540,6 +593,10 @@ impl fmt::Display for NoEvidence {
                 "someone else's Kinesis data stream destination feeds from it (deleting the table would end their change feed)",
             ),
             NoEvidence::DestinationsNotRead => f.write_str("its Kinesis data stream destinations were not read this run"),
+            NoEvidence::ForeignEventSourceMapping => f.write_str(
+                "someone else's Lambda event source mapping reads its stream (deleting the table would end their consumer's feed)",
+            ),
+            NoEvidence::MappingsNotRead => f.write_str("the event source mappings on its stream were not read this run"),
         }
     }
 }
@@ -570,6 +627,7 @@ impl<'a> Judge<'a> {
             scaling: reading(table.scaling.is_some(), table.scaling_unsupported),
             resource_policy: reading(table.resource_policy.is_some(), table.resource_policy_unsupported),
             destinations: reading(table.destinations.is_some(), table.destinations_unsupported),
+            mappings: reading(table.mappings.is_some(), table.mappings_unsupported),
         };
         let owner = self.owner(table, by_name);
         let (foreign, our_targets) = self.parts(table);
@@ -581,6 +639,7 @@ impl<'a> Judge<'a> {
             not_deletable,
             seen,
             stream: self.stream_state(table, seen.destinations),
+            consumer: self.consumer_state(table, seen.mappings),
         })
     }
 
@@ -699,6 +758,16 @@ impl<'a> Judge<'a> {
                 });
             }
         }
+        let consumer = self.policy.stream.lambda.as_ref();
+        for mapping in table.mappings.iter().flatten() {
+            if mapping.state.stays() && !consumer.is_some_and(|c| mapping.is_to(c)) {
+                foreign.push(ForeignPart::EventSourceMapping {
+                    uuid: mapping.uuid.clone(),
+                    function_arn: mapping.function_arn.clone(),
+                    state: mapping.state.as_str().to_string(),
+                });
+            }
+        }
         (foreign, ours)
     }
 
@@ -720,6 +789,29 @@ impl<'a> Judge<'a> {
             },
             _ => StreamState::Absent,
         })
+    }
+
+    /// The family's mapping on `table`'s stream, when the policy names a consumer function: the
+    /// one of that function that is not being deleted. A table whose stream is off feeds no
+    /// mapping, whatever is left on its last stream.
+    fn consumer_state(&self, table: &ObservedTable, read: Reading) -> Option<ConsumerState> {
+        let consumer = self.policy.stream.lambda.as_ref()?;
+        let mappings = match read {
+            Reading::NotRead => return Some(ConsumerState::NotRead),
+            Reading::Unsupported => return Some(ConsumerState::Unsupported),
+            Reading::Read if table.stream.is_none() => return Some(ConsumerState::Absent),
+            Reading::Read => table.mappings.as_deref().unwrap_or_default(),
+        };
+        Some(
+            match mappings.iter().find(|m| m.is_to(consumer) && m.state.stays()) {
+                Some(m) => ConsumerState::Ours {
+                    uuid: m.uuid.clone(),
+                    state: m.state.clone(),
+                    reason: m.reason.clone().or_else(|| m.last_result.clone()),
+                },
+                None => ConsumerState::Absent,
+            },
+        )
     }
 
     /// Every piece of positive evidence retention needs and the table lacks.
@@ -783,6 +875,12 @@ impl<'a> Judge<'a> {
         }
         if seen.destinations == Reading::NotRead {
             missing.push(NoEvidence::DestinationsNotRead);
+        }
+        if any(|part| matches!(part, ForeignPart::EventSourceMapping { .. })) {
+            missing.push(NoEvidence::ForeignEventSourceMapping);
+        }
+        if seen.mappings == Reading::NotRead {
+            missing.push(NoEvidence::MappingsNotRead);
         }
         missing
     }

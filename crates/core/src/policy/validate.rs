@@ -149,6 +149,18 @@ impl PolicyDocument {
                 fail(errors, "grace", message);
             }
         }
+        let maps_consumer = self.stream.as_ref().is_some_and(|s| s.lambda.is_some());
+        if maps_consumer
+            && !template
+                .as_ref()
+                .is_some_and(|t| matches!(t.stream, Some(Some(_))))
+        {
+            fail(
+                errors,
+                "template.stream",
+                "stream.lambda maps the consumer function to each table's DynamoDB stream, which the table template must turn on: set it to \"keys_only\", \"new_image\", \"old_image\" or \"new_and_old_images\"".into(),
+            );
+        }
         let archiving = self.retention.as_ref().is_some_and(|r| r.archive_after.is_some());
         let pitr_off = self
             .template

@@ -124,9 +124,11 @@ pub(crate) fn plan_adoption(
                                     | NoEvidence::ForeignDeletionProtection
                                     | NoEvidence::ForeignResourcePolicy
                                     | NoEvidence::ForeignKinesisDestination
+                                    | NoEvidence::ForeignEventSourceMapping
                                     // Read once the table is ours and due for deletion.
                                     | NoEvidence::ResourcePolicyNotRead
                                     | NoEvidence::DestinationsNotRead
+                                    | NoEvidence::MappingsNotRead
                             )
                         })
                         .map(ToString::to_string)

@@ -27,7 +27,7 @@ use crate::table::changes::{
     UnsealRequest,
 };
 use crate::table::seal::SealRecord;
-use crate::table::stream::DestinationChange;
+use crate::table::stream::{DestinationChange, MappingChange};
 use crate::table::{ObservedTable, TableStatus};
 
 /// How a run carries out its plan.
@@ -154,6 +154,7 @@ async fn next_table_ready<C: ControlPlane>(
                 ..
             }) => readiness::warming(&mut ready, &line.item.table),
             Decision::EnableKinesisDestination(_) => readiness::enabling(&mut ready, &line.item.table),
+            Decision::CreateEventSourceMapping(_) => readiness::mapping_created(&mut ready, &line.item.table),
             _ => {}
         }
     }
@@ -344,6 +345,18 @@ fn conclude(operation: Operation, item: PlanItem, outcome: Result<Outcome, Contr
             let reason = format!("{}; {NO_SCALING_HERE}", item.reason);
             TableLine::new(PlanItem { reason, ..item }, Outcome::Skipped, None)
         }
+        // An endpoint without Lambda (DynamoDB Local, dynalite): no mapping can be made or be
+        // there; the observation said so once.
+        Err(e)
+            if e.kind == ErrorKind::Unsupported
+                && matches!(
+                    item.decision,
+                    Decision::CreateEventSourceMapping(_) | Decision::DeleteEventSourceMapping(_)
+                ) =>
+        {
+            let reason = format!("{}; not made: this endpoint has no Lambda", item.reason);
+            TableLine::new(PlanItem { reason, ..item }, Outcome::Skipped, None)
+        }
         // A period without its table: nothing may wait for a later run. Loud, naming the quota.
         Err(e) if matches!(item.decision, Decision::Create(_) | Decision::Recreate(_)) => {
             let e = if e.kind == ErrorKind::LimitExceeded && !e.message.contains(TABLE_QUOTA_ADVICE) {
@@ -424,6 +437,10 @@ async fn send<C: ControlPlane>(
         Decision::EnableKinesisDestination(change) => {
             enable_destination(control, change, wait_until(control, options)).await
         }
+        Decision::CreateEventSourceMapping(change) => {
+            create_mapping(control, change, wait_until(control, options)).await
+        }
+        Decision::DeleteEventSourceMapping(removal) => control.delete_event_source_mapping(removal).await,
         Decision::RegisterScaling(change) => control.register_scaling(change).await,
         Decision::DeregisterScaling(change) => control.deregister_scaling(change).await,
         Decision::Unchanged
@@ -495,37 +512,71 @@ fn wait_until<C: ControlPlane>(control: &C, options: ApplyOptions) -> Instant {
 
 /// Enables the family's Kinesis destination once the table takes updates: DynamoDB refuses
 /// EnableKinesisStreamingDestination while a table is CREATING (ResourceInUseException), and
-/// the table may have been created by this very run. Polled like [`recreate`]; a table not
-/// ACTIVE (or UPDATING) by `until` is left for the next run (deferred, as busy).
+/// the table may have been created by this very run.
 async fn enable_destination<C: ControlPlane>(
     control: &C,
     change: &DestinationChange,
     until: Instant,
 ) -> Result<(), ControlPlaneError> {
+    let operation = "EnableKinesisStreamingDestination";
+    let next_run = "DynamoDB enables a destination on an ACTIVE table; the next run enables it";
+    active_table(control, &change.name, operation, next_run, until).await?;
+    match control.enable_kinesis_destination(change).await {
+        Ok(_) => Ok(()),
+        Err(error) if error.kind == ErrorKind::NotFound => Err(error),
+        // Refused: done all the same when the destination holds the table now (another run,
+        // or a retry of this one, enabled it first); else the refusal stands.
+        Err(error) => match control.describe_kinesis_destinations(&change.name).await {
+            Ok(destinations)
+                if destinations
+                    .iter()
+                    .any(|d| d.is_to(&change.destination) && d.status.holds()) =>
+            {
+                Ok(())
+            }
+            _ => Err(error),
+        },
+    }
+}
+
+/// Waits for the table to be ACTIVE (or UPDATING), then returns it as described: DescribeTable
+/// at once, then after [`readiness::FIRST_POLL`], the wait doubling up to
+/// [`readiness::MAX_POLL`], on the control plane's clock, like [`recreate`]. A table gone or
+/// DELETING is NotFound; one still not ACTIVE at `until` is left for the next run (`next_run`
+/// says why; deferred, as busy).
+async fn active_table<C: ControlPlane>(
+    control: &C,
+    name: &str,
+    operation: &'static str,
+    next_run: &str,
+    until: Instant,
+) -> Result<ObservedTable, ControlPlaneError> {
     let mut wait = Duration::ZERO;
     loop {
-        match control.describe_table(&change.name).await? {
+        match control.describe_table(name).await? {
             None => {
                 return Err(ControlPlaneError {
                     kind: ErrorKind::NotFound,
-                    ..failed("EnableKinesisStreamingDestination", &change.name, "the table does not exist")
+                    ..failed(operation, name, "the table does not exist")
                 })
             }
-            Some(table) if matches!(table.status, TableStatus::Active | TableStatus::Updating) => break,
+            Some(table) if matches!(table.status, TableStatus::Active | TableStatus::Updating) => {
+                return Ok(table)
+            }
             Some(table) if table.status == TableStatus::Deleting => {
                 return Err(ControlPlaneError {
                     kind: ErrorKind::NotFound,
-                    ..failed("EnableKinesisStreamingDestination", &change.name, "the table is being deleted")
+                    ..failed(operation, name, "the table is being deleted")
                 })
             }
             Some(table) if control.now() >= until => {
                 return Err(ControlPlaneError {
                     kind: ErrorKind::InUse,
                     ..failed(
-                        "EnableKinesisStreamingDestination",
-                        &change.name,
+                        operation,
+                        name,
                         format!(
-                            "the table was still {} when the run's wait ended: DynamoDB enables a destination on an ACTIVE table; the next run enables it",
+                            "the table was still {} when the run's wait ended: {next_run}",
                             table.status.as_str()
                         ),
                     )
@@ -544,21 +595,28 @@ async fn enable_destination<C: ControlPlane>(
             (wait * 2).min(readiness::MAX_POLL)
         };
     }
-    match control.enable_kinesis_destination(change).await {
-        Ok(_) => Ok(()),
-        Err(error) if error.kind == ErrorKind::NotFound => Err(error),
-        // Refused: done all the same when the destination holds the table now (another run,
-        // or a retry of this one, enabled it first); else the refusal stands.
-        Err(error) => match control.describe_kinesis_destinations(&change.name).await {
-            Ok(destinations)
-                if destinations
-                    .iter()
-                    .any(|d| d.is_to(&change.destination) && d.status.holds()) =>
-            {
-                Ok(())
-            }
-            _ => Err(error),
-        },
+}
+
+/// Maps the family's consumer function to the table's stream once the table is ACTIVE (its
+/// stream exists from its creation, but Lambda reads it only then). A mapping of the function on
+/// that stream already (ResourceConflictException: another run, or a retry, made it) is done.
+async fn create_mapping<C: ControlPlane>(
+    control: &C,
+    change: &MappingChange,
+    until: Instant,
+) -> Result<(), ControlPlaneError> {
+    let operation = "CreateEventSourceMapping";
+    let table = active_table(control, &change.name, operation, "the next run maps it", until).await?;
+    let Some(stream_arn) = table.stream.and(table.stream_arn) else {
+        return Err(failed(
+            operation,
+            &change.name,
+            "the table has no DynamoDB stream to map (template.stream turns it on for the tables a run creates; someone turned it off on this one): turn it on, and the next run maps it",
+        ));
+    };
+    match control.create_event_source_mapping(change, &stream_arn).await {
+        Err(error) if error.kind == ErrorKind::AlreadyExists => Ok(()),
+        other => other.map(|_| ()),
     }
 }
 

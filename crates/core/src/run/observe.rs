@@ -48,10 +48,11 @@ enum OptionalRead {
     ArchiveProof,
     ResourcePolicy,
     KinesisDestinations,
+    EventSourceMappings,
 }
 
 impl OptionalRead {
-    const ALL: [OptionalRead; 7] = [
+    const ALL: [OptionalRead; 8] = [
         OptionalRead::Tags,
         OptionalRead::Ttl,
         OptionalRead::PointInTimeRecovery,
@@ -59,6 +60,7 @@ impl OptionalRead {
         OptionalRead::ArchiveProof,
         OptionalRead::ResourcePolicy,
         OptionalRead::KinesisDestinations,
+        OptionalRead::EventSourceMappings,
     ];
 
     fn sentence(self) -> &'static str {
@@ -90,13 +92,17 @@ impl OptionalRead {
                 "DescribeKinesisStreamingDestination is not supported by this endpoint: no table \
                  streams into the policy's Kinesis data stream here ([stream] kinesis)"
             }
+            OptionalRead::EventSourceMappings => {
+                "ListEventSourceMappings is not supported by this endpoint (no Lambda here): no \
+                 table's stream is mapped to the policy's consumer function ([stream.lambda])"
+            }
         }
     }
 }
 
 /// Which optional reads the endpoint turned out not to implement during this run.
 #[derive(Debug, Default)]
-struct Unsupported([AtomicBool; 7]);
+struct Unsupported([AtomicBool; 8]);
 
 impl Unsupported {
     fn has(&self, read: OptionalRead) -> bool {
@@ -367,6 +373,10 @@ pub(crate) fn run_view(
                     table.destinations = full.destinations.clone();
                     table.destinations_unsupported = full.destinations_unsupported;
                 }
+                if want.mappings {
+                    table.mappings = full.mappings.clone();
+                    table.mappings_unsupported = full.mappings_unsupported;
+                }
             }
             if scaling {
                 table.scaling = full.scaling.clone();
@@ -468,7 +478,42 @@ async fn read_extras<C: ControlPlane>(
     if want.destinations {
         read_destinations(control, policy, &mut table, unsupported).await?;
     }
+    if want.mappings {
+        read_mappings(control, policy, &mut table, unsupported).await?;
+    }
     Ok(table)
+}
+
+/// The event source mappings on the table's latest stream; none when it has no stream. Like
+/// [`read_destinations`]: an endpoint without Lambda is said once when the policy names a
+/// consumer function, and a failed read leaves them unread (the table is not deleted, its
+/// consumer not ready), stopping none of its other actions.
+async fn read_mappings<C: ControlPlane>(
+    control: &C,
+    policy: &Policy,
+    table: &mut ObservedTable,
+    unsupported: &Unsupported,
+) -> Result<(), ControlPlaneError> {
+    let Some(stream_arn) = table.stream_arn.clone() else {
+        table.mappings = Some(Vec::new());
+        return Ok(());
+    };
+    let read = OptionalRead::EventSourceMappings;
+    if unsupported.has(read) {
+        table.mappings_unsupported = true;
+        return Ok(());
+    }
+    match control.list_event_source_mappings(&table.name, &stream_arn).await {
+        Ok(mappings) => table.mappings = Some(mappings),
+        Err(error) if error.kind == ErrorKind::Unsupported => {
+            table.mappings_unsupported = true;
+            if policy.stream.lambda.is_some() {
+                unsupported.check(read, Err::<(), _>(error))?;
+            }
+        }
+        Err(error) => tracing::warn!(table = %table.name, %error, "event source mappings unknown"),
+    }
+    Ok(())
 }
 
 /// The table's Kinesis destinations. An endpoint without them is said once when the policy

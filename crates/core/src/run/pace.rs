@@ -1,8 +1,8 @@
 //! A [`ControlPlane`](crate::run::control::ControlPlane) that paces the calls AWS rate-limits per account (ListTagsOfResource,
-//! TagResource), so a run over thousands of tables waits its turn instead of collecting
-//! ThrottlingExceptions until the SDK's retries run out. Every other call passes straight
-//! through: DynamoDB's general control-plane limit (2,500 requests per second) is far above
-//! what a run sends.
+//! TagResource, and Lambda's control plane), so a run over thousands of tables waits its turn
+//! instead of collecting ThrottlingExceptions until the SDK's retries run out. Every other call
+//! passes straight through: DynamoDB's general control-plane limit (2,500 requests per second)
+//! is far above what a run sends.
 
 use std::collections::BTreeMap;
 use std::num::NonZeroU32;
@@ -11,13 +11,15 @@ use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 
 use crate::policy::rates::Rates;
 use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
-use crate::run::control::{Archives, Clock, ControlPlaneError, Scaling, Tables};
+use crate::run::control::{Archives, Clock, ControlPlaneError, Mappings, Scaling, Tables};
 use crate::table::archive::{ArchiveProof, ExportLocation, ImportState};
 use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
 use crate::table::seal::ResourcePolicy;
-use crate::table::stream::{DestinationChange, DestinationStatus, ObservedDestination};
+use crate::table::stream::{
+    DestinationChange, DestinationStatus, MappingChange, MappingRemoval, ObservedDestination, ObservedMapping,
+};
 use crate::table::{ExportState, ObservedTable, TtlState};
 
 /// `inner` with its tag calls paced at `rates`.
@@ -26,7 +28,12 @@ pub struct Paced<C> {
     inner: C,
     list_tags: DefaultDirectRateLimiter,
     tag_writes: DefaultDirectRateLimiter,
+    lambda: DefaultDirectRateLimiter,
 }
+
+/// Lambda's control-plane quota: 15 requests per second for the account and Region across all
+/// its control-plane calls (event source mappings among them), shared with every other caller.
+const LAMBDA_CONTROL_PLANE_PER_SECOND: u32 = 15;
 
 impl<C> Paced<C> {
     /// `inner`, its tag calls paced at `rates`.
@@ -45,6 +52,7 @@ impl<C> Paced<C> {
             inner,
             list_tags: RateLimiter::direct(quota(rates.list_tags_of_resource)),
             tag_writes: RateLimiter::direct(quota(rates.tag_resource)),
+            lambda: RateLimiter::direct(quota(LAMBDA_CONTROL_PLANE_PER_SECOND)),
         }
     }
 
@@ -196,6 +204,31 @@ impl<C: Scaling + Send> Scaling for Paced<C> {
 
     async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
         self.inner.deregister_scaling(change).await
+    }
+}
+
+impl<C: Mappings + Send> Mappings for Paced<C> {
+    async fn list_event_source_mappings(
+        &self,
+        table: &str,
+        stream_arn: &str,
+    ) -> Result<Vec<ObservedMapping>, ControlPlaneError> {
+        self.lambda.until_ready().await;
+        self.inner.list_event_source_mappings(table, stream_arn).await
+    }
+
+    async fn create_event_source_mapping(
+        &self,
+        change: &MappingChange,
+        stream_arn: &str,
+    ) -> Result<ObservedMapping, ControlPlaneError> {
+        self.lambda.until_ready().await;
+        self.inner.create_event_source_mapping(change, stream_arn).await
+    }
+
+    async fn delete_event_source_mapping(&self, removal: &MappingRemoval) -> Result<(), ControlPlaneError> {
+        self.lambda.until_ready().await;
+        self.inner.delete_event_source_mapping(removal).await
     }
 }
 

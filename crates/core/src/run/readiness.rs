@@ -17,10 +17,10 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::plan::target_names;
-use crate::plan::verdict::{Judge, NoEvidence, StreamState, Verdict};
+use crate::plan::verdict::{ConsumerState, Judge, NoEvidence, StreamState, Verdict};
 use crate::policy::Policy;
 use crate::run::control::{ControlPlane, ErrorKind};
-use crate::table::stream::DestinationStatus;
+use crate::table::stream::{DestinationStatus, MappingState};
 use crate::table::{ObservedTable, TableStatus, Writes};
 
 /// The first wait between two DescribeTable polls of a table still CREATING.
@@ -62,6 +62,16 @@ pub struct TargetTable {
     /// What DynamoDB says about the destination (ENABLE_FAILED's reason), or why it is unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream_detail: Option<String>,
+    /// When the policy names a consumer function: the state of the table's mapping to it
+    /// (Creating, Enabling, Enabled, Updating, Disabling, Disabled), `NONE` without one,
+    /// `UNKNOWN` when the mappings could not be read; `None` when the policy names no consumer
+    /// or the endpoint has no Lambda.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumer: Option<String>,
+    /// What Lambda says about the mapping (its state's reason, its last result), or why it is
+    /// unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumer_detail: Option<String>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -110,17 +120,28 @@ impl TargetTable {
             )),
             Writes::Soon => Condition::Settling,
             Writes::Taken if self.warm.as_deref().is_some_and(|warm| warm != "ACTIVE") => Condition::Settling,
-            Writes::Taken => match self.stream.as_deref() {
-                None | Some("ACTIVE" | "UPDATING") => Condition::Ready,
-                Some("ENABLING") => Condition::Settling,
-                Some(other) => Condition::Unusable(format!(
-                    "{status}, but its changes do not reach the family's Kinesis stream (destination {other}{})",
-                    self.stream_detail
-                        .as_deref()
-                        .map(|detail| format!(": {detail}"))
-                        .unwrap_or_default()
-                )),
-            },
+            Writes::Taken => {
+                let detail =
+                    |detail: &Option<String>| detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default();
+                let kinesis = match self.stream.as_deref() {
+                    None | Some("ACTIVE" | "UPDATING") => Condition::Ready,
+                    Some("ENABLING") => Condition::Settling,
+                    Some(other) => {
+                        return Condition::Unusable(format!(
+                            "{status}, but its changes do not reach the family's Kinesis stream (destination {other}{})",
+                            detail(&self.stream_detail)
+                        ))
+                    }
+                };
+                match self.consumer.as_deref() {
+                    None | Some("Enabled" | "Updating") => kinesis,
+                    Some("Creating" | "Enabling") => Condition::Settling,
+                    Some(other) => Condition::Unusable(format!(
+                        "{status}, but its stream does not feed the family's consumer function (mapping {other}{})",
+                        detail(&self.consumer_detail)
+                    )),
+                }
+            }
         }
     }
 
@@ -147,7 +168,7 @@ impl TargetTable {
     }
 
     /// Whether the table would take its writers' items but its changes do not reach the
-    /// family's Kinesis stream.
+    /// family's Kinesis stream or its consumer function.
     pub(crate) fn stream_is_the_trouble(&self) -> bool {
         matches!(self.condition(), Condition::Unusable(_))
             && self
@@ -155,7 +176,16 @@ impl TargetTable {
                 .as_deref()
                 .is_some_and(|s| TableStatus::from_wire(s).writes() == Writes::Taken)
             && self.unfit.is_none()
-            && self.stream.is_some()
+            && (self.stream.is_some() || self.consumer.is_some())
+    }
+
+    /// Whether the Kinesis destination (not the mapping) is what keeps the table from ready.
+    pub(crate) fn kinesis_is_the_trouble(&self) -> bool {
+        self.stream_is_the_trouble()
+            && self
+                .stream
+                .as_deref()
+                .is_some_and(|s| !matches!(s, "ACTIVE" | "UPDATING" | "ENABLING"))
     }
 
     /// What is wrong with a lost table, and what to do, for a failed run's error.
@@ -165,7 +195,7 @@ impl TargetTable {
                 unreachable!("checked above")
             };
             return format!(
-                "{} is {why} when the run ends: a consumer of the stream would miss its period's changes; fix the cause (the stream missing, Kinesis refusing, someone else's destination), then run create_new again",
+                "{} is {why} when the run ends: a consumer of the stream would miss its period's changes; fix the cause (the stream missing, Kinesis refusing, someone else's destination; the consumer function missing or its mapping disabled), then run create_new again",
                 self.table
             );
         }
@@ -203,6 +233,13 @@ impl TargetTable {
                     .filter(|s| !matches!(*s, "ACTIVE" | "UPDATING"))
                 {
                     text.push_str(&format!(", Kinesis destination {stream}"));
+                }
+                if let Some(consumer) = self
+                    .consumer
+                    .as_deref()
+                    .filter(|c| !matches!(*c, "Enabled" | "Updating"))
+                {
+                    text.push_str(&format!(", consumer mapping {consumer}"));
                 }
                 text
             }
@@ -334,6 +371,11 @@ fn target(policy: &Policy, judge: &Judge, name: String, table: Option<&ObservedT
         .filter(|v| v.is_ours())
         .and_then(|v| stream_status(v.stream.as_ref()?))
         .unzip();
+    let (consumer, consumer_detail) = verdict
+        .as_ref()
+        .filter(|v| v.is_ours())
+        .and_then(|v| consumer_status(v.consumer.as_ref()?))
+        .unzip();
     TargetTable {
         status: table.map(|t| t.status.as_str().to_string()),
         foreign: table.is_some() && !verdict.as_ref().is_some_and(Verdict::is_ours),
@@ -343,6 +385,8 @@ fn target(policy: &Policy, judge: &Judge, name: String, table: Option<&ObservedT
             .and_then(|t| warm_status(t, verdict.as_ref()?)),
         stream,
         stream_detail: stream_detail.flatten(),
+        consumer,
+        consumer_detail: consumer_detail.flatten(),
         table: name,
         built_by_next_run: false,
     }
@@ -362,6 +406,23 @@ fn stream_status(state: &StreamState) -> Option<(String, Option<String>)> {
             Some("no destination to the policy's stream".into()),
         ),
         StreamState::Ours { status, description } => (status.as_str().to_string(), description.clone()),
+    })
+}
+
+/// The CONSUMER state of a table of ours and what Lambda says about it; `None` when the
+/// endpoint has no Lambda.
+fn consumer_status(state: &ConsumerState) -> Option<(String, Option<String>)> {
+    Some(match state {
+        ConsumerState::Unsupported => return None,
+        ConsumerState::NotRead => (
+            "UNKNOWN".into(),
+            Some("the event source mappings on its stream could not be read".into()),
+        ),
+        ConsumerState::Absent => (
+            "NONE".into(),
+            Some("no mapping of the policy's consumer function on its stream".into()),
+        ),
+        ConsumerState::Ours { state, reason, .. } => (state.as_str().to_string(), reason.clone()),
     })
 }
 
@@ -418,6 +479,8 @@ pub async fn settle<C: ControlPlane>(
                         entry.warm = seen.warm;
                         entry.stream = seen.stream;
                         entry.stream_detail = seen.stream_detail;
+                        entry.consumer = seen.consumer;
+                        entry.consumer_detail = seen.consumer_detail;
                     }
                 }
                 Err(error) => tracing::warn!(table = %name, %error, "could not poll the table's status"),
@@ -431,8 +494,9 @@ pub async fn settle<C: ControlPlane>(
     readiness
 }
 
-/// One poll of a settling table: DescribeTable, and its Kinesis destinations when the policy
-/// names a stream (an endpoint without them leaves the table as not streaming anything).
+/// One poll of a settling table: DescribeTable, its Kinesis destinations when the policy names
+/// a stream, and the mappings on its stream when it names a consumer function (an endpoint
+/// without them leaves the table as not feeding anything).
 async fn poll<C: ControlPlane>(
     control: &C,
     policy: &Policy,
@@ -448,6 +512,16 @@ async fn poll<C: ControlPlane>(
             Err(error) => return Err(error),
         }
     }
+    if policy.stream.lambda.is_some() && table.status != TableStatus::Deleting {
+        match table.stream_arn.clone() {
+            None => table.mappings = Some(Vec::new()),
+            Some(stream_arn) => match control.list_event_source_mappings(name, &stream_arn).await {
+                Ok(mappings) => table.mappings = Some(mappings),
+                Err(error) if error.kind == ErrorKind::Unsupported => table.mappings_unsupported = true,
+                Err(error) => return Err(error),
+            },
+        }
+    }
     Ok(Some(table))
 }
 
@@ -457,6 +531,15 @@ pub fn enabling(readiness: &mut Readiness, name: &str) {
     if let Some(entry) = readiness.table_mut(name) {
         entry.stream = Some(DestinationStatus::Enabling.as_str().to_string());
         entry.stream_detail = None;
+    }
+}
+
+/// Marks the consumer mapping of `name` as just created by this run: Creating until a poll
+/// says otherwise.
+pub fn mapping_created(readiness: &mut Readiness, name: &str) {
+    if let Some(entry) = readiness.table_mut(name) {
+        entry.consumer = Some(MappingState::Creating.as_str().to_string());
+        entry.consumer_detail = None;
     }
 }
 
@@ -494,6 +577,8 @@ mod tests {
             warm: None,
             stream: None,
             stream_detail: None,
+            consumer: None,
+            consumer_detail: None,
         }
     }
 

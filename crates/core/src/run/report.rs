@@ -223,11 +223,17 @@ impl RunReport {
             }
             let error = lost.trouble();
             // The destination this run enabled did not become ACTIVE (ENABLE_FAILED: the stream
-            // missing, Kinesis refusing): that action failed, with DynamoDB's reason.
+            // missing, Kinesis refusing), or the mapping it created did not become Enabled: that
+            // action failed, with DynamoDB's or Lambda's reason.
+            let kinesis = lost.kinesis_is_the_trouble();
             let enabled = tables.iter_mut().find(|line| {
                 line.item.table == lost.table
                     && line.outcome == Outcome::Done
-                    && matches!(line.item.decision, Decision::EnableKinesisDestination(_))
+                    && match line.item.decision {
+                        Decision::EnableKinesisDestination(_) => kinesis,
+                        Decision::CreateEventSourceMapping(_) => !kinesis,
+                        _ => false,
+                    }
             });
             if let Some(line) = enabled.filter(|_| lost.stream_is_the_trouble()) {
                 line.outcome = Outcome::Failed;

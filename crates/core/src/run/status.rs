@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::plan::verdict::{Judge, StreamState, Verdict};
+use crate::plan::verdict::{ConsumerState, Judge, StreamState, Verdict};
 use crate::plan::{
     family_tables, plan, plan_run, quota_warning, Decision, Operation, Plan, PlanItem, QuotaHorizon,
 };
@@ -134,6 +134,10 @@ pub struct TableStatusLine {
     /// destination to it (`ACTIVE`, `ENABLING`, `ENABLE_FAILED: why`, `NONE`, `UNKNOWN`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream: Option<String>,
+    /// For a table of the policy's when the policy names a consumer function: the state of its
+    /// mapping to it (`Enabled`, `Creating`, `Disabled: why`, `NONE`, `UNKNOWN`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consumer: Option<String>,
 }
 
 impl TableStatusLine {
@@ -236,10 +240,9 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -
             .phase
             .zip(table)
             .and_then(|(phase, table)| warm_status(policy, &judge, phase, table));
-        line.stream = table
-            .and_then(|t| judge.verdict(t))
-            .filter(|v| v.is_ours())
-            .and_then(|v| stream_cell(v.stream.as_ref()?));
+        let ours = table.and_then(|t| judge.verdict(t)).filter(|v| v.is_ours());
+        line.stream = ours.as_ref().and_then(|v| stream_cell(v.stream.as_ref()?));
+        line.consumer = ours.as_ref().and_then(|v| consumer_cell(v.consumer.as_ref()?));
         line.last_deferral = table
             .and_then(|t| t.tags.as_ref())
             .and_then(|tags| tags.get(TAG_LAST_DEFERRAL))
@@ -347,6 +350,7 @@ fn empty_line(item: &PlanItem) -> TableStatusLine {
         last_deferral: None,
         warm: None,
         stream: None,
+        consumer: None,
     }
 }
 
@@ -362,5 +366,21 @@ fn stream_cell(state: &StreamState) -> Option<String> {
             description: Some(why),
         } if !status.streams() => format!("{}: {why}", status.as_str()),
         StreamState::Ours { status, .. } => status.as_str().to_string(),
+    })
+}
+
+/// What `status` shows of a table's mapping to the policy's consumer function; `None` where the
+/// endpoint has no Lambda.
+fn consumer_cell(state: &ConsumerState) -> Option<String> {
+    Some(match state {
+        ConsumerState::Unsupported => return None,
+        ConsumerState::NotRead => "UNKNOWN".into(),
+        ConsumerState::Absent => "NONE".into(),
+        ConsumerState::Ours {
+            state,
+            reason: Some(why),
+            ..
+        } if !state.reads() => format!("{}: {why}", state.as_str()),
+        ConsumerState::Ours { state, .. } => state.as_str().to_string(),
     })
 }

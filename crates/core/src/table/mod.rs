@@ -122,6 +122,9 @@ pub struct ObservedTable {
     pub deletion_protection: bool,
     /// The stream's view type; `None`: no stream.
     pub stream: StreamSetting,
+    /// The table's latest DynamoDB stream (`LatestStreamArn`), where event source mappings
+    /// read; `None` when it never had one or the answer did not say.
+    pub stream_arn: Option<String>,
     /// Whose key encrypts the table.
     pub encryption: ObservedEncryption,
     /// Global secondary indexes, as DescribeTable lists them.
@@ -168,6 +171,13 @@ pub struct ObservedTable {
     /// The destinations were asked for but the endpoint has no such API (dynalite, DynamoDB
     /// Local, moto without the tests' proxy): no destination can be on the table there.
     pub destinations_unsupported: bool,
+    /// The Lambda event source mappings on the table's latest DynamoDB stream
+    /// (ListEventSourceMappings): read for create_new's tables when the policy names a consumer
+    /// function, and for a table due for deletion that has a stream (someone else's mapping
+    /// keeps it); `None` means not read.
+    pub mappings: Option<Vec<stream::ObservedMapping>>,
+    /// The mappings were asked for but the endpoint has no Lambda API.
+    pub mappings_unsupported: bool,
 }
 
 /// One global secondary index as DescribeTable reports it.
@@ -376,12 +386,14 @@ impl ObservedTable {
             resource_policy_unsupported: false,
             destinations: None,
             destinations_unsupported: false,
+            mappings: None,
+            mappings_unsupported: false,
             ..self.clone()
         }
     }
 
-    /// An ACTIVE, never-changed table, as a run that read its scalable targets and its Kinesis
-    /// destinations (none) sees it:
+    /// An ACTIVE, never-changed table, as a run that read its scalable targets, its Kinesis
+    /// destinations and its event source mappings (none) sees it:
     /// the starting point for tests and fakes.
     pub fn active(name: &str, billing: Billing) -> ObservedTable {
         ObservedTable {
@@ -397,6 +409,7 @@ impl ObservedTable {
             arn: Some(format!("arn:aws:dynamodb:us-east-1:123456789012:table/{name}")),
             deletion_protection: false,
             stream: None,
+            stream_arn: None,
             encryption: ObservedEncryption::AwsOwned,
             global_indexes: Vec::new(),
             local_indexes: Vec::new(),
@@ -414,6 +427,8 @@ impl ObservedTable {
             resource_policy_unsupported: false,
             destinations: Some(Vec::new()),
             destinations_unsupported: false,
+            mappings: Some(Vec::new()),
+            mappings_unsupported: false,
         }
     }
 }

@@ -1,9 +1,11 @@
-//! A table's Kinesis data stream destinations, as DescribeKinesisStreamingDestination reports
-//! them, and the change that enables the family's.
+//! A table's change feeds: its Kinesis data stream destinations, as
+//! DescribeKinesisStreamingDestination reports them, and the Lambda event source mappings on
+//! its DynamoDB stream, as ListEventSourceMappings reports them; and the changes that enable
+//! the family's destination, map its consumer and unmap it.
 
 use serde::Serialize;
 
-use crate::policy::stream::{KinesisDestination, Precision};
+use crate::policy::stream::{KinesisDestination, LambdaConsumer, Precision};
 
 /// A destination's status (DestinationStatus in DynamoDB's API reference).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -97,4 +99,118 @@ pub struct DestinationChange {
     /// The family's stream and precision.
     #[serde(flatten)]
     pub destination: KinesisDestination,
+}
+
+/// An event source mapping's state (`State` in Lambda's API reference).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum MappingState {
+    /// Being made: not polling yet.
+    Creating,
+    /// Being enabled.
+    Enabling,
+    /// Polling the stream and invoking the function.
+    Enabled,
+    /// Being disabled.
+    Disabling,
+    /// Disabled (by someone, or by Lambda after errors): the stream is not read.
+    Disabled,
+    /// Its settings are being changed; it keeps polling.
+    Updating,
+    /// Being deleted.
+    Deleting,
+    /// A state this version does not know: counted as not reading.
+    Other(String),
+}
+
+impl MappingState {
+    /// The state for the API's `State` string.
+    pub fn from_wire(state: &str) -> MappingState {
+        match state {
+            "Creating" => MappingState::Creating,
+            "Enabling" => MappingState::Enabling,
+            "Enabled" => MappingState::Enabled,
+            "Disabling" => MappingState::Disabling,
+            "Disabled" => MappingState::Disabled,
+            "Updating" => MappingState::Updating,
+            "Deleting" => MappingState::Deleting,
+            other => MappingState::Other(other.to_string()),
+        }
+    }
+
+    /// As the API spells it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            MappingState::Creating => "Creating",
+            MappingState::Enabling => "Enabling",
+            MappingState::Enabled => "Enabled",
+            MappingState::Disabling => "Disabling",
+            MappingState::Disabled => "Disabled",
+            MappingState::Updating => "Updating",
+            MappingState::Deleting => "Deleting",
+            MappingState::Other(other) => other,
+        }
+    }
+
+    /// Whether the function gets every change: Enabled, or Updating its settings.
+    pub fn reads(&self) -> bool {
+        matches!(self, MappingState::Enabled | MappingState::Updating)
+    }
+
+    /// Whether the mapping is on its way to reading: Creating or Enabling.
+    pub fn starting(&self) -> bool {
+        matches!(self, MappingState::Creating | MappingState::Enabling)
+    }
+
+    /// Whether the mapping still exists for good: anything but Deleting.
+    pub fn stays(&self) -> bool {
+        *self != MappingState::Deleting
+    }
+}
+
+/// One Lambda event source mapping on a table's DynamoDB stream.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ObservedMapping {
+    /// The mapping's identifier (what DeleteEventSourceMapping takes).
+    pub uuid: String,
+    /// The function it invokes, as Lambda reports it (an ARN).
+    pub function_arn: String,
+    /// The stream it reads.
+    pub event_source_arn: String,
+    /// Its state.
+    pub state: MappingState,
+    /// Why it is in that state (`StateTransitionReason`), when Lambda says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The last batch's result (`LastProcessingResult`), when Lambda says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_result: Option<String>,
+}
+
+impl ObservedMapping {
+    /// Whether this mapping feeds the policy's consumer function: ours on our table's stream.
+    pub fn is_to(&self, consumer: &LambdaConsumer) -> bool {
+        self.function_arn == consumer.function.as_str()
+    }
+}
+
+/// CreateEventSourceMapping: the family's consumer function on the table's DynamoDB stream
+/// (whose ARN is looked up when the step runs: a table this run creates has none before).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MappingChange {
+    /// The table's name.
+    pub name: String,
+    /// The function and the mapping's settings.
+    #[serde(flatten)]
+    pub consumer: LambdaConsumer,
+}
+
+/// DeleteEventSourceMapping: ours, once its table is deleted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MappingRemoval {
+    /// The table's name (the mapping read its stream).
+    pub name: String,
+    /// The mapping's identifier.
+    pub uuid: String,
+    /// The function it invoked.
+    pub function_arn: String,
 }

@@ -4,4 +4,5 @@
 mod archives;
 mod clock;
 mod dynamodb;
+mod lambda;
 mod scaling;

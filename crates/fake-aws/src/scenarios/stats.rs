@@ -58,6 +58,9 @@ pub fn count_run(f: &RunFacts<'_>) {
                     ddb_rollover::plan::verdict::ForeignPart::KinesisDestination { .. } => {
                         "kinesis destination"
                     }
+                    ddb_rollover::plan::verdict::ForeignPart::EventSourceMapping { .. } => {
+                        "event source mapping"
+                    }
                 };
                 count(format!("verdict foreign part: {kind}"));
             }

@@ -47,6 +47,7 @@ pub(super) fn observed_table(name: &str, table: &TableDescription) -> ObservedTa
             .filter(|s| s.stream_enabled())
             .and_then(|s| s.stream_view_type())
             .and_then(|v| StreamView::from_wire(v.as_str())),
+        stream_arn: table.latest_stream_arn().map(str::to_string),
         global_indexes: table
             .global_secondary_indexes()
             .iter()

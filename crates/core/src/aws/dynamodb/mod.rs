@@ -1,5 +1,6 @@
 //! The control-plane ports on the AWS SDK's clients: [`Tables`] on DynamoDB's here (the only
-//! module that speaks its wire API), `Scaling` in `scaling`, `Archives` in `archives`.
+//! module that speaks its wire API), `Scaling` in `scaling`, `Archives` in `archives`,
+//! `Mappings` in `mappings`.
 //!
 //! Retries with backoff for throttling and transient errors come from the SDK's own retry
 //! config; this module only translates shapes and classifies the errors that are left.
@@ -9,6 +10,7 @@ mod describe;
 mod destinations;
 mod errors;
 mod import;
+mod mappings;
 mod proofs;
 mod requests;
 mod scaling;
@@ -48,6 +50,8 @@ use crate::table::{ExportState, ExportStatus, ObservedTable, TtlState};
 pub struct DynamoDb {
     client: Client,
     autoscaling: Option<aws_sdk_applicationautoscaling::Client>,
+    /// Lambda, for the event source mappings of the policy's consumer function.
+    lambda: Option<aws_sdk_lambda::Client>,
     /// S3, for the proof of an archive before its table is deleted.
     archives: Option<archives::S3>,
 }
@@ -58,7 +62,16 @@ impl DynamoDb {
         DynamoDb {
             client,
             autoscaling: None,
+            lambda: None,
             archives: None,
+        }
+    }
+
+    /// With Lambda, for the event source mappings on the tables' streams.
+    pub fn with_lambda(self, client: aws_sdk_lambda::Client) -> Self {
+        DynamoDb {
+            lambda: Some(client),
+            ..self
         }
     }
 

@@ -1,15 +1,18 @@
-//! The control-plane calls the executor needs, as four ports: [`Tables`] (DynamoDB),
-//! [`Scaling`] (Application Auto Scaling), [`Archives`] (the exports S3 holds) and [`Clock`].
-//! [`ControlPlane`] names all four together, which is what a run needs. Implemented on the AWS
+//! The control-plane calls the executor needs, as five ports: [`Tables`] (DynamoDB),
+//! [`Scaling`] (Application Auto Scaling), [`Archives`] (the exports S3 holds), [`Mappings`]
+//! (Lambda's event source mappings) and [`Clock`]. [`ControlPlane`] names all five together,
+//! which is what a run needs. Implemented on the AWS
 //! SDK clients in [`crate::aws::dynamodb`], and by in-memory fakes in tests.
 
 mod archives;
 mod clock;
+mod mappings;
 mod scaling;
 mod tables;
 
 pub use archives::Archives;
 pub use clock::Clock;
+pub use mappings::Mappings;
 pub use scaling::Scaling;
 pub use tables::Tables;
 
@@ -60,10 +63,10 @@ impl ControlPlaneError {
     }
 }
 
-/// The whole control plane a run drives: every type with the four ports is one.
-pub trait ControlPlane: Tables + Scaling + Archives + Clock {}
+/// The whole control plane a run drives: every type with the five ports is one.
+pub trait ControlPlane: Tables + Scaling + Archives + Mappings + Clock {}
 
-impl<T: Tables + Scaling + Archives + Clock> ControlPlane for T {}
+impl<T: Tables + Scaling + Archives + Mappings + Clock> ControlPlane for T {}
 
 /// A call that failed for none of the reasons [`ErrorKind`] tells apart: the table's action
 /// failed, the run goes on with the rest.

@@ -1,0 +1,50 @@
+//! [`Mappings`] through the Lambda client, when the caller gave one; the calls themselves are
+//! [`crate::aws::lambda`]'s.
+
+use super::DynamoDb;
+use crate::aws::lambda;
+use crate::run::control::{ControlPlaneError, Mappings};
+use crate::table::stream::{MappingChange, MappingRemoval, ObservedMapping};
+
+impl DynamoDb {
+    fn lambda(
+        &self,
+        operation: &'static str,
+        table: &str,
+    ) -> Result<&aws_sdk_lambda::Client, ControlPlaneError> {
+        self.lambda.as_ref().ok_or_else(|| {
+            crate::run::control::unsupported(
+                operation,
+                table,
+                "no Lambda client: event source mappings need one",
+            )
+        })
+    }
+}
+
+impl Mappings for DynamoDb {
+    async fn list_event_source_mappings(
+        &self,
+        table: &str,
+        stream_arn: &str,
+    ) -> Result<Vec<ObservedMapping>, ControlPlaneError> {
+        lambda::list(self.lambda("ListEventSourceMappings", table)?, table, stream_arn).await
+    }
+
+    async fn create_event_source_mapping(
+        &self,
+        change: &MappingChange,
+        stream_arn: &str,
+    ) -> Result<ObservedMapping, ControlPlaneError> {
+        lambda::create(
+            self.lambda("CreateEventSourceMapping", &change.name)?,
+            change,
+            stream_arn,
+        )
+        .await
+    }
+
+    async fn delete_event_source_mapping(&self, removal: &MappingRemoval) -> Result<(), ControlPlaneError> {
+        lambda::delete(self.lambda("DeleteEventSourceMapping", &removal.name)?, removal).await
+    }
+}

@@ -102,20 +102,24 @@ fn observed_mapping(mapping: &EventSourceMappingConfiguration) -> ObservedMappin
 /// Whether the answer came from an endpoint that has no Lambda API, and nothing else (never a
 /// refusal or a failure of Lambda's own). What the local DynamoDB servers answer a Lambda call
 /// (`GET /2015-03-31/event-source-mappings/`), probed by hand:
-/// - dynalite 4.0.0: HTTP 200 with the text `healthy: dynamodb.REGION.amazonaws.com`, its health
-///   check, which the SDK cannot read as Lambda's answer;
+/// - dynalite 4.0.0: to a GET, HTTP 200 with the text `healthy: dynamodb.REGION.amazonaws.com`,
+///   its health check, which the SDK cannot read as Lambda's answer; to a POST,
+///   `UnknownOperationException` (a code Lambda has not); to a DELETE, HTTP 404 with the body
+///   `<UnknownOperationException/>`, which is not JSON;
 /// - DynamoDB Local 3.3: HTTP 500 with DynamoDB's own error shape, `__type`
 ///   `com.amazonaws.dynamodb.v20120810#InternalFailure`: Lambda's errors never carry
 ///   DynamoDB's namespace.
-fn endpoint_lacks_the_api<E>(error: &SdkError<E, HttpResponse>) -> bool {
-    error.raw_response().is_some_and(|response| {
-        let body = response.body().bytes().unwrap_or_default();
-        let status = response.status().as_u16();
-        (status == 200 && body.starts_with(b"healthy: dynamodb."))
-            || body
-                .windows(DYNAMODB_NAMESPACE.len())
-                .any(|w| w == DYNAMODB_NAMESPACE)
-    })
+fn endpoint_lacks_the_api<E: ProvideErrorMetadata>(error: &SdkError<E, HttpResponse>) -> bool {
+    error.code() == Some("UnknownOperationException")
+        || error.raw_response().is_some_and(|response| {
+            let body = response.body().bytes().unwrap_or_default();
+            let status = response.status().as_u16();
+            (status == 200 && body.starts_with(b"healthy: dynamodb."))
+                || (status == 404 && body.trim_ascii() == b"<UnknownOperationException/>")
+                || body
+                    .windows(DYNAMODB_NAMESPACE.len())
+                    .any(|w| w == DYNAMODB_NAMESPACE)
+        })
 }
 
 const DYNAMODB_NAMESPACE: &[u8] = b"com.amazonaws.dynamodb.v20120810#";
@@ -203,6 +207,16 @@ mod tests {
             ListEventSourceMappingsError::unhandled("expected start of object"),
         );
         assert_eq!(kind(&dynalite), ErrorKind::Unsupported);
+        let deleted = answer(
+            404,
+            "<UnknownOperationException/>\n",
+            ListEventSourceMappingsError::unhandled("unexpected token '<'"),
+        );
+        assert_eq!(kind(&deleted), ErrorKind::Unsupported);
+        assert_eq!(
+            kind(&coded(400, "UnknownOperationException")),
+            ErrorKind::Unsupported
+        );
         let meta = ErrorMetadata::builder().code("InternalFailure").build();
         let ddblocal = answer(
             500,

@@ -100,13 +100,24 @@ impl OptionalRead {
     }
 }
 
-/// Which optional reads the endpoint turned out not to implement during this run.
+/// Which optional reads the endpoint turned out not to implement during this run: said once
+/// (the first array), or only remembered, so no call is made again (the second: a read the
+/// policy does not ask for itself, such as the mappings looked for before a deletion).
 #[derive(Debug, Default)]
-struct Unsupported([AtomicBool; 8]);
+struct Unsupported([AtomicBool; 8], [AtomicBool; 8]);
 
 impl Unsupported {
     fn has(&self, read: OptionalRead) -> bool {
+        self.said(read) || self.1[read as usize].load(Ordering::Relaxed)
+    }
+
+    fn said(&self, read: OptionalRead) -> bool {
         self.0[read as usize].load(Ordering::Relaxed)
+    }
+
+    /// Remembers that the endpoint lacks `read`, without saying so.
+    fn remember_quietly(&self, read: OptionalRead) {
+        self.1[read as usize].store(true, Ordering::Relaxed);
     }
 
     /// `Ok(None)` for an Unsupported error, remembered; other results as they are.
@@ -130,7 +141,7 @@ impl Unsupported {
     fn sentences(&self) -> Vec<String> {
         OptionalRead::ALL
             .into_iter()
-            .filter(|read| self.has(*read))
+            .filter(|read| self.said(*read))
             .map(|read| read.sentence().to_string())
             .collect()
     }
@@ -509,6 +520,10 @@ async fn read_mappings<C: ControlPlane>(
             table.mappings_unsupported = true;
             if policy.stream.lambda.is_some() {
                 unsupported.check(read, Err::<(), _>(error))?;
+            } else {
+                // DynamoDB Local answers a Lambda call with a 500, which the SDK retries: once
+                // per run is enough.
+                unsupported.remember_quietly(read);
             }
         }
         Err(error) => tracing::warn!(table = %table.name, %error, "event source mappings unknown"),

@@ -124,14 +124,6 @@ pub fn plan_run(
                 let rebuilt = matches!(main.decision, Decision::Recreate(_));
                 items.push(main);
                 items.extend(ctx.stream_item(slot, &name, existing, created || rebuilt));
-                // The deleted table's mapping of ours is left on its old stream: removed, then
-                // the new table's stream gets its own.
-                items.extend(
-                    existing
-                        .filter(|_| rebuilt)
-                        .and_then(|e| ctx.unmap_deleted_item(e)),
-                );
-                items.extend(ctx.mapping_item(slot, &name, existing, created || rebuilt));
                 // A table created in an autoscaling phase 0 gets its targets in the same run;
                 // a pre-built one gets those it lacks (never the current table: see
                 // create_new_item; resize_old looks after it).
@@ -164,6 +156,15 @@ pub fn plan_run(
                     }
                     items.extend(ctx.upkeep_items(existing, updates_table));
                 }
+                // Last: a table's stream exists once the table is created, or once upkeep above
+                // turned the template's stream on. The deleted table's mapping of ours is left on
+                // its old stream: removed, then the new table's stream gets its own.
+                items.extend(
+                    existing
+                        .filter(|_| rebuilt)
+                        .and_then(|e| ctx.unmap_deleted_item(e)),
+                );
+                items.extend(ctx.mapping_item(slot, &name, existing, created || rebuilt));
             }
             for o in owned.iter().filter(|o| !target_names.contains(&o.table.name)) {
                 let why = if o.slot < current {

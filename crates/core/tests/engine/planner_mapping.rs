@@ -95,14 +95,14 @@ fn each_table_create_new_creates_gets_the_consumer_right_after() {
             Some(StreamView::NewAndOldImages),
             "the template's stream"
         );
-        let Decision::CreateEventSourceMapping(change) = &table[1].decision else {
+        let Decision::CreateEventSourceMapping(change) = &table.last().unwrap().decision else {
             panic!("{name}: the mapping follows the create: {plan:#?}")
         };
         assert_eq!(change.name, name);
         assert_eq!(change.consumer.function.as_str(), OURS);
         assert_eq!(change.consumer.batch_size, 500);
         assert_eq!(change.consumer.starting_position, StartingPosition::Latest);
-        assert_reason_mentions(table[1], &["new table", OURS]);
+        assert_reason_mentions(table.last().unwrap(), &["new table", OURS]);
     }
     let plain = create_new(&policy_of(&[STRING_KEY, TEMPLATE_STREAM]), &[]);
     assert!(plain
@@ -284,4 +284,19 @@ fn the_lambda_section_names_every_bad_field_and_needs_the_tables_stream() {
     );
     let off = format!("{STRING_KEY}[template]\nstream = \"off\"\n{}", consumer());
     assert_eq!(invalid_fields(Policy::from_toml(&off)), ["template.stream"]);
+}
+
+#[test]
+fn a_table_without_a_stream_gets_the_templates_stream_then_the_mapping() {
+    let policy = policy();
+    let name = "timeseries_2018-10-26";
+    let mut table = ours(&policy, name, Some(vec![]));
+    table.stream = None;
+    let plan = create_new(&policy, &[table]);
+    let actions: Vec<&str> = items(&plan, name)
+        .iter()
+        .map(|i| i.decision.action())
+        .filter(|a| matches!(*a, "configure" | "create_event_source_mapping"))
+        .collect();
+    assert_eq!(actions, ["configure", "create_event_source_mapping"], "{plan:#?}");
 }

@@ -103,6 +103,7 @@ async fn from_env_reads_the_policy_and_the_client_from_the_environment() {
         ("ROLLOVER_DELETE_AFTER", "0"),
         ("ROLLOVER_AUTOSCALING", "false"),
         ("ROLLOVER_CHANGE_STREAM_ARN", ""),
+        ("ROLLOVER_CONSUMER_FUNCTION_ARN", ""),
     ];
     for (name, value) in grants_only {
         std::env::set_var(name, value);

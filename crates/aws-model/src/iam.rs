@@ -60,18 +60,23 @@ pub enum ConditionKey {
     /// A service's key with one string value per request, one of [`CONTEXT_KEYS`], lowercased:
     /// the Application Auto Scaling statements' `application-autoscaling:service-namespace` and
     /// `iam:AWSServiceName`, the publishing statement's `events:source`, the archive listing's
-    /// `s3:prefix`.
+    /// `s3:prefix`, the event source mapping statements' `lambda:FunctionArn`.
     Context(String),
 }
 
 /// The single-valued service condition keys this check evaluates ([`ConditionKey::Context`]),
 /// lowercased (IAM condition key names are case-insensitive).
-pub const CONTEXT_KEYS: [&str; 5] = [
+pub const CONTEXT_KEYS: [&str; 6] = [
     "application-autoscaling:service-namespace",
     "application-autoscaling:scalable-dimension",
     "iam:awsservicename",
     "events:source",
     "s3:prefix",
+    // The function an event source mapping invokes: CreateEventSourceMapping's FunctionName
+    // (as its ARN), and the mapping's function for UpdateEventSourceMapping and
+    // DeleteEventSourceMapping (Service Authorization Reference, "Actions, resources, and
+    // condition keys for AWS Lambda").
+    "lambda:functionarn",
 ];
 
 impl ConditionKey {
@@ -400,6 +405,50 @@ mod tests {
         assert!(
             !like.holds(&Request::new("s3:ListBucket", "r")),
             "an absent key matches nothing"
+        );
+    }
+
+    #[test]
+    fn lambda_function_arn_scopes_event_source_mappings_to_one_function() {
+        const CONSUMER: &str = "arn:aws:lambda:us-east-1:123456789012:function:ingest-consumer";
+        let mut s = statement(
+            "Allow",
+            &["lambda:DeleteEventSourceMapping"],
+            &["arn:aws:lambda:us-east-1:123456789012:event-source-mapping:*"],
+        );
+        // Condition key names are case-insensitive, as the template spells it.
+        s.conditions = vec![condition("StringEquals", "lambda:FunctionArn", &[CONSUMER])];
+        let statements = [s];
+        let delete = |function: Option<&str>| {
+            let request = Request::new(
+                "lambda:DeleteEventSourceMapping",
+                "arn:aws:lambda:us-east-1:123456789012:event-source-mapping:6d9bce8e-836b-442c-8070-74e77903c815",
+            );
+            match function {
+                Some(arn) => request.with_context("lambda:FunctionArn", arn),
+                None => request,
+            }
+        };
+        assert!(evaluate(&statements, &delete(Some(CONSUMER))).is_allowed());
+        for other in [
+            "arn:aws:lambda:us-east-1:123456789012:function:orders-consumer",
+            "arn:aws:lambda:us-east-1:123456789012:function:ingest-consumer:live",
+            "ingest-consumer",
+        ] {
+            assert_eq!(
+                evaluate(&statements, &delete(Some(other))),
+                Decision::ImplicitDeny,
+                "{other}"
+            );
+        }
+        assert_eq!(
+            evaluate(&statements, &delete(None)),
+            Decision::ImplicitDeny,
+            "a request without the key"
+        );
+        assert_eq!(
+            ConditionKey::parse("Lambda:functionArn"),
+            Ok(ConditionKey::Context("lambda:functionarn".into()))
         );
     }
 

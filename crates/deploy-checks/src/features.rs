@@ -8,7 +8,7 @@ use ddb_rollover::Operation;
 
 /// Parameter values that switch every optional part on, and their "off" values: each
 /// combination of them is a stack the checks resolve.
-pub const SWITCHES: [(&str, &str, &str); 7] = [
+pub const SWITCHES: [(&str, &str, &str); 8] = [
     ("TtlAttribute", "", "expires_at"),
     ("PointInTimeRecovery", "false", "true"),
     ("DeletionProtection", "false", "true"),
@@ -18,10 +18,18 @@ pub const SWITCHES: [(&str, &str, &str); 7] = [
     // The template's Rule wants a PolicyOverride with it; the roles do not depend on that.
     ("Autoscaling", "false", "true"),
     ("ChangeStreamArn", "", STREAM_ARN),
+    ("ConsumerFunctionArn", "", FUNCTION_ARN),
 ];
 
 /// The Kinesis data stream the checks' stacks stream into (`ChangeStreamArn`).
 pub const STREAM_ARN: &str = "arn:aws:kinesis:us-east-1:123456789012:stream/timeseries-changes";
+
+/// The consumer function the checks' stacks map to each table's stream (`ConsumerFunctionArn`).
+pub const FUNCTION_ARN: &str = "arn:aws:lambda:us-east-1:123456789012:function:ingest-consumer";
+
+/// Every event source mapping of the checks' account and Region (a mapping's ARN ends in its
+/// UUID, which Lambda makes).
+pub const ANY_MAPPING: &str = "arn:aws:lambda:us-east-1:123456789012:event-source-mapping:*";
 
 /// Every on/off combination of [`SWITCHES`], as parameter overrides.
 pub fn combinations() -> Vec<Vec<(&'static str, &'static str)>> {
@@ -48,6 +56,8 @@ pub struct Features {
     pub autoscaling: bool,
     /// `ChangeStreamArn` set: the family's Kinesis destination.
     pub stream: bool,
+    /// `ConsumerFunctionArn` set: the consumer function mapped to each table's stream.
+    pub consumer: bool,
     /// `PublishTables` and `PublishEvents` (both on by default; not among [`SWITCHES`]: they
     /// add statements of their own, checked on their own).
     pub publish_tables: bool,
@@ -72,6 +82,7 @@ impl Features {
             delete: value("DeleteAfter", "0") != "0",
             autoscaling: value("Autoscaling", "false") == "true",
             stream: !value("ChangeStreamArn", "").is_empty(),
+            consumer: !value("ConsumerFunctionArn", "").is_empty(),
             publish_tables: value("PublishTables", "true") == "true",
             publish_events: value("PublishEvents", "true") == "true",
         }
@@ -88,6 +99,7 @@ impl Features {
             (self.delete, "delete"),
             (self.autoscaling, "autoscaling"),
             (self.stream, "stream"),
+            (self.consumer, "consumer"),
         ]
         .into_iter()
         .filter_map(|(on, name)| on.then_some(name))
@@ -192,6 +204,31 @@ impl Features {
         }
     }
 
+    /// The Lambda actions `operation`'s role needs for the event source mappings, each with the
+    /// one resource it is granted on (the create and delete also scoped to [`FUNCTION_ARN`] by
+    /// `lambda:FunctionArn`): create_new's, with the consumer, what maps it to the current and
+    /// pre-built tables and reads their mappings back (readiness); resize_old's, when it
+    /// deletes, the list that finds someone else's mapping on a table about to go (whatever
+    /// `ConsumerFunctionArn`), and with the consumer too the removal of ours. List and Create
+    /// take no resource type (`*`).
+    pub fn mapping_actions(&self, operation: Operation) -> BTreeSet<(&'static str, &'static str)> {
+        let mut actions = BTreeSet::new();
+        match operation {
+            Operation::CreateNew if self.consumer => {
+                actions.insert(("lambda:CreateEventSourceMapping", "*"));
+                actions.insert(("lambda:ListEventSourceMappings", "*"));
+            }
+            Operation::ResizeOld if self.delete => {
+                actions.insert(("lambda:ListEventSourceMappings", "*"));
+                if self.consumer {
+                    actions.insert(("lambda:DeleteEventSourceMapping", ANY_MAPPING));
+                }
+            }
+            _ => {}
+        }
+        actions
+    }
+
     /// The publishing actions (`ssm:PutParameter`, `events:PutEvents`) `operation`'s role
     /// needs: the table names are create_new's, the events both functions'.
     pub fn publish_actions(&self, operation: Operation) -> BTreeSet<&'static str> {
@@ -267,9 +304,9 @@ mod tests {
     #[test]
     fn combinations_cover_every_switch_setting_once() {
         let all = combinations();
-        assert_eq!(all.len(), 128);
+        assert_eq!(all.len(), 256);
         let distinct: BTreeSet<_> = all.iter().collect();
-        assert_eq!(distinct.len(), 128);
+        assert_eq!(distinct.len(), 256);
         let publishing = Features {
             publish_tables: true,
             publish_events: true,
@@ -283,10 +320,10 @@ mod tests {
             publishing.publish_actions(Operation::ResizeOld),
             BTreeSet::from(["events:PutEvents"])
         );
-        let on = Features::of(&all[127]);
+        let on = Features::of(&all[255]);
         assert!(on.ttl && on.pitr_requested && on.deletion_protection && on.archive && on.delete);
-        assert!(on.autoscaling && on.stream);
-        assert_eq!(on.grants().len(), 6);
+        assert!(on.autoscaling && on.stream && on.consumer);
+        assert_eq!(on.grants().len(), 7);
         assert!(Features::default().grants().is_empty());
         // Without autoscaling, only the reads that find someone else's targets, policies and
         // scheduled actions.
@@ -339,6 +376,41 @@ mod tests {
             BTreeSet::from([
                 ("kinesis:DescribeStream", ANY_STREAM),
                 ("kinesis:DescribeStreamSummary", ANY_STREAM)
+            ])
+        );
+    }
+
+    #[test]
+    fn the_consumer_grants_mapping_to_create_new_and_deleting_lists_and_unmaps() {
+        let consumer = Features::of(&[("ConsumerFunctionArn", FUNCTION_ARN)]);
+        assert!(consumer.consumer && !Features::default().consumer);
+        assert_eq!(consumer.grants(), BTreeSet::from(["consumer"]));
+        // No DynamoDB action of its own: the tables' stream is an UpdateTable setting.
+        for operation in [Operation::CreateNew, Operation::ResizeOld] {
+            assert_eq!(consumer.needed(operation), Features::default().needed(operation));
+            assert!(Features::default().mapping_actions(operation).is_empty());
+        }
+        assert_eq!(
+            consumer.mapping_actions(Operation::CreateNew),
+            BTreeSet::from([
+                ("lambda:CreateEventSourceMapping", "*"),
+                ("lambda:ListEventSourceMappings", "*")
+            ])
+        );
+        // resize_old never maps; without deletions it reads no mapping either.
+        assert!(consumer.mapping_actions(Operation::ResizeOld).is_empty());
+        let deleting = Features::of(&[("DeleteAfter", "3")]);
+        assert!(deleting.mapping_actions(Operation::CreateNew).is_empty());
+        assert_eq!(
+            deleting.mapping_actions(Operation::ResizeOld),
+            BTreeSet::from([("lambda:ListEventSourceMappings", "*")])
+        );
+        let both = Features::of(&[("DeleteAfter", "3"), ("ConsumerFunctionArn", FUNCTION_ARN)]);
+        assert_eq!(
+            both.mapping_actions(Operation::ResizeOld),
+            BTreeSet::from([
+                ("lambda:DeleteEventSourceMapping", ANY_MAPPING),
+                ("lambda:ListEventSourceMappings", "*")
             ])
         );
     }

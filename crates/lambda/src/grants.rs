@@ -1,8 +1,10 @@
 //! What the function's role was granted against what the policy needs.
 //!
 //! template.yaml grants the optional permissions (TTL, point-in-time recovery, export to S3,
-//! DeleteTable, Application Auto Scaling, the Kinesis destination) only when its parameters ask
-//! for them, and scopes the tables to `TablePrefix` and the Kinesis writes to `ChangeStreamArn`; [`crate::stack::StackParameters::grants`] reads the same parameters
+//! DeleteTable, Application Auto Scaling, the Kinesis destination, the consumer function's event
+//! source mappings) only when its parameters ask for them, and scopes the tables to
+//! `TablePrefix`, the Kinesis writes to `ChangeStreamArn` and the mappings to
+//! `ConsumerFunctionArn`; [`crate::stack::StackParameters::grants`] reads the same parameters
 //! back. A policy given whole (the template's `PolicyOverride`) can ask for more than the
 //! parameters granted: the cold start then refuses it, naming the policy field and the
 //! parameter to set, instead of the run failing table by table with AccessDenied. No stack
@@ -28,16 +30,20 @@ pub enum Capability {
     Autoscaling,
     /// EnableKinesisStreamingDestination, and the Kinesis stream it streams into.
     Stream,
+    /// CreateEventSourceMapping (create_new) and DeleteEventSourceMapping (resize_old, when it
+    /// deletes) of the one consumer function.
+    Consumer,
 }
 
 impl Capability {
-    pub const ALL: [Capability; 6] = [
+    pub const ALL: [Capability; 7] = [
         Capability::Ttl,
         Capability::Pitr,
         Capability::Archive,
         Capability::Delete,
         Capability::Autoscaling,
         Capability::Stream,
+        Capability::Consumer,
     ];
 
     /// The name the deploy checks and messages use.
@@ -49,6 +55,7 @@ impl Capability {
             Capability::Delete => "delete",
             Capability::Autoscaling => "autoscaling",
             Capability::Stream => "stream",
+            Capability::Consumer => "consumer",
         }
     }
 
@@ -61,6 +68,7 @@ impl Capability {
             Capability::Delete => "DeleteAfter (not 0)",
             Capability::Autoscaling => "Autoscaling=true",
             Capability::Stream => "ChangeStreamArn (the policy's stream.kinesis)",
+            Capability::Consumer => "ConsumerFunctionArn (the policy's stream.lambda.function)",
         }
     }
 
@@ -108,6 +116,9 @@ pub fn needs(policy: &Policy) -> Vec<(Capability, &'static str)> {
     if policy.stream.kinesis.is_some() {
         needs.push((Capability::Stream, "stream.kinesis"));
     }
+    if policy.stream.lambda.is_some() {
+        needs.push((Capability::Consumer, "stream.lambda.function"));
+    }
     needs
 }
 
@@ -120,6 +131,9 @@ pub struct Grants {
     /// The one Kinesis stream the role may stream into (`ChangeStreamArn`), with
     /// [`Capability::Stream`]; `None`: the stream is not checked.
     pub stream_arn: Option<String>,
+    /// The one function the role may map to the tables' streams (`ConsumerFunctionArn`), with
+    /// [`Capability::Consumer`]; `None`: the function is not checked.
+    pub consumer_function_arn: Option<String>,
 }
 
 /// One thing the policy needs that the role lacks.
@@ -135,6 +149,11 @@ pub enum Missing {
     },
     /// The policy's `stream.kinesis` is another stream than the one the role may write to.
     StreamArn {
+        policy: String,
+        granted: String,
+    },
+    /// The policy's `stream.lambda.function` is another function than the one the role may map.
+    ConsumerFunctionArn {
         policy: String,
         granted: String,
     },
@@ -158,6 +177,11 @@ impl fmt::Display for Missing {
                 f,
                 "stream.kinesis is {policy:?}, but the function's role may only stream into {granted:?}: \
                  set the stack parameter ChangeStreamArn={policy}, or the policy's stream.kinesis to {granted:?}"
+            ),
+            Missing::ConsumerFunctionArn { policy, granted } => write!(
+                f,
+                "stream.lambda.function is {policy:?}, but the function's role may only map {granted:?} to the tables' streams: \
+                 set the stack parameter ConsumerFunctionArn={policy}, or the policy's stream.lambda.function to {granted:?}"
             ),
         }
     }
@@ -184,6 +208,7 @@ impl Grants {
             capabilities,
             table_prefix: table_prefix.map(str::to_owned),
             stream_arn: None,
+            consumer_function_arn: None,
         }
     }
 
@@ -208,6 +233,17 @@ impl Grants {
         if let (Some(policy), Some(granted)) = (named, &self.stream_arn) {
             if self.capabilities.contains(&Capability::Stream) && policy != granted {
                 missing.push(Missing::StreamArn {
+                    policy: policy.to_owned(),
+                    granted: granted.clone(),
+                });
+            }
+        }
+        // Granted, but for another function: the role's mapping statements name that one only
+        // (lambda:FunctionArn).
+        let named = policy.stream.lambda.as_ref().map(|l| l.function.as_str());
+        if let (Some(policy), Some(granted)) = (named, &self.consumer_function_arn) {
+            if self.capabilities.contains(&Capability::Consumer) && policy != granted {
+                missing.push(Missing::ConsumerFunctionArn {
                     policy: policy.to_owned(),
                     granted: granted.clone(),
                 });
@@ -368,6 +404,80 @@ mod tests {
         // The very stream, or none named: nothing missing.
         assert_eq!(stream_grants(Some(STREAM)).check(&streaming(STREAM)), Ok(()));
         assert_eq!(stream_grants(Some(STREAM)).check(&Policy::default()), Ok(()));
+    }
+
+    const CONSUMER: &str = "arn:aws:lambda:us-east-1:123456789012:function:ingest-consumer";
+    const OTHER_CONSUMER: &str = "arn:aws:lambda:us-east-1:123456789012:function:orders-consumer";
+
+    fn consuming(arn: &str) -> Policy {
+        policy(&format!(
+            r#"{{"template":{{"stream":"new_and_old_images"}},"stream":{{"lambda":{{"function":"{arn}"}}}}}}"#
+        ))
+    }
+
+    fn consumer_grants(arn: Option<&str>) -> Grants {
+        Grants {
+            consumer_function_arn: arn.map(str::to_owned),
+            ..Grants::parse(Some(arn.map_or("", |_| "consumer")), Some("timeseries"))
+        }
+    }
+
+    #[test]
+    fn a_consumer_is_refused_unless_consumer_function_arn_grants_that_very_function() {
+        assert_eq!(
+            needs(&consuming(CONSUMER)),
+            [(Capability::Consumer, "stream.lambda.function")]
+        );
+        // The parameter empty: the role has no mapping statement at all.
+        let err = consumer_grants(None).check(&consuming(CONSUMER)).unwrap_err();
+        assert_eq!(
+            err.0,
+            [Missing::Capability {
+                capability: Capability::Consumer,
+                field: "stream.lambda.function"
+            }]
+        );
+        for named in ["stream.lambda.function", "ConsumerFunctionArn"] {
+            assert!(err.to_string().contains(named), "{err}");
+        }
+        // Granted for another function.
+        let err = consumer_grants(Some(OTHER_CONSUMER))
+            .check(&consuming(CONSUMER))
+            .unwrap_err();
+        assert_eq!(
+            err.0,
+            [Missing::ConsumerFunctionArn {
+                policy: CONSUMER.into(),
+                granted: OTHER_CONSUMER.into()
+            }]
+        );
+        let message = err.to_string();
+        assert!(
+            message.contains("stream.lambda.function")
+                && message.contains(&format!("ConsumerFunctionArn={CONSUMER}")),
+            "{message}"
+        );
+        // An alias of the granted function is another ARN: lambda:FunctionArn compares them
+        // as strings.
+        assert!(consumer_grants(Some(CONSUMER))
+            .check(&consuming(&format!("{CONSUMER}:live")))
+            .is_err());
+        // The very function, or none named (a stack may grant a consumer its policy does not
+        // use, like ChangeStreamArn): nothing missing.
+        assert_eq!(
+            consumer_grants(Some(CONSUMER)).check(&consuming(CONSUMER)),
+            Ok(())
+        );
+        assert_eq!(consumer_grants(Some(CONSUMER)).check(&Policy::default()), Ok(()));
+        // The Kinesis grant does not stand in for the consumer's, nor the other way round.
+        let err = stream_grants(Some(STREAM))
+            .check(&consuming(CONSUMER))
+            .unwrap_err();
+        assert_eq!(err.0.len(), 1, "{err}");
+        let err = consumer_grants(Some(CONSUMER))
+            .check(&streaming(STREAM))
+            .unwrap_err();
+        assert_eq!(err.0.len(), 1, "{err}");
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! `ROLLOVER_TABLE_PREFIX`), and builds no JSON: what the parameters mean is decided here, typed
 //! and tested, and the deploy checks call this same code for every option combination. The
 //! template's own conventions for "unset" are kept: an empty `SortKeyName`, `WriteGrace`,
-//! `TtlAttribute`, `ColdTableClass`, `ArchiveBucket` or `ChangeStreamArn`, and `DeleteAfter` 0.
+//! `TtlAttribute`, `ColdTableClass`, `ArchiveBucket`, `ChangeStreamArn` or `ConsumerFunctionArn`,
+//! and `DeleteAfter` 0.
 //!
 //! `ROLLOVER_POLICY` (the `PolicyOverride` parameter) replaces the parameters that build the
 //! policy; the template then leaves those variables out (Lambda's environment is 4 KB in all)
@@ -17,7 +18,7 @@ use std::fmt;
 use ddb_rollover::policy::blueprint::BlueprintDocument;
 use ddb_rollover::policy::retention::RetentionDocument;
 use ddb_rollover::policy::settings::{KeyAttributeDocument, KeySchemaDocument};
-use ddb_rollover::policy::stream::StreamDocument;
+use ddb_rollover::policy::stream::{LambdaDocument, StreamDocument};
 use ddb_rollover::policy::{PhaseDocument, Policy, PolicyDocument, PolicyError};
 
 use crate::grants::{Capability, Grants};
@@ -51,7 +52,7 @@ const fn var(
 
 /// Every parameter that builds the policy or decides the roles' permissions, in the template's
 /// order. `PublishTables` and `PublishEvents` are read by [`crate::publish::Publishing`].
-pub const VARIABLES: [Variable; 27] = [
+pub const VARIABLES: [Variable; 28] = [
     var("ROLLOVER_TABLE_PREFIX", "TablePrefix", Some("prefix"), true),
     var("ROLLOVER_PERIOD", "Period", Some("period"), false),
     var("ROLLOVER_TIME_ZONE", "TimeZone", Some("timezone"), false),
@@ -178,6 +179,12 @@ pub const VARIABLES: [Variable; 27] = [
         Some("stream.kinesis"),
         true,
     ),
+    var(
+        "ROLLOVER_CONSUMER_FUNCTION_ARN",
+        "ConsumerFunctionArn",
+        Some("stream.lambda.function"),
+        true,
+    ),
     var("ROLLOVER_AUTOSCALING", "Autoscaling", None, true),
 ];
 
@@ -274,18 +281,22 @@ impl StackParameters {
             ),
             (on("Autoscaling"), Capability::Autoscaling),
             (set("ChangeStreamArn"), Capability::Stream),
+            (set("ConsumerFunctionArn"), Capability::Consumer),
         ]
         .into_iter()
         .filter_map(|(granted, capability)| granted.then_some(capability))
         .collect();
+        let arn = |parameter: &str| {
+            self.get(parameter)
+                .map(str::trim)
+                .filter(|arn| !arn.is_empty())
+                .map(str::to_owned)
+        };
         Grants {
             capabilities,
             table_prefix: self.get("TablePrefix").map(str::to_owned),
-            stream_arn: self
-                .get("ChangeStreamArn")
-                .map(str::trim)
-                .filter(|arn| !arn.is_empty())
-                .map(str::to_owned),
+            stream_arn: arn("ChangeStreamArn"),
+            consumer_function_arn: arn("ConsumerFunctionArn"),
         }
     }
 
@@ -459,17 +470,24 @@ impl Reader<'_> {
         let delete_after = self.number("DeleteAfter").filter(|&n| n != 0);
         let max_deletes = self.number("MaxDeletesPerRun");
         let change_stream = self.optional("ChangeStreamArn");
+        let consumer = self.optional("ConsumerFunctionArn");
 
         let archiving = bucket.is_some();
         // Exports read from the point-in-time recovery window: archiving turns it on.
         let needs_pitr = pitr || archiving;
+        // The consumer function reads each table's DynamoDB stream: new and old images, what
+        // a consumer of changes needs (the policy's validation wants one with stream.lambda).
+        let table_stream = consumer.is_some().then(|| "new_and_old_images".to_owned());
         // Left out when nothing in it is asked for; a setting not asked for is left as it is
         // on the tables.
-        let template = (ttl.is_some() || needs_pitr || protection).then(|| BlueprintDocument {
-            ttl_attribute: ttl,
-            point_in_time_recovery: needs_pitr.then_some(true),
-            deletion_protection: protection.then_some(true),
-            ..BlueprintDocument::default()
+        let template = (ttl.is_some() || needs_pitr || protection || table_stream.is_some()).then(|| {
+            BlueprintDocument {
+                ttl_attribute: ttl,
+                point_in_time_recovery: needs_pitr.then_some(true),
+                deletion_protection: protection.then_some(true),
+                stream: table_stream,
+                ..BlueprintDocument::default()
+            }
         });
         let retention = (archiving || delete_after.is_some()).then(|| RetentionDocument {
             archive_after: archive_after.filter(|_| archiving),
@@ -489,8 +507,12 @@ impl Reader<'_> {
             grace,
             template,
             retention,
-            stream: change_stream.map(|arn| StreamDocument {
-                kinesis: Some(arn),
+            stream: (change_stream.is_some() || consumer.is_some()).then(|| StreamDocument {
+                kinesis: change_stream,
+                lambda: consumer.map(|function| LambdaDocument {
+                    function: Some(function),
+                    ..LambdaDocument::default()
+                }),
                 ..StreamDocument::default()
             }),
             ..PolicyDocument::default()
@@ -510,6 +532,8 @@ fn phase(min_age: i64, read: Option<i64>, write: Option<i64>) -> PhaseDocument {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ddb_rollover::policy::settings::StreamView;
+    use ddb_rollover::policy::stream::StartingPosition;
     use std::collections::BTreeMap;
 
     /// template.yaml's parameter defaults.
@@ -541,6 +565,7 @@ mod tests {
             ("DeleteAfter", "0"),
             ("MaxDeletesPerRun", "5"),
             ("ChangeStreamArn", ""),
+            ("ConsumerFunctionArn", ""),
             ("Autoscaling", "false"),
         ]
         .into_iter()
@@ -721,6 +746,88 @@ mod tests {
         );
     }
 
+    const CONSUMER: &str = "arn:aws:lambda:us-east-1:123456789012:function:ingest-consumer";
+
+    #[test]
+    fn consumer_function_arn_names_the_policys_consumer_and_turns_the_tables_stream_on() {
+        let policy = stack(&[]).policy().unwrap();
+        assert_eq!(policy.stream.lambda, None);
+        assert_eq!(
+            policy.template.stream, None,
+            "the tables' stream is left as it is"
+        );
+        let policy = stack(&[("ConsumerFunctionArn", CONSUMER)]).policy().unwrap();
+        let lambda = policy.stream.lambda.as_ref().expect("a consumer function");
+        assert_eq!(lambda.function.as_str(), CONSUMER);
+        // The policy's defaults for the rest.
+        assert_eq!(lambda.batch_size, 100);
+        assert_eq!(lambda.starting_position, StartingPosition::TrimHorizon);
+        assert!(lambda.filters.is_empty());
+        assert_eq!(policy.template.stream, Some(Some(StreamView::NewAndOldImages)));
+        assert_eq!(policy.stream.kinesis, None);
+        // The README's policy but for the template's stream and the consumer.
+        let readme = stack(&[]).policy().unwrap();
+        assert_eq!(policy.phases, readme.phases);
+        assert_eq!(policy.retention, readme.retention);
+        assert!(!policy.template.point_in_time_recovery && policy.template.ttl_attribute.is_none());
+        // What the parameters build, the parameters grant.
+        let consuming = stack(&[("ConsumerFunctionArn", CONSUMER)]);
+        assert_eq!(consuming.grants().check(&policy), Ok(()));
+        // Both destinations at once.
+        let both = stack(&[("ConsumerFunctionArn", CONSUMER), ("ChangeStreamArn", STREAM)]);
+        let policy = both.policy().unwrap();
+        assert!(policy.stream.kinesis.is_some() && policy.stream.lambda.is_some());
+        assert_eq!(both.grants().check(&policy), Ok(()));
+        // A bad ARN is named with its variable.
+        let err = stack(&[(
+            "ConsumerFunctionArn",
+            "arn:aws:sqs:us-east-1:123456789012:queue-not-a-function",
+        )])
+        .policy()
+        .unwrap_err();
+        assert_eq!(err.0.len(), 1, "{err}");
+        assert_eq!(err.0[0].name, "ROLLOVER_CONSUMER_FUNCTION_ARN");
+        assert!(
+            err.to_string().contains("(parameter ConsumerFunctionArn)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_policy_override_naming_another_consumer_than_granted_is_refused() {
+        let other = "arn:aws:lambda:us-east-1:123456789012:function:orders-consumer";
+        let wants = |arn: &str| {
+            Policy::from_json(&format!(
+                r#"{{"prefix":"timeseries","template":{{"stream":"new_image"}},"stream":{{"lambda":{{"function":"{arn}","batch_size":500}}}}}}"#
+            ))
+            .unwrap()
+        };
+        let err = stack(&[("ConsumerFunctionArn", CONSUMER)])
+            .grants()
+            .check(&wants(other))
+            .unwrap_err()
+            .to_string();
+        for named in ["stream.lambda.function", "ConsumerFunctionArn", other, CONSUMER] {
+            assert!(err.contains(named), "{named}: {err}");
+        }
+        let err = stack(&[])
+            .grants()
+            .check(&wants(CONSUMER))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("stream.lambda.function") && err.contains("ConsumerFunctionArn"),
+            "{err}"
+        );
+        // The granted function, with the policy's own settings; or no consumer at all.
+        let granted = stack(&[("ConsumerFunctionArn", CONSUMER)]).grants();
+        assert_eq!(granted.check(&wants(CONSUMER)), Ok(()));
+        assert_eq!(
+            granted.check(&Policy::from_json(r#"{"prefix":"timeseries"}"#).unwrap()),
+            Ok(())
+        );
+    }
+
     #[test]
     fn no_table_prefix_is_no_stack() {
         assert_eq!(StackParameters::from_lookup(|_| None), None);
@@ -741,6 +848,18 @@ mod tests {
         assert_eq!(grants(&[("DeleteAfter", "3")]), [Capability::Delete]);
         assert_eq!(grants(&[("Autoscaling", "true")]), [Capability::Autoscaling]);
         assert_eq!(grants(&[("ChangeStreamArn", STREAM)]), [Capability::Stream]);
+        assert_eq!(
+            grants(&[("ConsumerFunctionArn", CONSUMER)]),
+            [Capability::Consumer]
+        );
+        assert_eq!(
+            stack(&[("ConsumerFunctionArn", CONSUMER)])
+                .grants()
+                .consumer_function_arn
+                .as_deref(),
+            Some(CONSUMER)
+        );
+        assert_eq!(stack(&[]).grants().consumer_function_arn, None);
         assert_eq!(
             stack(&[("ChangeStreamArn", STREAM)])
                 .grants()

@@ -25,7 +25,7 @@ use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::policy::tags::TAG_FAMILY as FAMILY;
 use ddb_rollover::Operation;
 use deploy_checks::features::{
-    archive_s3_actions, combinations, Features, AUTOSCALING_ACTIONS, EXPORT_S3_ACTIONS,
+    archive_s3_actions, combinations, Features, AUTOSCALING_ACTIONS, EXPORT_S3_ACTIONS, FUNCTION_ARN,
     KINESIS_REPLICATION_ROLE, KINESIS_REPLICATION_SERVICE, PROOF_LIST_ACTION, PROOF_S3_ACTIONS,
     SCALING_READS, STREAM_ARN,
 };

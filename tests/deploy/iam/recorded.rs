@@ -88,11 +88,26 @@ async fn run_day(
     recorder: &Recorder,
     at: &str,
 ) {
+    run_day_with(d, client, archives, None, recorder, at).await;
+}
+
+/// [`run_day`], with Lambda for the consumer function's mappings when `lambda` is given.
+async fn run_day_with(
+    d: &Deployed,
+    client: &aws_sdk_dynamodb::Client,
+    archives: Option<&aws_sdk_s3::Client>,
+    lambda: Option<&aws_sdk_lambda::Client>,
+    recorder: &Recorder,
+    at: &str,
+) {
     let recording = recorder.attach(client);
     for s in &d.function.schedules {
         let mut control = DynamoDb::new(recording.clone());
         if let Some(s3) = archives {
             control = control.with_archives(s3.clone());
+        }
+        if let Some(lambda) = lambda {
+            control = control.with_lambda(lambda.clone());
         }
         let report = scenario::run_schedule_at(&d.function, s, control, at)
             .await
@@ -418,5 +433,161 @@ async fn with_every_option_on_each_call_is_allowed_and_each_grant_is_used() {
         tags_of(&client, SIBLING).await,
         siblings(),
         "the sibling's tags changed"
+    );
+}
+
+/// The Lambda requests a client sends, as (HTTP method, path, body): Lambda's REST API names the
+/// operation by both (`POST /2015-03-31/event-source-mappings/` creates a mapping, `GET` on it
+/// lists, `DELETE .../UUID` deletes one).
+#[derive(Clone, Debug, Default)]
+struct LambdaRequests(std::sync::Arc<std::sync::Mutex<Vec<LambdaHttp>>>);
+
+/// One Lambda request: (HTTP method, path after the API version, body).
+type LambdaHttp = (String, String, Vec<u8>);
+
+impl aws_sdk_lambda::config::Intercept for LambdaRequests {
+    fn name(&self) -> &'static str {
+        "deploy checks' Lambda request recorder"
+    }
+
+    fn read_before_transmit(
+        &self,
+        context: &aws_sdk_lambda::config::interceptors::BeforeTransmitInterceptorContextRef<'_>,
+        _runtime_components: &aws_sdk_lambda::config::RuntimeComponents,
+        _cfg: &mut aws_sdk_lambda::config::ConfigBag,
+    ) -> Result<(), aws_sdk_lambda::error::BoxError> {
+        let request = context.request();
+        let path = request.uri().split('?').next().unwrap_or_default();
+        let path = path
+            .split_once("/2015-03-31/")
+            .map_or(path, |(_, p)| p)
+            .to_owned();
+        let body = request.body().bytes().unwrap_or_default().to_vec();
+        self.0
+            .lock()
+            .unwrap()
+            .push((request.method().to_owned(), path, body));
+        Ok(())
+    }
+}
+
+/// A request of the consumer's mappings as IAM sees it: the action, its resource (a mapping's
+/// ARN in the stack's account and Region, or `*`) and the function it maps (`lambda:FunctionArn`;
+/// a deleted mapping's function as Lambda listed it before).
+fn lambda_request(
+    (method, path, body): &LambdaHttp,
+    functions: &std::collections::BTreeMap<String, String>,
+) -> Request {
+    let uuid = path
+        .strip_prefix("event-source-mappings/")
+        .filter(|uuid| !uuid.is_empty());
+    match (method.as_str(), uuid) {
+        ("POST", None) => {
+            let body: serde_json::Value = serde_json::from_slice(body).unwrap();
+            let function = body["FunctionName"].as_str().unwrap();
+            Request::new("lambda:CreateEventSourceMapping", "*").with_context("lambda:FunctionArn", function)
+        }
+        ("GET", None) => Request::new("lambda:ListEventSourceMappings", "*"),
+        ("DELETE", Some(uuid)) => {
+            let function = functions
+                .get(uuid)
+                .unwrap_or_else(|| panic!("DeleteEventSourceMapping {uuid}: a mapping never listed"));
+            Request::new(
+                "lambda:DeleteEventSourceMapping",
+                &format!("arn:aws:lambda:us-east-1:123456789012:event-source-mapping:{uuid}"),
+            )
+            .with_context("lambda:FunctionArn", function)
+        }
+        other => panic!("an unexpected Lambda request: {method} {path} ({other:?})"),
+    }
+}
+
+/// With ConsumerFunctionArn (and deletions), every Lambda call the functions send over the
+/// days is allowed by its role, with the function each maps or unmaps; the Lambda actions sent
+/// are exactly those granted (create_new maps and lists, resize_old lists and unmaps); and the
+/// DynamoDB calls pass [`check_calls`] as without a consumer.
+#[tokio::test]
+async fn with_a_consumer_each_mapping_call_is_allowed_and_each_grant_is_used() {
+    let db = LocalDynamo::start(Server::Moto);
+    let consumer = crate::support::lambda::create_function(db.server_endpoint(), "ingest-consumer").await;
+    let overrides = [("ConsumerFunctionArn", consumer.as_str()), ("DeleteAfter", "2")];
+    let functions = deploy(&overrides);
+    let client = db.client().await;
+    seed_tables(&client).await;
+    // The seeded pre-built table was made without a stream; the runs map only a table that
+    // has one (create_new turns it on only for the tables it creates), so it gets one here.
+    client
+        .update_table()
+        .table_name("timeseries_2018-10-26")
+        .stream_specification(
+            aws_sdk_dynamodb::types::StreamSpecification::builder()
+                .stream_enabled(true)
+                .stream_view_type(aws_sdk_dynamodb::types::StreamViewType::NewAndOldImages)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let plain = crate::support::lambda::lambda_client(db.server_endpoint());
+    let recorders: Vec<(Recorder, LambdaRequests)> = functions
+        .iter()
+        .map(|_| (Recorder::new(&client), LambdaRequests::default()))
+        .collect();
+    // Every mapping's function by its UUID, as Lambda lists it after each run.
+    let mut mapped = std::collections::BTreeMap::new();
+    for day in 0..RETENTION_DAYS {
+        for (d, (recorder, requests)) in functions.iter().zip(&recorders) {
+            let lambda = aws_sdk_lambda::Client::from_conf(
+                plain.config().to_builder().interceptor(requests.clone()).build(),
+            );
+            let at = scenario::scheduled_time_on_day(d.operation(), day);
+            run_day_with(d, &client, None, Some(&lambda), recorder, &at).await;
+            let listed = plain.list_event_source_mappings().send().await.unwrap();
+            for m in listed.event_source_mappings() {
+                mapped.insert(
+                    m.uuid().unwrap_or_default().to_owned(),
+                    m.function_arn().unwrap_or_default().to_owned(),
+                );
+            }
+        }
+    }
+    assert!(!mapped.is_empty(), "create_new mapped nothing");
+    for (d, (recorder, requests)) in functions.iter().zip(&recorders) {
+        check_calls(d, &recorder.take().into_iter().collect());
+        let requests = requests.0.lock().unwrap().clone();
+        let mut sent = BTreeSet::new();
+        for request in &requests {
+            let request = lambda_request(request, &mapped);
+            let decision = evaluate(&d.statements, &request);
+            assert!(
+                decision.is_allowed(),
+                "{}: {} on {} for {:?} is not allowed by its role ({decision:?})",
+                d.id(),
+                request.action,
+                request.resource,
+                request.context
+            );
+            sent.insert(request.action);
+        }
+        let granted: BTreeSet<String> = d
+            .features
+            .mapping_actions(d.operation())
+            .into_iter()
+            .map(|(action, _)| action.to_owned())
+            .collect();
+        assert_eq!(
+            sent,
+            granted,
+            "{}: Lambda actions sent (left) vs. granted (right)",
+            d.id()
+        );
+    }
+    // The days did delete a table (so resize_old unmapped it).
+    let remaining = testkit::describe_all(&client).await;
+    assert!(
+        !remaining.contains_key("timeseries_2018-10-25"),
+        "timeseries_2018-10-25 was not deleted: {:?}",
+        remaining.keys()
     );
 }

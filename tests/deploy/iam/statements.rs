@@ -152,6 +152,7 @@ fn check_grants(d: &Deployed, overrides: &[(&str, &str)]) {
     let mut scaling = BTreeSet::new();
     let mut publish = BTreeSet::new();
     let mut stream = BTreeSet::new();
+    let mut mapping = BTreeSet::new();
     for s in &d.statements {
         for a in &s.actions {
             let what = format!("{} {}: {a} with {overrides:?}", d.id(), s.label());
@@ -162,6 +163,11 @@ fn check_grants(d: &Deployed, overrides: &[(&str, &str)]) {
                 // Each on its one resource: collected as (action, resource).
                 assert_eq!(s.resources.len(), 1, "{what}");
                 stream.insert((a.clone(), s.resources[0].clone()));
+            } else if lower.starts_with("lambda:") {
+                // Each on its one resource, as for Kinesis; what each may map or unmap is
+                // checked request by request (the_consumer_function_is_mapped_and_unmapped_only).
+                assert_eq!(s.resources.len(), 1, "{what}");
+                mapping.insert((a.clone(), s.resources[0].clone()));
             } else if PUBLISH_ACTIONS.contains(&a.as_str()) {
                 publish.insert(a.clone());
                 assert_eq!(s.resources, [publish_resource(a, PREFIX)], "{what}");
@@ -237,6 +243,100 @@ fn check_grants(d: &Deployed, overrides: &[(&str, &str)]) {
         "{}: Kinesis actions granted with {overrides:?}",
         d.id()
     );
+    let expected_mapping: BTreeSet<(String, String)> = d
+        .features
+        .mapping_actions(d.operation())
+        .into_iter()
+        .map(|(a, r)| (a.to_owned(), r.to_owned()))
+        .collect();
+    assert_eq!(
+        mapping,
+        expected_mapping,
+        "{}: Lambda actions granted with {overrides:?}",
+        d.id()
+    );
+}
+
+/// The consumer function's grants, request by request: create_new may map exactly
+/// ConsumerFunctionArn (lambda:FunctionArn) to a stream and list mappings when the parameter is
+/// set; resize_old may list mappings when it deletes, whatever the parameter, and remove a
+/// mapping of exactly that function when it deletes and the parameter is set. Neither may map
+/// or unmap another function, change a mapping, or touch the functions themselves.
+#[test]
+fn the_consumer_function_is_mapped_and_unmapped_only_with_its_arn() {
+    let other_function = "arn:aws:lambda:us-east-1:123456789012:function:orders-consumer";
+    let mapping =
+        "arn:aws:lambda:us-east-1:123456789012:event-source-mapping:6d9bce8e-836b-442c-8070-74e77903c815";
+    let other_account =
+        "arn:aws:lambda:us-east-1:210987654321:event-source-mapping:6d9bce8e-836b-442c-8070-74e77903c815";
+    for overrides in combinations() {
+        for d in deploy(&overrides) {
+            let allowed = |request: &Request| evaluate(&d.statements, request).is_allowed();
+            let what = format!("{} with {overrides:?}", d.id());
+            let mapping_ours = d.features.consumer && d.operation() == Operation::CreateNew;
+            let deleting = d.features.delete && d.operation() == Operation::ResizeOld;
+            let unmapping = deleting && d.features.consumer;
+            let of = |action: &str, resource: &str, function: &str| {
+                Request::new(action, resource).with_context("lambda:FunctionArn", function)
+            };
+            let create = "lambda:CreateEventSourceMapping";
+            assert_eq!(
+                allowed(&of(create, "*", FUNCTION_ARN)),
+                mapping_ours,
+                "{what}: mapping ConsumerFunctionArn"
+            );
+            assert!(
+                !allowed(&of(create, "*", other_function)),
+                "{what}: mapping another function"
+            );
+            assert!(
+                !allowed(&of(create, "*", &format!("{FUNCTION_ARN}:live"))),
+                "{what}: mapping an alias of the function"
+            );
+            assert!(
+                !allowed(&Request::new(create, "*")),
+                "{what}: a mapping without its function"
+            );
+            assert_eq!(
+                allowed(&Request::new("lambda:ListEventSourceMappings", "*")),
+                mapping_ours || deleting,
+                "{what}: ListEventSourceMappings"
+            );
+            let delete = "lambda:DeleteEventSourceMapping";
+            assert_eq!(
+                allowed(&of(delete, mapping, FUNCTION_ARN)),
+                unmapping,
+                "{what}: unmapping ConsumerFunctionArn"
+            );
+            assert!(
+                !allowed(&of(delete, mapping, other_function)),
+                "{what}: unmapping another function"
+            );
+            assert!(
+                !allowed(&Request::new(delete, mapping)),
+                "{what}: unmapping without the function"
+            );
+            assert!(
+                !allowed(&of(delete, other_account, FUNCTION_ARN)),
+                "{what}: a mapping of another account"
+            );
+            // Never changed, and nothing of the functions themselves.
+            for action in [
+                "lambda:UpdateEventSourceMapping",
+                "lambda:GetEventSourceMapping",
+                "lambda:InvokeFunction",
+                "lambda:UpdateFunctionConfiguration",
+                "lambda:DeleteFunction",
+            ] {
+                for resource in [mapping, FUNCTION_ARN] {
+                    assert!(
+                        !allowed(&of(action, resource, FUNCTION_ARN)),
+                        "{what}: {action} on {resource}"
+                    );
+                }
+            }
+        }
+    }
 }
 
 /// The Kinesis destination's grants, request by request: create_new may enable a destination

@@ -15,7 +15,7 @@ use ddb_rollover::Policy;
 use ddb_rollover_lambda::grants::{self, Capability, Grants};
 use ddb_rollover_lambda::publish::Publishing;
 use ddb_rollover_lambda::stack::VARIABLES;
-use deploy_checks::features::{combinations, Features, STREAM_ARN, SWITCHES};
+use deploy_checks::features::{combinations, Features, FUNCTION_ARN, STREAM_ARN, SWITCHES};
 use deploy_checks::template::{function_environment, Function, RepoTemplate, Template};
 use serde_json::{json, Value};
 
@@ -83,9 +83,10 @@ fn before() -> Vec<Before> {
         .collect()
 }
 
-/// The switches the fixture's template had: all of [`SWITCHES`] but `ChangeStreamArn` (which
-/// came later, and whose stacks it holds with the parameter empty).
-const CAPTURED_SWITCHES: usize = SWITCHES.len() - 1;
+/// The switches the fixture's template had: all of [`SWITCHES`] but `ChangeStreamArn` and
+/// `ConsumerFunctionArn` (which came later, and whose stacks it holds with the parameters
+/// empty).
+const CAPTURED_SWITCHES: usize = SWITCHES.len() - 2;
 
 #[test]
 fn every_captured_stack_gives_the_functions_the_policy_and_grants_todays_template_gave() {
@@ -93,6 +94,7 @@ fn every_captured_stack_gives_the_functions_the_policy_and_grants_todays_templat
     // Every combination of the optional parameters it had, and the key, phase, grace and
     // retention cases below.
     assert_eq!(SWITCHES[CAPTURED_SWITCHES].0, "ChangeStreamArn");
+    assert_eq!(SWITCHES[CAPTURED_SWITCHES + 1].0, "ConsumerFunctionArn");
     assert!(cases.len() > 1 << CAPTURED_SWITCHES, "{} cases", cases.len());
     let mut defaults_seen = false;
     for case in cases {
@@ -170,6 +172,7 @@ fn every_parameter_reaches_the_functions_as_its_own_plain_variable() {
         ("DeleteAfter", "90"),
         ("MaxDeletesPerRun", "12"),
         ("ChangeStreamArn", STREAM_ARN),
+        ("ConsumerFunctionArn", FUNCTION_ARN),
         ("Autoscaling", "false"),
         ("PublishTables", "false"),
     ];
@@ -224,7 +227,7 @@ fn every_combination_builds_the_policy_the_parameters_mean() {
         assert_eq!(policy.prefix, "timeseries", "{what}");
         assert_eq!(policy.phases.len(), 3, "{what}");
         // Left out, as today, when nothing in it is asked for.
-        if !(on.ttl || on.pitr() || on.deletion_protection) {
+        if !(on.ttl || on.pitr() || on.deletion_protection || on.consumer) {
             assert_eq!(policy.template, readme_policy_with(json!({})).template, "{what}");
         }
     }
@@ -269,6 +272,19 @@ fn every_combination_gives_the_optional_parts_the_parameters_mean() {
             assert_eq!(
                 policy.stream.kinesis.as_ref().map(|k| k.stream_arn.as_str()),
                 on.stream.then_some(STREAM_ARN),
+                "{what}"
+            );
+            // The consumer reads each table's stream: the template turns it on, new and old
+            // images; without a consumer the tables' stream is left as it is.
+            assert_eq!(
+                policy.stream.lambda.as_ref().map(|l| l.function.as_str()),
+                on.consumer.then_some(FUNCTION_ARN),
+                "{what}"
+            );
+            assert_eq!(
+                policy.template.stream,
+                on.consumer
+                    .then_some(Some(ddb_rollover::policy::settings::StreamView::NewAndOldImages)),
                 "{what}"
             );
         }
@@ -492,6 +508,12 @@ fn the_grants_say_what_the_parameters_granted_and_the_built_policy_passes() {
                 "{} with {overrides:?}",
                 f.logical_id
             );
+            assert_eq!(
+                grants.consumer_function_arn.as_deref(),
+                on.consumer.then_some(FUNCTION_ARN),
+                "{} with {overrides:?}",
+                f.logical_id
+            );
             // The policy the parameters build never needs more than they granted.
             let policy = f.policy().unwrap();
             grants
@@ -521,6 +543,11 @@ fn probe(capability: Capability, operation: ddb_rollover::Operation) -> Option<&
         Capability::Autoscaling => Some("application-autoscaling:RegisterScalableTarget"),
         Capability::Stream => (operation == ddb_rollover::Operation::CreateNew)
             .then_some("dynamodb:EnableKinesisStreamingDestination"),
+        // resize_old's DeleteEventSourceMapping needs DeleteAfter too: checked on its own
+        // (tests/deploy/iam/statements.rs).
+        Capability::Consumer => {
+            (operation == ddb_rollover::Operation::CreateNew).then_some("lambda:CreateEventSourceMapping")
+        }
     }
 }
 
@@ -544,6 +571,9 @@ fn the_grants_match_the_roles() {
                 let family = tags(&[("ddb-rollover:family", "timeseries")]);
                 let request = if action.starts_with("dynamodb:") {
                     Request::new(action, &table_arn("timeseries_2018-10-25")).with_resource_tags(family)
+                } else if action.starts_with("lambda:") {
+                    // CreateEventSourceMapping takes no resource; the function it maps is the key.
+                    Request::new(action, "*").with_context("lambda:FunctionArn", FUNCTION_ARN)
                 } else {
                     // A DynamoDB scalable target of the account (its ARN ends in a generated id).
                     Request::new(
@@ -621,6 +651,53 @@ fn a_policy_override_naming_another_stream_than_change_stream_arn_is_refused_at_
     }
     // The granted stream itself.
     for result in cold_start(&streaming(STREAM_ARN), STREAM_ARN) {
+        result.unwrap();
+    }
+}
+
+#[test]
+fn a_policy_override_naming_another_consumer_than_consumer_function_arn_is_refused_at_cold_start() {
+    let other = "arn:aws:lambda:us-east-1:123456789012:function:orders-consumer";
+    let consuming = |arn: &str| {
+        OVERRIDE.replace(
+            r#""retention":{"delete_after":48}}"#,
+            &format!(
+                r#""retention":{{"delete_after":48}},"template":{{"stream":"new_image"}},"stream":{{"lambda":{{"function":"{arn}","starting_position":"latest"}}}}}}"#
+            ),
+        )
+    };
+    let cold_start = |policy: &str, consumer: &str| -> Vec<Result<(), String>> {
+        let overrides = [
+            ("PolicyOverride", policy),
+            ("DeleteAfter", "48"),
+            ("ConsumerFunctionArn", consumer),
+        ];
+        functions(&overrides)
+            .iter()
+            .map(|f| {
+                let policy = f.policy().unwrap_or_else(|e| panic!("{}: {e}", f.logical_id));
+                grants_of(f).check(&policy).map_err(|e| e.to_string())
+            })
+            .collect()
+    };
+    // Another function than the one the roles may map, or none granted: both functions
+    // refuse, naming the field and the parameter.
+    for (granted, why) in [(FUNCTION_ARN, "another function"), ("", "no consumer granted")] {
+        let results = cold_start(&consuming(other), granted);
+        assert_eq!(results.len(), 2, "{why}");
+        for result in results {
+            let err = result.expect_err(why);
+            assert!(
+                err.contains("stream.lambda.function") && err.contains("ConsumerFunctionArn"),
+                "{why}: {err}"
+            );
+        }
+    }
+    // The granted function itself; and a stack granting a consumer its policy does not use.
+    for result in cold_start(&consuming(FUNCTION_ARN), FUNCTION_ARN) {
+        result.unwrap();
+    }
+    for result in cold_start(OVERRIDE, FUNCTION_ARN) {
         result.unwrap();
     }
 }

@@ -60,18 +60,19 @@ pub enum ConditionKey {
     /// A service's key with one string value per request, one of [`CONTEXT_KEYS`], lowercased:
     /// the Application Auto Scaling statements' `application-autoscaling:service-namespace` and
     /// `iam:AWSServiceName`, the publishing statement's `events:source`, the archive listing's
-    /// `s3:prefix`.
+    /// `s3:prefix`, the consumer mappings' `lambda:FunctionArn`.
     Context(String),
 }
 
 /// The single-valued service condition keys this check evaluates ([`ConditionKey::Context`]),
 /// lowercased (IAM condition key names are case-insensitive).
-pub const CONTEXT_KEYS: [&str; 5] = [
+pub const CONTEXT_KEYS: [&str; 6] = [
     "application-autoscaling:service-namespace",
     "application-autoscaling:scalable-dimension",
     "iam:awsservicename",
     "events:source",
     "s3:prefix",
+    "lambda:functionarn",
 ];
 
 impl ConditionKey {
@@ -399,6 +400,25 @@ mod tests {
         assert!(!like.holds(&with("ddb-rolloverX/")) && !like.holds(&with("")));
         assert!(
             !like.holds(&Request::new("s3:ListBucket", "r")),
+            "an absent key matches nothing"
+        );
+    }
+
+    #[test]
+    fn the_function_a_mapping_invokes_is_a_request_key() {
+        let arn = "arn:aws:lambda:us-east-1:123456789012:function:consumer";
+        let equals = condition("StringEquals", "lambda:FunctionArn", &[arn]);
+        let with = |function: &str| {
+            Request::new("lambda:CreateEventSourceMapping", "*").with_context("lambda:FunctionArn", function)
+        };
+        assert!(equals.holds(&with(arn)));
+        assert!(!equals.holds(&with("arn:aws:lambda:us-east-1:123456789012:function:other")));
+        assert!(
+            !equals.holds(&with(&arn.to_uppercase())),
+            "StringEquals is case-sensitive"
+        );
+        assert!(
+            !equals.holds(&Request::new("lambda:CreateEventSourceMapping", "*")),
             "an absent key matches nothing"
         );
     }

@@ -186,7 +186,7 @@ mod tests {
         let meta = ErrorMetadata::builder().code(code).message("no").build();
         answer(
             status,
-            &format!(r#"{{"Type":"User","message":"no"}}"#),
+            r#"{"Type":"User","message":"no"}"#,
             ListEventSourceMappingsError::generic(meta),
         )
     }

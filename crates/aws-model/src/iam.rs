@@ -453,6 +453,25 @@ mod tests {
     }
 
     #[test]
+    fn the_function_a_mapping_invokes_is_a_request_key() {
+        let arn = "arn:aws:lambda:us-east-1:123456789012:function:consumer";
+        let equals = condition("StringEquals", "lambda:FunctionArn", &[arn]);
+        let with = |function: &str| {
+            Request::new("lambda:CreateEventSourceMapping", "*").with_context("lambda:FunctionArn", function)
+        };
+        assert!(equals.holds(&with(arn)));
+        assert!(!equals.holds(&with("arn:aws:lambda:us-east-1:123456789012:function:other")));
+        assert!(
+            !equals.holds(&with(&arn.to_uppercase())),
+            "StringEquals is case-sensitive"
+        );
+        assert!(
+            !equals.holds(&Request::new("lambda:CreateEventSourceMapping", "*")),
+            "an absent key matches nothing"
+        );
+    }
+
+    #[test]
     fn null_tests_presence() {
         let absent = condition("Null", "aws:RequestTag/f", &["true"]);
         let present = condition("Null", "aws:RequestTag/f", &["false"]);

@@ -21,15 +21,16 @@ const TEMPLATE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../template.yaml
 
 /// The stack parameters the modelled role is read with, besides `TablePrefix`: every optional
 /// grant on (TTL, point-in-time recovery, archiving, deletion, autoscaling, the family's Kinesis
-/// stream), so a test of any policy may make the calls such a stack's functions may make, and
+/// stream, the family's consumer function), so a test of any policy may make the calls such a stack's functions may make, and
 /// no other. The fake checks the DynamoDB actions on the tables, which no stream ARN scopes.
-const STACK_PARAMETERS: [(&str, &str); 6] = [
+const STACK_PARAMETERS: [(&str, &str); 7] = [
     ("TtlAttribute", "expires"),
     ("PointInTimeRecovery", "true"),
     ("ArchiveBucket", "archive-bucket"),
     ("DeleteAfter", "48"),
     ("Autoscaling", "true"),
     ("ChangeStreamArn", crate::scenarios::FAMILY_STREAM),
+    ("ConsumerFunctionArn", crate::scenarios::FAMILY_CONSUMER),
 ];
 
 /// The functions of the template whose roles together are the family's role.
@@ -121,7 +122,7 @@ pub fn scalable_target_arn(table: &str) -> String {
 impl FakeAws {
     /// Refuses `request` on `table` as AWS would when the role does not allow it (never with
     /// IAM off: the operator's credentials).
-    fn authorize(
+    pub(crate) fn authorize(
         &self,
         operation: &'static str,
         table: &str,

@@ -40,6 +40,11 @@
 //!   data streams by ARN, EnableKinesisStreamingDestination (one destination a table holds at a
 //!   time; ENABLING for [`Config::destination_delay`], then ACTIVE, or ENABLE_FAILED when the
 //!   stream is missing) and DescribeKinesisStreamingDestination, through the role's IAM;
+//! - Lambda event source mappings on the tables' DynamoDB streams ([`Mapping`]): each table's
+//!   latest stream ARN, the account's functions, CreateEventSourceMapping (Creating for
+//!   [`Config::mapping_delay`], then Enabled; the function and the stream must exist, one
+//!   mapping of a function on a stream), DeleteEventSourceMapping and ListEventSourceMappings,
+//!   through the role's IAM; deleting a table leaves its mappings;
 //! - the IAM role `template.yaml` gives the functions of one family (the prefix the fake is
 //!   built for), decided by the template's own statements (create_new's and resize_old's
 //!   together, every optional grant on) through `aws_model`'s evaluator ([`iam::FamilyRole`]):
@@ -72,7 +77,8 @@
 //! and the log of calls and requests), the decrease budgets, the role's IAM (`iam`, which
 //! testkit's proxy shares), the mutations our calls and the foreign acts share, the foreign acts, what a test
 //! injects (`injection`) and seeds (`seed`), one module a port (`ports`), the S3 of the exports,
-//! the warm throughput and the Kinesis destinations (`destinations`).
+//! the warm throughput, the Kinesis destinations (`destinations`) and Lambda's event source
+//! mappings (`mappings`).
 
 mod account;
 mod budgets;
@@ -82,6 +88,7 @@ mod foreign;
 pub mod iam;
 mod injection;
 mod log;
+mod mappings;
 mod mutations;
 mod objects;
 mod ports;
@@ -101,6 +108,7 @@ pub use budgets::{
 pub use destinations::{Destination, KinesisAct, NOT_ENABLEABLE};
 pub use injection::Around;
 pub use log::{Call, Effect, Request};
+pub use mappings::{table_of_stream, Mapping, MappingAct, FUNCTION_GONE, MAPPING_ARN_PREFIX};
 pub use objects::{
     key_for, Export, Gsi, Import, ScalingPolicy, ScheduledAction, Table, TablePolicy, Target, Write,
 };

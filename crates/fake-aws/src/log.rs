@@ -133,6 +133,34 @@ pub enum Effect {
         stream_arn: String,
         losing: Vec<String>,
     },
+    /// CreateEventSourceMapping: a mapping of `function_arn` on `stream_arn` (the stream of
+    /// `table`) started Creating.
+    CreatedMapping {
+        table: String,
+        uuid: String,
+        function_arn: String,
+        stream_arn: String,
+    },
+    /// DeleteEventSourceMapping: the mapping (made by `maker`) started Deleting.
+    DeletedMapping {
+        table: String,
+        uuid: String,
+        function_arn: String,
+        stream_arn: String,
+        maker: Maker,
+    },
+    /// UpdateEventSourceMapping `Enabled = false`: the mapping started Disabling.
+    DisabledMapping {
+        table: String,
+        uuid: String,
+        function_arn: String,
+    },
+    /// Lambda DeleteFunction, with the mappings that invoked it (they stay). On no table:
+    /// [`Effect::table`] is empty.
+    DeletedFunction {
+        function_arn: String,
+        mappings: Vec<String>,
+    },
     /// The autoscaler brought a resource's capacity within a target's new bounds.
     AutoscalerCapacity {
         table: String,
@@ -161,8 +189,11 @@ impl Effect {
             | Effect::EnabledDestination { table, .. }
             | Effect::DisabledDestination { table, .. }
             | Effect::DestinationPrecision { table, .. }
+            | Effect::CreatedMapping { table, .. }
+            | Effect::DeletedMapping { table, .. }
+            | Effect::DisabledMapping { table, .. }
             | Effect::AutoscalerCapacity { table, .. } => table,
-            Effect::DeletedKinesisStream { .. } => "",
+            Effect::DeletedKinesisStream { .. } | Effect::DeletedFunction { .. } => "",
             Effect::DeletedTable { table } => &table.name,
             Effect::RegisteredTarget { key, .. }
             | Effect::PutPolicy { key, .. }

@@ -53,6 +53,9 @@ pub struct Table {
     /// Who turned deletion protection on (at CreateTable or by UpdateTable), while it is on.
     pub protected_by: Option<Maker>,
     pub stream: StreamSetting,
+    /// The ARN of its latest DynamoDB stream (LatestStreamArn): a new one each time the stream
+    /// is turned on, kept once it is turned off.
+    pub stream_arn: Option<String>,
     pub encryption: ObservedEncryption,
     pub tags: BTreeMap<String, String>,
     /// The TTL attribute when TTL is on.
@@ -113,6 +116,7 @@ impl Table {
             arn: Some(self.arn.clone()),
             deletion_protection: self.deletion_protection,
             stream: self.stream,
+            stream_arn: self.stream_arn.clone(),
             encryption: self.encryption.clone(),
             global_indexes: self
                 .gsis

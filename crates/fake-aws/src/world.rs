@@ -8,8 +8,8 @@ use chrono::{DateTime, Duration, Utc};
 use ddb_rollover::policy::scaling::{table_of, ScalableKey};
 use ddb_rollover::table::{ExportStatus, TableStatus};
 
-use crate::{destinations, s3, warm};
-use crate::{Call, Destination, Export, Import, Table, Target, Write};
+use crate::{destinations, mappings, s3, warm};
+use crate::{Call, Destination, Export, Import, Mapping, Table, Target, Write};
 
 /// The tag key `template.yaml`'s IAM conditions check (`aws:ResourceTag/ddb-rollover:family`).
 pub const FAMILY_TAG: &str = "ddb-rollover:family";
@@ -47,6 +47,8 @@ pub struct Config {
     pub policy_delay: Duration,
     /// How long a Kinesis destination stays ENABLING, DISABLING or UPDATING.
     pub destination_delay: Duration,
+    /// How long a Lambda event source mapping stays Creating, Disabling or Deleting.
+    pub mapping_delay: Duration,
 }
 
 impl Config {
@@ -62,6 +64,7 @@ impl Config {
             warm_delay: Duration::zero(),
             policy_delay: Duration::zero(),
             destination_delay: Duration::zero(),
+            mapping_delay: Duration::zero(),
         }
     }
 }
@@ -77,6 +80,7 @@ impl Default for Config {
             warm_delay: warm::default_delay(),
             policy_delay: Duration::minutes(1),
             destination_delay: destinations::default_delay(),
+            mapping_delay: mappings::default_delay(),
         }
     }
 }
@@ -137,6 +141,11 @@ pub struct World {
     pub kinesis_streams: BTreeSet<String>,
     /// Each table's Kinesis data stream destinations, by table name.
     pub destinations: BTreeMap<String, Vec<Destination>>,
+    /// The account's Lambda functions, by ARN (the ones event source mappings may invoke).
+    pub functions: BTreeSet<String>,
+    /// The account's Lambda event source mappings, by UUID: Lambda's, not the tables' (deleting
+    /// a table leaves them).
+    pub mappings: BTreeMap<String, Mapping>,
     pub(crate) next_id: u64,
     /// The fake time `Clock::now`'s `Instant` counts from, and that instant.
     pub(crate) epoch: (DateTime<Utc>, Instant),
@@ -163,6 +172,8 @@ impl World {
             writes: Vec::new(),
             kinesis_streams: BTreeSet::new(),
             destinations: BTreeMap::new(),
+            functions: BTreeSet::new(),
+            mappings: BTreeMap::new(),
             next_id: 1,
             epoch: (now, Instant::now()),
         }
@@ -202,6 +213,7 @@ impl World {
             }
         }
         destinations::tick(self, &gone);
+        mappings::tick(self);
         for export in self.exports.values_mut() {
             if export.status == ExportStatus::InProgress && export.done_at <= now {
                 export.status = ExportStatus::Completed;

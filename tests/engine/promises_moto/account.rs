@@ -239,6 +239,7 @@ impl MotoAccount {
                     deletion_protection: t.deletion_protection_enabled().unwrap_or(false),
                     protected_by: None,
                     stream,
+                    stream_arn: t.latest_stream_arn().map(str::to_string),
                     encryption: Default::default(),
                     tags,
                     ttl,

@@ -25,6 +25,8 @@ pub(super) fn daily(premake: u32, phases: Vec<PhaseSpec>) -> PolicySpec {
         phases,
         retention: None,
         stream: None,
+        consumer: false,
+        table_stream: false,
     }
 }
 

@@ -9,6 +9,7 @@ mod autoscaling_rules;
 mod executor;
 mod lifecycle_rules;
 mod loud;
+mod mapping_lifecycle;
 mod module_graph;
 mod period_props;
 mod planner;

@@ -271,6 +271,10 @@ impl Account for FakeAccount {
         text(self.fake.kinesis_act(who, act))
     }
 
+    fn mapping_act(&self, who: &str, act: &fake_aws::MappingAct) -> Result<(), String> {
+        text(self.fake.mapping_act(who, act))
+    }
+
     fn archive_act(&self, who: &str, export: &fake_aws::Export, act: ArchiveAct) -> Result<(), String> {
         let bucket = &export.bucket;
         let Some((first, _)) = export.files.first() else {
@@ -363,6 +367,8 @@ fn known_cases() -> Vec<(&'static str, Case)> {
         phases,
         retention,
         stream: None,
+        consumer: false,
+        table_stream: false,
     };
     let case = |spec: PolicySpec, steps| Case {
         toml: spec.toml(PREFIX),

@@ -13,7 +13,7 @@ use ddb_rollover::table::ObservedEncryption;
 
 use crate::budgets::{lowers, Decreases, ON_DEMAND_SWITCHES_PER_DAY};
 use crate::errors::{arn_of, error, in_use, limit, not_found, policy_not_found, validation};
-use crate::warm;
+use crate::{mappings, warm};
 use crate::{Effect, FakeAws, Gsi, Maker, Status, Table, TablePolicy, Warm, World};
 
 /// One capacity UpdateTable, however it is asked for.
@@ -117,6 +117,7 @@ impl FakeAws {
                 })
             })
             .collect::<Result<Vec<Gsi>, ControlPlaneError>>()?;
+        let stream_arn = spec.stream.map(|_| mappings::new_stream_arn(world, &spec.name));
         world.tables.insert(
             spec.name.clone(),
             Table {
@@ -135,6 +136,7 @@ impl FakeAws {
                 deletion_protection: spec.deletion_protection,
                 protected_by: spec.deletion_protection.then(|| actor.clone()),
                 stream: spec.stream,
+                stream_arn,
                 encryption: spec.encryption.as_ref().map(encryption_of).unwrap_or_default(),
                 tags: spec.tags.clone(),
                 ttl: None,

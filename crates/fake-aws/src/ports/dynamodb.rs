@@ -244,7 +244,14 @@ impl Tables for FakeAws {
             }
             let now = world.now;
             let delay = world.config.update_delay;
+            // Turning the stream on makes a new stream (a new LatestStreamArn).
+            let turned_on = matches!(change.setting, TableSetting::Stream(Some(_)))
+                && world.tables.get(&change.name).is_some_and(|t| t.stream.is_none());
+            let new_stream = turned_on.then(|| crate::mappings::new_stream_arn(world, &change.name));
             let table = Self::active_table_mut(world, OP, &change.name)?;
+            if let Some(arn) = new_stream {
+                table.stream_arn = Some(arn);
+            }
             match &change.setting {
                 TableSetting::DeletionProtection(on) => {
                     table.deletion_protection = *on;

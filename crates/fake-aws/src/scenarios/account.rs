@@ -108,6 +108,12 @@ pub trait Account {
         let _ = (who, act);
         Err("this account does not model Kinesis data streams".into())
     }
+    /// A Lambda act: a function created or deleted, an event source mapping made, deleted or
+    /// disabled (within Lambda's rules). Unmodelled by default.
+    fn mapping_act(&self, who: &str, act: &crate::MappingAct) -> Result<(), String> {
+        let _ = (who, act);
+        Err("this account does not model Lambda event source mappings".into())
+    }
     /// An S3 act on `export` (one of [`World::exports`]) in its bucket. Unmodelled by default.
     fn archive_act(&self, who: &str, export: &crate::Export, act: ArchiveAct) -> Result<(), String> {
         let _ = (who, export, act);

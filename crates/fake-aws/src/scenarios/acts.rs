@@ -415,6 +415,10 @@ impl<A: Account> Harness<'_, A> {
             | Act::DisableDestination { .. }
             | Act::DestinationPrecision { .. }
             | Act::DeleteFamilyStream => self.stream_act(act),
+            Act::ForeignMapping { .. }
+            | Act::DeleteMapping { .. }
+            | Act::DisableMapping { .. }
+            | Act::DeleteConsumer => self.mapping_act(act),
             Act::DeletionProtection { pick } => {
                 if let Some(name) = Self::pick(&ours, *pick) {
                     let _ = account.set_deletion_protection(PERSON, name, true);

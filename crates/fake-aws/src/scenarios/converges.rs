@@ -147,7 +147,7 @@ pub fn resize_old_converges(f: &RunFacts<'_>) -> Vec<String> {
         return Vec::new();
     }
     let g = f.ground();
-    let mut out = Vec::new();
+    let mut out = deleted_tables_unmapped(f);
     for before in f.before.tables.values() {
         if !g.provably_ours(before)
             || before.key != f.policy.key
@@ -239,6 +239,47 @@ pub fn resize_old_converges(f: &RunFacts<'_>) -> Vec<String> {
                 format!(" (and {})", unconfirmed.join("; "))
             },
             f.lines_of(&before.name)
+        ));
+    }
+    out
+}
+
+/// After a run that deleted a table and reported no failure, no mapping of the policy's
+/// consumer function is left on the table's stream (Deleting counts as gone): Lambda keeps a
+/// mapping whose stream is gone, and only the run knows it is ours.
+pub fn deleted_tables_unmapped(f: &RunFacts<'_>) -> Vec<String> {
+    let Some(consumer) = f.policy.stream.lambda.as_ref().map(|l| l.function.as_str()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (_, effect) in f.effects() {
+        let Effect::DeletedTable { table } = effect else {
+            continue;
+        };
+        let found = f.before.tables.get(&table.name).unwrap_or(table);
+        let Some(stream_arn) = found.stream_arn.as_deref() else {
+            continue;
+        };
+        let left: Vec<String> = f
+            .after
+            .mappings
+            .values()
+            .filter(|m| m.event_source_arn == stream_arn && m.function_arn == consumer && m.state.stays())
+            .map(|m| format!("{} ({})", m.uuid, m.state.as_str()))
+            .collect();
+        if left.is_empty() {
+            count("promise 4: a deleted table's mapping removed (or none)");
+            continue;
+        }
+        if !f.report.succeeded() {
+            count("promise 4: a deleted table's mapping left, the run failed");
+            continue;
+        }
+        out.push(format!(
+            "{}: the run deleted {} and reported success, but our mapping(s) {left:?} still read its stream {stream_arn}; its lines: {}",
+            f.step,
+            table.name,
+            f.lines_of(&table.name)
         ));
     }
     out

@@ -73,6 +73,23 @@ pub fn no_data_loss(f: &RunFacts<'_>) -> Vec<String> {
                 ));
             }
         }
+        // Someone else's consumer reading its stream, ended with it.
+        let consumer = f.policy.stream.lambda.as_ref().map(|l| l.function.as_str());
+        if let Some(stream_arn) = t.stream_arn.as_deref() {
+            count("promise 2: a deleted table's mappings judged");
+            for mapping in f.before.mappings.values().filter(|m| {
+                m.event_source_arn == stream_arn
+                    && m.state.stays()
+                    && Some(m.function_arn.as_str()) != consumer
+            }) {
+                why.push(format!(
+                    "someone else's Lambda mapping {} of {} ({}) read its stream, ended with it",
+                    mapping.uuid,
+                    mapping.function_arn,
+                    mapping.state.as_str()
+                ));
+            }
+        }
         for sid in foreign_statements(t) {
             why.push(format!(
                 "its resource-based policy held someone else's statement {sid}, destroyed with it"

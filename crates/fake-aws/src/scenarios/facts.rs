@@ -188,6 +188,86 @@ pub fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
             Effect::DeletedKinesisStream { stream_arn, .. } => {
                 say(format!("{op} deleted the Kinesis stream {stream_arn}"));
             }
+            // The consumer: our runs map only the policy's function, only on the latest stream
+            // of a table of ours, and delete only a mapping of it on a stream of a table of
+            // ours; they never disable a mapping or delete a function.
+            Effect::CreatedMapping {
+                uuid,
+                function_arn,
+                stream_arn,
+                ..
+            } => {
+                count("promise 1: a mapping we made judged");
+                if let Some(why) = &foreign {
+                    say(format!(
+                        "{op} mapped {function_arn} ({uuid}) to the stream of {name}, which is foreign: {why}"
+                    ));
+                }
+                let wanted = f.policy.stream.lambda.as_ref().map(|l| l.function.as_str());
+                if wanted != Some(function_arn.as_str()) {
+                    say(format!(
+                        "{op} mapped {function_arn} to the stream of {name}, not the policy's consumer ({wanted:?})"
+                    ));
+                }
+                let after = f.after.tables.get(name);
+                if before.is_none() && !after.is_some_and(|t| t.maker.is_us()) {
+                    say(format!(
+                        "{op} mapped {function_arn} to the stream of {name}, a table the run neither found nor made"
+                    ));
+                }
+                let latest = after.and_then(|t| t.stream_arn.as_deref());
+                if latest != Some(stream_arn.as_str()) {
+                    say(format!(
+                        "{op} mapped {function_arn} to {stream_arn}, not the latest stream of {name} ({latest:?})"
+                    ));
+                }
+            }
+            Effect::DeletedMapping {
+                uuid,
+                function_arn,
+                stream_arn,
+                maker,
+                ..
+            } => {
+                count(format!(
+                    "promise 1: a mapping we deleted judged (made by {})",
+                    if maker.is_us() { "us" } else { "someone else" }
+                ));
+                let wanted = f.policy.stream.lambda.as_ref().map(|l| l.function.as_str());
+                if wanted != Some(function_arn.as_str()) {
+                    say(format!(
+                        "{op} deleted the mapping {uuid} of {function_arn} (made by {maker:?}) on the stream of {name}: not the policy's consumer ({wanted:?}), someone else's"
+                    ));
+                }
+                match before {
+                    None => say(format!(
+                        "{op} deleted the mapping {uuid} on {stream_arn}, the stream of {name}, a table the run did not find"
+                    )),
+                    Some(t) => {
+                        if let Some(why) = &foreign {
+                            say(format!(
+                                "{op} deleted the mapping {uuid} on the stream of {name}, which is foreign: {why}"
+                            ));
+                        }
+                        if t.stream_arn.as_deref() != Some(stream_arn.as_str()) {
+                            say(format!(
+                                "{op} deleted the mapping {uuid} on {stream_arn}, not the latest stream of {name} ({:?}): not provably ours",
+                                t.stream_arn
+                            ));
+                        }
+                    }
+                }
+            }
+            Effect::DisabledMapping {
+                uuid, function_arn, ..
+            } => {
+                say(format!(
+                    "{op} disabled the mapping {uuid} of {function_arn} on the stream of {name}: runs never disable one"
+                ));
+            }
+            Effect::DeletedFunction { function_arn, .. } => {
+                say(format!("{op} deleted the Lambda function {function_arn}"));
+            }
             Effect::TableClass { .. }
             | Effect::Setting { .. }
             | Effect::AddedIndex { .. }

@@ -155,6 +155,14 @@ impl<A: Account> Harness<'_, A> {
                 count(format!("the family's stream not made: {e}"));
             }
         }
+        if let Some(lambda) = &self.policy.stream.lambda {
+            let create = crate::MappingAct::CreateFunction {
+                function_arn: lambda.function.to_string(),
+            };
+            if let Err(e) = self.account.mapping_act(OPERATOR, &create) {
+                count(format!("the family's consumer not made: {e}"));
+            }
+        }
         for (index, step) in self.case.steps.iter().enumerate() {
             match step {
                 Step::Before { periods } => self.before_boundary(*periods),

@@ -21,8 +21,9 @@ pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
 /// Promise 3: a create_new run whose end state has the current or a pre-built table missing,
 /// DELETING, or in a status that takes no writes (its KMS key lost, archived) reports failure, and says the next table is not ready; and one that says the next
 /// table is ready, when phase 0 asks for warm throughput, ended with the warm throughput of each
-/// such table and of the policy's indexes on it ACTIVE, and, when the policy names a Kinesis
-/// stream, each such table's destination to it ACTIVE (or UPDATING).
+/// such table and of the policy's indexes on it ACTIVE, when the policy names a Kinesis
+/// stream, each such table's destination to it ACTIVE (or UPDATING), and when it names a
+/// consumer function, a mapping of it on each such table's latest stream Enabled (or Updating).
 pub fn create_new_is_loud(f: &RunFacts<'_>) -> Vec<String> {
     if f.operation != Operation::CreateNew {
         return Vec::new();
@@ -75,6 +76,36 @@ pub fn create_new_is_loud(f: &RunFacts<'_>) -> Vec<String> {
                     "{}: create_new said the next table is ready, but {name} does not stream into the policy's Kinesis stream (its destinations: {:?}); its lines: {}",
                     f.step,
                     f.after.destinations.get(&name),
+                    f.lines_of(&name)
+                ));
+            }
+        }
+    }
+    if let Some(consumer) = f.policy.stream.lambda.as_ref().filter(|_| said_ready) {
+        let function = consumer.function.as_str();
+        for name in target_names(f.policy, f.now) {
+            let Some(table) = f.after.tables.get(&name) else {
+                continue;
+            };
+            let mappings: Vec<&crate::Mapping> = f
+                .after
+                .mappings
+                .values()
+                .filter(|m| Some(m.event_source_arn.as_str()) == table.stream_arn.as_deref())
+                .collect();
+            let reading = mappings
+                .iter()
+                .any(|m| m.function_arn == function && m.state.reads());
+            count("promise 3: ready with the consumer's mapping checked");
+            if !reading {
+                out.push(format!(
+                    "{}: create_new said the next table is ready, but no Enabled mapping of the policy's consumer reads the stream of {name} ({:?}; its mappings: {:?}); its lines: {}",
+                    f.step,
+                    table.stream_arn,
+                    mappings
+                        .iter()
+                        .map(|m| format!("{} {}", m.function_arn, m.state.as_str()))
+                        .collect::<Vec<_>>(),
                     f.lines_of(&name)
                 ));
             }

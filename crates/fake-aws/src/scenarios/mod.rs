@@ -13,6 +13,7 @@ mod facts;
 mod ground;
 mod harness;
 mod loud;
+mod mapping_acts;
 mod policies;
 mod stats;
 mod status;
@@ -41,5 +42,10 @@ pub const FAMILY_STREAM: &str = "arn:aws:kinesis:us-east-1:123456789012:stream/t
 pub const FOREIGN_STREAM: &str = "arn:aws:kinesis:us-east-1:123456789012:stream/someone-elses";
 /// A Kinesis data stream nobody made: a destination into it ends ENABLE_FAILED.
 pub const MISSING_STREAM: &str = "arn:aws:kinesis:us-east-1:123456789012:stream/never-made";
+/// The Lambda function a policy with `[stream.lambda]` names (the stack's ConsumerFunctionArn),
+/// created when its case starts unless an act deletes it.
+pub const FAMILY_CONSUMER: &str = "arn:aws:lambda:us-east-1:123456789012:function:family-consumer";
+/// Someone else's Lambda function, which exists once [`Act::ForeignMapping`] made it.
+pub const FOREIGN_CONSUMER: &str = "arn:aws:lambda:us-east-1:123456789012:function:someone-elses-consumer";
 /// Who creates the family's stream when a case starts.
 pub const OPERATOR: &str = "operator";

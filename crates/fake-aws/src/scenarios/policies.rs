@@ -54,6 +54,11 @@ pub struct PolicySpec {
     pub phases: Vec<PhaseSpec>,
     pub retention: Option<RetentionSpec>,
     pub stream: Option<StreamSpec>,
+    /// `[stream.lambda] function = FAMILY_CONSUMER` (which needs `[template] stream`).
+    pub consumer: bool,
+    /// `[template] stream = "new_and_old_images"` without a consumer: the tables have a
+    /// stream someone else may map their function to.
+    pub table_stream: bool,
 }
 
 impl PolicySpec {
@@ -101,8 +106,12 @@ impl PolicySpec {
                 t.push_str(&format!("warm = {{ read = {read}, write = {write} }}\n"));
             }
         }
-        if self.ttl || self.deletion_protection {
+        let table_stream = self.consumer || self.table_stream;
+        if self.ttl || self.deletion_protection || table_stream {
             t.push_str("[template]\n");
+            if table_stream {
+                t.push_str("stream = \"new_and_old_images\"\n");
+            }
             if self.ttl {
                 t.push_str("ttl_attribute = \"expires_at\"\n");
             }
@@ -127,6 +136,9 @@ impl PolicySpec {
             if let Some(precision) = stream.precision {
                 t.push_str(&format!("precision = \"{precision}\"\n"));
             }
+        }
+        if self.consumer {
+            t.push_str(&format!("[stream.lambda]\nfunction = \"{FAMILY_CONSUMER}\"\n"));
         }
         t
     }
@@ -188,6 +200,8 @@ pub fn policy_strategy(k: &Knobs) -> impl Strategy<Value = PolicySpec> {
             prop_oneof![2 => Just(None), 1 => Just(Some("microsecond")), 1 => Just(Some("millisecond"))]
                 .prop_map(|precision| StreamSpec { precision }),
         ),
+        // A quarter of the policies name the consumer; an eighth give the tables a stream without.
+        prop_oneof![5 => Just((false, false)), 2 => Just((true, true)), 1 => Just((false, true))],
     )
         .prop_map(
             move |(
@@ -200,6 +214,7 @@ pub fn policy_strategy(k: &Knobs) -> impl Strategy<Value = PolicySpec> {
                 phases,
                 retention,
                 stream,
+                (consumer, table_stream),
             )| {
                 PolicySpec {
                     period,
@@ -234,6 +249,8 @@ pub fn policy_strategy(k: &Knobs) -> impl Strategy<Value = PolicySpec> {
                         ..r
                     }),
                     stream: stream.filter(|_| k.on("stream")),
+                    consumer: consumer && k.on("lambda"),
+                    table_stream: table_stream && k.on("lambda"),
                 }
             },
         )
@@ -286,11 +303,45 @@ mod tests {
             "{streaming} of {valid}"
         );
         let without = Knobs {
-            without: ["stream".to_string()].into(),
+            without: ["stream".to_string(), "lambda".to_string()].into(),
         };
         let strategy = policy_strategy(&without);
         for _ in 0..100 {
-            assert!(strategy.new_tree(&mut runner).unwrap().current().stream.is_none());
+            let spec = strategy.new_tree(&mut runner).unwrap().current();
+            assert!(spec.stream.is_none() && !spec.consumer && !spec.table_stream);
         }
+    }
+
+    #[test]
+    fn a_policy_with_a_consumer_names_the_family_consumer_on_streaming_tables() {
+        let mut runner = TestRunner::deterministic();
+        let knobs = Knobs {
+            without: Default::default(),
+        };
+        let strategy = policy_strategy(&knobs);
+        let (mut consuming, mut streaming_only, mut valid) = (0, 0, 0);
+        for _ in 0..400 {
+            let spec = strategy.new_tree(&mut runner).unwrap().current();
+            let Ok(policy) = Policy::from_toml(&spec.toml(PREFIX)) else {
+                continue;
+            };
+            valid += 1;
+            let lambda = policy.stream.lambda.as_ref();
+            assert_eq!(lambda.is_some(), spec.consumer, "{}", spec.toml(PREFIX));
+            if let Some(lambda) = lambda {
+                consuming += 1;
+                assert_eq!(lambda.function.as_str(), FAMILY_CONSUMER);
+            }
+            let stream = policy.template.stream.flatten();
+            assert_eq!(stream.is_some(), spec.consumer || spec.table_stream);
+            if spec.table_stream && !spec.consumer {
+                streaming_only += 1;
+            }
+        }
+        assert!(
+            (valid / 8..valid / 2).contains(&consuming),
+            "{consuming} of {valid}"
+        );
+        assert!(streaming_only > 0, "{streaming_only} of {valid}");
     }
 }

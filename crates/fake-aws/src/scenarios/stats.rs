@@ -25,6 +25,27 @@ pub fn count_run(f: &RunFacts<'_>) {
         let kind = kind.split([' ', '{', '(']).next().unwrap_or_default().to_string();
         count(format!("effect {kind}"));
     }
+    // Mappings of the consumer left on a stream that is no table's latest (its table deleted by
+    // someone, or its stream turned off and on): no run can see them.
+    if let Some(consumer) = f.policy.stream.lambda.as_ref() {
+        let latest: Vec<&str> = f
+            .after
+            .tables
+            .values()
+            .filter_map(|t| t.stream_arn.as_deref())
+            .collect();
+        let stale = f.after.mappings.values().any(|m| {
+            m.function_arn == consumer.function.as_str()
+                && m.state.stays()
+                && !latest.contains(&m.event_source_arn.as_str())
+        });
+        if stale {
+            count(format!(
+                "run {}: a mapping of the consumer left on a stream no table has",
+                f.operation
+            ));
+        }
+    }
     for line in &f.report.tables {
         let mut key = format!(
             "line {} {} {}",

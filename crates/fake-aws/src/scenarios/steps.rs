@@ -130,6 +130,15 @@ pub enum Act {
     /// Someone deletes the family's Kinesis data stream (when the policy names one): its
     /// destinations keep their status, and their records are lost.
     DeleteFamilyStream,
+    /// Someone maps their own function ([`FOREIGN_CONSUMER`]) to one of our tables' latest
+    /// stream (a foreign mapping: never deleted by a run, and it keeps the table).
+    ForeignMapping { pick: usize },
+    /// Someone deletes our mapping (of the policy's consumer) on one of our tables' stream.
+    DeleteMapping { pick: usize },
+    /// Someone disables our mapping on one of our tables' stream (pausing the consumer).
+    DisableMapping { pick: usize },
+    /// Someone deletes the family's consumer function (when the policy names one).
+    DeleteConsumer,
     /// Someone acts on one of the completed exports of our tables in the archive bucket: its
     /// first data file overwritten, deleted or moved to GLACIER (CopyObject), another table's
     /// export placed under its prefix, or its file list pointed outside its `data/`.
@@ -194,14 +203,15 @@ pub enum Step {
 ///   `step_policy`, `add_index` (the policy's index name on another key), `add_extra_index`,
 ///   `drop_scaling`, `spend_decreases`, `adopt`, `pre_warm`, `disable_key`, `scheduled_action`,
 ///   `deletion_protection`, `write_items`, `resource_policy`, `foreign_destination`,
-///   `disable_destination`, `destination_precision`, `delete_stream`;
+///   `disable_destination`, `destination_precision`, `delete_stream`, `foreign_mapping`,
+///   `delete_mapping`, `disable_mapping`, `delete_consumer`;
 /// - hand-made tables: `hand_made_extra_gsi` (indexes the policy does not name),
 ///   `hand_made_on_demand`;
 /// - policies: `grace`, `ttl`, `autoscaling` (such phases become fixed ones), `retention`,
 ///   `archive`, `policy_without_gsi` (every policy then has the index `by_device`),
 ///   `table_class` (phases keep the table's class), `on_demand_max` (on-demand phases without
 ///   maximums), `warm` (phases without warm throughput), `stream` (no policy names a Kinesis
-///   data stream).
+///   data stream), `lambda` (no policy names a consumer function or gives its tables a stream).
 #[derive(Clone, Debug)]
 pub struct Knobs {
     pub without: BTreeSet<String>,
@@ -366,6 +376,10 @@ pub fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
             pick,
         }),
         (1, "delete_stream", Just(Act::DeleteFamilyStream).boxed()),
+        picked(2, "foreign_mapping", |pick| Act::ForeignMapping { pick }),
+        picked(1, "delete_mapping", |pick| Act::DeleteMapping { pick }),
+        picked(1, "disable_mapping", |pick| Act::DisableMapping { pick }),
+        (1, "delete_consumer", Just(Act::DeleteConsumer).boxed()),
         (
             2,
             "archive",

@@ -1,0 +1,183 @@
+//! The family's consumer function end to end over the in-memory account
+//! ([`fake_aws::FakeAws`]: each table's latest stream ARN, event source mappings Creating for
+//! `mapping_delay` of fake time, then Enabled; deleting a table leaves them; the family role's
+//! `lambda:FunctionArn` grants): create_new maps the function to each table's stream and waits
+//! until it is Enabled; someone else's mapping is never touched and keeps its table from
+//! deletion; resize_old removes our mapping once it deletes the table; a deleted consumer
+//! function fails create_new loudly. Read back from the fake, not from the report.
+
+use crate::common::at;
+use crate::common::fake_runs::create_new;
+use crate::common::policies::{policy_of, STRING_KEY};
+use chrono::Duration;
+use ddb_rollover::plan::verdict::ForeignPart;
+use ddb_rollover::plan::Decision;
+use ddb_rollover::table::stream::MappingState;
+use ddb_rollover::{run, ApplyOptions, Operation, Outcome, Policy, RunReport};
+use fake_aws::scenarios::FAMILY_CONSUMER;
+use fake_aws::{Config, FakeAws};
+
+const THEIRS: &str = "arn:aws:lambda:us-east-1:123456789012:function:audit";
+const TABLES: [&str; 2] = ["timeseries_2018-10-25", "timeseries_2018-10-26"];
+
+/// A daily policy whose tables have a stream mapped to the family's consumer (the function the
+/// fake's stacks grant), deleting tables a period old.
+fn policy() -> Policy {
+    policy_of(&[
+        STRING_KEY,
+        "[template]\nstream = \"new_and_old_images\"\n",
+        "[retention]\ndelete_after = 1\nkeep_newest = 1\nmax_deletes_per_run = 5\n",
+        &format!("[stream.lambda]\nfunction = \"{FAMILY_CONSUMER}\"\n"),
+    ])
+}
+
+fn fake() -> FakeAws {
+    let config = Config {
+        create_delay: Duration::seconds(20),
+        mapping_delay: Duration::seconds(30),
+        ..Config::default()
+    };
+    let fake = FakeAws::new("timeseries", at("2018-10-25T23:45:00Z"), config);
+    fake.create_function(FAMILY_CONSUMER);
+    fake
+}
+
+fn resize_old(fake: &FakeAws, policy: &Policy) -> RunReport {
+    let at = ddb_rollover::run::clock::simulation(policy, &[Operation::ResizeOld], fake.now()).unwrap();
+    futures::executor::block_on(run(
+        fake,
+        policy,
+        Operation::ResizeOld,
+        &at,
+        ApplyOptions::default(),
+    ))
+    .unwrap()
+}
+
+/// (function, state, made by us) of each mapping on `table`'s latest stream.
+fn mappings(fake: &FakeAws, table: &str) -> Vec<(String, MappingState, bool)> {
+    let stream = fake.stream_arn(table).expect("the table has a stream");
+    let mut list: Vec<_> = fake
+        .mappings_on(&stream)
+        .into_iter()
+        .map(|m| (m.function_arn, m.state, m.maker.is_us()))
+        .collect();
+    list.sort_by(|a, b| a.0.cmp(&b.0));
+    list
+}
+
+fn ours_enabled() -> Vec<(String, MappingState, bool)> {
+    vec![(FAMILY_CONSUMER.to_string(), MappingState::Enabled, true)]
+}
+
+#[test]
+fn create_new_maps_each_tables_stream_and_maps_again_one_someone_deleted() {
+    let fake = fake();
+    let report = create_new(&fake, &policy());
+    let ready = report.next_table_ready.as_ref().unwrap();
+    assert!(ready.ready, "{}\n{report:#?}", ready.line());
+    assert_eq!(report.summary.failed, 0, "{report:#?}");
+    for table in TABLES {
+        assert_eq!(mappings(&fake, table), ours_enabled(), "{table}");
+    }
+    // Someone else's consumer on the first table; ours deleted on the second.
+    fake.create_function(THEIRS);
+    fake.foreign_map("someone", THEIRS, &fake.stream_arn(TABLES[0]).unwrap())
+        .unwrap();
+    let ours = fake.mappings_on(&fake.stream_arn(TABLES[1]).unwrap())[0]
+        .uuid
+        .clone();
+    fake.foreign_unmap("someone", &ours).unwrap();
+    fake.advance(Duration::minutes(5));
+    let again = create_new(&fake, &policy());
+    assert!(again.next_table_ready.as_ref().unwrap().ready, "{again:#?}");
+    let made: Vec<&str> = again
+        .tables
+        .iter()
+        .filter(|l| matches!(l.item.decision, Decision::CreateEventSourceMapping(_)))
+        .map(|l| l.item.table.as_str())
+        .collect();
+    assert_eq!(
+        made,
+        [TABLES[1]],
+        "only the table without our mapping: {again:#?}"
+    );
+    assert_eq!(
+        mappings(&fake, TABLES[0]),
+        [
+            (THEIRS.to_string(), MappingState::Enabled, false),
+            (FAMILY_CONSUMER.to_string(), MappingState::Enabled, true),
+        ]
+    );
+    assert_eq!(mappings(&fake, TABLES[1]), ours_enabled());
+}
+
+#[test]
+fn someone_elses_mapping_keeps_its_table_and_ours_goes_with_the_table() {
+    let fake = fake();
+    assert!(create_new(&fake, &policy()).next_table_ready.unwrap().ready);
+    let stream = fake.stream_arn(TABLES[0]).unwrap();
+    fake.create_function(THEIRS);
+    let theirs = fake.foreign_map("someone", THEIRS, &stream).unwrap();
+    fake.set_now(at("2018-10-27T00:15:00Z"));
+    let kept = resize_old(&fake, &policy());
+    assert!(fake.with_world(|w| w.tables.contains_key(TABLES[0])), "{kept:#?}");
+    // Named in the verdict as someone else's, vetoing the deletion.
+    let judged = kept.tables.iter().filter(|l| l.item.table == TABLES[0]).any(|l| {
+        l.item.verdict.as_ref().is_some_and(|v| {
+            v.foreign
+                .iter()
+                .any(|p| matches!(p, ForeignPart::EventSourceMapping { function_arn, .. } if function_arn == THEIRS))
+        })
+    });
+    assert!(judged, "{kept:#?}");
+    assert_eq!(fake.mappings_on(&stream).len(), 2, "nothing unmapped");
+    // Their consumer gone, the next run deletes the table and removes our mapping.
+    fake.foreign_unmap("someone", &theirs).unwrap();
+    fake.advance(Duration::minutes(5));
+    let deleted = resize_old(&fake, &policy());
+    assert_eq!(deleted.summary.failed, 0, "{deleted:#?}");
+    let unmap = deleted
+        .tables
+        .iter()
+        .find(|l| {
+            l.item.table == TABLES[0] && matches!(l.item.decision, Decision::DeleteEventSourceMapping(_))
+        })
+        .unwrap_or_else(|| panic!("no unmap line: {deleted:#?}"));
+    assert_eq!(unmap.outcome, Outcome::Done);
+    fake.advance(Duration::minutes(5));
+    assert!(fake.with_world(|w| !w.tables.contains_key(TABLES[0])));
+    assert!(
+        fake.mappings_on(&stream).is_empty(),
+        "{:?}",
+        fake.mappings_on(&stream)
+    );
+}
+
+#[test]
+fn a_deleted_consumer_function_fails_create_new_on_the_new_tables_mapping() {
+    let fake = fake();
+    assert!(create_new(&fake, &policy()).next_table_ready.unwrap().ready);
+    fake.foreign_delete_function("someone", FAMILY_CONSUMER).unwrap();
+    fake.set_now(at("2018-10-26T23:45:00Z"));
+    let report = create_new(&fake, &policy());
+    assert!(!report.next_table_ready.as_ref().unwrap().ready, "{report:#?}");
+    let line = report
+        .tables
+        .iter()
+        .find(|l| {
+            l.item.table == "timeseries_2018-10-27"
+                && matches!(l.item.decision, Decision::CreateEventSourceMapping(_))
+        })
+        .unwrap_or_else(|| panic!("no mapping line: {report:#?}"));
+    assert_eq!(line.outcome, Outcome::Failed, "{line:#?}");
+    assert!(
+        line.error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("Function not found"),
+        "{line:#?}"
+    );
+    let stream = fake.stream_arn("timeseries_2018-10-27").unwrap();
+    assert!(fake.mappings_on(&stream).is_empty());
+}

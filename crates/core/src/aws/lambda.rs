@@ -133,7 +133,9 @@ where
     let kind = match error.code() {
         _ if endpoint_lacks_the_api(error) => ErrorKind::Unsupported,
         Some("ResourceConflictException") => ErrorKind::AlreadyExists,
-        Some("ResourceNotFoundException") => ErrorKind::NotFound,
+        // The mapping is gone (delete); on create, the function or the stream is missing: a
+        // failure to say as it is, never "the table vanished".
+        Some("ResourceNotFoundException") if operation != "CreateEventSourceMapping" => ErrorKind::NotFound,
         Some("ResourceInUseException") => ErrorKind::InUse,
         Some("TooManyRequestsException") => ErrorKind::LimitExceeded,
         _ => ErrorKind::Other,
@@ -239,6 +241,13 @@ mod tests {
         ] {
             assert_eq!(kind(&coded(400, code)), want, "{code}");
         }
+        // On create, a missing function (or stream) is a failure, never "the table vanished".
+        let missing = classify(
+            "CreateEventSourceMapping",
+            "t",
+            &coded(404, "ResourceNotFoundException"),
+        );
+        assert_eq!(missing.kind, ErrorKind::Other);
         let refused = classify(
             "CreateEventSourceMapping",
             "t",

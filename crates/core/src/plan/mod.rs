@@ -164,7 +164,7 @@ pub fn plan_run(
                         .filter(|_| rebuilt)
                         .and_then(|e| ctx.unmap_deleted_item(e)),
                 );
-                items.extend(ctx.mapping_item(slot, &name, existing, created || rebuilt));
+                items.extend(ctx.mapping_items(slot, &name, existing, created || rebuilt));
             }
             for o in owned.iter().filter(|o| !target_names.contains(&o.table.name)) {
                 let why = if o.slot < current {

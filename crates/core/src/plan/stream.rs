@@ -55,37 +55,62 @@ impl Context<'_> {
             name: name.to_string(),
             destination,
         });
-        Some(match owned {
+        Some(self.target_item(slot, name, owned, decision, reason))
+    }
+}
+
+impl Context<'_> {
+    /// The item of `decision` on a target table: with the verdict of the table when it exists,
+    /// else for the period it is about to hold.
+    fn target_item(
+        &self,
+        slot: Slot,
+        name: &str,
+        owned: Option<&Owned>,
+        decision: Decision,
+        reason: String,
+    ) -> PlanItem {
+        match owned {
             Some(owned) => self.item(owned, decision, reason),
             None => {
                 let period = self.policy.naming().calendar().label(slot);
                 self.item_for(slot, name, &period, None, decision, reason)
             }
-        })
+        }
     }
-}
 
-impl Context<'_> {
-    /// The mapping a table needs, when the policy names a consumer function: for a table this
-    /// run creates, always; for one that exists, when no mapping of the function is on its
-    /// stream. A mapping of ours that someone disabled is left as it is: readiness says so
-    /// loudly (an operator may have paused the consumer; the run never fights that).
-    pub(super) fn mapping_item(
+    /// The mappings a table needs, when the policy names a consumer function: for a table this
+    /// run creates, one; for one that exists, one when no mapping of the function is on its
+    /// stream. A table whose stream someone turned off gets it back from upkeep, as a new
+    /// stream: ours on the old one (which reads nothing now) is removed, and the new one mapped.
+    /// A mapping of ours that someone disabled is left as it is: readiness says so loudly (an
+    /// operator may have paused the consumer; the run never fights that).
+    pub(super) fn mapping_items(
         &self,
         slot: Slot,
         name: &str,
         owned: Option<&Owned>,
         created: bool,
-    ) -> Option<PlanItem> {
-        let consumer = self.policy.stream.lambda.clone()?;
+    ) -> Vec<PlanItem> {
+        let Some(consumer) = self.policy.stream.lambda.clone() else {
+            return Vec::new();
+        };
         let function = consumer.function.to_string();
-        let state = owned
-            .filter(|_| !created)
-            .and_then(|o| o.verdict.consumer.as_ref());
-        let reason = match state {
+        let existing = owned.filter(|_| !created);
+        let stream_off = existing.is_some_and(|o| o.table.stream.is_none());
+        let mut items = Vec::new();
+        let reason = match existing.and_then(|o| o.verdict.consumer.as_ref()) {
             None => format!("a new table's stream feeds the family's consumer {function}: map it"),
-            Some(ConsumerState::NotRead | ConsumerState::Unsupported | ConsumerState::Ours { .. }) => {
-                return None
+            Some(ConsumerState::NotRead | ConsumerState::Unsupported) => return items,
+            Some(ConsumerState::Ours { .. }) if !stream_off => return items,
+            Some(ConsumerState::Ours { .. }) => {
+                items.extend(existing.and_then(|o| {
+                    self.unmap_item(
+                        o,
+                        "its stream is off, so our mapping on it reads nothing: remove it",
+                    )
+                }));
+                format!("its stream is off (upkeep turns it on again, as a new stream): map the family's consumer {function} to it")
             }
             Some(ConsumerState::Absent) => {
                 format!("no mapping feeds its stream to the family's consumer {function}: map it")
@@ -95,18 +120,21 @@ impl Context<'_> {
             name: name.to_string(),
             consumer,
         });
-        Some(match owned {
-            Some(owned) => self.item(owned, decision, reason),
-            None => {
-                let period = self.policy.naming().calendar().label(slot);
-                self.item_for(slot, name, &period, None, decision, reason)
-            }
-        })
+        items.push(self.target_item(slot, name, owned, decision, reason));
+        items
     }
 
     /// Once a table is deleted, the removal of our mapping on its stream (Lambda keeps a
     /// mapping whose stream is gone): only the mapping of the policy's consumer function.
     pub(crate) fn unmap_deleted_item(&self, owned: &Owned) -> Option<PlanItem> {
+        self.unmap_item(
+            owned,
+            "once the table is deleted, remove our mapping from its stream (deleting a table leaves its mappings)",
+        )
+    }
+
+    /// The removal of our mapping on the table's latest stream, `why`.
+    fn unmap_item(&self, owned: &Owned, why: &str) -> Option<PlanItem> {
         let Some(ConsumerState::Ours { uuid, .. }) = &owned.verdict.consumer else {
             return None;
         };
@@ -116,10 +144,7 @@ impl Context<'_> {
             uuid: uuid.clone(),
             function_arn: consumer.function.to_string(),
         };
-        let reason = format!(
-            "once the table is deleted: remove our mapping {uuid} to {} from its stream (deleting a table leaves its mappings)",
-            consumer.function
-        );
+        let reason = format!("{why}: mapping {uuid} to {}", consumer.function);
         Some(self.item(owned, Decision::DeleteEventSourceMapping(removal), reason))
     }
 }

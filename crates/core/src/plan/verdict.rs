@@ -791,15 +791,14 @@ impl<'a> Judge<'a> {
         })
     }
 
-    /// The family's mapping on `table`'s stream, when the policy names a consumer function: the
-    /// one of that function that is not being deleted. A table whose stream is off feeds no
-    /// mapping, whatever is left on its last stream.
+    /// The family's mapping on `table`'s latest stream, when the policy names a consumer
+    /// function: the one of that function that is not being deleted (on a stream that is off
+    /// too: it reads nothing, but it is ours to remove).
     fn consumer_state(&self, table: &ObservedTable, read: Reading) -> Option<ConsumerState> {
         let consumer = self.policy.stream.lambda.as_ref()?;
         let mappings = match read {
             Reading::NotRead => return Some(ConsumerState::NotRead),
             Reading::Unsupported => return Some(ConsumerState::Unsupported),
-            Reading::Read if table.stream.is_none() => return Some(ConsumerState::Absent),
             Reading::Read => table.mappings.as_deref().unwrap_or_default(),
         };
         Some(

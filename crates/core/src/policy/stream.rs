@@ -85,7 +85,7 @@ pub const MAX_FILTERS: usize = 5;
 pub const MAX_FILTER_LENGTH: usize = 4096;
 
 /// A Lambda function's ARN, checked: `arn:PARTITION:lambda:REGION:ACCOUNT:function:NAME`,
-/// optionally with `:VERSION` or `:ALIAS`. A full ARN, not a name: Lambda reports a mapping's
+/// optionally with `:VERSION` or `:ALIAS` (not `:$LATEST`, which is the unqualified ARN). A full ARN, not a name: Lambda reports a mapping's
 /// function as its ARN, and that is what tells ours from someone else's.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(transparent)]
@@ -132,8 +132,13 @@ impl FunctionArn {
         if !word(name, 64) {
             return wrong("has a function name that is not 1 to 64 characters of a-z A-Z 0-9 _ -");
         }
-        if qualifier.is_some_and(|q| q != "$LATEST" && !word(q, 128)) {
-            return wrong("has a qualifier that is not $LATEST, a version or an alias");
+        if qualifier == Some("$LATEST") {
+            // Lambda may report the mapping's function without it, and then ours would look
+            // like someone else's: the unqualified ARN means the same.
+            return wrong("ends in :$LATEST: leave it out (the unqualified ARN is $LATEST)");
+        }
+        if qualifier.is_some_and(|q| !word(q, 128)) {
+            return wrong("has a qualifier that is not a version or an alias");
         }
         Ok(FunctionArn(text.to_string()))
     }
@@ -500,14 +505,14 @@ mod tests {
 
     #[test]
     fn a_function_arn_is_checked_part_by_part() {
-        for good in [
-            FUNCTION,
-            "arn:aws:lambda:eu-west-1:123456789012:function:f:live",
-            "arn:aws:lambda:eu-west-1:123456789012:function:f:$LATEST",
-        ] {
+        for good in [FUNCTION, "arn:aws:lambda:eu-west-1:123456789012:function:f:live"] {
             assert_eq!(FunctionArn::parse(good).unwrap().as_str(), good);
         }
         for (bad, why) in [
+            (
+                "arn:aws:lambda:eu-west-1:123456789012:function:f:$LATEST",
+                "leave it out",
+            ),
             ("ingest-consumer", "parts"),
             ("arn:aws:sqs:eu-west-1:123456789012:function:f", "not lambda"),
             ("arn:aws:lambda:eu-west-1:1234:function:f", "12-digit"),

@@ -371,10 +371,11 @@ fn target(policy: &Policy, judge: &Judge, name: String, table: Option<&ObservedT
         .filter(|v| v.is_ours())
         .and_then(|v| stream_status(v.stream.as_ref()?))
         .unzip();
+    let stream_off = table.is_some_and(|t| t.stream.is_none());
     let (consumer, consumer_detail) = verdict
         .as_ref()
         .filter(|v| v.is_ours())
-        .and_then(|v| consumer_status(v.consumer.as_ref()?))
+        .and_then(|v| consumer_status(v.consumer.as_ref()?, stream_off))
         .unzip();
     TargetTable {
         status: table.map(|t| t.status.as_str().to_string()),
@@ -410,10 +411,11 @@ fn stream_status(state: &StreamState) -> Option<(String, Option<String>)> {
 }
 
 /// The CONSUMER state of a table of ours and what Lambda says about it; `None` when the
-/// endpoint has no Lambda.
-fn consumer_status(state: &ConsumerState) -> Option<(String, Option<String>)> {
+/// endpoint has no Lambda. A table whose stream is off feeds no mapping, whatever is left on it.
+fn consumer_status(state: &ConsumerState, stream_off: bool) -> Option<(String, Option<String>)> {
     Some(match state {
         ConsumerState::Unsupported => return None,
+        _ if stream_off => ("NONE".into(), Some("its DynamoDB stream is off".into())),
         ConsumerState::NotRead => (
             "UNKNOWN".into(),
             Some("the event source mappings on its stream could not be read".into()),

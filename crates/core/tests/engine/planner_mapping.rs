@@ -300,3 +300,57 @@ fn a_table_without_a_stream_gets_the_templates_stream_then_the_mapping() {
         .collect();
     assert_eq!(actions, ["configure", "create_event_source_mapping"], "{plan:#?}");
 }
+
+#[test]
+fn a_table_whose_stream_someone_turned_off_gets_a_new_stream_and_a_new_mapping() {
+    let policy = policy();
+    let name = "timeseries_2018-10-26";
+    let mut table = ours(
+        &policy,
+        name,
+        Some(vec![mapping(name, OURS, MappingState::Enabled)]),
+    );
+    table.stream = None;
+    let plan = create_new(&policy, &[table]);
+    let actions: Vec<&str> = items(&plan, name)
+        .iter()
+        .map(|i| i.decision.action())
+        .filter(|a| a.contains("stream") || a.contains("mapping") || *a == "configure")
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            "configure",
+            "delete_event_source_mapping",
+            "create_event_source_mapping"
+        ],
+        "{plan:#?}"
+    );
+    let unmap = items(&plan, name)
+        .into_iter()
+        .find(|i| matches!(i.decision, Decision::DeleteEventSourceMapping(_)))
+        .unwrap();
+    assert_reason_mentions(unmap, &["stream is off", "Enabled-ingest-consumer"]);
+}
+
+#[test]
+fn a_deleted_tables_mapping_goes_even_when_its_stream_was_off() {
+    let policy = deleting();
+    let name = "timeseries_2018-10-20";
+    let mut due = ours(
+        &policy,
+        name,
+        Some(vec![mapping(name, OURS, MappingState::Enabled)]),
+    );
+    due.stream = None;
+    due.scaling = Some(Vec::new());
+    due.resource_policy = Some(ResourcePolicy::default());
+    let newer = ["timeseries_2018-10-25", "timeseries_2018-10-26"].map(|n| ours(&policy, n, Some(vec![])));
+    let plan = resize_old(&policy, &[&newer[..], &[due]].concat());
+    let actions: Vec<&str> = items(&plan, name)
+        .iter()
+        .map(|i| i.decision.action())
+        .filter(|a| matches!(*a, "delete" | "delete_event_source_mapping"))
+        .collect();
+    assert_eq!(actions, ["delete", "delete_event_source_mapping"], "{plan:#?}");
+}

@@ -268,7 +268,7 @@ async fn observation(control: &DynamoDb) {
     assert!(report.succeeded(), "{report:#?}");
     assert_eq!(report.summary.done, 5, "{report:#?}");
 
-    let observation = observe(control, &policy, Scope::Full, 8).await.unwrap();
+    let observation = observe(control, &policy, Scope::Full(now), 8).await.unwrap();
     assert!(observation.unreadable.is_empty(), "{:?}", observation.unreadable);
     assert_eq!(observation.tables.len(), 5);
     for table in &observation.tables {

@@ -119,8 +119,9 @@ async fn execute(
         Command::ResizeOld => &[Operation::ResizeOld],
         Command::Plan => &[Operation::CreateNew, Operation::ResizeOld],
         Command::Status => {
-            let observation = observe(control, policy, Scope::Full, options.concurrency).await?;
-            let mut report = status::status(policy, at.at(), &observation.tables);
+            let observation = observe(control, policy, Scope::Full(at.at()), options.concurrency).await?;
+            let mut report =
+                status::status(policy, at.at(), &observation.tables, &observation.vacant_targets);
             report.warnings.extend(observation.skipped.iter().cloned());
             match cli.output {
                 Output::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),

@@ -26,9 +26,9 @@ impl Account for MotoAccount {
     fn our_run(&self, policy: &Policy, operation: Operation) -> Result<scenarios::Ran, String> {
         let now = self.now();
         let observation = self
-            .block(observe(&self.ours, policy, Scope::Full, 8))
+            .block(observe(&self.ours, policy, Scope::Full(now), 8))
             .map_err(|e| format!("the full observation failed: {e}"))?;
-        let status = status(policy, now, &observation.tables);
+        let status = status(policy, now, &observation.tables, &observation.vacant_targets);
         let before = self.read_world();
         let report = self
             .block(run(

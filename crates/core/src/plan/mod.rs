@@ -11,6 +11,7 @@ use chrono::{DateTime, Utc};
 
 use crate::plan::verdict::{Judge, NotOurs, Owner, Verdict};
 use crate::policy::naming::{Ownership, TableNaming};
+use crate::policy::scaling::ObservedScalableTarget;
 use crate::policy::tags::TAG_FAMILY;
 use crate::policy::Policy;
 use crate::table::{ObservedTable, TableStatus};
@@ -46,17 +47,20 @@ pub use scope::{target_names, Reads, Scope};
 /// all others are ignored. Each table gets its main item first (create, capacity, class), then
 /// one item per template setting to restore and per retention step.
 pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], operation: Operation) -> Plan {
-    plan_run(policy, now, observed, &[], operation)
+    plan_run(policy, now, observed, &[], &[], operation)
 }
 
 /// [`plan`] for what a run observed, with a line for each foreign name it only listed:
 /// `listed_only` are the names the run listed and did not describe, and they count towards
-/// the table quota too.
+/// the table quota too; `vacant_targets` are the scalable targets registered on names whose
+/// table does not exist (deleting a table deregisters nothing), which a table created under
+/// that name must not be registered over unless they are ours alone.
 pub fn plan_run(
     policy: &Policy,
     now: DateTime<Utc>,
     observed: &[ObservedTable],
     listed_only: &[String],
+    vacant_targets: &[ObservedScalableTarget],
     operation: Operation,
 ) -> Plan {
     let naming = policy.naming();
@@ -129,13 +133,8 @@ pub fn plan_run(
                 // create_new_item; resize_old looks after it).
                 match (existing, policy.hot_phase().autoscaling) {
                     (None, Some(want)) if created => {
-                        let change = ctx.register_new(&name, &want);
-                        let reason = format!(
-                            "phase 0 has {want}: register {} scalable target(s) with a target-tracking policy",
-                            change.targets.len()
-                        );
+                        let (decision, reason) = ctx.register_new(&name, &want, vacant_targets);
                         let period = calendar.label(slot);
-                        let decision = Decision::RegisterScaling(change);
                         items.push(ctx.item_for(slot, &name, &period, None, decision, reason));
                     }
                     (Some(existing), Some(_)) if slot != current => {

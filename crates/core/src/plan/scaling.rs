@@ -12,9 +12,10 @@
 
 use crate::plan::context::{Context, Owned};
 use crate::plan::decision::{Decision, PlanItem};
-use crate::plan::verdict::{ForeignPart, TargetOwner};
+use crate::plan::verdict::{judge_target, ForeignPart, TargetOwner};
 use crate::policy::scaling::{
-    policy_name, scalable_keys, Autoscaling, DeregisterScaling, RegisterScaling, ScalableKey, ScalingRemoval,
+    policy_name, scalable_keys, Autoscaling, DeregisterScaling, ObservedScalableTarget, RegisterScaling,
+    ScalableKey, ScalingRemoval,
 };
 use crate::policy::settings::Billing;
 use crate::table::TableStatus;
@@ -161,14 +162,53 @@ impl Context<'_> {
         Some(self.item(owned, Decision::DeregisterScaling(change), reason))
     }
 
-    /// Registration for a table this run creates in an autoscaling phase 0.
-    pub(crate) fn register_new(&self, name: &str, want: &Autoscaling) -> RegisterScaling {
-        RegisterScaling::new(
-            &self.policy.prefix,
-            name,
-            scalable_keys(name, self.policy_index_names()),
-            want,
-        )
+    /// Registration for a table this run creates in an autoscaling phase 0. A target left
+    /// registered on the name by a deleted table (DynamoDB deregisters nothing) is judged like
+    /// any other: registered over only when it is ours alone, else its dimension is left to it.
+    pub(crate) fn register_new(
+        &self,
+        name: &str,
+        want: &Autoscaling,
+        vacant_targets: &[ObservedScalableTarget],
+    ) -> (Decision, String) {
+        let prefix = &self.policy.prefix;
+        let mut left_out = Vec::new();
+        let keys: Vec<ScalableKey> = scalable_keys(name, self.policy_index_names())
+            .into_iter()
+            .filter(|key| {
+                let part = vacant_targets
+                    .iter()
+                    .find(|target| target.key == *key)
+                    .and_then(|target| judge_target(prefix, target));
+                match part {
+                    Some(part) => {
+                        left_out.push(part.to_string());
+                        false
+                    }
+                    None => true,
+                }
+            })
+            .collect();
+        let left_to = if left_out.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; left to the targets registered on the name before the table existed, which are not only this policy's: {}",
+                left_out.join(", ")
+            )
+        };
+        if keys.is_empty() {
+            return (
+                Decision::Skipped,
+                format!("phase 0 has {want}, but no scalable target is this policy's to register{left_to}"),
+            );
+        }
+        let change = RegisterScaling::new(prefix, name, keys, want);
+        let reason = format!(
+            "phase 0 has {want}: register {} scalable target(s) with a target-tracking policy{left_to}",
+            change.targets.len()
+        );
+        (Decision::RegisterScaling(change), reason)
     }
 }
 

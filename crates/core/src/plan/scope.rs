@@ -23,9 +23,9 @@ pub enum Scope {
     /// point-in-time recovery and exports are read only for the tables whose decision needs
     /// them this run (`reads_needed`).
     Run(Operation, DateTime<Utc>),
-    /// Everything about every table under the prefix: `status` and `plan`, an operator's view
-    /// (another family's tables are named as such only here, from their tags).
-    Full,
+    /// Everything about every table under the prefix at this instant: `status` and `plan`, an
+    /// operator's view (another family's tables are named as such only here, from their tags).
+    Full(DateTime<Utc>),
 }
 
 /// The names to describe, and the ones only listed (never described: foreign names, and for
@@ -37,7 +37,7 @@ pub(crate) fn names_to_describe(
 ) -> (Vec<String>, Vec<String>) {
     let naming = policy.naming();
     match scope {
-        Scope::Full => (names, Vec::new()),
+        Scope::Full(_) => (names, Vec::new()),
         Scope::Run(Operation::CreateNew, now) => {
             let targets = target_names(policy, now);
             names.into_iter().partition(|name| targets.contains(name))
@@ -57,7 +57,7 @@ pub(crate) fn reads_for(
     described: &[ObservedTable],
 ) -> BTreeMap<String, Reads> {
     match scope {
-        Scope::Full => described
+        Scope::Full(_) => described
             .iter()
             .map(|t| (t.name.clone(), Reads::everything(policy)))
             .collect(),

@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use crate::policy::naming::{Ownership, TableNaming};
 use crate::policy::period::Slot;
-use crate::policy::scaling::{policy_name, resource_id, ScalableKey};
+use crate::policy::scaling::{policy_name, resource_id, ObservedScalableTarget, ScalableKey};
 use crate::policy::settings::{KeySchema, LocalIndex, Projection};
 use crate::policy::tags::{tagged_slot, TAG_ADOPTED, TAG_FAMILY, TAG_SHORT_IMPORT};
 use crate::policy::Policy;
@@ -498,6 +498,37 @@ impl fmt::Display for NotOurs {
     }
 }
 
+/// Whose one scalable target is: `None` when it is ours alone (our policy for its dimension
+/// and nothing else: no other policy, no scheduled action); else the foreign part it is, shared
+/// (ours and someone else's) or foreign (no policy of ours). Asked of the targets on a table
+/// and of those left on a name whose table is gone (deleting a table deregisters nothing).
+pub(crate) fn judge_target(prefix: &str, target: &ObservedScalableTarget) -> Option<ForeignPart> {
+    let (mine, theirs): (Vec<&str>, Vec<&str>) = target
+        .policies
+        .iter()
+        .map(|p| p.name.as_str())
+        .partition(|name| *name == policy_name(prefix, target.key.dimension));
+    let policies: Vec<String> = theirs.into_iter().map(str::to_string).collect();
+    let scheduled_actions = target.scheduled_actions.clone();
+    let key = target.key.clone();
+    match (
+        mine.is_empty(),
+        policies.is_empty() && scheduled_actions.is_empty(),
+    ) {
+        (false, true) => None,
+        (false, false) => Some(ForeignPart::SharedTarget {
+            key,
+            policies,
+            scheduled_actions,
+        }),
+        (true, _) => Some(ForeignPart::Target {
+            key,
+            policies,
+            scheduled_actions,
+        }),
+    }
+}
+
 impl fmt::Display for ForeignPart {
     /// "index by_site (key differs)", "scalable target table/t read (policies: theirs)".
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -717,27 +748,10 @@ impl<'a> Judge<'a> {
             }
         }
         let mut ours = Vec::new();
-        let prefix = &self.policy.prefix;
         for target in table.scaling.iter().flatten() {
-            let (mine, theirs): (Vec<&str>, Vec<&str>) = target
-                .policies
-                .iter()
-                .map(|p| p.name.as_str())
-                .partition(|name| *name == policy_name(prefix, target.key.dimension));
-            let theirs: Vec<String> = theirs.into_iter().map(str::to_string).collect();
-            let scheduled_actions = target.scheduled_actions.clone();
-            match (mine.is_empty(), theirs.is_empty() && scheduled_actions.is_empty()) {
-                (false, true) => ours.push(target.key.clone()),
-                (false, false) => foreign.push(ForeignPart::SharedTarget {
-                    key: target.key.clone(),
-                    policies: theirs,
-                    scheduled_actions,
-                }),
-                (true, _) => foreign.push(ForeignPart::Target {
-                    key: target.key.clone(),
-                    policies: theirs,
-                    scheduled_actions,
-                }),
+            match judge_target(&self.policy.prefix, target) {
+                None => ours.push(target.key.clone()),
+                Some(part) => foreign.push(part),
             }
         }
         if table.deletion_protection && self.policy.template.deletion_protection != Some(true) {

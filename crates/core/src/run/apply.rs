@@ -89,7 +89,7 @@ pub async fn run_each<C: ControlPlane>(
     // One operation: its floor of calls. Several (`plan`): the operator's full view.
     let scope = match operations {
         [operation] => Scope::Run(*operation, now),
-        _ => Scope::Full,
+        _ => Scope::Full(now),
     };
     // Boxed: nesting every control-plane future in one type would exceed the compiler's
     // recursion limit when the Lambda binaries lay out their handler's future.
@@ -101,13 +101,14 @@ pub async fn run_each<C: ControlPlane>(
         let view;
         let (tables, listed_only): (&[ObservedTable], &[String]) = match scope {
             Scope::Run(..) => (&observation.tables, &observation.listed_only),
-            Scope::Full => {
+            Scope::Full(_) => {
                 view = run_view(policy, operation, now, &observation.tables);
                 (&view.0, &view.1)
             }
         };
-        let mut plan = plan_run(policy, now, tables, listed_only, operation);
-        if scope == Scope::Full {
+        let vacant = &observation.vacant_targets;
+        let mut plan = plan_run(policy, now, tables, listed_only, vacant, operation);
+        if matches!(scope, Scope::Full(_)) {
             // Every tag is read already: what the run's reads before its changes would find.
             plan = tag_check::foresee(plan, &observation.tables);
             plan.warnings = operator_warnings(policy, now, &observation.tables, &[&plan]);

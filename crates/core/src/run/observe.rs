@@ -17,8 +17,8 @@ use crate::table::archive::ArchiveProof;
 use crate::table::{ArchiveState, ExportState, ExportStatus, ObservedTable, TableStatus};
 use chrono::{DateTime, Utc};
 
-use crate::plan::{names_to_describe, reads_for, Operation, Reads, Scope};
-use crate::policy::scaling::table_of;
+use crate::plan::{names_to_describe, reads_for, target_names, Operation, Reads, Scope};
+use crate::policy::scaling::{table_of, ObservedScalableTarget};
 use crate::policy::tags::{
     export_arn_from_tag, TAG_ARCHIVED, TAG_EXPORT, TAG_FAMILY, TAG_FINAL_EXPORT, TAG_SEALED,
 };
@@ -36,6 +36,10 @@ pub struct Observation {
     pub skipped: Vec<String>,
     /// Names listed under the prefix but not described (the scope did not need them).
     pub listed_only: Vec<String>,
+    /// The scalable targets registered on create_new's table names where no table exists
+    /// (read when phase 0 autoscales): deleting a table deregisters nothing, so a table made
+    /// again under the name must not be registered over a target that is not ours alone.
+    pub vacant_targets: Vec<ObservedScalableTarget>,
 }
 
 /// The optional reads, each with what the run leaves out without it.
@@ -158,6 +162,7 @@ pub async fn observe<C: ControlPlane>(
     concurrency: usize,
 ) -> Result<Observation, ControlPlaneError> {
     let names = control.list_table_names(&policy.naming().name_prefix()).await?;
+    let names_seen = names.clone();
     let (described, listed_only) = names_to_describe(policy, scope, names);
     let mut observation = Observation {
         listed_only,
@@ -212,17 +217,28 @@ pub async fn observe<C: ControlPlane>(
         .filter(|t| policy.uses_autoscaling() || reads.get(&t.name).is_some_and(|r| r.scaling))
         .map(|t| t.name.clone())
         .collect();
-    if !wants_scaling.is_empty() {
-        read_scaling(
-            control,
-            policy,
-            scope != Scope::Full,
-            &wants_scaling,
-            &mut observation,
-        )
-        .await;
+    let vacant = vacant_names(policy, scope, &names_seen);
+    if !wants_scaling.is_empty() || !vacant.is_empty() {
+        let strict = matches!(scope, Scope::Run(..));
+        read_scaling(control, policy, strict, &wants_scaling, &vacant, &mut observation).await;
     }
     Ok(observation)
+}
+
+/// The names create_new would create a table under, in `scope`, that no table holds, when its
+/// tables are registered at creation (phase 0 autoscales): their scalable targets are read too.
+fn vacant_names(policy: &Policy, scope: Scope, listed: &[String]) -> Vec<String> {
+    let now = match scope {
+        Scope::Run(Operation::CreateNew, now) | Scope::Full(now) => now,
+        Scope::Run(Operation::ResizeOld, _) => return Vec::new(),
+    };
+    if policy.hot_phase().autoscaling.is_none() {
+        return Vec::new();
+    }
+    target_names(policy, now)
+        .into_iter()
+        .filter(|name| !listed.contains(name))
+        .collect()
 }
 
 /// Everything about the named tables only (DescribeTable, tags, TTL, point-in-time recovery,
@@ -253,26 +269,35 @@ pub(crate) async fn observe_tables<C: ControlPlane>(
     observation.skipped = unsupported.sentences();
     let wanted: Vec<String> = observation.tables.iter().map(|t| t.name.clone()).collect();
     if !wanted.is_empty() {
-        read_scaling(control, policy, true, &wanted, &mut observation).await;
+        read_scaling(control, policy, true, &wanted, &[], &mut observation).await;
     }
     Ok(observation)
 }
 
-/// The scalable targets on the observed tables, read once for the whole run (every described
-/// table gets them, whichever needed them). An endpoint without Application Auto Scaling has
-/// no targets: every table says so (said once when the policy autoscales). Any other failure
-/// leaves the tables that needed them unreadable when `strict` (a run: none is resized,
-/// registered or deleted on half the facts); otherwise (`status`, `plan`) it only warns.
+/// The scalable targets on the observed tables and on the `vacant` names (no table: see
+/// [`Observation::vacant_targets`]), read once for the whole run (every described table gets
+/// them, whichever needed them). An endpoint without Application Auto Scaling has no targets:
+/// every table says so (said once when the policy autoscales). Any other failure leaves the
+/// tables that needed them and the vacant names unreadable when `strict` (a run: none is
+/// resized, registered, deleted or created on half the facts); otherwise (`status`, `plan`) it
+/// only warns.
 async fn read_scaling<C: ControlPlane>(
     control: &C,
     policy: &Policy,
     strict: bool,
     wanted: &[String],
+    vacant: &[String],
     observation: &mut Observation,
 ) {
-    let names: Vec<String> = observation.tables.iter().map(|t| t.name.clone()).collect();
+    let mut names: Vec<String> = observation.tables.iter().map(|t| t.name.clone()).collect();
+    names.extend(vacant.iter().cloned());
     match control.describe_scaling(&names).await {
         Ok(targets) => {
+            observation.vacant_targets = targets
+                .iter()
+                .filter(|t| table_of(&t.key.resource_id).is_some_and(|name| vacant.iter().any(|v| v == name)))
+                .cloned()
+                .collect();
             for table in &mut observation.tables {
                 table.scaling = Some(
                     targets
@@ -306,9 +331,15 @@ async fn read_scaling<C: ControlPlane>(
                 .into_iter()
                 .partition(|t| wanted.contains(&t.name));
             observation.tables = readable;
-            for table in unreadable {
+            // A name to create a table under is not created on half the facts either: a
+            // target left on it may be someone else's.
+            let names = unreadable
+                .into_iter()
+                .map(|t| t.name)
+                .chain(vacant.iter().cloned());
+            for table in names {
                 observation.unreadable.push(ControlPlaneError {
-                    table: table.name,
+                    table,
                     ..error.clone()
                 });
             }

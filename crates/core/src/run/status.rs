@@ -13,6 +13,7 @@ use crate::plan::{
     family_tables, plan, plan_run, quota_warning, Decision, Operation, Plan, PlanItem, QuotaHorizon,
 };
 use crate::policy::period::Slot;
+use crate::policy::scaling::ObservedScalableTarget;
 use crate::policy::settings::Billing;
 use crate::policy::tags::TAG_LAST_DEFERRAL;
 use crate::policy::warm::WarmThroughput;
@@ -177,11 +178,19 @@ pub struct StatusReport {
 
 /// The status of every table in `observed`, which holds everything about every table under the
 /// prefix (an observation of [`crate::Scope::Full`]).
-pub fn status(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -> StatusReport {
+/// `vacant_targets`: the scalable targets on create_new's names whose table does not exist
+/// ([`crate::Observation::vacant_targets`]).
+pub fn status(
+    policy: &Policy,
+    now: DateTime<Utc>,
+    observed: &[ObservedTable],
+    vacant_targets: &[ObservedScalableTarget],
+) -> StatusReport {
     let run_plan = |operation| {
         let (tables, listed_only) = run_view(policy, operation, now, observed);
         // What the run's reads just before its changes will find, status has read already.
-        let plan = tag_check::foresee(plan_run(policy, now, &tables, &listed_only, operation), observed);
+        let planned = plan_run(policy, now, &tables, &listed_only, vacant_targets, operation);
+        let plan = tag_check::foresee(planned, observed);
         (plan, tables)
     };
     let (create, create_view) = run_plan(Operation::CreateNew);

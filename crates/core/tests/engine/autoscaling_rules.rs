@@ -189,6 +189,56 @@ fn create_new_creates_at_the_minimums_then_registers_in_the_same_run() {
     );
 }
 
+/// Targets left registered on create_new's names by deleted tables (DynamoDB deregisters
+/// nothing): ours alone is registered over; one with no policy of ours, or with someone else's
+/// policy beside ours, keeps its dimension, and the line names it.
+#[test]
+fn a_target_left_on_the_name_is_not_registered_over() {
+    let policy = policy();
+    let now = at("2018-10-25T23:45:00Z");
+    let mut left = ours("ts_2018-10-25", 70.0);
+    // Our policy on the current table's write target was deleted: no policy of ours.
+    left[1].policies.clear();
+    left.extend(ours_with_an_operators_step_policy("ts_2018-10-26"));
+    let plan = ddb_rollover::plan::plan_run(&policy, now, &[], &[], &left, Operation::CreateNew);
+    assert_eq!(
+        steps(&plan),
+        [
+            step("ts_2018-10-25", "create", "5 RCU / 10 WCU"),
+            step(
+                "ts_2018-10-25",
+                "register_scaling",
+                "table/ts_2018-10-25 read 5-500 70% ddb-rollover-ts-read"
+            ),
+            step("ts_2018-10-26", "create", "5 RCU / 10 WCU"),
+            step(
+                "ts_2018-10-26",
+                "register_scaling",
+                "table/ts_2018-10-26 write 10-1000 70% ddb-rollover-ts-write"
+            ),
+        ]
+    );
+    assert_reason_mentions(
+        &plan.items[1],
+        &["scalable target table/ts_2018-10-25 write (no policy of ours)"],
+    );
+    assert_reason_mentions(
+        &plan.items[3],
+        &["table/ts_2018-10-26 read", "operators-step-policy"],
+    );
+    // Every target someone else's: no registration at all, and the line says why.
+    let mut theirs = ours("ts_2018-10-25", 70.0);
+    theirs.iter_mut().for_each(|t| t.policies.clear());
+    let plan = ddb_rollover::plan::plan_run(&policy, now, &[], &[], &theirs, Operation::CreateNew);
+    let skipped = plan
+        .items
+        .iter()
+        .find(|i| i.table == "ts_2018-10-25" && i.decision == Decision::Skipped)
+        .expect("a line for the registration left out");
+    assert_reason_mentions(skipped, &["no scalable target is this policy's to register"]);
+    assert_eq!(steps(&plan)[3], registers_both("ts_2018-10-26"));
+}
+
 #[test]
 fn create_new_registers_a_pre_built_table_and_never_raises_its_capacity() {
     // Pre-built below the minimums, no targets: registering brings it within the bounds.

@@ -123,6 +123,9 @@ fn hourly_labels_of_day(tz: Tz, y: i32, m: u32, d: u32) -> Vec<String> {
 }
 
 proptest! {
+    // The recorded cases (common::RECORDED_SEED); fresh ones: scripts/long-run.sh.
+    #![proptest_config(crate::common::recorded(256))]
+
     #[test]
     fn floor_contains_the_instant((cal, t) in calendar_and_instant()) {
         let slot = cal.floor(t);

@@ -219,7 +219,8 @@ prop_compose! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    // The recorded cases (common::RECORDED_SEED); fresh ones: scripts/long-run.sh.
+    #![proptest_config(crate::common::recorded(2000))]
 
     /// Extreme numbers anywhere: an error naming fields, or a policy the planner plans with,
     /// never a panic.

@@ -382,7 +382,7 @@ fn status_shows_each_step_of_the_deletion() {
     let tables = with(sealed(archived(5), sealed_at, None));
     let mut more = tables.clone();
     more.push(archived(6));
-    let report = status(&policy, now(), &more);
+    let report = status(&policy, now(), &more, &[]);
     let step = |age: i64| {
         let line = report.tables.iter().find(|l| l.table == name(age)).unwrap();
         let next = line.resize_old.as_ref().unwrap();

@@ -68,7 +68,7 @@ fn runs_warn_of_the_table_quota_within_a_year_and_status_always() {
         let warnings = plan(&kept_forever, now(), &[], operation).warnings;
         assert_eq!(quota(&warnings), 0, "{operation}: {warnings:?}");
     }
-    let said = status(&kept_forever, now(), &[]).warnings;
+    let said = status(&kept_forever, now(), &[], &[]).warnings;
     assert_eq!(quota(&said), 1, "{said:?}");
     assert!(said[0].contains("no retention.delete_after"), "{said:?}");
 
@@ -76,7 +76,7 @@ fn runs_warn_of_the_table_quota_within_a_year_and_status_always() {
     let targets = [ours(&kept_forever, 0), ours(&kept_forever, -1)];
     let run = |older: i64| {
         let listed: Vec<String> = (1..=older).map(name).collect();
-        plan_run(&kept_forever, now(), &targets, &listed, Operation::CreateNew).warnings
+        plan_run(&kept_forever, now(), &targets, &listed, &[], Operation::CreateNew).warnings
     };
     // 2,102 tables: the 2,501st is 399 days away; 2,202: 299 days.
     assert_eq!(quota(&run(2_100)), 0);
@@ -90,10 +90,11 @@ fn runs_warn_of_the_table_quota_within_a_year_and_status_always() {
 
     // With retention: only when delete_after + premake + 1 passes the quota.
     let within = policy("premake = 1\n[retention]\ndelete_after = 2498\n");
-    assert_eq!(quota(&status(&within, now(), &[]).warnings), 0);
+    assert_eq!(quota(&status(&within, now(), &[], &[]).warnings), 0);
     let too_many = status(
         &policy("premake = 2\n[retention]\ndelete_after = 2498\n"),
         now(),
+        &[],
         &[],
     )
     .warnings;

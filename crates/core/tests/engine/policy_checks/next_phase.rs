@@ -12,7 +12,7 @@ fn next_phase(policy: &Policy, now: &str, table: &str) -> Option<NextPhase> {
         read: 300,
         write: 1000,
     });
-    let report = status(policy, at(now), &[ObservedTable::active(table, hot)]);
+    let report = status(policy, at(now), &[ObservedTable::active(table, hot)], &[]);
     let line = report
         .tables
         .iter()

@@ -8,6 +8,7 @@ use ddb_rollover::policy::scaling::{
     ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension, ScalableKey, TargetValue,
 };
 use ddb_rollover::policy::settings::{Billing, KeySchema, LocalIndex, Projection, StreamSetting, TableClass};
+use ddb_rollover::run::control::StoredRecord;
 use ddb_rollover::table::{
     ExportStatus, ObservedEncryption, ObservedIndex, ObservedLocalIndex, ObservedTable,
 };
@@ -72,6 +73,10 @@ pub struct Table {
     pub items: BTreeSet<String>,
     /// Its resource-based policy, if any.
     pub resource_policy: Option<TablePolicy>,
+    /// The TableId DynamoDB gave it at creation: a table made again under the name has another.
+    pub table_id: String,
+    /// The family ledger's records, when it is a ledger table, by (family, record key).
+    pub records: BTreeMap<(String, String), StoredRecord>,
 }
 
 /// A table's resource-based policy.
@@ -114,6 +119,8 @@ impl Table {
             table_class: self.class,
             table_class_updated: self.class_changes.iter().max().copied(),
             arn: Some(self.arn.clone()),
+            created: Some(self.created_at),
+            table_id: Some(self.table_id.clone()),
             deletion_protection: self.deletion_protection,
             stream: self.stream,
             stream_arn: self.stream_arn.clone(),

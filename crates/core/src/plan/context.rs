@@ -14,11 +14,14 @@ use crate::policy::limits::spaced_change_allowed;
 use crate::policy::period::{Calendar, Slot};
 use crate::policy::{Phase, Policy};
 use crate::table::changes::CapacityChange;
+use crate::table::evidence::{ArchiveRecord, PeriodBounds, Receipt};
 use crate::table::ObservedTable;
 
 /// An existing table the policy owns, and the period it holds.
 pub(crate) struct Owned<'a> {
     pub slot: Slot,
+    /// The period the family's ledger recorded for it.
+    pub bounds: PeriodBounds,
     /// The label part of the name.
     pub period: String,
     pub table: &'a ObservedTable,
@@ -33,6 +36,9 @@ pub(crate) struct Context<'a> {
     /// Age of every slot the plan looks at, computed once by [`ages_from`].
     pub ages: BTreeMap<Slot, i64>,
     pub policy_hash: String,
+    /// The wall clock's current period, when the run's instant was checked against it (`None`
+    /// in simulations and tests of the rules).
+    pub wall_current: Option<Slot>,
 }
 
 /// The current period and the `premake` periods after it.
@@ -71,6 +77,14 @@ impl Context<'_> {
         self.ages[&slot]
     }
 
+    /// Whether create_new raises an existing table of `slot` to phase 0: a pre-built one, never
+    /// the current one (a late retry of the 23:45 run, landing after resize_old dialled it
+    /// down, must not raise it again), and never one whose period the wall clock has passed
+    /// (a run for an instant more than a period behind: a replay, a late retry).
+    pub(crate) fn raises(&self, slot: Slot) -> bool {
+        slot != self.current && self.wall_current.is_none_or(|wall| slot >= wall)
+    }
+
     /// The phase a table of `slot` is in now: by its age, except that a table in its write
     /// grace (period end + the policy's grace) is still in phase 0.
     pub(crate) fn phase_index(&self, slot: Slot) -> usize {
@@ -85,6 +99,20 @@ impl Context<'_> {
     /// neither archived nor deleted.
     pub(crate) fn in_grace(&self, slot: Slot) -> bool {
         self.policy.grace_end(slot).is_some_and(|until| self.now < until)
+    }
+
+    /// What a deletion of `owned` relies on, for the family's ledger: its identity, period and
+    /// key, and the proven archive (`None` when retention deletes without archiving). `None`
+    /// when DescribeTable did not give its identity (then nothing is deleted).
+    pub(crate) fn receipt(&self, owned: &Owned, archive: Option<ArchiveRecord>) -> Option<Receipt> {
+        Some(Receipt {
+            name: owned.table.name.clone(),
+            identity: owned.table.identity()?,
+            period: owned.bounds,
+            key: owned.table.key.clone()?,
+            at: self.now,
+            archive,
+        })
     }
 
     /// An item for an existing table.

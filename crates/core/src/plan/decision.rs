@@ -7,7 +7,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::plan::deferral::DeferralCause;
-use crate::plan::verdict::{NoEvidence, NotOurs, Owner, Verdict};
+use crate::ledger::TableRecord;
+use crate::plan::verdict::Verdict;
 use crate::policy::period::Slot;
 use crate::policy::scaling::{DeregisterScaling, RegisterScaling};
 use crate::policy::settings::Billing;
@@ -99,6 +100,9 @@ pub enum Decision {
     RegisterScaling(RegisterScaling),
     /// Leaving an autoscaling phase: remove our policies and scalable targets.
     DeregisterScaling(DeregisterScaling),
+    /// Write the table's record in the family's ledger: the outcome of an intent a crashed run
+    /// left, now that DynamoDB shows the table it made.
+    Record(TableRecord),
     /// Already as the policy wants it.
     Unchanged,
     /// Needs a change that DynamoDB would refuse now; a later run does it.
@@ -160,6 +164,7 @@ impl Decision {
             Decision::DeleteEventSourceMapping(_) => "delete_event_source_mapping",
             Decision::RegisterScaling(_) => "register_scaling",
             Decision::DeregisterScaling(_) => "deregister_scaling",
+            Decision::Record(_) => "record",
             Decision::Unchanged => "unchanged",
             Decision::Deferred { .. } => "deferred",
             Decision::Skipped => "skipped",
@@ -219,33 +224,6 @@ impl PlanItem {
         }
     }
 
-    /// Whether the run reads the table's tags just before this change: it changes an existing
-    /// table that the plan judged ours by its name alone (see [`Verdict::rests_on_name_alone`]).
-    pub(crate) fn needs_tags_before_change(&self) -> bool {
-        !matches!(self.decision, Decision::Create(_) | Decision::Recreate(_))
-            && self.decision.is_change()
-            && self.verdict.as_ref().is_some_and(Verdict::rests_on_name_alone)
-    }
-
-    /// The item once the table's tags, read just before its change, show that it is not ours:
-    /// no change, and the verdict says why.
-    pub(crate) fn disowned(self, why: NotOurs) -> PlanItem {
-        let reason = format!(
-            "its tags, read before the {}, say it is not ours: {why}; left as it is",
-            self.decision.action()
-        );
-        let verdict = self.verdict.map(|verdict| Verdict {
-            owner: Owner::NotOurs { why },
-            not_deletable: vec![NoEvidence::NotOurs],
-            ..verdict
-        });
-        PlanItem {
-            decision: Decision::Foreign,
-            reason,
-            verdict,
-            ..self
-        }
-    }
 }
 
 /// Every table's decision for one run of one operation.

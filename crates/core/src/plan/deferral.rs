@@ -49,11 +49,14 @@ pub enum DeferralCause {
     /// The warm throughput of the table or one of its indexes is being raised (UPDATING): the
     /// next raise waits until DynamoDB reports it ACTIVE.
     WarmUpdating,
+    /// Another run of the same operation holds the family's lease (a redelivered schedule, a
+    /// console test): it makes the changes, this run makes none.
+    LeaseHeld,
 }
 
 impl DeferralCause {
     /// Every cause.
-    pub const ALL: [DeferralCause; 15] = [
+    pub const ALL: [DeferralCause; 16] = [
         DeferralCause::TableBusy,
         DeferralCause::IndexBusy,
         DeferralCause::ClassChangeSpacing,
@@ -69,6 +72,7 @@ impl DeferralCause {
         DeferralCause::ScalingStillAttached,
         DeferralCause::ArchiveUnproven,
         DeferralCause::WarmUpdating,
+        DeferralCause::LeaseHeld,
     ];
 
     /// The snake_case name, as serialized.
@@ -89,6 +93,7 @@ impl DeferralCause {
             DeferralCause::ScalingStillAttached => "scaling_still_attached",
             DeferralCause::ArchiveUnproven => "archive_unproven",
             DeferralCause::WarmUpdating => "warm_updating",
+            DeferralCause::LeaseHeld => "lease_held",
         }
     }
 }

@@ -9,7 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 
-use crate::plan::verdict::{Judge, NotOurs, Owner, Verdict};
+use crate::ledger::{Book, TableRecord, TableState};
+use crate::plan::verdict::{Judge, NotOurs, OwnedBy, Owner, Verdict};
 use crate::policy::naming::{Ownership, TableNaming};
 use crate::policy::scaling::ObservedScalableTarget;
 use crate::policy::tags::TAG_FAMILY;
@@ -39,7 +40,10 @@ pub(crate) use quota::{family_tables, quota_warning, QuotaHorizon};
 pub(crate) use scope::{names_to_describe, reads_for};
 pub use scope::{target_names, Reads, Scope};
 
-/// Decides what `operation` does at `now`, given the tables that exist.
+/// Decides what `operation` does at `now`, given the tables that exist, as if the family's
+/// ledger recorded every one of them that carries its family tag, its key and a period
+/// ([`Book::enrolling`]): the planner's rules on their own. A run plans with [`plan_run`], on
+/// the ledger it read.
 ///
 /// `observed` may hold any tables. Each gets one [`Verdict`] (`Judge`), which every action
 /// asks: only tables it finds ours are acted on, and only on their parts that are ours; other
@@ -47,26 +51,49 @@ pub use scope::{target_names, Reads, Scope};
 /// all others are ignored. Each table gets its main item first (create, capacity, class), then
 /// one item per template setting to restore and per retention step.
 pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], operation: Operation) -> Plan {
-    plan_run(policy, now, observed, &[], &[], operation)
+    let book = Book::enrolling(policy, observed);
+    let seen = Seen {
+        tables: observed,
+        listed_only: &[],
+        vacant_targets: &[],
+        book: &book,
+        wall: None,
+    };
+    plan_run(policy, now, &seen, operation)
 }
 
-/// [`plan`] for what a run observed, with a line for each foreign name it only listed:
-/// `listed_only` are the names the run listed and did not describe, and they count towards
-/// the table quota too; `vacant_targets` are the scalable targets registered on names whose
-/// table does not exist (deleting a table deregisters nothing), which a table created under
-/// that name must not be registered over unless they are ours alone.
-pub fn plan_run(
-    policy: &Policy,
-    now: DateTime<Utc>,
-    observed: &[ObservedTable],
-    listed_only: &[String],
-    vacant_targets: &[ObservedScalableTarget],
-    operation: Operation,
-) -> Plan {
+/// What a run saw, as the planner reads it: the tables it described, the names it only listed
+/// (they count towards the table quota too), the scalable targets registered on names whose
+/// table does not exist (deleting a table deregisters nothing: a table created under such a
+/// name is not registered over one that is not ours alone), the family's ledger, and the wall
+/// clock the run's instant was checked against.
+#[derive(Clone, Copy, Debug)]
+pub struct Seen<'a> {
+    /// The tables described.
+    pub tables: &'a [ObservedTable],
+    /// The names only listed.
+    pub listed_only: &'a [String],
+    /// The scalable targets on names without a table.
+    pub vacant_targets: &'a [ObservedScalableTarget],
+    /// The family's ledger.
+    pub book: &'a Book,
+    /// The wall clock; `None` in simulations and tests of the rules.
+    pub wall: Option<DateTime<Utc>>,
+}
+
+/// [`plan`] for what a run saw.
+pub fn plan_run(policy: &Policy, now: DateTime<Utc>, seen: &Seen<'_>, operation: Operation) -> Plan {
+    let Seen {
+        tables: observed,
+        listed_only,
+        vacant_targets,
+        book,
+        wall,
+    } = *seen;
     let naming = policy.naming();
     let calendar = naming.calendar();
     let current = calendar.floor(now);
-    let judge = Judge::new(policy);
+    let judge = Judge::new(policy, book);
 
     let mut owned: Vec<Owned> = Vec::new();
     let mut items = Vec::new();
@@ -76,8 +103,9 @@ pub fn plan_run(
             continue;
         };
         match &verdict.owner {
-            Owner::Ours { slot, .. } => owned.push(Owned {
+            Owner::Ours { slot, period, .. } => owned.push(Owned {
                 slot: *slot,
+                bounds: *period,
                 period: table.name[naming.name_prefix().len()..].to_string(),
                 table,
                 verdict,
@@ -89,6 +117,7 @@ pub fn plan_run(
         }
     }
     owned.sort_by(|a, b| (a.slot, &a.table.name).cmp(&(b.slot, &b.table.name)));
+    items.extend(ledger_items(policy, &naming, book, &owned, observed, listed_only));
 
     let targets = premake_slots(policy, current);
     let ages = ages_from(
@@ -102,6 +131,7 @@ pub fn plan_run(
         current,
         ages,
         policy_hash: policy.hash(),
+        wall_current: wall.map(|wall| calendar.floor(wall)),
     };
     match operation {
         Operation::CreateNew => {
@@ -120,6 +150,25 @@ pub fn plan_run(
                     continue;
                 }
                 let existing = owned.iter().find(|o| o.table.name == name);
+                // Deleted by retention: only `restore`, naming the receipt, brings it back. An
+                // empty table for the period would be archived again in place of the data.
+                if let (None, Some(receipt)) = (existing, book.receipts_of(&name).last()) {
+                    let reason = format!(
+                        "the {} period's table was deleted by retention at {} (receipt {} in the family's ledger{}): create_new never makes a deleted period's table again; `ddb-rollover restore` brings it back",
+                        if slot == current { "current" } else { "upcoming" },
+                        receipt.record.at.to_rfc3339(),
+                        receipt.key,
+                        receipt
+                            .record
+                            .archive
+                            .as_ref()
+                            .map(|a| format!(", archived by {}", a.export_arn))
+                            .unwrap_or_default()
+                    );
+                    let period = calendar.label(slot);
+                    items.push(ctx.item_for(slot, &name, &period, None, Decision::Blocked, reason));
+                    continue;
+                }
                 let main = ctx.create_new_item(slot, &name, existing);
                 let mut updates_table = main.decision.updates_table();
                 let created = matches!(main.decision, Decision::Create(_));
@@ -137,7 +186,7 @@ pub fn plan_run(
                         let period = calendar.label(slot);
                         items.push(ctx.item_for(slot, &name, &period, None, decision, reason));
                     }
-                    (Some(existing), Some(_)) if slot != current => {
+                    (Some(existing), Some(_)) if ctx.raises(slot) => {
                         let provisioned = scaling::is_provisioned(existing.table.billing);
                         items.extend(ctx.register_item(existing, provisioned));
                     }
@@ -147,7 +196,7 @@ pub fn plan_run(
                     // A pre-built table is raised to phase 0's warm throughput; the current one
                     // is left as is, like its capacity (see create_new_item).
                     let rebuilt = existing.table.status == TableStatus::Deleting;
-                    if slot != current && !rebuilt {
+                    if ctx.raises(slot) && !rebuilt {
                         if let Some(item) = ctx.warm_item(existing, ctx.phase_index(slot), updates_table) {
                             updates_table |= item.decision.updates_table();
                             items.push(item);
@@ -255,7 +304,10 @@ fn neighbour_warnings(naming: &TableNaming, not_ours: &[(&str, NotOurs)]) -> Vec
         match why {
             NotOurs::OtherFamily { family } => families.entry(family).or_default().push(name),
             NotOurs::LookAlike { .. } => look_alikes.push(name),
-            NotOurs::UnknownName | NotOurs::ShortImport { .. } => {}
+            NotOurs::UnknownName
+            | NotOurs::ShortImport { .. }
+            | NotOurs::NotRecorded
+            | NotOurs::MadeAgain { .. } => {}
         }
     }
     let prefix = naming.name_prefix();
@@ -300,7 +352,9 @@ fn foreign_item(policy: &Policy, table: &ObservedTable, verdict: Verdict) -> Pla
             have,
             policy.key
         ),
-        NotOurs::ShortImport { .. } => format!("{why}: not ours, never touched"),
+        NotOurs::ShortImport { .. } | NotOurs::NotRecorded | NotOurs::MadeAgain { .. } => {
+            format!("{why}: not ours, never touched")
+        }
     };
     PlanItem {
         status: Some(table.status.as_str().to_string()),
@@ -308,4 +362,57 @@ fn foreign_item(policy: &Policy, table: &ObservedTable, verdict: Verdict) -> Pla
         verdict: Some(verdict),
         ..PlanItem::unobserved(&table.name, Decision::Foreign, reason)
     }
+}
+
+/// The ledger's own lines: a failed one when the ledger cannot be rested on while tables of the
+/// family exist (said once per run, not once per table), and a record for each table whose
+/// intent a crashed run left and DynamoDB now shows made.
+fn ledger_items(
+    policy: &Policy,
+    naming: &TableNaming,
+    book: &Book,
+    owned: &[Owned],
+    observed: &[ObservedTable],
+    listed_only: &[String],
+) -> Vec<PlanItem> {
+    let mut items = Vec::new();
+    let ledger = naming.ledger_name();
+    let family_exists = observed
+        .iter()
+        .map(|t| t.name.as_str())
+        .chain(listed_only.iter().map(String::as_str))
+        .any(|name| matches!(naming.classify(name), Ownership::Owned(_)) || naming.is_label_of_any_period(name));
+    if let Some(problem) = book.problem(&ledger) {
+        if family_exists || !book.unreadable.is_empty() {
+            items.push(PlanItem::unobserved(&ledger, Decision::Blocked, problem));
+        }
+    }
+    for o in owned {
+        let Owner::Ours {
+            by: OwnedBy::Intent,
+            ..
+        } = o.verdict.owner
+        else {
+            continue;
+        };
+        let (Some(entry), Some(identity)) = (book.table(&o.table.name), o.table.identity()) else {
+            continue;
+        };
+        let record = TableRecord {
+            state: TableState::Made { identity },
+            ..entry.record.clone()
+        };
+        items.push(PlanItem {
+            verdict: Some(o.verdict.clone()),
+            ..PlanItem::unobserved(
+                &o.table.name,
+                Decision::Record(record),
+                format!(
+                    "record the table's identity in the family's ledger: a run wrote its intent for the table (policy {}) and did not live to record the outcome; the table DynamoDB shows was created since, with the recorded key",
+                    policy.hash()
+                ),
+            )
+        });
+    }
+    items
 }

@@ -64,6 +64,15 @@ impl Context<'_> {
                     table.billing
                 ),
             ),
+            // The run's instant is more than a period behind the wall clock (a replay, a late
+            // retry): this period is past, and resize_old may have dialled it down already.
+            (TableStatus::Active, _, _) if !self.raises(slot) => (
+                Decision::Unchanged,
+                format!(
+                    "exists with {}; its period is past by the wall clock, and create_new never raises a table whose period has passed (this run's instant is more than a period behind)",
+                    table.billing
+                ),
+            ),
             (TableStatus::Active, Billing::Provisioned(have), _) if hot.autoscaling.is_some() => (
                 Decision::Unchanged,
                 format!(

@@ -152,7 +152,7 @@ impl Context<'_> {
                                 retention.max_deletes_per_run
                             ),
                         ))
-                    } else {
+                    } else if let Some(receipt) = self.receipt(o, None) {
                         deletes_left -= 1;
                         let mut reason = format!("age {age} is past delete_after ({delete_after})");
                         if let Some(export) = &archived_by {
@@ -169,8 +169,14 @@ impl Context<'_> {
                                 name: table.name.clone(),
                                 lift_deletion_protection: table.deletion_protection,
                                 archived_by,
+                                receipt,
                             }),
                             reason,
+                        ))
+                    } else {
+                        Some((
+                            Decision::Skipped,
+                            format!("due for deletion (age {age}) but DescribeTable did not give its identity and key, which its deletion's receipt records: kept"),
                         ))
                     }
                 } else {
@@ -299,20 +305,10 @@ pub(crate) fn kept_warnings(ctx: &Context, owned: &[Owned]) -> Vec<String> {
     let untagged = kept_for(NoEvidence::NoFamilyTag);
     if !untagged.is_empty() {
         warnings.push(format!(
-            "{} table(s) past retention.delete_after are kept: no family tag proves this family made them: {}. \
-             `ddb-rollover adopt` tags tables an operator vouches for, and retention deletes them from then on",
+            "{} table(s) past retention.delete_after are kept: the ledger records them, but their family tag is gone (a deletion never rests on less evidence than a table was made with): {}. \
+             `ddb-rollover adopt` tags a table an operator vouches for again",
             untagged.len(),
             listed(&untagged)
-        ));
-    }
-    let no_api = kept_for(NoEvidence::NoTaggingApi);
-    if !no_api.is_empty() {
-        warnings.push(format!(
-            "this endpoint cannot read tags, so nothing proves a table this family's: retention deletes none of the {} \
-             table(s) past delete_after ({}); set retention.delete_without_tagging_api = true to delete tables that are \
-             ours by name and key schema here (it never applies on AWS, where tags are read)",
-            no_api.len(),
-            listed(&no_api)
         ));
     }
     warnings

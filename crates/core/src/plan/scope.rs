@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use super::plan;
+use super::{plan_run, Seen};
+use crate::ledger::Book;
 use crate::plan::context::premake_slots;
 use crate::plan::decision::{Decision, Operation};
 use crate::plan::deferral::DeferralCause;
@@ -55,13 +56,14 @@ pub(crate) fn reads_for(
     policy: &Policy,
     scope: Scope,
     described: &[ObservedTable],
+    book: &Book,
 ) -> BTreeMap<String, Reads> {
     match scope {
         Scope::Full(_) => described
             .iter()
             .map(|t| (t.name.clone(), Reads::everything(policy)))
             .collect(),
-        Scope::Run(operation, now) => reads_needed(policy, now, described, operation),
+        Scope::Run(operation, now) => reads_needed(policy, now, described, book, operation),
     }
 }
 
@@ -180,6 +182,7 @@ pub(crate) fn reads_needed(
     policy: &Policy,
     now: DateTime<Utc>,
     described: &[ObservedTable],
+    book: &Book,
     operation: Operation,
 ) -> BTreeMap<String, Reads> {
     let naming = policy.naming();
@@ -190,7 +193,14 @@ pub(crate) fn reads_needed(
         mappings: operation == Operation::CreateNew && policy.stream.lambda.is_some(),
         ..Reads::target(policy)
     };
-    let first = plan(policy, now, described, operation);
+    let seen = Seen {
+        tables: described,
+        listed_only: &[],
+        vacant_targets: &[],
+        book,
+        wall: None,
+    };
+    let first = plan_run(policy, now, &seen, operation);
     let mut reads: BTreeMap<String, Reads> = BTreeMap::new();
     let mut need = |table: &str, wanted: Reads| {
         let entry = reads.entry(table.to_string()).or_default();

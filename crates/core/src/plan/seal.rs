@@ -118,26 +118,39 @@ impl Context<'_> {
         let after_seal = |e: &ExportState| e.export_time.is_some_and(|t| t >= settled);
         match (&table.final_export, recorded) {
             (Some(export), _) if after_seal(export) && export.status == ExportStatus::Completed => {
+                let receipt = |proof: &ArchiveProof| {
+                    let archive = proof.record(export.export_time?)?;
+                    self.receipt(o, Some(archive))
+                };
                 match &table.archive_proof {
-                    Some(proof @ ArchiveProof::Proven { export: proven, .. }) if *proven == export.arn => (
-                        Decision::Delete(DeleteRequest {
-                            name,
-                            lift_deletion_protection: table.deletion_protection,
-                            archived_by: Some(export.arn.clone()),
-                        }),
-                        format!(
-                            "delete: age {age} is past delete_after ({delete_after}), sealed against writes at {}, final export after the seal {} (as of {}); {}{}",
-                            record.at.to_rfc3339(),
-                            export.arn,
-                            export.export_time.map(|t| t.to_rfc3339()).unwrap_or_default(),
-                            proof.describe(),
-                            if table.deletion_protection {
-                                "; lift deletion protection just before"
-                            } else {
-                                ""
-                            }
-                        ),
-                    ),
+                    Some(proof @ ArchiveProof::Proven { export: proven, .. }) if *proven == export.arn => {
+                        match receipt(proof) {
+                            Some(receipt) => (
+                                Decision::Delete(DeleteRequest {
+                                    name,
+                                    lift_deletion_protection: table.deletion_protection,
+                                    archived_by: Some(export.arn.clone()),
+                                    receipt,
+                                }),
+                                format!(
+                                    "delete: age {age} is past delete_after ({delete_after}), sealed against writes at {}, final export after the seal {} (as of {}); {}{}",
+                                    record.at.to_rfc3339(),
+                                    export.arn,
+                                    export.export_time.map(|t| t.to_rfc3339()).unwrap_or_default(),
+                                    proof.describe(),
+                                    if table.deletion_protection {
+                                        "; lift deletion protection just before"
+                                    } else {
+                                        ""
+                                    }
+                                ),
+                            ),
+                            None => (
+                                Decision::Skipped,
+                                format!("due for deletion (age {age}) but DescribeTable did not give its identity and key, which its deletion's receipt records: kept"),
+                            ),
+                        }
+                    }
                     Some(ArchiveProof::Unproven { reason, .. }) => (
                         deferred(DeferralCause::ArchiveUnproven),
                         format!("due for deletion (age {age}) but its final export is not proven: {reason}: kept until a run proves it"),

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use crate::plan::context::{Context, Owned};
 use crate::plan::decision::{Decision, PlanItem};
 use crate::plan::deferral::DeferralCause;
-use crate::plan::verdict::{OwnedBy, Owner};
 use crate::policy::settings::Encryption;
 use crate::policy::tags::{TAG_FAMILY, TAG_POLICY_HASH};
 use crate::table::changes::{on_off, SettingChange, TableSetting, TagChange, TtlChange};
@@ -72,9 +71,8 @@ impl Context<'_> {
         items
     }
 
-    /// The user's tags that are missing or differ, and, on a table our family tag proves ours,
-    /// our own period and policy tags when missing (never rewritten: they record the table's
-    /// period and its creating policy). The family tag itself is written only by CreateTable and
+    /// The user's tags that are missing or differ, and our own period and policy tags when
+    /// missing (never rewritten; for people and IAM conditions: the ledger records the period). The family tag itself is written only by CreateTable and
     /// `adopt`: never onto a table that exists, whoever made it.
     fn tag_item(&self, owned: &Owned) -> Option<PlanItem> {
         let have = owned.table.tags.as_ref()?;
@@ -87,17 +85,9 @@ impl Context<'_> {
             .filter(|(key, value)| have.get(*key) != Some(*value))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        if matches!(
-            owned.verdict.owner,
-            Owner::Ours {
-                by: OwnedBy::FamilyTag | OwnedBy::Adopted,
-                ..
-            }
-        ) {
-            for (key, value) in self.own_tags(owned.slot) {
-                if key != TAG_FAMILY && !have.contains_key(&key) {
-                    want.insert(key, value);
-                }
+        for (key, value) in self.own_tags(owned.slot) {
+            if key != TAG_FAMILY && !have.contains_key(&key) {
+                want.insert(key, value);
             }
         }
         if want.is_empty() {

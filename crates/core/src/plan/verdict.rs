@@ -5,33 +5,37 @@
 //! (`Judge::verdict`); every action of the planner asks it and nothing else, and the reports
 //! and `status` print it.
 //!
-//! A name prefix alone never makes a table ours: a sibling family whose prefix nests in ours
-//! (`ts_eu` under `ts`) shares it, and anyone can create a table named like ours.
+//! Evidence is identity, not marks. A table is ours while the family's ledger
+//! ([`crate::ledger`]) holds its record and DynamoDB still shows the identity recorded when it
+//! was made (ARN and creation time, TableId on AWS): a table made again under our name, by
+//! anyone, is not; nor is a table named like ours that nobody recorded (`adopt` records one an
+//! operator vouches for). A name prefix alone never makes a table ours, nor does a tag.
 //!
-//! - A family tag naming another prefix makes the table another family's, whatever its name.
-//! - Our family tag (written at CreateTable, or by an operator's `adopt`) makes it ours.
-//! - `{prefix}_{label}` for the policy's period with the policy's key makes it ours by name:
-//!   the runs manage it (a run reads its tags just before changing it, and leaves it when they
-//!   name another family), but retention never deletes it without the family tag.
-//! - Period tags alone (no family tag) are no evidence: anyone may write them. With our family
-//!   tag they place a table made under another period setting.
+//! - A family tag naming another prefix, or restore's short-import marker, makes the table not
+//!   ours whatever the ledger says: a mark against us can only make a run touch less.
+//! - Its age comes from the period the ledger recorded (a name that says later keeps it
+//!   younger): a policy whose period or time zone changed never re-ages a table by its name.
 //! - A global index is the policy's only when its name, key schema and projection are; a
 //!   scalable target is ours only when every policy on it is ours and no scheduled action is on
 //!   it (we never create one); deletion protection is ours only when the policy's template asks
 //!   for it. Anything else on a table is foreign, removes exactly the actions that would touch
 //!   it, and keeps retention from deleting the table (deleting it would destroy the part, or
 //!   override whoever protected it).
+//! - Retention deletes a table only with its ledger identity and never on less evidence than
+//!   before the ledger: our family tag too, where the endpoint keeps tags.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::policy::naming::{Ownership, TableNaming};
 use crate::policy::period::Slot;
 use crate::policy::scaling::{policy_name, resource_id, ObservedScalableTarget, ScalableKey};
 use crate::policy::settings::{KeySchema, LocalIndex, Projection};
-use crate::policy::tags::{tagged_slot, TAG_ADOPTED, TAG_FAMILY, TAG_SHORT_IMPORT};
+use crate::ledger::{slot_of, Book, Origin, PeriodBounds, TableState};
+use crate::policy::tags::{TAG_FAMILY, TAG_SHORT_IMPORT};
 use crate::policy::Policy;
 use crate::table::stream::{DestinationStatus, MappingState, ObservedDestination};
 use crate::table::{ObservedTable, ObservedWarm};
@@ -117,6 +121,9 @@ pub enum Owner {
         /// The period the table holds.
         #[serde(skip)]
         slot: Slot,
+        /// The period's bounds, as the family's ledger recorded them.
+        #[serde(skip)]
+        period: PeriodBounds,
         /// The evidence that it is ours.
         by: OwnedBy,
     },
@@ -127,18 +134,22 @@ pub enum Owner {
     },
 }
 
-/// The evidence that a table is ours.
+/// The evidence that a table is ours: always its record in the family's ledger, with the
+/// identity DynamoDB still shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OwnedBy {
-    /// Our family tag, written when this family created it.
-    FamilyTag,
-    /// Our family tag, written by an operator's `adopt`.
+    /// This family's CreateTable.
+    Created,
+    /// An operator's `adopt`.
     Adopted,
-    /// `{prefix}_{label}` with the policy's key; the run did not read its tags.
-    Name,
-    /// `{prefix}_{label}` with the policy's key; its tags carry no family tag (hand-made).
-    NameWithoutFamilyTag,
+    /// Made before the ledger; recorded by `init` on its family tag, key and period.
+    Enrolled,
+    /// `restore` imported it from a deletion's receipt.
+    Restored,
+    /// A run's intent whose outcome was not recorded (a crash), matched by the table's creation
+    /// time and key: this run records it.
+    Intent,
 }
 
 /// Why a table under our name prefix is not provably ours.
@@ -157,6 +168,17 @@ pub enum NotOurs {
     LookAlike {
         /// The key schema the table has.
         have: KeySchema,
+    },
+    /// Named like the policy's tables, but the ledger has no record of it: nobody proved it
+    /// this family's (`ddb-rollover adopt` is the operator's way to vouch for it).
+    NotRecorded,
+    /// The ledger records a table of this name with another identity: this one was made again
+    /// under the name (by anyone), after ours.
+    MadeAgain {
+        /// When the table the ledger records was created.
+        recorded: DateTime<Utc>,
+        /// When this one was, when DescribeTable said.
+        created: Option<DateTime<Utc>>,
     },
     /// `restore` imported it short of its archive: an operator looks into it before anything
     /// treats it as the period's table.
@@ -236,9 +258,10 @@ pub enum NoEvidence {
     NotOurs,
     /// Its tags were not read by this run.
     TagsNotRead,
-    /// The endpoint has no tagging API and `retention.delete_without_tagging_api` is off.
-    NoTaggingApi,
-    /// Ours by name or period tags only: never created (or adopted) by this family.
+    /// Its record in the ledger is an intent this run resolves: a later run deletes it.
+    NotRecordedYet,
+    /// Our family tag is not on it (someone removed it): less evidence than the ledger had
+    /// when the table was made.
     NoFamilyTag,
     /// Its key schema is not the policy's (or DescribeTable did not give it).
     KeyDiffers {
@@ -317,18 +340,6 @@ pub enum TargetOwner {
 impl Verdict {
     pub(crate) fn is_ours(&self) -> bool {
         matches!(self.owner, Owner::Ours { .. })
-    }
-
-    /// Ours by its name and key alone: its tags were not read, so nothing yet shows that it is
-    /// not another family's (a run reads them just before changing it).
-    pub(crate) fn rests_on_name_alone(&self) -> bool {
-        matches!(
-            self.owner,
-            Owner::Ours {
-                by: OwnedBy::Name,
-                ..
-            }
-        )
     }
 
     /// The period the table holds, when it is ours.
@@ -458,10 +469,11 @@ impl Verdict {
 impl fmt::Display for OwnedBy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            OwnedBy::FamilyTag => "family tag",
-            OwnedBy::Adopted => "adopted",
-            OwnedBy::Name => "name, tags not read",
-            OwnedBy::NameWithoutFamilyTag => "name, no family tag",
+            OwnedBy::Created => "ledger: created",
+            OwnedBy::Adopted => "ledger: adopted",
+            OwnedBy::Enrolled => "ledger: enrolled",
+            OwnedBy::Restored => "ledger: restored",
+            OwnedBy::Intent => "ledger: intent, recorded now",
         })
     }
 }
@@ -472,6 +484,8 @@ impl NotOurs {
             NotOurs::OtherFamily { family } => format!("family {family:?}"),
             NotOurs::UnknownName => "name".into(),
             NotOurs::LookAlike { .. } => "key".into(),
+            NotOurs::NotRecorded => "not in the ledger".into(),
+            NotOurs::MadeAgain { .. } => "made again".into(),
             NotOurs::ShortImport { .. } => "short import".into(),
         }
     }
@@ -489,6 +503,15 @@ impl fmt::Display for NotOurs {
             NotOurs::LookAlike { have } => write!(
                 f,
                 "its key is {have}, not the policy's, and no family tag claims it"
+            ),
+            NotOurs::NotRecorded => f.write_str(
+                "the family's ledger has no record of it: nobody proved it this family's (ddb-rollover adopt records a table an operator vouches for)",
+            ),
+            NotOurs::MadeAgain { recorded, created } => write!(
+                f,
+                "the ledger records the table of this name created at {}; this one was created at {}: made again under the name, not ours",
+                recorded.to_rfc3339(),
+                created.map_or_else(|| "an unknown time".to_string(), |c| c.to_rfc3339())
             ),
             NotOurs::ShortImport { why } => write!(
                 f,
@@ -596,12 +619,12 @@ impl fmt::Display for NoEvidence {
         match self {
             NoEvidence::NotOurs => f.write_str("it is not this policy's"),
             NoEvidence::TagsNotRead => f.write_str("its tags were not read"),
-            NoEvidence::NoTaggingApi => f.write_str(
-                "the endpoint cannot read tags, so no family tag proves the table ours (retention.delete_without_tagging_api allows it on such endpoints)",
-            ),
+            NoEvidence::NotRecordedYet => {
+                f.write_str("its record is an intent this run completes: a later run may delete it")
+            }
             NoEvidence::NoFamilyTag => write!(
                 f,
-                "it carries no {TAG_FAMILY} tag: this family did not create it (ddb-rollover adopt tags a table an operator vouches for)"
+                "its {TAG_FAMILY} tag is gone: the ledger records it, but a deletion never rests on less evidence than the table was made with (ddb-rollover adopt tags it again)"
             ),
             NoEvidence::KeyDiffers { have: Some(have) } => write!(f, "its key is {have}, not the policy's"),
             NoEvidence::KeyDiffers { have: None } => f.write_str("its key schema is unknown"),
@@ -632,17 +655,23 @@ impl fmt::Display for NoEvidence {
     }
 }
 
-/// Computes verdicts for one policy.
+/// Computes verdicts for one policy, on what its ledger records.
 pub(crate) struct Judge<'a> {
     policy: &'a Policy,
     naming: TableNaming,
+    book: &'a Book,
 }
 
+/// How much earlier than an intent a table's CreationDateTime may say it was created and still
+/// be the table the intent's run made: the skew between the run's clock and DynamoDB's.
+pub(crate) const INTENT_SKEW: chrono::Duration = chrono::Duration::minutes(5);
+
 impl<'a> Judge<'a> {
-    pub(crate) fn new(policy: &'a Policy) -> Judge<'a> {
+    pub(crate) fn new(policy: &'a Policy, book: &'a Book) -> Judge<'a> {
         Judge {
             policy,
             naming: policy.naming(),
+            book,
         }
     }
 
@@ -677,47 +706,56 @@ impl<'a> Judge<'a> {
     fn owner(&self, table: &ObservedTable, by_name: Ownership) -> Owner {
         let not_ours = |why| Owner::NotOurs { why };
         let tags = table.tags.as_ref();
-        let family = tags.and_then(|tags| tags.get(TAG_FAMILY));
+        // A mark against us is taken at its word: it can only make a run touch less.
         if let Some(why) = tags.and_then(|tags| disowned_by_tags(self.naming.prefix(), tags)) {
             return not_ours(why);
         }
-        let tagged = tags.and_then(|tags| tagged_slot(self.naming.calendar(), tags));
         let name_slot = match by_name {
             Ownership::Owned(slot) => Some(slot),
             _ => None,
         };
-        let (slot, by) = if family.is_some() {
-            // Placed by its period tags (a table made under another period or zone), else by
-            // its name; when both place it, by the later of the two: tags anyone may rewrite
-            // never make a table older than its name says (an older age dials down and deletes).
-            let Some(slot) = tagged.max(name_slot) else {
-                return not_ours(NotOurs::UnknownName);
-            };
-            let adopted = tags.is_some_and(|tags| tags.contains_key(TAG_ADOPTED));
-            (
-                slot,
-                if adopted {
-                    OwnedBy::Adopted
-                } else {
-                    OwnedBy::FamilyTag
-                },
-            )
-        } else if let Some(slot) = name_slot {
-            let by = if tags.is_some() {
-                OwnedBy::NameWithoutFamilyTag
-            } else {
-                OwnedBy::Name
-            };
-            (tagged.map_or(slot, |tagged| tagged.max(slot)), by)
-        } else {
+        let Some(entry) = self.book.table(&table.name) else {
+            return not_ours(match (&table.key, name_slot) {
+                (Some(have), Some(_)) if *have != self.policy.key => NotOurs::LookAlike { have: have.clone() },
+                (_, Some(_)) => NotOurs::NotRecorded,
+                (_, None) => NotOurs::UnknownName,
+            });
+        };
+        let record = &entry.record;
+        let observed = table.identity();
+        let by = match (&record.state, &observed) {
+            (TableState::Made { identity }, Some(observed)) if identity.is(observed) => {
+                match record.origin {
+                    Origin::Created => OwnedBy::Created,
+                    Origin::Adopted { .. } => OwnedBy::Adopted,
+                    Origin::Enrolled { .. } => OwnedBy::Enrolled,
+                    Origin::Restored { .. } => OwnedBy::Restored,
+                }
+            }
+            (TableState::Made { identity }, _) => {
+                return not_ours(NotOurs::MadeAgain {
+                    recorded: identity.created,
+                    created: observed.map(|o| o.created),
+                })
+            }
+            // Our run wrote the intent just before its CreateTable and did not live to record
+            // the outcome: the table of this name and key created since is the one it made.
+            (TableState::Intended { at }, Some(observed))
+                if observed.created >= *at - INTENT_SKEW && table.key.as_ref() == Some(&record.key) =>
+            {
+                OwnedBy::Intent
+            }
+            (TableState::Intended { .. }, _) => return not_ours(NotOurs::NotRecorded),
+        };
+        // Aged by the period recorded when it was made; a name that says later keeps it
+        // younger (an edited record never makes a table older than its name says).
+        let Some(slot) = slot_of(self.naming.calendar(), &record.period).max(name_slot) else {
             return not_ours(NotOurs::UnknownName);
         };
-        match &table.key {
-            // A hand-made look-alike: named like ours, keyed otherwise, and no tag of ours.
-            Some(have) if *have != self.policy.key && family.is_none() => {
-                not_ours(NotOurs::LookAlike { have: have.clone() })
-            }
-            _ => Owner::Ours { slot, by },
+        Owner::Ours {
+            slot,
+            period: record.period,
+            by,
         }
     }
 
@@ -839,17 +877,20 @@ impl<'a> Judge<'a> {
             return vec![NoEvidence::NotOurs];
         };
         let mut missing = Vec::new();
-        let opted_in = self
-            .policy
-            .retention
+        // The ledger's identity, and never less than before it: our family tag too, where the
+        // endpoint keeps tags (DynamoDB Local has none; there the ledger alone proves it).
+        let family_tagged = table
+            .tags
             .as_ref()
-            .is_some_and(|r| r.delete_without_tagging_api);
-        match (seen.tags, by) {
-            (_, OwnedBy::FamilyTag | OwnedBy::Adopted) => {}
-            (Reading::NotRead, _) => missing.push(NoEvidence::TagsNotRead),
-            (Reading::Unsupported, OwnedBy::Name) if opted_in => {}
-            (Reading::Unsupported, _) => missing.push(NoEvidence::NoTaggingApi),
-            (Reading::Read, _) => missing.push(NoEvidence::NoFamilyTag),
+            .is_some_and(|tags| tags.get(TAG_FAMILY).is_some_and(|f| *f == self.policy.prefix));
+        match seen.tags {
+            Reading::NotRead => missing.push(NoEvidence::TagsNotRead),
+            Reading::Read if !family_tagged => missing.push(NoEvidence::NoFamilyTag),
+            Reading::Read | Reading::Unsupported => {}
+        }
+        if *by == OwnedBy::Intent {
+            // Recorded this run; deleted, if due, by a later one that reads the record back.
+            missing.push(NoEvidence::NotRecordedYet);
         }
         if table.key.as_ref() != Some(&self.policy.key) {
             missing.push(NoEvidence::KeyDiffers {
@@ -933,7 +974,7 @@ fn same_projection(have: &Projection, want: &Projection) -> bool {
 }
 
 /// Whether the table's local secondary indexes are exactly the policy's (name, key, projection).
-fn same_local_indexes(table: &ObservedTable, want: &[LocalIndex]) -> bool {
+pub(crate) fn same_local_indexes(table: &ObservedTable, want: &[LocalIndex]) -> bool {
     table.local_indexes.len() == want.len()
         && want.iter().all(|want| {
             table.local_indexes.iter().any(|have| {

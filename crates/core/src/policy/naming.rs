@@ -49,6 +49,12 @@ impl TableNaming {
         format!("{}_", self.prefix)
     }
 
+    /// The family's ledger table (`crate::ledger`): `{prefix}_ledger`, inside the prefix's IAM
+    /// scope and outside the period-name grammar (no period's label is `ledger`).
+    pub fn ledger_name(&self) -> String {
+        format!("{}_ledger", self.prefix)
+    }
+
     /// The name of the table that holds `slot`: `{prefix}_{label}`.
     pub fn table_name(&self, slot: Slot) -> String {
         format!("{}_{}", self.prefix, self.calendar.label(slot))

@@ -81,14 +81,6 @@ pub fn own_tags(
     ])
 }
 
-/// The period a table's own tags name, placed in `calendar` by its last instant, so a table
-/// created under another period length or zone still ages by when its data ended.
-pub(crate) fn tagged_slot(calendar: &Calendar, tags: &BTreeMap<String, String>) -> Option<Slot> {
-    let end = tags.get(TAG_PERIOD_END)?;
-    let end = DateTime::parse_from_rfc3339(end).ok()?.with_timezone(&Utc);
-    calendar.labelled_floor(end - chrono::Duration::seconds(1))
-}
-
 /// The last-deferral tag's value: when, which action, and DynamoDB's reason, cut to what a tag
 /// value may hold.
 pub(crate) fn deferral_value(at: DateTime<Utc>, action: &str, error: &str) -> String {

@@ -1,40 +1,53 @@
 //! `adopt`: an operator vouches for tables this family did not create (made by hand, or by a
-//! version before the family tag), so retention may delete them like the ones it created.
-//! Runs never adopt: only CreateTable and this command write the family tag.
+//! version before the ledger), so the runs manage them, and retention may delete them, like the
+//! ones it created. Runs never adopt: only CreateTable, `init` (on our family tag) and this
+//! command put a table in the family's ledger.
 //!
-//! Each named table is checked against its [verdict](crate::plan::verdict) first: it must be ours by
-//! name (or by our period tags), keyed and locally indexed as the policy says, not another
-//! family's, and its tags must be readable. Then it gets our family tag, its period tags, the
-//! policy hash and `ddb-rollover:adopted`. Dry run first: nothing is written unless asked.
-//! Parts of it that are not the policy's (a global index, a scalable target, a scaling policy
-//! or scheduled action, a deletion protection the policy does not ask for) stay someone
-//! else's: the report names each, and retention does not delete the table while one is there.
+//! Each named table is checked against its [verdict](crate::plan::verdict) first: it must be
+//! named as one of the policy's periods, keyed and locally indexed as the policy says, not
+//! another family's and not being deleted. Then the ledger records it with the identity
+//! DynamoDB shows now (so a table made again under the name later is not ours), and, where
+//! the endpoint keeps tags, it gets our family tag, its period tags, the policy hash and
+//! `ddb-rollover:adopted`. Dry run first: nothing is written unless asked. Parts of it that are
+//! not the policy's (a global index, a scalable target, a scaling policy or scheduled action, a
+//! deletion protection the policy does not ask for, someone's resource-based policy statement,
+//! Kinesis destination or event source mapping) stay someone else's: the report names each,
+//! and retention does not delete the table while one is there.
 
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::plan::verdict::{Judge, NoEvidence, OwnedBy, Owner};
+use crate::ledger::{bounds_of, Book, Origin, PeriodBounds, TableIdentity, TableRecord, TableState};
+use crate::plan::verdict::{same_local_indexes, Judge, NotOurs, Owner};
 use crate::plan::Operation;
-use crate::policy::tags::{own_tags, TAG_ADOPTED};
+use crate::policy::naming::Ownership;
+use crate::policy::tags::{own_tags, TAG_ADOPTED, TAG_FAMILY};
 use crate::policy::Policy;
 use crate::run::clock::CheckedInstant;
 use crate::run::control::{ControlPlane, ControlPlaneError};
+use crate::run::ledger::Recorder;
 use crate::run::observe::observe_tables;
 use crate::run::operator::{LineOutcome, OperatorLine};
 use crate::table::changes::TagChange;
+use crate::table::{ObservedTable, TableStatus};
 
 /// What `adopt` does with one named table.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Adoption {
-    /// Checked: these tags make it this family's.
-    Tag {
+    /// Checked: the family's ledger records it with this identity and period, and these tags
+    /// make it this family's for people and IAM (none where the endpoint keeps no tags).
+    Record {
+        /// The identity DynamoDB shows now.
+        identity: TableIdentity,
+        /// The period it holds, by its name.
+        period: PeriodBounds,
         /// Our tags to add, by key.
         tags: BTreeMap<String, String>,
     },
-    /// Already carries our family tag.
+    /// The ledger records it already, with the identity it shows.
     AlreadyOurs,
     /// Not adopted, for these reasons.
     Refused {
@@ -69,30 +82,29 @@ impl AdoptReport {
 }
 
 /// Decides, for each of `names`, whether it may be adopted, from `observed` (each table read in
-/// full: tags and scalable targets).
+/// full: tags and scalable targets) and the family's ledger.
 pub(crate) fn plan_adoption(
     policy: &Policy,
     now: DateTime<Utc>,
-    observed: &[crate::table::ObservedTable],
+    observed: &[ObservedTable],
+    book: &Book,
     names: &[String],
 ) -> Vec<(String, Adoption, Vec<String>)> {
-    let judge = Judge::new(policy);
-    let calendar = policy.calendar();
+    let judge = Judge::new(policy, book);
     names
         .iter()
         .map(|name| {
-            let refused = |reason: String| Adoption::Refused { reasons: vec![reason] };
             let prefix = policy.naming().name_prefix();
             if !name.starts_with(&prefix) {
                 let reason = format!("its name does not start with {prefix:?}");
-                return (name.clone(), refused(reason), Vec::new());
+                return (name.clone(), refused(vec![reason]), Vec::new());
             }
             let verdict = observed
                 .iter()
                 .find(|t| &t.name == name)
                 .and_then(|table| Some((table, judge.verdict(table)?)));
             let Some((table, verdict)) = verdict else {
-                return (name.clone(), refused("no such table".into()), Vec::new());
+                return (name.clone(), refused(vec!["no such table".into()]), Vec::new());
             };
             let notes: Vec<String> = verdict
                 .foreign
@@ -102,60 +114,80 @@ pub(crate) fn plan_adoption(
                 })
                 .collect();
             let adoption = match &verdict.owner {
-                Owner::NotOurs { why } => refused(format!(
+                Owner::Ours { .. } => Adoption::AlreadyOurs,
+                Owner::NotOurs {
+                    why: NotOurs::NotRecorded | NotOurs::MadeAgain { .. } | NotOurs::LookAlike { .. },
+                } => candidate(policy, now, table),
+                Owner::NotOurs { why } => refused(vec![format!(
                     "not this policy's table: {why}; adopt takes only tables named and keyed like the policy's"
-                )),
-                Owner::Ours {
-                    by: OwnedBy::FamilyTag | OwnedBy::Adopted,
-                    ..
-                } => Adoption::AlreadyOurs,
-                Owner::Ours { slot, .. } => {
-                    let reasons: Vec<String> = verdict
-                        .not_deletable
-                        .iter()
-                        // The family tag is what adoption writes; a foreign part is noted, and
-                        // vetoes deletion for as long as it is there.
-                        .filter(|missing| {
-                            !matches!(
-                                missing,
-                                NoEvidence::NoFamilyTag
-                                    | NoEvidence::ForeignIndexes
-                                    | NoEvidence::ForeignScaling
-                                    | NoEvidence::ForeignDeletionProtection
-                                    | NoEvidence::ForeignResourcePolicy
-                                    | NoEvidence::ForeignKinesisDestination
-                                    | NoEvidence::ForeignEventSourceMapping
-                                    // Read once the table is ours and due for deletion.
-                                    | NoEvidence::ResourcePolicyNotRead
-                                    | NoEvidence::DestinationsNotRead
-                                    | NoEvidence::MappingsNotRead
-                            )
-                        })
-                        .map(ToString::to_string)
-                        .chain(
-                            (table.status == crate::table::TableStatus::Deleting)
-                                .then(|| "it is being deleted".to_string()),
-                        )
-                        .collect();
-                    if reasons.is_empty() {
-                        let have = table.tags.clone().unwrap_or_default();
-                        let mut tags: BTreeMap<String, String> = own_tags(&policy.prefix, &calendar, *slot, &policy.hash())
-                            .into_iter()
-                            .filter(|(key, _)| !have.contains_key(key) || key == crate::policy::tags::TAG_FAMILY)
-                            .collect();
-                        tags.insert(TAG_ADOPTED.to_string(), now.to_rfc3339());
-                        Adoption::Tag { tags }
-                    } else {
-                        Adoption::Refused { reasons }
-                    }
-                }
+                )]),
             };
             (name.clone(), adoption, notes)
         })
         .collect()
 }
 
-/// Reads the named tables in full, decides, and (unless `dry_run`) tags the ones that pass.
+fn refused(reasons: Vec<String>) -> Adoption {
+    Adoption::Refused { reasons }
+}
+
+/// What adopting `table`, which nobody recorded, takes; or every reason it may not be adopted.
+fn candidate(policy: &Policy, now: DateTime<Utc>, table: &ObservedTable) -> Adoption {
+    let naming = policy.naming();
+    let mut reasons = Vec::new();
+    let slot = match naming.classify(&table.name) {
+        Ownership::Owned(slot) => Some(slot),
+        _ => {
+            reasons.push(format!("its name is not a {} label of the policy", policy.period));
+            None
+        }
+    };
+    match &table.key {
+        Some(key) if *key == policy.key => {}
+        Some(key) => reasons.push(format!(
+            "its key is {key}, not the policy's ({}): the writers' items do not fit it",
+            policy.key
+        )),
+        None => reasons.push("DescribeTable did not give its key".into()),
+    }
+    if !same_local_indexes(table, &policy.local_indexes) {
+        reasons.push("its local secondary indexes are not the policy's".into());
+    }
+    if table.status == TableStatus::Deleting {
+        reasons.push("it is being deleted".into());
+    }
+    if table.tags.is_none() && !table.tags_unsupported {
+        reasons.push("its tags could not be read".into());
+    }
+    let identity = table.identity();
+    if identity.is_none() {
+        reasons.push("DescribeTable did not give its ARN and creation time, which the ledger records".into());
+    }
+    let (Some(slot), Some(identity), true) = (slot, identity, reasons.is_empty()) else {
+        return refused(reasons);
+    };
+    let calendar = policy.calendar();
+    let tags = match &table.tags {
+        Some(have) => {
+            let mut tags: BTreeMap<String, String> = own_tags(&policy.prefix, &calendar, slot, &policy.hash())
+                .into_iter()
+                .filter(|(key, _)| !have.contains_key(key) || key == TAG_FAMILY)
+                .collect();
+            tags.insert(TAG_ADOPTED.to_string(), now.to_rfc3339());
+            tags
+        }
+        // No tagging API (DynamoDB Local): the ledger alone.
+        None => BTreeMap::new(),
+    };
+    Adoption::Record {
+        identity,
+        period: bounds_of(&calendar, slot),
+        tags,
+    }
+}
+
+/// Reads the named tables in full, decides, and (unless `dry_run`) records and tags the ones
+/// that pass: the ledger's record first (the evidence), then the tags (for people and IAM).
 pub async fn adopt<C: ControlPlane>(
     control: &C,
     policy: &Policy,
@@ -163,26 +195,21 @@ pub async fn adopt<C: ControlPlane>(
     names: &[String],
     dry_run: bool,
 ) -> Result<AdoptReport, ControlPlaneError> {
-    // Adopting writes tags dated by the clock: checked as create_new's is.
+    // Adopting writes records dated by the clock: checked as create_new's is.
     at.assert_covers(policy, Operation::CreateNew, dry_run);
     let now = at.at();
     let observation = observe_tables(control, policy, names).await?;
+    let recorder = Recorder::new(control, policy, &observation.book, at.wall().unwrap_or(now));
     let mut tables = Vec::new();
-    for (name, adoption, notes) in plan_adoption(policy, now, &observation.tables, names) {
+    for (name, adoption, notes) in plan_adoption(policy, now, &observation.tables, &observation.book, names) {
         let unreadable = observation.unreadable.iter().find(|e| e.table == name);
         let (outcome, error) = match (&adoption, unreadable) {
             (_, Some(error)) => (LineOutcome::Failed, Some(error.to_string())),
             (Adoption::Refused { .. }, None) => (LineOutcome::Refused, None),
             (Adoption::AlreadyOurs, None) => (LineOutcome::Unchanged, None),
-            (Adoption::Tag { .. }, None) if dry_run => (LineOutcome::Planned, None),
-            (Adoption::Tag { tags }, None) => {
-                let table = observation.tables.iter().find(|t| t.name == name);
-                let change = TagChange {
-                    name: name.clone(),
-                    arn: table.and_then(|t| t.arn.clone()).unwrap_or_default(),
-                    tags: tags.clone(),
-                };
-                match control.tag_table(&change).await {
+            (Adoption::Record { .. }, None) if dry_run => (LineOutcome::Planned, None),
+            (Adoption::Record { identity, period, tags }, None) => {
+                match record(control, &recorder, policy, &name, identity, period, tags, now).await {
                     Ok(()) => (LineOutcome::Done, None),
                     Err(e) => (LineOutcome::Failed, Some(e.to_string())),
                 }
@@ -202,6 +229,42 @@ pub async fn adopt<C: ControlPlane>(
         dry_run,
         tables,
     })
+}
+
+/// The ledger's record of an adopted table, then its tags.
+#[allow(clippy::too_many_arguments)]
+async fn record<C: ControlPlane>(
+    control: &C,
+    recorder: &Recorder<'_, C>,
+    policy: &Policy,
+    name: &str,
+    identity: &TableIdentity,
+    period: &PeriodBounds,
+    tags: &BTreeMap<String, String>,
+    now: DateTime<Utc>,
+) -> Result<(), ControlPlaneError> {
+    let record = TableRecord {
+        name: name.to_string(),
+        state: TableState::Made {
+            identity: identity.clone(),
+        },
+        origin: Origin::Adopted { at: now },
+        period: *period,
+        key: policy.key.clone(),
+        policy_hash: policy.hash(),
+        scaling_policies: Vec::new(),
+        seal: None,
+    };
+    recorder.table(&record).await?;
+    if tags.is_empty() {
+        return Ok(());
+    }
+    let change = TagChange {
+        name: name.to_string(),
+        arn: identity.arn.clone(),
+        tags: tags.clone(),
+    };
+    control.tag_table(&change).await
 }
 
 #[cfg(test)]

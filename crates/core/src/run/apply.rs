@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::plan::deferral::DeferralCause;
 use crate::plan::Scope;
+use crate::ledger::{Book, TableState};
 use crate::plan::{plan_run, Decision, Operation, Plan, PlanItem};
 use crate::policy::limits::TABLE_QUOTA_ADVICE;
 use crate::policy::tags::{
@@ -18,10 +19,10 @@ use crate::policy::Policy;
 use crate::run::clock::CheckedInstant;
 use crate::run::control::{failed, ControlPlane, ControlPlaneError, ErrorKind};
 use crate::run::observe::{observe, run_view, SCALING_UNSUPPORTED};
+use crate::run::ledger::{self, Recorder, LEASE_WITHOUT_DEADLINE};
 use crate::run::readiness::{self, Readiness};
 use crate::run::report::{Outcome, RunReport, TableLine};
 use crate::run::status::operator_warnings;
-use crate::run::tag_check;
 use crate::table::changes::{
     DeleteRequest, ExportRequest, SealRequest, SettingChange, TableSetting, TableSpec, TagChange,
     UnsealRequest,
@@ -75,6 +76,10 @@ pub async fn run<C: ControlPlane>(
 /// what `ddb-rollover plan` does for both operations without listing the tables twice. With
 /// several operations everything is read once, and each operation plans on what its own run
 /// would have read (`run_view`), so `plan` shows exactly what each run will do.
+///
+/// A run that changes tables first starts the family's ledger when the family has no table
+/// yet, then takes its operation's lease: while another run holds it, every change is
+/// deferred (overlapping runs never collide), and the lease is given back at the end.
 pub async fn run_each<C: ControlPlane>(
     control: &C,
     policy: &Policy,
@@ -93,31 +98,60 @@ pub async fn run_each<C: ControlPlane>(
     };
     // Boxed: nesting every control-plane future in one type would exceed the compiler's
     // recursion limit when the Lambda binaries lay out their handler's future.
-    let observation = observe(control, policy, scope, options.concurrency)
+    let mut observation = observe(control, policy, scope, options.concurrency)
         .boxed()
         .await?;
+    observation.wall = at.wall();
+    let clock = at.wall().unwrap_or(now);
+    if !options.dry_run {
+        ledger::start_if_new(control, policy, &mut observation, clock)
+            .boxed()
+            .await?;
+    }
+    let recorder = Recorder::new(control, policy, &observation.book, clock);
+    let lease = match (options.dry_run, operations) {
+        (false, [operation]) => Some(operation.to_string()),
+        _ => None,
+    };
+    let held = match &lease {
+        Some(operation) => {
+            // Held until the run's deadline (a Lambda function's, inside its timeout), so a
+            // crashed run's lease lapses by the time the next run could start.
+            let left = options
+                .deadline
+                .map(|deadline| deadline.saturating_duration_since(control.now()))
+                .and_then(|left| chrono::Duration::from_std(left).ok());
+            let until = clock + left.unwrap_or(LEASE_WITHOUT_DEADLINE);
+            let holder = format!("{operation} at {}", clock.to_rfc3339());
+            recorder
+                .lease(operation, &holder, clock, until, &observation.book)
+                .await?
+        }
+        None => None,
+    };
     let mut reports = Vec::with_capacity(operations.len());
     for &operation in operations {
         let view;
-        let (tables, listed_only): (&[ObservedTable], &[String]) = match scope {
-            Scope::Run(..) => (&observation.tables, &observation.listed_only),
+        let seen = match scope {
+            Scope::Run(..) => observation.seen(),
             Scope::Full(_) => {
-                view = run_view(policy, operation, now, &observation.tables);
-                (&view.0, &view.1)
+                view = run_view(policy, operation, now, &observation);
+                view.seen()
             }
         };
-        let vacant = &observation.vacant_targets;
-        let mut plan = plan_run(policy, now, tables, listed_only, vacant, operation);
+        let mut plan = plan_run(policy, now, &seen, operation);
         if matches!(scope, Scope::Full(_)) {
-            // Every tag is read already: what the run's reads before its changes would find.
-            plan = tag_check::foresee(plan, &observation.tables);
-            plan.warnings = operator_warnings(policy, now, &observation.tables, &[&plan]);
+            plan.warnings = operator_warnings(policy, now, &observation.seen(), &[&plan]);
         }
-        let mut report = apply(control, plan, &observation.unreadable, options)
+        if let Some(held) = &held {
+            plan = lease_held(plan, held);
+        }
+        let mut report = apply(control, &recorder, plan, &observation.unreadable, options)
             .boxed()
             .await;
-        if operation == Operation::CreateNew && !options.dry_run {
-            let ready = next_table_ready(control, policy, now, tables, &report, options)
+        if operation == Operation::CreateNew && !options.dry_run && held.is_none() {
+            let book = recorder.book_after(&observation.book);
+            let ready = next_table_ready(control, policy, now, seen.tables, &book, &report, options)
                 .boxed()
                 .await;
             report = report.with_readiness(ready);
@@ -130,7 +164,36 @@ pub async fn run_each<C: ControlPlane>(
         }
         reports.push(report);
     }
+    if let (Some(operation), None) = (&lease, &held) {
+        recorder.release(operation).await;
+    }
     Ok(reports)
+}
+
+/// `plan` when another run holds the operation's lease: every change deferred to it.
+fn lease_held(mut plan: Plan, held: &crate::ledger::Lease) -> Plan {
+    for item in &mut plan.items {
+        if item.decision.is_change() {
+            item.reason = format!(
+                "{}; deferred: another run of {} holds the family's lease until {} ({}), and makes the changes",
+                item.reason,
+                plan.operation,
+                held.until.to_rfc3339(),
+                held.holder
+            );
+            item.decision = Decision::Deferred {
+                retry_after: Some(held.until),
+                cause: DeferralCause::LeaseHeld,
+            };
+        }
+    }
+    plan.warnings.push(format!(
+        "another {} run holds the family's lease until {} ({}): this run changed nothing",
+        plan.operation,
+        held.until.to_rfc3339(),
+        held.holder
+    ));
+    plan
 }
 
 /// Whether the current and every pre-built table are ready once a create_new run's changes are
@@ -143,10 +206,11 @@ async fn next_table_ready<C: ControlPlane>(
     policy: &Policy,
     now: DateTime<Utc>,
     observed: &[ObservedTable],
+    book: &Book,
     report: &RunReport,
     options: ApplyOptions,
 ) -> Readiness {
-    let mut ready = readiness::assess(policy, now, observed);
+    let mut ready = readiness::assess(policy, now, observed, book);
     for line in report.lines_with(Outcome::Done) {
         match &line.item.decision {
             Decision::Create(_) | Decision::Recreate(_) => readiness::created(&mut ready, &line.item.table),
@@ -164,7 +228,7 @@ async fn next_table_ready<C: ControlPlane>(
     if let Some(deadline) = options.deadline {
         until = until.min(deadline);
     }
-    readiness::settle(control, policy, ready, until).await
+    readiness::settle(control, policy, book, ready, until).await
 }
 
 /// A scaling step's reason when the endpoint turned out to have no Application Auto Scaling;
@@ -173,8 +237,9 @@ const NO_SCALING_HERE: &str = "not made: this endpoint has no Application Auto S
 
 /// Carries out a plan. Tables that could not be described are reported as failed and get no
 /// action, so a transient DescribeTable error never turns into a wrong decision.
-pub async fn apply<C: ControlPlane>(
+pub(crate) async fn apply<C: ControlPlane>(
     control: &C,
+    recorder: &Recorder<'_, C>,
     plan: Plan,
     unreadable: &[ControlPlaneError],
     options: ApplyOptions,
@@ -199,10 +264,10 @@ pub async fn apply<C: ControlPlane>(
             _ => by_table.push(vec![item]),
         }
     }
-    let (lines, disowned_tables): (Vec<Vec<TableLine>>, Vec<Option<String>>) = stream::iter(by_table)
-        .map(|group| apply_table(control, operation, &prefix, group, options))
+    let lines: Vec<Vec<TableLine>> = stream::iter(by_table)
+        .map(|group| apply_table(control, recorder, operation, group, options))
         .buffered(options.concurrency.max(1))
-        .unzip()
+        .collect()
         .await;
     let mut lines: Vec<TableLine> = lines.into_iter().flatten().collect();
     lines.extend(unreadable.iter().map(|error| unreadable_line(error, &blocked)));
@@ -211,9 +276,7 @@ pub async fn apply<C: ControlPlane>(
     if !options.dry_run && options.deadline.is_none_or(|d| control.now() < d) {
         record_deferrals(control, &lines, at).await;
     }
-    // Said once, not once per table.
     let mut warnings = warnings;
-    warnings.extend(disowned_tables.into_iter().flatten());
     let unsupported = |line: &TableLine| line.item.reason.ends_with(NO_SCALING_HERE);
     if lines.iter().any(unsupported) && !warnings.iter().any(|w| w == SCALING_UNSUPPORTED) {
         warnings.push(SCALING_UNSUPPORTED.to_string());
@@ -224,15 +287,14 @@ pub async fn apply<C: ControlPlane>(
 }
 
 /// Carries out one table's items in order (its main change first, a delete after lifting
-/// protection): its line for each, and the warning when its tags, read before its first change,
-/// disowned it.
+/// protection): its line for each.
 async fn apply_table<C: ControlPlane>(
     control: &C,
+    recorder: &Recorder<'_, C>,
     operation: Operation,
-    family: &str,
     group: Vec<PlanItem>,
     options: ApplyOptions,
-) -> (Vec<TableLine>, Option<String>) {
+) -> Vec<TableLine> {
     let out_of_time_now = |item: &PlanItem| {
         item.decision.is_change() && !options.dry_run && options.deadline.is_some_and(|d| control.now() >= d)
     };
@@ -240,31 +302,8 @@ async fn apply_table<C: ControlPlane>(
     let mut gone = false;
     let mut still_scaled = false;
     let mut not_deleted = false;
-    // Positive evidence before the first change to a table judged ours by name alone.
-    let checked = match group.iter().find(|item| item.needs_tags_before_change()) {
-        Some(item) if !out_of_time_now(item) => Some((
-            item.decision.action(),
-            tag_check::disowned_now(control, family, item).await,
-        )),
-        _ => None,
-    };
-    let (disowned, tag_error, warning) = match checked {
-        Some((action, Ok(Some(why)))) => {
-            tracing::warn!(table = %group[0].table, reason = %why, "not ours after all: left as it is");
-            let warning = tag_check::warning(&group[0].table, action, &why);
-            (Some(why), None, Some(warning))
-        }
-        Some((_, Err(e))) => (None, Some(e), None),
-        Some((_, Ok(None))) | None => (None, None, None),
-    };
     for item in group {
-        let line = if let Some(why) = &disowned {
-            TableLine::new(item.disowned(why.clone()), Outcome::Foreign, None)
-        } else if let Some(e) = tag_error.as_ref().filter(|_| item.decision.is_change()) {
-            // Not proven ours: without its ARN the run writes none of its own tags on it (the
-            // last deferral's).
-            conclude(operation, PlanItem { arn: None, ..item }, Err(e.clone()))
-        } else if gone {
+        let line = if gone {
             // The table vanished under an earlier step: no more calls for it.
             TableLine::new(item, Outcome::Gone, None)
         } else if not_deleted {
@@ -286,7 +325,7 @@ async fn apply_table<C: ControlPlane>(
         } else if out_of_time_now(&item) {
             out_of_time(item)
         } else {
-            execute(control, operation, item, options).await
+            execute(control, recorder, operation, item, options).await
         };
         gone = line.outcome == Outcome::Gone;
         not_deleted |= matches!(line.item.decision, Decision::Delete(_))
@@ -295,11 +334,12 @@ async fn apply_table<C: ControlPlane>(
             && !matches!(line.outcome, Outcome::Done | Outcome::Planned);
         lines.push(line);
     }
-    (lines, warning)
+    lines
 }
 
 async fn execute<C: ControlPlane>(
     control: &C,
+    recorder: &Recorder<'_, C>,
     operation: Operation,
     item: PlanItem,
     options: ApplyOptions,
@@ -311,7 +351,7 @@ async fn execute<C: ControlPlane>(
         (Decision::Deferred { .. }, _) => Ok(Outcome::Deferred),
         (Decision::Skipped, _) => Ok(Outcome::Skipped),
         (Decision::Foreign, _) => Ok(Outcome::Foreign),
-        (decision, _) => send(control, decision, options).await,
+        (decision, _) => send(control, recorder, &item, decision, options).await,
     };
     conclude(operation, item, outcome)
 }
@@ -419,12 +459,15 @@ fn out_of_time(item: PlanItem) -> TableLine {
 /// already deleting or deleted).
 async fn send<C: ControlPlane>(
     control: &C,
+    recorder: &Recorder<'_, C>,
+    item: &PlanItem,
     decision: &Decision,
     options: ApplyOptions,
 ) -> Result<Outcome, ControlPlaneError> {
     match decision {
-        Decision::Create(spec) => create(control, spec).await,
-        Decision::Recreate(spec) => recreate(control, spec, wait_until(control, options)).await,
+        Decision::Create(spec) => create(control, recorder, item, spec).await,
+        Decision::Recreate(spec) => recreate(control, recorder, item, spec, wait_until(control, options)).await,
+        Decision::Record(record) => recorder.table(record).await,
         Decision::Update(change) => control.update_capacity(change).await,
         Decision::UpdateClass(change) => control.update_table_class(change).await,
         Decision::Tag(change) => control.tag_table(change).await,
@@ -434,7 +477,7 @@ async fn send<C: ControlPlane>(
         Decision::Export(request) => export(control, request).await,
         Decision::Seal(request) => seal(control, request).await,
         Decision::Unseal(request) => unseal(control, request).await,
-        Decision::Delete(request) => return delete(control, request).await,
+        Decision::Delete(request) => return delete(control, recorder, request).await,
         Decision::EnableKinesisDestination(change) => {
             enable_destination(control, change, wait_until(control, options)).await
         }
@@ -453,12 +496,57 @@ async fn send<C: ControlPlane>(
     .map(|()| Outcome::Done)
 }
 
-async fn create<C: ControlPlane>(control: &C, spec: &TableSpec) -> Result<(), ControlPlaneError> {
+/// Writes the intent to the family's ledger, creates the table, then records the identity
+/// DynamoDB gave it. A name taken meanwhile is not ours: the intent is withdrawn and the
+/// period's table is missing, loudly. Without the intent written, no table is created (it
+/// could never be proven ours), except where the family has no ledger at all (the report
+/// fails on that already, and `ddb-rollover init` records the table by its family tag).
+async fn create<C: ControlPlane>(
+    control: &C,
+    recorder: &Recorder<'_, C>,
+    item: &PlanItem,
+    spec: &TableSpec,
+) -> Result<(), ControlPlaneError> {
+    let slot = item.slot.expect("a created table's item holds its period");
+    let mut record = recorder.intent(&spec.name, slot, control_clock(recorder));
+    recorder.table(&record).await.map_err(|e| {
+        e.reworded(|message| format!("CreateTable not sent: the intent could not be written to the ledger ({message})"))
+    })?;
     match control.create_table(spec).await {
-        // A concurrent run, or a retry of this one, created it first.
-        Err(e) if e.kind == ErrorKind::AlreadyExists => Ok(()),
-        other => other,
+        Ok(identity) => {
+            let Some(identity) = identity else {
+                // The answer did not say; the next run resolves the intent by DescribeTable.
+                return Ok(());
+            };
+            record.state = TableState::Made { identity };
+            recorder.table(&record).await.map_err(|e| {
+                e.reworded(|message| {
+                    format!("created, but its identity could not be recorded ({message}): the next run records it from its intent")
+                })
+            })
+        }
+        Err(e) if e.kind == ErrorKind::AlreadyExists => {
+            // Not this run's table: someone made one of this name since the run looked.
+            let _ = recorder.forget_table(&spec.name).await;
+            Err(ControlPlaneError {
+                kind: ErrorKind::Other,
+                ..e.reworded(|message| {
+                    format!("{message}: a table of this name was made since this run looked, not by this run; it is not this family's (adopt it if it is)")
+                })
+            })
+        }
+        Err(e) => {
+            // Nothing was made: the intent goes (best effort; an intent alone claims only a
+            // table made since, by this name and key).
+            let _ = recorder.forget_table(&spec.name).await;
+            Err(e)
+        }
     }
+}
+
+/// The instant an intent is stamped with: the run's wall clock.
+fn control_clock<C: ControlPlane>(recorder: &Recorder<'_, C>) -> DateTime<Utc> {
+    recorder.clock()
 }
 
 /// Waits until the period's table that someone is deleting is gone (DescribeTable at once,
@@ -468,6 +556,8 @@ async fn create<C: ControlPlane>(control: &C, spec: &TableSpec) -> Result<(), Co
 /// the period has no table, a failure.
 async fn recreate<C: ControlPlane>(
     control: &C,
+    recorder: &Recorder<'_, C>,
+    item: &PlanItem,
     spec: &TableSpec,
     until: Instant,
 ) -> Result<(), ControlPlaneError> {
@@ -501,7 +591,7 @@ async fn recreate<C: ControlPlane>(
             (wait * 2).min(readiness::MAX_POLL)
         };
     }
-    create(control, spec).await
+    create(control, recorder, item, spec).await
 }
 
 /// The end of a run's wait for a table: `options.readiness_wait` from now, never past the
@@ -681,7 +771,17 @@ async fn unseal<C: ControlPlane>(control: &C, request: &UnsealRequest) -> Result
 
 /// Lifts deletion protection when the table has it, then deletes. A table another run is
 /// already deleting, or has deleted, is gone: the same end state, so not a failure.
-async fn delete<C: ControlPlane>(control: &C, request: &DeleteRequest) -> Result<Outcome, ControlPlaneError> {
+async fn delete<C: ControlPlane>(
+    control: &C,
+    recorder: &Recorder<'_, C>,
+    request: &DeleteRequest,
+) -> Result<Outcome, ControlPlaneError> {
+    // The receipt first: without it, nothing is deleted.
+    let receipt = &request.receipt;
+    let key = crate::ledger::keys::receipt(&receipt.name, receipt.identity.created.timestamp_millis());
+    recorder.record(&key, receipt).await.map_err(|e| {
+        e.reworded(|message| format!("DeleteTable not sent: the receipt could not be written to the ledger ({message})"))
+    })?;
     let gone_or = |result: Result<(), ControlPlaneError>| async move {
         match result {
             Ok(()) => Ok(None),
@@ -707,7 +807,13 @@ async fn delete<C: ControlPlane>(control: &C, request: &DeleteRequest) -> Result
         }
     }
     let deleted = control.delete_table(&request.name).await;
-    Ok(gone_or(deleted).await?.unwrap_or(Outcome::Done))
+    let outcome = gone_or(deleted).await?.unwrap_or(Outcome::Done);
+    // The table's record goes with it; its receipt stays (best effort: a record left names a
+    // table that is gone, which claims nothing).
+    if let Err(error) = recorder.forget_table(&request.name).await {
+        tracing::warn!(table = %request.name, %error, "the deleted table's record stays in the ledger");
+    }
+    Ok(outcome)
 }
 
 /// Tags each table DynamoDB refused a change for at run time with when and why, so `status`

@@ -5,6 +5,7 @@
 
 use futures::stream::{self, StreamExt};
 
+use crate::table::evidence::ArchivedFile;
 use crate::table::archive::{
     data_prefix, parse_files, parse_summary, table_name_of, ArchiveProof, ExportLocation, ManifestFile,
     ManifestSummary, ObjectHead, READABLE_STORAGE_CLASSES,
@@ -220,9 +221,21 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
         .collect()
         .await;
     let mut problems = Vec::new();
+    let mut proven = Vec::with_capacity(files.len());
     for (file, head) in files.iter().zip(heads) {
         match head {
-            Ok(head) => problems.extend(file_problem(bucket, file, head.as_ref())),
+            Ok(head) => {
+                problems.extend(file_problem(bucket, file, head.as_ref()));
+                if let Some(head) = head {
+                    proven.push(ArchivedFile {
+                        key: file.data_file_s3_key.clone(),
+                        etag: head.etag.trim_matches('"').to_string(),
+                        size: head.size,
+                        md5: file.md5_checksum.clone().unwrap_or_default(),
+                        items: file.item_count,
+                    });
+                }
+            }
             Err(e) => return unproven(format!("the data files could not be checked: {e}")),
         }
     }
@@ -237,8 +250,9 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
         export: location.export.clone(),
         bucket: bucket.clone(),
         manifest: manifest.clone(),
+        table_arn: summary.table_arn.clone().unwrap_or_default(),
         items: summary.item_count,
-        files: files.len(),
+        files: proven,
     }
 }
 

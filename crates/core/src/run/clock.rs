@@ -72,11 +72,14 @@ pub struct ClockAllowance {
 /// let at: ddb_rollover::CheckedInstant = chrono::Utc::now().into();
 /// ```
 /// ```compile_fail
-/// let at = ddb_rollover::CheckedInstant { at: chrono::Utc::now(), operations: vec![], dry_run: false, policy: String::new() };
+/// let at = ddb_rollover::CheckedInstant { at: chrono::Utc::now(), wall: None, operations: vec![], dry_run: false, policy: String::new() };
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CheckedInstant {
     at: DateTime<Utc>,
+    /// The wall clock the instant was checked against; `None` for a simulation, whose instant
+    /// is its whole world.
+    wall: Option<DateTime<Utc>>,
     operations: Vec<Operation>,
     /// Checked as a dry run: only a dry run may use it.
     dry_run: bool,
@@ -88,6 +91,12 @@ impl CheckedInstant {
     /// The instant the run decides for.
     pub fn at(&self) -> DateTime<Utc> {
         self.at
+    }
+
+    /// The wall clock the instant was checked against; `None` for a simulation
+    /// (`allow_future_clock`), whose instant stands for the wall clock too.
+    pub fn wall(&self) -> Option<DateTime<Utc>> {
+        self.wall
     }
 
     /// Panics unless this instant was checked for `policy`, `operation` and (when it was
@@ -127,6 +136,7 @@ pub fn check_clock(
     }
     Ok(CheckedInstant {
         at,
+        wall: (!allowance.allow_future_clock).then_some(wall),
         operations: operations.to_vec(),
         dry_run: allowance.dry_run,
         policy: policy.hash(),

@@ -17,11 +17,12 @@ use crate::table::archive::ArchiveProof;
 use crate::table::{ArchiveState, ExportState, ExportStatus, ObservedTable, TableStatus};
 use chrono::{DateTime, Utc};
 
-use crate::plan::{names_to_describe, reads_for, target_names, Operation, Reads, Scope};
+use crate::plan::{names_to_describe, reads_for, target_names, Operation, Reads, Scope, Seen};
 use crate::policy::scaling::{table_of, ObservedScalableTarget};
 use crate::policy::tags::{
     export_arn_from_tag, TAG_ARCHIVED, TAG_EXPORT, TAG_FAMILY, TAG_FINAL_EXPORT, TAG_SEALED,
 };
+use crate::ledger::Book;
 use crate::policy::Policy;
 
 /// The tables a run could see, the ones it could not read, and what it could not ask.
@@ -40,6 +41,35 @@ pub struct Observation {
     /// (read when phase 0 autoscales): deleting a table deregisters nothing, so a table made
     /// again under the name must not be registered over a target that is not ours alone.
     pub vacant_targets: Vec<ObservedScalableTarget>,
+    /// The family's ledger, read once (one Query): whose each table is, by the identity AWS
+    /// gave it, and what the family did.
+    pub book: Book,
+    /// The wall clock the run's instant was checked against (`None`: not a run's, a test of the
+    /// rules): an instant more than a period behind it never raises an aged table.
+    pub wall: Option<DateTime<Utc>>,
+}
+
+impl Observation {
+    /// An observation of just `tables`, with a ledger that records every one of them that
+    /// carries `policy`'s family tag, its key and a period ([`Book::enrolling`]).
+    pub fn enrolled(policy: &Policy, tables: Vec<ObservedTable>) -> Observation {
+        Observation {
+            book: Book::enrolling(policy, &tables),
+            tables,
+            ..Observation::default()
+        }
+    }
+
+    /// What the planner reads of it.
+    pub fn seen(&self) -> Seen<'_> {
+        Seen {
+            tables: &self.tables,
+            listed_only: &self.listed_only,
+            vacant_targets: &self.vacant_targets,
+            book: &self.book,
+            wall: self.wall,
+        }
+    }
 }
 
 /// The optional reads, each with what the run leaves out without it.
@@ -161,11 +191,17 @@ pub async fn observe<C: ControlPlane>(
     scope: Scope,
     concurrency: usize,
 ) -> Result<Observation, ControlPlaneError> {
-    let names = control.list_table_names(&policy.naming().name_prefix()).await?;
+    let naming = policy.naming();
+    let ledger = naming.ledger_name();
+    let mut names = control.list_table_names(&naming.name_prefix()).await?;
+    // The ledger is the family's own record, never one of its period tables.
+    names.retain(|name| *name != ledger);
+    let book = Book::read(control.read_ledger(&ledger, &policy.prefix).await?);
     let names_seen = names.clone();
     let (described, listed_only) = names_to_describe(policy, scope, names);
     let mut observation = Observation {
         listed_only,
+        book,
         ..Observation::default()
     };
     let results: Vec<_> = stream::iter(described)
@@ -182,7 +218,7 @@ pub async fn observe<C: ControlPlane>(
             Err(error) => observation.unreadable.push(error),
         }
     }
-    let reads = reads_for(policy, scope, &tables);
+    let reads = reads_for(policy, scope, &tables, &observation.book);
     let unsupported = Unsupported::default();
     let results: Vec<_> = stream::iter(tables)
         .map(|table| {
@@ -248,7 +284,11 @@ pub(crate) async fn observe_tables<C: ControlPlane>(
     policy: &Policy,
     names: &[String],
 ) -> Result<Observation, ControlPlaneError> {
-    let mut observation = Observation::default();
+    let ledger = policy.naming().ledger_name();
+    let mut observation = Observation {
+        book: Book::read(control.read_ledger(&ledger, &policy.prefix).await?),
+        ..Observation::default()
+    };
     let everything = Reads::everything(policy);
     let unsupported = Unsupported::default();
     for name in names {
@@ -361,8 +401,9 @@ pub(crate) fn run_view(
     policy: &Policy,
     operation: Operation,
     now: DateTime<Utc>,
-    full: &[ObservedTable],
-) -> (Vec<ObservedTable>, Vec<String>) {
+    observation: &Observation,
+) -> Observation {
+    let full = &observation.tables;
     let scope = Scope::Run(operation, now);
     let names = full.iter().map(|t| t.name.clone()).collect();
     let (described, listed_only) = names_to_describe(policy, scope, names);
@@ -372,7 +413,7 @@ pub(crate) fn run_view(
         .filter_map(|name| find(name))
         .map(ObservedTable::described_only)
         .collect();
-    let reads = reads_for(policy, scope, &bare);
+    let reads = reads_for(policy, scope, &bare, &observation.book);
     let scaling = policy.uses_autoscaling() || reads.values().any(|r| r.scaling);
     let tables = bare
         .into_iter()
@@ -427,7 +468,15 @@ pub(crate) fn run_view(
             table
         })
         .collect();
-    (tables, listed_only)
+    Observation {
+        tables,
+        unreadable: observation.unreadable.clone(),
+        skipped: observation.skipped.clone(),
+        listed_only,
+        vacant_targets: observation.vacant_targets.clone(),
+        book: observation.book.clone(),
+        wall: observation.wall,
+    }
 }
 
 /// Reads the state of the export a tag of `table` names into `slot`. An unreadable export

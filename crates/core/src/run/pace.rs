@@ -11,8 +11,11 @@ use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 
 use crate::policy::rates::Rates;
 use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
-use crate::run::control::{Archives, Clock, ControlPlaneError, Mappings, Scaling, Tables};
+use crate::run::control::{
+    Archives, Clock, ControlPlaneError, Expect, Ledger, Mappings, Scaling, StoredRecord, Tables,
+};
 use crate::table::archive::{ArchiveProof, ExportLocation, ImportState};
+use crate::table::evidence::TableIdentity;
 use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
@@ -71,7 +74,7 @@ impl<C: Tables + Send> Tables for Paced<C> {
         self.inner.describe_table(name).await
     }
 
-    async fn create_table(&self, spec: &TableSpec) -> Result<(), ControlPlaneError> {
+    async fn create_table(&self, spec: &TableSpec) -> Result<Option<TableIdentity>, ControlPlaneError> {
         self.inner.create_table(spec).await
     }
 
@@ -244,6 +247,31 @@ impl<C: Archives + Send> Archives for Paced<C> {
         prefix: &str,
     ) -> Result<Vec<(ExportLocation, ArchiveProof)>, ControlPlaneError> {
         self.inner.find_archives(table, bucket, prefix).await
+    }
+}
+
+/// The ledger's item calls are DynamoDB's data plane: not paced.
+impl<C: Ledger + Send> Ledger for Paced<C> {
+    async fn read_ledger(&self, ledger: &str, family: &str) -> Result<Option<Vec<StoredRecord>>, ControlPlaneError> {
+        self.inner.read_ledger(ledger, family).await
+    }
+
+    async fn create_ledger(&self, ledger: &str, family: &str) -> Result<(), ControlPlaneError> {
+        self.inner.create_ledger(ledger, family).await
+    }
+
+    async fn put_record(
+        &self,
+        ledger: &str,
+        family: &str,
+        record: &StoredRecord,
+        expect: Expect,
+    ) -> Result<(), ControlPlaneError> {
+        self.inner.put_record(ledger, family, record, expect).await
+    }
+
+    async fn delete_record(&self, ledger: &str, family: &str, key: &str, expect: Expect) -> Result<(), ControlPlaneError> {
+        self.inner.delete_record(ledger, family, key, expect).await
     }
 }
 

@@ -17,6 +17,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::plan::target_names;
+use crate::ledger::Book;
 use crate::plan::verdict::{ConsumerState, Judge, NoEvidence, StreamState, Verdict};
 use crate::policy::Policy;
 use crate::run::control::{ControlPlane, ErrorKind};
@@ -326,8 +327,9 @@ pub(crate) fn assess_between_runs(
     policy: &Policy,
     now: DateTime<Utc>,
     observed: &[ObservedTable],
+    book: &Book,
 ) -> Readiness {
-    let mut readiness = assess(policy, now, observed);
+    let mut readiness = assess(policy, now, observed, book);
     if policy.premake > 0 {
         if let Some(last) = readiness.tables.last_mut() {
             last.built_by_next_run = true;
@@ -337,8 +339,8 @@ pub(crate) fn assess_between_runs(
 }
 
 /// The readiness `observed` shows at `now`: no calls, no waiting.
-pub(crate) fn assess(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable]) -> Readiness {
-    let judge = Judge::new(policy);
+pub(crate) fn assess(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], book: &Book) -> Readiness {
+    let judge = Judge::new(policy, book);
     let tables = target_names(policy, now)
         .into_iter()
         .map(|name| {
@@ -444,13 +446,14 @@ fn warm_status(table: &ObservedTable, verdict: &Verdict) -> Option<String> {
 /// table DynamoDB creates is ACTIVE within seconds, so a few polls each) until none is, or until
 /// `until`. No call when none is. A table still settling at `until` stays not ready; a failed
 /// poll leaves the table as it was.
-pub async fn settle<C: ControlPlane>(
+pub(crate) async fn settle<C: ControlPlane>(
     control: &C,
     policy: &Policy,
+    book: &Book,
     readiness: Readiness,
     until: Instant,
 ) -> Readiness {
-    let judge = Judge::new(policy);
+    let judge = Judge::new(policy, book);
     let mut readiness = readiness;
     let mut wait = Duration::ZERO;
     loop {

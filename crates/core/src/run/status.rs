@@ -10,17 +10,15 @@ use serde::Serialize;
 
 use crate::plan::verdict::{ConsumerState, Judge, StreamState, Verdict};
 use crate::plan::{
-    family_tables, plan, plan_run, quota_warning, Decision, Operation, Plan, PlanItem, QuotaHorizon,
+    family_tables, plan_run, quota_warning, Decision, Operation, Plan, PlanItem, QuotaHorizon, Seen,
 };
 use crate::policy::period::Slot;
-use crate::policy::scaling::ObservedScalableTarget;
 use crate::policy::settings::Billing;
 use crate::policy::tags::TAG_LAST_DEFERRAL;
 use crate::policy::warm::WarmThroughput;
 use crate::policy::Policy;
-use crate::run::observe::run_view;
+use crate::run::observe::{run_view, Observation};
 use crate::run::readiness::{assess_between_runs, Readiness};
-use crate::run::tag_check;
 use crate::table::{ArchiveState, ObservedTable, ObservedWarm};
 
 /// What one operation would do with a table next time it runs, and the verdict it decides on.
@@ -176,28 +174,20 @@ pub struct StatusReport {
     pub health: Readiness,
 }
 
-/// The status of every table in `observed`, which holds everything about every table under the
-/// prefix (an observation of [`crate::Scope::Full`]).
-/// `vacant_targets`: the scalable targets on create_new's names whose table does not exist
-/// ([`crate::Observation::vacant_targets`]).
-pub fn status(
-    policy: &Policy,
-    now: DateTime<Utc>,
-    observed: &[ObservedTable],
-    vacant_targets: &[ObservedScalableTarget],
-) -> StatusReport {
+/// The status of every table `observation` holds, which holds everything about every table
+/// under the prefix (an observation of [`crate::Scope::Full`]) and the family's ledger.
+pub fn status(policy: &Policy, now: DateTime<Utc>, observation: &Observation) -> StatusReport {
+    let observed = &observation.tables;
     let run_plan = |operation| {
-        let (tables, listed_only) = run_view(policy, operation, now, observed);
-        // What the run's reads just before its changes will find, status has read already.
-        let planned = plan_run(policy, now, &tables, &listed_only, vacant_targets, operation);
-        let plan = tag_check::foresee(planned, observed);
-        (plan, tables)
+        let view = run_view(policy, operation, now, observation);
+        let plan = plan_run(policy, now, &view.seen(), operation);
+        (plan, view.tables)
     };
     let (create, create_view) = run_plan(Operation::CreateNew);
     let (resize, _) = run_plan(Operation::ResizeOld);
     // The health create_new's own readiness would find, on what that run reads.
-    let health = assess_between_runs(policy, now, &create_view);
-    let warnings = operator_warnings(policy, now, observed, &[&create, &resize]);
+    let health = assess_between_runs(policy, now, &create_view, &observation.book);
+    let warnings = operator_warnings(policy, now, &observation.seen(), &[&create, &resize]);
     let current_period = create.current_period.clone();
     let mut lines: BTreeMap<String, TableStatusLine> = BTreeMap::new();
     for (operation, items) in [
@@ -242,7 +232,7 @@ pub fn status(
         }
     }
     let mut tables: Vec<TableStatusLine> = lines.into_values().collect();
-    let judge = Judge::new(policy);
+    let judge = Judge::new(policy, &observation.book);
     for line in &mut tables {
         let table = observed.iter().find(|t| t.name == line.table);
         line.warm = line
@@ -288,15 +278,10 @@ pub fn status(
 /// own warnings (`runs`, each planned on what its run reads, with the tables its tag reads
 /// before a change would disown): the neighbours named from their tags, which runs never read,
 /// and the table quota. Each said once.
-pub(crate) fn operator_warnings(
-    policy: &Policy,
-    now: DateTime<Utc>,
-    observed: &[ObservedTable],
-    runs: &[&Plan],
-) -> Vec<String> {
-    let full = plan(policy, now, observed, Operation::ResizeOld);
+pub(crate) fn operator_warnings(policy: &Policy, now: DateTime<Utc>, seen: &Seen<'_>, runs: &[&Plan]) -> Vec<String> {
+    let full = plan_run(policy, now, seen, Operation::ResizeOld);
     // Where an operator plans, the table quota is said however far away it is.
-    let tables = family_tables(&policy.naming(), observed.iter().map(|t| t.name.as_str()));
+    let tables = family_tables(&policy.naming(), seen.tables.iter().map(|t| t.name.as_str()));
     let quota = quota_warning(policy, now, tables, QuotaHorizon::Ever);
     let mut warnings: Vec<String> = Vec::new();
     for warning in full

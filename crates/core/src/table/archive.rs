@@ -16,6 +16,8 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::table::evidence::{ArchiveRecord, ArchivedFile};
+
 /// What a check of an export's files found.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "proof", rename_all = "snake_case")]
@@ -29,10 +31,13 @@ pub enum ArchiveProof {
         bucket: String,
         /// The key of `manifest-summary.json`.
         manifest: String,
+        /// The exported table's ARN, as the manifest names it.
+        table_arn: String,
         /// How many items the manifest counts.
         items: u64,
-        /// How many data files the manifest lists.
-        files: usize,
+        /// Every data file, as proven: what a deletion's receipt records and `restore` checks
+        /// again.
+        files: Vec<ArchivedFile>,
     },
     /// Something is missing or does not add up: the table is kept, and the reason says what.
     Unproven {
@@ -49,6 +54,30 @@ impl ArchiveProof {
         matches!(self, ArchiveProof::Proven { .. })
     }
 
+    /// What a deletion's receipt records of a proven archive, with the ExportTime DescribeExport
+    /// gave; `None` when not proven.
+    pub fn record(&self, export_time: DateTime<Utc>) -> Option<ArchiveRecord> {
+        match self {
+            ArchiveProof::Proven {
+                export,
+                bucket,
+                manifest,
+                table_arn,
+                items,
+                files,
+            } => Some(ArchiveRecord {
+                export_arn: export.clone(),
+                export_time,
+                table_arn: table_arn.clone(),
+                bucket: bucket.clone(),
+                manifest: manifest.clone(),
+                items: *items,
+                files: files.clone(),
+            }),
+            ArchiveProof::Unproven { .. } => None,
+        }
+    }
+
     /// What a report line says of it.
     pub fn describe(&self) -> String {
         match self {
@@ -58,7 +87,7 @@ impl ArchiveProof {
                 items,
                 files,
                 ..
-            } => format!("archive proven: s3://{bucket}/{manifest} lists {files} data file(s), all present as it lists them (ETag, MD5, a readable storage class), {items} item(s)"),
+            } => format!("archive proven: s3://{bucket}/{manifest} lists {} data file(s), all present as it lists them (ETag, MD5, a readable storage class), {items} item(s)", files.len()),
             ArchiveProof::Unproven { reason, .. } => format!("archive not proven: {reason}"),
         }
     }

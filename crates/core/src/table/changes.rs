@@ -12,6 +12,7 @@ use crate::policy::settings::{
     Billing, Encryption, GlobalIndex, KeySchema, LocalIndex, StreamSetting, TableClass,
 };
 use crate::policy::warm::WarmThroughput;
+use crate::table::evidence::Receipt;
 
 /// Everything CreateTable needs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -323,4 +324,8 @@ pub struct DeleteRequest {
     pub lift_deletion_protection: bool,
     /// The completed export that archived the table, when archiving is on.
     pub archived_by: Option<String>,
+    /// What the deletion relies on, written to the family's ledger just before DeleteTable:
+    /// the table's identity and period, and the proven archive. Only `restore` (naming it)
+    /// brings the period back; `create_new` never makes it again.
+    pub receipt: Receipt,
 }

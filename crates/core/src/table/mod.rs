@@ -2,6 +2,7 @@
 
 pub mod archive;
 pub mod changes;
+pub mod evidence;
 pub mod seal;
 pub mod stream;
 
@@ -15,6 +16,7 @@ use crate::policy::settings::{Billing, KeySchema, Projection, StreamSetting, Tab
 use crate::policy::tags::{TAG_ARCHIVED, TAG_EXPORT};
 use crate::policy::warm::WarmThroughput;
 use archive::ArchiveProof;
+use evidence::TableIdentity;
 
 /// A table's or an index's status, as DescribeTable reports it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -118,6 +120,12 @@ pub struct ObservedTable {
     pub table_class_updated: Option<DateTime<Utc>>,
     /// The table's ARN; `None` when the answer did not give it.
     pub arn: Option<String>,
+    /// When the table was created (CreationDateTime); with the ARN, the identity the ledger
+    /// records. `None` when the answer did not give it.
+    pub created: Option<DateTime<Utc>>,
+    /// The TableId AWS assigned at CreateTable; `None` where the server gives none (moto,
+    /// DynamoDB Local).
+    pub table_id: Option<String>,
     /// Whether deletion protection is on.
     pub deletion_protection: bool,
     /// The stream's view type; `None`: no stream.
@@ -370,6 +378,15 @@ impl ObservedTable {
         }
     }
 
+    /// The identity AWS gave the table, when DescribeTable told its ARN and creation time.
+    pub fn identity(&self) -> Option<TableIdentity> {
+        Some(TableIdentity::new(
+            self.arn.as_deref()?,
+            self.created?,
+            self.table_id.as_deref(),
+        ))
+    }
+
     /// The table as DescribeTable alone gives it: none of the extra reads.
     pub fn described_only(&self) -> ObservedTable {
         ObservedTable {
@@ -407,6 +424,8 @@ impl ObservedTable {
             table_class: TableClass::Standard,
             table_class_updated: None,
             arn: Some(format!("arn:aws:dynamodb:us-east-1:123456789012:table/{name}")),
+            created: Some(DateTime::<Utc>::UNIX_EPOCH),
+            table_id: None,
             deletion_protection: false,
             stream: None,
             stream_arn: None,

@@ -219,8 +219,9 @@ pub fn denies_to_everyone(document: &str, action: &str) -> bool {
     })
 }
 
-/// When the table was sealed and the policy revision the seal put: the seal tag's value.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// When the table was sealed and the policy revision the seal put: what the family's ledger
+/// records (and the seal tag says, for people).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct SealRecord {
     /// When the table was sealed.
     pub at: DateTime<Utc>,

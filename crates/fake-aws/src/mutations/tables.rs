@@ -148,8 +148,11 @@ impl FakeAws {
                 warm: table_warm,
                 items: BTreeSet::new(),
                 resource_policy: None,
+                table_id: format!("{:08x}-0000-4000-8000-{:012x}", world.next_id, world.next_id),
+                records: BTreeMap::new(),
             },
         );
+        world.next_id += 1;
         effects.push(Effect::CreatedTable {
             table: spec.name.clone(),
         });

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use chrono::Duration;
 use ddb_rollover::run::control::{ControlPlaneError, ErrorKind, Tables};
 use ddb_rollover::table::archive::ImportState;
+use ddb_rollover::table::evidence::TableIdentity;
 use ddb_rollover::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSetting, TableSpec,
     TagChange, TtlChange,
@@ -40,11 +41,12 @@ impl Tables for FakeAws {
         Ok(world.tables.get(name).map(|t| t.observed(world.now)))
     }
 
-    async fn create_table(&self, spec: &TableSpec) -> Result<(), ControlPlaneError> {
+    async fn create_table(&self, spec: &TableSpec) -> Result<Option<TableIdentity>, ControlPlaneError> {
         const OP: &str = "CreateTable";
         self.change(OP, &spec.name, |world, effects| {
             self.may_create(OP, spec)?;
-            Self::create(world, &self.actor, spec, effects)
+            Self::create(world, &self.actor, spec, effects)?;
+            Ok(world.tables.get(&spec.name).and_then(|t| t.observed(world.now).identity()))
         })
         .await
     }

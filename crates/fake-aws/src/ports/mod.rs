@@ -5,4 +5,7 @@ mod archives;
 mod clock;
 mod dynamodb;
 mod lambda;
+mod ledger;
 mod scaling;
+
+pub use ledger::{ledger_key, ledger_spec};

@@ -41,6 +41,8 @@ pub(super) fn observed_table(name: &str, table: &TableDescription) -> ObservedTa
             .and_then(|c| c.last_update_date_time())
             .and_then(utc),
         arn: table.table_arn().map(str::to_string),
+        created: table.creation_date_time().and_then(utc),
+        table_id: table.table_id().map(str::to_string),
         deletion_protection: table.deletion_protection_enabled().unwrap_or(false),
         stream: table
             .stream_specification()

@@ -1,6 +1,6 @@
 //! The control-plane ports on the AWS SDK's clients: [`Tables`] on DynamoDB's here (the only
 //! module that speaks its wire API), `Scaling` in `scaling`, `Archives` in `archives`,
-//! `Mappings` in `mappings`.
+//! `Mappings` in `mappings`, `Ledger` in `ledger`.
 //!
 //! Retries with backoff for throttling and transient errors come from the SDK's own retry
 //! config; this module only translates shapes and classifies the errors that are left.
@@ -10,6 +10,7 @@ mod describe;
 mod destinations;
 mod errors;
 mod import;
+mod ledger;
 mod mappings;
 mod proofs;
 mod requests;
@@ -36,6 +37,7 @@ use crate::policy::settings::Billing;
 use crate::policy::settings::KeySchema;
 use crate::run::control::{failed, no_autoscaling, Clock, ControlPlaneError, ErrorKind, Tables};
 use crate::table::archive::ImportState;
+use crate::table::evidence::TableIdentity;
 use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSetting, TableSpec,
     TagChange, TtlChange,
@@ -136,7 +138,7 @@ impl Tables for DynamoDb {
         }
     }
 
-    async fn create_table(&self, spec: &TableSpec) -> Result<(), ControlPlaneError> {
+    async fn create_table(&self, spec: &TableSpec) -> Result<Option<TableIdentity>, ControlPlaneError> {
         let mut request = self
             .client
             .create_table()
@@ -190,14 +192,23 @@ impl Tables for DynamoDb {
         if !spec.tags.is_empty() {
             request = request.set_tags(Some(tags(&spec.tags)));
         }
-        request.send().await.map(drop).map_err(|e| {
+        let created = request.send().await.map_err(|e| {
             // For CreateTable, ResourceInUse means the name is taken, not that a table is busy.
             let kind = e
                 .as_service_error()
                 .filter(|e| e.is_resource_in_use_exception())
                 .map(|_| ErrorKind::AlreadyExists);
             classify("CreateTable", &spec.name, &e, kind)
-        })
+        })?;
+        // The identity AWS gave the table: what the family's ledger records.
+        let identity = created.table_description().and_then(|table| {
+            Some(TableIdentity::new(
+                table.table_arn()?,
+                table.creation_date_time().and_then(utc)?,
+                table.table_id(),
+            ))
+        });
+        Ok(identity)
     }
 
     async fn update_capacity(&self, change: &CapacityChange) -> Result<(), ControlPlaneError> {

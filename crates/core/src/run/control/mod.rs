@@ -1,17 +1,19 @@
-//! The control-plane calls the executor needs, as five ports: [`Tables`] (DynamoDB),
+//! The control-plane calls the executor needs, as six ports: [`Tables`] (DynamoDB),
 //! [`Scaling`] (Application Auto Scaling), [`Archives`] (the exports S3 holds), [`Mappings`]
-//! (Lambda's event source mappings) and [`Clock`]. [`ControlPlane`] names all five together,
-//! which is what a run needs. Implemented on the AWS
+//! (Lambda's event source mappings), [`Ledger`] (the family's own record of its acts) and
+//! [`Clock`]. [`ControlPlane`] names all six together, which is what a run needs. Implemented on the AWS
 //! SDK clients in [`crate::aws::dynamodb`], and by in-memory fakes in tests.
 
 mod archives;
 mod clock;
+mod ledger;
 mod mappings;
 mod scaling;
 mod tables;
 
 pub use archives::Archives;
 pub use clock::Clock;
+pub use ledger::{Expect, Ledger, StoredRecord};
 pub use mappings::Mappings;
 pub use scaling::Scaling;
 pub use tables::Tables;
@@ -35,6 +37,9 @@ pub enum ErrorKind {
     /// too. The observation leaves out what needs it and says so once (see
     /// [`crate::run::observe::Observation::skipped`]).
     Unsupported,
+    /// A conditional write found something else than it expected (ConditionalCheckFailed):
+    /// another run, or someone, changed the ledger since this run read it.
+    Conflict,
     /// Anything else: the table's action failed; the run goes on with the rest.
     Other,
 }
@@ -63,10 +68,10 @@ impl ControlPlaneError {
     }
 }
 
-/// The whole control plane a run drives: every type with the five ports is one.
-pub trait ControlPlane: Tables + Scaling + Archives + Mappings + Clock {}
+/// The whole control plane a run drives: every type with the six ports is one.
+pub trait ControlPlane: Tables + Scaling + Archives + Mappings + Ledger + Clock {}
 
-impl<T: Tables + Scaling + Archives + Mappings + Clock> ControlPlane for T {}
+impl<T: Tables + Scaling + Archives + Mappings + Ledger + Clock> ControlPlane for T {}
 
 /// A call that failed for none of the reasons [`ErrorKind`] tells apart: the table's action
 /// failed, the run goes on with the rest.

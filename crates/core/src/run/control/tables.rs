@@ -7,6 +7,7 @@ use std::future::Future;
 
 use super::{unsupported, ControlPlaneError};
 use crate::table::archive::ImportState;
+use crate::table::evidence::TableIdentity;
 use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
@@ -28,8 +29,12 @@ pub trait Tables: Sync {
         name: &str,
     ) -> impl Future<Output = Result<Option<ObservedTable>, ControlPlaneError>> + Send;
 
-    /// CreateTable.
-    fn create_table(&self, spec: &TableSpec) -> impl Future<Output = Result<(), ControlPlaneError>> + Send;
+    /// CreateTable; returns the identity DynamoDB gave the table (`None` when its answer did
+    /// not give the ARN and creation time).
+    fn create_table(
+        &self,
+        spec: &TableSpec,
+    ) -> impl Future<Output = Result<Option<TableIdentity>, ControlPlaneError>> + Send;
 
     /// UpdateTable of the billing mode and throughput of the table and its indexes.
     fn update_capacity(

@@ -24,7 +24,6 @@ mod readiness;
 mod retention;
 mod runs;
 mod status;
-mod tag_check;
 
 const HOT: Capacity = Capacity {
     read: 300,

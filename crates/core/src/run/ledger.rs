@@ -1,0 +1,297 @@
+//! A run's writes to the family's ledger: an intent before each CreateTable and its outcome
+//! after, our scaling policies' ARNs, our seal's revision, the deletion's receipt just before
+//! DeleteTable, and the lease that keeps overlapping runs of one operation from colliding.
+//! Every write is conditional on the version this run read (or wrote last), so a record
+//! someone changed since is never overwritten unseen: the write fails as a conflict.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+
+use crate::ledger::{keys, Book, Entry, Lease, LedgerState, Meta, TableRecord};
+use crate::policy::period::Slot;
+use crate::policy::Policy;
+use crate::run::control::{ControlPlane, ControlPlaneError, ErrorKind, Expect, StoredRecord};
+
+/// How long a run's lease lasts when the run has no deadline of its own (the CLI): a crashed
+/// run's lease lapses by then.
+pub(crate) const LEASE_WITHOUT_DEADLINE: Duration = Duration::minutes(15);
+
+/// Writes one run's records, each conditional on the version last seen.
+pub(crate) struct Recorder<'a, C> {
+    control: &'a C,
+    policy: &'a Policy,
+    ledger: String,
+    /// Whether the ledger table exists: without one, nothing can be recorded (the run's report
+    /// fails on that already) and a table's intent is not waited for.
+    exists: bool,
+    /// The run's clock (its wall clock; the instant of a simulation), which stamps intents.
+    clock: DateTime<Utc>,
+    /// The version of each record as this run last read or wrote it.
+    versions: Mutex<BTreeMap<String, u64>>,
+    /// The tables' records this run wrote (`None`: removed), for what it reads after its
+    /// changes (readiness).
+    written: Mutex<BTreeMap<String, Option<TableRecord>>>,
+}
+
+impl<'a, C: ControlPlane> Recorder<'a, C> {
+    /// A recorder for `policy`'s ledger, starting from the versions in `book`; `clock` stamps
+    /// the intents.
+    pub(crate) fn new(control: &'a C, policy: &'a Policy, book: &Book, clock: DateTime<Utc>) -> Recorder<'a, C> {
+        let mut versions: BTreeMap<String, u64> = BTreeMap::new();
+        versions.extend(book.tables.values().map(|e| (e.key.clone(), e.version)));
+        versions.extend(book.leases.values().map(|e| (e.key.clone(), e.version)));
+        versions.extend(
+            book.receipts
+                .values()
+                .flatten()
+                .map(|e| (e.key.clone(), e.version)),
+        );
+        if let Some(version) = book.meta_version {
+            versions.insert(keys::META.to_string(), version);
+        }
+        Recorder {
+            control,
+            policy,
+            ledger: policy.naming().ledger_name(),
+            exists: book.state != LedgerState::Missing,
+            clock,
+            versions: Mutex::new(versions),
+            written: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// The run's clock, which stamps intents.
+    pub(crate) fn clock(&self) -> DateTime<Utc> {
+        self.clock
+    }
+
+    /// The intent of a table this run is about to create for `slot`.
+    pub(crate) fn intent(&self, name: &str, slot: Slot, at: DateTime<Utc>) -> TableRecord {
+        crate::ledger::intent(self.policy, name, slot, at)
+    }
+
+    /// `before` with the tables' records this run wrote.
+    pub(crate) fn book_after(&self, before: &Book) -> Book {
+        let mut book = before.clone();
+        for (name, record) in self.written.lock().expect("not poisoned").iter() {
+            match record {
+                Some(record) => {
+                    let key = keys::table(name);
+                    let version = self.version(&key).unwrap_or(1);
+                    book.tables.insert(
+                        name.clone(),
+                        Entry {
+                            key,
+                            version,
+                            record: record.clone(),
+                        },
+                    );
+                }
+                None => {
+                    book.tables.remove(name);
+                }
+            }
+        }
+        book
+    }
+
+    fn version(&self, key: &str) -> Option<u64> {
+        self.versions.lock().expect("not poisoned").get(key).copied()
+    }
+
+    fn wrote(&self, key: &str, version: u64) {
+        self.versions
+            .lock()
+            .expect("not poisoned")
+            .insert(key.to_string(), version);
+    }
+
+    fn forgot(&self, key: &str) {
+        self.versions.lock().expect("not poisoned").remove(key);
+    }
+
+    /// Writes `record` at `key`, expecting the version last seen (or no item).
+    async fn put<T: Serialize>(&self, key: &str, record: &T, expires: Option<i64>) -> Result<(), ControlPlaneError> {
+        let seen = self.version(key);
+        let expect = seen.map_or(Expect::Absent, Expect::Version);
+        self.put_expecting(key, record, expires, expect, seen.unwrap_or(0) + 1)
+            .await
+    }
+
+    async fn put_expecting<T: Serialize>(
+        &self,
+        key: &str,
+        record: &T,
+        expires: Option<i64>,
+        expect: Expect,
+        version: u64,
+    ) -> Result<(), ControlPlaneError> {
+        let body = serde_json::to_string(record).expect("records serialize");
+        let stored = StoredRecord {
+            key: key.to_string(),
+            version,
+            body,
+            expires,
+        };
+        self.control
+            .put_record(&self.ledger, &self.policy.prefix, &stored, expect)
+            .await
+            .map_err(|e| conflict_advice(e, key))?;
+        self.wrote(key, version);
+        Ok(())
+    }
+
+    /// Writes a table's record (an intent, an outcome, a change to what it holds). Without a
+    /// ledger table, nothing: the run's report fails on that already.
+    pub(crate) async fn table(&self, record: &TableRecord) -> Result<(), ControlPlaneError> {
+        if !self.exists {
+            return Ok(());
+        }
+        self.put(&keys::table(&record.name), record, None).await?;
+        self.written
+            .lock()
+            .expect("not poisoned")
+            .insert(record.name.clone(), Some(record.clone()));
+        Ok(())
+    }
+
+    /// Removes a table's record, as last seen (an intent whose CreateTable found the name taken).
+    pub(crate) async fn forget_table(&self, name: &str) -> Result<(), ControlPlaneError> {
+        let key = keys::table(name);
+        let Some(version) = self.version(&key) else {
+            return Ok(());
+        };
+        self.control
+            .delete_record(&self.ledger, &self.policy.prefix, &key, Expect::Version(version))
+            .await
+            .map_err(|e| conflict_advice(e, &key))?;
+        self.forgot(&key);
+        self.written
+            .lock()
+            .expect("not poisoned")
+            .insert(name.to_string(), None);
+        Ok(())
+    }
+
+    /// Writes any other record at `key` (a receipt). Without a ledger table, an error: a
+    /// receipt is what a deletion rests on.
+    pub(crate) async fn record<T: Serialize>(&self, key: &str, record: &T) -> Result<(), ControlPlaneError> {
+        self.put(key, record, None).await
+    }
+
+    /// Writes the ledger's `meta` record: the ledger is started.
+    pub(crate) async fn start(&self, meta: &Meta) -> Result<(), ControlPlaneError> {
+        self.put(keys::META, meta, None).await
+    }
+
+    /// Takes `operation`'s lease until `until`, if no other run holds it; `Ok(Some(lease))`: the
+    /// lease another run holds (this run defers).
+    pub(crate) async fn lease(
+        &self,
+        operation: &str,
+        holder: &str,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+        book: &Book,
+    ) -> Result<Option<Lease>, ControlPlaneError> {
+        let key = keys::lease(operation);
+        let held = book.leases.get(&key);
+        if let Some(held) = held.filter(|held| held.record.until > now) {
+            return Ok(Some(held.record.clone()));
+        }
+        let lease = Lease {
+            holder: holder.to_string(),
+            until,
+        };
+        let version = held.map_or(0, |h| h.version) + 1;
+        match self
+            .put_expecting(&key, &lease, Some(until.timestamp()), Expect::Lapsed(now.timestamp()), version)
+            .await
+        {
+            Ok(()) => Ok(None),
+            // Another run took it between this run's read and its write.
+            Err(e) if e.kind == ErrorKind::Conflict => Ok(Some(Lease {
+                holder: "another run (it took the lease after this run read the ledger)".into(),
+                until,
+            })),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Gives `operation`'s lease back (best effort: it lapses by itself otherwise).
+    pub(crate) async fn release(&self, operation: &str) {
+        let key = keys::lease(operation);
+        if let Some(version) = self.version(&key) {
+            let released = self
+                .control
+                .delete_record(&self.ledger, &self.policy.prefix, &key, Expect::Version(version))
+                .await;
+            if let Err(error) = released {
+                tracing::info!(%error, "the lease was not given back; it lapses by itself");
+            }
+        }
+    }
+}
+
+/// A conflict's message says what it means.
+fn conflict_advice(error: ControlPlaneError, key: &str) -> ControlPlaneError {
+    if error.kind != ErrorKind::Conflict {
+        return error;
+    }
+    error.reworded(|message| {
+        format!(
+            "{message}: the ledger's record {key} changed since this run read it (another run, or someone editing the ledger); nothing was overwritten, a later run reads it again"
+        )
+    })
+}
+
+/// Starts the family's ledger when the family has no table yet (nothing made before it to
+/// record): the ledger table is created where it is missing, and its `meta` record written.
+/// A family with tables and no started ledger is left as it is: the run's report fails, naming
+/// `ddb-rollover init` (`crate::ledger::Book::problem`).
+pub(crate) async fn start_if_new<C: ControlPlane>(
+    control: &C,
+    policy: &Policy,
+    observation: &mut crate::run::observe::Observation,
+    clock: DateTime<Utc>,
+) -> Result<(), ControlPlaneError> {
+    let book = &observation.book;
+    if matches!(book.state, LedgerState::Started(_)) || family_exists(policy, observation) {
+        return Ok(());
+    }
+    let ledger = policy.naming().ledger_name();
+    if book.state == LedgerState::Missing {
+        match control.create_ledger(&ledger, &policy.prefix).await {
+            Ok(()) => {}
+            Err(e) if e.kind == ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let meta = Meta::FirstRun { at: clock };
+    let recorder = Recorder::new(control, policy, &Book::default(), clock);
+    match recorder.start(&meta).await {
+        Ok(()) => {}
+        // Another run started it first.
+        Err(e) if e.kind == ErrorKind::Conflict => {}
+        Err(e) => return Err(e),
+    }
+    observation.book = Book::read(control.read_ledger(&ledger, &policy.prefix).await?);
+    Ok(())
+}
+
+/// Whether any table named as one of the family's periods (under any period setting) exists.
+fn family_exists(policy: &Policy, observation: &crate::run::observe::Observation) -> bool {
+    let naming = policy.naming();
+    observation
+        .tables
+        .iter()
+        .map(|t| t.name.as_str())
+        .chain(observation.listed_only.iter().map(String::as_str))
+        .any(|name| {
+            matches!(naming.classify(name), crate::policy::naming::Ownership::Owned(_))
+                || naming.is_label_of_any_period(name)
+        })
+}

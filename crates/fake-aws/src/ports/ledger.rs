@@ -1,0 +1,141 @@
+//! [`Ledger`] on the fake: the family's ledger as the items of an ordinary table of the world
+//! (it is listed, described, tagged and deleted like any other), read and written through the
+//! role's IAM with DynamoDB's conditional writes.
+
+use std::time::Duration;
+
+use ddb_rollover::policy::settings::{AttributeKind, Billing, KeyAttribute, KeySchema, OnDemandLimits};
+use ddb_rollover::run::control::{Clock, ControlPlaneError, ErrorKind, Expect, Ledger, StoredRecord};
+use ddb_rollover::table::changes::TableSpec;
+
+use crate::errors::{error, not_found};
+use crate::{seed::table_spec, FakeAws, Status, World, FAMILY_TAG};
+
+/// The ledger's key: `family` + `record`, both strings.
+pub fn ledger_key() -> KeySchema {
+    let attribute = |name: &str| KeyAttribute {
+        name: name.into(),
+        kind: AttributeKind::S,
+    };
+    KeySchema {
+        partition: attribute("family"),
+        sort: Some(attribute("record")),
+    }
+}
+
+/// The ledger table as the engine's CreateTable makes it (and the stack's template).
+pub fn ledger_spec(ledger: &str, family: &str) -> TableSpec {
+    TableSpec {
+        deletion_protection: true,
+        tags: [
+            (FAMILY_TAG.to_string(), family.to_string()),
+            ("ddb-rollover:ledger".to_string(), "true".to_string()),
+        ]
+        .into(),
+        ..table_spec(ledger, ledger_key(), Billing::OnDemand(OnDemandLimits::default()))
+    }
+}
+
+fn conflict(operation: &'static str, ledger: &str, key: &str) -> ControlPlaneError {
+    error(
+        ErrorKind::Conflict,
+        operation,
+        ledger,
+        format!("record {key}: ConditionalCheckFailedException: The conditional request failed"),
+    )
+}
+
+/// Whether the item at `key` meets `expect`.
+fn holds(world: &World, ledger: &str, family: &str, key: &str, expect: Expect) -> bool {
+    let item = world
+        .tables
+        .get(ledger)
+        .and_then(|t| t.records.get(&(family.to_string(), key.to_string())));
+    match (expect, item) {
+        (Expect::Absent, item) => item.is_none(),
+        (Expect::Version(v), Some(item)) => item.version == v,
+        (Expect::Version(_), None) => false,
+        (Expect::Lapsed(_), None) => true,
+        (Expect::Lapsed(now), Some(item)) => item.expires.is_some_and(|e| e < now),
+    }
+}
+
+/// The ledger table, when it exists and takes item calls.
+fn usable<'w>(world: &'w mut World, operation: &'static str, ledger: &str) -> Result<&'w mut crate::Table, ControlPlaneError> {
+    match world.tables.get_mut(ledger) {
+        Some(table) if table.status != Status::Deleting => Ok(table),
+        _ => Err(not_found(operation, ledger)),
+    }
+}
+
+impl Ledger for FakeAws {
+    async fn read_ledger(&self, ledger: &str, family: &str) -> Result<Option<Vec<StoredRecord>>, ControlPlaneError> {
+        self.request("Query", ledger).await?;
+        self.may_read("Query", "dynamodb:Query", ledger)?;
+        let world = self.lock();
+        let Some(table) = world.tables.get(ledger).filter(|t| t.status != Status::Deleting) else {
+            return Ok(None);
+        };
+        Ok(Some(
+            table
+                .records
+                .iter()
+                .filter(|((f, _), _)| f == family)
+                .map(|(_, record)| record.clone())
+                .collect(),
+        ))
+    }
+
+    async fn create_ledger(&self, ledger: &str, family: &str) -> Result<(), ControlPlaneError> {
+        const OP: &str = "CreateTable";
+        let spec = ledger_spec(ledger, family);
+        self.change(OP, ledger, |world, effects| {
+            self.may_create(OP, &spec)?;
+            Self::create(world, &self.actor, &spec, effects)
+        })
+        .await?;
+        // As the SDK's waiter: until it is ACTIVE (the fake's clock moves).
+        while self.lock().tables.get(ledger).is_some_and(|t| t.status == Status::Creating) {
+            self.sleep(Duration::from_secs(1)).await;
+        }
+        Ok(())
+    }
+
+    async fn put_record(
+        &self,
+        ledger: &str,
+        family: &str,
+        record: &StoredRecord,
+        expect: Expect,
+    ) -> Result<(), ControlPlaneError> {
+        const OP: &str = "PutItem";
+        self.change(OP, ledger, |world, _| {
+            self.may_change(world, OP, "dynamodb:PutItem", ledger)?;
+            usable(world, OP, ledger)?;
+            if !holds(world, ledger, family, &record.key, expect) {
+                return Err(conflict(OP, ledger, &record.key));
+            }
+            let table = usable(world, OP, ledger)?;
+            table
+                .records
+                .insert((family.to_string(), record.key.clone()), record.clone());
+            Ok(())
+        })
+        .await
+    }
+
+    async fn delete_record(&self, ledger: &str, family: &str, key: &str, expect: Expect) -> Result<(), ControlPlaneError> {
+        const OP: &str = "DeleteItem";
+        self.change(OP, ledger, |world, _| {
+            self.may_change(world, OP, "dynamodb:DeleteItem", ledger)?;
+            usable(world, OP, ledger)?;
+            if !holds(world, ledger, family, key, expect) {
+                return Err(conflict(OP, ledger, key));
+            }
+            let table = usable(world, OP, ledger)?;
+            table.records.remove(&(family.to_string(), key.to_string()));
+            Ok(())
+        })
+        .await
+    }
+}

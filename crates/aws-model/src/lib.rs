@@ -8,7 +8,8 @@
 //!   refused).
 //! - [`template`]: reads `template.yaml` (CloudFormation short-form tags included), resolves
 //!   `!Sub` / `!Ref` / `!GetAtt` / `!If` and `Conditions` with the parameters' defaults or
-//!   overrides.
+//!   overrides (a named DynamoDB table's `Ref` and `Arn` as CloudFormation gives them, so a
+//!   statement on `!GetAtt LedgerTable.Arn` is evaluated on that table).
 //! - [`role`]: a function's role as the template grants it, and IAM's decision for a request
 //!   made with it: `Role::from_template(path, "CreateNewFunction", &[("Period", "hour")])`.
 

@@ -166,7 +166,7 @@ impl Template {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::template::fixtures::{conditional, SMALL, WITH_CONDITIONS};
+    use crate::template::fixtures::{conditional, SMALL, WITH_CONDITIONS, WITH_TABLES};
 
     fn sids(t: &Template) -> Vec<String> {
         t.role_statements("Role")
@@ -236,6 +236,49 @@ mod tests {
         assert_eq!(
             conditional(&[]).role_statements("Role").unwrap()[1].actions,
             ["a:B"]
+        );
+    }
+
+    /// A Deny on one table's `!GetAtt` ARN beside an Allow on a pattern that matches it: the
+    /// Deny wins there, the Allow everywhere else; an Allow on that ARN only reaches no other.
+    #[test]
+    fn a_deny_on_a_getatt_table_beats_an_allow_on_its_pattern() {
+        use crate::stack::table_arn;
+        let t = Template::parse(WITH_TABLES).unwrap();
+        let role = Role::named(&t, "Role").unwrap();
+        assert_eq!(role.statements[2].resources[0], table_arn("ts_ledger"));
+        assert_eq!(
+            role.statements[2].resources[1],
+            format!("{}/x", table_arn("ts_ledger"))
+        );
+        let decide = |action: &str, table: &str| role.decide(&Request::new(action, &table_arn(table)));
+        assert_eq!(
+            decide("dynamodb:UpdateTable", "ts_ledger"),
+            Decision::ExplicitDeny("KeepLedger".into())
+        );
+        assert_eq!(
+            decide("dynamodb:UpdateTable", "ts_2018-10-25"),
+            Decision::Allowed("Tables".into())
+        );
+        assert_eq!(
+            decide("dynamodb:DescribeTable", "ts_ledger"),
+            Decision::Allowed("Tables".into())
+        );
+        assert_eq!(
+            decide("dynamodb:PutItem", "ts_ledger"),
+            Decision::Allowed("Items".into())
+        );
+        for other in ["ts_eu_ledger", "ts_2018-10-25", "ts_ledger2", "other_ledger"] {
+            assert_eq!(
+                decide("dynamodb:PutItem", other),
+                Decision::ImplicitDeny,
+                "{other}"
+            );
+        }
+        // The Deny is on the one ARN: a nested family's ledger is decided by the Allow.
+        assert_eq!(
+            decide("dynamodb:UpdateTable", "ts_eu_ledger"),
+            Decision::Allowed("Tables".into())
         );
     }
 

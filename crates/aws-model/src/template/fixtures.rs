@@ -71,6 +71,56 @@ Resources:
                     aws:TagKeys: [a]
 "#;
 
+/// A role granting on a table by `!GetAtt`, with an explicit Deny on it beside an Allow on a
+/// pattern that also matches it; a table CloudFormation names itself; two tables whose names
+/// refer to each other.
+pub(crate) const WITH_TABLES: &str = r#"
+Parameters:
+  Prefix:
+    Type: String
+    Default: ts
+Resources:
+  Ledger:
+    Type: AWS::DynamoDB::Table
+    Properties:
+      TableName: !Sub "${Prefix}_ledger"
+  Unnamed:
+    Type: AWS::DynamoDB::Table
+    Properties:
+      BillingMode: PAY_PER_REQUEST
+  Queue:
+    Type: AWS::SQS::Queue
+    Properties:
+      QueueName: q
+  Ping:
+    Type: AWS::DynamoDB::Table
+    Properties:
+      TableName: !Ref Pong
+  Pong:
+    Type: AWS::DynamoDB::Table
+    Properties:
+      TableName: !Sub "${Ping}-x"
+  Role:
+    Type: AWS::IAM::Role
+    Properties:
+      Policies:
+        - PolicyName: p
+          PolicyDocument:
+            Statement:
+              - Sid: Tables
+                Effect: Allow
+                Action: [dynamodb:UpdateTable, dynamodb:DescribeTable]
+                Resource: !Sub arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${Prefix}_*
+              - Sid: Items
+                Effect: Allow
+                Action: dynamodb:PutItem
+                Resource: !GetAtt Ledger.Arn
+              - Sid: KeepLedger
+                Effect: Deny
+                Action: dynamodb:UpdateTable
+                Resource: [!GetAtt Ledger.Arn, !Sub "arn:aws:dynamodb:us-east-1:123456789012:table/${Ledger}/x"]
+"#;
+
 pub(crate) const CONDITIONAL: &str = r#"
 Parameters:
   Bucket:

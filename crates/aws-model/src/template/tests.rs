@@ -1,6 +1,6 @@
 //! The reader against the fixtures: values, JSON, conditions.
 
-use super::fixtures::{conditional, SMALL};
+use super::fixtures::{conditional, SMALL, WITH_TABLES};
 use super::Template;
 
 #[test]
@@ -18,6 +18,42 @@ fn resolves_sub_ref_and_getatt() {
     );
     assert_eq!(text("!Sub ['${A}/${Prefix}', {A: !Ref Count}]"), "3/ts");
     assert_eq!(text("{Ref: Prefix}"), "ts");
+}
+
+#[test]
+fn a_named_dynamodb_table_resolves_to_its_name_and_arn() {
+    let t = Template::parse(WITH_TABLES).unwrap();
+    let text = |yaml: &str| t.resolve(&yaml_serde::from_str(yaml).unwrap());
+    assert_eq!(text("!Ref Ledger").unwrap(), "ts_ledger");
+    assert_eq!(
+        text("!GetAtt Ledger.Arn").unwrap(),
+        "arn:aws:dynamodb:us-east-1:123456789012:table/ts_ledger"
+    );
+    assert_eq!(
+        text("!GetAtt [Ledger, Arn]").unwrap(),
+        text("!GetAtt Ledger.Arn").unwrap()
+    );
+    assert_eq!(
+        text("!Sub '${Ledger}/${Ledger.Arn}'").unwrap(),
+        "ts_ledger/arn:aws:dynamodb:us-east-1:123456789012:table/ts_ledger"
+    );
+    // Other attributes, a table CloudFormation names, other resources: placeholders.
+    assert_eq!(text("!GetAtt Ledger.StreamArn").unwrap(), "{Ledger.StreamArn}");
+    assert_eq!(text("!Ref Unnamed").unwrap(), "{ref:Unnamed}");
+    assert_eq!(text("!GetAtt Unnamed.Arn").unwrap(), "{Unnamed.Arn}");
+    assert_eq!(text("!Ref Queue").unwrap(), "{ref:Queue}");
+    assert_eq!(text("!GetAtt Queue.Arn").unwrap(), "{Queue.Arn}");
+    // The name follows the parameters.
+    let mut eu = Template::parse(WITH_TABLES).unwrap();
+    eu.set_parameter("Prefix", "ts_eu");
+    assert_eq!(
+        eu.resolve(&yaml_serde::from_str("!GetAtt Ledger.Arn").unwrap())
+            .unwrap(),
+        "arn:aws:dynamodb:us-east-1:123456789012:table/ts_eu_ledger"
+    );
+    // Names that refer to each other are an error, not a stack overflow.
+    let e = text("!Ref Ping").unwrap_err();
+    assert!(e.contains("cycle"), "{e}");
 }
 
 #[test]

@@ -34,7 +34,7 @@ pub mod table;
 pub use plan::deferral::DeferralCause;
 pub use plan::{plan, Decision, Operation, Plan, PlanItem, Scope};
 pub use policy::{Policy, PolicyDocument, PolicyError};
-pub use run::apply::{run, run_each, ApplyOptions};
+pub use run::apply::{apply, run, run_each, ApplyOptions};
 pub use run::clock::{check_clock, CheckedInstant, ClockAllowance};
 pub use run::control::{
     Archives, Clock, ControlPlane, ControlPlaneError, ErrorKind, Mappings, Scaling, Tables,

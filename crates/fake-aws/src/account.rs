@@ -11,7 +11,10 @@ use chrono::{DateTime, Duration, Utc};
 use crate::errors::not_found;
 use crate::injection::{Around, Injected};
 use crate::log::Traffic;
-use crate::{Call, Config, Effect, Maker, Table, World};
+use crate::{Call, Config, Effect, Maker, Status, Table, World};
+
+/// Who made the family's ledger: its stack (template.yaml), not a run.
+pub const STACK: &str = "stack";
 
 /// The fake control plane, acting with the IAM role of one family (or, for the operator,
 /// without IAM). Clones share the account.
@@ -31,7 +34,7 @@ pub struct FakeAws {
 impl FakeAws {
     /// An account at `now`, seen through the role of the family `family` (our runs).
     pub fn new(family: &str, now: DateTime<Utc>, config: Config) -> FakeAws {
-        FakeAws {
+        let fake = FakeAws {
             world: Arc::new(Mutex::new(World {
                 config,
                 ..World::from_state(now, BTreeMap::new(), BTreeMap::new())
@@ -41,7 +44,19 @@ impl FakeAws {
             iam: true,
             traffic: Arc::default(),
             injected: Arc::default(),
+        };
+        // The family's ledger, as its stack made it (template.yaml's LedgerTable): empty, ACTIVE.
+        let ledger = crate::ports::ledger_spec(&format!("{family}_ledger"), family);
+        {
+            let mut world = fake.lock();
+            Self::create(&mut world, &Maker::Foreign(STACK.into()), &ledger, &mut Vec::new())
+                .expect("the fake can create the ledger");
+            let table = world.tables.get_mut(&ledger.name).expect("just created");
+            table.status = Status::Active;
+            table.ready_at = None;
+            table.pitr = true;
         }
+        fake
     }
 
     /// The same account through the role of another family, as a foreign actor named `who`.

@@ -101,7 +101,7 @@ mod world;
 #[cfg(test)]
 mod tests;
 
-pub use account::FakeAws;
+pub use account::{FakeAws, STACK};
 pub use budgets::{
     Decreases, CLASS_CHANGES_PER_30_DAYS, FREE_DECREASES, MAX_DECREASES, ON_DEMAND_SWITCHES_PER_DAY,
 };

@@ -4,8 +4,12 @@
 
 use std::collections::BTreeMap;
 
+use ddb_rollover::ledger::{bounds_of, keys, Meta, Origin, TableRecord, TableState};
+use ddb_rollover::policy::naming::Ownership;
 use ddb_rollover::policy::settings::{Billing, KeySchema};
+use ddb_rollover::run::control::StoredRecord;
 use ddb_rollover::table::changes::TableSpec;
+use ddb_rollover::Policy;
 
 use crate::{FakeAws, Maker, Status, Table, Target};
 
@@ -46,6 +50,53 @@ impl FakeAws {
     /// no such table.
     pub fn alter_table<T>(&self, name: &str, f: impl FnOnce(&mut Table) -> T) -> Option<T> {
         self.lock().tables.get_mut(name).map(f)
+    }
+
+    /// The family's ledger as if this family's runs had made every table `Maker::Us` made so
+    /// far under `policy` (each recorded with the identity the fake gave it and the period its
+    /// name says; a name that is not one of the policy's periods is left out), and started:
+    /// the ground a hand-written test of a run starts from.
+    pub fn seed_ledger(&self, policy: &Policy) {
+        let naming = policy.naming();
+        let ledger = naming.ledger_name();
+        let mut world = self.lock();
+        let now = world.now;
+        let mut records: Vec<(String, String)> = vec![(
+            keys::META.to_string(),
+            serde_json::to_string(&Meta::FirstRun { at: now }).expect("serializes"),
+        )];
+        for table in world.tables.values().filter(|t| t.maker.is_us() && t.name != ledger) {
+            let Ownership::Owned(slot) = naming.classify(&table.name) else {
+                continue;
+            };
+            let Some(identity) = table.observed(now).identity() else {
+                continue;
+            };
+            let record = TableRecord {
+                name: table.name.clone(),
+                state: TableState::Made { identity },
+                origin: Origin::Created,
+                period: bounds_of(naming.calendar(), slot),
+                key: table.key.clone(),
+                policy_hash: policy.hash(),
+                scaling_policies: Vec::new(),
+                seal: None,
+            };
+            records.push((keys::table(&table.name), serde_json::to_string(&record).expect("serializes")));
+        }
+        let family = policy.prefix.clone();
+        let table = world.tables.get_mut(&ledger).expect("the fake's ledger");
+        for (key, body) in records {
+            table.records.insert(
+                (family.clone(), key.clone()),
+                StoredRecord {
+                    key,
+                    version: 1,
+                    body,
+                    expires: None,
+                },
+            );
+        }
     }
 
     /// A scalable target (with its policies) that exists before the test starts.

@@ -20,11 +20,13 @@
 mod book;
 mod record;
 
-pub use book::{Book, Entry, LedgerState};
 pub use crate::table::evidence::{
     to_millisecond, ArchiveRecord, ArchivedFile, PeriodBounds, Receipt, TableIdentity,
 };
+pub use book::{Book, Entry, LedgerState};
 pub use record::{keys, Lease, Meta, Origin, TableRecord, TableState};
+
+use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
@@ -109,8 +111,53 @@ pub fn enrolment(policy: &Policy, table: &ObservedTable, at: DateTime<Utc>) -> R
     })
 }
 
+impl Book {
+    /// A started ledger that records, as made by this family, each of `tables` that carries
+    /// `policy`'s family tag, or whose tags were not read and whose name is one of the policy's
+    /// periods: the planner's input in tests of its rules ([`crate::plan::plan`]), where a
+    /// table "of ours" is one the family made. Its period: our period tags, else its name.
+    pub fn enrolling(policy: &Policy, tables: &[ObservedTable]) -> Book {
+        let naming = policy.naming();
+        let mut book = Book::default();
+        for table in tables {
+            let named = match naming.classify(&table.name) {
+                Ownership::Owned(slot) => Some(bounds_of(naming.calendar(), slot)),
+                _ => None,
+            };
+            let tagged = table.tags.as_ref();
+            let ours = match tagged {
+                Some(tags) => tags.get(TAG_FAMILY).is_some_and(|f| *f == policy.prefix),
+                None => named.is_some(),
+            };
+            let period = tagged.and_then(tagged_bounds).or(named);
+            let (true, Some(identity), Some(period)) = (ours, table.identity(), period) else {
+                continue;
+            };
+            let record = TableRecord {
+                name: table.name.clone(),
+                state: TableState::Made { identity },
+                origin: Origin::Created,
+                period,
+                key: table.key.clone().unwrap_or_else(|| policy.key.clone()),
+                policy_hash: policy.hash(),
+                scaling_policies: Vec::new(),
+                seal: None,
+            };
+            book.tables.insert(
+                table.name.clone(),
+                Entry {
+                    key: keys::table(&table.name),
+                    version: 1,
+                    record,
+                },
+            );
+        }
+        book
+    }
+}
+
 /// The period our period tags name, when both are there and in order.
-fn tagged_bounds(tags: &std::collections::BTreeMap<String, String>) -> Option<PeriodBounds> {
+fn tagged_bounds(tags: &BTreeMap<String, String>) -> Option<PeriodBounds> {
     let instant = |key: &str| {
         DateTime::parse_from_rfc3339(tags.get(key)?)
             .ok()
@@ -118,26 +165,4 @@ fn tagged_bounds(tags: &std::collections::BTreeMap<String, String>) -> Option<Pe
     };
     let (start, end) = (instant(TAG_PERIOD_START)?, instant(TAG_PERIOD_END)?);
     (start < end).then_some(PeriodBounds { start, end })
-}
-
-impl Book {
-    /// A started ledger that records each of `tables` carrying `policy`'s family tag, its key and
-    /// a period, as `ddb-rollover init` would (the planner's input in tests of its rules, where
-    /// tags stand for what the family made).
-    pub fn enrolling(policy: &Policy, tables: &[ObservedTable]) -> Book {
-        let mut book = Book::default();
-        for table in tables {
-            if let Ok(record) = enrolment(policy, table, DateTime::<Utc>::UNIX_EPOCH) {
-                book.tables.insert(
-                    table.name.clone(),
-                    Entry {
-                        key: keys::table(&table.name),
-                        version: 1,
-                        record,
-                    },
-                );
-            }
-        }
-        book
-    }
 }

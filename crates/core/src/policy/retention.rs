@@ -20,11 +20,6 @@ pub struct Retention {
     pub max_deletes_per_run: u32,
     /// The newest N tables (by period, current and pre-built included) are never deleted.
     pub keep_newest: u32,
-    /// Delete on an endpoint that has no tagging API (DynamoDB Local answers
-    /// ListTagsOfResource with UnknownOperationException), where our family tag cannot be read.
-    /// Only with `delete_after`; it never matters on AWS, where tags are always read.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub delete_without_tagging_api: bool,
 }
 
 /// Where and when tables are exported.
@@ -67,8 +62,9 @@ pub struct RetentionDocument {
     /// How many of the newest tables are never deleted; default 3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep_newest: Option<i64>,
-    /// `true` lets retention delete where the endpoint cannot read tags (DynamoDB Local); only
-    /// with `delete_after`. Default `false`.
+    /// No longer an option: the family's ledger proves a table ours on every endpoint,
+    /// DynamoDB Local (no tagging API) included. Named so a policy that still sets it is
+    /// refused with that said, not as an unknown key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete_without_tagging_api: Option<bool>,
 }
@@ -135,10 +131,10 @@ impl RetentionDocument {
         if let Some(message) = self.prefix.as_deref().and_then(prefix_problem) {
             problems.push(("prefix".into(), message));
         }
-        if self.delete_without_tagging_api.is_some() && self.delete_after.is_none() {
+        if self.delete_without_tagging_api.is_some() {
             problems.push((
                 "delete_without_tagging_api".into(),
-                "only with delete_after: it lets retention delete where the endpoint cannot read tags (DynamoDB Local); set delete_after or remove it".into(),
+                "no longer an option: the family's ledger proves a table ours on every endpoint (DynamoDB Local included); remove it".into(),
             ));
         }
         if let (Some(archive), Some(delete)) = (self.archive_after, self.delete_after) {
@@ -163,7 +159,6 @@ impl RetentionDocument {
             delete_after,
             max_deletes_per_run: max_deletes,
             keep_newest,
-            delete_without_tagging_api: self.delete_without_tagging_api.unwrap_or(false),
         })
     }
 }
@@ -178,8 +173,7 @@ impl Retention {
             delete_after: self.delete_after.map(i64::from),
             max_deletes_per_run: Some(i64::from(self.max_deletes_per_run)),
             keep_newest: Some(i64::from(self.keep_newest)),
-            // Absent unless set, so policies without it keep their document and hash.
-            delete_without_tagging_api: self.delete_without_tagging_api.then_some(true),
+            delete_without_tagging_api: None,
         }
     }
 }
@@ -297,25 +291,15 @@ mod tests {
     }
 
     #[test]
-    fn delete_without_tagging_api_is_an_opt_in_with_delete_after() {
-        let doc = |delete_after, opt_in| RetentionDocument {
-            delete_after,
-            archive_after: Some(2),
-            bucket: Some("my-archive".into()),
-            delete_without_tagging_api: opt_in,
-            ..Default::default()
-        };
-        let on = doc(Some(7), Some(true)).validate().unwrap();
-        assert!(on.delete_without_tagging_api);
-        assert_eq!(on.to_document().delete_without_tagging_api, Some(true));
-        assert_eq!(on.to_document().validate().unwrap(), on);
-        for unset in [None, Some(false)] {
-            let off = doc(Some(7), unset).validate().unwrap();
-            assert!(!off.delete_without_tagging_api);
-            assert_eq!(off.to_document().delete_without_tagging_api, None);
+    fn delete_without_tagging_api_is_refused_with_why() {
+        for value in [Some(true), Some(false)] {
+            let doc = RetentionDocument {
+                delete_after: Some(7),
+                delete_without_tagging_api: value,
+                ..Default::default()
+            };
+            assert_eq!(fields(doc), ["delete_without_tagging_api"]);
         }
-        assert_eq!(fields(doc(None, Some(true))), ["delete_without_tagging_api"]);
-        assert_eq!(fields(doc(None, Some(false))), ["delete_without_tagging_api"]);
     }
 
     #[test]

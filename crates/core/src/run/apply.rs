@@ -146,7 +146,7 @@ pub async fn run_each<C: ControlPlane>(
         if let Some(held) = &held {
             plan = lease_held(plan, held);
         }
-        let mut report = apply(control, &recorder, plan, &observation.unreadable, options)
+        let mut report = apply_recording(control, &recorder, plan, &observation.unreadable, options)
             .boxed()
             .await;
         if operation == Operation::CreateNew && !options.dry_run && held.is_none() {
@@ -235,9 +235,23 @@ async fn next_table_ready<C: ControlPlane>(
 /// the report says [`SCALING_UNSUPPORTED`] once.
 const NO_SCALING_HERE: &str = "not made: this endpoint has no Application Auto Scaling";
 
-/// Carries out a plan. Tables that could not be described are reported as failed and get no
-/// action, so a transient DescribeTable error never turns into a wrong decision.
-pub(crate) async fn apply<C: ControlPlane>(
+/// Carries out a plan, recording in `policy`'s ledger (read as `book`) what its changes make.
+/// Tables that could not be described are reported as failed and get no action, so a transient
+/// DescribeTable error never turns into a wrong decision.
+pub async fn apply<C: ControlPlane>(
+    control: &C,
+    policy: &Policy,
+    book: &Book,
+    plan: Plan,
+    unreadable: &[ControlPlaneError],
+    options: ApplyOptions,
+) -> RunReport {
+    let recorder = Recorder::new(control, policy, book, plan.at);
+    apply_recording(control, &recorder, plan, unreadable, options).await
+}
+
+/// [`apply`], writing to the ledger through `recorder` (one run's, shared by its operations).
+async fn apply_recording<C: ControlPlane>(
     control: &C,
     recorder: &Recorder<'_, C>,
     plan: Plan,

@@ -408,9 +408,9 @@ mod tests {
                 proof,
                 ArchiveProof::Proven {
                     items: 7,
-                    files: 3,
+                    ref files,
                     ..
-                }
+                } if files.len() == 3
             ),
             "{proof:?}"
         );

@@ -13,6 +13,7 @@ use ddb_rollover::policy::scaling::{
 use ddb_rollover::policy::settings::{Billing, Capacity, OnDemandLimits};
 use ddb_rollover::policy::Policy;
 use ddb_rollover::table::ObservedTable;
+use ddb_rollover::Observation;
 
 /// Hot: autoscaling 5-500 RCU / 10-1000 WCU at 70%; yesterday 100 / 1; older 1 / 1.
 const POLICY: &str = r#"
@@ -200,7 +201,16 @@ fn a_target_left_on_the_name_is_not_registered_over() {
     // Our policy on the current table's write target was deleted: no policy of ours.
     left[1].policies.clear();
     left.extend(ours_with_an_operators_step_policy("ts_2018-10-26"));
-    let plan = ddb_rollover::plan::plan_run(&policy, now, &[], &[], &left, Operation::CreateNew);
+    let plan = ddb_rollover::plan::plan_run(
+        &policy,
+        now,
+        &Observation {
+            vacant_targets: left.clone(),
+            ..Observation::default()
+        }
+        .seen(),
+        Operation::CreateNew,
+    );
     assert_eq!(
         steps(&plan),
         [
@@ -229,7 +239,16 @@ fn a_target_left_on_the_name_is_not_registered_over() {
     // Every target someone else's: no registration at all, and the line says why.
     let mut theirs = ours("ts_2018-10-25", 70.0);
     theirs.iter_mut().for_each(|t| t.policies.clear());
-    let plan = ddb_rollover::plan::plan_run(&policy, now, &[], &[], &theirs, Operation::CreateNew);
+    let plan = ddb_rollover::plan::plan_run(
+        &policy,
+        now,
+        &Observation {
+            vacant_targets: theirs.clone(),
+            ..Observation::default()
+        }
+        .seen(),
+        Operation::CreateNew,
+    );
     let skipped = plan
         .items
         .iter()

@@ -42,3 +42,16 @@ pub(crate) fn recorded(default_cases: u32) -> proptest::test_runner::Config {
         ..from_env
     }
 }
+
+/// Two data files of an export, as a proof records them.
+pub(crate) fn two_files() -> Vec<ddb_rollover::ledger::ArchivedFile> {
+    (1..=2)
+        .map(|n| ddb_rollover::ledger::ArchivedFile {
+            key: format!("ddb-rollover/x/AWSDynamoDB/y/data/{n}.json.gz"),
+            etag: format!("{n:032x}"),
+            size: 100 * n,
+            md5: String::new(),
+            items: 2,
+        })
+        .collect()
+}

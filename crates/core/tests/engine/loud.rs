@@ -25,7 +25,7 @@ fn fake() -> FakeAws {
 /// `status`'s health line at the fake's clock, from a full observation.
 fn health(fake: &FakeAws, policy: &Policy) -> (bool, String) {
     let observed = futures::executor::block_on(observe(fake, policy, Scope::Full(fake.now()), 4)).unwrap();
-    let report = status(policy, fake.now(), &observed.tables, &observed.vacant_targets);
+    let report = status(policy, fake.now(), &observed);
     (report.health.ready, report.health.line())
 }
 

@@ -104,7 +104,7 @@ impl Account for FakeAccount {
         let now = self.fake.now();
         let observation = block_on(observe(&self.fake, policy, Scope::Full(now), 8))
             .map_err(|e| format!("the full observation failed: {e}"))?;
-        let status = status(policy, now, &observation.tables, &observation.vacant_targets);
+        let status = status(policy, now, &observation);
         let before = self.fake.state();
         let logged = self.fake.log_len();
         let report = block_on(run(

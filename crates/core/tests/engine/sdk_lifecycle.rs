@@ -35,6 +35,7 @@ use crate::common::mocks::{
 use crate::common::reports::step_outcomes;
 use chrono::{DateTime, Utc};
 use ddb_rollover::aws::dynamodb::DynamoDb;
+use ddb_rollover::ledger::{Book, PeriodBounds, Receipt, TableIdentity};
 use ddb_rollover::plan::{Decision, Plan, PlanItem};
 use ddb_rollover::policy::settings::{Encryption, StreamView};
 use ddb_rollover::policy::tags::TAG_LAST_DEFERRAL;
@@ -96,9 +97,26 @@ fn update_fields(r: &UpdateTableInput) -> Vec<&'static str> {
     .collect()
 }
 
-/// Carries out one planned deletion through the executor, which owns the two-call action
-/// (lift deletion protection, then DeleteTable); returns the line's outcome and error.
+/// Carries out one planned deletion through the executor, which owns the three-call action
+/// (the receipt in the ledger, lift deletion protection, then DeleteTable); returns the line's
+/// outcome and error.
 async fn delete(control: &DynamoDb, name: &str, lift: bool) -> (Outcome, Option<String>) {
+    let policy = Policy::default();
+    let receipt = Receipt {
+        name: name.into(),
+        identity: TableIdentity::new(
+            &format!("arn:aws:dynamodb:us-east-1:123456789012:table/{name}"),
+            at("2018-10-01T00:00:00Z"),
+            None,
+        ),
+        period: PeriodBounds {
+            start: at("2018-10-01T00:00:00Z"),
+            end: at("2018-10-02T00:00:00Z"),
+        },
+        key: policy.key.clone(),
+        at: at("2018-10-31T00:15:00Z"),
+        archive: None,
+    };
     let item = PlanItem {
         table: name.into(),
         period: Some("2018-10-01".into()),
@@ -113,6 +131,7 @@ async fn delete(control: &DynamoDb, name: &str, lift: bool) -> (Outcome, Option<
             name: name.into(),
             lift_deletion_protection: lift,
             archived_by: None,
+            receipt,
         }),
         reason: "past delete_after".into(),
     };
@@ -125,14 +144,21 @@ async fn delete(control: &DynamoDb, name: &str, lift: bool) -> (Outcome, Option<
         warnings: Vec::new(),
     };
     let options = ApplyOptions::default();
-    let mut report = ddb_rollover::apply(control, plan, &[], options).await;
+    let mut report = ddb_rollover::apply(control, &policy, &Book::default(), plan, &[], options).await;
     let line = report.tables.remove(0);
     (line.outcome, line.error)
 }
 
+/// The receipt's PutItem, which comes before any deletion.
+fn receipt_written() -> Rule {
+    mock!(Client::put_item)
+        .match_requests(|r| r.table_name() == Some("timeseries_ledger"))
+        .then_output(|| aws_sdk_dynamodb::operation::put_item::PutItemOutput::builder().build())
+}
+
 /// [`delete`] of `t` when its one call is answered by `rule`.
 async fn delete_answered_by(rule: &Rule, lift: bool) -> (Outcome, Option<String>) {
-    delete(&adapter(RuleMode::Sequential, &[rule]), "t", lift).await
+    delete(&adapter(RuleMode::Sequential, &[&receipt_written(), rule]), "t", lift).await
 }
 
 /// DescribeContinuousBackups' answer: backups on, point-in-time recovery `status`.
@@ -360,7 +386,7 @@ async fn delete_lifts_deletion_protection_first_then_deletes() {
     let delete_rule = mock!(Client::delete_table)
         .match_requests(|r| r.table_name() == Some("t"))
         .then_output(|| DeleteTableOutput::builder().build());
-    let control = adapter(RuleMode::Sequential, &[&lift, &delete_rule]);
+    let control = adapter(RuleMode::Sequential, &[&receipt_written(), &lift, &delete_rule]);
     assert_eq!(delete(&control, "t", true).await, (Outcome::Done, None));
     assert_eq!((lift.num_calls(), delete_rule.num_calls()), (1, 1));
 }
@@ -368,7 +394,7 @@ async fn delete_lifts_deletion_protection_first_then_deletes() {
 #[tokio::test]
 async fn delete_without_protection_sends_only_delete_table() {
     let delete_rule = mock!(Client::delete_table).then_output(|| DeleteTableOutput::builder().build());
-    let control = adapter(RuleMode::Sequential, &[&delete_rule]);
+    let control = adapter(RuleMode::Sequential, &[&receipt_written(), &delete_rule]);
     assert_eq!(delete(&control, "t", false).await, (Outcome::Done, None));
     assert_eq!(delete_rule.num_calls(), 1);
 }
@@ -396,7 +422,7 @@ async fn delete_of_a_table_another_run_is_deleting_counts_as_gone() {
                 )
             }),
         };
-        let control = adapter(RuleMode::Sequential, &[&busy, &describe]);
+        let control = adapter(RuleMode::Sequential, &[&receipt_written(), &busy, &describe]);
         assert_eq!(
             delete(&control, "t", false).await,
             (Outcome::Gone, None),
@@ -406,7 +432,7 @@ async fn delete_of_a_table_another_run_is_deleting_counts_as_gone() {
     // Busy because it is UPDATING: deferred to a later run, not gone.
     let busy = busy();
     let updating = describes("t", |t| t.table_status(SdkTableStatus::Updating));
-    let control = adapter(RuleMode::Sequential, &[&busy, &updating]);
+    let control = adapter(RuleMode::Sequential, &[&receipt_written(), &busy, &updating]);
     assert_eq!(delete(&control, "t", false).await.0, Outcome::Deferred);
 }
 

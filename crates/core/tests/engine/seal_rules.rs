@@ -2,6 +2,7 @@
 //! final export after the seal, delete; and a sealed table no longer due is unsealed. Planner
 //! rules with a fixed clock (resize_old just after midnight UTC, 2018-10-26 the current day).
 
+use ddb_rollover::Observation;
 use std::collections::BTreeMap;
 
 use crate::common::at;
@@ -70,8 +71,9 @@ fn proof(export: &str) -> ArchiveProof {
         export: export.to_string(),
         bucket: "my-archive".into(),
         manifest: "ddb-rollover/x/AWSDynamoDB/y/manifest-summary.json".into(),
+        table_arn: String::new(),
         items: 5,
-        files: 2,
+        files: crate::common::two_files(),
     }
 }
 
@@ -382,7 +384,7 @@ fn status_shows_each_step_of_the_deletion() {
     let tables = with(sealed(archived(5), sealed_at, None));
     let mut more = tables.clone();
     more.push(archived(6));
-    let report = status(&policy, now(), &more, &[]);
+    let report = status(&policy, now(), &Observation::enrolled(&policy, more.to_vec()));
     let step = |age: i64| {
         let line = report.tables.iter().find(|l| l.table == name(age)).unwrap();
         let next = line.resize_old.as_ref().unwrap();

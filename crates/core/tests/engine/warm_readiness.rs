@@ -111,7 +111,7 @@ fn a_raise_of_a_pre_built_table_is_waited_for_and_status_shows_it() {
     // status first: what is wanted and what DynamoDB reports, and the raise the run will make.
     let now = fake.now();
     let observed = futures::executor::block_on(observe(&fake, &policy, Scope::Full(now), 4)).unwrap();
-    let report = status(&policy, now, &observed.tables, &observed.vacant_targets);
+    let report = status(&policy, now, &observed);
     let json = serde_json::to_value(&report).unwrap();
     let pre_built = json["tables"]
         .as_array()

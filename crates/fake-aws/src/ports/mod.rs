@@ -8,4 +8,4 @@ mod lambda;
 mod ledger;
 mod scaling;
 
-pub use ledger::{ledger_key, ledger_spec};
+pub use ledger::ledger_spec;

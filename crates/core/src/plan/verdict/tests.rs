@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use super::*;
 use crate::policy::scaling::{ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension};
 use crate::policy::settings::{AttributeKind, Billing, Capacity, KeyAttribute};
+use crate::ledger::{Book, Origin, PeriodBounds, TableIdentity, TableState};
 use crate::policy::tags::{TAG_PERIOD_END, TAG_PERIOD_START};
 use crate::table::{ObservedIndex, ObservedLocalIndex, TableStatus};
 
@@ -69,8 +70,45 @@ fn table(name: &str, tags: Option<&[(&str, &str)]>) -> ObservedTable {
     table
 }
 
+/// The verdict with a ledger that records the table as made by the family when it carries our
+/// family tag or its tags were not read ([`Book::enrolling`]).
 fn verdict(table: &ObservedTable) -> Option<Verdict> {
-    Judge::new(&policy()).verdict(table)
+    judged(table, &Book::enrolling(&policy(), std::slice::from_ref(table)))
+}
+
+fn judged(table: &ObservedTable, book: &Book) -> Option<Verdict> {
+    Judge::new(&policy(), book).verdict(table)
+}
+
+/// A ledger holding one record of `name`: `state`, made by this family for 2018-10-18.
+fn ledger_with(name: &str, state: TableState) -> Book {
+    let mut book = Book::default();
+    let record = crate::ledger::TableRecord {
+        name: name.into(),
+        state,
+        origin: Origin::Created,
+        period: PeriodBounds {
+            start: at("2018-10-18T00:00:00Z"),
+            end: at("2018-10-19T00:00:00Z"),
+        },
+        key: policy().key,
+        policy_hash: policy().hash(),
+        scaling_policies: Vec::new(),
+        seal: None,
+    };
+    book.tables.insert(
+        name.into(),
+        crate::ledger::Entry {
+            key: crate::ledger::keys::table(name),
+            version: 1,
+            record,
+        },
+    );
+    book
+}
+
+fn at(rfc3339: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(rfc3339).unwrap().to_utc()
 }
 
 fn period_tags(family: Option<&str>) -> Vec<(&str, &str)> {
@@ -90,31 +128,63 @@ fn owned_by(verdict: &Verdict) -> Option<OwnedBy> {
 }
 
 #[test]
-fn the_owner_follows_the_family_tag_then_the_name_and_key() {
+fn a_table_is_ours_while_the_ledger_records_the_identity_dynamodb_shows() {
     let family = [(TAG_FAMILY, "ts")];
-    let made = verdict(&table("ts_2018-10-18", Some(&family))).unwrap();
-    assert_eq!(owned_by(&made), Some(OwnedBy::FamilyTag));
-    assert!(made.not_deletable.is_empty(), "{made:#?}");
-    assert_eq!(made.label(), "ours (family tag)");
+    let made = table("ts_2018-10-18", Some(&family));
+    let identity = made.identity().unwrap();
+    let book = ledger_with("ts_2018-10-18", TableState::Made { identity });
+    let ours = judged(&made, &book).unwrap();
+    assert_eq!(owned_by(&ours), Some(OwnedBy::Created));
+    assert!(ours.not_deletable.is_empty(), "{ours:#?}");
+    assert_eq!(ours.label(), "ours (ledger: created)");
 
-    let adopted = verdict(&table(
-        "ts_2018-10-18",
-        Some(&[(TAG_FAMILY, "ts"), (TAG_ADOPTED, "x")]),
-    ))
-    .unwrap();
-    assert_eq!(owned_by(&adopted), Some(OwnedBy::Adopted));
+    // Made again under the name (by anyone): another creation time, not ours, whatever its tags.
+    let mut again = made.clone();
+    again.created = Some(at("2018-10-20T10:00:00Z"));
+    assert_eq!(
+        judged(&again, &book).unwrap().owner,
+        Owner::NotOurs {
+            why: NotOurs::MadeAgain {
+                recorded: DateTime::<Utc>::UNIX_EPOCH,
+                created: Some(at("2018-10-20T10:00:00Z")),
+            }
+        }
+    );
+    // The same creation time with another TableId (AWS gives one): not ours either.
+    let mut other_id = made.clone();
+    other_id.table_id = Some("another".into());
+    let recorded_id = TableIdentity {
+        table_id: Some("ours".into()),
+        ..made.identity().unwrap()
+    };
+    let with_id = ledger_with("ts_2018-10-18", TableState::Made { identity: recorded_id });
+    assert!(!judged(&other_id, &with_id).unwrap().is_ours());
 
-    let unread = verdict(&table("ts_2018-10-18", None)).unwrap();
-    assert_eq!(owned_by(&unread), Some(OwnedBy::Name));
-    assert_eq!(unread.not_deletable, [NoEvidence::TagsNotRead]);
+    // Our family tag copied onto a table nobody recorded proves nothing.
+    assert_eq!(
+        judged(&made, &Book::default()).unwrap().owner,
+        Owner::NotOurs {
+            why: NotOurs::NotRecorded
+        }
+    );
 
-    let untagged = verdict(&table("ts_2018-10-18", Some(&[]))).unwrap();
-    assert_eq!(owned_by(&untagged), Some(OwnedBy::NameWithoutFamilyTag));
-    assert_eq!(untagged.not_deletable, [NoEvidence::NoFamilyTag]);
+    // Recorded, but its tags unread: ours, not deletable on this run's facts; its family tag
+    // gone: never deleted on less evidence than it was made with.
+    let unread = table("ts_2018-10-18", None);
+    assert_eq!(judged(&unread, &book).unwrap().not_deletable, [NoEvidence::TagsNotRead]);
+    let untagged = table("ts_2018-10-18", Some(&[]));
+    assert_eq!(judged(&untagged, &book).unwrap().not_deletable, [NoEvidence::NoFamilyTag]);
+    // No tagging API (DynamoDB Local): the ledger alone proves it.
+    let mut no_api = table("ts_2018-10-18", None);
+    no_api.tags_unsupported = true;
+    assert!(judged(&no_api, &book).unwrap().not_deletable.is_empty());
 
-    // Another family's tag wins over any name; a sibling's name is not ours without tags.
+    // Another family's tag wins over the ledger (a mark against us only makes a run touch less);
+    // a sibling's name is not ours without a record.
     for name in ["ts_2018-10-18", "ts_eu_2018-10-18"] {
-        let other = verdict(&table(name, Some(&[(TAG_FAMILY, "ts_eu")]))).unwrap();
+        let other = table(name, Some(&[(TAG_FAMILY, "ts_eu")]));
+        let book = ledger_with(name, TableState::Made { identity: other.identity().unwrap() });
+        let other = judged(&other, &book).unwrap();
         assert_eq!(
             other.owner,
             Owner::NotOurs {
@@ -126,7 +196,7 @@ fn the_owner_follows_the_family_tag_then_the_name_and_key() {
         assert_eq!(other.not_deletable, [NoEvidence::NotOurs]);
     }
     assert_eq!(
-        verdict(&table("ts_eu_2018-10-18", None)).unwrap().owner,
+        judged(&table("ts_eu_2018-10-18", None), &Book::default()).unwrap().owner,
         Owner::NotOurs {
             why: NotOurs::UnknownName
         }
@@ -134,22 +204,64 @@ fn the_owner_follows_the_family_tag_then_the_name_and_key() {
     assert!(verdict(&table("other_2018-10-18", None)).is_none());
 }
 
+/// An intent a crashed run left: the table of its name and key created since is the one that
+/// run made; one created before the intent, or keyed otherwise, is not.
 #[test]
-fn period_tags_place_tables_of_another_period_setting() {
-    let monthly = verdict(&table("ts_2018-10", Some(&period_tags(Some("ts"))))).unwrap();
-    assert_eq!(owned_by(&monthly), Some(OwnedBy::FamilyTag));
-    // Period tags without the family tag, on a name of another period's label: no evidence.
-    let untagged = verdict(&table("ts_2018-10", Some(&period_tags(None)))).unwrap();
-    assert_eq!(
-        untagged.owner,
-        Owner::NotOurs {
-            why: NotOurs::UnknownName
-        }
+fn an_intent_claims_only_the_table_of_its_name_and_key_created_since() {
+    let intended = ledger_with(
+        "ts_2018-10-18",
+        TableState::Intended {
+            at: at("2018-10-17T23:45:00Z"),
+        },
     );
+    let mut since = table("ts_2018-10-18", None);
+    since.created = Some(at("2018-10-17T23:45:02Z"));
+    let resolved = judged(&since, &intended).unwrap();
+    assert_eq!(owned_by(&resolved), Some(OwnedBy::Intent));
+    // Recorded by this run; deleted, if ever, by a later one.
+    assert!(resolved.not_deletable.contains(&NoEvidence::NotRecordedYet));
+    let mut before = since.clone();
+    before.created = Some(at("2018-10-17T23:30:00Z"));
+    assert!(!judged(&before, &intended).unwrap().is_ours());
+    let mut other_key = since.clone();
+    other_key.key = Some(KeySchema {
+        partition: string("id"),
+        sort: None,
+    });
+    assert!(!judged(&other_key, &intended).unwrap().is_ours());
+}
+
+/// Ages come from the period recorded when the table was made; a name that says later keeps
+/// it younger, and a record older than the name never makes it older.
+#[test]
+fn the_recorded_period_ages_a_table_and_a_later_name_keeps_it_younger() {
+    let made = table("ts_2018-10-18", Some(&[(TAG_FAMILY, "ts")]));
+    let identity = made.identity().unwrap();
+    let slot = |book: &Book, t: &ObservedTable| judged(t, book).and_then(|v| v.slot());
+    let calendar = policy().calendar();
+    let day = |label: &str| calendar.parse(label).unwrap();
+    let book = ledger_with("ts_2018-10-18", TableState::Made { identity: identity.clone() });
+    assert_eq!(slot(&book, &made), Some(day("2018-10-18")));
+    // A record saying the 19th (the table was made in another zone): the later, the 19th.
+    let mut later = book.clone();
+    later.tables.get_mut("ts_2018-10-18").unwrap().record.period = PeriodBounds {
+        start: at("2018-10-19T00:00:00Z"),
+        end: at("2018-10-20T00:00:00Z"),
+    };
+    assert_eq!(slot(&later, &made), Some(day("2018-10-19")));
+    // A record edited to say the 1st: the name's 18th stands.
+    let mut older = book;
+    older.tables.get_mut("ts_2018-10-18").unwrap().record.period = PeriodBounds {
+        start: at("2018-10-01T00:00:00Z"),
+        end: at("2018-10-02T00:00:00Z"),
+    };
+    assert_eq!(slot(&older, &made), Some(day("2018-10-18")));
+    // A name of another period setting is placed by its record alone.
+    let monthly = table("ts_2018-10", Some(&period_tags(Some("ts"))));
+    let book = ledger_with("ts_2018-10", TableState::Made { identity: monthly.identity().unwrap() });
+    assert_eq!(slot(&book, &monthly), Some(day("2018-10-18")));
     assert_eq!(
-        verdict(&table("ts_backup", Some(&period_tags(None))))
-            .unwrap()
-            .owner,
+        judged(&monthly, &Book::default()).unwrap().owner,
         Owner::NotOurs {
             why: NotOurs::UnknownName
         }
@@ -157,7 +269,7 @@ fn period_tags_place_tables_of_another_period_setting() {
 }
 
 #[test]
-fn a_look_alike_is_not_ours_unless_our_family_tag_says_so_and_then_never_deletable() {
+fn a_look_alike_is_not_ours_and_a_recorded_table_rekeyed_is_never_deletable() {
     let other_key = KeySchema {
         partition: string("id"),
         sort: None,
@@ -165,7 +277,7 @@ fn a_look_alike_is_not_ours_unless_our_family_tag_says_so_and_then_never_deletab
     let mut look_alike = table("ts_2018-10-18", Some(&[]));
     look_alike.key = Some(other_key.clone());
     assert_eq!(
-        verdict(&look_alike).unwrap().owner,
+        judged(&look_alike, &Book::default()).unwrap().owner,
         Owner::NotOurs {
             why: NotOurs::LookAlike {
                 have: other_key.clone()
@@ -173,8 +285,9 @@ fn a_look_alike_is_not_ours_unless_our_family_tag_says_so_and_then_never_deletab
         }
     );
     look_alike.tags = Some(BTreeMap::from([(TAG_FAMILY.to_string(), "ts".to_string())]));
-    let changed_key = verdict(&look_alike).unwrap();
-    assert_eq!(owned_by(&changed_key), Some(OwnedBy::FamilyTag));
+    let book = ledger_with("ts_2018-10-18", TableState::Made { identity: look_alike.identity().unwrap() });
+    let changed_key = judged(&look_alike, &book).unwrap();
+    assert_eq!(owned_by(&changed_key), Some(OwnedBy::Created));
     assert_eq!(
         changed_key.not_deletable,
         [NoEvidence::KeyDiffers {
@@ -235,7 +348,7 @@ fn an_index_is_the_policys_only_with_its_name_key_and_projection() {
     .unwrap();
     let mut t = table("ts_2018-10-18", Some(&family));
     t.global_indexes[0].projection = Some(Projection::Include(vec!["b".into(), "a".into()]));
-    assert!(Judge::new(&policy).verdict(&t).unwrap().index_is_ours("by_site"));
+    assert!(Judge::new(&policy, &Book::enrolling(&policy, std::slice::from_ref(&t))).verdict(&t).unwrap().index_is_ours("by_site"));
 }
 
 fn target(resource: &str, dimension: ScalableDimension, policies: &[&str]) -> ObservedScalableTarget {
@@ -325,16 +438,6 @@ fn a_target_is_ours_only_when_every_policy_on_it_is() {
 }
 
 #[test]
-fn without_a_tagging_api_only_the_policys_opt_in_allows_deletion() {
-    let mut t = table("ts_2018-10-18", None);
-    t.tags_unsupported = true;
-    assert_eq!(verdict(&t).unwrap().not_deletable, [NoEvidence::NoTaggingApi]);
-    let mut opted = policy();
-    opted.retention.as_mut().unwrap().delete_without_tagging_api = true;
-    assert!(Judge::new(&opted).verdict(&t).unwrap().not_deletable.is_empty());
-}
-
-#[test]
 fn a_scheduled_action_makes_a_target_someone_elses_and_vetoes_deletion() {
     let mut t = table("ts_2018-10-18", Some(&[(TAG_FAMILY, "ts")]));
     let mut read = target(
@@ -374,7 +477,7 @@ fn deletion_protection_is_ours_only_when_the_policy_asks_for_it() {
     t.deletion_protection = true;
     for template in ["", "[template]\ndeletion_protection = false\n"] {
         let policy = Policy::from_toml(&format!("{POLICY}{template}")).unwrap();
-        let v = Judge::new(&policy).verdict(&t).unwrap();
+        let v = Judge::new(&policy, &Book::enrolling(&policy, std::slice::from_ref(&t))).verdict(&t).unwrap();
         assert!(v.protection_is_foreign(), "{template:?}");
         assert_eq!(v.foreign, [ForeignPart::DeletionProtection], "{template:?}");
         assert_eq!(
@@ -386,7 +489,7 @@ fn deletion_protection_is_ours_only_when_the_policy_asks_for_it() {
         assert!(v.table_capacity_is_ours("ts_2018-10-18") && v.whole_table_is_ours());
     }
     let asks = Policy::from_toml(&format!("{POLICY}[template]\ndeletion_protection = true\n")).unwrap();
-    let v = Judge::new(&asks).verdict(&t).unwrap();
+    let v = Judge::new(&asks, &Book::enrolling(&asks, std::slice::from_ref(&t))).verdict(&t).unwrap();
     assert!(!v.protection_is_foreign() && v.foreign.is_empty() && v.not_deletable.is_empty());
     // Off: nothing to say.
     t.deletion_protection = false;

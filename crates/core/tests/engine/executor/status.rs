@@ -34,12 +34,7 @@ async fn status_predicts_each_run_exactly_and_names_what_only_it_can_see() {
         let observation = ddb_rollover::observe(&rig.aws, policy, ddb_rollover::Scope::Full(at(now)), 4)
             .await
             .unwrap();
-        let status = ddb_rollover::run::status::status(
-            policy,
-            at(now),
-            &observation.tables,
-            &observation.vacant_targets,
-        );
+        let status = ddb_rollover::run::status::status(policy, at(now), &observation);
         let report = rig.run(operation, now, ApplyOptions::default()).await;
         assert_eq!(
             predicted(&status, operation),

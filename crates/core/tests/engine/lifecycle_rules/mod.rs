@@ -158,8 +158,9 @@ fn proven(mut table: ObservedTable, age: i64) -> ObservedTable {
             "ddb-rollover/{}/AWSDynamoDB/01540000000000-abcdef12/manifest-summary.json",
             table.name
         ),
+        table_arn: table.arn.clone().unwrap_or_default(),
         items: 42,
-        files: 2,
+        files: crate::common::two_files(),
     });
     table
 }

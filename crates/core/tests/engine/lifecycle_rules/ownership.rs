@@ -1,5 +1,6 @@
 //! Ownership under retention: nothing is archived, lowered or deleted without positive evidence.
 
+use ddb_rollover::Observation;
 use super::*;
 
 // ---- 7. Ownership and retention ----
@@ -68,7 +69,7 @@ fn runs_warn_of_the_table_quota_within_a_year_and_status_always() {
         let warnings = plan(&kept_forever, now(), &[], operation).warnings;
         assert_eq!(quota(&warnings), 0, "{operation}: {warnings:?}");
     }
-    let said = status(&kept_forever, now(), &[], &[]).warnings;
+    let said = status(&kept_forever, now(), &Observation::enrolled(&kept_forever, vec![])).warnings;
     assert_eq!(quota(&said), 1, "{said:?}");
     assert!(said[0].contains("no retention.delete_after"), "{said:?}");
 
@@ -76,7 +77,17 @@ fn runs_warn_of_the_table_quota_within_a_year_and_status_always() {
     let targets = [ours(&kept_forever, 0), ours(&kept_forever, -1)];
     let run = |older: i64| {
         let listed: Vec<String> = (1..=older).map(name).collect();
-        plan_run(&kept_forever, now(), &targets, &listed, &[], Operation::CreateNew).warnings
+        plan_run(
+            &kept_forever,
+            now(),
+            &Observation {
+                listed_only: listed.clone(),
+                ..Observation::enrolled(&kept_forever, targets.to_vec())
+            }
+            .seen(),
+            Operation::CreateNew,
+        )
+        .warnings
     };
     // 2,102 tables: the 2,501st is 399 days away; 2,202: 299 days.
     assert_eq!(quota(&run(2_100)), 0);
@@ -90,13 +101,8 @@ fn runs_warn_of_the_table_quota_within_a_year_and_status_always() {
 
     // With retention: only when delete_after + premake + 1 passes the quota.
     let within = policy("premake = 1\n[retention]\ndelete_after = 2498\n");
-    assert_eq!(quota(&status(&within, now(), &[], &[]).warnings), 0);
-    let too_many = status(
-        &policy("premake = 2\n[retention]\ndelete_after = 2498\n"),
-        now(),
-        &[],
-        &[],
-    )
+    assert_eq!(quota(&status(&within, now(), &Observation::enrolled(&within, vec![])).warnings), 0);
+    let too_many = status(&policy("premake = 2\n[retention]\ndelete_after = 2498\n"), now(), &Observation::enrolled(&policy("premake = 2\n[retention]\ndelete_after = 2498\n"), vec![]))
     .warnings;
     assert!(
         too_many[0].starts_with("the policy keeps up to 2501 tables"),

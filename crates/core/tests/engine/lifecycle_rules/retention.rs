@@ -166,14 +166,17 @@ fn a_table_being_deleted_gets_no_other_items() {
     let mut table = tagged(bare(3, HOT), TAG_FAMILY, "timeseries");
     table.deletion_protection = true;
     let plan = resize(&policy, &[table, bare(1, WARM)]);
-    assert_eq!(
-        decisions(&plan, &name(3)),
-        [Decision::Delete(DeleteRequest {
-            name: name(3),
-            lift_deletion_protection: true,
-            archived_by: None,
-        })]
-    );
+    let decided = decisions(&plan, &name(3));
+    let [Decision::Delete(DeleteRequest {
+        name: deleted,
+        lift_deletion_protection: true,
+        archived_by: None,
+        receipt,
+    })] = decided.as_slice()
+    else {
+        panic!("{decided:#?}")
+    };
+    assert_eq!((deleted, &receipt.name, receipt.archive.is_none()), (&name(3), &name(3), true));
 }
 
 #[test]
@@ -195,14 +198,20 @@ fn delete_after_without_archiving_deletes_without_any_export() {
     let plan = resize(&policy, &tables);
     assert_eq!(tables_with(&plan, "delete"), [name(6), name(5), name(4)]);
     assert!(tables_with(&plan, "export").is_empty(), "{plan:#?}");
-    assert_eq!(
-        last(&plan, &name(6)).decision,
-        Decision::Delete(DeleteRequest {
-            name: name(6),
-            lift_deletion_protection: false,
-            archived_by: None,
-        })
-    );
+    let Decision::Delete(DeleteRequest {
+        name: deleted,
+        lift_deletion_protection: false,
+        archived_by: None,
+        receipt,
+    }) = &last(&plan, &name(6)).decision
+    else {
+        panic!("{plan:#?}")
+    };
+    // The receipt names the table deleted, by the identity DescribeTable gave, and its period.
+    assert_eq!(deleted, &name(6));
+    assert_eq!(receipt.name, name(6));
+    assert_eq!(Some(&receipt.identity), ours(&policy, 6).identity().as_ref());
+    assert_eq!(receipt.period.start.date_naive(), day(6));
 }
 
 // ---- 6. Age from tags ----

@@ -1,5 +1,6 @@
 //! What `status` reports of the lifecycle, and the policy's validation of its fields.
 
+use ddb_rollover::Observation;
 use super::*;
 
 // ---- 7. status ----
@@ -13,7 +14,7 @@ fn status_reports_each_archive_state() {
         exporting(&policy, 4, ExportStatus::InProgress, None),
         archived(&policy, 5),
     ];
-    let report = status(&policy, now(), &tables, &[]);
+    let report = status(&policy, now(), &Observation::enrolled(&policy, tables.to_vec()));
     let archive = |age| line(&report.tables, &name(age)).archive.clone().unwrap();
     // Not started: due in two days, and due since yesterday.
     assert_eq!(archive(1).state, ArchiveState::NotStarted);
@@ -36,7 +37,7 @@ fn status_reports_each_archive_state() {
 #[test]
 fn status_reports_when_deletion_is_due() {
     let policy = one_phase(ARCHIVE);
-    let report = status(&policy, now(), &[ours(&policy, 1)], &[]);
+    let report = status(&policy, now(), &Observation::enrolled(&policy, vec![ours(&policy, 1)]));
     assert_eq!(
         line(&report.tables, &name(1)).delete_due,
         Some(at("2018-10-29T00:00:00Z"))
@@ -48,7 +49,7 @@ fn status_reports_the_last_deferral_from_its_tag() {
     let policy = Policy::default();
     let deferral = "2018-10-25T00:15:00+00:00 update: LimitExceededException";
     let table = tagged(ours(&policy, 1), TAG_LAST_DEFERRAL, deferral);
-    let report = status(&policy, now(), &[table, ours(&policy, 2)], &[]);
+    let report = status(&policy, now(), &Observation::enrolled(&policy, vec![table, ours(&policy, 2)]));
     assert_eq!(
         line(&report.tables, &name(1)).last_deferral.as_deref(),
         Some(deferral)
@@ -61,7 +62,7 @@ fn status_lists_upkeep_and_retention_after_the_main_change() {
     let policy = one_phase(ARCHIVE);
     let mut table = ours(&policy, 3);
     table.point_in_time_recovery = Some(false);
-    let report = status(&policy, now(), &[table], &[]);
+    let report = status(&policy, now(), &Observation::enrolled(&policy, vec![table]));
     let line = line(&report.tables, &name(3));
     assert_eq!(
         line.resize_old.as_ref().map(|n| &n.decision),
@@ -93,7 +94,7 @@ fn status_lists_every_deferred_step_with_its_own_reason() {
         actions(&plan, &name(3)),
         ["update", "enable_point_in_time_recovery", "deferred", "deferred"]
     );
-    let report = status(&policy, now(), &[table], &[]);
+    let report = status(&policy, now(), &Observation::enrolled(&policy, vec![table]));
     let other: Vec<_> = line(&report.tables, &name(3))
         .other_changes
         .iter()
@@ -119,7 +120,7 @@ fn status_ages_a_tag_owned_table_by_its_tags_too() {
         "2018-10-21T00:00:00+00:00",
     );
     let daily = tagged(daily, TAG_FAMILY, "timeseries");
-    let report = status(&policy, now(), &[daily], &[]);
+    let report = status(&policy, now(), &Observation::enrolled(&policy, vec![daily]));
     // Its last hour, 2018-10-20T23, turns 48 hours old at 2018-10-22T23:00.
     assert_eq!(
         line(&report.tables, "timeseries_2018-10-20").delete_due,

@@ -181,7 +181,11 @@ fn check_grants(d: &Deployed, overrides: &[(&str, &str)]) {
             let what = format!("{} {}: {a} with {overrides:?}", d.id(), s.label());
             let lower = a.to_ascii_lowercase();
             if s.resources.contains(&ledger_arn) {
-                assert_eq!(s.resources, [ledger_arn.clone()], "{what}: the ledger alone");
+                assert_eq!(
+                    s.resources,
+                    std::slice::from_ref(&ledger_arn),
+                    "{what}: the ledger alone"
+                );
                 ledger.insert(a.clone());
                 continue;
             }

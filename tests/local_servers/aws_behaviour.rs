@@ -285,3 +285,132 @@ async fn the_family_role_refuses_what_the_template_does_not_allow() {
         .filter_map(|c| c.fault.as_deref())
         .all(|f| f == "error AccessDeniedException"));
 }
+
+/// The ledger through the proxy's emulated role, on moto: the family's own ledger's items
+/// (Query, PutItem, DeleteItem; no other item call), never a change of the ledger table (an
+/// explicit deny, whatever the prefix's grants), and nothing of a nested family's ledger.
+#[tokio::test]
+async fn the_family_role_uses_its_ledger_and_never_changes_a_ledger_table() {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    let moto = LocalDynamo::start(Server::Moto);
+    let admin = moto.client().await;
+    for (name, prefix) in [("ts_ledger", "ts"), ("ts_eu_ledger", "ts_eu")] {
+        testkit::create_keyed(
+            &admin,
+            name,
+            &["family", "record"],
+            aws_sdk_dynamodb::types::ScalarAttributeType::S,
+        )
+        .billing_mode(aws_sdk_dynamodb::types::BillingMode::PayPerRequest)
+        .tags(family(prefix))
+        .send()
+        .await
+        .unwrap();
+    }
+    let proxy = Proxy::start(moto.endpoint());
+    proxy.family_role("ts");
+    let role = proxy.client().await;
+    let key = |family: &str| {
+        [
+            ("family".to_owned(), AttributeValue::S(family.into())),
+            ("record".to_owned(), AttributeValue::S("lease#resize_old".into())),
+        ]
+        .into_iter()
+        .collect::<std::collections::HashMap<_, _>>()
+    };
+    let put = |table: &'static str, family: &'static str| {
+        role.put_item()
+            .table_name(table)
+            .set_item(Some(key(family)))
+            .condition_expression("attribute_not_exists(#r)")
+            .expression_attribute_names("#r", "record")
+            .send()
+    };
+    let query = |table: &'static str, family: &'static str| {
+        role.query()
+            .table_name(table)
+            .key_condition_expression("#f = :f")
+            .expression_attribute_names("#f", "family")
+            .expression_attribute_values(":f", AttributeValue::S(family.into()))
+            .consistent_read(true)
+            .send()
+    };
+    const DENIED: &str = "AccessDeniedException";
+    assert_eq!(
+        code(role.describe_table().table_name("ts_ledger").send().await),
+        "ok"
+    );
+    assert_eq!(code(put("ts_ledger", "ts").await), "ok");
+    assert_eq!(code(query("ts_ledger", "ts").await), "ok");
+    assert_eq!(
+        code(
+            role.get_item()
+                .table_name("ts_ledger")
+                .set_key(Some(key("ts")))
+                .send()
+                .await
+        ),
+        DENIED
+    );
+    assert_eq!(
+        code(
+            role.delete_item()
+                .table_name("ts_ledger")
+                .set_key(Some(key("ts")))
+                .send()
+                .await
+        ),
+        "ok"
+    );
+    // The ledger table itself: refused by the explicit Deny, though UpdateTable and
+    // TagResource are granted on table/ts_* for a table of our family.
+    let unprotect = role
+        .update_table()
+        .table_name("ts_ledger")
+        .deletion_protection_enabled(false)
+        .send()
+        .await
+        .expect_err("UpdateTable of the ledger");
+    assert_eq!(unprotect.code(), Some(DENIED));
+    assert!(
+        unprotect.message().unwrap_or_default().contains("explicit deny"),
+        "{unprotect:?}"
+    );
+    let team = aws_sdk_dynamodb::types::Tag::builder()
+        .key("team")
+        .value("iot")
+        .build()
+        .unwrap();
+    assert_eq!(
+        code(
+            role.tag_resource()
+                .resource_arn(format!("{ARN}ts_ledger"))
+                .tags(team)
+                .send()
+                .await
+        ),
+        DENIED
+    );
+    assert_eq!(
+        code(role.delete_table().table_name("ts_ledger").send().await),
+        DENIED
+    );
+    // A nested family's ledger: neither its items nor the table.
+    assert_eq!(code(put("ts_eu_ledger", "ts_eu").await), DENIED);
+    assert_eq!(code(query("ts_eu_ledger", "ts_eu").await), DENIED);
+    assert_eq!(
+        code(
+            role.update_table()
+                .table_name("ts_eu_ledger")
+                .deletion_protection_enabled(false)
+                .send()
+                .await
+        ),
+        DENIED
+    );
+    // Both ledgers are still there, ours empty again.
+    let tables = testkit::describe_all(&admin).await;
+    assert!(tables.contains_key("ts_ledger") && tables.contains_key("ts_eu_ledger"));
+    let items = admin.scan().table_name("ts_ledger").send().await.unwrap();
+    assert_eq!(items.count(), 0);
+}

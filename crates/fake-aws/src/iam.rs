@@ -218,3 +218,69 @@ impl FakeAws {
         self.may_change(world, operation, "dynamodb:UpdateTable", table)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use aws_model::iam::tags;
+    use aws_model::stack::table_arn;
+
+    use super::*;
+
+    /// The ledger as the fakes and the proxy enforce it, from the template's statements: the
+    /// family's own ledger's items, never the ledger table itself (an explicit Deny beside the
+    /// prefix's grants), no other family's ledger; the family's period tables as before.
+    #[test]
+    fn the_family_role_uses_its_ledgers_items_and_never_changes_a_ledger_table() {
+        let role = FamilyRole::of("ts");
+        let request = |action: &str, table: &str, family: &str| {
+            Request::new(action, &table_arn(table))
+                .with_resource_tags(tags(&[
+                    ("ddb-rollover:family", family),
+                    ("ddb-rollover:ledger", "true"),
+                ]))
+                .with_request_tags(tags(&[("ddb-rollover:family", "ts")]))
+        };
+        for action in [
+            "dynamodb:DescribeTable",
+            "dynamodb:Query",
+            "dynamodb:PutItem",
+            "dynamodb:DeleteItem",
+        ] {
+            assert_eq!(
+                role.refusal(&request(action, "ts_ledger", "ts")),
+                None,
+                "{action}"
+            );
+        }
+        for (table, family) in [("ts_ledger", "ts"), ("ts_eu_ledger", "ts_eu")] {
+            for action in [
+                "dynamodb:UpdateTable",
+                "dynamodb:DeleteTable",
+                "dynamodb:TagResource",
+                "dynamodb:CreateTable",
+                "dynamodb:PutResourcePolicy",
+                "dynamodb:ExportTableToPointInTime",
+            ] {
+                let why = role
+                    .refusal(&request(action, table, family))
+                    .unwrap_or_else(|| panic!("{action} on {table} allowed"));
+                assert!(why.contains("explicit deny"), "{why}");
+            }
+        }
+        for action in [
+            "dynamodb:Query",
+            "dynamodb:PutItem",
+            "dynamodb:DeleteItem",
+            "dynamodb:GetItem",
+        ] {
+            let why = role
+                .refusal(&request(action, "ts_eu_ledger", "ts_eu"))
+                .unwrap_or_else(|| panic!("{action} on ts_eu_ledger allowed"));
+            assert!(why.contains("no identity-based policy allows"), "{why}");
+        }
+        assert_eq!(
+            role.refusal(&request("dynamodb:UpdateTable", "ts_2018-10-25", "ts")),
+            None
+        );
+    }
+}

@@ -49,7 +49,8 @@
 //!   built for), decided by the template's own statements (create_new's and resize_old's
 //!   together, every optional grant on) through `aws_model`'s evaluator ([`iam::FamilyRole`]):
 //!   e.g. tables reachable only under `table/{prefix}_*`, CreateTable only with the family tag
-//!   in its tags, DeleteTable only of a table carrying it, no change to another family's table.
+//!   in its tags, DeleteTable only of a table carrying it, no change to another family's table,
+//!   item calls only on the family's ledger `{prefix}_ledger` and no change to any ledger table.
 //!   A refusal is `ErrorKind::Other` with an AccessDeniedException message. Application Auto
 //!   Scaling checks that the caller may describe and update the target's table before
 //!   registering a target or putting a policy.

@@ -9,6 +9,11 @@
 //! parameters granted: the cold start then refuses it, naming the policy field and the
 //! parameter to set, instead of the run failing table by table with AccessDenied. No stack
 //! parameters (the CLI, local runs): no check.
+//!
+//! The family's ledger (`{TablePrefix}_ledger`, issue 37) is no capability: every stack makes it
+//! and both roles may use its items. The functions name it from the policy's prefix, which
+//! [`Grants::check`] holds to `TablePrefix`: so it is the ledger the roles were granted, and no
+//! environment variable carries its name.
 
 use std::collections::BTreeSet;
 use std::fmt;

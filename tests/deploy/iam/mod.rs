@@ -29,6 +29,7 @@ use deploy_checks::features::{
     KINESIS_REPLICATION_ROLE, KINESIS_REPLICATION_SERVICE, PROOF_LIST_ACTION, PROOF_S3_ACTIONS,
     SCALING_READS, STREAM_ARN,
 };
+use deploy_checks::ledger::{ledger_name, LEDGER_ACTIONS, LEDGER_DENIED};
 use deploy_checks::recorder::{Call, Recorder};
 use deploy_checks::scenario;
 use deploy_checks::template::{Function, RepoTemplate, Template};

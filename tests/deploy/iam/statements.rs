@@ -56,14 +56,34 @@ fn publishing_is_granted_for_its_parameter_and_its_source_only() {
     }
 }
 
+/// Only Allow statements, but the one Deny that keeps the roles off the ledger tables (its
+/// request-by-request checks are crates/deploy-checks' `ledger` checks).
 #[test]
-fn no_wildcard_or_negated_actions_and_only_allow() {
+fn no_wildcard_or_negated_actions_and_only_allow_but_the_ledgers_deny() {
+    let ledgers = [
+        table_arn(&ledger_name(PREFIX)),
+        table_arn(&format!("{PREFIX}_*_ledger")),
+    ];
     for overrides in combinations() {
         let template = template(&overrides);
         for (id, _) in template.resources_of_type("AWS::IAM::Role") {
             for s in template.role_statements(&id).unwrap_or_else(|e| panic!("{e}")) {
                 let what = format!("{id} {} with {overrides:?}", s.label());
-                assert_eq!(s.effect, "Allow", "{what}: only Allow statements expected");
+                if s.effect == "Deny" {
+                    assert_eq!(
+                        s.sid.as_deref(),
+                        Some("KeepLedgers"),
+                        "{what}: an unexpected Deny"
+                    );
+                    assert_eq!(s.resources, ledgers, "{what}: on the ledgers only");
+                    assert_eq!(s.actions, LEDGER_DENIED, "{what}");
+                    assert!(s.conditions.is_empty(), "{what}: whatever the ledger's tags");
+                }
+                assert!(
+                    s.effect == "Allow" || s.effect == "Deny",
+                    "{what}: Effect {}",
+                    s.effect
+                );
                 assert!(s.not_actions.is_empty() && s.not_resources.is_empty(), "{what}");
                 assert!(!s.actions.is_empty(), "{what}: no Action");
                 for a in &s.actions {
@@ -145,18 +165,30 @@ fn scaling_request(action: &str) -> Request {
 
 /// Every statement's actions are expected ones, each on exactly its expected resources; the
 /// DynamoDB actions granted are those the function needs, S3 ones only when archiving, and the
-/// autoscaling ones only with Autoscaling=true.
+/// autoscaling ones only with Autoscaling=true; on the family's ledger exactly the ledger's
+/// calls. (The ledger's Deny: [`no_wildcard_or_negated_actions_and_only_allow_but_the_ledgers_deny`].)
 fn check_grants(d: &Deployed, overrides: &[(&str, &str)]) {
+    let ledger_arn = table_arn(&ledger_name(PREFIX));
+    let mut ledger = BTreeSet::new();
     let mut dynamodb = BTreeSet::new();
     let mut s3 = BTreeSet::new();
     let mut scaling = BTreeSet::new();
     let mut publish = BTreeSet::new();
     let mut stream = BTreeSet::new();
     let mut mapping = BTreeSet::new();
-    for s in &d.statements {
+    for s in d.statements.iter().filter(|s| s.effect == "Allow") {
         for a in &s.actions {
             let what = format!("{} {}: {a} with {overrides:?}", d.id(), s.label());
             let lower = a.to_ascii_lowercase();
+            if s.resources.contains(&ledger_arn) {
+                assert_eq!(
+                    s.resources,
+                    std::slice::from_ref(&ledger_arn),
+                    "{what}: the ledger alone"
+                );
+                ledger.insert(a.clone());
+                continue;
+            }
             let kinesis_role =
                 a == "iam:CreateServiceLinkedRole" && s.resources == [KINESIS_REPLICATION_ROLE];
             if lower.starts_with("kinesis:") || kinesis_role {
@@ -193,6 +225,12 @@ fn check_grants(d: &Deployed, overrides: &[(&str, &str)]) {
         dynamodb,
         d.needed(),
         "{}: DynamoDB actions granted with {overrides:?}",
+        d.id()
+    );
+    assert_eq!(
+        ledger,
+        LEDGER_ACTIONS.iter().map(|a| a.to_string()).collect(),
+        "{}: actions granted on the ledger with {overrides:?}",
         d.id()
     );
     let archiving = d.features.archive && d.operation() == Operation::ResizeOld;

@@ -236,7 +236,7 @@ pub struct Request {
 impl Request {
     /// Describe*, List* and Get* calls read; every other call asks for a change.
     pub fn is_read(&self) -> bool {
-        ["Describe", "List", "Get"]
+        ["Describe", "List", "Get", "Query"]
             .iter()
             .any(|verb| self.operation.starts_with(verb))
     }

@@ -7,7 +7,19 @@ use chrono::{DateTime, Utc};
 
 use crate::ledger::record::{keys, Lease, Meta, TableRecord};
 use crate::table::evidence::{Receipt, TableIdentity};
-use crate::run::control::StoredRecord;
+
+/// One item of the ledger as stored: its key, its version and its record as JSON.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredRecord {
+    /// The sort key (`meta`, `table#NAME`, `receipt#NAME#MILLIS`, `lease#OPERATION`).
+    pub key: String,
+    /// 1 when first written, one more at each write.
+    pub version: u64,
+    /// The record, as `crate::ledger::record`'s types serialize.
+    pub body: String,
+    /// When a lease lapses (epoch seconds); `None` for every other record.
+    pub expires: Option<i64>,
+}
 
 /// One record with the version it was read at.
 #[derive(Clone, Debug, PartialEq, Eq)]

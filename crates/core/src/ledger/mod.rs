@@ -23,7 +23,7 @@ mod record;
 pub use crate::table::evidence::{
     to_millisecond, ArchiveRecord, ArchivedFile, PeriodBounds, Receipt, TableIdentity,
 };
-pub use book::{Book, Entry, LedgerState};
+pub use book::{Book, Entry, LedgerState, StoredRecord};
 pub use record::{keys, Lease, Meta, Origin, TableRecord, TableState};
 
 use std::collections::BTreeMap;
@@ -113,9 +113,10 @@ pub fn enrolment(policy: &Policy, table: &ObservedTable, at: DateTime<Utc>) -> R
 
 impl Book {
     /// A started ledger that records, as made by this family, each of `tables` that carries
-    /// `policy`'s family tag, or whose tags were not read and whose name is one of the policy's
-    /// periods: the planner's input in tests of its rules ([`crate::plan::plan`]), where a
-    /// table "of ours" is one the family made. Its period: our period tags, else its name.
+    /// `policy`'s family tag, or is named as one of the policy's periods with the policy's key
+    /// (or none said) and no other family's tag: the planner's input in tests of its rules
+    /// ([`crate::plan::plan`]), where a table "of ours" is one the family made and a
+    /// look-alike one it did not. Its period: our period tags, else its name.
     pub fn enrolling(policy: &Policy, tables: &[ObservedTable]) -> Book {
         let naming = policy.naming();
         let mut book = Book::default();
@@ -125,9 +126,11 @@ impl Book {
                 _ => None,
             };
             let tagged = table.tags.as_ref();
-            let ours = match tagged {
-                Some(tags) => tags.get(TAG_FAMILY).is_some_and(|f| *f == policy.prefix),
-                None => named.is_some(),
+            let family = tagged.and_then(|tags| tags.get(TAG_FAMILY));
+            let keyed = table.key.as_ref().is_none_or(|key| *key == policy.key);
+            let ours = match family {
+                Some(family) => *family == policy.prefix,
+                None => named.is_some() && keyed,
             };
             let period = tagged.and_then(tagged_bounds).or(named);
             let (true, Some(identity), Some(period)) = (ours, table.identity(), period) else {

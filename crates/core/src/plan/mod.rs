@@ -281,6 +281,7 @@ pub fn plan_run(policy: &Policy, now: DateTime<Utc>, seen: &Seen<'_>, operation:
                 QuotaHorizon::NextYear,
             ))
             .chain(scaling::foreign_scaling_warning(&owned))
+            .chain(retagged_warning(policy, &owned))
             .chain(retention::kept_warnings(&ctx, &owned))
             .collect(),
     }
@@ -299,15 +300,14 @@ fn neighbour_warnings(naming: &TableNaming, not_ours: &[(&str, NotOurs)]) -> Vec
     };
     let mut families: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     let mut look_alikes: Vec<&str> = Vec::new();
+    let mut unrecorded: Vec<&str> = Vec::new();
     for (name, why) in not_ours {
         let name: &str = name;
         match why {
             NotOurs::OtherFamily { family } => families.entry(family).or_default().push(name),
             NotOurs::LookAlike { .. } => look_alikes.push(name),
-            NotOurs::UnknownName
-            | NotOurs::ShortImport { .. }
-            | NotOurs::NotRecorded
-            | NotOurs::MadeAgain { .. } => {}
+            NotOurs::NotRecorded | NotOurs::MadeAgain { .. } => unrecorded.push(name),
+            NotOurs::UnknownName | NotOurs::ShortImport { .. } => {}
         }
     }
     let prefix = naming.name_prefix();
@@ -322,6 +322,14 @@ fn neighbour_warnings(naming: &TableNaming, not_ours: &[(&str, NotOurs)]) -> Vec
             )
         })
         .collect();
+    if !unrecorded.is_empty() {
+        warnings.push(format!(
+            "{} table(s) named like this policy's are not in the family's ledger (made by someone else, made again under the name, or made before the ledger): {}. \
+             They are never touched; `ddb-rollover adopt` records one an operator vouches for (`ddb-rollover init` records those carrying this family's tag)",
+            unrecorded.len(),
+            listed(&unrecorded)
+        ));
+    }
     if !look_alikes.is_empty() {
         warnings.push(format!(
             "{} table(s) named like this policy's have another key schema and no ddb-rollover family tag: {}. \
@@ -415,4 +423,27 @@ fn ledger_items(
         });
     }
     items
+}
+
+/// One warning naming the tables the ledger records as ours whose tags, where read, name
+/// another family: ours by identity, but the functions' roles decide changes by that tag (the
+/// change is refused, loudly) and retention never deletes without our family tag.
+fn retagged_warning(policy: &Policy, owned: &[Owned]) -> Option<String> {
+    let retagged: Vec<String> = owned
+        .iter()
+        .filter_map(|o| {
+            let family = o.table.tags.as_ref()?.get(TAG_FAMILY)?;
+            (*family != policy.prefix).then(|| format!("{} ({family:?})", o.table.name))
+        })
+        .collect();
+    if retagged.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{} table(s) the family's ledger records as its own carry another family's {TAG_FAMILY} tag: {}. \
+         Still this family's by the identity recorded when it made them, but the functions' roles refuse changes to them \
+         (their IAM decides by that tag) and retention never deletes them; put this family's tag back (ddb-rollover adopt)",
+        retagged.len(),
+        retagged.join(", ")
+    ))
 }

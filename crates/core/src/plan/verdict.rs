@@ -11,8 +11,10 @@
 //! anyone, is not; nor is a table named like ours that nobody recorded (`adopt` records one an
 //! operator vouches for). A name prefix alone never makes a table ours, nor does a tag.
 //!
-//! - A family tag naming another prefix, or restore's short-import marker, makes the table not
-//!   ours whatever the ledger says: a mark against us can only make a run touch less.
+//! - Identity wins over marks: another family's tag on a table the ledger records never
+//!   disowns it (the runs would read it only now and then, and then disagree), but retention
+//!   deletes only with our family tag too. On a table nobody recorded, its marks say whose it
+//!   may be (another family's, restore's short import) in the verdict's reason.
 //! - Its age comes from the period the ledger recorded (a name that says later keeps it
 //!   younger): a policy whose period or time zone changed never re-ages a table by its name.
 //! - A global index is the policy's only when its name, key schema and projection are; a
@@ -705,20 +707,21 @@ impl<'a> Judge<'a> {
 
     fn owner(&self, table: &ObservedTable, by_name: Ownership) -> Owner {
         let not_ours = |why| Owner::NotOurs { why };
-        let tags = table.tags.as_ref();
-        // A mark against us is taken at its word: it can only make a run touch less.
-        if let Some(why) = tags.and_then(|tags| disowned_by_tags(self.naming.prefix(), tags)) {
-            return not_ours(why);
-        }
         let name_slot = match by_name {
             Ownership::Owned(slot) => Some(slot),
             _ => None,
         };
         let Some(entry) = self.book.table(&table.name) else {
-            return not_ours(match (&table.key, name_slot) {
-                (Some(have), Some(_)) if *have != self.policy.key => NotOurs::LookAlike { have: have.clone() },
-                (_, Some(_)) => NotOurs::NotRecorded,
-                (_, None) => NotOurs::UnknownName,
+            // Nobody recorded it: not ours, and its marks say whose it may be instead.
+            let disowned = table
+                .tags
+                .as_ref()
+                .and_then(|tags| disowned_by_tags(self.naming.prefix(), tags));
+            return not_ours(match (disowned, &table.key, name_slot) {
+                (Some(why), _, _) => why,
+                (None, Some(have), Some(_)) if *have != self.policy.key => NotOurs::LookAlike { have: have.clone() },
+                (None, _, Some(_)) => NotOurs::NotRecorded,
+                (None, _, None) => NotOurs::UnknownName,
             });
         };
         let record = &entry.record;
@@ -740,8 +743,12 @@ impl<'a> Judge<'a> {
             }
             // Our run wrote the intent just before its CreateTable and did not live to record
             // the outcome: the table of this name and key created since is the one it made.
+            // Only a run's CreateTable: a restore's intent is resolved by a restore, which
+            // checks the import's counts first.
             (TableState::Intended { at }, Some(observed))
-                if observed.created >= *at - INTENT_SKEW && table.key.as_ref() == Some(&record.key) =>
+                if record.origin == Origin::Created
+                    && observed.created >= *at - INTENT_SKEW
+                    && table.key.as_ref() == Some(&record.key) =>
             {
                 OwnedBy::Intent
             }
@@ -940,10 +947,8 @@ impl<'a> Judge<'a> {
     }
 }
 
-/// What a table's tags alone say against its being the family `prefix`'s, whatever its name:
-/// restore's short-import marker, or a family tag naming another family. The verdict asks it
-/// first; a run asks it again just before changing a table it judged ours by name alone
-/// ([`Verdict::rests_on_name_alone`]), once it has read the tags.
+/// What a table's tags say of whose it is when the ledger does not record it: restore's
+/// short-import marker, or a family tag naming another family.
 pub(crate) fn disowned_by_tags(prefix: &str, tags: &BTreeMap<String, String>) -> Option<NotOurs> {
     if let Some(why) = tags.get(TAG_SHORT_IMPORT) {
         return Some(NotOurs::ShortImport { why: why.clone() });

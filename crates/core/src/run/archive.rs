@@ -5,7 +5,7 @@
 
 use futures::stream::{self, StreamExt};
 
-use crate::table::evidence::ArchivedFile;
+use crate::table::evidence::{ArchiveRecord, ArchivedFile};
 use crate::table::archive::{
     data_prefix, parse_files, parse_summary, table_name_of, ArchiveProof, ExportLocation, ManifestFile,
     ManifestSummary, ObjectHead, READABLE_STORAGE_CLASSES,
@@ -256,46 +256,92 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
     }
 }
 
-/// Every export under `prefix` in `bucket` (each `manifest-summary.json` listed), oldest first
-/// by the `exportTime` its summary gives (AWS documents no order of export ids; exports without
-/// a time come first, then by key), each with what the store proves of it as an export of
-/// `table`. Its own summary names the export: once the table is gone there is no
-/// DescribeExport to ask, so DescribeExport's count is not compared.
-pub async fn archives_under<S: ArchiveStore + Sync>(
-    store: &S,
-    table: &str,
-    bucket: &str,
-    prefix: &str,
-) -> Result<Vec<(ExportLocation, ArchiveProof)>, String> {
-    let mut manifests: Vec<String> = store
-        .list(bucket, prefix)
-        .await?
-        .into_iter()
-        .filter(|key| key.ends_with("/manifest-summary.json"))
+/// The archive a deletion's receipt recorded, checked again in `store` exactly as recorded:
+/// the manifest still names that export of that table (the Region and account in its ARN
+/// included), and the export's `data/` holds exactly the recorded files, each with the recorded
+/// ETag and size, readable. Nothing written in S3 since (an edited summary, a rewritten file
+/// list, a forged data file, another Region's export under the same prefix) changes what is
+/// restored: anything that differs is named and the archive is not proven.
+pub async fn recheck<S: ArchiveStore + Sync>(store: &S, record: &ArchiveRecord) -> ArchiveProof {
+    let unproven = |reason: String| ArchiveProof::Unproven {
+        export: record.export_arn.clone(),
+        reason,
+    };
+    let bucket = &record.bucket;
+    let manifest = &record.manifest;
+    let summary = match read_parsed(store, bucket, manifest, "manifest", parse_summary).await {
+        Ok(summary) => summary,
+        Err(reason) => return unproven(reason),
+    };
+    if summary.export_arn != record.export_arn || summary.table_arn.as_deref() != Some(record.table_arn.as_str()) {
+        return unproven(format!(
+            "s3://{bucket}/{manifest} now names export {} of table {}, the receipt's is {} of {}",
+            summary.export_arn,
+            summary.table_arn.as_deref().unwrap_or("(none)"),
+            record.export_arn,
+            record.table_arn
+        ));
+    }
+    let data = data_prefix(manifest);
+    let present = match store.list(bucket, &data).await {
+        Ok(keys) => keys,
+        Err(e) => return unproven(format!("s3://{bucket}/{data} could not be listed: {e}")),
+    };
+    let unrecorded: Vec<String> = present
+        .iter()
+        .filter(|key| !record.files.iter().any(|f| &f.key == *key))
+        .map(|key| format!("s3://{bucket}/{key}"))
         .collect();
-    manifests.sort();
-    let mut summaries = Vec::new();
-    for manifest in manifests {
-        let Some(bytes) = store.get(bucket, &manifest).await? else {
-            continue;
-        };
-        summaries.push((parse_summary(&bytes).ok(), manifest));
+    let not_recorded = format!(
+        "object(s) under s3://{bucket}/{data} are not the receipt's, and restore would import them too"
+    );
+    if let Some(reason) = counted(&unrecorded, &not_recorded) {
+        return unproven(reason);
     }
-    // Stable: keys keep their order among equal times.
-    summaries.sort_by_key(|(summary, _)| summary.as_ref().and_then(|s| s.export_time));
-    let mut found = Vec::new();
-    for (summary, manifest) in summaries {
-        let location = ExportLocation {
-            export: summary.map(|s| s.export_arn).unwrap_or_default(),
-            table: table.to_string(),
-            bucket: bucket.to_string(),
-            manifest: Some(manifest),
-            items: None,
-        };
-        let proof = prove(store, &location).await;
-        found.push((location, proof));
+    let keys: Vec<String> = record.files.iter().map(|f| f.key.clone()).collect();
+    let heads: Vec<Result<Option<ObjectHead>, String>> = stream::iter(keys)
+        .map(|key: String| async move { store.head(bucket, &key).await })
+        .buffered(HEADS_IN_FLIGHT)
+        .collect()
+        .await;
+    let mut problems = Vec::new();
+    for (file, head) in record.files.iter().zip(heads) {
+        let key = &file.key;
+        match head {
+            Ok(None) => problems.push(format!("s3://{bucket}/{key} is missing")),
+            Ok(Some(head)) => {
+                let etag = head.etag.trim_matches('"');
+                if etag != file.etag || head.size != file.size {
+                    problems.push(format!(
+                        "s3://{bucket}/{key} has ETag {etag} and {} bytes, the receipt recorded {} and {} bytes (changed since the deletion)",
+                        head.size, file.etag, file.size
+                    ));
+                }
+                let class = head.storage_class.as_deref().unwrap_or("STANDARD");
+                if !READABLE_STORAGE_CLASSES.contains(&class) {
+                    problems.push(format!(
+                        "s3://{bucket}/{key} is in storage class {class}, which ImportTable cannot read without a restore first"
+                    ));
+                }
+            }
+            Err(e) => return unproven(format!("the data files could not be checked: {e}")),
+        }
     }
-    Ok(found)
+    let not_as_recorded = format!(
+        "of the {} data file(s) the receipt recorded are not as it recorded them",
+        record.files.len()
+    );
+    if let Some(reason) = counted(&problems, &not_as_recorded) {
+        return unproven(reason);
+    }
+    ArchiveProof::Proven {
+        export: record.export_arn.clone(),
+        bucket: bucket.clone(),
+        manifest: manifest.clone(),
+        table_arn: record.table_arn.clone(),
+        items: record.items,
+        files: record.files.clone(),
+    }
 }
 
 #[cfg(test)]
@@ -418,48 +464,41 @@ mod tests {
 
     /// Export ids are tokens AWS gives no order to: the summaries' `exportTime` orders them,
     /// so restore's "newest" is the export that holds the table latest.
+    /// What a deletion's receipt recorded is what restore checks again: unchanged, proven; a
+    /// data file forged with a file list rewritten to match (which the export's own proof takes),
+    /// an object added, a summary rewritten to another Region's export: not proven, named.
     #[tokio::test]
-    async fn archives_are_ordered_by_their_summarys_export_time_not_their_keys() {
-        let mut store = Store(BTreeMap::new());
-        // Key order: a, b, c. Time order: c (no time), b (10:00), a (11:00).
-        for (id, time) in [
-            ("a", Some("2018-10-05T11:00:00Z")),
-            ("b", Some("2018-10-05T10:00:00Z")),
-            ("c", None),
-        ] {
-            let mut summary: serde_json::Value =
-                serde_json::from_slice(&summary(&format!("{TABLE_ARN}/export/{id}"), TABLE_ARN, 0)).unwrap();
-            if let Some(time) = time {
-                summary["exportTime"] = time.into();
-            }
-            store.put(
-                &format!("p/t/AWSDynamoDB/{id}/manifest-summary.json"),
-                summary.to_string().as_bytes(),
-            );
-        }
-        let found = archives_under(&store, TABLE, "b", "p/t/").await.unwrap();
-        let order: Vec<&str> = found
-            .iter()
-            .map(|(location, _)| location.export.rsplit('/').next().unwrap())
-            .collect();
-        assert_eq!(order, ["c", "b", "a"]);
-    }
+    async fn a_receipts_archive_is_proven_again_only_as_recorded() {
+        let store = layout(&[2, 5]);
+        let proof = prove(&store, &location(Some(7))).await;
+        let when = chrono::DateTime::parse_from_rfc3339("2018-10-05T10:00:00Z").unwrap().to_utc();
+        let record = proof.record(when).expect("proven");
+        assert_eq!((record.files.len(), record.items), (2, 7));
+        assert!(recheck(&store, &record).await.is_proven());
 
-    #[tokio::test]
-    async fn archives_under_a_prefix_are_found_with_their_proofs() {
-        let found = archives_under(&layout(&[2, 5]), TABLE, "b", "p/t/")
-            .await
-            .unwrap();
-        assert_eq!(found.len(), 1);
-        assert_eq!(found[0].0.export, EXPORT);
-        assert!(
-            matches!(found[0].1, ArchiveProof::Proven { items: 7, .. }),
-            "{found:?}"
+        // A forged data file, and the file list rewritten to match it.
+        let mut forged = layout(&[2, 5]);
+        let key = format!("{DIR}/data/1.json.gz");
+        forged.put(&key, b"forged items");
+        let lines = format!("{}\n{}", line(&forged, &format!("{DIR}/data/0.json.gz"), 2), line(&forged, &key, 5));
+        forged.put(&format!("{DIR}/manifest-files.json"), lines.as_bytes());
+        assert!(prove(&forged, &location(Some(7))).await.is_proven(), "the export's own proof takes it");
+        let reason = unproven(recheck(&forged, &record).await);
+        assert_says(&reason, &["data/1.json.gz has ETag", "the receipt recorded", "changed since the deletion"]);
+
+        // Another object under data/.
+        let mut extra = layout(&[2, 5]);
+        extra.put(&format!("{DIR}/data/extra.json.gz"), b"more");
+        assert_says(&unproven(recheck(&extra, &record).await), &["not the receipt's", "extra.json.gz"]);
+
+        // Another Region's export of a table of the same name under the same prefix.
+        let elsewhere = "arn:aws:dynamodb:eu-west-1:123456789012:table/t";
+        let mut region = layout(&[2, 5]);
+        region.put(
+            &format!("{DIR}/manifest-summary.json"),
+            &summary(&format!("{elsewhere}/export/01"), elsewhere, 7),
         );
-        assert!(archives_under(&layout(&[1]), TABLE, "b", "other/")
-            .await
-            .unwrap()
-            .is_empty());
+        assert_says(&unproven(recheck(&region, &record).await), &["now names export", elsewhere]);
     }
 
     #[tokio::test]
@@ -546,16 +585,19 @@ mod tests {
         let manifest = format!("{DIR}/manifest-summary.json");
         let mut store = layout(&[3]);
         store.put(&manifest, &summary(&format!("{other}/export/01"), other, 3));
-        let found = archives_under(&store, TABLE, "b", "p/").await.unwrap();
-        let reason = unproven(found[0].1.clone());
+        let of = |export: &str| ExportLocation {
+            export: export.to_string(),
+            ..location(None)
+        };
+        let reason = unproven(prove(&store, &of(&format!("{other}/export/01"))).await);
         assert_says(
             &reason,
             &["is of table arn:aws:dynamodb:us-east-1:1:table/u, not of t"],
         );
         // The summary's table this one, its export another table's.
         store.put(&manifest, &summary(&format!("{other}/export/01"), TABLE_ARN, 3));
-        let found = archives_under(&store, TABLE, "b", "p/").await.unwrap();
-        assert!(unproven(found[0].1.clone()).contains("is not an export of its table"));
+        let reason = unproven(prove(&store, &of(&format!("{other}/export/01"))).await);
+        assert!(reason.contains("is not an export of its table"), "{reason}");
         // No tableArn at all.
         let mut bare: serde_json::Value = serde_json::from_slice(&summary(EXPORT, TABLE_ARN, 3)).unwrap();
         bare.as_object_mut().unwrap().remove("tableArn");

@@ -14,8 +14,8 @@ use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, Register
 use crate::run::control::{
     Archives, Clock, ControlPlaneError, Expect, Ledger, Mappings, Scaling, StoredRecord, Tables,
 };
-use crate::table::archive::{ArchiveProof, ExportLocation, ImportState};
-use crate::table::evidence::TableIdentity;
+use crate::table::archive::{ArchiveProof, ImportState};
+use crate::table::evidence::{ArchiveRecord, TableIdentity};
 use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
@@ -240,13 +240,8 @@ impl<C: Archives + Send> Archives for Paced<C> {
         self.inner.prove_archive(table, export).await
     }
 
-    async fn find_archives(
-        &self,
-        table: &str,
-        bucket: &str,
-        prefix: &str,
-    ) -> Result<Vec<(ExportLocation, ArchiveProof)>, ControlPlaneError> {
-        self.inner.find_archives(table, bucket, prefix).await
+    async fn recheck_archive(&self, table: &str, record: &ArchiveRecord) -> Result<ArchiveProof, ControlPlaneError> {
+        self.inner.recheck_archive(table, record).await
     }
 }
 

@@ -480,6 +480,10 @@ pub(crate) async fn settle<C: ControlPlane>(
                 Ok(found) => {
                     if let Some(entry) = readiness.table_mut(&name) {
                         let seen = target(policy, &judge, name.clone(), found.as_ref());
+                        // Judged again on what the poll found: a table this run made is ours
+                        // by the identity it recorded, whatever held the name before.
+                        entry.foreign = seen.foreign;
+                        entry.unfit = seen.unfit;
                         entry.status = seen.status;
                         entry.warm = seen.warm;
                         entry.stream = seen.stream;
@@ -554,6 +558,10 @@ pub fn created(readiness: &mut Readiness, name: &str) {
     if let Some(entry) = readiness.table_mut(name) {
         if entry.status.is_none() || entry.status.as_deref() == Some(TableStatus::Deleting.as_str()) {
             entry.status = Some(TableStatus::Creating.as_str().to_string());
+            // This run's table, not the one it replaced: the polls judge it by the identity
+            // the run recorded.
+            entry.foreign = false;
+            entry.unfit = None;
         }
     }
 }

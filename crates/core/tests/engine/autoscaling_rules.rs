@@ -455,7 +455,7 @@ fn a_foreign_scalable_target_is_reported_never_resized_against_or_deregistered()
         "{reason}"
     );
     let verdict = plan.items[2].verdict.as_ref().expect("a verdict");
-    assert_eq!(verdict.label(), "ours (name, tags not read), 1 foreign part(s)");
+    assert_eq!(verdict.label(), "ours (ledger: created), 1 foreign part(s)");
     let warning = plan
         .warnings
         .iter()

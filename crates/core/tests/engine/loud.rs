@@ -98,7 +98,8 @@ fn our_family_tag_on_another_key_is_not_ready_in_status_and_create_new_alike() {
     let fake = fake();
     let policy = Policy::default();
     hand_made(&fake, other_key(), Some("timeseries"));
-    loud_and_consistent(&fake, &policy, NEXT, "its key is");
+    // Nobody recorded it: not ours, whatever its tag says.
+    loud_and_consistent(&fake, &policy, NEXT, "taken by a table that is not this policy's");
     // Nothing of it was touched: still someone else's key, still there.
     let world = fake.state();
     assert_eq!(world.tables[NEXT].key, other_key());

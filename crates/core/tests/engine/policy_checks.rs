@@ -184,29 +184,14 @@ fn bad_values_in_fixed_lists_do_not_hide_other_bad_fields() {
 }
 
 #[test]
-fn delete_without_tagging_api_is_an_explicit_opt_in_with_delete_after() {
-    let policy =
-        Policy::from_toml("[retention]\ndelete_after = 7\ndelete_without_tagging_api = true").unwrap();
-    let document = serde_json::to_value(policy.to_document()).unwrap();
-    assert_eq!(document["retention"]["delete_without_tagging_api"], true);
-    let round_trip = Policy::from_json(&serde_json::to_string(&policy.to_document()).unwrap()).unwrap();
-    assert_eq!(round_trip, policy);
-
-    let off = Policy::from_toml("[retention]\ndelete_after = 7").unwrap();
-    let explicit_off =
-        Policy::from_toml("[retention]\ndelete_after = 7\ndelete_without_tagging_api = false").unwrap();
-    assert_eq!(explicit_off, off);
-    assert_eq!(explicit_off.hash(), off.hash());
-    let document = serde_json::to_value(off.to_document()).unwrap();
-    assert!(
-        document["retention"].get("delete_without_tagging_api").is_none(),
-        "{document}"
-    );
-    assert_ne!(policy.hash(), off.hash());
-
-    let problems =
-        invalid("[retention]\narchive_after = 3\nbucket = \"my-archive\"\ndelete_without_tagging_api = true");
-    assert_eq!(problems.len(), 1, "{problems:?}");
-    assert_eq!(problems[0].0, "retention.delete_without_tagging_api");
-    assert!(problems[0].1.contains("delete_after"), "{}", problems[0].1);
+fn delete_without_tagging_api_is_refused_now_that_the_ledger_proves_ownership() {
+    for text in [
+        "[retention]\ndelete_after = 7\ndelete_without_tagging_api = true",
+        "[retention]\ndelete_after = 7\ndelete_without_tagging_api = false",
+    ] {
+        let problems = invalid(text);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].0, "retention.delete_without_tagging_api");
+        assert!(problems[0].1.contains("ledger"), "{}", problems[0].1);
+    }
 }

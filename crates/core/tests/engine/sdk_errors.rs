@@ -216,7 +216,10 @@ async fn one_failing_table_does_not_stop_the_run() {
             .build()
     });
     // A computed rule answers once, so each table gets its own.
-    let describe = |name: &'static str| describes(name, active_provisioned(300, 1000));
+    let describe = |name: &'static str| {
+        let fill = active_provisioned(300, 1000);
+        describes(name, move |t| fill(t).table_arn(crate::common::mocks::arn_of(name)))
+    };
     let (d20, d21, d22) = (
         describe("timeseries_2018-10-20"),
         describe("timeseries_2018-10-21"),
@@ -231,10 +234,16 @@ async fn one_failing_table_does_not_stop_the_run() {
     let ok = mock!(Client::update_table)
         .match_requests(|r| r.table_name() == Some("timeseries_2018-10-22"))
         .then_output(|| UpdateTableOutput::builder().build());
-    let client = client(
-        RuleMode::MatchAny,
-        &[&list, &d20, &d21, &d22, &limited, &invalid, &ok],
+    let ledger = crate::common::mocks::ledger(
+        &Policy::default(),
+        &["timeseries_2018-10-20", "timeseries_2018-10-21", "timeseries_2018-10-22"],
     );
+    // The deferral is recorded on its table.
+    let deferral = mock!(Client::tag_resource)
+        .then_output(|| aws_sdk_dynamodb::operation::tag_resource::TagResourceOutput::builder().build());
+    let mut rules = vec![&list, &d20, &d21, &d22, &limited, &invalid, &ok, &deferral];
+    rules.extend(&ledger);
+    let client = client(RuleMode::MatchAny, &rules);
     let report = run_on(
         client,
         &Policy::default(),

@@ -676,10 +676,11 @@ async fn an_export_refused_for_limits_is_deferred_and_the_run_succeeds() {
     let record = mock!(Client::tag_resource)
         .match_requests(|r| r.tags().iter().any(|t| t.key() == TAG_LAST_DEFERRAL))
         .then_output(|| TagResourceOutput::builder().build());
+    let ledger = crate::common::mocks::ledger(&policy, &[NAME]);
     let client = mock_client!(
         aws_sdk_dynamodb,
         RuleMode::MatchAny,
-        [&list, &describe, &own_tags, &pitr, &export, &record],
+        [&list, &describe, &own_tags, &pitr, &export, &record, &ledger[0], &ledger[1], &ledger[2]],
         |c| c.retry_config(RetryConfig::disabled())
     );
 

@@ -1,9 +1,10 @@
 //! [`Archives`] on the fake: what the fake's S3 holds of an export, read and proven by the
 //! engine's own proof over [`crate::s3`].
 
-use ddb_rollover::run::archive::{archives_under, prove};
+use ddb_rollover::run::archive::{prove, recheck};
 use ddb_rollover::run::control::{Archives, ControlPlaneError};
 use ddb_rollover::table::archive::{ArchiveProof, ExportLocation};
+use ddb_rollover::table::evidence::ArchiveRecord;
 use ddb_rollover::table::ExportStatus;
 
 use crate::errors::export_not_found;
@@ -36,15 +37,8 @@ impl Archives for FakeAws {
         Ok(prove(&store, &location).await)
     }
 
-    async fn find_archives(
-        &self,
-        table: &str,
-        bucket: &str,
-        prefix: &str,
-    ) -> Result<Vec<(ExportLocation, ArchiveProof)>, ControlPlaneError> {
+    async fn recheck_archive(&self, _table: &str, record: &ArchiveRecord) -> Result<ArchiveProof, ControlPlaneError> {
         let store = s3::FakeS3(self.lock().s3.clone());
-        Ok(archives_under(&store, table, bucket, prefix)
-            .await
-            .expect("the fake's S3 answers every read"))
+        Ok(recheck(&store, record).await)
     }
 }

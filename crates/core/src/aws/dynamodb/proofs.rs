@@ -6,9 +6,10 @@ use aws_sdk_dynamodb::types::ExportStatus as SdkExportStatus;
 use super::archives::store;
 use super::errors::classify;
 use super::DynamoDb;
-use crate::run::archive::{archives_under, prove};
-use crate::run::control::{failed, unsupported, Archives, ControlPlaneError};
+use crate::run::archive::{prove, recheck};
+use crate::run::control::{unsupported, Archives, ControlPlaneError};
 use crate::table::archive::{ArchiveProof, ExportLocation};
+use crate::table::evidence::ArchiveRecord;
 
 impl Archives for DynamoDb {
     async fn prove_archive(&self, table: &str, export: &str) -> Result<ArchiveProof, ControlPlaneError> {
@@ -53,18 +54,11 @@ impl Archives for DynamoDb {
         Ok(prove(&store(s3), &location).await)
     }
 
-    async fn find_archives(
-        &self,
-        table: &str,
-        bucket: &str,
-        prefix: &str,
-    ) -> Result<Vec<(ExportLocation, ArchiveProof)>, ControlPlaneError> {
+    async fn recheck_archive(&self, table: &str, record: &ArchiveRecord) -> Result<ArchiveProof, ControlPlaneError> {
         let s3 = self
             .archives
             .as_ref()
-            .ok_or_else(|| unsupported("ListObjectsV2", table, "no S3 client: archives cannot be found"))?;
-        archives_under(&store(s3), table, bucket, prefix)
-            .await
-            .map_err(|message| failed("ListObjectsV2", table, message))
+            .ok_or_else(|| unsupported("GetObject", table, "no S3 client: archives cannot be checked"))?;
+        Ok(recheck(&store(s3), record).await)
     }
 }

@@ -179,22 +179,25 @@ fn a_table_is_ours_while_the_ledger_records_the_identity_dynamodb_shows() {
     no_api.tags_unsupported = true;
     assert!(judged(&no_api, &book).unwrap().not_deletable.is_empty());
 
-    // Another family's tag wins over the ledger (a mark against us only makes a run touch less);
-    // a sibling's name is not ours without a record.
+    // Another family's tag on a table nobody recorded says whose it is; on one the ledger
+    // records, identity wins (managed), but it is never deleted without our family tag.
     for name in ["ts_2018-10-18", "ts_eu_2018-10-18"] {
         let other = table(name, Some(&[(TAG_FAMILY, "ts_eu")]));
-        let book = ledger_with(name, TableState::Made { identity: other.identity().unwrap() });
-        let other = judged(&other, &book).unwrap();
+        let verdict = judged(&other, &Book::default()).unwrap();
         assert_eq!(
-            other.owner,
+            verdict.owner,
             Owner::NotOurs {
                 why: NotOurs::OtherFamily {
                     family: "ts_eu".into()
                 }
             }
         );
-        assert_eq!(other.not_deletable, [NoEvidence::NotOurs]);
+        assert_eq!(verdict.not_deletable, [NoEvidence::NotOurs]);
     }
+    let retagged = table("ts_2018-10-18", Some(&[(TAG_FAMILY, "ts_eu")]));
+    let managed = judged(&retagged, &book).unwrap();
+    assert_eq!(owned_by(&managed), Some(OwnedBy::Created));
+    assert_eq!(managed.not_deletable, [NoEvidence::NoFamilyTag]);
     assert_eq!(
         judged(&table("ts_eu_2018-10-18", None), &Book::default()).unwrap().owner,
         Owner::NotOurs {

@@ -1,11 +1,12 @@
 //! The archive port: what S3 holds of a table's exports. Retention deletes a table only after
-//! its archive is proven here, and `restore` finds the archive to import; without an S3 reader
+//! its archive is proven here, and `restore` checks the one its receipt recorded; without an S3 reader
 //! both answer `Unsupported`, so nothing archived is deleted.
 
 use std::future::Future;
 
 use super::{unsupported, ControlPlaneError};
-use crate::table::archive::{ArchiveProof, ExportLocation};
+use crate::table::archive::ArchiveProof;
+use crate::table::evidence::ArchiveRecord;
 
 /// The exports S3 holds, read and proven (S3's objects themselves are
 /// [`crate::run::archive::ArchiveStore`]'s).
@@ -24,16 +25,15 @@ pub trait Archives: Sync {
         async { Err(error) }
     }
 
-    /// Every export under `prefix` in `bucket` (each `manifest-summary.json`), with what S3
-    /// proves of it: `restore` imports the newest proven one. `Unsupported` by default.
-    fn find_archives(
+    /// The archive a deletion's receipt recorded, checked again in S3 exactly as recorded
+    /// ([`crate::run::archive::recheck`]): what `restore` imports. `Unsupported` by default.
+    fn recheck_archive(
         &self,
         table: &str,
-        bucket: &str,
-        prefix: &str,
-    ) -> impl Future<Output = Result<Vec<(ExportLocation, ArchiveProof)>, ControlPlaneError>> + Send {
-        let _ = (bucket, prefix);
-        let error = unsupported("ListObjectsV2", table, "no S3 reader: archives cannot be found");
+        record: &ArchiveRecord,
+    ) -> impl Future<Output = Result<ArchiveProof, ControlPlaneError>> + Send {
+        let _ = record;
+        let error = unsupported("GetObject", table, "no S3 reader: archives cannot be checked");
         async { Err(error) }
     }
 }

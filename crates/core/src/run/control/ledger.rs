@@ -5,19 +5,7 @@
 use std::future::Future;
 
 use super::ControlPlaneError;
-
-/// One item of the ledger as stored: its key, its version and its record as JSON.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StoredRecord {
-    /// The sort key (`meta`, `table#NAME`, `receipt#NAME#MILLIS`, `lease#OPERATION`).
-    pub key: String,
-    /// 1 when first written, one more at each write.
-    pub version: u64,
-    /// The record, as `crate::ledger::record`'s types serialize.
-    pub body: String,
-    /// When a lease lapses (epoch seconds); `None` for every other record.
-    pub expires: Option<i64>,
-}
+use crate::ledger::StoredRecord;
 
 /// What a conditional write expects to find at the key; anything else is
 /// [`ErrorKind::Conflict`](super::ErrorKind::Conflict) and nothing is written.

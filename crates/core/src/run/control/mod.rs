@@ -13,7 +13,8 @@ mod tables;
 
 pub use archives::Archives;
 pub use clock::Clock;
-pub use ledger::{Expect, Ledger, StoredRecord};
+pub use crate::ledger::StoredRecord;
+pub use ledger::{Expect, Ledger};
 pub use mappings::Mappings;
 pub use scaling::Scaling;
 pub use tables::Tables;

@@ -29,10 +29,81 @@ pub(crate) fn describes(
     mock!(Client::describe_table)
         .match_requests(move |r| r.table_name() == Some(name))
         .then_output(move || {
+            // The creation time a family's ledger records ([`ledger`]), unless `fill` says
+            // otherwise; with [`arn_of`] (which `fill` sets where the test needs it), the identity.
+            let described = TableDescription::builder()
+                .table_name(name)
+                .creation_date_time(aws_smithy_types::DateTime::from_secs(0));
             DescribeTableOutput::builder()
-                .table(fill(TableDescription::builder().table_name(name)).build())
+                .table(fill(described).build())
                 .build()
         })
+}
+
+/// The ARN the mocked tables have.
+pub(crate) fn arn_of(name: &str) -> String {
+    format!("arn:aws:dynamodb:us-east-1:123456789012:table/{name}")
+}
+
+/// The family's ledger for a run on a mocked client: its Query answers that `policy`'s family
+/// made each of `tables` (by the identity [`describes`] gives them, for the period their names
+/// say), and every record write (a lease taken, given back) succeeds.
+pub(crate) fn ledger(policy: &Policy, tables: &[&str]) -> Vec<Rule> {
+    use aws_sdk_dynamodb::operation::delete_item::DeleteItemOutput;
+    use aws_sdk_dynamodb::operation::put_item::PutItemOutput;
+    use aws_sdk_dynamodb::operation::query::QueryOutput;
+    use aws_sdk_dynamodb::types::AttributeValue;
+    use ddb_rollover::ledger::{bounds_of, keys, Meta, Origin, TableIdentity, TableRecord, TableState};
+    use ddb_rollover::policy::naming::Ownership;
+    use std::collections::HashMap;
+
+    let naming = policy.naming();
+    let item = |key: String, body: String| {
+        HashMap::from([
+            ("family".to_string(), AttributeValue::S(policy.prefix.clone())),
+            ("record".to_string(), AttributeValue::S(key)),
+            ("version".to_string(), AttributeValue::N("1".into())),
+            ("body".to_string(), AttributeValue::S(body)),
+        ])
+    };
+    let mut items = vec![item(
+        keys::META.into(),
+        serde_json::to_string(&Meta::FirstRun {
+            at: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
+        })
+        .unwrap(),
+    )];
+    for name in tables {
+        let Ownership::Owned(slot) = naming.classify(name) else {
+            panic!("{name} is not one of the policy's periods")
+        };
+        let record = TableRecord {
+            name: name.to_string(),
+            state: TableState::Made {
+                identity: TableIdentity::new(&arn_of(name), chrono::DateTime::<chrono::Utc>::UNIX_EPOCH, None),
+            },
+            origin: Origin::Created,
+            period: bounds_of(naming.calendar(), slot),
+            key: policy.key.clone(),
+            policy_hash: policy.hash(),
+            scaling_policies: Vec::new(),
+            seal: None,
+        };
+        items.push(item(keys::table(name), serde_json::to_string(&record).unwrap()));
+    }
+    let ledger = naming.ledger_name();
+    let (read, write, remove) = (ledger.clone(), ledger.clone(), ledger);
+    vec![
+        mock!(Client::query)
+            .match_requests(move |r| r.table_name() == Some(read.as_str()))
+            .then_output(move || QueryOutput::builder().set_items(Some(items.clone())).build()),
+        mock!(Client::put_item)
+            .match_requests(move |r| r.table_name() == Some(write.as_str()))
+            .then_output(|| PutItemOutput::builder().build()),
+        mock!(Client::delete_item)
+            .match_requests(move |r| r.table_name() == Some(remove.as_str()))
+            .then_output(|| DeleteItemOutput::builder().build()),
+    ]
 }
 
 /// An UpdateTable rule for table `name`, refused with the error `error` makes.

@@ -47,7 +47,8 @@ struct Rig {
 
 impl Rig {
     /// An account where DynamoDB's changes take no time (tables ACTIVE at once, exports
-    /// completed at once) holding `tables`: ours by name and key, ACTIVE, untagged.
+    /// completed at once) holding `tables`: made by this family (its ledger records them),
+    /// ACTIVE, untagged.
     fn new(tables: &[(&str, Capacity)]) -> Rig {
         Rig::with_config(Config::default_instant(), tables)
     }
@@ -66,6 +67,8 @@ impl Rig {
                 Billing::Provisioned(*capacity),
             ));
         }
+        // Made by this family: its ledger records them.
+        rig.aws.seed_ledger(&rig.policy);
         rig
     }
 
@@ -136,14 +139,24 @@ impl Rig {
         Clock::now(&self.aws)
     }
 
-    /// The requests that asked for a change (sent, whether they succeeded or not), as
-    /// `Operation table`.
+    /// The requests that asked for a change to a table of the family (sent, whether they
+    /// succeeded or not), as `Operation table`: the ledger's own records are [`Rig::records`].
     fn changes(&self) -> Vec<String> {
         self.aws
             .requests()
             .iter()
-            .filter(|r| !r.is_read())
+            .filter(|r| !r.is_read() && r.table != LEDGER)
             .map(ToString::to_string)
+            .collect()
+    }
+
+    /// The writes to the family's ledger, as `Operation`.
+    fn records(&self) -> Vec<String> {
+        self.aws
+            .requests()
+            .iter()
+            .filter(|r| !r.is_read() && r.table == LEDGER)
+            .map(|r| r.operation.to_string())
             .collect()
     }
 
@@ -153,6 +166,19 @@ impl Rig {
             .iter()
             .filter(|r| r.operation == "DescribeTable")
             .count()
+    }
+
+    /// The family's ledger as a run reads it now.
+    fn book(&self) -> ddb_rollover::ledger::Book {
+        let records = self.aws.with_world(|w| {
+            w.tables[LEDGER]
+                .records
+                .iter()
+                .filter(|((family, _), _)| family == "timeseries")
+                .map(|(_, r)| r.clone())
+                .collect()
+        });
+        ddb_rollover::ledger::Book::read(Some(records))
     }
 
     /// A table as DescribeTable would answer now, with its tags.
@@ -167,6 +193,7 @@ impl Rig {
             self.policy.key.clone(),
             Billing::Provisioned(capacity),
         ));
+        self.aws.seed_ledger(&self.policy);
         let dimension = ScalableDimension::TableRead;
         self.aws.seed_target(Target {
             key: ScalableKey {
@@ -187,6 +214,9 @@ impl Rig {
         });
     }
 }
+
+/// The family's ledger table.
+const LEDGER: &str = "timeseries_ledger";
 
 /// This family's tag.
 fn ours() -> BTreeMap<String, String> {

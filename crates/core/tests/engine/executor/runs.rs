@@ -34,10 +34,11 @@ async fn concurrency_is_bounded() {
     assert!((2..=3).contains(&max), "max in flight {max}");
 }
 
-/// Another run created the table between this run's observation and its CreateTable: the
-/// table exists, CreateTable says so, and the run counts it as done.
+/// Someone made a table of the name between this run's observation and its CreateTable (with
+/// our family tag, even): CreateTable says it exists, and it is not the one this run made. The
+/// line fails, naming that, the intent is withdrawn, and the next run finds the name taken.
 #[tokio::test]
-async fn create_of_an_existing_table_counts_as_done() {
+async fn a_table_made_by_someone_else_at_the_name_meanwhile_is_not_ours() {
     let rig = Rig::new(&[]);
     let key = rig.policy.key.clone();
     rig.aws.around(
@@ -47,7 +48,7 @@ async fn create_of_an_existing_table_counts_as_done() {
         move |aws| {
             let mut spec = table_spec("timeseries_2018-10-26", key, Billing::Provisioned(HOT));
             spec.tags = ours();
-            aws.foreign_create_table("another run", &spec).unwrap();
+            aws.foreign_create_table("someone", &spec).unwrap();
         },
     );
     let report = rig.create_new().await;
@@ -55,15 +56,31 @@ async fn create_of_an_existing_table_counts_as_done() {
         outcomes(&report),
         [
             ("timeseries_2018-10-25", Outcome::Done),
-            ("timeseries_2018-10-26", Outcome::Done),
+            ("timeseries_2018-10-26", Outcome::Failed),
         ]
     );
-    assert!(report.succeeded(), "{report:#?}");
+    let line = report
+        .tables
+        .iter()
+        .find(|l| l.item.table == "timeseries_2018-10-26")
+        .unwrap();
+    assert!(
+        line.error.as_deref().unwrap_or_default().contains("not by this run"),
+        "{line:#?}"
+    );
     assert_eq!(
         rig.table("timeseries_2018-10-26").unwrap().maker,
-        Maker::Foreign("another run".into()),
-        "the other run's table, not a second one"
+        Maker::Foreign("someone".into()),
+        "someone's table, left as it is"
     );
+    // The ledger holds our table of the 25th and no claim on the 26th.
+    let book = rig.book();
+    assert!(book.table("timeseries_2018-10-25").and_then(|e| e.record.identity()).is_some());
+    assert!(book.table("timeseries_2018-10-26").is_none(), "{book:#?}");
+    // The next run: the name is taken by a table that is not ours, loudly.
+    let next = rig.create_new().await;
+    assert!(!next.succeeded());
+    assert_eq!(rig.table("timeseries_2018-10-26").unwrap().maker, Maker::Foreign("someone".into()));
 }
 
 /// The account's table quota (or its 500 operations in progress) refuses the next period's

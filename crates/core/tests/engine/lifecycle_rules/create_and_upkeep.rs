@@ -89,8 +89,11 @@ fn upkeep_restores_tags_ttl_pitr_and_deletion_protection() {
     let table = bare(3, COLD);
     let arn = table.arn.clone().unwrap();
     let plan = resize(&policy, &[table]);
-    // No family tag: the template's tags only; our own are written on our family's tables.
-    let want_tags = tags(&[("team", "iot")]);
+    // The template's tags, and our own period and policy tags (for people and IAM; the ledger
+    // records the period): never the family tag, which only CreateTable and adopt write.
+    let mut want_tags = own_tags(&policy, 3);
+    want_tags.remove(TAG_FAMILY);
+    want_tags.insert("team".into(), "iot".into());
     let name = name(3);
     assert_eq!(
         decisions(&plan, &name),

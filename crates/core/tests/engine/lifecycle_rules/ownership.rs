@@ -151,40 +151,49 @@ fn retention_never_deletes_a_table_under_a_scalable_target_it_did_not_create() {
 /// policy never had proves it) was tagged into the family by one run and deleted by a later
 /// one. No run writes the family tag onto an existing table, so nothing proves it ours, and
 /// retention keeps it, run after run, saying why once per run.
+/// A table named and keyed like ours that the family's ledger does not record (made by hand,
+/// or made again under the name by anyone) is not ours: never tagged, never changed, never
+/// deleted, and said once, with the way to vouch for it.
 #[test]
-fn a_hand_made_table_named_and_keyed_like_ours_is_never_tagged_into_the_family_or_deleted() {
+fn a_table_the_ledger_does_not_record_is_never_changed_tagged_or_deleted() {
     let policy = one_phase("[retention]\ndelete_after = 3\nkeep_newest = 1\n");
-    let mut hand_made = bare(6, COLD);
-    hand_made
-        .local_indexes
-        .push(ddb_rollover::table::ObservedLocalIndex {
-            name: "by_hand".into(),
-            key: None,
-            projection: None,
-        });
-    let plan = resize(&policy, &[hand_made, ours(&policy, 0)]);
-    let steps = decisions(&plan, &name(6));
-    assert!(
-        !steps
-            .iter()
-            .any(|d| matches!(d, Decision::Tag(change) if change.tags.contains_key(TAG_FAMILY))),
-        "{steps:#?}"
-    );
-    assert!(
-        !steps.iter().any(|d| matches!(d, Decision::Delete(_))),
-        "{steps:#?}"
-    );
-    let kept = last(&plan, &name(6));
-    assert_reason_mentions(kept, &["no ddb-rollover:family tag", "local secondary indexes"]);
-    assert_eq!(
-        plan.warnings
-            .iter()
-            .filter(|w| w.contains("ddb-rollover adopt"))
-            .count(),
-        1,
-        "{:#?}",
-        plan.warnings
-    );
+    let hand_made = bare(6, COLD);
+    let current = ours(&policy, 0);
+    let seen = Observation {
+        book: ddb_rollover::ledger::Book::enrolling(&policy, std::slice::from_ref(&current)),
+        tables: vec![hand_made, current],
+        ..Observation::default()
+    };
+    let plan = plan_run(&policy, now(), &seen.seen(), Operation::ResizeOld);
+    assert_eq!(decisions(&plan, &name(6)), [Decision::Foreign]);
+    assert_reason_mentions(last(&plan, &name(6)), &["ledger has no record of it"]);
+    let said: Vec<&String> = plan.warnings.iter().filter(|w| w.contains(&name(6))).collect();
+    assert_eq!(said.len(), 1, "{:#?}", plan.warnings);
+    assert!(said[0].contains("ddb-rollover adopt"), "{said:?}");
+}
+
+/// On an endpoint without a tagging API (DynamoDB Local), the ledger alone proves a table this
+/// family's: retention deletes what is due, and only that.
+#[test]
+fn without_a_tagging_api_the_ledger_alone_lets_retention_delete() {
+    let unreadable = |policy: &Policy, age| {
+        let mut table = ours(policy, age);
+        table.tags = None;
+        table.tags_unsupported = true;
+        table
+    };
+    let policy = one_phase("[retention]\ndelete_after = 3\nkeep_newest = 1\n");
+    let tables: Vec<_> = (0..=6).map(|age| unreadable(&policy, age)).collect();
+    let plan = resize(&policy, &tables);
+    assert_eq!(tables_with(&plan, "delete"), [name(6), name(5), name(4), name(3)]);
+    // A table nobody recorded, there: never.
+    let seen = Observation {
+        book: ddb_rollover::ledger::Book::enrolling(&policy, &tables[..6]),
+        tables: tables.clone(),
+        ..Observation::default()
+    };
+    let plan = plan_run(&policy, now(), &seen.seen(), Operation::ResizeOld);
+    assert_eq!(tables_with(&plan, "delete"), [name(5), name(4), name(3)]);
 }
 
 /// Regression: `grace = "100y"` with `delete_after = 3` deleted tables still in phase 0,
@@ -205,36 +214,6 @@ fn nothing_is_archived_or_deleted_inside_a_write_grace_even_past_retention() {
 /// Where the endpoint cannot read tags (DynamoDB Local), nothing proves a table the family's:
 /// retention deletes nothing, and the report says so once, unless the policy opts in for such
 /// endpoints (`retention.delete_without_tagging_api`).
-#[test]
-fn without_a_tagging_api_retention_deletes_only_when_the_policy_opts_in() {
-    let unreadable = |policy: &Policy, age| {
-        let mut table = ours(policy, age);
-        table.tags = None;
-        table.tags_unsupported = true;
-        table
-    };
-    let policy = one_phase("[retention]\ndelete_after = 3\nkeep_newest = 1\n");
-    let tables: Vec<_> = (0..=6).map(|age| unreadable(&policy, age)).collect();
-    let plan = resize(&policy, &tables);
-    assert!(tables_with(&plan, "delete").is_empty(), "{plan:#?}");
-    let said: Vec<&String> = plan
-        .warnings
-        .iter()
-        .filter(|w| w.contains("delete_without_tagging_api"))
-        .collect();
-    assert_eq!(said.len(), 1, "{:#?}", plan.warnings);
-
-    let opted =
-        one_phase("[retention]\ndelete_after = 3\nkeep_newest = 1\ndelete_without_tagging_api = true\n");
-    let tables: Vec<_> = (0..=6).map(|age| unreadable(&opted, age)).collect();
-    let plan = resize(&opted, &tables);
-    assert_eq!(tables_with(&plan, "delete"), [name(6), name(5), name(4), name(3)]);
-    assert!(!plan
-        .warnings
-        .iter()
-        .any(|w| w.contains("delete_without_tagging_api")));
-}
-
 #[test]
 fn an_archive_that_is_not_proven_keeps_its_table_with_the_reason() {
     let policy = one_phase(ARCHIVE);

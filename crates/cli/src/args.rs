@@ -82,9 +82,14 @@ pub enum Command {
     Plan,
     /// Each table of the policy: period, age, phase, status, capacity, and what the next run would do.
     Status,
-    /// Vouch for tables this family did not create (made by hand, or by an older version) so
-    /// retention may delete them: checks each, then tags it with the family tag. A dry run
-    /// unless --yes.
+    /// Start the family's ledger where tables of the family exist already (made before the
+    /// ledger): records each one carrying this family's tag, the policy's key and a period, by
+    /// the identity DynamoDB shows now, and names the others. Creates the ledger table where it
+    /// is missing. A dry run unless --yes.
+    Init(InitArgs),
+    /// Vouch for tables this family did not create (made by hand, or made again under a name
+    /// of ours) so the runs manage them and retention may delete them: checks each, records it
+    /// in the family's ledger by the identity it has now, and tags it. A dry run unless --yes.
     Adopt(AdoptArgs),
     /// Bring archived periods back: import each period's newest proven export into its table,
     /// then tag it ours and keep it for --keep. A dry run unless --yes. CLI only.
@@ -95,6 +100,14 @@ pub enum Command {
     Capacity(CapacityArgs),
 }
 
+/// Whether `init` writes.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Create the ledger and write the records. Without it, init only shows what it would do.
+    #[arg(long)]
+    pub yes: bool,
+}
+
 /// The tables to adopt.
 #[derive(Debug, Args)]
 pub struct AdoptArgs {
@@ -102,7 +115,7 @@ pub struct AdoptArgs {
     #[arg(required = true, value_name = "TABLE")]
     pub tables: Vec<String>,
 
-    /// Write the tags. Without it, adopt only shows what it would write (a dry run).
+    /// Write the records and tags. Without it, adopt only shows what it would write (a dry run).
     #[arg(long)]
     pub yes: bool,
 }

@@ -121,7 +121,7 @@ async fn execute(
         Command::Status => {
             let observation = observe(control, policy, Scope::Full(at.at()), options.concurrency).await?;
             let mut report =
-                status::status(policy, at.at(), &observation.tables, &observation.vacant_targets);
+                status::status(policy, at.at(), &observation);
             report.warnings.extend(observation.skipped.iter().cloned());
             match cli.output {
                 Output::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),
@@ -131,6 +131,15 @@ async fn execute(
                 eprintln!("warning: {error}");
             }
             return Ok(observation.unreadable.is_empty());
+        }
+        Command::Init(args) => {
+            let dry_run = options.dry_run || !args.yes;
+            let report = ddb_rollover::run::init::init(control, policy, at, dry_run).await?;
+            match cli.output {
+                Output::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),
+                Output::Table => print!("{}", render::init_report(&report)),
+            }
+            return Ok(report.succeeded());
         }
         Command::Adopt(args) => {
             let dry_run = options.dry_run || !args.yes;
@@ -237,8 +246,11 @@ fn check_clock_for(
     wall: chrono::DateTime<Utc>,
 ) -> Result<CheckedInstant, ClockError> {
     let (operations, changes): (&[Operation], bool) = match &cli.command {
-        // Adopting and restoring write tags dated by the clock: checked as create_new's is.
-        Command::CreateNew | Command::Adopt(_) | Command::Restore(_) => (&[Operation::CreateNew], true),
+        // Starting the ledger, adopting and restoring write records and tags dated by the clock:
+        // checked as create_new's is.
+        Command::CreateNew | Command::Init(_) | Command::Adopt(_) | Command::Restore(_) => {
+            (&[Operation::CreateNew], true)
+        }
         Command::ResizeOld => (&[Operation::ResizeOld], true),
         _ => (&[Operation::CreateNew, Operation::ResizeOld], false),
     };

@@ -6,6 +6,7 @@ use ddb_rollover::policy::settings::Billing;
 use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::route::PeriodTable;
 use ddb_rollover::run::adopt::{AdoptReport, Adoption};
+use ddb_rollover::run::init::{Enrolment, InitReport};
 use ddb_rollover::run::operator::OperatorLine;
 use ddb_rollover::run::report::{RunReport, Summary};
 use ddb_rollover::run::restore::{Restoration, RestoreReport};
@@ -106,6 +107,7 @@ fn action(decision: &Decision) -> String {
             format!("autoscale {} target(s) at {target}%", change.targets.len())
         }
         Decision::DeregisterScaling(change) => format!("stop autoscaling {} target(s)", change.targets.len()),
+        Decision::Record(_) => "record in the ledger".into(),
         Decision::Unchanged => "none".into(),
         Decision::Deferred { .. } => "defer".into(),
         Decision::Skipped => "skip".into(),
@@ -334,28 +336,57 @@ fn warm_cell(warm: &WarmStatus) -> String {
     cell
 }
 
+/// What `init` did or would do.
+pub fn init_report(report: &InitReport) -> String {
+    let rows = operator_rows(&report.tables, |enrolment| match enrolment {
+        Enrolment::Record => "record: made before the ledger (family tag, key, period)".into(),
+        Enrolment::AlreadyRecorded => "already in the ledger".into(),
+        Enrolment::Refused { reason } => format!("not recorded: {reason}"),
+    });
+    let pending = report.created_ledger
+        || !report.started_before
+        || report.tables.iter().any(|l| matches!(l.action, Enrolment::Record));
+    let ledger = match (report.created_ledger, report.started_before) {
+        (true, _) => format!("create the ledger table {}", report.ledger),
+        (false, false) => format!("start the ledger {}", report.ledger),
+        (false, true) => format!("the ledger {} was started before", report.ledger),
+    };
+    operator_report(
+        report.dry_run,
+        pending,
+        format!("init at {} (prefix {}): {ledger}", report.at.to_rfc3339(), report.prefix),
+        "nothing was written; run again with --yes to start the ledger and record these tables",
+        &rows,
+    )
+}
+
 /// What `adopt` did or would do with each table.
 pub fn adopt_report(report: &AdoptReport) -> String {
     let rows = operator_rows(&report.tables, |adoption| match adoption {
-        Adoption::Tag { tags } => format!(
-            "tag {}",
+        Adoption::Record { identity, tags, .. } if tags.is_empty() => format!(
+            "record in the ledger (created {}; no tags: the endpoint keeps none)",
+            rfc3339(identity.created)
+        ),
+        Adoption::Record { identity, tags, .. } => format!(
+            "record in the ledger (created {}) and tag {}",
+            rfc3339(identity.created),
             tags.iter()
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-        Adoption::AlreadyOurs => "already carries the family tag".into(),
+        Adoption::AlreadyOurs => "already in the family's ledger".into(),
         Adoption::Refused { reasons } => format!("refused: {}", reasons.join("; ")),
     });
     let pending = report
         .tables
         .iter()
-        .any(|l| matches!(l.action, Adoption::Tag { .. }));
+        .any(|l| matches!(l.action, Adoption::Record { .. }));
     operator_report(
         report.dry_run,
         pending,
         format!("adopt at {} (prefix {})", report.at.to_rfc3339(), report.prefix),
-        "nothing was written; run again with --yes to tag these tables",
+        "nothing was written; run again with --yes to record and tag these tables",
         &rows,
     )
 }
@@ -426,10 +457,13 @@ pub fn restore_report(report: &RestoreReport) -> String {
         Restoration::Import {
             export,
             manifest,
+            receipt,
             items,
             phase,
             billing,
-        } => format!("import {items} item(s) of {export} ({manifest}) at phase {phase}: {billing}"),
+        } => format!(
+            "import {items} item(s) of {export} ({manifest}), as receipt {receipt} recorded, at phase {phase}: {billing}"
+        ),
         Restoration::Refused { reasons } => format!("refused: {}", reasons.join("; ")),
     });
     let pending = report

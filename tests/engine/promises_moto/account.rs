@@ -250,6 +250,8 @@ impl MotoAccount {
                     deleted_by: None,
                     items: Default::default(),
                     resource_policy: None,
+                    table_id: t.table_id().unwrap_or_default().to_string(),
+                    records: Default::default(),
                     warm: t.warm_throughput().map_or(warm_of(None, None, None, now), |w| {
                         warm_of(
                             w.read_units_per_second(),

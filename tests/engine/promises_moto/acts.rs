@@ -28,7 +28,7 @@ impl Account for MotoAccount {
         let observation = self
             .block(observe(&self.ours, policy, Scope::Full(now), 8))
             .map_err(|e| format!("the full observation failed: {e}"))?;
-        let status = status(policy, now, &observation.tables, &observation.vacant_targets);
+        let status = status(policy, now, &observation);
         let before = self.read_world();
         let report = self
             .block(run(

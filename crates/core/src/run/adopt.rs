@@ -113,7 +113,13 @@ pub(crate) fn plan_adoption(
                     format!("{part}: stays someone else's, untouched; retention will not delete this table while it is there")
                 })
                 .collect();
+            let family_tag_lost = table
+                .tags
+                .as_ref()
+                .is_some_and(|tags| tags.get(TAG_FAMILY) != Some(&policy.prefix));
             let adoption = match &verdict.owner {
+                // Ours by its identity, its family tag gone or another's: tagged again.
+                Owner::Ours { .. } if family_tag_lost => candidate(policy, now, table),
                 Owner::Ours { .. } => Adoption::AlreadyOurs,
                 Owner::NotOurs {
                     why: NotOurs::NotRecorded | NotOurs::MadeAgain { .. } | NotOurs::LookAlike { .. },

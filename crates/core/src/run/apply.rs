@@ -125,6 +125,7 @@ pub async fn run_each<C: ControlPlane>(
             let holder = format!("{operation} at {}", clock.to_rfc3339());
             recorder
                 .lease(operation, &holder, clock, until, &observation.book)
+                .boxed()
                 .await?
         }
         None => None,
@@ -165,7 +166,7 @@ pub async fn run_each<C: ControlPlane>(
         reports.push(report);
     }
     if let (Some(operation), None) = (&lease, &held) {
-        recorder.release(operation).await;
+        recorder.release(operation).boxed().await;
     }
     Ok(reports)
 }
@@ -479,9 +480,13 @@ async fn send<C: ControlPlane>(
     options: ApplyOptions,
 ) -> Result<Outcome, ControlPlaneError> {
     match decision {
-        Decision::Create(spec) => create(control, recorder, item, spec).await,
-        Decision::Recreate(spec) => recreate(control, recorder, item, spec, wait_until(control, options)).await,
-        Decision::Record(record) => recorder.table(record).await,
+        Decision::Create(spec) => create(control, recorder, item, spec).boxed().await,
+        Decision::Recreate(spec) => {
+            recreate(control, recorder, item, spec, wait_until(control, options))
+                .boxed()
+                .await
+        }
+        Decision::Record(record) => recorder.table(record).boxed().await,
         Decision::Update(change) => control.update_capacity(change).await,
         Decision::UpdateClass(change) => control.update_table_class(change).await,
         Decision::Tag(change) => control.tag_table(change).await,
@@ -491,7 +496,7 @@ async fn send<C: ControlPlane>(
         Decision::Export(request) => export(control, request).await,
         Decision::Seal(request) => seal(control, request).await,
         Decision::Unseal(request) => unseal(control, request).await,
-        Decision::Delete(request) => return delete(control, recorder, request).await,
+        Decision::Delete(request) => return delete(control, recorder, request).boxed().await,
         Decision::EnableKinesisDestination(change) => {
             enable_destination(control, change, wait_until(control, options)).await
         }

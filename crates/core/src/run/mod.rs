@@ -7,6 +7,7 @@ pub mod apply;
 pub mod archive;
 pub mod clock;
 pub mod control;
+pub mod init;
 mod ledger;
 pub mod observe;
 pub mod operator;

@@ -400,13 +400,14 @@ impl FakeAws {
         let tracking = policy_type == "TargetTrackingScaling";
         let policy = ScalingPolicy {
             name: name.to_string(),
+            arn: String::new(),
             policy_type: policy_type.to_string(),
             metric: tracking.then(|| key.dimension.metric().to_string()),
             target_value: tracking.then_some(50.0),
             maker: Maker::Foreign(who.to_string()),
         };
         self.foreign_on_target(who, "PutScalingPolicy", key, |world, actor, effects, _| {
-            Self::put_policy(world, actor, key, policy, effects)
+            Self::put_policy(world, actor, key, policy, effects).map(drop)
         })
     }
 

@@ -163,6 +163,8 @@ impl Table {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScalingPolicy {
     pub name: String,
+    /// PolicyARN: given when the policy is first put, kept when it is put again.
+    pub arn: String,
     /// `TargetTrackingScaling` or `StepScaling`.
     pub policy_type: String,
     pub metric: Option<String>,
@@ -199,6 +201,7 @@ impl Target {
                 .iter()
                 .map(|p| ObservedScalingPolicy {
                     name: p.name.clone(),
+                    arn: Some(p.arn.clone()),
                     policy_type: p.policy_type.clone(),
                     metric: p.metric.clone(),
                     target_value: p.target_value.map(TargetValue),

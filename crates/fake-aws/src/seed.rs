@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use ddb_rollover::ledger::{bounds_of, keys, Meta, Origin, TableRecord, TableState};
 use ddb_rollover::policy::naming::Ownership;
+use ddb_rollover::policy::scaling::table_of;
 use ddb_rollover::policy::settings::{Billing, KeySchema};
 use ddb_rollover::run::control::StoredRecord;
 use ddb_rollover::table::changes::TableSpec;
@@ -66,6 +67,13 @@ impl FakeAws {
             serde_json::to_string(&Meta::FirstRun { at: now }).expect("serializes"),
         )];
         for table in world.tables.values().filter(|t| t.maker.is_us() && t.name != ledger) {
+            // Our policies on its targets (and its indexes'), as the runs that put them recorded.
+            let scaling_policies: Vec<String> = world
+                .targets
+                .values()
+                .filter(|t| table_of(&t.key.resource_id) == Some(table.name.as_str()))
+                .flat_map(|t| t.policies.iter().filter(|p| p.maker.is_us()).map(|p| p.arn.clone()))
+                .collect();
             let Ownership::Owned(slot) = naming.classify(&table.name) else {
                 continue;
             };
@@ -79,7 +87,7 @@ impl FakeAws {
                 period: bounds_of(naming.calendar(), slot),
                 key: table.key.clone(),
                 policy_hash: policy.hash(),
-                scaling_policies: Vec::new(),
+                scaling_policies,
                 seal: None,
             };
             records.push((keys::table(&table.name), serde_json::to_string(&record).expect("serializes")));

@@ -85,6 +85,7 @@ pub(crate) async fn describe(
         let tracking = policy.target_tracking_scaling_policy_configuration();
         target.policies.push(ObservedScalingPolicy {
             name: policy.policy_name().to_string(),
+            arn: Some(policy.policy_arn().to_string()),
             policy_type: policy.policy_type().as_str().to_string(),
             metric: tracking
                 .and_then(|t| t.predefined_metric_specification())
@@ -129,7 +130,8 @@ fn target_of<'t>(
 /// Registers each target, then puts our target-tracking policy on it. A policy that cannot be
 /// put takes its target back off (best effort): a target without our policy would count as
 /// someone else's in the next run.
-pub(crate) async fn register(client: &Client, change: &RegisterScaling) -> Result<(), ControlPlaneError> {
+pub(crate) async fn register(client: &Client, change: &RegisterScaling) -> Result<Vec<String>, ControlPlaneError> {
+    let mut arns = Vec::with_capacity(change.targets.len());
     for target in &change.targets {
         client
             .register_scalable_target()
@@ -141,7 +143,11 @@ pub(crate) async fn register(client: &Client, change: &RegisterScaling) -> Resul
             .send()
             .await
             .map_err(|e| classify("RegisterScalableTarget", &change.name, &e))?;
-        if let Err(error) = put_policy(client, target).await {
+        let put = put_policy(client, target).await;
+        if let Ok(arn) = &put {
+            arns.push(arn.clone());
+        }
+        if let Err(error) = put {
             let _ = client
                 .deregister_scalable_target()
                 .service_namespace(ServiceNamespace::Dynamodb)
@@ -152,13 +158,14 @@ pub(crate) async fn register(client: &Client, change: &RegisterScaling) -> Resul
             return Err(classify("PutScalingPolicy", &change.name, &error));
         }
     }
-    Ok(())
+    Ok(arns)
 }
 
+/// Puts our target-tracking policy; its PolicyARN.
 async fn put_policy(
     client: &Client,
     target: &ScalingTarget,
-) -> Result<(), SdkError<aws_sdk_applicationautoscaling::operation::put_scaling_policy::PutScalingPolicyError>>
+) -> Result<String, SdkError<aws_sdk_applicationautoscaling::operation::put_scaling_policy::PutScalingPolicyError>>
 {
     let metric = PredefinedMetricSpecification::builder()
         .predefined_metric_type(MetricType::from(target.key.dimension.metric()))
@@ -179,7 +186,7 @@ async fn put_policy(
         .target_tracking_scaling_policy_configuration(configuration)
         .send()
         .await
-        .map(drop)
+        .map(|output| output.policy_arn().to_string())
 }
 
 /// Deletes our policy from each target, then deregisters the targets the plan says are ours

@@ -32,6 +32,7 @@ use chrono::{DateTime, Utc};
 
 use crate::policy::naming::Ownership;
 use crate::policy::period::{Calendar, Slot};
+use crate::policy::scaling::policy_name;
 use crate::policy::tags::{TAG_FAMILY, TAG_PERIOD_END, TAG_PERIOD_START};
 use crate::policy::Policy;
 use crate::table::ObservedTable;
@@ -106,9 +107,27 @@ pub fn enrolment(policy: &Policy, table: &ObservedTable, at: DateTime<Utc>) -> R
         period,
         key: key.clone(),
         policy_hash: policy.hash(),
-        scaling_policies: Vec::new(),
+        scaling_policies: named_ours(policy, table),
         seal: None,
     })
+}
+
+/// The ARNs of the scaling policies on `table`'s targets that carry the name this family gives
+/// its own: what the version before the ledger went by, taken once, at enrolment.
+fn named_ours(policy: &Policy, table: &ObservedTable) -> Vec<String> {
+    table
+        .scaling
+        .iter()
+        .flatten()
+        .flat_map(|target| {
+            let ours = policy_name(&policy.prefix, target.key.dimension);
+            target
+                .policies
+                .iter()
+                .filter(move |p| p.name == ours)
+                .filter_map(|p| p.arn.clone())
+        })
+        .collect()
 }
 
 impl Book {
@@ -143,7 +162,7 @@ impl Book {
                 period,
                 key: table.key.clone().unwrap_or_else(|| policy.key.clone()),
                 policy_hash: policy.hash(),
-                scaling_policies: Vec::new(),
+                scaling_policies: named_ours(policy, table),
                 seal: None,
             };
             book.tables.insert(

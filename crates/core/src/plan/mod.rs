@@ -182,7 +182,12 @@ pub fn plan_run(policy: &Policy, now: DateTime<Utc>, seen: &Seen<'_>, operation:
                 // create_new_item; resize_old looks after it).
                 match (existing, policy.hot_phase().autoscaling) {
                     (None, Some(want)) if created => {
-                        let (decision, reason) = ctx.register_new(&name, &want, vacant_targets);
+                        // A table of ours someone deleted may have left our targets on the name.
+                        let recorded = book
+                            .table(&name)
+                            .map(|entry| entry.record.scaling_policies.as_slice())
+                            .unwrap_or_default();
+                        let (decision, reason) = ctx.register_new(&name, &want, vacant_targets, recorded);
                         let period = calendar.label(slot);
                         items.push(ctx.item_for(slot, &name, &period, None, decision, reason));
                     }

@@ -170,6 +170,7 @@ impl Context<'_> {
         name: &str,
         want: &Autoscaling,
         vacant_targets: &[ObservedScalableTarget],
+        recorded: &[String],
     ) -> (Decision, String) {
         let prefix = &self.policy.prefix;
         let mut left_out = Vec::new();
@@ -179,7 +180,7 @@ impl Context<'_> {
                 let part = vacant_targets
                     .iter()
                     .find(|target| target.key == *key)
-                    .and_then(|target| judge_target(prefix, target));
+                    .and_then(|target| judge_target(prefix, target, recorded));
                 match part {
                     Some(part) => {
                         left_out.push(part.to_string());

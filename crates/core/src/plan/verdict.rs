@@ -525,15 +525,16 @@ impl fmt::Display for NotOurs {
 
 /// Whose one scalable target is: `None` when it is ours alone (our policy for its dimension
 /// and nothing else: no other policy, no scheduled action); else the foreign part it is, shared
-/// (ours and someone else's) or foreign (no policy of ours). Asked of the targets on a table
-/// and of those left on a name whose table is gone (deleting a table deregisters nothing).
-pub(crate) fn judge_target(prefix: &str, target: &ObservedScalableTarget) -> Option<ForeignPart> {
-    let (mine, theirs): (Vec<&str>, Vec<&str>) = target
-        .policies
-        .iter()
-        .map(|p| p.name.as_str())
-        .partition(|name| *name == policy_name(prefix, target.key.dimension));
-    let policies: Vec<String> = theirs.into_iter().map(str::to_string).collect();
+/// (ours and someone else's) or foreign (no policy of ours). Our policy is the one the family's
+/// ledger recorded by its ARN (`recorded`) under our name: a policy given our name by anyone
+/// else is theirs. Asked of the targets on a table and of those left on a name whose table is
+/// gone (deleting a table deregisters nothing).
+pub(crate) fn judge_target(prefix: &str, target: &ObservedScalableTarget, recorded: &[String]) -> Option<ForeignPart> {
+    let ours = policy_name(prefix, target.key.dimension);
+    let (mine, theirs): (Vec<_>, Vec<_>) = target.policies.iter().partition(|p| {
+        p.name == ours && p.arn.as_ref().is_some_and(|arn| recorded.contains(arn))
+    });
+    let policies: Vec<String> = theirs.into_iter().map(|p| p.name.clone()).collect();
     let scheduled_actions = target.scheduled_actions.clone();
     let key = target.key.clone();
     match (
@@ -793,8 +794,13 @@ impl<'a> Judge<'a> {
             }
         }
         let mut ours = Vec::new();
+        let recorded = self
+            .book
+            .table(&table.name)
+            .map(|entry| entry.record.scaling_policies.as_slice())
+            .unwrap_or_default();
         for target in table.scaling.iter().flatten() {
-            match judge_target(&self.policy.prefix, target) {
+            match judge_target(&self.policy.prefix, target, recorded) {
                 None => ours.push(target.key.clone()),
                 Some(part) => foreign.push(part),
             }

@@ -192,8 +192,11 @@ impl Eq for TargetValue {}
 /// One scaling policy attached to a scalable target, as DescribeScalingPolicies reports it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ObservedScalingPolicy {
-    /// The policy's name.
+    /// The policy's name (free text: anyone may give a policy ours).
     pub name: String,
+    /// The policy's ARN (PolicyARN, with a UUID Application Auto Scaling gave it): what the
+    /// family's ledger records of the policies it put.
+    pub arn: Option<String>,
     /// `TargetTrackingScaling`, `StepScaling`, ...
     pub policy_type: String,
     /// The predefined metric of a target-tracking policy.
@@ -359,6 +362,7 @@ mod tests {
         };
         let policy = |name: &str, target: f64| ObservedScalingPolicy {
             name: name.into(),
+            arn: Some(format!("arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:1:policyName/{}", name)),
             policy_type: "TargetTrackingScaling".into(),
             metric: Some("DynamoDBWriteCapacityUtilization".into()),
             target_value: Some(TargetValue(target)),

@@ -360,6 +360,7 @@ mod tests {
             max: 5,
             policies: vec![ObservedScalingPolicy {
                 name: "theirs".into(),
+                arn: Some(format!("arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:1:policyName/{}", "theirs")),
                 policy_type: "StepScaling".into(),
                 metric: None,
                 target_value: None,

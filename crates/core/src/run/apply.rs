@@ -504,7 +504,14 @@ async fn send<C: ControlPlane>(
             create_mapping(control, change, wait_until(control, options)).await
         }
         Decision::DeleteEventSourceMapping(removal) => control.delete_event_source_mapping(removal).await,
-        Decision::RegisterScaling(change) => control.register_scaling(change).await,
+        Decision::RegisterScaling(change) => {
+            let arns = control.register_scaling(change).await?;
+            recorder.scaling_policies(&change.name, &arns).await.map_err(|e| {
+                e.reworded(|message| {
+                    format!("registered, but our scaling policies could not be recorded ({message}): they count as someone else's until they are")
+                })
+            })
+        }
         Decision::DeregisterScaling(change) => control.deregister_scaling(change).await,
         Decision::Unchanged
         | Decision::Deferred { .. }

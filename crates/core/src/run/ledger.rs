@@ -31,9 +31,9 @@ pub(crate) struct Recorder<'a, C> {
     clock: DateTime<Utc>,
     /// The version of each record as this run last read or wrote it.
     versions: Mutex<BTreeMap<String, u64>>,
-    /// The tables' records this run wrote (`None`: removed), for what it reads after its
-    /// changes (readiness).
-    written: Mutex<BTreeMap<String, Option<TableRecord>>>,
+    /// The tables' records as this run last read or wrote them (`None`: removed): what its
+    /// later writes start from, and what it reads after its changes (readiness).
+    records: Mutex<BTreeMap<String, Option<TableRecord>>>,
 }
 
 impl<'a, C: ControlPlane> Recorder<'a, C> {
@@ -59,7 +59,12 @@ impl<'a, C: ControlPlane> Recorder<'a, C> {
             exists: book.state != LedgerState::Missing,
             clock,
             versions: Mutex::new(versions),
-            written: Mutex::new(BTreeMap::new()),
+            records: Mutex::new(
+                book.tables
+                    .iter()
+                    .map(|(name, entry)| (name.clone(), Some(entry.record.clone())))
+                    .collect(),
+            ),
         }
     }
 
@@ -68,15 +73,29 @@ impl<'a, C: ControlPlane> Recorder<'a, C> {
         self.clock
     }
 
-    /// The intent of a table this run is about to create for `slot`.
+    /// The intent of a table this run is about to create for `slot`. Our scaling policies on
+    /// the name stay recorded: deleting a table deregisters none of its targets, and a table
+    /// made again under the name finds ours there.
     pub(crate) fn intent(&self, name: &str, slot: Slot, at: DateTime<Utc>) -> TableRecord {
-        crate::ledger::intent(self.policy, name, slot, at)
+        let kept = self
+            .records
+            .lock()
+            .expect("not poisoned")
+            .get(name)
+            .cloned()
+            .flatten()
+            .map(|record| record.scaling_policies)
+            .unwrap_or_default();
+        TableRecord {
+            scaling_policies: kept,
+            ..crate::ledger::intent(self.policy, name, slot, at)
+        }
     }
 
-    /// `before` with the tables' records this run wrote.
+    /// `before` with the tables' records as this run left them.
     pub(crate) fn book_after(&self, before: &Book) -> Book {
         let mut book = before.clone();
-        for (name, record) in self.written.lock().expect("not poisoned").iter() {
+        for (name, record) in self.records.lock().expect("not poisoned").iter() {
             match record {
                 Some(record) => {
                     let key = keys::table(name);
@@ -151,11 +170,33 @@ impl<'a, C: ControlPlane> Recorder<'a, C> {
             return Ok(());
         }
         self.put(&keys::table(&record.name), record, None).await?;
-        self.written
+        self.records
             .lock()
             .expect("not poisoned")
             .insert(record.name.clone(), Some(record.clone()));
         Ok(())
+    }
+
+    /// Adds the scaling policies this run put on `name`'s targets to its record, by ARN.
+    pub(crate) async fn scaling_policies(&self, name: &str, arns: &[String]) -> Result<(), ControlPlaneError> {
+        let current = self.records.lock().expect("not poisoned").get(name).cloned().flatten();
+        let Some(mut record) = current else {
+            return Err(crate::run::control::failed(
+                "PutItem",
+                name,
+                "the table has no record in the family's ledger to add its scaling policies to",
+            ));
+        };
+        let before = record.scaling_policies.len();
+        for arn in arns {
+            if !record.scaling_policies.contains(arn) {
+                record.scaling_policies.push(arn.clone());
+            }
+        }
+        if record.scaling_policies.len() == before {
+            return Ok(());
+        }
+        self.table(&record).await
     }
 
     /// Removes a table's record, as last seen (an intent whose CreateTable found the name taken).
@@ -169,7 +210,7 @@ impl<'a, C: ControlPlane> Recorder<'a, C> {
             .await
             .map_err(|e| conflict_advice(e, &key))?;
         self.forgot(&key);
-        self.written
+        self.records
             .lock()
             .expect("not poisoned")
             .insert(name.to_string(), None);

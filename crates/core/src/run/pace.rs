@@ -201,7 +201,7 @@ impl<C: Scaling + Send> Scaling for Paced<C> {
         self.inner.describe_scaling(tables).await
     }
 
-    async fn register_scaling(&self, change: &RegisterScaling) -> Result<(), ControlPlaneError> {
+    async fn register_scaling(&self, change: &RegisterScaling) -> Result<Vec<String>, ControlPlaneError> {
         self.inner.register_scaling(change).await
     }
 

@@ -64,6 +64,7 @@ fn target(
             .into_iter()
             .map(|(name, target)| ObservedScalingPolicy {
                 name: name.into(),
+                arn: Some(format!("arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:1:resource/dynamodb/table/{table}:policyName/{name}")),
                 policy_type: "TargetTrackingScaling".into(),
                 metric: Some(dimension.metric().into()),
                 target_value: Some(TargetValue(target)),
@@ -98,6 +99,7 @@ fn ours_with_an_operators_step_policy(table: &str) -> Vec<ObservedScalableTarget
     let mut targets = ours(table, 70.0);
     targets[0].policies.push(ObservedScalingPolicy {
         name: "operators-step-policy".into(),
+        arn: Some("arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:2:operators".into()),
         policy_type: "StepScaling".into(),
         metric: None,
         target_value: None,
@@ -191,8 +193,10 @@ fn create_new_creates_at_the_minimums_then_registers_in_the_same_run() {
 }
 
 /// Targets left registered on create_new's names by deleted tables (DynamoDB deregisters
-/// nothing): ours alone is registered over; one with no policy of ours, or with someone else's
-/// policy beside ours, keeps its dimension, and the line names it.
+/// nothing): ours alone (our policy, as the ledger recorded it of the deleted table) is
+/// registered over; one with no policy of ours, with someone else's policy beside ours, or
+/// with a policy of our name that the ledger never recorded, keeps its dimension, and the line
+/// names it.
 #[test]
 fn a_target_left_on_the_name_is_not_registered_over() {
     let policy = policy();
@@ -201,11 +205,19 @@ fn a_target_left_on_the_name_is_not_registered_over() {
     // Our policy on the current table's write target was deleted: no policy of ours.
     left[1].policies.clear();
     left.extend(ours_with_an_operators_step_policy("ts_2018-10-26"));
+    // The deleted tables' records: their policies, by ARN.
+    let recorded = |name: &str| {
+        let mut table = table(name, provisioned(5, 10), left.clone());
+        table.key = Some(policy.key.clone());
+        table
+    };
+    let book = ddb_rollover::ledger::Book::enrolling(&policy, &[recorded("ts_2018-10-25"), recorded("ts_2018-10-26")]);
     let plan = ddb_rollover::plan::plan_run(
         &policy,
         now,
         &Observation {
             vacant_targets: left.clone(),
+            book: book.clone(),
             ..Observation::default()
         }
         .seen(),
@@ -235,6 +247,22 @@ fn a_target_left_on_the_name_is_not_registered_over() {
     assert_reason_mentions(
         &plan.items[3],
         &["table/ts_2018-10-26 read", "operators-step-policy"],
+    );
+    // The same targets with nothing recorded: a policy of our name is no proof.
+    let plan = ddb_rollover::plan::plan_run(
+        &policy,
+        now,
+        &Observation {
+            vacant_targets: left.clone(),
+            ..Observation::default()
+        }
+        .seen(),
+        Operation::CreateNew,
+    );
+    assert!(
+        !plan.items.iter().any(|i| i.decision.action() == "register_scaling"),
+        "{:#?}",
+        plan.items
     );
     // Every target someone else's: no registration at all, and the line says why.
     let mut theirs = ours("ts_2018-10-25", 70.0);

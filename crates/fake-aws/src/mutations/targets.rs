@@ -127,7 +127,7 @@ impl FakeAws {
         key: &ScalableKey,
         policy: ScalingPolicy,
         effects: &mut Vec<Effect>,
-    ) -> Result<(), ControlPlaneError> {
+    ) -> Result<String, ControlPlaneError> {
         let table = table_of(&key.resource_id).unwrap_or_default().to_string();
         let Some(target) = world.targets.get_mut(key) else {
             return Err(error(
@@ -137,21 +137,29 @@ impl FakeAws {
                 format!("ObjectNotFoundException: No scalable target registered for {key}"),
             ));
         };
-        let created = match target.policies.iter_mut().find(|p| p.name == policy.name) {
+        let (created, arn) = match target.policies.iter_mut().find(|p| p.name == policy.name) {
             Some(existing) => {
-                let maker = existing.maker.clone();
+                let (maker, arn) = (existing.maker.clone(), existing.arn.clone());
                 *existing = ScalingPolicy {
                     maker,
+                    arn: arn.clone(),
                     ..policy.clone()
                 };
-                false
+                (false, arn)
             }
             None => {
+                let arn = format!(
+                    "arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:{:08x}-0000-4000-8000-{:012x}:resource/dynamodb/{}:policyName/{}",
+                    world.next_id, world.next_id, key.resource_id, policy.name
+                );
+                world.next_id += 1;
+                let target = world.targets.get_mut(key).expect("found above");
                 target.policies.push(ScalingPolicy {
                     maker: actor.clone(),
+                    arn: arn.clone(),
                     ..policy.clone()
                 });
-                true
+                (true, arn)
             }
         };
         effects.push(Effect::PutPolicy {
@@ -159,7 +167,7 @@ impl FakeAws {
             name: policy.name,
             created,
         });
-        Ok(())
+        Ok(arn)
     }
 
     /// DeregisterScalableTarget: the target goes, with every policy and scheduled action on it.

@@ -20,8 +20,9 @@ impl Scaling for FakeAws {
             .collect())
     }
 
-    async fn register_scaling(&self, change: &RegisterScaling) -> Result<(), ControlPlaneError> {
+    async fn register_scaling(&self, change: &RegisterScaling) -> Result<Vec<String>, ControlPlaneError> {
         self.change("RegisterScalableTarget", &change.name, |world, effects| {
+            let mut arns = Vec::new();
             for target in &change.targets {
                 const OP: &str = "RegisterScalableTarget";
                 let table = table_of(&target.key.resource_id).unwrap_or_default().to_string();
@@ -35,14 +36,15 @@ impl Scaling for FakeAws {
                 Self::register_target(world, &self.actor, &target.key, target.min, target.max, effects);
                 let policy = ScalingPolicy {
                     name: target.policy_name.clone(),
+                    arn: String::new(),
                     policy_type: "TargetTrackingScaling".into(),
                     metric: Some(target.key.dimension.metric().to_string()),
                     target_value: Some(f64::from(target.target)),
                     maker: self.actor.clone(),
                 };
-                Self::put_policy(world, &self.actor, &target.key, policy, effects)?;
+                arns.push(Self::put_policy(world, &self.actor, &target.key, policy, effects)?);
             }
-            Ok(())
+            Ok(arns)
         })
         .await
     }

@@ -14,7 +14,7 @@ impl Scaling for DynamoDb {
         autoscaling::describe(self.autoscaling("DescribeScalableTargets")?, tables).await
     }
 
-    async fn register_scaling(&self, change: &RegisterScaling) -> Result<(), ControlPlaneError> {
+    async fn register_scaling(&self, change: &RegisterScaling) -> Result<Vec<String>, ControlPlaneError> {
         autoscaling::register(self.autoscaling("RegisterScalableTarget")?, change).await
     }
 

@@ -366,6 +366,7 @@ fn target(resource: &str, dimension: ScalableDimension, policies: &[&str]) -> Ob
             .iter()
             .map(|name| ObservedScalingPolicy {
                 name: name.to_string(),
+                arn: Some(format!("arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:1:policyName/{}", name)),
                 policy_type: "StepScaling".into(),
                 metric: None,
                 target_value: None,

@@ -21,11 +21,12 @@ pub trait Scaling: Sync {
         async { Err(no_autoscaling("DescribeScalableTargets")) }
     }
 
-    /// RegisterScalableTarget and PutScalingPolicy for each target.
+    /// RegisterScalableTarget and PutScalingPolicy for each target; returns the policies' ARNs
+    /// (what the family's ledger records: a policy named like ours with another ARN is not).
     fn register_scaling(
         &self,
         change: &RegisterScaling,
-    ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send {
+    ) -> impl Future<Output = Result<Vec<String>, ControlPlaneError>> + Send {
         let _ = change;
         async { Err(no_autoscaling("RegisterScalableTarget")) }
     }

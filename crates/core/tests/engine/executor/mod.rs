@@ -193,7 +193,6 @@ impl Rig {
             self.policy.key.clone(),
             Billing::Provisioned(capacity),
         ));
-        self.aws.seed_ledger(&self.policy);
         let dimension = ScalableDimension::TableRead;
         self.aws.seed_target(Target {
             key: ScalableKey {
@@ -204,6 +203,7 @@ impl Rig {
             max: 500,
             policies: vec![ScalingPolicy {
                 name: policy_name("timeseries", dimension),
+                arn: format!("arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:1:resource/dynamodb/table/{name}:policyName/ours"),
                 policy_type: "TargetTrackingScaling".into(),
                 metric: Some(dimension.metric().into()),
                 target_value: Some(70.0),
@@ -212,6 +212,8 @@ impl Rig {
             scheduled_actions: Vec::new(),
             maker: Maker::Us,
         });
+        // Made by this family, with its policy: its ledger records both.
+        self.aws.seed_ledger(&self.policy);
     }
 }
 

@@ -129,6 +129,7 @@ fn retention_never_deletes_a_table_under_a_scalable_target_it_did_not_create() {
         max: 10,
         policies: vec![ObservedScalingPolicy {
             name: "someone-elses-read".into(),
+            arn: Some(format!("arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:1:policyName/{}", "someone-elses-read")),
             policy_type: "TargetTrackingScaling".into(),
             metric: None,
             target_value: None,
@@ -320,6 +321,7 @@ fn scaled(policy: &Policy, age: i64, scheduled: &[&str]) -> ObservedTable {
                 max: 10,
                 policies: vec![ObservedScalingPolicy {
                     name: policy_name(&policy.prefix, dimension),
+                    arn: Some(format!("arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:1:policyName/{}", policy_name(&policy.prefix, dimension))),
                     policy_type: "TargetTrackingScaling".into(),
                     metric: Some(dimension.metric().into()),
                     target_value: None,

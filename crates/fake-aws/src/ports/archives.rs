@@ -31,7 +31,7 @@ impl Archives for FakeAws {
                 manifest: Some(found.manifest_key()),
                 items: Some(found.items()),
             };
-            (location, s3::FakeS3(world.s3.clone()))
+            (location, s3::FakeS3::of(&world))
         };
         Ok(prove(&store, &location).await)
     }
@@ -42,7 +42,7 @@ impl Archives for FakeAws {
         bucket: &str,
         prefix: &str,
     ) -> Result<Vec<(ExportLocation, ArchiveProof)>, ControlPlaneError> {
-        let store = s3::FakeS3(self.lock().s3.clone());
+        let store = s3::FakeS3::of(&self.lock());
         Ok(archives_under(&store, table, bucket, prefix)
             .await
             .expect("the fake's S3 answers every read"))

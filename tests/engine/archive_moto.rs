@@ -211,7 +211,8 @@ async fn until_due(
         let report = day_runs(&rig.control, policy, day).await;
         day += Duration::days(1);
         if let Some(line) = report.tables.iter().find(|l| {
-            l.item.table == table && matches!(l.item.decision, Decision::Deferred { .. } | Decision::Delete(_))
+            l.item.table == table
+                && matches!(l.item.decision, Decision::Deferred { .. } | Decision::Delete(_))
         }) {
             return (line.clone(), day);
         }
@@ -259,10 +260,18 @@ async fn a_table_is_kept_while_s3_will_expire_its_archive() {
     let first = NaiveDate::from_ymd_opt(2018, 10, 1).unwrap();
     let (line, day) = until_due(&rig, &policy, table, first).await;
     let reason = kept_unproven(&line);
-    for part in ["s3://archive/ddb-rollover/arch_2018-10-02/", "\"tidy exports\"", "GMT", "expire"] {
+    for part in [
+        "s3://archive/ddb-rollover/arch_2018-10-02/",
+        "\"tidy exports\"",
+        "GMT",
+        "expire",
+    ] {
         assert!(reason.contains(part), "{part:?} not in: {reason}");
     }
-    assert!(exists(&rig.client, table).await, "{table} deleted on an expiring archive");
+    assert!(
+        exists(&rig.client, table).await,
+        "{table} deleted on an expiring archive"
+    );
 
     rig.server.delete_lifecycle("archive");
     deleted_on(&rig, &policy, table, day).await;
@@ -285,7 +294,10 @@ async fn a_table_is_kept_while_its_archive_bucket_has_another_owner() {
     for part in [testkit::MOTO_ACCOUNT, "AccessDenied", "s3://archive/"] {
         assert!(reason.contains(part), "{part:?} not in: {reason}");
     }
-    assert!(exists(&rig.client, table).await, "{table} deleted on another owner's bucket");
+    assert!(
+        exists(&rig.client, table).await,
+        "{table} deleted on another owner's bucket"
+    );
 
     rig.server.set_bucket_owner("archive", testkit::MOTO_ACCOUNT);
     deleted_on(&rig, &policy, table, day).await;

@@ -298,7 +298,14 @@ impl FakeAws {
     /// PutBucketLifecycleConfiguration of one Enabled rule `id` expiring the objects under
     /// `prefix` `days` days after their creation (it replaces the bucket's configuration, as
     /// S3's does): from then on S3 answers `x-amz-expiration` on every read of such an object.
-    pub fn foreign_put_lifecycle_expiration(&self, who: &str, bucket: &str, id: &str, prefix: &str, days: u32) {
+    pub fn foreign_put_lifecycle_expiration(
+        &self,
+        who: &str,
+        bucket: &str,
+        id: &str,
+        prefix: &str,
+        days: u32,
+    ) {
         let _ = self.foreign(who, "PutBucketLifecycleConfiguration", bucket, |world, _, _| {
             let mut state = world.bucket(bucket);
             state.expirations = vec![s3::ExpirationRule {

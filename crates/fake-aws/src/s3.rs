@@ -7,8 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use ddb_rollover::run::archive::ArchiveStore;
-use ddb_rollover::table::archive::{ObjectHead, READABLE_STORAGE_CLASSES};
+use ddb_rollover::run::archive::{access_denied, ArchiveStore, Bucket as Expected};
+use ddb_rollover::table::archive::{ObjectBody, ObjectHead, READABLE_STORAGE_CLASSES};
 use md5::{Digest, Md5};
 
 /// One object: its bytes and `x-amz-storage-class` (`None`: STANDARD).
@@ -41,11 +41,12 @@ impl S3Object {
         aws_smithy_types::base64::encode(self.md5())
     }
 
-    fn head(&self) -> ObjectHead {
+    fn head(&self, expiration: Option<String>) -> ObjectHead {
         ObjectHead {
             etag: self.etag(),
             size: self.bytes.len() as u64,
             storage_class: self.storage_class.clone(),
+            expiration,
         }
     }
 }
@@ -281,28 +282,53 @@ impl FakeS3 {
     }
 }
 
-impl ArchiveStore for FakeS3 {
-    async fn get(&self, bucket: &str, key: &str) -> Result<Option<Vec<u8>>, String> {
-        Ok(self
-            .objects
-            .get(&(bucket.to_string(), key.to_string()))
-            .map(|o| o.bytes.clone()))
+impl FakeS3 {
+    fn bucket(&self, name: &str) -> Bucket {
+        self.buckets.get(name).cloned().unwrap_or_default()
     }
 
-    async fn list(&self, bucket: &str, prefix: &str) -> Result<Vec<String>, String> {
+    /// S3's 403 for a read expecting another owner than the bucket's, worded as the SDK
+    /// adapter words it.
+    fn owned(&self, operation: &str, bucket: Expected<'_>, key: &str) -> Result<Bucket, String> {
+        let state = self.bucket(bucket.name);
+        if state.owner == bucket.owner {
+            return Ok(state);
+        }
+        Err(format!(
+            "{operation}: HTTP 403 AccessDenied: Access Denied ({})",
+            access_denied(bucket, key, "s3:GetObject and s3:ListBucket")
+        ))
+    }
+}
+
+impl ArchiveStore for FakeS3 {
+    async fn get(&self, bucket: Expected<'_>, key: &str) -> Result<Option<ObjectBody>, String> {
+        let state = self.owned("GetObject", bucket, key)?;
+        Ok(self
+            .objects
+            .get(&(bucket.name.to_string(), key.to_string()))
+            .map(|o| ObjectBody {
+                bytes: o.bytes.clone(),
+                expiration: state.expiration(key, self.now),
+            }))
+    }
+
+    async fn list(&self, bucket: Expected<'_>, prefix: &str) -> Result<Vec<String>, String> {
+        self.owned("ListObjectsV2", bucket, prefix)?;
         Ok(self
             .objects
             .keys()
-            .filter(|(b, key)| b == bucket && key.starts_with(prefix))
+            .filter(|(b, key)| b == bucket.name && key.starts_with(prefix))
             .map(|(_, key)| key.clone())
             .collect())
     }
 
-    async fn head(&self, bucket: &str, key: &str) -> Result<Option<ObjectHead>, String> {
+    async fn head(&self, bucket: Expected<'_>, key: &str) -> Result<Option<ObjectHead>, String> {
+        let state = self.owned("HeadObject", bucket, key)?;
         Ok(self
             .objects
-            .get(&(bucket.to_string(), key.to_string()))
-            .map(S3Object::head))
+            .get(&(bucket.name.to_string(), key.to_string()))
+            .map(|o| o.head(state.expiration(key, self.now))))
     }
 }
 

@@ -222,7 +222,10 @@ impl World {
             if export.status == ExportStatus::InProgress && export.done_at <= now {
                 // S3BucketOwner: DynamoDB writes only to a bucket of the account named; without
                 // it, to whoever owns the name now.
-                let owner = self.buckets.get(&export.bucket).map_or(s3::ACCOUNT_ID, |b| b.owner.as_str());
+                let owner = self
+                    .buckets
+                    .get(&export.bucket)
+                    .map_or(s3::ACCOUNT_ID, |b| b.owner.as_str());
                 if let Some(expected) = export.bucket_owner.as_deref().filter(|o| *o != owner) {
                     export.status = ExportStatus::Failed;
                     export.failure = Some(format!(

@@ -137,7 +137,11 @@ impl LocalDynamo {
     /// a non-2xx reply.
     pub fn put_lifecycle_expiration(&self, bucket: &str, rule_id: &str, prefix: &str, days: u32) {
         self.require_s3();
-        let escape = |text: &str| text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+        let escape = |text: &str| {
+            text.replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+        };
         let body = format!(
             "<LifecycleConfiguration><Rule><ID>{}</ID><Filter><Prefix>{}</Prefix></Filter><Status>Enabled</Status><Expiration><Days>{days}</Days></Expiration></Rule></LifecycleConfiguration>",
             escape(rule_id),

@@ -6,8 +6,8 @@
 use futures::stream::{self, StreamExt};
 
 use crate::table::archive::{
-    data_prefix, parse_files, parse_summary, table_name_of, ArchiveProof, ExportLocation, ManifestFile,
-    ManifestSummary, ObjectHead, READABLE_STORAGE_CLASSES,
+    data_prefix, expiring, parse_files, parse_summary, table_name_of, ArchiveProof, ExportLocation,
+    ManifestFile, ManifestSummary, ObjectBody, ObjectHead, READABLE_STORAGE_CLASSES,
 };
 
 /// How many HeadObject calls one proof keeps in flight: S3 serves thousands a second per
@@ -17,24 +17,52 @@ pub(crate) const HEADS_IN_FLIGHT: usize = 16;
 /// How many bad data files a reason names.
 const SHOWN: usize = 3;
 
-/// The S3 reads a proof needs, on AWS's S3 or a fake's.
+/// A bucket as the proof reads it: its name, and the account every read expects to own it.
+/// S3 refuses a read whose `ExpectedBucketOwner` is not the bucket's owner (403), so a bucket
+/// name that passed to another account answers nothing that could prove an archive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bucket<'a> {
+    /// The bucket's name.
+    pub name: &'a str,
+    /// The 12-digit account that must own it.
+    pub owner: &'a str,
+}
+
+impl std::fmt::Display for Bucket<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// What S3's 403 on a read of `key` in `bucket` means, said alike by every store: the bucket
+/// is not owned by the account the read expects, or the caller lacks `grant` (S3 answers both
+/// with AccessDenied).
+pub fn access_denied(bucket: Bucket<'_>, key: &str, grant: &str) -> String {
+    format!(
+        "s3://{bucket}/{key}: access denied: either the bucket is not owned by account {} (every read expects it, ExpectedBucketOwner: a bucket name another account holds proves nothing), or the role needs {grant}",
+        bucket.owner
+    )
+}
+
+/// The S3 reads a proof needs, on AWS's S3 or a fake's; each expects `bucket.owner` to own the
+/// bucket.
 pub trait ArchiveStore {
-    /// The object's bytes; `Ok(None)` when there is no such key.
+    /// The object's bytes and expiration; `Ok(None)` when there is no such key.
     fn get(
         &self,
-        bucket: &str,
+        bucket: Bucket<'_>,
         key: &str,
-    ) -> impl std::future::Future<Output = Result<Option<Vec<u8>>, String>> + Send;
+    ) -> impl std::future::Future<Output = Result<Option<ObjectBody>, String>> + Send;
     /// The keys under `prefix` in the bucket (every page); none for a missing bucket.
     fn list(
         &self,
-        bucket: &str,
+        bucket: Bucket<'_>,
         prefix: &str,
     ) -> impl std::future::Future<Output = Result<Vec<String>, String>> + Send;
     /// `Ok(None)` when there is no such key (404; a 403 is an error, not an absence).
     fn head(
         &self,
-        bucket: &str,
+        bucket: Bucket<'_>,
         key: &str,
     ) -> impl std::future::Future<Output = Result<Option<ObjectHead>, String>> + Send;
 }
@@ -93,7 +121,7 @@ fn file_problem(bucket: &str, file: &ManifestFile, head: Option<&ObjectHead>) ->
             READABLE_STORAGE_CLASSES.join(", ")
         ));
     }
-    None
+    head.expiration.as_deref().map(|e| expiring(bucket, key, e))
 }
 
 /// The 16 bytes a single-part ETag (32 hex digits) spells; `None` for any other ETag.
@@ -119,16 +147,23 @@ fn counted(problems: &[String], what: &str) -> Option<String> {
     Some(format!("{} {what}: {}", problems.len(), shown.join("; ")))
 }
 
-/// The object at `key`, parsed; otherwise why it cannot be used (`what` names it when missing).
+/// The object at `key`, parsed; otherwise why it cannot be used (`what` names it when missing;
+/// an object S3 will expire cannot hold an archive either).
 async fn read_parsed<S: ArchiveStore + Sync, T>(
     store: &S,
-    bucket: &str,
+    bucket: Bucket<'_>,
     key: &str,
     what: &str,
     parse: impl FnOnce(&[u8]) -> Result<T, String>,
 ) -> Result<T, String> {
     match store.get(bucket, key).await {
-        Ok(Some(bytes)) => parse(&bytes).map_err(|e| format!("s3://{bucket}/{key} is unreadable: {e}")),
+        Ok(Some(ObjectBody {
+            expiration: Some(expiration),
+            ..
+        })) => Err(expiring(bucket.name, key, &expiration)),
+        Ok(Some(object)) => {
+            parse(&object.bytes).map_err(|e| format!("s3://{bucket}/{key} is unreadable: {e}"))
+        }
         Ok(None) => Err(format!("the {what} s3://{bucket}/{key} is missing")),
         Err(e) => Err(format!("s3://{bucket}/{key} could not be read: {e}")),
     }
@@ -141,7 +176,10 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
         export: location.export.clone(),
         reason,
     };
-    let bucket = &location.bucket;
+    let bucket = Bucket {
+        name: &location.bucket,
+        owner: &location.bucket_owner,
+    };
     let Some(manifest) = &location.manifest else {
         return unproven("DescribeExport names no manifest (ExportManifest)".into());
     };
@@ -222,7 +260,7 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
     let mut problems = Vec::new();
     for (file, head) in files.iter().zip(heads) {
         match head {
-            Ok(head) => problems.extend(file_problem(bucket, file, head.as_ref())),
+            Ok(head) => problems.extend(file_problem(bucket.name, file, head.as_ref())),
             Err(e) => return unproven(format!("the data files could not be checked: {e}")),
         }
     }
@@ -235,7 +273,7 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
     }
     ArchiveProof::Proven {
         export: location.export.clone(),
-        bucket: bucket.clone(),
+        bucket: location.bucket.clone(),
         manifest: manifest.clone(),
         items: summary.item_count,
         files: files.len(),
@@ -246,11 +284,12 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
 /// by the `exportTime` its summary gives (AWS documents no order of export ids; exports without
 /// a time come first, then by key), each with what the store proves of it as an export of
 /// `table`. Its own summary names the export: once the table is gone there is no
-/// DescribeExport to ask, so DescribeExport's count is not compared.
+/// DescribeExport to ask, so DescribeExport's count is not compared. Every read expects
+/// `bucket.owner` to own the bucket.
 pub async fn archives_under<S: ArchiveStore + Sync>(
     store: &S,
     table: &str,
-    bucket: &str,
+    bucket: Bucket<'_>,
     prefix: &str,
 ) -> Result<Vec<(ExportLocation, ArchiveProof)>, String> {
     let mut manifests: Vec<String> = store
@@ -262,10 +301,10 @@ pub async fn archives_under<S: ArchiveStore + Sync>(
     manifests.sort();
     let mut summaries = Vec::new();
     for manifest in manifests {
-        let Some(bytes) = store.get(bucket, &manifest).await? else {
+        let Some(object) = store.get(bucket, &manifest).await? else {
             continue;
         };
-        summaries.push((parse_summary(&bytes).ok(), manifest));
+        summaries.push((parse_summary(&object.bytes).ok(), manifest));
     }
     // Stable: keys keep their order among equal times.
     summaries.sort_by_key(|(summary, _)| summary.as_ref().and_then(|s| s.export_time));
@@ -274,9 +313,10 @@ pub async fn archives_under<S: ArchiveStore + Sync>(
         let location = ExportLocation {
             export: summary.map(|s| s.export_arn).unwrap_or_default(),
             table: table.to_string(),
-            bucket: bucket.to_string(),
+            bucket: bucket.name.to_string(),
             manifest: Some(manifest),
             items: None,
+            bucket_owner: bucket.owner.to_string(),
         };
         let proof = prove(store, &location).await;
         found.push((location, proof));
@@ -290,21 +330,50 @@ mod tests {
 
     use super::*;
 
-    /// Objects by key: bytes, ETag, storage class.
-    struct Store(BTreeMap<String, (Vec<u8>, String, Option<String>)>);
+    /// Objects by key: bytes, ETag, storage class; the `x-amz-expiration` of some keys; the
+    /// bucket's owner.
+    struct Store(
+        BTreeMap<String, (Vec<u8>, String, Option<String>)>,
+        BTreeMap<String, String>,
+        &'static str,
+    );
+
+    impl Store {
+        fn new() -> Store {
+            Store(BTreeMap::new(), BTreeMap::new(), OWNER)
+        }
+
+        /// S3's 403 for a read expecting another owner than the bucket's.
+        fn owned_by(&self, bucket: Bucket<'_>, key: &str) -> Result<(), String> {
+            if bucket.owner == self.2 {
+                return Ok(());
+            }
+            Err(format!(
+                "HTTP 403 AccessDenied ({})",
+                access_denied(bucket, key, "s3:GetObject")
+            ))
+        }
+    }
 
     impl ArchiveStore for Store {
-        async fn get(&self, _bucket: &str, key: &str) -> Result<Option<Vec<u8>>, String> {
-            Ok(self.0.get(key).map(|(bytes, ..)| bytes.clone()))
+        async fn get(&self, bucket: Bucket<'_>, key: &str) -> Result<Option<ObjectBody>, String> {
+            self.owned_by(bucket, key)?;
+            Ok(self.0.get(key).map(|(bytes, ..)| ObjectBody {
+                bytes: bytes.clone(),
+                expiration: self.1.get(key).cloned(),
+            }))
         }
-        async fn list(&self, _bucket: &str, prefix: &str) -> Result<Vec<String>, String> {
+        async fn list(&self, bucket: Bucket<'_>, prefix: &str) -> Result<Vec<String>, String> {
+            self.owned_by(bucket, prefix)?;
             Ok(self.0.keys().filter(|k| k.starts_with(prefix)).cloned().collect())
         }
-        async fn head(&self, _bucket: &str, key: &str) -> Result<Option<ObjectHead>, String> {
+        async fn head(&self, bucket: Bucket<'_>, key: &str) -> Result<Option<ObjectHead>, String> {
+            self.owned_by(bucket, key)?;
             Ok(self.0.get(key).map(|(bytes, etag, class)| ObjectHead {
                 etag: etag.clone(),
                 size: bytes.len() as u64,
                 storage_class: class.clone(),
+                expiration: self.1.get(key).cloned(),
             }))
         }
     }
@@ -322,6 +391,11 @@ mod tests {
     }
 
     const TABLE: &str = "t";
+    const OWNER: &str = "111122223333";
+    const BUCKET: Bucket<'static> = Bucket {
+        name: "b",
+        owner: OWNER,
+    };
     const TABLE_ARN: &str = "arn:aws:dynamodb:us-east-1:1:table/t";
     const EXPORT: &str = "arn:aws:dynamodb:us-east-1:1:table/t/export/01";
     const DIR: &str = "p/t/AWSDynamoDB/01";
@@ -347,7 +421,7 @@ mod tests {
 
     fn layout(items: &[u64]) -> Store {
         let total: u64 = items.iter().sum();
-        let mut store = Store(BTreeMap::new());
+        let mut store = Store::new();
         store.put(
             &format!("{DIR}/manifest-summary.json"),
             &summary(EXPORT, TABLE_ARN, total),
@@ -369,6 +443,7 @@ mod tests {
             bucket: "b".into(),
             manifest: Some(format!("{DIR}/manifest-summary.json")),
             items,
+            bucket_owner: OWNER.into(),
         }
     }
 
@@ -406,7 +481,7 @@ mod tests {
     /// so restore's "newest" is the export that holds the table latest.
     #[tokio::test]
     async fn archives_are_ordered_by_their_summarys_export_time_not_their_keys() {
-        let mut store = Store(BTreeMap::new());
+        let mut store = Store::new();
         // Key order: a, b, c. Time order: c (no time), b (10:00), a (11:00).
         for (id, time) in [
             ("a", Some("2018-10-05T11:00:00Z")),
@@ -423,7 +498,7 @@ mod tests {
                 summary.to_string().as_bytes(),
             );
         }
-        let found = archives_under(&store, TABLE, "b", "p/t/").await.unwrap();
+        let found = archives_under(&store, TABLE, BUCKET, "p/t/").await.unwrap();
         let order: Vec<&str> = found
             .iter()
             .map(|(location, _)| location.export.rsplit('/').next().unwrap())
@@ -433,7 +508,7 @@ mod tests {
 
     #[tokio::test]
     async fn archives_under_a_prefix_are_found_with_their_proofs() {
-        let found = archives_under(&layout(&[2, 5]), TABLE, "b", "p/t/")
+        let found = archives_under(&layout(&[2, 5]), TABLE, BUCKET, "p/t/")
             .await
             .unwrap();
         assert_eq!(found.len(), 1);
@@ -442,7 +517,7 @@ mod tests {
             matches!(found[0].1, ArchiveProof::Proven { items: 7, .. }),
             "{found:?}"
         );
-        assert!(archives_under(&layout(&[1]), TABLE, "b", "other/")
+        assert!(archives_under(&layout(&[1]), TABLE, BUCKET, "other/")
             .await
             .unwrap()
             .is_empty());
@@ -532,7 +607,7 @@ mod tests {
         let manifest = format!("{DIR}/manifest-summary.json");
         let mut store = layout(&[3]);
         store.put(&manifest, &summary(&format!("{other}/export/01"), other, 3));
-        let found = archives_under(&store, TABLE, "b", "p/").await.unwrap();
+        let found = archives_under(&store, TABLE, BUCKET, "p/").await.unwrap();
         let reason = unproven(found[0].1.clone());
         assert_says(
             &reason,
@@ -540,13 +615,47 @@ mod tests {
         );
         // The summary's table this one, its export another table's.
         store.put(&manifest, &summary(&format!("{other}/export/01"), TABLE_ARN, 3));
-        let found = archives_under(&store, TABLE, "b", "p/").await.unwrap();
+        let found = archives_under(&store, TABLE, BUCKET, "p/").await.unwrap();
         assert!(unproven(found[0].1.clone()).contains("is not an export of its table"));
         // No tableArn at all.
         let mut bare: serde_json::Value = serde_json::from_slice(&summary(EXPORT, TABLE_ARN, 3)).unwrap();
         bare.as_object_mut().unwrap().remove("tableArn");
         store.put(&manifest, bare.to_string().as_bytes());
         assert!(unproven(prove(&store, &location(None)).await).contains("names no table"));
+    }
+
+    /// Issue 37, finding 4: an object a lifecycle rule will delete (S3's `x-amz-expiration`
+    /// on its GetObject or HeadObject) holds no archive, be it a manifest or a data file.
+    #[tokio::test]
+    async fn an_object_s3_will_expire_is_not_proven() {
+        let header = "expiry-date=\"Fri, 02 Nov 2018 00:00:00 GMT\", rule-id=\"tidy%20up\"";
+        for key in [
+            format!("{DIR}/data/1.json.gz"),
+            format!("{DIR}/manifest-summary.json"),
+            format!("{DIR}/manifest-files.json"),
+        ] {
+            let mut store = layout(&[3, 4]);
+            store.1.insert(key.clone(), header.into());
+            let reason = unproven(prove(&store, &location(Some(7))).await);
+            assert_says(
+                &reason,
+                &[
+                    &format!("s3://b/{key} expires on Fri, 02 Nov 2018 00:00:00 GMT"),
+                    "rule \"tidy up\"",
+                ],
+            );
+        }
+    }
+
+    /// Issue 37, finding 9: every read expects the account the bucket must belong to; S3's 403
+    /// for a bucket of another owner is a reason naming that account, never a proof.
+    #[tokio::test]
+    async fn a_bucket_of_another_owner_proves_nothing() {
+        let mut store = layout(&[3, 4]);
+        store.2 = "444455556666";
+        let reason = unproven(prove(&store, &location(Some(7))).await);
+        assert_says(&reason, &["403", "not owned by account 111122223333"]);
+        assert!(archives_under(&store, TABLE, BUCKET, "p/t/").await.is_err());
     }
 
     #[tokio::test]

@@ -11,6 +11,7 @@ use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 
 use crate::policy::rates::Rates;
 use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
+use crate::run::archive::Bucket;
 use crate::run::control::{Archives, Clock, ControlPlaneError, Mappings, Scaling, Tables};
 use crate::table::archive::{ArchiveProof, ExportLocation, ImportState};
 use crate::table::changes::{
@@ -233,14 +234,19 @@ impl<C: Mappings + Send> Mappings for Paced<C> {
 }
 
 impl<C: Archives + Send> Archives for Paced<C> {
-    async fn prove_archive(&self, table: &str, export: &str) -> Result<ArchiveProof, ControlPlaneError> {
-        self.inner.prove_archive(table, export).await
+    async fn prove_archive(
+        &self,
+        table: &str,
+        export: &str,
+        bucket_owner: &str,
+    ) -> Result<ArchiveProof, ControlPlaneError> {
+        self.inner.prove_archive(table, export, bucket_owner).await
     }
 
     async fn find_archives(
         &self,
         table: &str,
-        bucket: &str,
+        bucket: Bucket<'_>,
         prefix: &str,
     ) -> Result<Vec<(ExportLocation, ArchiveProof)>, ControlPlaneError> {
         self.inner.find_archives(table, bucket, prefix).await

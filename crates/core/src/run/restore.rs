@@ -1,8 +1,9 @@
 //! `restore`: an archived period comes back. For each period, the newest export (by its
 //! summary's `exportTime`) under the
 //! archive prefix that S3 proves a complete export of this table (its manifest naming the
-//! table, every data file under its `data/` as listed and readable, counts that agree; the
-//! same proof retention deletes on, [`crate::table::archive`]) is imported with ImportTable into `{prefix}_{label}`, with the
+//! table, every data file under its `data/` as listed and readable, none due to expire,
+//! counts that agree, every read expecting the bucket's owner; the same proof retention
+//! deletes on, [`crate::table::archive`]) is imported with ImportTable into `{prefix}_{label}`, with the
 //! policy's key and global indexes and the capacity of the phase the period's age calls for.
 //! Once the import COMPLETED and the table is ACTIVE it gets our family and period tags and
 //! `ddb-rollover:keep-until` (now + the operator's keep), but only when DescribeImport counts
@@ -31,6 +32,7 @@ use crate::plan::Operation;
 use crate::policy::period::Slot;
 use crate::policy::tags::{own_tags, TAG_KEEP_UNTIL, TAG_SHORT_IMPORT};
 use crate::policy::Policy;
+use crate::run::archive::Bucket;
 use crate::run::clock::CheckedInstant;
 use crate::run::control::{ControlPlane, ControlPlaneError};
 use crate::run::operator::{LineOutcome, OperatorLine};
@@ -127,9 +129,13 @@ pub async fn restore<C: ControlPlane>(
     at.assert_covers(policy, Operation::CreateNew, options.dry_run);
     let now = at.at();
     let keep_until = now + options.keep;
+    let owner = match policy.archive() {
+        Some(archive) => archive_owner(control, policy, archive).await,
+        None => Ok(None),
+    };
     let mut tables = Vec::new();
     for &slot in slots {
-        tables.push(restore_one(control, policy, now, keep_until, slot, options).await);
+        tables.push(restore_one(control, policy, now, keep_until, slot, &owner, options).await);
     }
     Ok(RestoreReport {
         at: now,
@@ -140,12 +146,39 @@ pub async fn restore<C: ControlPlane>(
     })
 }
 
+/// The account every read of the archive expects to own its bucket: `retention.bucket_owner`,
+/// else the account of the family's tables ([`crate::policy::retention::Archive::expected_bucket_owner`]
+/// of the first one DescribeTable shows: the period's own is gone, and a table named without
+/// an ARN is always this account's). `None` when the family has no table to ask.
+async fn archive_owner<C: ControlPlane>(
+    control: &C,
+    policy: &Policy,
+    archive: &crate::policy::retention::Archive,
+) -> Result<Option<String>, ControlPlaneError> {
+    if let Some(owner) = &archive.bucket_owner {
+        return Ok(Some(owner.clone()));
+    }
+    for name in control.list_table_names(&format!("{}_", policy.prefix)).await? {
+        let arn = match control.describe_table(&name).await {
+            Ok(table) => table.and_then(|t| t.arn),
+            // Deleted since it was listed: the next one tells.
+            Err(e) if e.kind == crate::run::control::ErrorKind::NotFound => None,
+            Err(e) => return Err(e),
+        };
+        if let Some(owner) = arn.as_deref().and_then(|arn| archive.expected_bucket_owner(arn)) {
+            return Ok(Some(owner));
+        }
+    }
+    Ok(None)
+}
+
 async fn restore_one<C: ControlPlane>(
     control: &C,
     policy: &Policy,
     now: DateTime<Utc>,
     keep_until: DateTime<Utc>,
     slot: Slot,
+    owner: &Result<Option<String>, ControlPlaneError>,
     options: RestoreOptions,
 ) -> RestoreLine {
     let calendar = policy.calendar();
@@ -197,8 +230,23 @@ async fn restore_one<C: ControlPlane>(
         Err(e) if e.kind == crate::run::control::ErrorKind::NotFound => {}
         Err(e) => return failed(line, e),
     }
+    let owner = match owner {
+        Ok(Some(owner)) => owner,
+        Ok(None) => return refuse(
+            line,
+            format!(
+                "no table of the family shows the account that must own s3://{}: set retention.bucket_owner",
+                archive.bucket
+            ),
+        ),
+        Err(e) => return failed(line, e.clone()),
+    };
     let prefix = archive.prefix_for(&spec.name);
-    let found = match control.find_archives(&spec.name, &archive.bucket, &prefix).await {
+    let bucket = Bucket {
+        name: &archive.bucket,
+        owner,
+    };
+    let found = match control.find_archives(&spec.name, bucket, &prefix).await {
         Ok(found) => found,
         Err(e) => return failed(line, e),
     };

@@ -1,17 +1,22 @@
 //! [`Archives`] on the fake: what the fake's S3 holds of an export, read and proven by the
 //! engine's own proof over [`crate::s3`].
 
-use ddb_rollover::run::archive::{archives_under, prove};
-use ddb_rollover::run::control::{Archives, ControlPlaneError};
+use ddb_rollover::run::archive::{archives_under, prove, Bucket};
+use ddb_rollover::run::control::{Archives, ControlPlaneError, ErrorKind};
 use ddb_rollover::table::archive::{ArchiveProof, ExportLocation};
 use ddb_rollover::table::ExportStatus;
 
-use crate::errors::export_not_found;
+use crate::errors::{error, export_not_found};
 use crate::s3;
 use crate::FakeAws;
 
 impl Archives for FakeAws {
-    async fn prove_archive(&self, table: &str, export: &str) -> Result<ArchiveProof, ControlPlaneError> {
+    async fn prove_archive(
+        &self,
+        table: &str,
+        export: &str,
+        bucket_owner: &str,
+    ) -> Result<ArchiveProof, ControlPlaneError> {
         let (location, store) = {
             let world = self.lock();
             let found = world
@@ -30,6 +35,7 @@ impl Archives for FakeAws {
                 bucket: found.bucket.clone(),
                 manifest: Some(found.manifest_key()),
                 items: Some(found.items()),
+                bucket_owner: bucket_owner.to_string(),
             };
             (location, s3::FakeS3::of(&world))
         };
@@ -39,12 +45,12 @@ impl Archives for FakeAws {
     async fn find_archives(
         &self,
         table: &str,
-        bucket: &str,
+        bucket: Bucket<'_>,
         prefix: &str,
     ) -> Result<Vec<(ExportLocation, ArchiveProof)>, ControlPlaneError> {
         let store = s3::FakeS3::of(&self.lock());
-        Ok(archives_under(&store, table, bucket, prefix)
+        archives_under(&store, table, bucket, prefix)
             .await
-            .expect("the fake's S3 answers every read"))
+            .map_err(|message| error(ErrorKind::Other, "ListObjectsV2", table, message))
     }
 }

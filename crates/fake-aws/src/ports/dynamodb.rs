@@ -319,7 +319,7 @@ impl Tables for FakeAws {
                     files,
                     export_time: world.now,
                     items,
-                    bucket_owner: None,
+                    bucket_owner: Some(request.bucket_owner.clone()),
                     failure: None,
                 },
             );

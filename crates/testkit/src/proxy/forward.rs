@@ -184,7 +184,8 @@ impl Forwarder {
             None
         };
         if let Some(request) = &s3 {
-            let refusal = s3_buckets::owner_refusal(&lock(&self.state), &parts.headers, &parts.method, request);
+            let refusal =
+                s3_buckets::owner_refusal(&lock(&self.state), &parts.headers, &parts.method, request);
             if let Some(refusal) = refusal {
                 return Ok(refusal);
             }
@@ -269,7 +270,9 @@ impl Forwarder {
         };
         let reply = exports::reply_as_aws(&self.upstream, &self.state, &operation, reply).await;
         let reply = match &s3 {
-            Some(request) if request.object_read => s3_buckets::with_expiration(&self.upstream, request, reply).await,
+            Some(request) if request.object_read => {
+                s3_buckets::with_expiration(&self.upstream, request, reply).await
+            }
             _ => reply,
         };
         if operation == "DeleteTable" && success {

@@ -49,10 +49,15 @@ pub(super) fn s3_request(method: &Method, uri: &Uri, headers: &HeaderMap) -> Opt
     if bucket.is_empty() {
         return None;
     }
-    let plain = uri.query().unwrap_or("").split('&').filter(|p| !p.is_empty()).all(|param| {
-        let name = param.split_once('=').map_or(param, |(name, _)| name);
-        OBJECT_READ_PARAMS.contains(&name) || name.starts_with("response-")
-    });
+    let plain = uri
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .all(|param| {
+            let name = param.split_once('=').map_or(param, |(name, _)| name);
+            OBJECT_READ_PARAMS.contains(&name) || name.starts_with("response-")
+        });
     Some(S3Request {
         bucket: percent_decode(bucket),
         key: percent_decode(key),
@@ -97,12 +102,19 @@ pub(super) fn owner_refusal(
 /// Expiration rule of the bucket's lifecycle configuration (read from the upstream, not
 /// recorded) covers the key: the earliest such expiry, as S3 gives it. Rules that filter by
 /// tag or size are not modelled (not applied); a configuration that cannot be read is none.
-pub(super) async fn with_expiration(upstream: &Upstream, request: &S3Request, reply: Response<Body>) -> Response<Body> {
+pub(super) async fn with_expiration(
+    upstream: &Upstream,
+    request: &S3Request,
+    reply: Response<Body>,
+) -> Response<Body> {
     if !reply.status().is_success() || reply.headers().contains_key("x-amz-expiration") {
         return reply;
     }
     let path = format!("/{}?lifecycle", percent_encode(&request.bucket));
-    let Ok(lifecycle) = upstream.send(Method::GET, &path, &HeaderMap::new(), Bytes::new()).await else {
+    let Ok(lifecycle) = upstream
+        .send(Method::GET, &path, &HeaderMap::new(), Bytes::new())
+        .await
+    else {
         return reply;
     };
     if !lifecycle.status().is_success() {
@@ -154,7 +166,9 @@ fn expiry(xml: &str, key: &str, modified: DateTime<Utc>) -> Option<(DateTime<Utc
                 }
                 None => {
                     let date = xml_elements(&expiration, "Date").into_iter().next()?;
-                    DateTime::parse_from_rfc3339(date.trim()).ok()?.with_timezone(&Utc)
+                    DateTime::parse_from_rfc3339(date.trim())
+                        .ok()?
+                        .with_timezone(&Utc)
                 }
             };
             let id = xml_elements(rule, "ID").into_iter().next().unwrap_or_default();
@@ -225,10 +239,25 @@ mod tests {
             HeaderValue::from_static("AWS4-HMAC-SHA256 Credential=x/20200101/us-east-1/s3/aws4_request"),
         );
         let read = s3_request(&Method::GET, &uri("/b/p%2Fk%20l?x-id=GetObject"), &headers).unwrap();
-        assert_eq!((read.bucket.as_str(), read.key.as_str(), read.object_read), ("b", "p/k l", true));
-        assert!(!s3_request(&Method::GET, &uri("/b/k?tagging"), &headers).unwrap().object_read);
-        assert!(!s3_request(&Method::GET, &uri("/b?list-type=2"), &headers).unwrap().object_read);
-        assert!(!s3_request(&Method::PUT, &uri("/b/k"), &headers).unwrap().object_read);
+        assert_eq!(
+            (read.bucket.as_str(), read.key.as_str(), read.object_read),
+            ("b", "p/k l", true)
+        );
+        assert!(
+            !s3_request(&Method::GET, &uri("/b/k?tagging"), &headers)
+                .unwrap()
+                .object_read
+        );
+        assert!(
+            !s3_request(&Method::GET, &uri("/b?list-type=2"), &headers)
+                .unwrap()
+                .object_read
+        );
+        assert!(
+            !s3_request(&Method::PUT, &uri("/b/k"), &headers)
+                .unwrap()
+                .object_read
+        );
     }
 
     #[test]

@@ -6,12 +6,17 @@ use aws_sdk_dynamodb::types::ExportStatus as SdkExportStatus;
 use super::archives::store;
 use super::errors::classify;
 use super::DynamoDb;
-use crate::run::archive::{archives_under, prove};
+use crate::run::archive::{archives_under, prove, Bucket};
 use crate::run::control::{failed, unsupported, Archives, ControlPlaneError};
 use crate::table::archive::{ArchiveProof, ExportLocation};
 
 impl Archives for DynamoDb {
-    async fn prove_archive(&self, table: &str, export: &str) -> Result<ArchiveProof, ControlPlaneError> {
+    async fn prove_archive(
+        &self,
+        table: &str,
+        export: &str,
+        bucket_owner: &str,
+    ) -> Result<ArchiveProof, ControlPlaneError> {
         let Some(s3) = &self.archives else {
             return Err(unsupported(
                 "GetObject",
@@ -49,6 +54,7 @@ impl Archives for DynamoDb {
             bucket: description.s3_bucket().unwrap_or_default().to_string(),
             manifest: description.export_manifest().map(str::to_owned),
             items: description.item_count().and_then(|n| u64::try_from(n).ok()),
+            bucket_owner: bucket_owner.to_string(),
         };
         Ok(prove(&store(s3), &location).await)
     }
@@ -56,7 +62,7 @@ impl Archives for DynamoDb {
     async fn find_archives(
         &self,
         table: &str,
-        bucket: &str,
+        bucket: Bucket<'_>,
         prefix: &str,
     ) -> Result<Vec<(ExportLocation, ArchiveProof)>, ControlPlaneError> {
         let s3 = self

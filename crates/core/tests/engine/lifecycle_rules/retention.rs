@@ -18,6 +18,7 @@ fn tables_past_archive_after_with_pitr_on_are_exported() {
             table_arn: tables[1].arn.clone().unwrap(),
             bucket: "my-archive".into(),
             prefix: format!("ddb-rollover/{}/", name(2)),
+            bucket_owner: "123456789012".into(),
             after_seal: false,
         })
     );

@@ -232,13 +232,15 @@ async fn restore_one<C: ControlPlane>(
     }
     let owner = match owner {
         Ok(Some(owner)) => owner,
-        Ok(None) => return refuse(
-            line,
-            format!(
+        Ok(None) => {
+            return refuse(
+                line,
+                format!(
                 "no table of the family shows the account that must own s3://{}: set retention.bucket_owner",
                 archive.bucket
             ),
-        ),
+            )
+        }
         Err(e) => return failed(line, e.clone()),
     };
     let prefix = archive.prefix_for(&spec.name);

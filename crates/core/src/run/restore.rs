@@ -233,13 +233,11 @@ async fn restore_one<C: ControlPlane>(
     let owner = match owner {
         Ok(Some(owner)) => owner,
         Ok(None) => {
-            return refuse(
-                line,
-                format!(
-                "no table of the family shows the account that must own s3://{}: set retention.bucket_owner",
-                archive.bucket
-            ),
-            )
+            let bucket = &archive.bucket;
+            let reason = format!(
+                "no table of the family shows the account that must own s3://{bucket}: set retention.bucket_owner"
+            );
+            return refuse(line, reason);
         }
         Err(e) => return failed(line, e.clone()),
     };

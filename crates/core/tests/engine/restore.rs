@@ -543,7 +543,10 @@ async fn restore_without_a_table_to_learn_the_account_from_asks_for_bucket_owner
     let fake = account();
     let now = at(day(20), "12:00:00");
     let unknown = restore_at(&fake, &policy(), now, "2018-10-02", false).await;
-    assert!(reasons(&unknown).contains("set retention.bucket_owner"), "{unknown:#?}");
+    assert!(
+        reasons(&unknown).contains("set retention.bucket_owner"),
+        "{unknown:#?}"
+    );
     let named = Policy::from_toml(&format!("{POLICY}bucket_owner = \"123456789012\"\n")).unwrap();
     let searched = restore_at(&fake, &named, now, "2018-10-02", false).await;
     assert!(reasons(&searched).contains("no export under"), "{searched:#?}");

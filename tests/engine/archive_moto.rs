@@ -196,3 +196,109 @@ async fn a_delete_waits_while_a_data_file_the_manifest_lists_is_missing() {
     );
     assert!(!exists(&client, table).await, "{table} still there");
 }
+
+/// Runs the days from `day` until `table`'s line is a deferral or a deletion (it is due for
+/// deletion once sealed and exported after the seal), checking it exists until then; returns
+/// that line and the next day.
+async fn until_due(
+    rig: &ArchiveRig,
+    policy: &Policy,
+    table: &str,
+    mut day: NaiveDate,
+) -> (ddb_rollover::run::report::TableLine, NaiveDate) {
+    let last = day + Duration::days(10);
+    loop {
+        let report = day_runs(&rig.control, policy, day).await;
+        day += Duration::days(1);
+        if let Some(line) = report.tables.iter().find(|l| {
+            l.item.table == table
+                && matches!(l.item.decision, Decision::Deferred { .. } | Decision::Delete(_))
+        }) {
+            return (line.clone(), day);
+        }
+        assert!(exists(&rig.client, table).await, "{table} gone before it was due");
+        assert!(day < last, "{table} never due for deletion: {report:#?}");
+    }
+}
+
+/// Asserts that `line` keeps its table for an unproven archive, and returns its reason.
+fn kept_unproven(line: &ddb_rollover::run::report::TableLine) -> String {
+    assert_eq!(
+        line.item.decision,
+        Decision::Deferred {
+            retry_after: None,
+            cause: DeferralCause::ArchiveUnproven
+        },
+        "{line:#?}"
+    );
+    line.item.reason.clone()
+}
+
+/// The next day's runs delete `table`: its line says so, and moto no longer has it.
+async fn deleted_on(rig: &ArchiveRig, policy: &Policy, table: &str, day: NaiveDate) {
+    let report = day_runs(&rig.control, policy, day).await;
+    assert!(
+        report
+            .lines_with(Outcome::Done)
+            .any(|l| l.item.table == table && l.item.decision.action() == "delete"),
+        "{table} not deleted: {report:#?}"
+    );
+    assert!(!exists(&rig.client, table).await, "{table} still there");
+}
+
+/// Issue 37, finding 4: a lifecycle rule that expires the archive prefix (S3 says so in
+/// `x-amz-expiration` on each read of its objects) keeps the table: the archive would not
+/// outlive it. Without the rule the archive is proven and the table deleted.
+#[tokio::test]
+async fn a_table_is_kept_while_s3_will_expire_its_archive() {
+    let rig = ArchiveRig::start().await;
+    let policy = Policy::from_toml(POLICY).unwrap();
+    let table = "arch_2018-10-02";
+    rig.server
+        .put_lifecycle_expiration("archive", "tidy exports", "ddb-rollover/", 30);
+
+    let first = NaiveDate::from_ymd_opt(2018, 10, 1).unwrap();
+    let (line, day) = until_due(&rig, &policy, table, first).await;
+    let reason = kept_unproven(&line);
+    for part in [
+        "s3://archive/ddb-rollover/arch_2018-10-02/",
+        "\"tidy exports\"",
+        "GMT",
+        "expire",
+    ] {
+        assert!(reason.contains(part), "{part:?} not in: {reason}");
+    }
+    assert!(
+        exists(&rig.client, table).await,
+        "{table} deleted on an expiring archive"
+    );
+
+    rig.server.delete_lifecycle("archive");
+    deleted_on(&rig, &policy, table, day).await;
+}
+
+/// Issue 37, finding 9: once the archive bucket's name belongs to another account, that
+/// account's answers prove nothing (every read expects the table's account as the bucket's
+/// owner, and S3 refuses it); the bucket back with the account, the archive is proven and the
+/// table deleted.
+#[tokio::test]
+async fn a_table_is_kept_while_its_archive_bucket_has_another_owner() {
+    let rig = ArchiveRig::start().await;
+    let policy = Policy::from_toml(POLICY).unwrap();
+    let table = "arch_2018-10-02";
+    rig.server.set_bucket_owner("archive", "210987654321");
+
+    let first = NaiveDate::from_ymd_opt(2018, 10, 1).unwrap();
+    let (line, day) = until_due(&rig, &policy, table, first).await;
+    let reason = kept_unproven(&line);
+    for part in [testkit::MOTO_ACCOUNT, "AccessDenied", "s3://archive/"] {
+        assert!(reason.contains(part), "{part:?} not in: {reason}");
+    }
+    assert!(
+        exists(&rig.client, table).await,
+        "{table} deleted on another owner's bucket"
+    );
+
+    rig.server.set_bucket_owner("archive", testkit::MOTO_ACCOUNT);
+    deleted_on(&rig, &policy, table, day).await;
+}

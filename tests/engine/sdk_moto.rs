@@ -14,8 +14,8 @@ use ddb_rollover::aws::archive::S3Store;
 use ddb_rollover::aws::events::{put_events, Event};
 use ddb_rollover::aws::parameters::put_parameter;
 use ddb_rollover::aws::sdk::AwsClients;
-use ddb_rollover::run::archive::ArchiveStore;
-use ddb_rollover::table::archive::ObjectHead;
+use ddb_rollover::run::archive::{ArchiveStore, Bucket};
+use ddb_rollover::table::archive::{ObjectBody, ObjectHead};
 use serde_json::json;
 use testkit::proxy::{Fault, Proxy, Rule};
 use testkit::{LocalDynamo, Server};
@@ -26,6 +26,22 @@ use crate::support::events::{received, subscribe};
 /// The proxy names a call by its `X-Amz-Target` (DynamoDB, Systems Manager, EventBridge and SQS
 /// send one); S3's REST calls have none, and this operation.
 const S3_CALL: &str = "";
+
+/// A bucket of moto's account, as the proof reads it.
+fn ours(name: &str) -> Bucket<'_> {
+    Bucket {
+        name,
+        owner: testkit::MOTO_ACCOUNT,
+    }
+}
+
+/// An object's body as GetObject gives it, with no expiration.
+fn body(bytes: &[u8]) -> Option<ObjectBody> {
+    Some(ObjectBody {
+        bytes: bytes.to_vec(),
+        expiration: None,
+    })
+}
 
 #[tokio::test]
 async fn s3_objects_are_read_listed_and_headed_as_moto_holds_them() {
@@ -40,11 +56,14 @@ async fn s3_objects_are_read_listed_and_headed_as_moto_holds_them() {
     let body = br#"{"itemCount": 3}"#;
     db.put_object("sdk-archive", key, body);
     assert_eq!(
-        store.get("sdk-archive", key).await.unwrap().as_deref(),
-        Some(&body[..])
+        store.get(ours("sdk-archive"), key).await.unwrap(),
+        self::body(body)
     );
-    assert_eq!(store.get("sdk-archive", "exports/none.json").await.unwrap(), None);
-    assert_eq!(store.get("no-such-bucket", key).await.unwrap(), None);
+    assert_eq!(
+        store.get(ours("sdk-archive"), "exports/none.json").await.unwrap(),
+        None
+    );
+    assert_eq!(store.get(ours("no-such-bucket"), key).await.unwrap(), None);
 
     // HeadObject: the ETag as moto's own listing gives it, without quotes; the size; no storage
     // class for STANDARD, the class for another.
@@ -59,11 +78,12 @@ async fn s3_objects_are_read_listed_and_headed_as_moto_holds_them() {
     let listed_etag = listed.contents()[0].e_tag().unwrap().trim_matches('"').to_owned();
     assert!(!listed_etag.is_empty());
     assert_eq!(
-        store.head("sdk-archive", key).await.unwrap(),
+        store.head(ours("sdk-archive"), key).await.unwrap(),
         Some(ObjectHead {
             etag: listed_etag,
             size: body.len() as u64,
             storage_class: None,
+            expiration: None,
         })
     );
     clients
@@ -77,14 +97,17 @@ async fn s3_objects_are_read_listed_and_headed_as_moto_holds_them() {
         .await
         .unwrap();
     let cold = store
-        .head("sdk-archive", "exports/cold.json.gz")
+        .head(ours("sdk-archive"), "exports/cold.json.gz")
         .await
         .unwrap()
         .unwrap();
     assert_eq!((cold.size, cold.storage_class.as_deref()), (4, Some("GLACIER")));
     assert!(!cold.etag.contains('"'), "{cold:?}");
     assert_eq!(
-        store.head("sdk-archive", "exports/none.json").await.unwrap(),
+        store
+            .head(ours("sdk-archive"), "exports/none.json")
+            .await
+            .unwrap(),
         None
     );
 
@@ -94,17 +117,71 @@ async fn s3_objects_are_read_listed_and_headed_as_moto_holds_them() {
     for k in &many {
         db.put_object("sdk-archive", k, b"");
     }
-    let mut listed = store.list("sdk-archive", "exports/").await.unwrap();
+    let mut listed = store.list(ours("sdk-archive"), "exports/").await.unwrap();
     listed.sort();
     let mut expected = many.clone();
     expected.extend([key.to_string(), "exports/cold.json.gz".to_string()]);
     expected.sort();
     assert_eq!(listed, expected);
-    assert!(store.list("no-such-bucket", "").await.unwrap().is_empty());
+    assert!(store.list(ours("no-such-bucket"), "").await.unwrap().is_empty());
+}
+
+/// Every read names the account that must own the bucket (`ExpectedBucketOwner`), and S3's 403
+/// for another owner is an error naming it; GetObject and HeadObject pass S3's
+/// `x-amz-expiration` on. moto does neither: the AWS-behaviour proxy in front of it does.
+#[tokio::test]
+async fn s3_reads_expect_the_owner_and_carry_the_expiration() {
+    let db = LocalDynamo::start(Server::Moto);
+    let clients = aws_clients(db.endpoint()).await;
+    let store = S3Store(&clients.s3);
+    db.create_bucket("sdk-archive");
+    db.put_object("sdk-archive", "exports/a.json", b"{}");
+    db.put_object("sdk-archive", "kept/b.json", b"{}");
+
+    let theirs = Bucket {
+        name: "sdk-archive",
+        owner: "210987654321",
+    };
+    let refused = [
+        store.get(theirs, "exports/a.json").await.unwrap_err(),
+        store.head(theirs, "exports/a.json").await.unwrap_err(),
+        store.list(theirs, "exports/").await.unwrap_err(),
+    ];
+    for error in refused {
+        assert!(
+            error.contains("403") && error.contains("not owned by account 210987654321"),
+            "{error}"
+        );
+    }
+
+    db.put_lifecycle_expiration("sdk-archive", "tidy exports", "exports/", 30);
+    let head = store
+        .head(ours("sdk-archive"), "exports/a.json")
+        .await
+        .unwrap()
+        .unwrap();
+    let expiration = head.expiration.expect("x-amz-expiration on HeadObject");
+    assert!(
+        expiration.starts_with("expiry-date=\"") && expiration.ends_with("GMT\", rule-id=\"tidy%20exports\""),
+        "{expiration}"
+    );
+    let got = store
+        .get(ours("sdk-archive"), "exports/a.json")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.expiration, Some(expiration));
+    let outside = store
+        .head(ours("sdk-archive"), "kept/b.json")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(outside.expiration, None);
 }
 
 /// S3 answers 403 for a key it will not show (no s3:GetObject, or a missing key without
-/// s3:ListBucket): never an absence, and the error says which grant to add.
+/// s3:ListBucket, or a bucket of another owner than the read expects): never an absence, and
+/// the error says which grant to add and which owner the read expected.
 #[tokio::test]
 async fn an_s3_refusal_is_an_error_naming_the_grant_never_an_absence() {
     let db = LocalDynamo::start(Server::Moto);
@@ -121,22 +198,25 @@ async fn an_s3_refusal_is_an_error_naming_the_grant_never_an_absence() {
         },
     );
     let head = store
-        .head("sdk-archive", "p/data/missing.json.gz")
+        .head(ours("sdk-archive"), "p/data/missing.json.gz")
         .await
         .unwrap_err();
     assert!(
-        head.contains("403") && head.contains("s3:ListBucket") && head.contains("s3:GetObject"),
+        head.contains("403")
+            && head.contains("s3:ListBucket")
+            && head.contains("s3:GetObject")
+            && head.contains("not owned by account 123456789012"),
         "{head}"
     );
     let get = store
-        .get("sdk-archive", "p/manifest-summary.json")
+        .get(ours("sdk-archive"), "p/manifest-summary.json")
         .await
         .unwrap_err();
     assert!(
         get.contains("s3:ListBucket") && get.contains("arn:aws:s3:::sdk-archive"),
         "{get}"
     );
-    let list = store.list("sdk-archive", "p/").await.unwrap_err();
+    let list = store.list(ours("sdk-archive"), "p/").await.unwrap_err();
     assert!(
         list.contains("s3:ListBucket") && list.contains("s3:prefix"),
         "{list}"
@@ -155,8 +235,8 @@ async fn a_dropped_connection_is_retried_for_s3_ssm_and_eventbridge() {
     let queue = subscribe(&proxy.endpoint()).await;
 
     proxy.add(Rule::op(S3_CALL), Fault::Drop);
-    let got = S3Store(&clients.s3).get("sdk-archive", "k.json").await;
-    assert_eq!(got, Ok(Some(b"{}".to_vec())));
+    let got = S3Store(&clients.s3).get(ours("sdk-archive"), "k.json").await;
+    assert_eq!(got, Ok(body(b"{}")));
     proxy.add(Rule::op("PutParameter"), Fault::Reset);
     put_parameter(&clients.ssm, "/ddb-rollover/sdk/tables", "{}")
         .await
@@ -258,7 +338,7 @@ async fn the_clients_share_one_credentials_cache() {
     let clients = AwsClients::from_config(&config);
     for n in 0..3 {
         S3Store(&clients.s3)
-            .head("sdk-archive", &format!("k{n}"))
+            .head(ours("sdk-archive"), &format!("k{n}"))
             .await
             .unwrap();
         put_parameter(&clients.ssm, "/ddb-rollover/sdk/cache", "{}")

@@ -295,6 +295,56 @@ impl FakeAws {
         .is_ok()
     }
 
+    /// PutBucketLifecycleConfiguration of one Enabled rule `id` expiring the objects under
+    /// `prefix` `days` days after their creation (it replaces the bucket's configuration, as
+    /// S3's does): from then on S3 answers `x-amz-expiration` on every read of such an object.
+    pub fn foreign_put_lifecycle_expiration(
+        &self,
+        who: &str,
+        bucket: &str,
+        id: &str,
+        prefix: &str,
+        days: u32,
+    ) {
+        let _ = self.foreign(who, "PutBucketLifecycleConfiguration", bucket, |world, _, _| {
+            let mut state = world.bucket(bucket);
+            state.expirations = vec![s3::ExpirationRule {
+                id: id.to_owned(),
+                prefix: prefix.to_owned(),
+                days,
+            }];
+            world.buckets.insert(bucket.to_owned(), state);
+            Ok(())
+        });
+    }
+
+    /// DeleteBucketLifecycle: the bucket's rules gone.
+    pub fn foreign_delete_lifecycle(&self, who: &str, bucket: &str) {
+        let _ = self.foreign(who, "DeleteBucketLifecycle", bucket, |world, _, _| {
+            let mut state = world.bucket(bucket);
+            state.expirations.clear();
+            world.buckets.insert(bucket.to_owned(), state);
+            Ok(())
+        });
+    }
+
+    /// The bucket's name now belongs to `account`: its owner deleted the bucket and that account
+    /// made one of the same name (S3 bucket names are global), and copied every object back as
+    /// it was (the worst case for a proof: ETags and manifests unchanged). Its lifecycle rules
+    /// went with the old bucket.
+    pub fn foreign_bucket_owner(&self, who: &str, bucket: &str, account: &str) {
+        let _ = self.foreign(who, "CreateBucket", bucket, |world, _, _| {
+            world.buckets.insert(
+                bucket.to_owned(),
+                s3::Bucket {
+                    owner: account.to_owned(),
+                    expirations: Vec::new(),
+                },
+            );
+            Ok(())
+        });
+    }
+
     /// A whole, consistent export of another account's or family's `table` (`items` items in
     /// one data file) laid out under `prefix`, as its own ExportTableToPointInTime would; its
     /// id sorts after every export made so far. Returns its manifest's key.

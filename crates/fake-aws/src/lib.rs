@@ -113,7 +113,7 @@ pub use mappings::{table_of_stream, Mapping, MappingAct, FUNCTION_GONE, MAPPING_
 pub use objects::{
     key_for, Export, Gsi, Import, ScalingPolicy, ScheduledAction, Table, TablePolicy, Target, Write,
 };
-pub use s3::{data_file, S3Object};
+pub use s3::{data_file, Bucket, ExpirationRule, S3Object, ACCOUNT_ID};
 pub use seed::table_spec;
 pub use warm::{Warm, LOWER_WARM};
 pub use world::{Config, Maker, Status, World, FAMILY_TAG, KEY_LOSS_UNTIL_ARCHIVING, TABLE_ARN_PREFIX};

@@ -235,6 +235,10 @@ pub struct Export {
     /// The instant it holds the table as of, and the items the table held then.
     pub export_time: DateTime<Utc>,
     pub items: BTreeSet<String>,
+    /// The request's `S3BucketOwner`; the export FAILS when the bucket is not that account's.
+    pub bucket_owner: Option<String>,
+    /// Why it FAILED.
+    pub failure: Option<String>,
 }
 
 impl Export {

@@ -7,8 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use ddb_rollover::run::archive::ArchiveStore;
-use ddb_rollover::table::archive::{ObjectHead, READABLE_STORAGE_CLASSES};
+use ddb_rollover::run::archive::{access_denied, ArchiveStore, Bucket as Expected};
+use ddb_rollover::table::archive::{ObjectBody, ObjectHead, READABLE_STORAGE_CLASSES};
 use md5::{Digest, Md5};
 
 /// One object: its bytes and `x-amz-storage-class` (`None`: STANDARD).
@@ -41,17 +41,83 @@ impl S3Object {
         aws_smithy_types::base64::encode(self.md5())
     }
 
-    fn head(&self) -> ObjectHead {
+    fn head(&self, expiration: Option<String>) -> ObjectHead {
         ObjectHead {
             etag: self.etag(),
             size: self.bytes.len() as u64,
             storage_class: self.storage_class.clone(),
+            expiration,
         }
     }
 }
 
 /// S3's objects by (bucket, key).
 pub type Objects = BTreeMap<(String, String), S3Object>;
+
+/// The account the fake's tables are in, and the owner of every bucket no act gave to another.
+pub const ACCOUNT_ID: &str = "123456789012";
+
+/// A bucket's owner and lifecycle: what S3 answers a read that expects another owner (403) and
+/// a read of an object a rule will expire (`x-amz-expiration`). A bucket the world does not
+/// list is the account's, without rules.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bucket {
+    /// The account that owns the bucket (S3 bucket names are global: when the owner deletes a
+    /// bucket, another account may make one of the same name).
+    pub owner: String,
+    /// The Enabled Expiration rules of its lifecycle configuration.
+    pub expirations: Vec<ExpirationRule>,
+}
+
+impl Default for Bucket {
+    fn default() -> Bucket {
+        Bucket {
+            owner: ACCOUNT_ID.to_owned(),
+            expirations: Vec::new(),
+        }
+    }
+}
+
+/// An Enabled lifecycle rule that expires the objects under `prefix` `days` days after their
+/// creation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExpirationRule {
+    pub id: String,
+    pub prefix: String,
+    pub days: u32,
+}
+
+impl Bucket {
+    /// `x-amz-expiration` of `key` read at `now`, when a rule covers it: the earliest rule's
+    /// expiry-date (the fake keeps no object times, so days count from `now`, rounded up to the
+    /// next midnight UTC as S3 rounds them) and its id, URL-encoded, as S3 writes the header.
+    pub fn expiration(&self, key: &str, now: chrono::DateTime<chrono::Utc>) -> Option<String> {
+        let (at, rule) = self
+            .expirations
+            .iter()
+            .filter(|rule| key.starts_with(&rule.prefix))
+            .map(|rule| {
+                let day = (now + chrono::Days::new(u64::from(rule.days))).date_naive() + chrono::Days::new(1);
+                (day.and_time(chrono::NaiveTime::MIN).and_utc(), rule)
+            })
+            .min_by_key(|(at, _)| *at)?;
+        Some(format!(
+            "expiry-date=\"{}\", rule-id=\"{}\"",
+            at.format("%a, %d %b %Y %H:%M:%S GMT"),
+            url_encode(&rule.id)
+        ))
+    }
+}
+
+/// RFC 3986 percent-encoding of everything but the unreserved characters (S3's rule-id).
+fn url_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
 
 /// A data file holding `items` items, one DynamoDB JSON line each, as an export writes them.
 pub fn data_file(items: u64) -> Vec<u8> {
@@ -197,31 +263,72 @@ pub fn import_counts(objects: &Objects, bucket: &str, prefix: &str) -> Result<(u
     Ok(counts)
 }
 
-/// A snapshot of the fake's S3, as a proof reads it.
-pub struct FakeS3(pub Objects);
+/// A snapshot of the fake's S3, as a proof reads it: the objects, the buckets' owners and
+/// rules, and the time of the reads.
+pub struct FakeS3 {
+    pub objects: Objects,
+    pub buckets: BTreeMap<String, Bucket>,
+    pub now: chrono::DateTime<chrono::Utc>,
+}
 
-impl ArchiveStore for FakeS3 {
-    async fn get(&self, bucket: &str, key: &str) -> Result<Option<Vec<u8>>, String> {
-        Ok(self
-            .0
-            .get(&(bucket.to_string(), key.to_string()))
-            .map(|o| o.bytes.clone()))
+impl FakeS3 {
+    /// The world's S3 as it is now.
+    pub fn of(world: &crate::World) -> FakeS3 {
+        FakeS3 {
+            objects: world.s3.clone(),
+            buckets: world.buckets.clone(),
+            now: world.now,
+        }
+    }
+}
+
+impl FakeS3 {
+    fn bucket(&self, name: &str) -> Bucket {
+        self.buckets.get(name).cloned().unwrap_or_default()
     }
 
-    async fn list(&self, bucket: &str, prefix: &str) -> Result<Vec<String>, String> {
+    /// S3's 403 for a read expecting another owner than the bucket's, worded as the SDK
+    /// adapter words it.
+    fn owned(&self, operation: &str, bucket: Expected<'_>, key: &str) -> Result<Bucket, String> {
+        let state = self.bucket(bucket.name);
+        if state.owner == bucket.owner {
+            return Ok(state);
+        }
+        Err(format!(
+            "{operation}: HTTP 403 AccessDenied: Access Denied ({})",
+            access_denied(bucket, key, "s3:GetObject and s3:ListBucket")
+        ))
+    }
+}
+
+impl ArchiveStore for FakeS3 {
+    async fn get(&self, bucket: Expected<'_>, key: &str) -> Result<Option<ObjectBody>, String> {
+        let state = self.owned("GetObject", bucket, key)?;
         Ok(self
-            .0
+            .objects
+            .get(&(bucket.name.to_string(), key.to_string()))
+            .map(|o| ObjectBody {
+                bytes: o.bytes.clone(),
+                expiration: state.expiration(key, self.now),
+            }))
+    }
+
+    async fn list(&self, bucket: Expected<'_>, prefix: &str) -> Result<Vec<String>, String> {
+        self.owned("ListObjectsV2", bucket, prefix)?;
+        Ok(self
+            .objects
             .keys()
-            .filter(|(b, key)| b == bucket && key.starts_with(prefix))
+            .filter(|(b, key)| b == bucket.name && key.starts_with(prefix))
             .map(|(_, key)| key.clone())
             .collect())
     }
 
-    async fn head(&self, bucket: &str, key: &str) -> Result<Option<ObjectHead>, String> {
+    async fn head(&self, bucket: Expected<'_>, key: &str) -> Result<Option<ObjectHead>, String> {
+        let state = self.owned("HeadObject", bucket, key)?;
         Ok(self
-            .0
-            .get(&(bucket.to_string(), key.to_string()))
-            .map(S3Object::head))
+            .objects
+            .get(&(bucket.name.to_string(), key.to_string()))
+            .map(|o| o.head(state.expiration(key, self.now))))
     }
 }
 

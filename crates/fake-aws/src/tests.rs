@@ -343,6 +343,7 @@ fn item_writes_are_refused_under_a_seal_and_exports_hold_the_table_as_of_their_t
             table_arn: arn_of("ts_a"),
             bucket: "b".into(),
             prefix: "p/ts_a/".into(),
+            bucket_owner: crate::ACCOUNT_ID.into(),
             after_seal: false,
         }))
         .unwrap()
@@ -382,4 +383,70 @@ fn item_writes_are_refused_under_a_seal_and_exports_hold_the_table_as_of_their_t
     let other = block_on(fake.delete_resource_policy("ts_a", &arn_of("ts_a"), "1"));
     assert!(other.unwrap_err().message.contains("PolicyNotFoundException"));
     block_on(fake.delete_resource_policy("ts_a", &arn_of("ts_a"), &revision)).unwrap();
+}
+
+/// S3 as the archive proof reads it: a read expecting another owner than the bucket's is 403,
+/// a lifecycle Expiration rule is said on every read of the objects under its prefix, and an
+/// export naming an owner that does not own the bucket FAILS without writing.
+#[test]
+fn buckets_have_owners_and_lifecycle_rules() {
+    use ddb_rollover::run::archive::{ArchiveStore, Bucket};
+    let fake = FakeAws::new("ts", at(0, 0), Config::default());
+    fake.foreign_put_object("someone", "b", "p/k", b"x");
+    let ours = Bucket {
+        name: "b",
+        owner: crate::ACCOUNT_ID,
+    };
+    let theirs = Bucket {
+        name: "b",
+        owner: "210987654321",
+    };
+    let s3 = crate::s3::FakeS3::of(&fake.snapshot());
+    assert_eq!(block_on(s3.head(ours, "p/k")).unwrap().unwrap().expiration, None);
+    let refused = block_on(s3.get(theirs, "p/k")).unwrap_err();
+    assert!(
+        refused.contains("403") && refused.contains("210987654321"),
+        "{refused}"
+    );
+
+    fake.foreign_put_lifecycle_expiration("someone", "b", "tidy up", "p/", 3);
+    let s3 = crate::s3::FakeS3::of(&fake.snapshot());
+    let expiration = block_on(s3.head(ours, "p/k")).unwrap().unwrap().expiration;
+    assert_eq!(
+        expiration.as_deref(),
+        Some("expiry-date=\"Wed, 03 Apr 2024 00:00:00 GMT\", rule-id=\"tidy%20up\"")
+    );
+    assert_eq!(
+        block_on(s3.get(ours, "p/k")).unwrap().unwrap().expiration,
+        expiration
+    );
+    fake.foreign_delete_lifecycle("someone", "b");
+    let s3 = crate::s3::FakeS3::of(&fake.snapshot());
+    assert_eq!(block_on(s3.get(ours, "p/k")).unwrap().unwrap().expiration, None);
+
+    // The bucket's name taken by another account: an export naming ours fails, unwritten.
+    fake.foreign_bucket_owner("someone", "b", "210987654321");
+    block_on(fake.create_table(&spec("ts_a", Some("ts")))).unwrap();
+    fake.advance(Duration::minutes(1));
+    block_on(fake.enable_point_in_time_recovery("ts_a")).unwrap();
+    let export = block_on(fake.export_table(&ExportRequest {
+        name: "ts_a".into(),
+        table_arn: arn_of("ts_a"),
+        bucket: "b".into(),
+        prefix: "p/ts_a/".into(),
+        bucket_owner: crate::ACCOUNT_ID.into(),
+        after_seal: false,
+    }))
+    .unwrap();
+    fake.advance(Duration::hours(2));
+    let world = fake.snapshot();
+    assert_eq!(
+        world.exports[&export].status,
+        ddb_rollover::table::ExportStatus::Failed
+    );
+    assert!(
+        world.s3.keys().all(|(_, key)| key == "p/k"),
+        "{:?}",
+        world.s3.keys()
+    );
 }

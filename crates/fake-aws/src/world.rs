@@ -130,6 +130,9 @@ pub struct World {
     pub exports: BTreeMap<String, Export>,
     /// S3's objects by (bucket, key): what completed exports wrote, and others' objects.
     pub s3: s3::Objects,
+    /// The buckets some act gave another owner or a lifecycle rule; any other bucket is the
+    /// account's, without rules ([`World::bucket`]).
+    pub buckets: BTreeMap<String, s3::Bucket>,
     /// ImportTable's imports by ARN (COMPLETED once their table is ACTIVE).
     pub imports: BTreeMap<String, Import>,
     pub log: Vec<Call>,
@@ -166,6 +169,7 @@ impl World {
             targets,
             exports: BTreeMap::new(),
             s3: BTreeMap::new(),
+            buckets: BTreeMap::new(),
             imports: BTreeMap::new(),
             log: Vec::new(),
             gone: Vec::new(),
@@ -216,12 +220,31 @@ impl World {
         mappings::tick(self);
         for export in self.exports.values_mut() {
             if export.status == ExportStatus::InProgress && export.done_at <= now {
+                // S3BucketOwner: DynamoDB writes only to a bucket of the account named; without
+                // it, to whoever owns the name now.
+                let owner = self
+                    .buckets
+                    .get(&export.bucket)
+                    .map_or(s3::ACCOUNT_ID, |b| b.owner.as_str());
+                if let Some(expected) = export.bucket_owner.as_deref().filter(|o| *o != owner) {
+                    export.status = ExportStatus::Failed;
+                    export.failure = Some(format!(
+                        "S3 access denied: the bucket {} is not owned by account {expected} (S3BucketOwner)",
+                        export.bucket
+                    ));
+                    continue;
+                }
                 export.status = ExportStatus::Completed;
                 for (key, bytes) in export.objects() {
                     self.s3.insert((export.bucket.clone(), key), bytes);
                 }
             }
         }
+    }
+
+    /// The bucket `name`: its owner and lifecycle rules.
+    pub fn bucket(&self, name: &str) -> s3::Bucket {
+        self.buckets.get(name).cloned().unwrap_or_default()
     }
 
     /// The targets on a table and its indexes.

@@ -60,7 +60,7 @@ pub struct LocalDynamo {
     server: Server,
     /// In front of a server that departs from AWS where the engine relies on AWS's behaviour
     /// (dynalite: CreateTable's tags; moto: UpdateTable's attribute definitions).
-    aws_shim: Option<Proxy>,
+    pub(crate) aws_shim: Option<Proxy>,
 }
 
 // A LocalDynamo was unwind-safe before it held a proxy (tests use it across `catch_unwind`),
@@ -208,6 +208,7 @@ fn aws_shim(server: Server, endpoint: &str) -> Option<Proxy> {
             shim.warm_never_lowered();
             shim.resource_policies_enforced();
             shim.kinesis_destinations();
+            shim.s3_as_aws();
             shim
         }
         Server::DynamoDbLocal => return None,

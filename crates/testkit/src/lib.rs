@@ -40,7 +40,7 @@ mod tables;
 pub use client::{endpoint_env, sdk_config, ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY};
 pub use http::{http_exchange, http_request, http_request_with_body, percent_encode};
 pub use launcher::{pid_alive, repo_root, LocalDynamo, Server};
-pub use proxy::{Call, Fault, Proxy, Rule, AWS_RATES, DEFAULT_TABLE_QUOTA};
+pub use proxy::{Call, Fault, Proxy, Rule, AWS_RATES, DEFAULT_TABLE_QUOTA, MOTO_ACCOUNT};
 pub use runs::{report_lines, ProcessRun};
 pub use tables::{
     capacities, capacity_of, create_keyed, create_plain_table, describe, describe_all, scan, table_arn,

@@ -24,7 +24,9 @@
 //! item writes a table's resource-based policy denies, which moto accepts
 //! ([`Proxy::resource_policies_enforced`]; in front of every moto), and DynamoDB's Kinesis Data
 //! Streams destinations, which moto lacks, with every item write carried into the stream as a
-//! record in DynamoDB's format ([`Proxy::kinesis_destinations`]; in front of every moto).
+//! record in DynamoDB's format ([`Proxy::kinesis_destinations`]; in front of every moto), and S3
+//! reads as AWS answers them: the expected bucket owner checked, a lifecycle rule's expiration
+//! said ([`Proxy::s3_as_aws`]; in front of every moto).
 //!
 //! It runs on its own thread with its own tokio runtime, so sync and async tests use it alike,
 //! and stops when dropped. HTTP is hyper's on both sides (HTTP/1.1 with keep-alive, as the SDK
@@ -34,7 +36,7 @@
 //! it), `rules` and `state` (what a test sets, and the proxy's bookkeeping), one module per AWS
 //! behaviour it adds (`family_role`, `item_writes`, `warm`, `exports`, `scaling`,
 //! `create_table_tags`, `attribute_definitions`, `kinesis_destinations` with `kinesis_requests`, `kinesis_state`,
-//! `kinesis_delivery` and `kinesis_records`), then `forward`, which puts them together per
+//! `kinesis_delivery` and `kinesis_records`, `s3_buckets`), then `forward`, which puts them together per
 //! request.
 
 use std::collections::BTreeMap;
@@ -55,6 +57,7 @@ mod kinesis_records;
 mod kinesis_requests;
 mod kinesis_state;
 mod rules;
+mod s3_buckets;
 mod scaling;
 mod state;
 mod upstream;
@@ -62,6 +65,7 @@ mod warm;
 mod wire;
 
 pub use rules::{Call, Fault, Rule, AWS_RATES, DEFAULT_TABLE_QUOTA};
+pub use s3_buckets::MOTO_ACCOUNT;
 
 use forward::{accept_loop, Forwarder};
 use state::{lock, Armed, Bucket, State, TableQuota};
@@ -285,6 +289,28 @@ impl Proxy {
     /// quota. Not undone by [`Proxy::clear`].
     pub fn family_role(&self, prefix: &str) {
         self.state().role = Some(prefix.to_owned());
+    }
+
+    /// S3 reads answered as AWS answers them, where moto does not: a request whose
+    /// `x-amz-expected-bucket-owner` is not the bucket's owner (moto's account, or the one
+    /// [`Proxy::bucket_owner`] gave) gets 403 AccessDenied, not forwarded; a GetObject or
+    /// HeadObject of an object an Enabled lifecycle Expiration rule covers (the bucket's
+    /// configuration read from moto, which stores it; rules filtering by tag or size are not
+    /// applied) gets `x-amz-expiration: expiry-date="...", rule-id="..."`, the date counted from
+    /// the object's Last-Modified as S3 counts it. [`crate::LocalDynamo`] turns it on in front
+    /// of every moto. Not undone by [`Proxy::clear`].
+    pub fn s3_as_aws(&self) {
+        self.state().s3_as_aws = true;
+    }
+
+    /// The bucket `bucket` is owned by `account` from now on, as when its owner deleted it and
+    /// another account made one of the same name (S3 bucket names are global): with
+    /// [`Proxy::s3_as_aws`], reads expecting another owner are refused. Its objects stay (the
+    /// new owner copied them back, the worst case for a proof).
+    pub fn bucket_owner(&self, bucket: &str, account: &str) {
+        self.state()
+            .bucket_owners
+            .insert(bucket.to_owned(), account.to_owned());
     }
 
     /// An UpdateTable asking a lower warm throughput than the table (or one of its indexes) has

@@ -130,6 +130,51 @@ impl LocalDynamo {
         }
     }
 
+    /// PutBucketLifecycleConfiguration of one Enabled rule `rule_id` expiring the objects under
+    /// `prefix` `days` days after their creation (replacing the bucket's configuration), as
+    /// someone tidying the bucket would. moto stores it; the proxy in front of moto says it on
+    /// every read of such an object (`x-amz-expiration`, [`crate::Proxy::s3_as_aws`]). Panics on
+    /// a non-2xx reply.
+    pub fn put_lifecycle_expiration(&self, bucket: &str, rule_id: &str, prefix: &str, days: u32) {
+        self.require_s3();
+        let escape = |text: &str| {
+            text.replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+        };
+        let body = format!(
+            "<LifecycleConfiguration><Rule><ID>{}</ID><Filter><Prefix>{}</Prefix></Filter><Status>Enabled</Status><Expiration><Days>{days}</Days></Expiration></Rule></LifecycleConfiguration>",
+            escape(rule_id),
+            escape(prefix)
+        );
+        let path = format!("/{}?lifecycle", percent_encode(bucket));
+        let (status, reply) = http_request_with_body(self.server_endpoint(), "PUT", &path, body.as_bytes());
+        if !(200..300).contains(&status) {
+            panic!("testkit: lifecycle of s3://{bucket}: HTTP {status}: {reply}");
+        }
+    }
+
+    /// DeleteBucketLifecycle: the bucket's rules removed. Panics on a non-2xx reply.
+    pub fn delete_lifecycle(&self, bucket: &str) {
+        self.require_s3();
+        let path = format!("/{}?lifecycle", percent_encode(bucket));
+        let (status, reply) = http_request(self.server_endpoint(), "DELETE", &path);
+        if !(200..300).contains(&status) {
+            panic!("testkit: deleting the lifecycle of s3://{bucket}: HTTP {status}: {reply}");
+        }
+    }
+
+    /// The bucket is owned by `account` from now on, as the proxy in front of moto answers
+    /// ([`crate::Proxy::bucket_owner`]): its objects stay, and reads expecting another owner get
+    /// 403. Panics without that proxy.
+    pub fn set_bucket_owner(&self, bucket: &str, account: &str) {
+        self.require_s3();
+        self.aws_shim
+            .as_ref()
+            .expect("testkit: moto runs behind the AWS-behaviour proxy")
+            .bucket_owner(bucket, account);
+    }
+
     fn require_s3(&self) {
         assert!(
             self.server() == Server::Moto,

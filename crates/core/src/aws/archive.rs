@@ -6,6 +6,11 @@
 //! missing key when the caller lacks `s3:ListBucket` on the bucket (S3 API Reference,
 //! HeadObject and GetObject, "Permissions"), so the functions' role has it for the archive
 //! prefix: without it every missing data file would read as a refusal.
+//!
+//! Every read sends `ExpectedBucketOwner`: S3 answers 403 when another account owns the
+//! bucket, so a bucket name that passed to someone else proves nothing. GetObject and
+//! HeadObject give `x-amz-expiration` when a lifecycle rule will delete the object: the proof
+//! refuses it ([`crate::table::archive::expiring`]).
 
 use aws_config::SdkConfig;
 use aws_sdk_s3::config::http::HttpResponse;
@@ -13,8 +18,8 @@ use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::Client;
 
 use crate::aws::call_error::CallError;
-use crate::run::archive::ArchiveStore;
-use crate::table::archive::ObjectHead;
+use crate::run::archive::{access_denied, ArchiveStore, Bucket};
+use crate::table::archive::{ObjectBody, ObjectHead};
 
 /// The S3 client of `config`: path-style addressing on a custom endpoint (moto, LocalStack),
 /// whose host names carry no bucket; virtual-hosted (the SDK's choice) on AWS.
@@ -31,11 +36,11 @@ pub fn s3_client(config: &SdkConfig) -> Client {
 pub struct S3Store<'a>(pub &'a Client);
 
 /// What an S3 call's failure means for the proof: `Ok` for an absence (404), else the error
-/// in words, with the grant to add when S3 refused (403).
+/// in words; when S3 refused (403), the owner the read expected and the grant to add.
 fn refusal<E>(
     error: &SdkError<E, HttpResponse>,
     operation: &'static str,
-    bucket: &str,
+    bucket: Bucket<'_>,
     key: &str,
 ) -> Result<(), String>
 where
@@ -56,9 +61,7 @@ where
              for its prefix: without it S3 answers 403, not 404, for a key that is not there"
         )
     };
-    Err(format!(
-        "{error} (s3://{bucket}/{key}: access denied; the role needs {grant})"
-    ))
+    Err(format!("{error} ({})", access_denied(bucket, key, &grant)))
 }
 
 /// `"abc"` → `abc`: S3 quotes ETags in headers and listings.
@@ -67,25 +70,36 @@ fn unquoted(etag: &str) -> String {
 }
 
 impl ArchiveStore for S3Store<'_> {
-    async fn get(&self, bucket: &str, key: &str) -> Result<Option<Vec<u8>>, String> {
-        let output = match self.0.get_object().bucket(bucket).key(key).send().await {
+    async fn get(&self, bucket: Bucket<'_>, key: &str) -> Result<Option<ObjectBody>, String> {
+        let request = self
+            .0
+            .get_object()
+            .bucket(bucket.name)
+            .expected_bucket_owner(bucket.owner)
+            .key(key);
+        let output = match request.send().await {
             Ok(output) => output,
             Err(e) => return refusal(&e, "GetObject", bucket, key).map(|()| None),
         };
+        let expiration = output.expiration().map(str::to_owned);
         let bytes = output
             .body
             .collect()
             .await
             .map_err(|e| format!("GetObject s3://{bucket}/{key}: reading the body failed: {e}"))?;
-        Ok(Some(bytes.into_bytes().to_vec()))
+        Ok(Some(ObjectBody {
+            bytes: bytes.into_bytes().to_vec(),
+            expiration,
+        }))
     }
 
-    async fn list(&self, bucket: &str, prefix: &str) -> Result<Vec<String>, String> {
+    async fn list(&self, bucket: Bucket<'_>, prefix: &str) -> Result<Vec<String>, String> {
         // ListObjectsV2 gives at most 1,000 keys a page; the paginator follows the tokens.
         let mut pages = self
             .0
             .list_objects_v2()
-            .bucket(bucket)
+            .bucket(bucket.name)
+            .expected_bucket_owner(bucket.owner)
             .prefix(prefix)
             .into_paginator()
             .send();
@@ -103,8 +117,14 @@ impl ArchiveStore for S3Store<'_> {
         Ok(keys)
     }
 
-    async fn head(&self, bucket: &str, key: &str) -> Result<Option<ObjectHead>, String> {
-        let output = match self.0.head_object().bucket(bucket).key(key).send().await {
+    async fn head(&self, bucket: Bucket<'_>, key: &str) -> Result<Option<ObjectHead>, String> {
+        let request = self
+            .0
+            .head_object()
+            .bucket(bucket.name)
+            .expected_bucket_owner(bucket.owner)
+            .key(key);
+        let output = match request.send().await {
             Ok(output) => output,
             Err(e) => return refusal(&e, "HeadObject", bucket, key).map(|()| None),
         };
@@ -115,6 +135,7 @@ impl ArchiveStore for S3Store<'_> {
                 .and_then(|n| u64::try_from(n).ok())
                 .unwrap_or_default(),
             storage_class: output.storage_class().map(|c| c.as_str().to_owned()),
+            expiration: output.expiration().map(str::to_owned),
         }))
     }
 }

@@ -201,16 +201,26 @@ impl Context<'_> {
                 } else {
                     ""
                 };
-                let export_now = || {
-                    table.arn.clone().map(|table_arn| {
-                        Decision::Export(ExportRequest {
-                            name: table.name.clone(),
-                            table_arn,
-                            bucket: archive.bucket.clone(),
-                            prefix: archive.prefix_for(&table.name),
-                            after_seal: false,
+                // The export's reason, or why it cannot be sent (no account to name as the
+                // bucket's owner: never on AWS, whose table ARNs carry it).
+                let export_now = |reason: String| {
+                    table
+                        .arn
+                        .clone()
+                        .map(|table_arn| match archive.expected_bucket_owner(&table_arn) {
+                            Some(bucket_owner) => (
+                                Decision::Export(ExportRequest {
+                                    name: table.name.clone(),
+                                    table_arn,
+                                    bucket: archive.bucket.clone(),
+                                    prefix: archive.prefix_for(&table.name),
+                                    bucket_owner,
+                                    after_seal: false,
+                                }),
+                                reason,
+                            ),
+                            None => (Decision::Unchanged, no_owner(&table_arn, &archive.bucket)),
                         })
-                    })
                 };
                 let step = match &state {
                     ArchiveState::Completed { .. } => None,
@@ -226,12 +236,11 @@ impl Context<'_> {
                         Decision::Unchanged,
                         format!("export {arn} recorded but its state could not be read; a later run checks again"),
                     )),
-                    ArchiveState::Failed { message, .. } => export_now().map(|decision| {
-                        (
-                            decision,
-                            format!("the last export FAILED ({message}): export again to s3://{}/{}", archive.bucket, archive.prefix_for(&table.name)),
-                        )
-                    }),
+                    ArchiveState::Failed { message, .. } => export_now(format!(
+                        "the last export FAILED ({message}): export again to s3://{}/{}",
+                        archive.bucket,
+                        archive.prefix_for(&table.name)
+                    )),
                     ArchiveState::NotStarted if table.point_in_time_recovery != Some(true) => Some((
                         deferred(DeferralCause::PointInTimeRecoveryOff),
                         format!(
@@ -239,17 +248,12 @@ impl Context<'_> {
                             archive.after
                         ),
                     )),
-                    ArchiveState::NotStarted => export_now().map(|decision| {
-                        (
-                            decision,
-                            format!(
-                                "age {age} is past archive_after ({}): export to s3://{}/{}{waiting}",
-                                archive.after,
-                                archive.bucket,
-                                archive.prefix_for(&table.name)
-                            ),
-                        )
-                    }),
+                    ArchiveState::NotStarted => export_now(format!(
+                        "age {age} is past archive_after ({}): export to s3://{}/{}{waiting}",
+                        archive.after,
+                        archive.bucket,
+                        archive.prefix_for(&table.name)
+                    )),
                 };
                 if let Some((decision, reason)) = step {
                     steps.push(self.item(o, decision, reason));
@@ -274,6 +278,13 @@ fn unproven_archive(ctx: &Context, table: &ObservedTable) -> Option<String> {
         Some(ArchiveProof::Unproven { reason, .. }) => Some(format!("its archive is not proven: {reason}")),
         None => Some("its archive was not checked in S3 this run".into()),
     }
+}
+
+/// Why a table's export is not sent: its ARN names no account to expect as the bucket's owner.
+pub(super) fn no_owner(table_arn: &str, bucket: &str) -> String {
+    format!(
+        "due for export, but its ARN {table_arn} names no account to expect as the owner of {bucket}: set retention.bucket_owner"
+    )
 }
 
 /// A deferral the next run takes up again, with no earlier time to say.

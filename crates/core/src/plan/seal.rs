@@ -184,12 +184,16 @@ impl Context<'_> {
                     Some(_) => " (the recorded one is from before the seal)".to_string(),
                     None => String::new(),
                 };
+                let Some(bucket_owner) = archive.expected_bucket_owner(&arn) else {
+                    return (Decision::Unchanged, super::retention::no_owner(&arn, &archive.bucket));
+                };
                 (
                     Decision::Export(ExportRequest {
                         name: name.clone(),
                         table_arn: arn,
                         bucket: archive.bucket.clone(),
                         prefix: archive.prefix_for(&name),
+                        bucket_owner,
                         after_seal: true,
                     }),
                     format!(

@@ -31,6 +31,9 @@ pub struct Archive {
     pub bucket: String,
     /// Key prefix; each table's export goes under `{prefix}{table}/`.
     pub prefix: String,
+    /// The account that must own `bucket`; `None`: the tables' own account.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bucket_owner: Option<String>,
 }
 
 impl Archive {
@@ -38,6 +41,38 @@ impl Archive {
     pub fn prefix_for(&self, table: &str) -> String {
         format!("{}{table}/", self.prefix)
     }
+
+    /// The account that must own the bucket, for the table `table_arn`: `bucket_owner`, else
+    /// the account in the table's ARN (`arn:aws:dynamodb:REGION:ACCOUNT:table/NAME`, from
+    /// DescribeTable, so no STS call). Exports send it as `S3BucketOwner` and every S3 read of
+    /// the proof as `ExpectedBucketOwner`: a bucket name that passed to another account then
+    /// receives nothing and proves nothing. `None` when neither gives an account.
+    pub fn expected_bucket_owner(&self, table_arn: &str) -> Option<String> {
+        self.bucket_owner
+            .clone()
+            .or_else(|| account_of(table_arn).map(str::to_owned))
+    }
+}
+
+/// The 12-digit account of an ARN (`arn:PARTITION:SERVICE:REGION:ACCOUNT:...`).
+pub fn account_of(arn: &str) -> Option<&str> {
+    let mut parts = arn.splitn(6, ':');
+    let (Some("arn"), Some(_), Some(_), Some(_), Some(account), Some(_)) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) else {
+        return None;
+    };
+    is_account_id(account).then_some(account)
+}
+
+/// Whether `text` is an AWS account id: 12 digits.
+fn is_account_id(text: &str) -> bool {
+    text.len() == 12 && text.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// The `[retention]` section as written.
@@ -67,6 +102,9 @@ pub struct RetentionDocument {
     /// refused with that said, not as an unknown key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete_without_tagging_api: Option<bool>,
+    /// The 12-digit account that must own `bucket`; default: the account the tables are in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bucket_owner: Option<String>,
 }
 
 const DEFAULT_PREFIX: &str = "ddb-rollover/";
@@ -131,6 +169,20 @@ impl RetentionDocument {
         if let Some(message) = self.prefix.as_deref().and_then(prefix_problem) {
             problems.push(("prefix".into(), message));
         }
+        match self.bucket_owner.as_deref() {
+            Some(_) if self.archive_after.is_none() => problems.push((
+                "bucket_owner".into(),
+                "only with archive_after and bucket: the account that must own the archive bucket".into(),
+            )),
+            Some(owner) if !is_account_id(owner) => problems.push((
+                "bucket_owner".into(),
+                format!(
+                    "{:?} is not an AWS account id: 12 digits, such as \"123456789012\" (leave it out for the tables' own account)",
+                    owner.chars().take(40).collect::<String>()
+                ),
+            )),
+            _ => {}
+        }
         if self.delete_without_tagging_api.is_some() {
             problems.push((
                 "delete_without_tagging_api".into(),
@@ -155,6 +207,7 @@ impl RetentionDocument {
                 after,
                 bucket,
                 prefix: self.prefix.clone().unwrap_or_else(|| DEFAULT_PREFIX.into()),
+                bucket_owner: self.bucket_owner.clone(),
             }),
             delete_after,
             max_deletes_per_run: max_deletes,
@@ -174,6 +227,7 @@ impl Retention {
             max_deletes_per_run: Some(i64::from(self.max_deletes_per_run)),
             keep_newest: Some(i64::from(self.keep_newest)),
             delete_without_tagging_api: None,
+            bucket_owner: self.archive.as_ref().and_then(|a| a.bucket_owner.clone()),
         }
     }
 }
@@ -300,6 +354,40 @@ mod tests {
             };
             assert_eq!(fields(doc), ["delete_without_tagging_api"]);
         }
+    }
+
+    #[test]
+    fn a_bucket_owner_is_an_account_id_with_archiving() {
+        let mut doc = archive(30, None);
+        doc.bucket_owner = Some("210987654321".into());
+        let retention = doc.validate().unwrap();
+        let archive_part = retention.archive.clone().unwrap();
+        assert_eq!(archive_part.bucket_owner.as_deref(), Some("210987654321"));
+        assert_eq!(retention.to_document().validate().unwrap(), retention);
+        // Named, it wins over the table's account; unset, the table's account.
+        let arn = "arn:aws:dynamodb:eu-west-1:123456789012:table/t_1";
+        assert_eq!(
+            archive_part.expected_bucket_owner(arn).as_deref(),
+            Some("210987654321")
+        );
+        let own = archive(30, None).validate().unwrap().archive.unwrap();
+        assert_eq!(own.expected_bucket_owner(arn).as_deref(), Some("123456789012"));
+        assert_eq!(
+            own.expected_bucket_owner("arn:aws:dynamodb:eu-west-1::table/t_1"),
+            None
+        );
+        assert_eq!(own.expected_bucket_owner("t_1"), None);
+        for bad in ["12345678901", "1234567890123", "12345678901a", ""] {
+            let mut doc = archive(30, None);
+            doc.bucket_owner = Some(bad.into());
+            assert_eq!(fields(doc), ["bucket_owner"], "{bad:?}");
+        }
+        let doc = RetentionDocument {
+            delete_after: Some(7),
+            bucket_owner: Some("210987654321".into()),
+            ..Default::default()
+        };
+        assert_eq!(fields(doc), ["bucket_owner"]);
     }
 
     #[test]

@@ -7,8 +7,8 @@ use futures::stream::{self, StreamExt};
 
 use crate::table::evidence::{ArchiveRecord, ArchivedFile};
 use crate::table::archive::{
-    data_prefix, parse_files, parse_summary, table_name_of, ArchiveProof, ExportLocation, ManifestFile,
-    ManifestSummary, ObjectHead, READABLE_STORAGE_CLASSES,
+    data_prefix, expiring, parse_files, parse_summary, table_name_of, ArchiveProof, ExportLocation,
+    ManifestFile, ManifestSummary, ObjectBody, ObjectHead, READABLE_STORAGE_CLASSES,
 };
 
 /// How many HeadObject calls one proof keeps in flight: S3 serves thousands a second per
@@ -18,24 +18,52 @@ pub(crate) const HEADS_IN_FLIGHT: usize = 16;
 /// How many bad data files a reason names.
 const SHOWN: usize = 3;
 
-/// The S3 reads a proof needs, on AWS's S3 or a fake's.
+/// A bucket as the proof reads it: its name, and the account every read expects to own it.
+/// S3 refuses a read whose `ExpectedBucketOwner` is not the bucket's owner (403), so a bucket
+/// name that passed to another account answers nothing that could prove an archive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bucket<'a> {
+    /// The bucket's name.
+    pub name: &'a str,
+    /// The 12-digit account that must own it.
+    pub owner: &'a str,
+}
+
+impl std::fmt::Display for Bucket<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// What S3's 403 on a read of `key` in `bucket` means, said alike by every store: the bucket
+/// is not owned by the account the read expects, or the caller lacks `grant` (S3 answers both
+/// with AccessDenied).
+pub fn access_denied(bucket: Bucket<'_>, key: &str, grant: &str) -> String {
+    format!(
+        "s3://{bucket}/{key}: access denied: either the bucket is not owned by account {} (every read expects it, ExpectedBucketOwner: a bucket name another account holds proves nothing), or the role needs {grant}",
+        bucket.owner
+    )
+}
+
+/// The S3 reads a proof needs, on AWS's S3 or a fake's; each expects `bucket.owner` to own the
+/// bucket.
 pub trait ArchiveStore {
-    /// The object's bytes; `Ok(None)` when there is no such key.
+    /// The object's bytes and expiration; `Ok(None)` when there is no such key.
     fn get(
         &self,
-        bucket: &str,
+        bucket: Bucket<'_>,
         key: &str,
-    ) -> impl std::future::Future<Output = Result<Option<Vec<u8>>, String>> + Send;
+    ) -> impl std::future::Future<Output = Result<Option<ObjectBody>, String>> + Send;
     /// The keys under `prefix` in the bucket (every page); none for a missing bucket.
     fn list(
         &self,
-        bucket: &str,
+        bucket: Bucket<'_>,
         prefix: &str,
     ) -> impl std::future::Future<Output = Result<Vec<String>, String>> + Send;
     /// `Ok(None)` when there is no such key (404; a 403 is an error, not an absence).
     fn head(
         &self,
-        bucket: &str,
+        bucket: Bucket<'_>,
         key: &str,
     ) -> impl std::future::Future<Output = Result<Option<ObjectHead>, String>> + Send;
 }
@@ -94,7 +122,7 @@ fn file_problem(bucket: &str, file: &ManifestFile, head: Option<&ObjectHead>) ->
             READABLE_STORAGE_CLASSES.join(", ")
         ));
     }
-    None
+    head.expiration.as_deref().map(|e| expiring(bucket, key, e))
 }
 
 /// The 16 bytes a single-part ETag (32 hex digits) spells; `None` for any other ETag.
@@ -120,16 +148,23 @@ fn counted(problems: &[String], what: &str) -> Option<String> {
     Some(format!("{} {what}: {}", problems.len(), shown.join("; ")))
 }
 
-/// The object at `key`, parsed; otherwise why it cannot be used (`what` names it when missing).
+/// The object at `key`, parsed; otherwise why it cannot be used (`what` names it when missing;
+/// an object S3 will expire cannot hold an archive either).
 async fn read_parsed<S: ArchiveStore + Sync, T>(
     store: &S,
-    bucket: &str,
+    bucket: Bucket<'_>,
     key: &str,
     what: &str,
     parse: impl FnOnce(&[u8]) -> Result<T, String>,
 ) -> Result<T, String> {
     match store.get(bucket, key).await {
-        Ok(Some(bytes)) => parse(&bytes).map_err(|e| format!("s3://{bucket}/{key} is unreadable: {e}")),
+        Ok(Some(ObjectBody {
+            expiration: Some(expiration),
+            ..
+        })) => Err(expiring(bucket.name, key, &expiration)),
+        Ok(Some(object)) => {
+            parse(&object.bytes).map_err(|e| format!("s3://{bucket}/{key} is unreadable: {e}"))
+        }
         Ok(None) => Err(format!("the {what} s3://{bucket}/{key} is missing")),
         Err(e) => Err(format!("s3://{bucket}/{key} could not be read: {e}")),
     }
@@ -142,7 +177,10 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
         export: location.export.clone(),
         reason,
     };
-    let bucket = &location.bucket;
+    let bucket = Bucket {
+        name: &location.bucket,
+        owner: &location.bucket_owner,
+    };
     let Some(manifest) = &location.manifest else {
         return unproven("DescribeExport names no manifest (ExportManifest)".into());
     };
@@ -225,7 +263,7 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
     for (file, head) in files.iter().zip(heads) {
         match head {
             Ok(head) => {
-                problems.extend(file_problem(bucket, file, head.as_ref()));
+                problems.extend(file_problem(bucket.name, file, head.as_ref()));
                 if let Some(head) = head {
                     proven.push(ArchivedFile {
                         key: file.data_file_s3_key.clone(),
@@ -248,7 +286,7 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
     }
     ArchiveProof::Proven {
         export: location.export.clone(),
-        bucket: bucket.clone(),
+        bucket: location.bucket.clone(),
         manifest: manifest.clone(),
         table_arn: summary.table_arn.clone().unwrap_or_default(),
         items: summary.item_count,
@@ -256,18 +294,22 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
     }
 }
 
-/// The archive a deletion's receipt recorded, checked again in `store` exactly as recorded:
-/// the manifest still names that export of that table (the Region and account in its ARN
-/// included), and the export's `data/` holds exactly the recorded files, each with the recorded
-/// ETag and size, readable. Nothing written in S3 since (an edited summary, a rewritten file
-/// list, a forged data file, another Region's export under the same prefix) changes what is
-/// restored: anything that differs is named and the archive is not proven.
-pub async fn recheck<S: ArchiveStore + Sync>(store: &S, record: &ArchiveRecord) -> ArchiveProof {
+/// The archive a deletion's receipt recorded, checked again in `store` exactly as recorded,
+/// every read expecting `owner` to own the bucket: the manifest still names that export of that
+/// table (the Region and account in its ARN included), and the export's `data/` holds exactly
+/// the recorded files, each with the recorded ETag and size, readable and not due to expire.
+/// Nothing written in S3 since (an edited summary, a rewritten file list, a forged data file,
+/// another Region's export under the same prefix) changes what is restored: anything that
+/// differs is named and the archive is not proven.
+pub async fn recheck<S: ArchiveStore + Sync>(store: &S, record: &ArchiveRecord, owner: &str) -> ArchiveProof {
     let unproven = |reason: String| ArchiveProof::Unproven {
         export: record.export_arn.clone(),
         reason,
     };
-    let bucket = &record.bucket;
+    let bucket = Bucket {
+        name: &record.bucket,
+        owner,
+    };
     let manifest = &record.manifest;
     let summary = match read_parsed(store, bucket, manifest, "manifest", parse_summary).await {
         Ok(summary) => summary,
@@ -323,6 +365,7 @@ pub async fn recheck<S: ArchiveStore + Sync>(store: &S, record: &ArchiveRecord) 
                         "s3://{bucket}/{key} is in storage class {class}, which ImportTable cannot read without a restore first"
                     ));
                 }
+                problems.extend(head.expiration.as_deref().map(|e| expiring(bucket.name, key, e)));
             }
             Err(e) => return unproven(format!("the data files could not be checked: {e}")),
         }
@@ -336,7 +379,7 @@ pub async fn recheck<S: ArchiveStore + Sync>(store: &S, record: &ArchiveRecord) 
     }
     ArchiveProof::Proven {
         export: record.export_arn.clone(),
-        bucket: bucket.clone(),
+        bucket: record.bucket.clone(),
         manifest: manifest.clone(),
         table_arn: record.table_arn.clone(),
         items: record.items,
@@ -350,21 +393,50 @@ mod tests {
 
     use super::*;
 
-    /// Objects by key: bytes, ETag, storage class.
-    struct Store(BTreeMap<String, (Vec<u8>, String, Option<String>)>);
+    /// Objects by key: bytes, ETag, storage class; the `x-amz-expiration` of some keys; the
+    /// bucket's owner.
+    struct Store(
+        BTreeMap<String, (Vec<u8>, String, Option<String>)>,
+        BTreeMap<String, String>,
+        &'static str,
+    );
+
+    impl Store {
+        fn new() -> Store {
+            Store(BTreeMap::new(), BTreeMap::new(), OWNER)
+        }
+
+        /// S3's 403 for a read expecting another owner than the bucket's.
+        fn owned_by(&self, bucket: Bucket<'_>, key: &str) -> Result<(), String> {
+            if bucket.owner == self.2 {
+                return Ok(());
+            }
+            Err(format!(
+                "HTTP 403 AccessDenied ({})",
+                access_denied(bucket, key, "s3:GetObject")
+            ))
+        }
+    }
 
     impl ArchiveStore for Store {
-        async fn get(&self, _bucket: &str, key: &str) -> Result<Option<Vec<u8>>, String> {
-            Ok(self.0.get(key).map(|(bytes, ..)| bytes.clone()))
+        async fn get(&self, bucket: Bucket<'_>, key: &str) -> Result<Option<ObjectBody>, String> {
+            self.owned_by(bucket, key)?;
+            Ok(self.0.get(key).map(|(bytes, ..)| ObjectBody {
+                bytes: bytes.clone(),
+                expiration: self.1.get(key).cloned(),
+            }))
         }
-        async fn list(&self, _bucket: &str, prefix: &str) -> Result<Vec<String>, String> {
+        async fn list(&self, bucket: Bucket<'_>, prefix: &str) -> Result<Vec<String>, String> {
+            self.owned_by(bucket, prefix)?;
             Ok(self.0.keys().filter(|k| k.starts_with(prefix)).cloned().collect())
         }
-        async fn head(&self, _bucket: &str, key: &str) -> Result<Option<ObjectHead>, String> {
+        async fn head(&self, bucket: Bucket<'_>, key: &str) -> Result<Option<ObjectHead>, String> {
+            self.owned_by(bucket, key)?;
             Ok(self.0.get(key).map(|(bytes, etag, class)| ObjectHead {
                 etag: etag.clone(),
                 size: bytes.len() as u64,
                 storage_class: class.clone(),
+                expiration: self.1.get(key).cloned(),
             }))
         }
     }
@@ -382,6 +454,7 @@ mod tests {
     }
 
     const TABLE: &str = "t";
+    const OWNER: &str = "111122223333";
     const TABLE_ARN: &str = "arn:aws:dynamodb:us-east-1:1:table/t";
     const EXPORT: &str = "arn:aws:dynamodb:us-east-1:1:table/t/export/01";
     const DIR: &str = "p/t/AWSDynamoDB/01";
@@ -407,7 +480,7 @@ mod tests {
 
     fn layout(items: &[u64]) -> Store {
         let total: u64 = items.iter().sum();
-        let mut store = Store(BTreeMap::new());
+        let mut store = Store::new();
         store.put(
             &format!("{DIR}/manifest-summary.json"),
             &summary(EXPORT, TABLE_ARN, total),
@@ -429,6 +502,7 @@ mod tests {
             bucket: "b".into(),
             manifest: Some(format!("{DIR}/manifest-summary.json")),
             items,
+            bucket_owner: OWNER.into(),
         }
     }
 
@@ -462,11 +536,10 @@ mod tests {
         );
     }
 
-    /// Export ids are tokens AWS gives no order to: the summaries' `exportTime` orders them,
-    /// so restore's "newest" is the export that holds the table latest.
     /// What a deletion's receipt recorded is what restore checks again: unchanged, proven; a
     /// data file forged with a file list rewritten to match (which the export's own proof takes),
-    /// an object added, a summary rewritten to another Region's export: not proven, named.
+    /// an object added, a summary rewritten to another Region's export, a bucket of another
+    /// owner: not proven, named.
     #[tokio::test]
     async fn a_receipts_archive_is_proven_again_only_as_recorded() {
         let store = layout(&[2, 5]);
@@ -474,31 +547,52 @@ mod tests {
         let when = chrono::DateTime::parse_from_rfc3339("2018-10-05T10:00:00Z").unwrap().to_utc();
         let record = proof.record(when).expect("proven");
         assert_eq!((record.files.len(), record.items), (2, 7));
-        assert!(recheck(&store, &record).await.is_proven());
+        assert!(recheck(&store, &record, OWNER).await.is_proven());
 
         // A forged data file, and the file list rewritten to match it.
         let mut forged = layout(&[2, 5]);
         let key = format!("{DIR}/data/1.json.gz");
         forged.put(&key, b"forged items");
-        let lines = format!("{}\n{}", line(&forged, &format!("{DIR}/data/0.json.gz"), 2), line(&forged, &key, 5));
+        let lines = format!(
+            "{}{}",
+            line(&forged, &format!("{DIR}/data/0.json.gz"), 2),
+            line(&forged, &key, 5)
+        );
         forged.put(&format!("{DIR}/manifest-files.json"), lines.as_bytes());
-        assert!(prove(&forged, &location(Some(7))).await.is_proven(), "the export's own proof takes it");
-        let reason = unproven(recheck(&forged, &record).await);
-        assert_says(&reason, &["data/1.json.gz has ETag", "the receipt recorded", "changed since the deletion"]);
+        assert!(
+            prove(&forged, &location(Some(7))).await.is_proven(),
+            "the export's own proof takes it"
+        );
+        let reason = unproven(recheck(&forged, &record, OWNER).await);
+        assert_says(
+            &reason,
+            &["data/1.json.gz has ETag", "the receipt recorded", "changed since the deletion"],
+        );
 
         // Another object under data/.
         let mut extra = layout(&[2, 5]);
         extra.put(&format!("{DIR}/data/extra.json.gz"), b"more");
-        assert_says(&unproven(recheck(&extra, &record).await), &["not the receipt's", "extra.json.gz"]);
+        assert_says(
+            &unproven(recheck(&extra, &record, OWNER).await),
+            &["not the receipt's", "extra.json.gz"],
+        );
 
         // Another Region's export of a table of the same name under the same prefix.
-        let elsewhere = "arn:aws:dynamodb:eu-west-1:123456789012:table/t";
+        let elsewhere = "arn:aws:dynamodb:eu-west-1:1:table/t";
         let mut region = layout(&[2, 5]);
         region.put(
             &format!("{DIR}/manifest-summary.json"),
             &summary(&format!("{elsewhere}/export/01"), elsewhere, 7),
         );
-        assert_says(&unproven(recheck(&region, &record).await), &["now names export", elsewhere]);
+        assert_says(
+            &unproven(recheck(&region, &record, OWNER).await),
+            &["now names export", elsewhere],
+        );
+
+        // The bucket of another owner now.
+        let mut taken = layout(&[2, 5]);
+        taken.2 = "444455556666";
+        assert!(!recheck(&taken, &record, OWNER).await.is_proven());
     }
 
     #[tokio::test]
@@ -603,6 +697,39 @@ mod tests {
         bare.as_object_mut().unwrap().remove("tableArn");
         store.put(&manifest, bare.to_string().as_bytes());
         assert!(unproven(prove(&store, &location(None)).await).contains("names no table"));
+    }
+
+    /// Issue 37, finding 4: an object a lifecycle rule will delete (S3's `x-amz-expiration`
+    /// on its GetObject or HeadObject) holds no archive, be it a manifest or a data file.
+    #[tokio::test]
+    async fn an_object_s3_will_expire_is_not_proven() {
+        let header = "expiry-date=\"Fri, 02 Nov 2018 00:00:00 GMT\", rule-id=\"tidy%20up\"";
+        for key in [
+            format!("{DIR}/data/1.json.gz"),
+            format!("{DIR}/manifest-summary.json"),
+            format!("{DIR}/manifest-files.json"),
+        ] {
+            let mut store = layout(&[3, 4]);
+            store.1.insert(key.clone(), header.into());
+            let reason = unproven(prove(&store, &location(Some(7))).await);
+            assert_says(
+                &reason,
+                &[
+                    &format!("s3://b/{key} expires on Fri, 02 Nov 2018 00:00:00 GMT"),
+                    "rule \"tidy up\"",
+                ],
+            );
+        }
+    }
+
+    /// Issue 37, finding 9: every read expects the account the bucket must belong to; S3's 403
+    /// for a bucket of another owner is a reason naming that account, never a proof.
+    #[tokio::test]
+    async fn a_bucket_of_another_owner_proves_nothing() {
+        let mut store = layout(&[3, 4]);
+        store.2 = "444455556666";
+        let reason = unproven(prove(&store, &location(Some(7))).await);
+        assert_says(&reason, &["403", "not owned by account 111122223333"]);
     }
 
     #[tokio::test]

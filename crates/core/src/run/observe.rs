@@ -651,11 +651,12 @@ async fn read_archive_proof<C: ControlPlane>(
     arn: &str,
     unsupported: &Unsupported,
 ) -> Option<ArchiveProof> {
-    policy.archive()?;
+    let archive = policy.archive()?;
     let tags = table.tags.as_ref()?;
     if !tags.contains_key(TAG_FAMILY) {
         return None;
     }
+    let bucket_owner = archive.expected_bucket_owner(arn);
     // Once a final export after the seal is recorded, only it can let the table go.
     if let Some(value) = tags.get(TAG_FINAL_EXPORT) {
         let export = export_arn_from_tag(arn, value);
@@ -666,7 +667,7 @@ async fn read_archive_proof<C: ControlPlane>(
         if !completed {
             return None;
         }
-        return prove_export(control, &table.name, export, unsupported).await;
+        return prove_export(control, &table.name, export, bucket_owner, unsupported).await;
     }
     let ArchiveState::Completed { export } = table.archive_state() else {
         return None;
@@ -678,20 +679,28 @@ async fn read_archive_proof<C: ControlPlane>(
         });
     };
     let export = export_arn_from_tag(arn, &export);
-    prove_export(control, &table.name, export, unsupported).await
+    prove_export(control, &table.name, export, bucket_owner, unsupported).await
 }
 
-/// The archive's proof of `export`; `None` when the endpoint cannot check S3, and unproven when
-/// the export cannot be read.
+/// The archive's proof of `export`, every read expecting `bucket_owner` to own the bucket
+/// (unproven without one: nothing to hold S3's answers to); `None` when the endpoint cannot
+/// check S3, and unproven when the export cannot be read.
 async fn prove_export<C: ControlPlane>(
     control: &C,
     table: &str,
     export: String,
+    bucket_owner: Option<String>,
     unsupported: &Unsupported,
 ) -> Option<ArchiveProof> {
+    let Some(bucket_owner) = bucket_owner else {
+        return Some(ArchiveProof::Unproven {
+            export,
+            reason: "the table's ARN names no account to expect as the archive bucket's owner: set retention.bucket_owner".into(),
+        });
+    };
     match unsupported.check(
         OptionalRead::ArchiveProof,
-        control.prove_archive(table, &export).await,
+        control.prove_archive(table, &export, &bucket_owner).await,
     ) {
         Ok(proof) => proof,
         Err(error) => Some(ArchiveProof::Unproven {

@@ -236,12 +236,22 @@ impl<C: Mappings + Send> Mappings for Paced<C> {
 }
 
 impl<C: Archives + Send> Archives for Paced<C> {
-    async fn prove_archive(&self, table: &str, export: &str) -> Result<ArchiveProof, ControlPlaneError> {
-        self.inner.prove_archive(table, export).await
+    async fn prove_archive(
+        &self,
+        table: &str,
+        export: &str,
+        bucket_owner: &str,
+    ) -> Result<ArchiveProof, ControlPlaneError> {
+        self.inner.prove_archive(table, export, bucket_owner).await
     }
 
-    async fn recheck_archive(&self, table: &str, record: &ArchiveRecord) -> Result<ArchiveProof, ControlPlaneError> {
-        self.inner.recheck_archive(table, record).await
+    async fn recheck_archive(
+        &self,
+        table: &str,
+        record: &ArchiveRecord,
+        bucket_owner: &str,
+    ) -> Result<ArchiveProof, ControlPlaneError> {
+        self.inner.recheck_archive(table, record, bucket_owner).await
     }
 }
 

@@ -239,7 +239,20 @@ impl<C: ControlPlane> Restoring<'_, C> {
         let Some(archive) = receipt.record.archive.as_ref() else {
             return refuse(line, "its receipt names no archive".into());
         };
-        let proof = match control.recheck_archive(&name, archive).await {
+        // The account that must own the bucket: the policy's, else the deleted table's own.
+        let Some(owner) = policy
+            .archive()
+            .and_then(|a| a.expected_bucket_owner(&receipt.record.identity.arn))
+        else {
+            return refuse(
+                line,
+                format!(
+                    "the deleted table's ARN {} names no account to expect as the archive bucket's owner: set retention.bucket_owner",
+                    receipt.record.identity.arn
+                ),
+            );
+        };
+        let proof = match control.recheck_archive(&name, archive, &owner).await {
             Ok(proof) => proof,
             Err(e) => return failed(line, e),
         };

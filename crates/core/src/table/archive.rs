@@ -87,7 +87,7 @@ impl ArchiveProof {
                 items,
                 files,
                 ..
-            } => format!("archive proven: s3://{bucket}/{manifest} lists {} data file(s), all present as it lists them (ETag, MD5, a readable storage class), {items} item(s)", files.len()),
+            } => format!("archive proven: s3://{bucket}/{manifest} lists {} data file(s), all present as it lists them (ETag, MD5, a readable storage class, none due to expire, in a bucket of the expected owner), {items} item(s)", files.len()),
             ArchiveProof::Unproven { reason, .. } => format!("archive not proven: {reason}"),
         }
     }
@@ -138,6 +138,8 @@ pub struct ExportLocation {
     pub manifest: Option<String>,
     /// `ItemCount`, when DescribeExport gives it.
     pub items: Option<u64>,
+    /// The account every read expects to own `bucket` (`ExpectedBucketOwner`).
+    pub bucket_owner: String,
 }
 
 /// What S3's HeadObject says of one object: what the proof compares with the manifest.
@@ -149,6 +151,61 @@ pub struct ObjectHead {
     pub size: u64,
     /// `x-amz-storage-class`; `None` means STANDARD (S3 omits the header for it).
     pub storage_class: Option<String>,
+    /// `x-amz-expiration`: a lifecycle rule will delete the object ([`expiring`]).
+    pub expiration: Option<String>,
+}
+
+/// What S3's GetObject gives of an object: its bytes and `x-amz-expiration`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectBody {
+    /// The object's bytes.
+    pub bytes: Vec<u8>,
+    /// `x-amz-expiration`: a lifecycle rule will delete the object ([`expiring`]).
+    pub expiration: Option<String>,
+}
+
+/// Why an object S3 answered with `x-amz-expiration` (`expiry-date="...", rule-id="..."`,
+/// the rule's id URL-encoded) cannot hold an archive: an Enabled lifecycle Expiration rule will
+/// delete it, and the table would outlive its archive. Names the object, the date and the rule.
+pub fn expiring(bucket: &str, key: &str, expiration: &str) -> String {
+    let field = |name: &str| {
+        let start = expiration.find(&format!("{name}=\""))? + name.len() + 2;
+        let end = expiration[start..].find('"')?;
+        Some(&expiration[start..start + end])
+    };
+    match (field("expiry-date"), field("rule-id")) {
+        (Some(date), Some(rule)) => format!(
+            "s3://{bucket}/{key} expires on {date} under the bucket's lifecycle rule {:?} (x-amz-expiration): the archive would not outlive the table",
+            percent_decoded(rule)
+        ),
+        _ => format!(
+            "s3://{bucket}/{key} is to expire (x-amz-expiration: {expiration}): the archive would not outlive the table"
+        ),
+    }
+}
+
+/// `%XX` sequences decoded, as S3 encodes a rule id in `x-amz-expiration`.
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The storage classes whose objects GetObject (and so ImportTable) reads at once. GLACIER and
@@ -211,4 +268,20 @@ pub(crate) fn parse_files(bytes: &[u8]) -> Result<Vec<ManifestFile>, String> {
         .enumerate()
         .map(|(n, line)| serde_json::from_str(line).map_err(|e| format!("line {}: {e}", n + 1)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_expiration_names_the_object_the_date_and_the_rule() {
+        let header = "expiry-date=\"Fri, 23 Dec 2012 00:00:00 GMT\", rule-id=\"tidy%20exports%2F1\"";
+        assert_eq!(
+            expiring("b", "p/k", header),
+            "s3://b/p/k expires on Fri, 23 Dec 2012 00:00:00 GMT under the bucket's lifecycle rule \"tidy exports/1\" (x-amz-expiration): the archive would not outlive the table"
+        );
+        // Any other shape is still an expiration, said as S3 gave it.
+        assert!(expiring("b", "k", "soon").contains("is to expire (x-amz-expiration: soon)"));
+    }
 }

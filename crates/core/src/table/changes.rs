@@ -264,6 +264,10 @@ pub struct ExportRequest {
     pub bucket: String,
     /// The key prefix in `bucket` the export writes under.
     pub prefix: String,
+    /// `S3BucketOwner`: the account that must own `bucket`, or the export fails instead of
+    /// writing into a bucket whose name passed to someone else
+    /// ([`crate::policy::retention::Archive::expected_bucket_owner`]).
+    pub bucket_owner: String,
     /// The final export after the seal (recorded in the final-export tag), not the archive
     /// export at `archive_after` (the export tag).
     #[serde(skip_serializing_if = "std::ops::Not::not")]

@@ -25,7 +25,9 @@
 //!    A change the role refuses is no change.
 //! 2. `no_data_loss`: a deleted table was provably ours and carried our family tag, had the
 //!    policy's key and local indexes, no foreign or shared target and no other family's tag,
-//!    was old enough, its period end + grace had passed, and it fed no one else's Kinesis stream.
+//!    was old enough, its period end + grace had passed, it fed no one else's Kinesis stream,
+//!    and (archiving on) the archive it relied on was in a bucket of the account the policy
+//!    expects, none of its objects under a lifecycle Expiration rule.
 //! 3. `create_new_is_loud`: a create_new run that leaves the current or a pre-built table
 //!    missing or DELETING reports failure and a next table that is not ready; one that says the
 //!    next table is ready left no target's warm throughput UPDATING (when phase 0 asks for it),
@@ -301,6 +303,16 @@ impl Account for FakeAccount {
                     return Err("no such file list".into());
                 }
             }
+            ArchiveAct::ExpireRule => {
+                // The archive prefix: the folder that holds the export's table folder.
+                let prefix = export
+                    .directory
+                    .find(export.table.as_str())
+                    .map_or("", |at| &export.directory[..at]);
+                self.fake
+                    .foreign_put_lifecycle_expiration(who, bucket, "expire archives", prefix, 30);
+            }
+            ArchiveAct::NewOwner => self.fake.foreign_bucket_owner(who, bucket, "210987654321"),
         }
         Ok(())
     }
@@ -459,7 +471,74 @@ fn known_cases() -> Vec<(&'static str, Case)> {
                 ],
             ),
         ),
+        (
+            // Issue 37, finding 4: once an export is in S3, someone puts a lifecycle rule
+            // expiring the archive prefix: no table is deleted on an archive S3 will expire.
+            "no deletion on an archive under an expiration rule",
+            case(
+                archiving(),
+                vec![
+                    Step::Schedule { cycles: 3 },
+                    // The export in flight completes first.
+                    Step::Wait { seconds: 3600 },
+                    Step::Foreign(Act::Archive {
+                        pick: 0,
+                        act: ArchiveAct::ExpireRule,
+                    }),
+                    Step::Schedule { cycles: 6 },
+                ],
+            ),
+        ),
+        (
+            // Issue 37, finding 9: once an export is in S3, the bucket's name passes to another
+            // account (the objects copied back as they were): no table is deleted on its
+            // answers, and no export writes into it.
+            "no deletion on an archive in a bucket of another owner",
+            case(
+                archiving(),
+                vec![
+                    Step::Schedule { cycles: 3 },
+                    // The export in flight completes first.
+                    Step::Wait { seconds: 3600 },
+                    Step::Foreign(Act::Archive {
+                        pick: 0,
+                        act: ArchiveAct::NewOwner,
+                    }),
+                    Step::Schedule { cycles: 6 },
+                ],
+            ),
+        ),
     ]
+}
+
+/// A daily policy that archives at age 1 and deletes at age 2, keeping only the newest table:
+/// a table is exported, sealed, exported again and deleted within a few days.
+fn archiving() -> PolicySpec {
+    PolicySpec {
+        period: "day",
+        timezone: "UTC",
+        premake: 0,
+        gsi: false,
+        lsi: false,
+        grace: None,
+        ttl: false,
+        deletion_protection: false,
+        phases: vec![PhaseSpec {
+            gap: 0,
+            kind: PhaseKind::Provisioned(10, 10),
+            class: None,
+            warm: None,
+        }],
+        retention: Some(RetentionSpec {
+            delete_after: Some(2),
+            archive_after: Some(1),
+            keep_newest: 1,
+            max_deletes: 5,
+        }),
+        stream: None,
+        consumer: false,
+        table_stream: false,
+    }
 }
 
 #[test]

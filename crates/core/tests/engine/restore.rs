@@ -354,3 +354,169 @@ async fn a_data_file_changed_after_the_export_keeps_the_table() {
         );
     }
 }
+
+/// Runs from 10-01 until the final export after the seal of [`TABLE`] is complete, stopping
+/// between the create_new that saw it complete (23:45) and the resize_old that would delete on
+/// it (00:15): the day whose resize_old comes next.
+async fn until_final_export(fake: &FakeAws, policy: &Policy) -> NaiveDate {
+    let mut d = day(1);
+    loop {
+        one_run(fake, policy, Operation::CreateNew, at(d, "23:45:00")).await;
+        if completed_exports(fake) >= 2 {
+            return d;
+        }
+        resize_old_after(fake, policy, d).await;
+        d += Duration::days(1);
+        assert!(d < day(10), "never exported after the seal");
+    }
+}
+
+/// resize_old after `d`, then the days after it: `TABLE` must still be there.
+async fn kept_for_days(fake: &FakeAws, policy: &Policy, mut d: NaiveDate, why: &str) -> NaiveDate {
+    resize_old_after(fake, policy, d).await;
+    for _ in 0..3 {
+        d += Duration::days(1);
+        day_runs(fake, policy, d).await;
+        assert!(fake.state().tables.contains_key(TABLE), "{why}: deleted");
+    }
+    d + Duration::days(1)
+}
+
+/// Whether [`TABLE`] was deleted (gone, or DELETING): only our runs delete in these tests.
+fn deleted(fake: &FakeAws) -> bool {
+    let state = fake.state();
+    let deleting = state
+        .tables
+        .get(TABLE)
+        .map(|t| t.status == fake_aws::Status::Deleting);
+    deleting.unwrap_or(true)
+}
+
+/// The reason of [`TABLE`]'s deferral in a dry run of resize_old now.
+async fn unproven_reason(fake: &FakeAws, policy: &Policy) -> String {
+    let when = fake.now();
+    let report = run(
+        fake,
+        policy,
+        Operation::ResizeOld,
+        &simulation(policy, &[Operation::ResizeOld], when).unwrap(),
+        ApplyOptions {
+            dry_run: true,
+            ..ApplyOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let line = report
+        .tables
+        .iter()
+        .find(|l| l.item.table == TABLE && matches!(l.item.decision, ddb_rollover::Decision::Deferred { .. }))
+        .unwrap_or_else(|| panic!("{TABLE} not deferred: {report:#?}"));
+    assert!(line.item.reason.contains("not proven"), "{line:#?}");
+    line.item.reason.clone()
+}
+
+/// Issue 37, finding 4: a lifecycle rule on the archive prefix expires the archive (S3 says so
+/// on each read): the table is kept, the reason naming the object, the date and the rule; the
+/// rule gone, the table is deleted.
+#[tokio::test]
+async fn an_archive_s3_will_expire_keeps_the_table() {
+    let policy = policy();
+    let fake = account();
+    let d = until_final_export(&fake, &policy).await;
+    fake.foreign_put_lifecycle_expiration("tidy", "archive", "tidy exports", "ddb-rollover/", 30);
+    let d = kept_for_days(&fake, &policy, d, "an expiring archive").await;
+    let reason = unproven_reason(&fake, &policy).await;
+    for part in [
+        "s3://archive/ddb-rollover/back_2018-10-02/",
+        "GMT",
+        "\"tidy exports\"",
+        "expire",
+    ] {
+        assert!(reason.contains(part), "{part:?} not in: {reason}");
+    }
+    fake.foreign_delete_lifecycle("tidy", "archive");
+    day_runs(&fake, &policy, d).await;
+    assert!(deleted(&fake), "kept on a lasting archive");
+}
+
+/// Issue 37, finding 9: the archive bucket's name taken by another account (which copied the
+/// objects back as they were) proves nothing: every read expects the table's account as the
+/// bucket's owner; back with the account, the table is deleted. An export made meanwhile names
+/// the owner too (S3BucketOwner), so it fails instead of writing into the other account's
+/// bucket.
+#[tokio::test]
+async fn an_archive_bucket_of_another_owner_keeps_the_table() {
+    let policy = policy();
+    let fake = account();
+    let d = until_final_export(&fake, &policy).await;
+    fake.foreign_bucket_owner("mallory", "archive", "210987654321");
+    let d = kept_for_days(&fake, &policy, d, "another owner's bucket").await;
+    let reason = unproven_reason(&fake, &policy).await;
+    for part in ["123456789012", "AccessDenied", "s3://archive/"] {
+        assert!(reason.contains(part), "{part:?} not in: {reason}");
+    }
+    fake.foreign_bucket_owner("us", "archive", fake_aws::ACCOUNT_ID);
+    day_runs(&fake, &policy, d).await;
+    assert!(deleted(&fake), "kept on a proven archive");
+
+    // The bucket taken before an export: the export names the owner, and fails.
+    let fake = account();
+    fake.foreign_bucket_owner("mallory", "archive", "210987654321");
+    let mut d = day(1);
+    for _ in 0..4 {
+        day_runs(&fake, &policy, d).await;
+        d += Duration::days(1);
+    }
+    let state = fake.state();
+    let written: Vec<&String> = state.s3.keys().map(|(_, key)| key).collect();
+    assert!(
+        written.is_empty(),
+        "exported into another owner's bucket: {written:?}"
+    );
+    assert!(state
+        .exports
+        .values()
+        .any(|e| e.failure.as_deref().is_some_and(|f| f.contains("S3BucketOwner"))));
+}
+
+/// Restore runs the same proof: an export S3 will expire is refused, and a bucket of another
+/// owner answers nothing (403 to every read that expects the deleted table's account): refused,
+/// naming the owner it expected, and the run fails; neither is restored.
+#[tokio::test]
+async fn restore_refuses_an_archive_s3_will_expire_or_another_owner_holds() {
+    let (policy, fake, d) = archived_and_deleted().await;
+    let now = at(d, "12:00:00");
+    fake.foreign_put_lifecycle_expiration("tidy", "archive", "tidy", "ddb-rollover/back_2018-10-02/", 7);
+    let expiring = restore_at(&fake, &policy, now, "2018-10-02", false).await;
+    assert!(reasons(&expiring).contains("rule \"tidy\""), "{expiring:#?}");
+    assert!(!expiring.succeeded());
+    fake.foreign_delete_lifecycle("tidy", "archive");
+    fake.foreign_bucket_owner("mallory", "archive", "210987654321");
+    let foreign = restore_at(&fake, &policy, now, "2018-10-02", false).await;
+    assert!(!foreign.succeeded(), "{foreign:#?}");
+    assert!(
+        reasons(&foreign).contains("not owned by account 123456789012"),
+        "{foreign:#?}"
+    );
+    assert!(
+        !fake.state().tables.contains_key(TABLE),
+        "restored from an archive that cannot last"
+    );
+    fake.foreign_bucket_owner("us", "archive", fake_aws::ACCOUNT_ID);
+    let done = restore_at(&fake, &policy, now, "2018-10-02", false).await;
+    assert_eq!(done.tables[0].outcome.as_str(), "done", "{done:#?}");
+}
+
+/// `retention.bucket_owner`, when set, is the owner every restore read expects (else the
+/// account of the deleted table's recorded ARN): set to another account, the archive our
+/// account holds is not proven, and nothing is imported.
+#[tokio::test]
+async fn restore_expects_the_bucket_owner_the_policy_names() {
+    let (_, fake, d) = archived_and_deleted().await;
+    let named = Policy::from_toml(&format!("{POLICY}bucket_owner = \"210987654321\"\n")).unwrap();
+    let refused = restore_at(&fake, &named, at(d, "12:00:00"), "2018-10-02", false).await;
+    assert!(!refused.succeeded(), "{refused:#?}");
+    assert!(reasons(&refused).contains("210987654321"), "{refused:#?}");
+    assert!(!fake.state().tables.contains_key(TABLE));
+}

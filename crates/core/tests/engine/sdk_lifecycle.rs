@@ -184,6 +184,7 @@ fn export_request() -> ExportRequest {
         table_arn: TABLE_ARN.into(),
         bucket: "my-archive".into(),
         prefix: "ddb-rollover/t/".into(),
+        bucket_owner: "123456789012".into(),
         after_seal: false,
     }
 }
@@ -312,12 +313,13 @@ async fn configure_sends_exactly_one_setting_per_update_table() {
 // ---- ExportTableToPointInTime ----
 
 #[tokio::test]
-async fn export_sends_arn_bucket_prefix_and_dynamodb_json_and_returns_the_export_arn() {
+async fn export_sends_arn_bucket_prefix_owner_and_dynamodb_json_and_returns_the_export_arn() {
     let rule = mock!(Client::export_table_to_point_in_time)
         .match_requests(|r| {
             r.table_arn() == Some(TABLE_ARN)
                 && r.s3_bucket() == Some("my-archive")
                 && r.s3_prefix() == Some("ddb-rollover/t/")
+                && r.s3_bucket_owner() == Some("123456789012")
                 && r.export_format() == Some(&ExportFormat::DynamodbJson)
         })
         .then_output(|| {

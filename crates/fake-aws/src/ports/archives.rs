@@ -12,7 +12,12 @@ use crate::s3;
 use crate::FakeAws;
 
 impl Archives for FakeAws {
-    async fn prove_archive(&self, table: &str, export: &str) -> Result<ArchiveProof, ControlPlaneError> {
+    async fn prove_archive(
+        &self,
+        table: &str,
+        export: &str,
+        bucket_owner: &str,
+    ) -> Result<ArchiveProof, ControlPlaneError> {
         let (location, store) = {
             let world = self.lock();
             let found = world
@@ -31,14 +36,20 @@ impl Archives for FakeAws {
                 bucket: found.bucket.clone(),
                 manifest: Some(found.manifest_key()),
                 items: Some(found.items()),
+                bucket_owner: bucket_owner.to_string(),
             };
-            (location, s3::FakeS3(world.s3.clone()))
+            (location, s3::FakeS3::of(&world))
         };
         Ok(prove(&store, &location).await)
     }
 
-    async fn recheck_archive(&self, _table: &str, record: &ArchiveRecord) -> Result<ArchiveProof, ControlPlaneError> {
-        let store = s3::FakeS3(self.lock().s3.clone());
-        Ok(recheck(&store, record).await)
+    async fn recheck_archive(
+        &self,
+        _table: &str,
+        record: &ArchiveRecord,
+        bucket_owner: &str,
+    ) -> Result<ArchiveProof, ControlPlaneError> {
+        let store = s3::FakeS3::of(&self.lock());
+        Ok(recheck(&store, record, bucket_owner).await)
     }
 }

@@ -135,7 +135,7 @@ impl Tables for FakeAws {
             status: export.status,
             export_time: Some(export.export_time),
             end_time: (export.status == ExportStatus::Completed).then_some(export.done_at),
-            failure: None,
+            failure: export.failure.clone(),
         })
     }
 
@@ -321,6 +321,8 @@ impl Tables for FakeAws {
                     files,
                     export_time: world.now,
                     items,
+                    bucket_owner: Some(request.bucket_owner.clone()),
+                    failure: None,
                 },
             );
             effects.push(Effect::Exported {

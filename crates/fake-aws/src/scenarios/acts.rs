@@ -304,7 +304,10 @@ impl<A: Account> Harness<'_, A> {
                 if done.is_empty() {
                     return;
                 }
-                let _ = account.archive_act(PERSON, done[*pick % done.len()], *act);
+                match account.archive_act(PERSON, done[*pick % done.len()], *act) {
+                    Ok(()) => count(format!("archive act {act:?}")),
+                    Err(_) => count(format!("archive act {act:?} refused")),
+                }
             }
             Act::PreWarm { pick, index, high } => {
                 let Some(name) = Self::pick(&ours, *pick) else {

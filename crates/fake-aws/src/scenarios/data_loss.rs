@@ -90,6 +90,7 @@ pub fn no_data_loss(f: &RunFacts<'_>) -> Vec<String> {
                 ));
             }
         }
+        why.extend(archive_cannot_last(f.policy, f.before, t));
         for sid in foreign_statements(t) {
             why.push(format!(
                 "its resource-based policy held someone else's statement {sid}, destroyed with it"
@@ -142,6 +143,47 @@ pub fn no_data_loss(f: &RunFacts<'_>) -> Vec<String> {
         }
     }
     out
+}
+
+/// What made the archive a deletion of `t` relied on (its final export, else its archive
+/// export, by its tags) unable to outlive it in `world` (as the run found it): a bucket owned by
+/// another account than the one the policy expects (`retention.bucket_owner`, else the
+/// account's), or an object of the export under a lifecycle Expiration rule.
+fn archive_cannot_last(policy: &Policy, world: &World, t: &Table) -> Vec<String> {
+    use ddb_rollover::policy::tags::{export_arn_from_tag, TAG_EXPORT, TAG_FINAL_EXPORT};
+    let Some(archive) = policy.archive() else {
+        return Vec::new();
+    };
+    let relied = t
+        .tags
+        .get(TAG_FINAL_EXPORT)
+        .or_else(|| t.tags.get(TAG_EXPORT))
+        .and_then(|value| world.exports.get(&export_arn_from_tag(&t.arn, value)));
+    let Some(export) = relied else {
+        return Vec::new();
+    };
+    count("promise 2: a deleted table's archive judged for owner and expiry");
+    let bucket = world.bucket(&export.bucket);
+    let expected = archive.bucket_owner.as_deref().unwrap_or(crate::ACCOUNT_ID);
+    let mut why = Vec::new();
+    if bucket.owner != expected {
+        why.push(format!(
+            "its archive {} was in bucket {} of account {}, not of {expected}",
+            export.arn, export.bucket, bucket.owner
+        ));
+    }
+    let keys = [export.manifest_key(), export.files_key()]
+        .into_iter()
+        .chain(export.files.iter().map(|(key, _)| key.clone()));
+    for key in keys {
+        if let Some(expiration) = bucket.expiration(&key, world.now) {
+            why.push(format!(
+                "its archive's s3://{}/{key} was to expire ({expiration})",
+                export.bucket
+            ));
+        }
+    }
+    why
 }
 
 /// Promise 6, with archiving on: every table our runs deleted holds, when deleted, exactly the

@@ -141,7 +141,8 @@ pub enum Act {
     DeleteConsumer,
     /// Someone acts on one of the completed exports of our tables in the archive bucket: its
     /// first data file overwritten, deleted or moved to GLACIER (CopyObject), another table's
-    /// export placed under its prefix, or its file list pointed outside its `data/`.
+    /// export placed under its prefix, its file list pointed outside its `data/`, a lifecycle
+    /// Expiration rule put on the archive prefix, or the bucket's name taken by another account.
     Archive { pick: usize, act: ArchiveAct },
 }
 
@@ -153,6 +154,12 @@ pub enum ArchiveAct {
     Glacier,
     ForeignExport,
     RepointFileList,
+    /// PutBucketLifecycleConfiguration: an Enabled rule expiring everything under the archive
+    /// prefix (the folder holding the export's table folder) after 30 days.
+    ExpireRule,
+    /// The bucket's owner deletes it and another account makes one of the same name, copying
+    /// every object back as it was.
+    NewOwner,
 }
 
 /// What [`Act::PreWarm`] raises a table or index to: above every phase's warm throughput, or
@@ -391,6 +398,8 @@ pub fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
                     Just(ArchiveAct::Glacier),
                     Just(ArchiveAct::ForeignExport),
                     Just(ArchiveAct::RepointFileList),
+                    Just(ArchiveAct::ExpireRule),
+                    Just(ArchiveAct::NewOwner),
                 ],
             )
                 .prop_map(|(pick, act)| Act::Archive { pick, act })

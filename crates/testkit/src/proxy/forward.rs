@@ -20,7 +20,7 @@ use super::upstream::Upstream;
 use super::wire::{aws_error, is_dynamodb, operation_of, table_of, Body};
 use super::{
     attribute_definitions, create_table_tags, exports, family_role, item_writes, kinesis_delivery,
-    kinesis_destinations, scaling, warm,
+    kinesis_destinations, s3_buckets, scaling, warm,
 };
 
 /// How long [`Fault::VanishBefore`] waits for the upstream to stop describing the table.
@@ -178,6 +178,18 @@ impl Forwarder {
         if !verdict.latency.is_zero() {
             tokio::time::sleep(verdict.latency).await;
         }
+        let s3 = if lock(&self.state).s3_as_aws {
+            s3_buckets::s3_request(&parts.method, &parts.uri, &parts.headers)
+        } else {
+            None
+        };
+        if let Some(request) = &s3 {
+            let refusal =
+                s3_buckets::owner_refusal(&lock(&self.state), &parts.headers, &parts.method, request);
+            if let Some(refusal) = refusal {
+                return Ok(refusal);
+            }
+        }
         if lock(&self.state).resource_policies_enforced && is_dynamodb(&parts.headers, &operation) {
             if let Some(refusal) =
                 item_writes::refuse_denied_write(&self.upstream, &parts.headers, &operation, &body).await
@@ -257,6 +269,12 @@ impl Forwarder {
             reply
         };
         let reply = exports::reply_as_aws(&self.upstream, &self.state, &operation, reply).await;
+        let reply = match &s3 {
+            Some(request) if request.object_read => {
+                s3_buckets::with_expiration(&self.upstream, request, reply).await
+            }
+            _ => reply,
+        };
         if operation == "DeleteTable" && success {
             match &table {
                 Some(table) => lock(&self.state).table_deleted(table),

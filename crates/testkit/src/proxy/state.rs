@@ -46,6 +46,12 @@ pub(super) struct State {
     /// The tables' Kinesis Data Streams destinations, when modelled
     /// ([`super::Proxy::kinesis_destinations`]).
     pub(super) kinesis_destinations: Option<Destinations>,
+    /// Answer S3 reads as AWS does: the expected bucket owner checked, lifecycle expirations
+    /// said ([`super::Proxy::s3_as_aws`]).
+    pub(super) s3_as_aws: bool,
+    /// Buckets a test gave to another account ([`super::Proxy::bucket_owner`]); any other is
+    /// moto's account's.
+    pub(super) bucket_owners: HashMap<String, String>,
     /// Record nothing in `calls` (a proxy nobody asks what it saw).
     pub(super) unrecorded: bool,
     pub(super) calls: Vec<Call>,

@@ -20,8 +20,8 @@ mod s3 {
 
 #[cfg(not(feature = "s3"))]
 mod none {
-    use crate::run::archive::ArchiveStore;
-    use crate::table::archive::ObjectHead;
+    use crate::run::archive::{ArchiveStore, Bucket};
+    use crate::table::archive::{ObjectBody, ObjectHead};
 
     /// No S3 client is linked: a value of this type cannot exist.
     #[derive(Clone, Debug)]
@@ -36,13 +36,13 @@ mod none {
     }
 
     impl ArchiveStore for NoStore<'_> {
-        async fn get(&self, _: &str, _: &str) -> Result<Option<Vec<u8>>, String> {
+        async fn get(&self, _: Bucket<'_>, _: &str) -> Result<Option<ObjectBody>, String> {
             match *self.0 {}
         }
-        async fn list(&self, _: &str, _: &str) -> Result<Vec<String>, String> {
+        async fn list(&self, _: Bucket<'_>, _: &str) -> Result<Vec<String>, String> {
             match *self.0 {}
         }
-        async fn head(&self, _: &str, _: &str) -> Result<Option<ObjectHead>, String> {
+        async fn head(&self, _: Bucket<'_>, _: &str) -> Result<Option<ObjectHead>, String> {
             match *self.0 {}
         }
     }

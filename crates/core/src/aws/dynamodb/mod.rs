@@ -445,6 +445,7 @@ impl Tables for DynamoDb {
             .table_arn(&request.table_arn)
             .s3_bucket(&request.bucket)
             .s3_prefix(&request.prefix)
+            .s3_bucket_owner(&request.bucket_owner)
             .export_format(ExportFormat::DynamodbJson)
             .send()
             .await

@@ -12,7 +12,12 @@ use crate::table::archive::{ArchiveProof, ExportLocation};
 use crate::table::evidence::ArchiveRecord;
 
 impl Archives for DynamoDb {
-    async fn prove_archive(&self, table: &str, export: &str) -> Result<ArchiveProof, ControlPlaneError> {
+    async fn prove_archive(
+        &self,
+        table: &str,
+        export: &str,
+        bucket_owner: &str,
+    ) -> Result<ArchiveProof, ControlPlaneError> {
         let Some(s3) = &self.archives else {
             return Err(unsupported(
                 "GetObject",
@@ -50,15 +55,21 @@ impl Archives for DynamoDb {
             bucket: description.s3_bucket().unwrap_or_default().to_string(),
             manifest: description.export_manifest().map(str::to_owned),
             items: description.item_count().and_then(|n| u64::try_from(n).ok()),
+            bucket_owner: bucket_owner.to_string(),
         };
         Ok(prove(&store(s3), &location).await)
     }
 
-    async fn recheck_archive(&self, table: &str, record: &ArchiveRecord) -> Result<ArchiveProof, ControlPlaneError> {
+    async fn recheck_archive(
+        &self,
+        table: &str,
+        record: &ArchiveRecord,
+        bucket_owner: &str,
+    ) -> Result<ArchiveProof, ControlPlaneError> {
         let s3 = self
             .archives
             .as_ref()
             .ok_or_else(|| unsupported("GetObject", table, "no S3 client: archives cannot be checked"))?;
-        Ok(recheck(&store(s3), record).await)
+        Ok(recheck(&store(s3), record, bucket_owner).await)
     }
 }

@@ -94,15 +94,19 @@ async fn pacing_passes_the_archive_calls_on() {
         table_arn: "arn:aws:dynamodb:us-east-1:123456789012:table/timeseries_2018-10-20".into(),
         bucket: "my-archive".into(),
         prefix: "ddb-rollover/timeseries_2018-10-20/".into(),
+        bucket_owner: fake_aws::ACCOUNT_ID.into(),
         after_seal: false,
     };
     let arn = rig.aws.export_table(&request).await.unwrap();
     let paced = ddb_rollover::run::pace::Paced::new(rig.aws.clone(), Default::default());
-    let proof = paced.prove_archive("timeseries_2018-10-20", &arn).await.unwrap();
+    let proof = paced
+        .prove_archive("timeseries_2018-10-20", &arn, fake_aws::ACCOUNT_ID)
+        .await
+        .unwrap();
     assert!(proof.is_proven(), "{proof:?}");
     let record = proof.record(rig.aws.now()).expect("proven");
     let again = paced
-        .recheck_archive("timeseries_2018-10-20", &record)
+        .recheck_archive("timeseries_2018-10-20", &record, fake_aws::ACCOUNT_ID)
         .await
         .unwrap();
     assert!(again.is_proven(), "the fake's own answer, passed on: {again:?}");

@@ -18,12 +18,34 @@ fn tables_past_archive_after_with_pitr_on_are_exported() {
             table_arn: tables[1].arn.clone().unwrap(),
             bucket: "my-archive".into(),
             prefix: format!("ddb-rollover/{}/", name(2)),
+            bucket_owner: "123456789012".into(),
             after_seal: false,
         })
     );
     assert!(tables_with(&plan, "delete").is_empty(), "{plan:#?}");
     let due = last(&plan, &name(5));
     assert!(due.reason.contains("after the seal"), "{}", due.reason);
+}
+
+/// An export names the account that must own the bucket (`S3BucketOwner`): the policy's
+/// `bucket_owner`, else the account in the table's ARN; a table whose ARN names none is not
+/// exported, and the line says what to set.
+#[test]
+fn exports_name_the_bucket_owner() {
+    let named = one_phase(&format!("{ARCHIVE}bucket_owner = \"210987654321\"\n"));
+    let plan = resize(&named, &[ours(&named, 2), ours(&named, 1)]);
+    let Decision::Export(request) = &last(&plan, &name(2)).decision else {
+        panic!("{plan:#?}");
+    };
+    assert_eq!(request.bucket_owner, "210987654321");
+
+    let policy = one_phase(ARCHIVE);
+    let mut table = ours(&policy, 2);
+    table.arn = Some(format!("arn:aws:dynamodb:us-east-1::table/{}", name(2)));
+    let plan = resize(&policy, &[table, ours(&policy, 1)]);
+    let line = last(&plan, &name(2));
+    assert_eq!(line.decision, Decision::Unchanged, "{line:#?}");
+    assert_reason_mentions(line, &["names no account", "retention.bucket_owner"]);
 }
 
 #[test]

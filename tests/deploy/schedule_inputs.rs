@@ -11,6 +11,7 @@ use deploy_checks::template::{Function, RepoTemplate, Template};
 use testkit::{LocalDynamo, Server};
 
 use crate::support::capacity;
+use crate::support::ledger::stack_ledger;
 
 fn functions() -> Vec<Function> {
     Template::load()
@@ -48,6 +49,8 @@ async fn raw_input_without_the_scheduled_time_is_refused() {
 async fn schedule_inputs_do_the_day_through_the_handlers() {
     let db = LocalDynamo::start(Server::Moto);
     let client = db.client().await;
+    // The stack's LedgerTable, made before any schedule runs.
+    stack_ledger(&client, "timeseries").await;
 
     for f in &scenario::in_day_order(functions()) {
         let operation = f.operation().unwrap();
@@ -100,5 +103,8 @@ async fn schedule_inputs_do_the_day_through_the_handlers() {
 
     let mut tables = client.list_tables().send().await.unwrap().table_names().to_vec();
     tables.sort();
-    assert_eq!(tables, ["timeseries_2018-10-25", "timeseries_2018-10-26"]);
+    assert_eq!(
+        tables,
+        ["timeseries_2018-10-25", "timeseries_2018-10-26", "timeseries_ledger"]
+    );
 }

@@ -19,6 +19,8 @@ use serde_json::{json, Value};
 use testkit::emf::{self, EmfMetric};
 use testkit::{LocalDynamo, Server};
 
+use crate::support::ledger::{stack_ledger, without_ledger};
+
 use super::common::{
     assert_capacities_by_age, create_new_failures, event_file, four_periods_to_now, HOT, WARM,
 };
@@ -32,15 +34,21 @@ const EVENT_FILES: [(&str, Operation); 5] = [
     ("manual_dry_run.json", Operation::ResizeOld),
 ];
 
+/// The default policy's prefix.
+const PREFIX: &str = "timeseries";
+
 struct Harness {
     _server: LocalDynamo,
     client: Client,
 }
 
 impl Harness {
+    /// A fresh `server` with the family's ledger table its stack makes (a deployed function
+    /// finds it there; its role may not create it).
     async fn start(server: Server) -> Harness {
         let server = LocalDynamo::start(server);
         let client = server.client().await;
+        stack_ledger(&client, PREFIX).await;
         Harness {
             _server: server,
             client,
@@ -58,13 +66,14 @@ impl Harness {
             .unwrap_or_else(|e| panic!("{operation} with {event}: {e}"))
     }
 
+    /// Every table but the family's ledger (which must be there), read back from the server.
     async fn describe_all(&self) -> BTreeMap<String, TableDescription> {
-        testkit::describe_all(&self.client).await
+        without_ledger(testkit::describe_all(&self.client).await, PREFIX)
     }
 
-    /// Every table with its (RCU, WCU), read back from the server.
+    /// Every table but the family's ledger with its (RCU, WCU), read back from the server.
     async fn capacities(&self) -> BTreeMap<String, (i64, i64)> {
-        testkit::capacities(&self.client).await
+        without_ledger(testkit::capacities(&self.client).await, PREFIX)
     }
 }
 

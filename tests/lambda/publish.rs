@@ -11,16 +11,19 @@ use std::collections::BTreeSet;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 
 use crate::support::events::{received, subscribe};
+use crate::support::ledger::{ledger_name, stack_ledger};
 use ddb_rollover::{Operation, Policy};
 use ddb_rollover_lambda::publish::{self, Publishing};
 use ddb_rollover_lambda::Handler;
 use serde_json::{json, Value};
 use testkit::{LocalDynamo, Server};
 
-/// The tables on the server and their (read, write) capacity.
+/// The tables on the server but the family's ledger, and their (read, write) capacity.
 async fn tables_on(client: &aws_sdk_dynamodb::Client) -> Vec<(String, String, (i64, i64))> {
     let mut out = Vec::new();
-    for name in client.list_tables().send().await.unwrap().table_names() {
+    let names = client.list_tables().send().await.unwrap();
+    assert!(names.table_names().contains(&ledger_name("pub")), "{names:?}");
+    for name in names.table_names().iter().filter(|n| **n != ledger_name("pub")) {
         let table = client.describe_table().table_name(name).send().await.unwrap();
         let table = table.table().unwrap();
         let throughput = table.provisioned_throughput().unwrap();
@@ -42,6 +45,8 @@ async fn a_week_publishes_the_tables_writers_need_and_an_event_for_each_change()
     let client = db.client().await;
     let clients = crate::support::aws_clients(db.endpoint()).await;
     let queue = subscribe(db.endpoint()).await;
+    // The family's ledger, as its stack makes it.
+    stack_ledger(&client, "pub").await;
     let policy = Policy::from_toml("prefix = \"pub\"\npremake = 2\n").unwrap();
     let publishing = Publishing {
         tables: true,

@@ -3,8 +3,8 @@
 //! The handler's client retries as the function's does (the SDK's adaptive mode), so the run
 //! sits through its 3 attempts per table.
 //!
-//! - `create_new_handler_errors_when_the_quota_is_reached`: the account holds its quota of 3
-//!   tables (another application's), `create_new` for 2018-10-25T23:45 returns
+//! - `create_new_handler_errors_when_the_quota_is_reached`: the account holds its quota of 4
+//!   tables (3 of another application's, and the family's ledger its stack made), `create_new` for 2018-10-25T23:45 returns
 //!   `HandlerError::ActionsFailed` (errorType `ActionsFailed`: a Lambda error, so Scheduler's
 //!   retries, the dead-letter queue and the alarms work) whose message names both missing
 //!   tables and the table quota, and lists them each with one line naming AWS's refusal, the
@@ -20,11 +20,13 @@ use lambda_runtime::Diagnostic;
 use serde_json::json;
 use testkit::{LocalDynamo, Proxy, Server};
 
+use crate::support::ledger::stack_ledger;
+
 use super::common::create_new_failures;
 
 const QUOTA: &str = "2,500 tables per Region";
 const DELETE_AFTER: &str = "retention.delete_after";
-const AWS_MESSAGE: &str = "Subscriber limit exceeded: There is a limit of 3 tables per subscriber";
+const AWS_MESSAGE: &str = "Subscriber limit exceeded: There is a limit of 4 tables per subscriber";
 
 async fn table_names(client: &Client) -> Vec<String> {
     testkit::describe_all(client).await.into_keys().collect()
@@ -37,9 +39,10 @@ async fn create_new_handler_errors_when_the_quota_is_reached() {
     for name in ["orders", "customers", "invoices"] {
         testkit::create_plain_table(&direct, name).await;
     }
+    stack_ledger(&direct, "timeseries").await;
     let before = table_names(&direct).await;
     let proxy = Proxy::start(server.endpoint());
-    proxy.table_quota(3);
+    proxy.table_quota(4);
     // As the function's client: the SDK's adaptive retries.
     let client = Client::from_conf(
         testkit::sdk_config(&proxy.endpoint())

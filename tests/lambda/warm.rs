@@ -12,6 +12,8 @@ use serde_json::json;
 use testkit::emf;
 use testkit::{LocalDynamo, Proxy, Server};
 
+use crate::support::ledger::stack_ledger;
+
 const POLICY: &str = r#"
 [[phases]]
 min_age = 0
@@ -24,6 +26,8 @@ warm = { read = 40000, write = 20000 }
 /// moto through the proxy.
 async fn create_new_behind_proxy(updating_answers: usize) -> (LocalDynamo, Proxy, Handler) {
     let server = LocalDynamo::start(Server::Moto);
+    // The family's ledger, as its stack makes it.
+    stack_ledger(&server.client().await, "timeseries").await;
     let proxy = Proxy::start(server.endpoint());
     proxy.warm_updating_answers(updating_answers);
     let handler = Handler::new(

@@ -5,6 +5,7 @@ pub mod days;
 pub mod events;
 pub mod kinesis;
 pub mod lambda;
+pub mod ledger;
 pub mod scaling;
 pub mod schema;
 

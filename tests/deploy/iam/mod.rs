@@ -35,6 +35,8 @@ use deploy_checks::scenario;
 use deploy_checks::template::{Function, RepoTemplate, Template};
 use testkit::{LocalDynamo, Server};
 
+use crate::support::ledger::{init, recorded_by, stack_ledger};
+
 mod recorded;
 mod statements;
 

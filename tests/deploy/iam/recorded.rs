@@ -43,15 +43,17 @@ async fn tags_of(client: &aws_sdk_dynamodb::Client, name: &str) -> Tags {
         .collect()
 }
 
-/// Tables the scenarios start with: tomorrow's pre-built too small (create_new raises it:
-/// UpdateTable); a past one made before ddb-rollover tagged its tables or had a template
-/// (resize_old tags it, and brings it to the template); and neighbours the functions must not
-/// touch: same string prefix without the underscore, another prefix, a foreign name under the
-/// prefix, and a sibling family's table under the prefix (with that family's tags), which may be
-/// read but never changed.
+/// Tables the scenarios start with: tomorrow's pre-built by an earlier version, too small
+/// (create_new raises it: UpdateTable), with the family tag every version wrote at CreateTable;
+/// and neighbours the functions must not touch: a past one made by hand with our name and key
+/// (never recorded, so never ours), same string prefix without the underscore, another
+/// prefix, a foreign name under the prefix, and a sibling family's table under the prefix (with
+/// that family's tags), which may be read but never changed. [`start_ledger`] then gives the
+/// family its ledger, as an upgrade to it does.
 async fn seed_tables(client: &aws_sdk_dynamodb::Client) {
     create_keyed_table(client, "timeseries_2018-10-26", 5, 5).await;
-    create_keyed_table(client, "timeseries_2018-10-24", 300, 1000).await;
+    tag_table(client, "timeseries_2018-10-26", &ours()).await;
+    create_keyed_table(client, HAND_MADE, 300, 1000).await;
     for name in ["timeseriesX_2018-10-25", "other_2018-10-25"] {
         testkit::create_plain_table(client, name).await;
     }
@@ -76,8 +78,28 @@ async fn seed_tables(client: &aws_sdk_dynamodb::Client) {
 /// A table of ours made under `Period = month`.
 const EARLIER_PERIOD: &str = "timeseries_2018-09";
 
+/// Made by hand with our name and key, never recorded in the family's ledger.
+const HAND_MADE: &str = "timeseries_2018-10-24";
+
 /// Tables under the prefix the functions may read but never change.
-const NOT_OURS: [&str; 2] = ["timeseries_backup", SIBLING];
+const NOT_OURS: [&str; 3] = ["timeseries_backup", SIBLING, HAND_MADE];
+
+/// The family's ledger, as a deployment made before the ledger gets it: the stack's
+/// `LedgerTable`, then the operator's `ddb-rollover init --yes` (the account's own credentials,
+/// not a function's role: its calls are not recorded), which records the tables carrying our
+/// family tag with the policy's key and a period: the earlier version's two, not the hand-made
+/// one nor the sibling's.
+async fn start_ledger(client: &aws_sdk_dynamodb::Client, functions: &[Deployed]) {
+    let policy = functions[0].function.policy().expect("the stack's policy");
+    stack_ledger(client, PREFIX).await;
+    let at = scenario::scheduled_time(Operation::CreateNew).parse().unwrap();
+    let report = init(&DynamoDb::new(client.clone()), &policy, at).await;
+    assert_eq!(
+        recorded_by(&report),
+        [EARLIER_PERIOD, "timeseries_2018-10-26"],
+        "{report:#?}"
+    );
+}
 
 /// Runs every schedule of `d` at `at` with a client that records into `recorder`, and S3 at
 /// `archives` (for the archive proofs before a deletion) when the scenario archives.
@@ -352,6 +374,7 @@ async fn every_call_the_functions_send_is_allowed_and_nothing_beside_the_prefix(
     let db = LocalDynamo::start(Server::Moto);
     let client = db.client().await;
     seed_tables(&client).await;
+    start_ledger(&client, &functions).await;
 
     for d in &functions {
         let recorder = Recorder::new(&client);
@@ -378,6 +401,7 @@ async fn with_every_option_on_each_call_is_allowed_and_each_grant_is_used() {
     db.create_bucket("archive-bucket");
     let client = db.client().await;
     seed_tables(&client).await;
+    start_ledger(&client, &functions).await;
 
     let s3 = crate::support::aws_clients(db.endpoint()).await.s3;
     let recorders: Vec<Recorder> = functions.iter().map(|_| Recorder::new(&client)).collect();
@@ -432,17 +456,20 @@ async fn with_every_option_on_each_call_is_allowed_and_each_grant_is_used() {
         "timeseries_2018-10-25 was not deleted: {:?}",
         remaining.keys()
     );
-    // Made by hand with our name and key: managed, but never given the family tag and never
-    // deleted (nothing proves the family made it).
+    // Made by hand with our name and key, never recorded: not the family's, so never changed
+    // (check_calls), never given the family tag and never deleted.
     assert!(
-        remaining.contains_key("timeseries_2018-10-24"),
-        "the hand-made timeseries_2018-10-24 was deleted"
+        remaining.contains_key(HAND_MADE),
+        "the hand-made {HAND_MADE} was deleted"
     );
     assert!(
-        !tags_of(&client, "timeseries_2018-10-24")
-            .await
-            .contains_key(FAMILY),
-        "the hand-made timeseries_2018-10-24 was given the family tag"
+        !tags_of(&client, HAND_MADE).await.contains_key(FAMILY),
+        "the hand-made {HAND_MADE} was given the family tag"
+    );
+    assert_eq!(
+        testkit::capacity_of(&remaining[HAND_MADE]),
+        (300, 1000),
+        "the hand-made {HAND_MADE} was resized"
     );
     for name in [
         "timeseries_backup",
@@ -541,6 +568,7 @@ async fn with_a_consumer_each_mapping_call_is_allowed_and_each_grant_is_used() {
     let functions = deploy(&overrides);
     let client = db.client().await;
     seed_tables(&client).await;
+    start_ledger(&client, &functions).await;
     // The seeded pre-built table was made without a stream; the runs map only a table that
     // has one (create_new turns it on only for the tables it creates), so it gets one here.
     client

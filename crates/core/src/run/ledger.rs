@@ -238,6 +238,11 @@ impl<'a, C: ControlPlane> Recorder<'a, C> {
         until: DateTime<Utc>,
         book: &Book,
     ) -> Result<Option<Lease>, ControlPlaneError> {
+        // No ledger table, no lease to take: the run's report fails on the missing ledger
+        // already (a failed line naming `init`), instead of on this write.
+        if !self.exists {
+            return Ok(None);
+        }
         let key = keys::lease(operation);
         let held = book.leases.get(&key);
         if let Some(held) = held.filter(|held| held.record.until > now) {

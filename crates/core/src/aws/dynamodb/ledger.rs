@@ -208,7 +208,8 @@ fn condition(
     match expect {
         Expect::Absent => ("attribute_not_exists(#r)".into(), names, None),
         Expect::Version(version) => {
-            names.insert("#v".into(), VERSION.into());
+            // Only the names the expression uses: DynamoDB refuses an unused one.
+            let names = HashMap::from([("#v".to_string(), VERSION.to_string())]);
             (
                 "#v = :v".into(),
                 names,

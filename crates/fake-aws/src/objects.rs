@@ -88,6 +88,19 @@ pub struct TablePolicy {
     pub applies_at: DateTime<Utc>,
 }
 
+/// One change of a ledger item that took effect (PutItem, DeleteItem), by anyone: the ground
+/// truth of who wrote each record, which the ledger's own items do not keep.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LedgerWrite {
+    pub at: DateTime<Utc>,
+    pub actor: Maker,
+    pub ledger: String,
+    pub family: String,
+    pub key: String,
+    /// The item as written; `None`: deleted.
+    pub record: Option<StoredRecord>,
+}
+
 /// An item write DynamoDB accepted.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Write {
@@ -216,6 +229,9 @@ impl Target {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Import {
     pub table: String,
+    /// The bucket and the prefix of the data files it read: which archive a restore brought back.
+    pub bucket: String,
+    pub data_prefix: String,
     /// `ImportedItemCount` and `ErrorCount`, or why it FAILED.
     pub counts: Result<(u64, u64), String>,
 }

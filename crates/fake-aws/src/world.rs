@@ -9,7 +9,7 @@ use ddb_rollover::policy::scaling::{table_of, ScalableKey};
 use ddb_rollover::table::{ExportStatus, TableStatus};
 
 use crate::{destinations, mappings, s3, warm};
-use crate::{Call, Destination, Export, Import, Mapping, Table, Target, Write};
+use crate::{Call, Destination, Export, Import, LedgerWrite, Mapping, Table, Target, Write};
 
 /// The tag key `template.yaml`'s IAM conditions check (`aws:ResourceTag/ddb-rollover:family`).
 pub const FAMILY_TAG: &str = "ddb-rollover:family";
@@ -140,6 +140,8 @@ pub struct World {
     pub gone: Vec<Table>,
     /// Every item write DynamoDB accepted.
     pub writes: Vec<Write>,
+    /// Every change of a ledger item that took effect, ours and others'.
+    pub ledger_writes: Vec<LedgerWrite>,
     /// The account's Kinesis data streams, by ARN.
     pub kinesis_streams: BTreeSet<String>,
     /// Each table's Kinesis data stream destinations, by table name.
@@ -174,6 +176,7 @@ impl World {
             log: Vec::new(),
             gone: Vec::new(),
             writes: Vec::new(),
+            ledger_writes: Vec::new(),
             kinesis_streams: BTreeSet::new(),
             destinations: BTreeMap::new(),
             functions: BTreeSet::new(),

@@ -79,16 +79,16 @@ fn replay(sampled: &Sampled) -> Result<(), String> {
     } = sampled;
     let policy = Policy::from_toml(&case.toml).expect("a valid policy");
     let sibling = Policy::from_toml(&case.spec.toml(SIBLING)).expect("the same policy under another prefix");
-    let harness = Harness {
+    let harness = Harness::new(
         case,
         policy,
         sibling,
-        account: MotoAccount::start(case.start),
-        checks: checks(),
-        knobs: Knobs {
+        MotoAccount::start(case.start),
+        checks(),
+        Knobs {
             without: Default::default(),
         },
-    };
+    );
     let before = stats();
     harness.run_case().map_err(|e| format!("{name}: {e}\n{case:?}"))?;
     let after = stats();

@@ -271,6 +271,13 @@ pub(crate) fn reads_needed(
         if matches!(naming.classify(&table.name), Ownership::Foreign) {
             need(&table.name, only(|r| r.tags = true));
         }
+        // An intent a crashed run left resolves only to a table carrying our family tag.
+        let intended = book
+            .table(&table.name)
+            .is_some_and(|entry| entry.record.identity().is_none());
+        if intended {
+            need(&table.name, only(|r| r.tags = true));
+        }
     }
     reads
 }

@@ -296,6 +296,10 @@ pub enum NoEvidence {
     ForeignEventSourceMapping,
     /// The event source mappings on its stream were not read this run.
     MappingsNotRead,
+    /// The family's ledger cannot be rested on (missing, never started, or holding records
+    /// this version cannot read): a record someone deleted or edited there may be the one that
+    /// would keep this table, so nothing is deleted until it is put right.
+    LedgerNotSound,
 }
 
 /// What the verdict rests on.
@@ -654,6 +658,9 @@ impl fmt::Display for NoEvidence {
                 "someone else's Lambda event source mapping reads its stream (deleting the table would end their consumer's feed)",
             ),
             NoEvidence::MappingsNotRead => f.write_str("the event source mappings on its stream were not read this run"),
+            NoEvidence::LedgerNotSound => f.write_str(
+                "the family's ledger cannot be rested on (missing, never started, or holding records this version cannot read): nothing is deleted until it is put right",
+            ),
         }
     }
 }
@@ -743,13 +750,15 @@ impl<'a> Judge<'a> {
                 })
             }
             // Our run wrote the intent just before its CreateTable and did not live to record
-            // the outcome: the table of this name and key created since is the one it made.
-            // Only a run's CreateTable: a restore's intent is resolved by a restore, which
-            // checks the import's counts first.
+            // the outcome: the table of this name and key created since, carrying our family
+            // tag (our CreateTable always writes it), is the one it made; one someone else made
+            // in between without the tag is theirs. Only a run's CreateTable: a restore's intent
+            // is resolved by a restore, which checks the import's counts first.
             (TableState::Intended { at }, Some(observed))
                 if record.origin == Origin::Created
                     && observed.created >= *at - INTENT_SKEW
-                    && table.key.as_ref() == Some(&record.key) =>
+                    && table.key.as_ref() == Some(&record.key)
+                    && self.made_with_family_tag(table) =>
             {
                 OwnedBy::Intent
             }
@@ -764,6 +773,16 @@ impl<'a> Judge<'a> {
             slot,
             period: record.period,
             by,
+        }
+    }
+
+    /// Whether the table carries our family tag, as our CreateTable writes it: its tags read and
+    /// holding it, or an endpoint without tags (DynamoDB Local: its name, key and creation time
+    /// are all there is). Tags not read: not yet (a run reads them for a table with an intent).
+    fn made_with_family_tag(&self, table: &ObservedTable) -> bool {
+        match &table.tags {
+            Some(tags) => tags.get(TAG_FAMILY) == Some(&self.policy.prefix),
+            None => table.tags_unsupported,
         }
     }
 
@@ -900,6 +919,11 @@ impl<'a> Judge<'a> {
             Reading::NotRead => missing.push(NoEvidence::TagsNotRead),
             Reading::Read if !family_tagged => missing.push(NoEvidence::NoFamilyTag),
             Reading::Read | Reading::Unsupported => {}
+        }
+        // Never on less evidence than before: a ledger someone deleted, emptied or edited past
+        // reading may have lost the very record (a receipt, a table's) that keeps this table.
+        if !self.book.is_sound() {
+            missing.push(NoEvidence::LedgerNotSound);
         }
         if *by == OwnedBy::Intent {
             // Recorded this run; deleted, if due, by a later one that reads the record back.

@@ -150,7 +150,9 @@ pub async fn run_each<C: ControlPlane>(
         let mut report = apply_recording(control, &recorder, plan, &observation.unreadable, options)
             .boxed()
             .await;
-        if operation == Operation::CreateNew && !options.dry_run && held.is_none() {
+        // Also while another run holds the lease: that run makes the tables, and this one says
+        // whether they are there (a crashed holder's are not: this run fails, and is retried).
+        if operation == Operation::CreateNew && !options.dry_run {
             let book = recorder.book_after(&observation.book);
             let ready = next_table_ready(control, policy, now, seen.tables, &book, &report, options)
                 .boxed()

@@ -61,16 +61,21 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use ddb_rollover::policy::scaling::ScalableKey;
 use ddb_rollover::policy::settings::{Billing, GlobalIndex};
 use ddb_rollover::policy::warm::WarmThroughput;
+use ddb_rollover::ledger::TableRecord;
+use ddb_rollover::policy::period::Slot;
 use ddb_rollover::run::adopt::{adopt, AdoptReport};
+use ddb_rollover::run::control::StoredRecord;
+use ddb_rollover::run::init::init;
+use ddb_rollover::run::restore::{restore, Restoration, RestoreOptions};
 use ddb_rollover::run::status::status;
 use ddb_rollover::table::changes::TableSpec;
-use ddb_rollover::{observe, run, Operation, Policy, Scope};
+use ddb_rollover::{check_clock, observe, run, CheckedInstant, ClockAllowance, Operation, Policy, Scope};
 use fake_aws::scenarios;
 use fake_aws::{Effect, FakeAws, Maker, World, FAMILY_TAG};
 use futures::executor::block_on;
 use proptest::test_runner::{Config as ProptestConfig, TestCaseError};
 use scenarios::{
-    case_strategy, checks, options, print_stats, Account, Act, ArchiveAct, Case, GsiKind, Harness, Knobs,
+    case_strategy, checks, ledger_name, options, print_stats, Account, Act, ArchiveAct, Case, GsiKind, Harness, Knobs,
     NameKind, PhaseKind, PhaseSpec, PolicySpec, Ran, RetentionSpec, Slowness, Step, StreamSpec, TagKind,
     PREFIX, SIBLING, SIBLING_ACTOR,
 };
@@ -83,6 +88,44 @@ struct FakeAccount {
 
 fn text<T>(result: Result<T, ddb_rollover::ControlPlaneError>) -> Result<T, String> {
     result.map_err(|e| e.to_string())
+}
+
+impl FakeAccount {
+    /// One of our runs for `at`, checked against the account's clock as the wall (a late run,
+    /// a past instant): what `--at` gives a run outside a simulation.
+    fn run_checked(&self, policy: &Policy, operation: Operation, at: DateTime<Utc>) -> Result<Ran, String> {
+        let wall = self.fake.now();
+        let checked = check_clock(policy, &[operation], at, wall, ClockAllowance::default())
+            .map_err(|e| format!("the clock check refused {at}: {e}"))?;
+        self.run_from(policy, operation, &checked)
+    }
+
+    /// One of our runs for the checked instant, with `status` from a full observation just
+    /// before it, at the same instant and wall clock.
+    fn run_from(&self, policy: &Policy, operation: Operation, at: &CheckedInstant) -> Result<Ran, String> {
+        let mut observation = block_on(observe(&self.fake, policy, Scope::Full(at.at()), 8))
+            .map_err(|e| format!("the full observation failed: {e}"))?;
+        observation.wall = at.wall();
+        let status = status(policy, at.at(), &observation);
+        let before = self.fake.state();
+        let logged = self.fake.log_len();
+        let report = block_on(run(&self.fake, policy, operation, at, options()))
+            .map_err(|e| format!("the run failed to start: {e}"))?;
+        let after = self.fake.state();
+        let calls = self
+            .fake
+            .calls_since(logged)
+            .into_iter()
+            .filter(|c| c.actor == Maker::Us)
+            .collect();
+        Ok(Ran {
+            before,
+            after,
+            calls,
+            report,
+            status,
+        })
+    }
 }
 
 impl Account for FakeAccount {
@@ -104,33 +147,78 @@ impl Account for FakeAccount {
 
     fn our_run(&self, policy: &Policy, operation: Operation) -> Result<Ran, String> {
         let now = self.fake.now();
-        let observation = block_on(observe(&self.fake, policy, Scope::Full(now), 8))
-            .map_err(|e| format!("the full observation failed: {e}"))?;
-        let status = status(policy, now, &observation);
-        let before = self.fake.state();
-        let logged = self.fake.log_len();
-        let report = block_on(run(
-            &self.fake,
-            policy,
-            operation,
-            &ddb_rollover::run::clock::simulation(policy, &[operation], now).unwrap(),
-            options(),
-        ))
-        .map_err(|e| format!("the run failed to start: {e}"))?;
-        let after = self.fake.state();
-        let calls = self
-            .fake
-            .calls_since(logged)
-            .into_iter()
-            .filter(|c| c.actor == Maker::Us)
-            .collect();
-        Ok(Ran {
-            before,
-            after,
-            calls,
-            report,
-            status,
-        })
+        let at = ddb_rollover::run::clock::simulation(policy, &[operation], now).unwrap();
+        self.run_from(policy, operation, &at)
+    }
+
+    fn our_run_at(&self, policy: &Policy, operation: Operation, at: DateTime<Utc>) -> Option<Result<Ran, String>> {
+        Some(self.run_checked(policy, operation, at))
+    }
+
+    fn put_record(&self, actor: &Maker, record: &StoredRecord) -> Result<(), String> {
+        text(self.fake.put_record_as(actor, &ledger_name(), PREFIX, record))
+    }
+
+    fn delete_record(&self, actor: &Maker, key: &str) -> Result<(), String> {
+        text(self.fake.delete_record_as(actor, &ledger_name(), PREFIX, key))
+    }
+
+    fn init(&self, policy: &Policy) -> Result<Vec<String>, String> {
+        let operator = self.fake.operator();
+        let logged = self.fake.state().ledger_writes.len();
+        let at = ddb_rollover::run::clock::simulation(policy, &[Operation::CreateNew], self.fake.now()).unwrap();
+        let report = text(block_on(init(&operator, policy, &at, false)))?;
+        // Ground truth from what it wrote: a table it recorded that our runs did not make is
+        // the operator's now (init records on our family tag, key and period).
+        let world = self.fake.state();
+        let mut enrolled = Vec::new();
+        for write in &world.ledger_writes[logged..] {
+            let Some(name) = write.key.strip_prefix("table#") else {
+                continue;
+            };
+            if write.record.is_some() && world.tables.get(name).is_some_and(|t| !t.maker.is_us()) {
+                self.fake.mark_adopted(name);
+                enrolled.push(name.to_string());
+            }
+        }
+        if !report.succeeded() {
+            return Err(format!("init failed: {report:?}"));
+        }
+        Ok(enrolled)
+    }
+
+    fn restore(&self, policy: &Policy, slot: Slot) -> Result<String, String> {
+        let operator = self.fake.operator();
+        let logged = self.fake.state().ledger_writes.len();
+        let at = ddb_rollover::run::clock::simulation(policy, &[Operation::CreateNew], self.fake.now()).unwrap();
+        let options = RestoreOptions {
+            keep: Duration::days(2),
+            dry_run: false,
+            wait: std::time::Duration::from_secs(3600),
+        };
+        let report = text(block_on(restore(&operator, policy, &at, &[slot], options)))?;
+        // Ground truth from what it wrote: the table it recorded as restored is the operator's.
+        let world = self.fake.state();
+        for write in &world.ledger_writes[logged..] {
+            if let Some(name) = write.key.strip_prefix("table#") {
+                let restored = write
+                    .record
+                    .as_ref()
+                    .and_then(|r| serde_json::from_str::<TableRecord>(&r.body).ok())
+                    .is_some_and(|r| r.identity().is_some());
+                if restored && world.tables.get(name).is_some_and(|t| !t.maker.is_us()) {
+                    self.fake.mark_adopted(name);
+                }
+            }
+        }
+        let Some(line) = report.tables.first() else {
+            return Ok("no line".into());
+        };
+        let why = match &line.action.restoration {
+            Restoration::Refused { reasons } => reasons.first().cloned().unwrap_or_default(),
+            Restoration::Import { .. } => line.error.clone().unwrap_or_default(),
+        };
+        Ok(format!("{} {why}", line.outcome.as_str()))
     }
 
     fn sibling_run(&self, sibling: &Policy, operation: Operation) {
@@ -321,16 +409,16 @@ impl Account for FakeAccount {
 fn check_case(case: &Case) -> Result<(), TestCaseError> {
     let policy = Policy::from_toml(&case.toml).expect("filtered on validity");
     let sibling = Policy::from_toml(&case.spec.toml(SIBLING)).expect("the same policy under another prefix");
-    let harness = Harness {
+    let harness = Harness::new(
         case,
         policy,
         sibling,
-        account: FakeAccount {
+        FakeAccount {
             fake: FakeAws::new(PREFIX, case.start, case.slow.config()),
         },
-        checks: checks(),
-        knobs: Knobs::from_env(),
-    };
+        checks(),
+        Knobs::from_env(),
+    );
     harness.run_case().map_err(TestCaseError::fail)
 }
 

@@ -152,6 +152,8 @@ impl Tables for FakeAws {
                 arn.clone(),
                 Import {
                     table: request.spec.name.clone(),
+                    bucket: request.bucket.clone(),
+                    data_prefix: request.data_prefix.clone(),
                     counts,
                 },
             );

@@ -9,7 +9,7 @@ use ddb_rollover::run::control::{Clock, ControlPlaneError, ErrorKind, Expect, Le
 use ddb_rollover::table::changes::TableSpec;
 
 use crate::errors::{error, not_found};
-use crate::{seed::table_spec, FakeAws, Status, World, FAMILY_TAG};
+use crate::{seed::table_spec, FakeAws, LedgerWrite, Maker, Status, World, FAMILY_TAG};
 
 /// The ledger's key: `family` + `record`, both strings.
 pub fn ledger_key() -> KeySchema {
@@ -111,15 +111,7 @@ impl Ledger for FakeAws {
         const OP: &str = "PutItem";
         self.change(OP, ledger, |world, _| {
             self.may_change(world, OP, "dynamodb:PutItem", ledger)?;
-            usable(world, OP, ledger)?;
-            if !holds(world, ledger, family, &record.key, expect) {
-                return Err(conflict(OP, ledger, &record.key));
-            }
-            let table = usable(world, OP, ledger)?;
-            table
-                .records
-                .insert((family.to_string(), record.key.clone()), record.clone());
-            Ok(())
+            Self::put_item(world, &self.actor, ledger, family, record, Some(expect))
         })
         .await
     }
@@ -128,14 +120,82 @@ impl Ledger for FakeAws {
         const OP: &str = "DeleteItem";
         self.change(OP, ledger, |world, _| {
             self.may_change(world, OP, "dynamodb:DeleteItem", ledger)?;
-            usable(world, OP, ledger)?;
-            if !holds(world, ledger, family, key, expect) {
-                return Err(conflict(OP, ledger, key));
-            }
-            let table = usable(world, OP, ledger)?;
-            table.records.remove(&(family.to_string(), key.to_string()));
-            Ok(())
+            Self::delete_item(world, &self.actor, ledger, family, key, Some(expect))
         })
         .await
+    }
+}
+
+impl FakeAws {
+    /// PutItem of one ledger item, conditional on `expect` when given; the write is kept in
+    /// [`World::ledger_writes`] with who made it.
+    pub(crate) fn put_item(
+        world: &mut World,
+        actor: &Maker,
+        ledger: &str,
+        family: &str,
+        record: &StoredRecord,
+        expect: Option<Expect>,
+    ) -> Result<(), ControlPlaneError> {
+        const OP: &str = "PutItem";
+        usable(world, OP, ledger)?;
+        if expect.is_some_and(|expect| !holds(world, ledger, family, &record.key, expect)) {
+            return Err(conflict(OP, ledger, &record.key));
+        }
+        let table = usable(world, OP, ledger)?;
+        table
+            .records
+            .insert((family.to_string(), record.key.clone()), record.clone());
+        Self::wrote_item(world, actor, ledger, family, &record.key, Some(record.clone()));
+        Ok(())
+    }
+
+    /// DeleteItem of one ledger item, conditional on `expect` when given (DynamoDB deletes a
+    /// missing item without complaint).
+    pub(crate) fn delete_item(
+        world: &mut World,
+        actor: &Maker,
+        ledger: &str,
+        family: &str,
+        key: &str,
+        expect: Option<Expect>,
+    ) -> Result<(), ControlPlaneError> {
+        const OP: &str = "DeleteItem";
+        usable(world, OP, ledger)?;
+        if expect.is_some_and(|expect| !holds(world, ledger, family, key, expect)) {
+            return Err(conflict(OP, ledger, key));
+        }
+        let table = usable(world, OP, ledger)?;
+        if table.records.remove(&(family.to_string(), key.to_string())).is_some() {
+            Self::wrote_item(world, actor, ledger, family, key, None);
+        }
+        Ok(())
+    }
+
+    fn wrote_item(world: &mut World, actor: &Maker, ledger: &str, family: &str, key: &str, record: Option<StoredRecord>) {
+        let at = world.now;
+        world.ledger_writes.push(LedgerWrite {
+            at,
+            actor: actor.clone(),
+            ledger: ledger.to_string(),
+            family: family.to_string(),
+            key: key.to_string(),
+            record,
+        });
+    }
+
+    /// Someone with rights on the family's ledger (an operator's credentials, another tool, a
+    /// crashed run of ours as `actor` [`Maker::Us`]) puts an item, unconditionally.
+    pub fn put_record_as(&self, actor: &Maker, ledger: &str, family: &str, record: &StoredRecord) -> Result<(), ControlPlaneError> {
+        self.call(actor, None, "PutItem", ledger, |world, _| {
+            Self::put_item(world, actor, ledger, family, record, None)
+        })
+    }
+
+    /// Someone with rights on the family's ledger deletes an item, unconditionally.
+    pub fn delete_record_as(&self, actor: &Maker, ledger: &str, family: &str, key: &str) -> Result<(), ControlPlaneError> {
+        self.call(actor, None, "DeleteItem", ledger, |world, _| {
+            Self::delete_item(world, actor, ledger, family, key, None)
+        })
     }
 }

@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::World;
 use chrono::{DateTime, Duration, Utc};
+use ddb_rollover::policy::period::Slot;
 use ddb_rollover::policy::scaling::ScalableKey;
+use ddb_rollover::run::control::StoredRecord;
 use ddb_rollover::policy::settings::{Billing, GlobalIndex};
 use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::run::adopt::AdoptReport;
@@ -20,7 +22,7 @@ pub fn checks() -> BTreeSet<u8> {
         Ok(list) if !list.trim().is_empty() => {
             list.split(',').filter_map(|s| s.trim().parse().ok()).collect()
         }
-        _ => (1..=6).collect(),
+        _ => (1..=9).collect(),
     }
 }
 
@@ -113,6 +115,36 @@ pub trait Account {
     fn mapping_act(&self, who: &str, act: &crate::MappingAct) -> Result<(), String> {
         let _ = (who, act);
         Err("this account does not model Lambda event source mappings".into())
+    }
+    /// One of our runs for the instant `at`, before the account's clock, which is checked
+    /// against that clock as the wall (not a simulation); `status` at `at` with that wall.
+    /// `None`: not modelled.
+    fn our_run_at(&self, policy: &Policy, operation: Operation, at: DateTime<Utc>) -> Option<Result<Ran, String>> {
+        let _ = (policy, operation, at);
+        None
+    }
+    /// A ledger item put unconditionally in the family's ledger by `actor`: someone with rights
+    /// on it, or a crashed run of ours ([`crate::Maker::Us`]). Unmodelled by default.
+    fn put_record(&self, actor: &crate::Maker, record: &StoredRecord) -> Result<(), String> {
+        let _ = (actor, record);
+        Err("this account does not model the ledger's items".into())
+    }
+    /// A ledger item deleted unconditionally by `actor`. Unmodelled by default.
+    fn delete_record(&self, actor: &crate::Maker, key: &str) -> Result<(), String> {
+        let _ = (actor, key);
+        Err("this account does not model the ledger's items".into())
+    }
+    /// The operator's real `init` (not a dry run): the tables it recorded that our runs did not
+    /// make, which the ground truth now counts as the operator's. Unmodelled by default.
+    fn init(&self, policy: &Policy) -> Result<Vec<String>, String> {
+        let _ = policy;
+        Err("this account does not model init".into())
+    }
+    /// The operator's real `restore` of `slot` (not a dry run): how it ended; a table it
+    /// recorded counts as the operator's. Unmodelled by default.
+    fn restore(&self, policy: &Policy, slot: Slot) -> Result<String, String> {
+        let _ = (policy, slot);
+        Err("this account does not model restore".into())
     }
     /// An S3 act on `export` (one of [`World::exports`]) in its bucket. Unmodelled by default.
     fn archive_act(&self, who: &str, export: &crate::Export, act: ArchiveAct) -> Result<(), String> {

@@ -422,6 +422,15 @@ impl<A: Account> Harness<'_, A> {
             | Act::DeleteMapping { .. }
             | Act::DisableMapping { .. }
             | Act::DeleteConsumer => self.mapping_act(act),
+            Act::LedgerDelete { .. }
+            | Act::LedgerEdit { .. }
+            | Act::DeleteLedger { .. }
+            | Act::CrashedLease { .. }
+            | Act::CrashedIntent { .. }
+            | Act::Recreate { .. }
+            | Act::NamedLikeOurs { .. }
+            | Act::Init
+            | Act::Restore { .. } => unreachable!("{act:?} is played by ledger_act"),
             Act::DeletionProtection { pick } => {
                 if let Some(name) = Self::pick(&ours, *pick) {
                     let _ = account.set_deletion_protection(PERSON, name, true);

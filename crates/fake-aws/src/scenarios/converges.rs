@@ -78,6 +78,7 @@ pub fn phase_differences(f: &RunFacts<'_>, table: &Table, phase: usize) -> (Vec<
                             }
                             let ours = t.policies.iter().any(|p| {
                                 p.name == our_policy_name(dimension)
+                                    && p.maker.is_us()
                                     && p.policy_type == "TargetTrackingScaling"
                                     && p.metric.as_deref() == Some(dimension.metric())
                                     && p.target_value == Some(f64::from(a.target))
@@ -107,7 +108,7 @@ pub fn phase_differences(f: &RunFacts<'_>, table: &Table, phase: usize) -> (Vec<
                 }
             }
             for t in f.after.targets_on(&table.name) {
-                if t.policies.iter().any(|p| is_our_policy_name(&p.name)) {
+                if t.policies.iter().any(is_our_policy) {
                     capacity.push(format!("our scaling policy is still on {}", t.key));
                 }
             }
@@ -148,12 +149,36 @@ pub fn resize_old_converges(f: &RunFacts<'_>) -> Vec<String> {
     }
     let g = f.ground();
     let mut out = deleted_tables_unmapped(f);
+    // The phases by age of the policy the tables were made under: a run under another time
+    // zone ages them by the periods recorded (promise 8 checks that), not by this calendar.
+    if f.policy.hash() != f.truth.hash() {
+        count("promise 4: not checked, the runs' time zone changed");
+        return out;
+    }
+    // The engine leaves alone what the ledger does not hold as the family wrote it: nothing to
+    // converge on a ledger that cannot be rested on, or while another run holds the lease.
+    if let Some(why) = ledger_unsound(f.before) {
+        count(format!("promise 4: not checked, {why}"));
+        return out;
+    }
+    let lease = format!("lease#{}", f.operation);
+    let held = ledger_items(f.before)
+        .and_then(|items| items.get(&lease).and_then(|i| i.expires))
+        .is_some_and(|expires| expires > f.now.timestamp());
+    if held {
+        count("promise 4: not checked, another run holds the lease");
+        return out;
+    }
     for before in f.before.tables.values() {
         if !g.provably_ours(before)
             || before.key != f.policy.key
             || before.status != Status::Active
             || g.foreign_on(before).is_some()
         {
+            continue;
+        }
+        if !g.recorded_as_written(before) {
+            count("promise 4: not checked, the ledger no longer records the table as we wrote it");
             continue;
         }
         let Some(slot) = label_slot(f.policy, &before.name) else {

@@ -11,8 +11,9 @@ use super::*;
 /// indexes, nothing foreign claimed it, it was old enough and its write grace had ended.
 pub fn no_data_loss(f: &RunFacts<'_>) -> Vec<String> {
     let g = f.ground();
-    let calendar = f.policy.calendar();
     let mut out = Vec::new();
+    // Never on less evidence than before: a ledger that cannot be rested on deletes nothing.
+    let unsound = ledger_unsound(f.before);
     for (call, effect) in f.effects() {
         let Effect::DeletedTable { table } = effect else {
             continue;
@@ -31,11 +32,18 @@ pub fn no_data_loss(f: &RunFacts<'_>) -> Vec<String> {
         // The table as the run found it (the snapshot in the effect is the same table at the call).
         let t = f.before.tables.get(name).unwrap_or(table);
         let mut why = Vec::new();
+        if let Some(unsound) = &unsound {
+            why.push(format!("the run's ledger could not be rested on: {unsound}"));
+        }
         if !g.provably_ours(t) {
-            why.push(format!(
-                "it was not provably ours (made by {:?}, not adopted)",
-                t.maker
-            ));
+            if g.claimed_beyond_reach(t, true) {
+                count("promise 2: tolerated: deleted a table someone made with our family tag, which the ledger claims");
+            } else {
+                why.push(format!(
+                    "it was not provably ours (made by {:?}, not adopted)",
+                    t.maker
+                ));
+            }
         }
         if t.family() != Some(PREFIX) {
             why.push(format!(
@@ -108,7 +116,9 @@ pub fn no_data_loss(f: &RunFacts<'_>) -> Vec<String> {
                 ));
             }
         }
-        match label_slot(f.policy, name) {
+        // Ages by the period the table holds: the policy it was made under.
+        let calendar = f.truth_of(name).calendar();
+        match label_slot(f.truth_of(name), name) {
             None => why.push("its name is not a period label of the policy".into()),
             Some(slot) => {
                 let age = calendar.periods_between(slot, calendar.floor(f.now));

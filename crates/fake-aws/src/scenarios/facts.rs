@@ -11,9 +11,18 @@ pub type Invariant = fn(&RunFacts<'_>) -> Vec<String>;
 
 pub struct RunFacts<'a> {
     pub step: String,
+    /// The policy the run used.
     pub policy: &'a Policy,
+    /// The policy of the case: the runs' until the operator changed the time zone.
+    pub truth: &'a Policy,
+    /// The policy each table our runs made was made under, by name, where it is not `truth`:
+    /// the ground truth of the period a table holds (see [`RunFacts::truth_of`]).
+    pub made_under: &'a std::collections::BTreeMap<String, Policy>,
     pub operation: Operation,
+    /// The account's clock when the run started: the wall clock.
     pub now: DateTime<Utc>,
+    /// The instant the run decided for: `now`, or earlier for a late run or a past instant.
+    pub at: DateTime<Utc>,
     pub before: &'a World,
     pub after: &'a World,
     /// Our calls during the run.
@@ -23,6 +32,11 @@ pub struct RunFacts<'a> {
 }
 
 impl RunFacts<'_> {
+    /// The policy the table `name` was made under, whose calendar says which period it holds.
+    pub fn truth_of(&self, name: &str) -> &Policy {
+        self.made_under.get(name).unwrap_or(self.truth)
+    }
+
     pub fn ground(&self) -> Ground<'_> {
         Ground {
             policy: self.policy,
@@ -63,7 +77,14 @@ pub fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
     for (call, effect) in f.effects() {
         let name = effect.table();
         let before = f.before.tables.get(name);
-        let foreign = before.and_then(|t| g.foreign_table(t));
+        let mut foreign = before.and_then(|t| g.foreign_table(t));
+        // Claimed by the ledger beyond the engine's reach (a forged record, an impersonation):
+        // tolerated, and counted (see `Ground::claimed_beyond_reach`).
+        let deleted = matches!(effect, Effect::DeletedTable { .. });
+        if foreign.is_some() && before.is_some_and(|t| g.claimed_beyond_reach(t, deleted)) {
+            count("promise 1: tolerated: a change to a foreign table the ledger claims beyond reach");
+            foreign = None;
+        }
         let op = call.operation;
         match effect {
             Effect::CreatedTable { .. } => {}
@@ -328,9 +349,22 @@ pub fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
                         "{op} put the policy {policy:?} on {key}, which is not ours"
                     ));
                 }
+                // PutScalingPolicy of an existing name replaces that policy: never someone's
+                // named like ours.
+                let replaced = f
+                    .before
+                    .targets
+                    .get(key)
+                    .and_then(|t| t.policies.iter().find(|p| p.name == *policy));
+                if let Some(theirs) = replaced.filter(|p| !p.maker.is_us()) {
+                    say(format!(
+                        "{op} put the policy {policy:?} on {key} over someone else's of that name (made by {:?})",
+                        theirs.maker
+                    ));
+                }
             }
             Effect::DeletedPolicy { key, policy } => {
-                if !is_our_policy_name(&policy.name) {
+                if !is_our_policy(policy) {
                     say(format!(
                         "{op} deleted the foreign {} policy {:?} on {key} (made by {:?})",
                         policy.policy_type, policy.name, policy.maker
@@ -349,7 +383,7 @@ pub fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
                         a.name, a.maker
                     ));
                 }
-                for p in policies.iter().filter(|p| !is_our_policy_name(&p.name)) {
+                for p in policies.iter().filter(|p| !is_our_policy(p)) {
                     say(format!(
                         "{op} deregistered the scalable target {key}, which carried the foreign {} policy {:?} (made by {:?}): DeregisterScalableTarget deleted it",
                         p.policy_type, p.name, p.maker
@@ -386,7 +420,7 @@ pub fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
             let theirs: Vec<&str> = target
                 .policies
                 .iter()
-                .filter(|p| !is_our_policy_name(&p.name))
+                .filter(|p| !is_our_policy(p))
                 .map(|p| p.name.as_str())
                 .collect();
             if !theirs.is_empty() || !target_is_ours(target) {

@@ -1,6 +1,10 @@
 //! Ground truth: whose each object is, from the fake's records (never the engine's opinion).
 
-use crate::{Maker, Table, Target, World, FAMILY_TAG};
+use std::collections::BTreeMap;
+
+use crate::{Maker, ScalingPolicy, Status, Table, Target, World, FAMILY_TAG};
+use ddb_rollover::ledger::{TableIdentity, TableRecord, TableState};
+use ddb_rollover::run::control::StoredRecord;
 use ddb_rollover::policy::period::Slot;
 use ddb_rollover::policy::scaling::ScalableDimension;
 use ddb_rollover::policy::settings::{Billing, LocalIndex};
@@ -22,9 +26,15 @@ pub fn is_our_policy_name(name: &str) -> bool {
     name == format!("ddb-rollover-{PREFIX}-read") || name == format!("ddb-rollover-{PREFIX}-write")
 }
 
+/// Our policy: made by our runs (a policy's name is free text: someone else's named like ours
+/// is theirs), under our name for the target's dimension.
+pub fn is_our_policy(policy: &ScalingPolicy) -> bool {
+    policy.maker.is_us() && is_our_policy_name(&policy.name)
+}
+
 pub fn target_is_ours(target: &Target) -> bool {
     let ours = our_policy_name(target.key.dimension);
-    target.policies.iter().any(|p| p.name == ours)
+    target.policies.iter().any(|p| p.name == ours && p.maker.is_us())
 }
 
 pub fn label_slot(policy: &Policy, name: &str) -> Option<Slot> {
@@ -65,9 +75,128 @@ pub fn dimension_name(read: bool) -> &'static str {
     }
 }
 
+/// The family's ledger items in `world`, by key; `None` without a ledger table (or while it is
+/// being deleted).
+pub fn ledger_items(world: &World) -> Option<BTreeMap<String, StoredRecord>> {
+    let table = world
+        .tables
+        .get(&ledger_name())
+        .filter(|t| t.status != Status::Deleting)?;
+    Some(
+        table
+            .records
+            .iter()
+            .filter(|((family, _), _)| family == PREFIX)
+            .map(|((_, key), record)| (key.clone(), record.clone()))
+            .collect(),
+    )
+}
+
+/// Who last changed the ledger item `key` of `world`'s ledger (put or deleted it), if anyone.
+pub fn last_writer<'w>(world: &'w World, key: &str) -> Option<&'w Maker> {
+    let ledger = ledger_name();
+    world
+        .ledger_writes
+        .iter()
+        .rev()
+        .find(|w| w.ledger == ledger && w.family == PREFIX && w.key == key)
+        .map(|w| &w.actor)
+}
+
+/// Whether the last change of the ledger item `key` was someone else's edit ([`PERSON`]'s: not
+/// a run of ours, nor the operator's `adopt`, `init` or `restore`).
+pub fn forged(world: &World, key: &str) -> bool {
+    last_writer(world, key).is_some_and(|m| *m == Maker::Foreign(PERSON.into()))
+}
+
+/// Why the family's ledger in `world` cannot be rested on, judged from the fake's items (never
+/// the engine's reading of them): no ledger table, no `meta` item, or an item whose body is not
+/// JSON at all.
+pub fn ledger_unsound(world: &World) -> Option<String> {
+    let Some(items) = ledger_items(world) else {
+        return Some("the ledger table does not exist".into());
+    };
+    if !items.contains_key("meta") {
+        return Some("the ledger has no meta item".into());
+    }
+    let unreadable: Vec<&String> = items
+        .iter()
+        .filter(|(_, r)| serde_json::from_str::<serde_json::Value>(&r.body).is_err())
+        .map(|(k, _)| k)
+        .collect();
+    (!unreadable.is_empty()).then(|| format!("the ledger items {unreadable:?} are no records"))
+}
+
+/// The table, live or gone, that DynamoDB gave `identity` (ARN, creation time to the
+/// millisecond, TableId where recorded).
+pub fn table_with_identity<'w>(world: &'w World, identity: &TableIdentity) -> Option<&'w Table> {
+    world
+        .tables
+        .values()
+        .chain(world.gone.iter())
+        .find(|t| identity.is(&identity_of(t)))
+}
+
 impl Ground<'_> {
     pub fn provably_ours(&self, table: &Table) -> bool {
         table.maker == Maker::Us || table.adopted
+    }
+
+    /// Whether the family's ledger claims `table`: its record holds the table's own identity,
+    /// or is an intent a run of ours left that the table, created since with the recorded key,
+    /// resolves (what a run records as its own).
+    pub fn ledger_claims(&self, table: &Table) -> bool {
+        let key = format!("table#{}", table.name);
+        let Some(record) = ledger_items(self.world)
+            .and_then(|items| items.get(&key).cloned())
+            .and_then(|r| serde_json::from_str::<TableRecord>(&r.body).ok())
+        else {
+            return false;
+        };
+        match &record.state {
+            TableState::Made { identity } => identity.is(&identity_of(table)),
+            TableState::Intended { at } => {
+                table.created_at >= *at - chrono::Duration::minutes(5) && table.key == record.key
+            }
+        }
+    }
+
+    /// Whether a run is excused for changing `table`, which someone else made, because the
+    /// ledger claims it (the ledger is the family's trust root: only the stack's roles and an
+    /// operator's CLI may write it) and what claims it is beyond the engine's reach: an identity
+    /// someone else's edit of the ledger put there, or our family tag on a table made in the
+    /// window of a crashed run's intent (an impersonation of the family in every mark the
+    /// engine can read). Deleting it is excused only for an impersonation (promise 2): a forged
+    /// record alone is never enough evidence.
+    pub fn claimed_beyond_reach(&self, table: &Table, deleted: bool) -> bool {
+        if !self.ledger_claims(table) {
+            return false;
+        }
+        let forged = forged_identity(self.world, &table.name, &identity_of(table));
+        if deleted {
+            impersonates(table)
+        } else {
+            forged || impersonates(table)
+        }
+    }
+
+    /// Whether the ledger holds `table` as a run of ours or the operator wrote it: its record
+    /// is readable, last written by us or the operator, and a record of this very table (or an
+    /// intent a run of ours left for it). Without it the engine rightly leaves the table alone.
+    pub fn recorded_as_written(&self, table: &Table) -> bool {
+        let key = format!("table#{}", table.name);
+        let Some(stored) = ledger_items(self.world).and_then(|items| items.get(&key).cloned()) else {
+            return false;
+        };
+        match serde_json::from_str::<TableRecord>(&stored.body) {
+            Ok(record) => match record.identity() {
+                Some(identity) => {
+                    identity.is(&identity_of(table)) && !forged_identity(self.world, &table.name, identity)
+                }
+                None => !forged(self.world, &key),
+            },
+            Err(_) => false,
+        }
     }
 
     pub fn claimable_by_name(&self, table: &Table) -> bool {
@@ -194,7 +323,7 @@ fn not_ours_on(target: &Target) -> Vec<String> {
             target.key, target.maker
         ));
     }
-    for p in target.policies.iter().filter(|p| !is_our_policy_name(&p.name)) {
+    for p in target.policies.iter().filter(|p| !is_our_policy(p)) {
         why.push(format!(
             "foreign {} policy {:?} on {} (made by {:?})",
             p.policy_type, p.name, target.key, p.maker

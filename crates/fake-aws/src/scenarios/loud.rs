@@ -35,7 +35,7 @@ pub fn create_new_is_loud(f: &RunFacts<'_>) -> Vec<String> {
             policy: f.policy,
             world: f.after,
         };
-        for name in target_names(f.policy, f.now) {
+        for name in target_names(f.policy, f.at) {
             let Some(table) = f.after.tables.get(&name) else {
                 continue;
             };
@@ -62,7 +62,7 @@ pub fn create_new_is_loud(f: &RunFacts<'_>) -> Vec<String> {
         }
     }
     if let Some(wanted) = f.policy.stream.kinesis.as_ref().filter(|_| said_ready) {
-        for name in target_names(f.policy, f.now) {
+        for name in target_names(f.policy, f.at) {
             let streaming = f
                 .after
                 .destinations
@@ -83,7 +83,7 @@ pub fn create_new_is_loud(f: &RunFacts<'_>) -> Vec<String> {
     }
     if let Some(consumer) = f.policy.stream.lambda.as_ref().filter(|_| said_ready) {
         let function = consumer.function.as_str();
-        for name in target_names(f.policy, f.now) {
+        for name in target_names(f.policy, f.at) {
             let Some(table) = f.after.tables.get(&name) else {
                 continue;
             };
@@ -111,7 +111,7 @@ pub fn create_new_is_loud(f: &RunFacts<'_>) -> Vec<String> {
             }
         }
     }
-    for name in target_names(f.policy, f.now) {
+    for name in target_names(f.policy, f.at) {
         let state = match f.after.tables.get(&name) {
             None => "missing",
             Some(t) if t.status == Status::Deleting => "DELETING",
@@ -225,7 +225,7 @@ pub fn confirm_deferral(f: &RunFacts<'_>, table: &Table, cause: DeferralCause) -
                 .after
                 .targets_on(&table.name)
                 .into_iter()
-                .any(|t| t.policies.iter().any(|p| is_our_policy_name(&p.name)));
+                .any(|t| t.policies.iter().any(is_our_policy));
             if ours {
                 Ok(())
             } else {

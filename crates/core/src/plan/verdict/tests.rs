@@ -207,8 +207,9 @@ fn a_table_is_ours_while_the_ledger_records_the_identity_dynamodb_shows() {
     assert!(verdict(&table("other_2018-10-18", None)).is_none());
 }
 
-/// An intent a crashed run left: the table of its name and key created since is the one that
-/// run made; one created before the intent, or keyed otherwise, is not.
+/// An intent a crashed run left: the table of its name and key created since, with our family
+/// tag, is the one that run made; one created before the intent, keyed otherwise, without the
+/// tag, or whose tags were not read, is not.
 #[test]
 fn an_intent_claims_only_the_table_of_its_name_and_key_created_since() {
     let intended = ledger_with(
@@ -217,7 +218,7 @@ fn an_intent_claims_only_the_table_of_its_name_and_key_created_since() {
             at: at("2018-10-17T23:45:00Z"),
         },
     );
-    let mut since = table("ts_2018-10-18", None);
+    let mut since = table("ts_2018-10-18", Some(&[(TAG_FAMILY, "ts")]));
     since.created = Some(at("2018-10-17T23:45:02Z"));
     let resolved = judged(&since, &intended).unwrap();
     assert_eq!(owned_by(&resolved), Some(OwnedBy::Intent));
@@ -232,6 +233,17 @@ fn an_intent_claims_only_the_table_of_its_name_and_key_created_since() {
         sort: None,
     });
     assert!(!judged(&other_key, &intended).unwrap().is_ours());
+    // Someone's table of the name and key, made in between, without our family tag.
+    let mut theirs = since.clone();
+    theirs.tags = Some(BTreeMap::new());
+    assert!(!judged(&theirs, &intended).unwrap().is_ours());
+    let mut unread = since.clone();
+    unread.tags = None;
+    assert!(!judged(&unread, &intended).unwrap().is_ours());
+    // An endpoint without tags (DynamoDB Local): the name, key and creation time.
+    let mut untaggable = unread;
+    untaggable.tags_unsupported = true;
+    assert_eq!(owned_by(&judged(&untaggable, &intended).unwrap()), Some(OwnedBy::Intent));
 }
 
 /// Ages come from the period recorded when the table was made; a name that says later keeps

@@ -296,6 +296,7 @@ impl MotoAccount {
             let tracking = policy.target_tracking_scaling_policy_configuration();
             target.policies.push(ScalingPolicy {
                 name: policy.policy_name().to_string(),
+                arn: policy.policy_arn().to_string(),
                 policy_type: policy.policy_type().as_str().to_string(),
                 metric: tracking
                     .and_then(|c| c.predefined_metric_specification())

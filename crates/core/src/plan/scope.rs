@@ -174,7 +174,9 @@ pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
 /// - create_new's tables, when the policy names a stream: their Kinesis destinations; when it
 ///   names a consumer function: the mappings on their streams;
 /// - a name from another period setting: its tags (only our family and period tags make it
-///   ours).
+///   ours);
+/// - a table the ledger holds only an intent for (a run crashed after its CreateTable):
+///   everything, as the table of ours it is once its family tag resolves the intent.
 ///
 /// Our own tags on tables made before they existed are restored when a table's tags are read
 /// anyway: they are a convenience, not worth a rate-limited call per table per run.
@@ -271,12 +273,14 @@ pub(crate) fn reads_needed(
         if matches!(naming.classify(&table.name), Ownership::Foreign) {
             need(&table.name, only(|r| r.tags = true));
         }
-        // An intent a crashed run left resolves only to a table carrying our family tag.
+        // An intent a crashed run left resolves only to a table carrying our family tag; once
+        // resolved, the table is ours this run, so it is read as a table of ours is (rare: a
+        // crash between CreateTable and its record).
         let intended = book
             .table(&table.name)
             .is_some_and(|entry| entry.record.identity().is_none());
         if intended {
-            need(&table.name, only(|r| r.tags = true));
+            need(&table.name, Reads::everything(policy));
         }
     }
     reads

@@ -105,6 +105,10 @@ async fn schedule_inputs_do_the_day_through_the_handlers() {
     tables.sort();
     assert_eq!(
         tables,
-        ["timeseries_2018-10-25", "timeseries_2018-10-26", "timeseries_ledger"]
+        [
+            "timeseries_2018-10-25",
+            "timeseries_2018-10-26",
+            "timeseries_ledger"
+        ]
     );
 }

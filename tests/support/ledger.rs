@@ -25,7 +25,10 @@ pub fn ledger_name(prefix: &str) -> String {
 
 /// `tables` (a server's tables by name) without the ledgers of the families `prefixes`, each of
 /// which must be among them: the period tables, to compare with what a test expects.
-pub fn without_ledgers<V: std::fmt::Debug>(mut tables: BTreeMap<String, V>, prefixes: &[&str]) -> BTreeMap<String, V> {
+pub fn without_ledgers<V: std::fmt::Debug>(
+    mut tables: BTreeMap<String, V>,
+    prefixes: &[&str],
+) -> BTreeMap<String, V> {
     for prefix in prefixes {
         let ledger = ledger_name(prefix);
         assert!(
@@ -66,7 +69,11 @@ pub fn assert_is_ledger(tables: &BTreeMap<String, TableDescription>, prefix: &st
         .iter()
         .map(|k| (k.attribute_name(), k.key_type()))
         .collect();
-    assert_eq!(keys, [("family", &KeyType::Hash), ("record", &KeyType::Range)], "{ledger}'s key");
+    assert_eq!(
+        keys,
+        [("family", &KeyType::Hash), ("record", &KeyType::Range)],
+        "{ledger}'s key"
+    );
     assert_eq!(
         table.billing_mode_summary().and_then(|b| b.billing_mode()),
         Some(&BillingMode::PayPerRequest),

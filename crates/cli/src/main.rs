@@ -120,8 +120,7 @@ async fn execute(
         Command::Plan => &[Operation::CreateNew, Operation::ResizeOld],
         Command::Status => {
             let observation = observe(control, policy, Scope::Full(at.at()), options.concurrency).await?;
-            let mut report =
-                status::status(policy, at.at(), &observation);
+            let mut report = status::status(policy, at.at(), &observation);
             report.warnings.extend(observation.skipped.iter().cloned());
             match cli.output {
                 Output::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),

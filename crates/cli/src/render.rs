@@ -345,7 +345,10 @@ pub fn init_report(report: &InitReport) -> String {
     });
     let pending = report.created_ledger
         || !report.started_before
-        || report.tables.iter().any(|l| matches!(l.action, Enrolment::Record));
+        || report
+            .tables
+            .iter()
+            .any(|l| matches!(l.action, Enrolment::Record));
     let ledger = match (report.created_ledger, report.started_before) {
         (true, _) => format!("create the ledger table {}", report.ledger),
         (false, false) => format!("start the ledger {}", report.ledger),
@@ -354,7 +357,11 @@ pub fn init_report(report: &InitReport) -> String {
     operator_report(
         report.dry_run,
         pending,
-        format!("init at {} (prefix {}): {ledger}", report.at.to_rfc3339(), report.prefix),
+        format!(
+            "init at {} (prefix {}): {ledger}",
+            report.at.to_rfc3339(),
+            report.prefix
+        ),
         "nothing was written; run again with --yes to start the ledger and record these tables",
         &rows,
     )
@@ -453,7 +460,8 @@ fn rfc3339(t: chrono::DateTime<chrono::Utc>) -> String {
 }
 
 pub fn restore_report(report: &RestoreReport) -> String {
-    let rows = operator_rows(&report.tables, |action| match &action.restoration {
+    let rows = operator_rows(&report.tables, |action| {
+        match &action.restoration {
         Restoration::Import {
             export,
             manifest,
@@ -465,6 +473,7 @@ pub fn restore_report(report: &RestoreReport) -> String {
             "import {items} item(s) of {export} ({manifest}), as receipt {receipt} recorded, at phase {phase}: {billing}"
         ),
         Restoration::Refused { reasons } => format!("refused: {}", reasons.join("; ")),
+    }
     });
     let pending = report
         .tables

@@ -49,8 +49,13 @@ impl FakeAws {
         let ledger = crate::ports::ledger_spec(&format!("{family}_ledger"), family);
         {
             let mut world = fake.lock();
-            Self::create(&mut world, &Maker::Foreign(STACK.into()), &ledger, &mut Vec::new())
-                .expect("the fake can create the ledger");
+            Self::create(
+                &mut world,
+                &Maker::Foreign(STACK.into()),
+                &ledger,
+                &mut Vec::new(),
+            )
+            .expect("the fake can create the ledger");
             let table = world.tables.get_mut(&ledger.name).expect("just created");
             table.status = Status::Active;
             table.ready_at = None;

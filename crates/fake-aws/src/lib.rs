@@ -111,7 +111,8 @@ pub use injection::Around;
 pub use log::{Call, Effect, Request};
 pub use mappings::{table_of_stream, Mapping, MappingAct, FUNCTION_GONE, MAPPING_ARN_PREFIX};
 pub use objects::{
-    key_for, Export, Gsi, Import, LedgerWrite, ScalingPolicy, ScheduledAction, Table, TablePolicy, Target, Write,
+    key_for, Export, Gsi, Import, LedgerWrite, ScalingPolicy, ScheduledAction, Table, TablePolicy, Target,
+    Write,
 };
 pub use s3::{data_file, Bucket, ExpirationRule, S3Object, ACCOUNT_ID};
 pub use seed::table_spec;

@@ -66,13 +66,22 @@ impl FakeAws {
             keys::META.to_string(),
             serde_json::to_string(&Meta::FirstRun { at: now }).expect("serializes"),
         )];
-        for table in world.tables.values().filter(|t| t.maker.is_us() && t.name != ledger) {
+        for table in world
+            .tables
+            .values()
+            .filter(|t| t.maker.is_us() && t.name != ledger)
+        {
             // Our policies on its targets (and its indexes'), as the runs that put them recorded.
             let scaling_policies: Vec<String> = world
                 .targets
                 .values()
                 .filter(|t| table_of(&t.key.resource_id) == Some(table.name.as_str()))
-                .flat_map(|t| t.policies.iter().filter(|p| p.maker.is_us()).map(|p| p.arn.clone()))
+                .flat_map(|t| {
+                    t.policies
+                        .iter()
+                        .filter(|p| p.maker.is_us())
+                        .map(|p| p.arn.clone())
+                })
                 .collect();
             let Ownership::Owned(slot) = naming.classify(&table.name) else {
                 continue;
@@ -90,7 +99,10 @@ impl FakeAws {
                 scaling_policies,
                 seal: None,
             };
-            records.push((keys::table(&table.name), serde_json::to_string(&record).expect("serializes")));
+            records.push((
+                keys::table(&table.name),
+                serde_json::to_string(&record).expect("serializes"),
+            ));
         }
         let family = policy.prefix.clone();
         let table = world.tables.get_mut(&ledger).expect("the fake's ledger");

@@ -129,7 +129,10 @@ fn tables_go_through_their_statuses_on_the_fake_clock() {
     block_on(fake.delete_table("ts_a")).unwrap();
     assert_eq!(status(), Some(TableStatus::Deleting));
     // The family's ledger (the stack's) is listed beside it.
-    assert_eq!(block_on(fake.list_table_names("ts_")).unwrap(), ["ts_a", "ts_ledger"]);
+    assert_eq!(
+        block_on(fake.list_table_names("ts_")).unwrap(),
+        ["ts_a", "ts_ledger"]
+    );
     fake.advance(Duration::minutes(1));
     assert_eq!(status(), None);
     assert_eq!(

@@ -43,6 +43,6 @@ pub use launcher::{pid_alive, repo_root, LocalDynamo, Server};
 pub use proxy::{Call, Fault, Proxy, Rule, AWS_RATES, DEFAULT_TABLE_QUOTA, MOTO_ACCOUNT};
 pub use runs::{report_lines, ProcessRun};
 pub use tables::{
-    capacities, capacity_of, create_keyed, create_plain_table, describe, describe_all, scan, table_arn,
-    table_names, tags_of, throughput,
+    all_table_names, capacities, capacity_of, create_keyed, create_plain_table, describe, describe_all,
+    is_ledger_name, ledgers, scan, table_arn, table_names, tags_of, throughput,
 };

@@ -8,12 +8,52 @@ use aws_sdk_dynamodb::types::{
     TableDescription,
 };
 
-/// Every table on the server, as DescribeTable reports it: how tests read results back
-/// instead of trusting the code under test.
+/// Whether `name` is a family's ledger (`{prefix}_ledger`, a name outside the period-name
+/// grammar): the table the first run of a family (or its stack, or `init`) makes beside its
+/// period tables.
+pub fn is_ledger_name(name: &str) -> bool {
+    name.ends_with("_ledger")
+}
+
+/// Every table on the server but the families' ledgers ([`ledgers`]), as DescribeTable reports
+/// it: how tests read results back instead of trusting the code under test.
 pub async fn describe_all(
     client: &aws_sdk_dynamodb::Client,
 ) -> std::collections::BTreeMap<String, TableDescription> {
     let names = table_names(client).await;
+    describe_each(client, names).await
+}
+
+/// The families' ledgers on the server, each checked to be one (keyed by `family` and
+/// `record`, on demand).
+pub async fn ledgers(
+    client: &aws_sdk_dynamodb::Client,
+) -> std::collections::BTreeMap<String, TableDescription> {
+    let names = all_table_names(client)
+        .await
+        .into_iter()
+        .filter(|n| is_ledger_name(n))
+        .collect();
+    let ledgers = describe_each(client, names).await;
+    for (name, table) in &ledgers {
+        let keys: Vec<(&str, &KeyType)> = table
+            .key_schema()
+            .iter()
+            .map(|k| (k.attribute_name(), k.key_type()))
+            .collect();
+        assert_eq!(
+            keys,
+            [("family", &KeyType::Hash), ("record", &KeyType::Range)],
+            "{name}'s key"
+        );
+    }
+    ledgers
+}
+
+async fn describe_each(
+    client: &aws_sdk_dynamodb::Client,
+    names: Vec<String>,
+) -> std::collections::BTreeMap<String, TableDescription> {
     let mut tables = std::collections::BTreeMap::new();
     for name in names {
         let out = match client.describe_table().table_name(&name).send().await {
@@ -33,8 +73,15 @@ pub async fn describe_all(
     tables
 }
 
-/// Every table name on the server, by a paginated ListTables.
+/// Every table name on the server but the families' ledgers, by a paginated ListTables.
 pub async fn table_names(client: &aws_sdk_dynamodb::Client) -> Vec<String> {
+    let mut names = all_table_names(client).await;
+    names.retain(|n| !is_ledger_name(n));
+    names
+}
+
+/// Every table name on the server, the ledgers included.
+pub async fn all_table_names(client: &aws_sdk_dynamodb::Client) -> Vec<String> {
     client
         .list_tables()
         .into_paginator()

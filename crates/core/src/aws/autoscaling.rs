@@ -130,7 +130,10 @@ fn target_of<'t>(
 /// Registers each target, then puts our target-tracking policy on it. A policy that cannot be
 /// put takes its target back off (best effort): a target without our policy would count as
 /// someone else's in the next run.
-pub(crate) async fn register(client: &Client, change: &RegisterScaling) -> Result<Vec<String>, ControlPlaneError> {
+pub(crate) async fn register(
+    client: &Client,
+    change: &RegisterScaling,
+) -> Result<Vec<String>, ControlPlaneError> {
     let mut arns = Vec::with_capacity(change.targets.len());
     for target in &change.targets {
         client
@@ -165,8 +168,10 @@ pub(crate) async fn register(client: &Client, change: &RegisterScaling) -> Resul
 async fn put_policy(
     client: &Client,
     target: &ScalingTarget,
-) -> Result<String, SdkError<aws_sdk_applicationautoscaling::operation::put_scaling_policy::PutScalingPolicyError>>
-{
+) -> Result<
+    String,
+    SdkError<aws_sdk_applicationautoscaling::operation::put_scaling_policy::PutScalingPolicyError>,
+> {
     let metric = PredefinedMetricSpecification::builder()
         .predefined_metric_type(MetricType::from(target.key.dimension.metric()))
         .build()

@@ -107,7 +107,9 @@ impl Book {
 
     /// Files one stored record; `false` when its key or body is not one this version knows.
     fn take(&mut self, stored: StoredRecord) -> bool {
-        let StoredRecord { key, version, body, .. } = stored;
+        let StoredRecord {
+            key, version, body, ..
+        } = stored;
         if key == keys::META {
             let Ok(meta) = serde_json::from_str::<Meta>(&body) else {
                 return false;
@@ -118,7 +120,8 @@ impl Book {
         } else if let Some(name) = key.strip_prefix("table#") {
             match serde_json::from_str::<TableRecord>(&body) {
                 Ok(record) if record.name == name => {
-                    self.tables.insert(name.to_string(), Entry { key, version, record });
+                    self.tables
+                        .insert(name.to_string(), Entry { key, version, record });
                     true
                 }
                 _ => false,

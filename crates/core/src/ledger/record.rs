@@ -140,6 +140,8 @@ pub mod keys {
 
     /// The table a receipt key names.
     pub fn receipt_table(key: &str) -> Option<&str> {
-        key.strip_prefix("receipt#")?.rsplit_once('#').map(|(name, _)| name)
+        key.strip_prefix("receipt#")?
+            .rsplit_once('#')
+            .map(|(name, _)| name)
     }
 }

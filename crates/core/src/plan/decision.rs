@@ -6,8 +6,8 @@ use std::str::FromStr;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::plan::deferral::DeferralCause;
 use crate::ledger::TableRecord;
+use crate::plan::deferral::DeferralCause;
 use crate::plan::verdict::Verdict;
 use crate::policy::period::Slot;
 use crate::policy::scaling::{DeregisterScaling, RegisterScaling};
@@ -223,7 +223,6 @@ impl PlanItem {
             reason,
         }
     }
-
 }
 
 /// Every table's decision for one run of one operation.

@@ -394,7 +394,9 @@ fn ledger_items(
         .iter()
         .map(|t| t.name.as_str())
         .chain(listed_only.iter().map(String::as_str))
-        .any(|name| matches!(naming.classify(name), Ownership::Owned(_)) || naming.is_label_of_any_period(name));
+        .any(|name| {
+            matches!(naming.classify(name), Ownership::Owned(_)) || naming.is_label_of_any_period(name)
+        });
     if let Some(problem) = book.problem(&ledger) {
         if family_exists || !book.unreadable.is_empty() {
             items.push(PlanItem::unobserved(&ledger, Decision::Blocked, problem));
@@ -402,8 +404,7 @@ fn ledger_items(
     }
     for o in owned {
         let Owner::Ours {
-            by: OwnedBy::Intent,
-            ..
+            by: OwnedBy::Intent, ..
         } = o.verdict.owner
         else {
             continue;

@@ -176,7 +176,9 @@ pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
 /// - a name from another period setting: its tags (only our family and period tags make it
 ///   ours);
 /// - a table the ledger holds only an intent for (a run crashed after its CreateTable):
-///   everything, as the table of ours it is once its family tag resolves the intent.
+///   everything, as the table of ours it is once its family tag resolves the intent;
+/// - a table the ledger records our seal on: its tags and resource-based policy (a seal is
+///   lifted when the table stops being due for deletion, `[retention]` removed included).
 ///
 /// Our own tags on tables made before they existed are restored when a table's tags are read
 /// anyway: they are a convenience, not worth a rate-limited call per table per run.
@@ -281,6 +283,20 @@ pub(crate) fn reads_needed(
             .is_some_and(|entry| entry.record.identity().is_none());
         if intended {
             need(&table.name, Reads::everything(policy));
+        }
+        // A table the ledger says we sealed: its resource-based policy, so the seal is lifted
+        // once it is no longer due for deletion, retention called off included.
+        if book
+            .table(&table.name)
+            .is_some_and(|entry| entry.record.seal.is_some())
+        {
+            need(
+                &table.name,
+                only(|r| {
+                    r.tags = true;
+                    r.resource_policy = true;
+                }),
+            );
         }
     }
     reads

@@ -32,11 +32,11 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::ledger::{slot_of, Book, Origin, PeriodBounds, TableState};
 use crate::policy::naming::{Ownership, TableNaming};
 use crate::policy::period::Slot;
 use crate::policy::scaling::{policy_name, resource_id, ObservedScalableTarget, ScalableKey};
 use crate::policy::settings::{KeySchema, LocalIndex, Projection};
-use crate::ledger::{slot_of, Book, Origin, PeriodBounds, TableState};
 use crate::policy::tags::{TAG_FAMILY, TAG_SHORT_IMPORT};
 use crate::policy::Policy;
 use crate::table::stream::{DestinationStatus, MappingState, ObservedDestination};
@@ -533,11 +533,16 @@ impl fmt::Display for NotOurs {
 /// ledger recorded by its ARN (`recorded`) under our name: a policy given our name by anyone
 /// else is theirs. Asked of the targets on a table and of those left on a name whose table is
 /// gone (deleting a table deregisters nothing).
-pub(crate) fn judge_target(prefix: &str, target: &ObservedScalableTarget, recorded: &[String]) -> Option<ForeignPart> {
+pub(crate) fn judge_target(
+    prefix: &str,
+    target: &ObservedScalableTarget,
+    recorded: &[String],
+) -> Option<ForeignPart> {
     let ours = policy_name(prefix, target.key.dimension);
-    let (mine, theirs): (Vec<_>, Vec<_>) = target.policies.iter().partition(|p| {
-        p.name == ours && p.arn.as_ref().is_some_and(|arn| recorded.contains(arn))
-    });
+    let (mine, theirs): (Vec<_>, Vec<_>) = target
+        .policies
+        .iter()
+        .partition(|p| p.name == ours && p.arn.as_ref().is_some_and(|arn| recorded.contains(arn)));
     let policies: Vec<String> = theirs.into_iter().map(|p| p.name.clone()).collect();
     let scheduled_actions = target.scheduled_actions.clone();
     let key = target.key.clone();
@@ -727,7 +732,9 @@ impl<'a> Judge<'a> {
                 .and_then(|tags| disowned_by_tags(self.naming.prefix(), tags));
             return not_ours(match (disowned, &table.key, name_slot) {
                 (Some(why), _, _) => why,
-                (None, Some(have), Some(_)) if *have != self.policy.key => NotOurs::LookAlike { have: have.clone() },
+                (None, Some(have), Some(_)) if *have != self.policy.key => {
+                    NotOurs::LookAlike { have: have.clone() }
+                }
                 (None, _, Some(_)) => NotOurs::NotRecorded,
                 (None, _, None) => NotOurs::UnknownName,
             });
@@ -735,14 +742,12 @@ impl<'a> Judge<'a> {
         let record = &entry.record;
         let observed = table.identity();
         let by = match (&record.state, &observed) {
-            (TableState::Made { identity }, Some(observed)) if identity.is(observed) => {
-                match record.origin {
-                    Origin::Created => OwnedBy::Created,
-                    Origin::Adopted { .. } => OwnedBy::Adopted,
-                    Origin::Enrolled { .. } => OwnedBy::Enrolled,
-                    Origin::Restored { .. } => OwnedBy::Restored,
-                }
-            }
+            (TableState::Made { identity }, Some(observed)) if identity.is(observed) => match record.origin {
+                Origin::Created => OwnedBy::Created,
+                Origin::Adopted { .. } => OwnedBy::Adopted,
+                Origin::Enrolled { .. } => OwnedBy::Enrolled,
+                Origin::Restored { .. } => OwnedBy::Restored,
+            },
             (TableState::Made { identity }, _) => {
                 return not_ours(NotOurs::MadeAgain {
                     recorded: identity.created,

@@ -362,7 +362,10 @@ mod tests {
         };
         let policy = |name: &str, target: f64| ObservedScalingPolicy {
             name: name.into(),
-            arn: Some(format!("arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:1:policyName/{}", name)),
+            arn: Some(format!(
+                "arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:1:policyName/{}",
+                name
+            )),
             policy_type: "TargetTrackingScaling".into(),
             metric: Some("DynamoDBWriteCapacityUtilization".into()),
             target_value: Some(TargetValue(target)),

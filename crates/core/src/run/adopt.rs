@@ -175,10 +175,11 @@ fn candidate(policy: &Policy, now: DateTime<Utc>, table: &ObservedTable) -> Adop
     let calendar = policy.calendar();
     let tags = match &table.tags {
         Some(have) => {
-            let mut tags: BTreeMap<String, String> = own_tags(&policy.prefix, &calendar, slot, &policy.hash())
-                .into_iter()
-                .filter(|(key, _)| !have.contains_key(key) || key == TAG_FAMILY)
-                .collect();
+            let mut tags: BTreeMap<String, String> =
+                own_tags(&policy.prefix, &calendar, slot, &policy.hash())
+                    .into_iter()
+                    .filter(|(key, _)| !have.contains_key(key) || key == TAG_FAMILY)
+                    .collect();
             tags.insert(TAG_ADOPTED.to_string(), now.to_rfc3339());
             tags
         }
@@ -214,12 +215,17 @@ pub async fn adopt<C: ControlPlane>(
             (Adoption::Refused { .. }, None) => (LineOutcome::Refused, None),
             (Adoption::AlreadyOurs, None) => (LineOutcome::Unchanged, None),
             (Adoption::Record { .. }, None) if dry_run => (LineOutcome::Planned, None),
-            (Adoption::Record { identity, period, tags }, None) => {
-                match record(control, &recorder, policy, &name, identity, period, tags, now).await {
-                    Ok(()) => (LineOutcome::Done, None),
-                    Err(e) => (LineOutcome::Failed, Some(e.to_string())),
-                }
-            }
+            (
+                Adoption::Record {
+                    identity,
+                    period,
+                    tags,
+                },
+                None,
+            ) => match record(control, &recorder, policy, &name, identity, period, tags, now).await {
+                Ok(()) => (LineOutcome::Done, None),
+                Err(e) => (LineOutcome::Failed, Some(e.to_string())),
+            },
         };
         tables.push(AdoptionLine {
             table: name,
@@ -302,13 +308,23 @@ mod tests {
             .to_utc();
         let recorded: Vec<ObservedTable> = tables
             .iter()
-            .filter(|t| t.tags.as_ref().is_some_and(|tags| tags.get(TAG_FAMILY).is_some_and(|f| f == "ts")))
+            .filter(|t| {
+                t.tags
+                    .as_ref()
+                    .is_some_and(|tags| tags.get(TAG_FAMILY).is_some_and(|f| f == "ts"))
+            })
             .cloned()
             .collect();
-        plan_adoption(&policy(), now, tables, &Book::enrolling(&policy(), &recorded), &names)
-            .into_iter()
-            .map(|(name, adoption, _)| (name, adoption))
-            .collect()
+        plan_adoption(
+            &policy(),
+            now,
+            tables,
+            &Book::enrolling(&policy(), &recorded),
+            &names,
+        )
+        .into_iter()
+        .map(|(name, adoption, _)| (name, adoption))
+        .collect()
     }
 
     fn reasons(adoption: &Adoption) -> String {
@@ -360,7 +376,10 @@ mod tests {
             max: 5,
             policies: vec![ObservedScalingPolicy {
                 name: "theirs".into(),
-                arn: Some(format!("arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:1:policyName/{}", "theirs")),
+                arn: Some(format!(
+                    "arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:1:policyName/{}",
+                    "theirs"
+                )),
                 policy_type: "StepScaling".into(),
                 metric: None,
                 target_value: None,
@@ -390,7 +409,11 @@ mod tests {
         );
         assert!(reasons(&decided[0].1).contains("its key is id (S)"));
         assert!(reasons(&decided[1].1).contains("\"ts_eu\""));
-        assert!(matches!(decided[2].1, Adoption::Record { .. }), "{:?}", decided[2].1);
+        assert!(
+            matches!(decided[2].1, Adoption::Record { .. }),
+            "{:?}",
+            decided[2].1
+        );
         // No tagging API (DynamoDB Local): recorded in the ledger alone, no tags.
         assert!(
             matches!(&decided[3].1, Adoption::Record { tags, .. } if tags.is_empty()),
@@ -431,7 +454,13 @@ mod tests {
         let now = chrono::DateTime::parse_from_rfc3339("2018-10-26T10:00:00Z")
             .unwrap()
             .to_utc();
-        let decided = plan_adoption(&policy(), now, &[table], &Book::default(), &["ts_2018-10-23".to_string()]);
+        let decided = plan_adoption(
+            &policy(),
+            now,
+            &[table],
+            &Book::default(),
+            &["ts_2018-10-23".to_string()],
+        );
         let (_, adoption, notes) = &decided[0];
         assert!(matches!(adoption, Adoption::Record { .. }), "{adoption:?}");
         assert_eq!(notes.len(), 3, "{notes:#?}");

@@ -7,9 +7,9 @@ use futures::FutureExt;
 
 use std::time::{Duration, Instant};
 
+use crate::ledger::{Book, TableState};
 use crate::plan::deferral::DeferralCause;
 use crate::plan::Scope;
-use crate::ledger::{Book, TableState};
 use crate::plan::{plan_run, Decision, Operation, Plan, PlanItem};
 use crate::policy::limits::TABLE_QUOTA_ADVICE;
 use crate::policy::tags::{
@@ -18,8 +18,8 @@ use crate::policy::tags::{
 use crate::policy::Policy;
 use crate::run::clock::CheckedInstant;
 use crate::run::control::{failed, ControlPlane, ControlPlaneError, ErrorKind};
+use crate::run::ledger::{self, since, Recorder, LEASE_WAIT, LEASE_WITHOUT_DEADLINE};
 use crate::run::observe::{observe, run_view, SCALING_UNSUPPORTED};
-use crate::run::ledger::{self, Recorder, LEASE_WITHOUT_DEADLINE};
 use crate::run::readiness::{self, Readiness};
 use crate::run::report::{Outcome, RunReport, TableLine};
 use crate::run::status::operator_warnings;
@@ -96,39 +96,59 @@ pub async fn run_each<C: ControlPlane>(
         [operation] => Scope::Run(*operation, now),
         _ => Scope::Full(now),
     };
-    // Boxed: nesting every control-plane future in one type would exceed the compiler's
-    // recursion limit when the Lambda binaries lay out their handler's future.
-    let mut observation = observe(control, policy, scope, options.concurrency)
-        .boxed()
-        .await?;
-    observation.wall = at.wall();
-    let clock = at.wall().unwrap_or(now);
-    if !options.dry_run {
-        ledger::start_if_new(control, policy, &mut observation, clock)
-            .boxed()
-            .await?;
-    }
-    let recorder = Recorder::new(control, policy, &observation.book, clock);
     let lease = match (options.dry_run, operations) {
         (false, [operation]) => Some(operation.to_string()),
         _ => None,
     };
-    let held = match &lease {
-        Some(operation) => {
-            // Held until the run's deadline (a Lambda function's, inside its timeout), so a
-            // crashed run's lease lapses by the time the next run could start.
-            let left = options
-                .deadline
-                .map(|deadline| deadline.saturating_duration_since(control.now()))
-                .and_then(|left| chrono::Duration::from_std(left).ok());
-            let until = clock + left.unwrap_or(LEASE_WITHOUT_DEADLINE);
-            let holder = format!("{operation} at {}", clock.to_rfc3339());
-            recorder
-                .lease(operation, &holder, clock, until, &observation.book)
+    let started = control.now();
+    // Waits for another run of the operation at most this long (and half the run's time).
+    let wait_until = started
+        + options.deadline.map_or(LEASE_WAIT, |deadline| {
+            (deadline.saturating_duration_since(started) / 2).min(LEASE_WAIT)
+        });
+    let (observation, recorder, held) = loop {
+        // Boxed: nesting every control-plane future in one type would exceed the compiler's
+        // recursion limit when the Lambda binaries lay out their handler's future.
+        let mut observation = observe(control, policy, scope, options.concurrency)
+            .boxed()
+            .await?;
+        observation.wall = at.wall();
+        let clock = at.wall().unwrap_or(now) + since(control, started);
+        if !options.dry_run {
+            ledger::start_if_new(control, policy, &mut observation, clock)
+                .boxed()
+                .await?;
+        }
+        let recorder = Recorder::new(control, policy, &observation.book, clock);
+        let held = match &lease {
+            Some(operation) => {
+                // Held until the run's deadline (a Lambda function's, inside its timeout), so
+                // a crashed run's lease lapses by the time the next run could start.
+                let left = options
+                    .deadline
+                    .map(|deadline| deadline.saturating_duration_since(control.now()))
+                    .and_then(|left| chrono::Duration::from_std(left).ok());
+                let until = clock + left.unwrap_or(LEASE_WITHOUT_DEADLINE);
+                let holder = format!("{operation} at {}", clock.to_rfc3339());
+                recorder
+                    .lease(operation, &holder, clock, until, &observation.book)
+                    .boxed()
+                    .await?
+            }
+            None => None,
+        };
+        // An overlapping delivery of the same schedule: wait for the other run to finish, then
+        // read again and run on what it left, instead of deferring everything to it.
+        if let (Some(operation), Some(_)) = (&lease, &held) {
+            let wall = at.wall().unwrap_or(now);
+            if ledger::wait_for_release(control, policy, operation, wall, started, wait_until)
                 .boxed()
                 .await?
+            {
+                continue;
+            }
         }
-        None => None,
+        break (observation, recorder, held);
     };
     let mut reports = Vec::with_capacity(operations.len());
     for &operation in operations {
@@ -496,8 +516,8 @@ async fn send<C: ControlPlane>(
         Decision::EnablePointInTimeRecovery { name } => control.enable_point_in_time_recovery(name).await,
         Decision::Configure(change) => control.configure(change).await,
         Decision::Export(request) => export(control, request).await,
-        Decision::Seal(request) => seal(control, request).await,
-        Decision::Unseal(request) => unseal(control, request).await,
+        Decision::Seal(request) => seal(control, recorder, request).await,
+        Decision::Unseal(request) => unseal(control, recorder, request).await,
         Decision::Delete(request) => return delete(control, recorder, request).boxed().await,
         Decision::EnableKinesisDestination(change) => {
             enable_destination(control, change, wait_until(control, options)).await
@@ -538,7 +558,9 @@ async fn create<C: ControlPlane>(
     let slot = item.slot.expect("a created table's item holds its period");
     let mut record = recorder.intent(&spec.name, slot, control_clock(recorder));
     recorder.table(&record).await.map_err(|e| {
-        e.reworded(|message| format!("CreateTable not sent: the intent could not be written to the ledger ({message})"))
+        e.reworded(|message| {
+            format!("CreateTable not sent: the intent could not be written to the ledger ({message})")
+        })
     })?;
     match control.create_table(spec).await {
         Ok(identity) => {
@@ -758,7 +780,11 @@ async fn export<C: ControlPlane>(control: &C, request: &ExportRequest) -> Result
 /// Puts the policy with our seal statement (conditional on the revision read), then records
 /// when and the revision put in the seal tag: the final export counts only after it. A policy
 /// changed since it was read is refused (PolicyNotFoundException): a later run reads it again.
-async fn seal<C: ControlPlane>(control: &C, request: &SealRequest) -> Result<(), ControlPlaneError> {
+async fn seal<C: ControlPlane>(
+    control: &C,
+    recorder: &Recorder<'_, C>,
+    request: &SealRequest,
+) -> Result<(), ControlPlaneError> {
     let revision = control
         .put_resource_policy(
             &request.name,
@@ -772,7 +798,11 @@ async fn seal<C: ControlPlane>(control: &C, request: &SealRequest) -> Result<(),
         revision,
     };
     let change = TagChange::one(&request.name, &request.arn, TAG_SEALED, record.tag_value());
-    control.tag_table(&change).await.map_err(|e| {
+    let recorded = match control.tag_table(&change).await {
+        Ok(()) => recorder.seal(&request.name, Some(record)).await,
+        Err(e) => Err(e),
+    };
+    recorded.map_err(|e| {
         e.reworded(|message| {
             format!(
                 "sealed against writes but the seal could not be recorded ({message}): the next run records it and counts the seal from then"
@@ -783,8 +813,12 @@ async fn seal<C: ControlPlane>(control: &C, request: &SealRequest) -> Result<(),
 
 /// Removes our seal statement: the whole policy when it is all ours, else the rest put back;
 /// both conditional on the revision read.
-async fn unseal<C: ControlPlane>(control: &C, request: &UnsealRequest) -> Result<(), ControlPlaneError> {
-    match &request.rest {
+async fn unseal<C: ControlPlane>(
+    control: &C,
+    recorder: &Recorder<'_, C>,
+    request: &UnsealRequest,
+) -> Result<(), ControlPlaneError> {
+    let lifted = match &request.rest {
         None => {
             control
                 .delete_resource_policy(&request.name, &request.arn, &request.expected_revision)
@@ -794,7 +828,9 @@ async fn unseal<C: ControlPlane>(control: &C, request: &UnsealRequest) -> Result
             .put_resource_policy(&request.name, &request.arn, rest, &request.expected_revision)
             .await
             .map(|_| ()),
-    }
+    };
+    lifted?;
+    recorder.seal(&request.name, None).await
 }
 
 /// Lifts deletion protection when the table has it, then deletes. A table another run is
@@ -808,7 +844,9 @@ async fn delete<C: ControlPlane>(
     let receipt = &request.receipt;
     let key = crate::ledger::keys::receipt(&receipt.name, receipt.identity.created.timestamp_millis());
     recorder.record(&key, receipt).await.map_err(|e| {
-        e.reworded(|message| format!("DeleteTable not sent: the receipt could not be written to the ledger ({message})"))
+        e.reworded(|message| {
+            format!("DeleteTable not sent: the receipt could not be written to the ledger ({message})")
+        })
     })?;
     let gone_or = |result: Result<(), ControlPlaneError>| async move {
         match result {

@@ -5,11 +5,11 @@
 
 use futures::stream::{self, StreamExt};
 
-use crate::table::evidence::{ArchiveRecord, ArchivedFile};
 use crate::table::archive::{
     data_prefix, expiring, parse_files, parse_summary, table_name_of, ArchiveProof, ExportLocation,
     ManifestFile, ManifestSummary, ObjectBody, ObjectHead, READABLE_STORAGE_CLASSES,
 };
+use crate::table::evidence::{ArchiveRecord, ArchivedFile};
 
 /// How many HeadObject calls one proof keeps in flight: S3 serves thousands a second per
 /// prefix, and an export of a large table lists thousands of data files.
@@ -315,7 +315,9 @@ pub async fn recheck<S: ArchiveStore + Sync>(store: &S, record: &ArchiveRecord, 
         Ok(summary) => summary,
         Err(reason) => return unproven(reason),
     };
-    if summary.export_arn != record.export_arn || summary.table_arn.as_deref() != Some(record.table_arn.as_str()) {
+    if summary.export_arn != record.export_arn
+        || summary.table_arn.as_deref() != Some(record.table_arn.as_str())
+    {
         return unproven(format!(
             "s3://{bucket}/{manifest} now names export {} of table {}, the receipt's is {} of {}",
             summary.export_arn,
@@ -544,7 +546,9 @@ mod tests {
     async fn a_receipts_archive_is_proven_again_only_as_recorded() {
         let store = layout(&[2, 5]);
         let proof = prove(&store, &location(Some(7))).await;
-        let when = chrono::DateTime::parse_from_rfc3339("2018-10-05T10:00:00Z").unwrap().to_utc();
+        let when = chrono::DateTime::parse_from_rfc3339("2018-10-05T10:00:00Z")
+            .unwrap()
+            .to_utc();
         let record = proof.record(when).expect("proven");
         assert_eq!((record.files.len(), record.items), (2, 7));
         assert!(recheck(&store, &record, OWNER).await.is_proven());
@@ -566,7 +570,11 @@ mod tests {
         let reason = unproven(recheck(&forged, &record, OWNER).await);
         assert_says(
             &reason,
-            &["data/1.json.gz has ETag", "the receipt recorded", "changed since the deletion"],
+            &[
+                "data/1.json.gz has ETag",
+                "the receipt recorded",
+                "changed since the deletion",
+            ],
         );
 
         // Another object under data/.

@@ -93,7 +93,9 @@ pub async fn init<C: ControlPlane>(
         .await?
         .into_iter()
         .filter(|name| *name != ledger)
-        .filter(|name| matches!(naming.classify(name), Ownership::Owned(_)) || naming.is_label_of_any_period(name))
+        .filter(|name| {
+            matches!(naming.classify(name), Ownership::Owned(_)) || naming.is_label_of_any_period(name)
+        })
         .collect();
     let observation = observe_tables(control, policy, &names).await?;
     let recorder = Recorder::new(control, policy, &book, at.wall().unwrap_or(now));
@@ -120,7 +122,10 @@ pub async fn init<C: ControlPlane>(
         let Some(table) = observation.tables.iter().find(|t| t.name == *name) else {
             continue;
         };
-        if book.identity(name).is_some_and(|recorded| table.identity().is_some_and(|t| recorded.is(&t))) {
+        if book
+            .identity(name)
+            .is_some_and(|recorded| table.identity().is_some_and(|t| recorded.is(&t)))
+        {
             tables.push(line(Enrolment::AlreadyRecorded, LineOutcome::Unchanged, None));
             continue;
         }

@@ -14,10 +14,48 @@ use crate::ledger::{keys, Book, Entry, Lease, LedgerState, Meta, TableRecord};
 use crate::policy::period::Slot;
 use crate::policy::Policy;
 use crate::run::control::{ControlPlane, ControlPlaneError, ErrorKind, Expect, StoredRecord};
+use crate::table::seal::SealRecord;
 
 /// How long a run's lease lasts when the run has no deadline of its own (the CLI): a crashed
 /// run's lease lapses by then.
 pub(crate) const LEASE_WITHOUT_DEADLINE: Duration = Duration::minutes(15);
+
+/// How long a run waits at most for another run of its operation to give the lease back
+/// before it defers every change to it: an overlapping delivery of one schedule (a redelivered
+/// event beside a console test) finishes in seconds.
+pub(crate) const LEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// How often a waiting run reads the lease again (one Query of the ledger).
+const LEASE_POLL: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The time passed on the control plane's clock since `started`.
+pub(crate) fn since<C: ControlPlane>(control: &C, started: std::time::Instant) -> Duration {
+    Duration::from_std(control.now().saturating_duration_since(started)).unwrap_or_default()
+}
+
+/// Waits on the control plane's clock while another run holds `operation`'s lease, until
+/// `wait_until`: `true` when it was given back or lapsed (the caller reads everything again
+/// and takes it), `false` when it is still held.
+pub(crate) async fn wait_for_release<C: ControlPlane>(
+    control: &C,
+    policy: &Policy,
+    operation: &str,
+    wall: DateTime<Utc>,
+    started: std::time::Instant,
+    wait_until: std::time::Instant,
+) -> Result<bool, ControlPlaneError> {
+    let ledger = policy.naming().ledger_name();
+    let key = keys::lease(operation);
+    while control.now() + LEASE_POLL <= wait_until {
+        control.sleep(LEASE_POLL).await;
+        let book = Book::read(control.read_ledger(&ledger, &policy.prefix).await?);
+        let now = wall + since(control, started);
+        if !book.leases.get(&key).is_some_and(|held| held.record.until > now) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
 
 /// Writes one run's records, each conditional on the version last seen.
 pub(crate) struct Recorder<'a, C> {
@@ -39,7 +77,12 @@ pub(crate) struct Recorder<'a, C> {
 impl<'a, C: ControlPlane> Recorder<'a, C> {
     /// A recorder for `policy`'s ledger, starting from the versions in `book`; `clock` stamps
     /// the intents.
-    pub(crate) fn new(control: &'a C, policy: &'a Policy, book: &Book, clock: DateTime<Utc>) -> Recorder<'a, C> {
+    pub(crate) fn new(
+        control: &'a C,
+        policy: &'a Policy,
+        book: &Book,
+        clock: DateTime<Utc>,
+    ) -> Recorder<'a, C> {
         let mut versions: BTreeMap<String, u64> = BTreeMap::new();
         versions.extend(book.tables.values().map(|e| (e.key.clone(), e.version)));
         versions.extend(book.leases.values().map(|e| (e.key.clone(), e.version)));
@@ -133,7 +176,12 @@ impl<'a, C: ControlPlane> Recorder<'a, C> {
     }
 
     /// Writes `record` at `key`, expecting the version last seen (or no item).
-    async fn put<T: Serialize>(&self, key: &str, record: &T, expires: Option<i64>) -> Result<(), ControlPlaneError> {
+    async fn put<T: Serialize>(
+        &self,
+        key: &str,
+        record: &T,
+        expires: Option<i64>,
+    ) -> Result<(), ControlPlaneError> {
         let seen = self.version(key);
         let expect = seen.map_or(Expect::Absent, Expect::Version);
         self.put_expecting(key, record, expires, expect, seen.unwrap_or(0) + 1)
@@ -178,8 +226,18 @@ impl<'a, C: ControlPlane> Recorder<'a, C> {
     }
 
     /// Adds the scaling policies this run put on `name`'s targets to its record, by ARN.
-    pub(crate) async fn scaling_policies(&self, name: &str, arns: &[String]) -> Result<(), ControlPlaneError> {
-        let current = self.records.lock().expect("not poisoned").get(name).cloned().flatten();
+    pub(crate) async fn scaling_policies(
+        &self,
+        name: &str,
+        arns: &[String],
+    ) -> Result<(), ControlPlaneError> {
+        let current = self
+            .records
+            .lock()
+            .expect("not poisoned")
+            .get(name)
+            .cloned()
+            .flatten();
         let Some(mut record) = current else {
             return Err(crate::run::control::failed(
                 "PutItem",
@@ -196,6 +254,28 @@ impl<'a, C: ControlPlane> Recorder<'a, C> {
         if record.scaling_policies.len() == before {
             return Ok(());
         }
+        self.table(&record).await
+    }
+
+    /// Sets (or, with `None`, clears) our seal on `name`'s record: a later run reads the
+    /// resource-based policy of a table the ledger says is sealed, whatever its policy says
+    /// now, so a seal is lifted when the table stops being due for deletion (retention called
+    /// off included). A table with no record keeps the seal in its tag alone, as before.
+    pub(crate) async fn seal(&self, name: &str, seal: Option<SealRecord>) -> Result<(), ControlPlaneError> {
+        let current = self
+            .records
+            .lock()
+            .expect("not poisoned")
+            .get(name)
+            .cloned()
+            .flatten();
+        let Some(mut record) = current else {
+            return Ok(());
+        };
+        if record.seal == seal {
+            return Ok(());
+        }
+        record.seal = seal;
         self.table(&record).await
     }
 
@@ -254,7 +334,13 @@ impl<'a, C: ControlPlane> Recorder<'a, C> {
         };
         let version = held.map_or(0, |h| h.version) + 1;
         match self
-            .put_expecting(&key, &lease, Some(until.timestamp()), Expect::Lapsed(now.timestamp()), version)
+            .put_expecting(
+                &key,
+                &lease,
+                Some(until.timestamp()),
+                Expect::Lapsed(now.timestamp()),
+                version,
+            )
             .await
         {
             Ok(()) => Ok(None),

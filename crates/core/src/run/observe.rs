@@ -17,12 +17,12 @@ use crate::table::archive::ArchiveProof;
 use crate::table::{ArchiveState, ExportState, ExportStatus, ObservedTable, TableStatus};
 use chrono::{DateTime, Utc};
 
+use crate::ledger::Book;
 use crate::plan::{names_to_describe, reads_for, target_names, Operation, Reads, Scope, Seen};
 use crate::policy::scaling::{table_of, ObservedScalableTarget};
 use crate::policy::tags::{
     export_arn_from_tag, TAG_ARCHIVED, TAG_EXPORT, TAG_FAMILY, TAG_FINAL_EXPORT, TAG_SEALED,
 };
-use crate::ledger::Book;
 use crate::policy::Policy;
 
 /// The tables a run could see, the ones it could not read, and what it could not ask.

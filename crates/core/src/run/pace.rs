@@ -15,10 +15,10 @@ use crate::run::control::{
     Archives, Clock, ControlPlaneError, Expect, Ledger, Mappings, Scaling, StoredRecord, Tables,
 };
 use crate::table::archive::{ArchiveProof, ImportState};
-use crate::table::evidence::{ArchiveRecord, TableIdentity};
 use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
+use crate::table::evidence::{ArchiveRecord, TableIdentity};
 use crate::table::seal::ResourcePolicy;
 use crate::table::stream::{
     DestinationChange, DestinationStatus, MappingChange, MappingRemoval, ObservedDestination, ObservedMapping,
@@ -257,7 +257,11 @@ impl<C: Archives + Send> Archives for Paced<C> {
 
 /// The ledger's item calls are DynamoDB's data plane: not paced.
 impl<C: Ledger + Send> Ledger for Paced<C> {
-    async fn read_ledger(&self, ledger: &str, family: &str) -> Result<Option<Vec<StoredRecord>>, ControlPlaneError> {
+    async fn read_ledger(
+        &self,
+        ledger: &str,
+        family: &str,
+    ) -> Result<Option<Vec<StoredRecord>>, ControlPlaneError> {
         self.inner.read_ledger(ledger, family).await
     }
 
@@ -275,7 +279,13 @@ impl<C: Ledger + Send> Ledger for Paced<C> {
         self.inner.put_record(ledger, family, record, expect).await
     }
 
-    async fn delete_record(&self, ledger: &str, family: &str, key: &str, expect: Expect) -> Result<(), ControlPlaneError> {
+    async fn delete_record(
+        &self,
+        ledger: &str,
+        family: &str,
+        key: &str,
+        expect: Expect,
+    ) -> Result<(), ControlPlaneError> {
         self.inner.delete_record(ledger, family, key, expect).await
     }
 }

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::plan::target_names;
 use crate::ledger::Book;
+use crate::plan::target_names;
 use crate::plan::verdict::{ConsumerState, Judge, NoEvidence, StreamState, Verdict};
 use crate::policy::Policy;
 use crate::run::control::{ControlPlane, ErrorKind};
@@ -339,7 +339,12 @@ pub(crate) fn assess_between_runs(
 }
 
 /// The readiness `observed` shows at `now`: no calls, no waiting.
-pub(crate) fn assess(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], book: &Book) -> Readiness {
+pub(crate) fn assess(
+    policy: &Policy,
+    now: DateTime<Utc>,
+    observed: &[ObservedTable],
+    book: &Book,
+) -> Readiness {
     let judge = Judge::new(policy, book);
     let tables = target_names(policy, now)
         .into_iter()

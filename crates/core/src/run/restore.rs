@@ -201,12 +201,18 @@ impl<C: ControlPlane> Restoring<'_, C> {
             );
         }
         // An import a restore started and did not see end: this restore resumes it.
-        let started = self.book.table(&name).and_then(|entry| match (&entry.record.state, &entry.record.origin) {
-            (TableState::Intended { .. }, Origin::Restored { import_arn, receipt, .. }) => {
-                Some((entry.record.clone(), import_arn.clone(), receipt.clone()))
-            }
-            _ => None,
-        });
+        let started =
+            self.book
+                .table(&name)
+                .and_then(|entry| match (&entry.record.state, &entry.record.origin) {
+                    (
+                        TableState::Intended { .. },
+                        Origin::Restored {
+                            import_arn, receipt, ..
+                        },
+                    ) => Some((entry.record.clone(), import_arn.clone(), receipt.clone())),
+                    _ => None,
+                });
         match control.describe_table(&name).await {
             Ok(None) => {}
             Ok(Some(_)) if started.is_some() => {}
@@ -222,12 +228,10 @@ impl<C: ControlPlane> Restoring<'_, C> {
             Err(e) if e.kind == ErrorKind::NotFound => {}
             Err(e) => return failed(line, e),
         }
-        let Some(receipt) = self
-            .book
-            .receipts_of(&name)
-            .iter()
-            .rev()
-            .find(|r| started.as_ref().is_none_or(|(_, _, key)| *key == r.key) && r.record.archive.is_some())
+        let Some(receipt) =
+            self.book.receipts_of(&name).iter().rev().find(|r| {
+                started.as_ref().is_none_or(|(_, _, key)| *key == r.key) && r.record.archive.is_some()
+            })
         else {
             return refuse(
                 line,
@@ -325,7 +329,9 @@ impl<C: ControlPlane> Restoring<'_, C> {
         // The intent first, without the import's ARN (not known yet): an intent of a restore
         // is resolved only by a restore, which checks the import's counts.
         self.recorder.table(&record).await.map_err(|e| {
-            e.reworded(|m| format!("ImportTable not sent: the intent could not be written to the ledger ({m})"))
+            e.reworded(|m| {
+                format!("ImportTable not sent: the intent could not be written to the ledger ({m})")
+            })
         })?;
         let import = self.control.import_table(&request).await?;
         if let Origin::Restored { import_arn, .. } = &mut record.origin {
@@ -375,7 +381,9 @@ impl<C: ControlPlane> Restoring<'_, C> {
                     Some(table),
                 ) if table.status == TableStatus::Active => {
                     if let Some(short) = import_shortfall(items, imported, errors) {
-                        return self.short(line, &name, table.arn.as_deref(), import, &short).await;
+                        return self
+                            .short(line, &name, table.arn.as_deref(), import, &short)
+                            .await;
                     }
                     let Some(identity) = table.identity() else {
                         return failed(
@@ -388,7 +396,10 @@ impl<C: ControlPlane> Restoring<'_, C> {
                         );
                     };
                     record.state = TableState::Made { identity };
-                    if let Origin::Restored { imported: counted, .. } = &mut record.origin {
+                    if let Origin::Restored {
+                        imported: counted, ..
+                    } = &mut record.origin
+                    {
                         *counted = imported.unwrap_or_default();
                     }
                     if let Err(e) = self.recorder.table(&record).await {
@@ -396,7 +407,12 @@ impl<C: ControlPlane> Restoring<'_, C> {
                     }
                     let calendar = self.policy.calendar();
                     let mut tags = self.policy.template.tags.clone();
-                    tags.extend(own_tags(&self.policy.prefix, &calendar, slot, &self.policy.hash()));
+                    tags.extend(own_tags(
+                        &self.policy.prefix,
+                        &calendar,
+                        slot,
+                        &self.policy.hash(),
+                    ));
                     tags.insert(TAG_KEEP_UNTIL.to_string(), self.keep_until.to_rfc3339());
                     let change = TagChange {
                         name: name.clone(),
@@ -430,7 +446,14 @@ impl<C: ControlPlane> Restoring<'_, C> {
 
     /// A short import: not recorded (the intent goes), and marked, so that no run takes it for
     /// the period's table.
-    async fn short(&self, mut line: RestoreLine, name: &str, arn: Option<&str>, import: &str, short: &str) -> RestoreLine {
+    async fn short(
+        &self,
+        mut line: RestoreLine,
+        name: &str,
+        arn: Option<&str>,
+        import: &str,
+        short: &str,
+    ) -> RestoreLine {
         line.outcome = LineOutcome::Failed;
         let _ = self.recorder.forget_table(name).await;
         let marker = TagChange::one(name, arn.unwrap_or_default(), TAG_SHORT_IMPORT, tag_value(short));
@@ -502,7 +525,10 @@ mod tests {
         assert_eq!(import_shortfall(7, Some(7), Some(0)), None);
         assert_eq!(import_shortfall(7, Some(7), None), None);
         let short = import_shortfall(7, Some(6), Some(1)).unwrap();
-        assert!(short.contains("6 item(s) imported but the archive lists 7"), "{short}");
+        assert!(
+            short.contains("6 item(s) imported but the archive lists 7"),
+            "{short}"
+        );
         assert!(short.contains("1 item(s) could not be imported"), "{short}");
         let unknown = import_shortfall(7, None, None).unwrap();
         assert!(unknown.contains("gives no imported item count"), "{unknown}");

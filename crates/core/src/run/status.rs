@@ -278,7 +278,12 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observation: &Observation) ->
 /// own warnings (`runs`, each planned on what its run reads, with the tables its tag reads
 /// before a change would disown): the neighbours named from their tags, which runs never read,
 /// and the table quota. Each said once.
-pub(crate) fn operator_warnings(policy: &Policy, now: DateTime<Utc>, seen: &Seen<'_>, runs: &[&Plan]) -> Vec<String> {
+pub(crate) fn operator_warnings(
+    policy: &Policy,
+    now: DateTime<Utc>,
+    seen: &Seen<'_>,
+    runs: &[&Plan],
+) -> Vec<String> {
     let full = plan_run(policy, now, seen, Operation::ResizeOld);
     // Where an operator plans, the table quota is said however far away it is.
     let tables = family_tables(&policy.naming(), seen.tables.iter().map(|t| t.name.as_str()));

@@ -111,4 +111,3 @@ pub struct Receipt {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub archive: Option<ArchiveRecord>,
 }
-

@@ -211,7 +211,10 @@ fn a_target_left_on_the_name_is_not_registered_over() {
         table.key = Some(policy.key.clone());
         table
     };
-    let book = ddb_rollover::ledger::Book::enrolling(&policy, &[recorded("ts_2018-10-25"), recorded("ts_2018-10-26")]);
+    let book = ddb_rollover::ledger::Book::enrolling(
+        &policy,
+        &[recorded("ts_2018-10-25"), recorded("ts_2018-10-26")],
+    );
     let plan = ddb_rollover::plan::plan_run(
         &policy,
         now,
@@ -260,7 +263,10 @@ fn a_target_left_on_the_name_is_not_registered_over() {
         Operation::CreateNew,
     );
     assert!(
-        !plan.items.iter().any(|i| i.decision.action() == "register_scaling"),
+        !plan
+            .items
+            .iter()
+            .any(|i| i.decision.action() == "register_scaling"),
         "{:#?}",
         plan.items
     );

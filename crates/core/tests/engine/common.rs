@@ -3,6 +3,7 @@
 //! ([`plans`]), a run over the in-memory account ([`fake_runs`]), and reading a run's report
 //! ([`reports`]).
 
+pub(crate) mod daily;
 pub(crate) mod fake_runs;
 pub(crate) mod mocks;
 pub(crate) mod plans;

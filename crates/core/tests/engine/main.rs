@@ -7,6 +7,7 @@ mod common;
 
 mod autoscaling_rules;
 mod executor;
+mod ledger_rules;
 mod lifecycle_rules;
 mod loud;
 mod mapping_lifecycle;

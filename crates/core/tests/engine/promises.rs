@@ -58,11 +58,11 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
+use ddb_rollover::ledger::TableRecord;
+use ddb_rollover::policy::period::Slot;
 use ddb_rollover::policy::scaling::ScalableKey;
 use ddb_rollover::policy::settings::{Billing, GlobalIndex};
 use ddb_rollover::policy::warm::WarmThroughput;
-use ddb_rollover::ledger::TableRecord;
-use ddb_rollover::policy::period::Slot;
 use ddb_rollover::run::adopt::{adopt, AdoptReport};
 use ddb_rollover::run::control::StoredRecord;
 use ddb_rollover::run::init::init;
@@ -75,9 +75,9 @@ use fake_aws::{Effect, FakeAws, Maker, World, FAMILY_TAG};
 use futures::executor::block_on;
 use proptest::test_runner::{Config as ProptestConfig, TestCaseError};
 use scenarios::{
-    case_strategy, checks, ledger_name, options, print_stats, Account, Act, ArchiveAct, Case, GsiKind, Harness, Knobs,
-    NameKind, PhaseKind, PhaseSpec, PolicySpec, Ran, RetentionSpec, Slowness, Step, StreamSpec, TagKind,
-    PREFIX, SIBLING, SIBLING_ACTOR,
+    case_strategy, checks, ledger_name, options, print_stats, Account, Act, ArchiveAct, Case, GsiKind,
+    Harness, Knobs, NameKind, PhaseKind, PhaseSpec, PolicySpec, Ran, RetentionSpec, Slowness, Step,
+    StreamSpec, TagKind, PREFIX, SIBLING, SIBLING_ACTOR,
 };
 
 /// The in-memory account: [`FakeAws`] seen through our family's role, with the nested family's
@@ -151,7 +151,12 @@ impl Account for FakeAccount {
         self.run_from(policy, operation, &at)
     }
 
-    fn our_run_at(&self, policy: &Policy, operation: Operation, at: DateTime<Utc>) -> Option<Result<Ran, String>> {
+    fn our_run_at(
+        &self,
+        policy: &Policy,
+        operation: Operation,
+        at: DateTime<Utc>,
+    ) -> Option<Result<Ran, String>> {
         Some(self.run_checked(policy, operation, at))
     }
 
@@ -166,7 +171,8 @@ impl Account for FakeAccount {
     fn init(&self, policy: &Policy) -> Result<Vec<String>, String> {
         let operator = self.fake.operator();
         let logged = self.fake.state().ledger_writes.len();
-        let at = ddb_rollover::run::clock::simulation(policy, &[Operation::CreateNew], self.fake.now()).unwrap();
+        let at =
+            ddb_rollover::run::clock::simulation(policy, &[Operation::CreateNew], self.fake.now()).unwrap();
         let report = text(block_on(init(&operator, policy, &at, false)))?;
         // Ground truth from what it wrote: a table it recorded that our runs did not make is
         // the operator's now (init records on our family tag, key and period).
@@ -190,7 +196,8 @@ impl Account for FakeAccount {
     fn restore(&self, policy: &Policy, slot: Slot) -> Result<String, String> {
         let operator = self.fake.operator();
         let logged = self.fake.state().ledger_writes.len();
-        let at = ddb_rollover::run::clock::simulation(policy, &[Operation::CreateNew], self.fake.now()).unwrap();
+        let at =
+            ddb_rollover::run::clock::simulation(policy, &[Operation::CreateNew], self.fake.now()).unwrap();
         let options = RestoreOptions {
             keep: Duration::days(2),
             dry_run: false,

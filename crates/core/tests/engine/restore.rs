@@ -13,80 +13,9 @@ use ddb_rollover::policy::tags::{TAG_FAMILY, TAG_KEEP_UNTIL};
 use ddb_rollover::run::clock::simulation;
 use ddb_rollover::run::restore::{restore, Restoration, RestoreOptions, RestoreReport};
 use ddb_rollover::{run, ApplyOptions, Operation, Policy};
-use fake_aws::{Config, FakeAws};
+use fake_aws::FakeAws;
 
-const POLICY: &str = r#"
-prefix = "back"
-period = "day"
-premake = 1
-
-[[phases]]
-min_age = 0
-read = 20
-write = 50
-
-[[phases]]
-min_age = 1
-read = 5
-write = 1
-
-[retention]
-archive_after = 1
-delete_after = 3
-keep_newest = 2
-bucket = "archive"
-"#;
-
-fn at(day: NaiveDate, time: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(&format!("{day}T{time}Z"))
-        .unwrap()
-        .with_timezone(&Utc)
-}
-
-fn day(n: u32) -> NaiveDate {
-    NaiveDate::from_ymd_opt(2018, 10, n).unwrap()
-}
-
-fn policy() -> Policy {
-    Policy::from_toml(POLICY).unwrap()
-}
-
-/// An account with no tables yet, its clock at the start of 10-01.
-fn account() -> FakeAws {
-    FakeAws::new("back", at(day(1), "00:00:00"), Config::default())
-}
-
-/// Both scheduled runs of `d`, on the fake's clock.
-async fn day_runs(fake: &FakeAws, policy: &Policy, d: NaiveDate) {
-    one_run(fake, policy, Operation::CreateNew, at(d, "23:45:00")).await;
-    resize_old_after(fake, policy, d).await;
-}
-
-/// resize_old at 00:15 the day after `d`, on the fake's clock.
-async fn resize_old_after(fake: &FakeAws, policy: &Policy, d: NaiveDate) {
-    one_run(
-        fake,
-        policy,
-        Operation::ResizeOld,
-        at(d + Duration::days(1), "00:15:00"),
-    )
-    .await;
-}
-
-/// One scheduled run at `when`, on the fake's clock; it must succeed.
-async fn one_run(fake: &FakeAws, policy: &Policy, operation: Operation, when: DateTime<Utc>) {
-    fake.set_now(when);
-    let report = run(
-        fake,
-        policy,
-        operation,
-        &simulation(policy, &[operation], when).unwrap(),
-        ApplyOptions::default(),
-    )
-    .await
-    .unwrap();
-    assert!(report.succeeded(), "{report:#?}");
-}
+use crate::common::daily::*;
 
 async fn restore_at(
     fake: &FakeAws,
@@ -199,22 +128,6 @@ async fn an_archived_and_deleted_period_comes_back_ours_and_kept() {
     assert_eq!(exports, 4, "exported again before the second deletion");
 }
 
-/// The [`policy`] run on a fresh [`account`] day by day from 10-01 until retention deleted
-/// `back_2018-10-02`: the policy, the account and the next day.
-async fn archived_and_deleted() -> (Policy, FakeAws, NaiveDate) {
-    let policy = policy();
-    let fake = account();
-    let mut d = day(1);
-    while d < day(2) || fake.state().tables.contains_key(TABLE) {
-        day_runs(&fake, &policy, d).await;
-        d += Duration::days(1);
-        assert!(d < day(12), "{TABLE} never deleted");
-    }
-    (policy, fake, d)
-}
-
-const TABLE: &str = "back_2018-10-02";
-
 /// The newest export of [`TABLE`] in the fake: once the table is deleted, the final export
 /// after its seal, the one the deletion relied on.
 fn our_export(fake: &FakeAws) -> fake_aws::Export {
@@ -268,7 +181,10 @@ async fn another_tables_export_under_the_periods_prefix_is_not_restored() {
     let refused = restore_at(&fake, &policy, at(d, "14:00:00"), "2018-10-02", false).await;
     let why = reasons(&refused);
     assert!(
-        why.contains("not as recorded") && why.contains("manifest") && why.contains("is missing") && !why.contains(&foreign),
+        why.contains("not as recorded")
+            && why.contains("manifest")
+            && why.contains("is missing")
+            && !why.contains(&foreign),
         "{why}"
     );
     assert!(!fake.state().tables.contains_key(TABLE));
@@ -310,10 +226,15 @@ async fn a_forged_archive_with_a_matching_file_list_is_refused_by_the_receipt() 
     assert!(!report.succeeded());
     let why = reasons(&report);
     assert!(
-        why.contains("not as recorded") && why.contains(first.as_str()) && why.contains("changed since the deletion"),
+        why.contains("not as recorded")
+            && why.contains(first.as_str())
+            && why.contains("changed since the deletion"),
         "{why}"
     );
-    assert!(!fake.state().tables.contains_key(TABLE), "imported a forged archive");
+    assert!(
+        !fake.state().tables.contains_key(TABLE),
+        "imported a forged archive"
+    );
 }
 
 #[tokio::test]

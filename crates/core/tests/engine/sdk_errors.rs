@@ -218,7 +218,9 @@ async fn one_failing_table_does_not_stop_the_run() {
     // A computed rule answers once, so each table gets its own.
     let describe = |name: &'static str| {
         let fill = active_provisioned(300, 1000);
-        describes(name, move |t| fill(t).table_arn(crate::common::mocks::arn_of(name)))
+        describes(name, move |t| {
+            fill(t).table_arn(crate::common::mocks::arn_of(name))
+        })
     };
     let (d20, d21, d22) = (
         describe("timeseries_2018-10-20"),
@@ -236,7 +238,11 @@ async fn one_failing_table_does_not_stop_the_run() {
         .then_output(|| UpdateTableOutput::builder().build());
     let ledger = crate::common::mocks::ledger(
         &Policy::default(),
-        &["timeseries_2018-10-20", "timeseries_2018-10-21", "timeseries_2018-10-22"],
+        &[
+            "timeseries_2018-10-20",
+            "timeseries_2018-10-21",
+            "timeseries_2018-10-22",
+        ],
     );
     // The deferral is recorded on its table.
     let deferral = mock!(Client::tag_resource)

@@ -158,7 +158,12 @@ fn receipt_written() -> Rule {
 
 /// [`delete`] of `t` when its one call is answered by `rule`.
 async fn delete_answered_by(rule: &Rule, lift: bool) -> (Outcome, Option<String>) {
-    delete(&adapter(RuleMode::Sequential, &[&receipt_written(), rule]), "t", lift).await
+    delete(
+        &adapter(RuleMode::Sequential, &[&receipt_written(), rule]),
+        "t",
+        lift,
+    )
+    .await
 }
 
 /// DescribeContinuousBackups' answer: backups on, point-in-time recovery `status`.

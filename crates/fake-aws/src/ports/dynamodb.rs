@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 use chrono::Duration;
 use ddb_rollover::run::control::{ControlPlaneError, ErrorKind, Tables};
 use ddb_rollover::table::archive::ImportState;
-use ddb_rollover::table::evidence::TableIdentity;
 use ddb_rollover::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSetting, TableSpec,
     TagChange, TtlChange,
 };
+use ddb_rollover::table::evidence::TableIdentity;
 use ddb_rollover::table::seal::ResourcePolicy;
 use ddb_rollover::table::stream::{DestinationChange, DestinationStatus, ObservedDestination};
 use ddb_rollover::table::{ExportState, ExportStatus, ObservedTable, TtlState};
@@ -46,7 +46,10 @@ impl Tables for FakeAws {
         self.change(OP, &spec.name, |world, effects| {
             self.may_create(OP, spec)?;
             Self::create(world, &self.actor, spec, effects)?;
-            Ok(world.tables.get(&spec.name).and_then(|t| t.observed(world.now).identity()))
+            Ok(world
+                .tables
+                .get(&spec.name)
+                .and_then(|t| t.observed(world.now).identity()))
         })
         .await
     }

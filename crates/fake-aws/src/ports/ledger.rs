@@ -61,7 +61,11 @@ fn holds(world: &World, ledger: &str, family: &str, key: &str, expect: Expect) -
 }
 
 /// The ledger table, when it exists and takes item calls.
-fn usable<'w>(world: &'w mut World, operation: &'static str, ledger: &str) -> Result<&'w mut crate::Table, ControlPlaneError> {
+fn usable<'w>(
+    world: &'w mut World,
+    operation: &'static str,
+    ledger: &str,
+) -> Result<&'w mut crate::Table, ControlPlaneError> {
     match world.tables.get_mut(ledger) {
         Some(table) if table.status != Status::Deleting => Ok(table),
         _ => Err(not_found(operation, ledger)),
@@ -69,7 +73,11 @@ fn usable<'w>(world: &'w mut World, operation: &'static str, ledger: &str) -> Re
 }
 
 impl Ledger for FakeAws {
-    async fn read_ledger(&self, ledger: &str, family: &str) -> Result<Option<Vec<StoredRecord>>, ControlPlaneError> {
+    async fn read_ledger(
+        &self,
+        ledger: &str,
+        family: &str,
+    ) -> Result<Option<Vec<StoredRecord>>, ControlPlaneError> {
         self.request("Query", ledger).await?;
         self.may_read("Query", "dynamodb:Query", ledger)?;
         let world = self.lock();
@@ -95,7 +103,12 @@ impl Ledger for FakeAws {
         })
         .await?;
         // As the SDK's waiter: until it is ACTIVE (the fake's clock moves).
-        while self.lock().tables.get(ledger).is_some_and(|t| t.status == Status::Creating) {
+        while self
+            .lock()
+            .tables
+            .get(ledger)
+            .is_some_and(|t| t.status == Status::Creating)
+        {
             self.sleep(Duration::from_secs(1)).await;
         }
         Ok(())
@@ -116,7 +129,13 @@ impl Ledger for FakeAws {
         .await
     }
 
-    async fn delete_record(&self, ledger: &str, family: &str, key: &str, expect: Expect) -> Result<(), ControlPlaneError> {
+    async fn delete_record(
+        &self,
+        ledger: &str,
+        family: &str,
+        key: &str,
+        expect: Expect,
+    ) -> Result<(), ControlPlaneError> {
         const OP: &str = "DeleteItem";
         self.change(OP, ledger, |world, _| {
             self.may_change(world, OP, "dynamodb:DeleteItem", ledger)?;
@@ -166,13 +185,24 @@ impl FakeAws {
             return Err(conflict(OP, ledger, key));
         }
         let table = usable(world, OP, ledger)?;
-        if table.records.remove(&(family.to_string(), key.to_string())).is_some() {
+        if table
+            .records
+            .remove(&(family.to_string(), key.to_string()))
+            .is_some()
+        {
             Self::wrote_item(world, actor, ledger, family, key, None);
         }
         Ok(())
     }
 
-    fn wrote_item(world: &mut World, actor: &Maker, ledger: &str, family: &str, key: &str, record: Option<StoredRecord>) {
+    fn wrote_item(
+        world: &mut World,
+        actor: &Maker,
+        ledger: &str,
+        family: &str,
+        key: &str,
+        record: Option<StoredRecord>,
+    ) {
         let at = world.now;
         world.ledger_writes.push(LedgerWrite {
             at,
@@ -186,14 +216,26 @@ impl FakeAws {
 
     /// Someone with rights on the family's ledger (an operator's credentials, another tool, a
     /// crashed run of ours as `actor` [`Maker::Us`]) puts an item, unconditionally.
-    pub fn put_record_as(&self, actor: &Maker, ledger: &str, family: &str, record: &StoredRecord) -> Result<(), ControlPlaneError> {
+    pub fn put_record_as(
+        &self,
+        actor: &Maker,
+        ledger: &str,
+        family: &str,
+        record: &StoredRecord,
+    ) -> Result<(), ControlPlaneError> {
         self.call(actor, None, "PutItem", ledger, |world, _| {
             Self::put_item(world, actor, ledger, family, record, None)
         })
     }
 
     /// Someone with rights on the family's ledger deletes an item, unconditionally.
-    pub fn delete_record_as(&self, actor: &Maker, ledger: &str, family: &str, key: &str) -> Result<(), ControlPlaneError> {
+    pub fn delete_record_as(
+        &self,
+        actor: &Maker,
+        ledger: &str,
+        family: &str,
+        key: &str,
+    ) -> Result<(), ControlPlaneError> {
         self.call(actor, None, "DeleteItem", ledger, |world, _| {
             Self::delete_item(world, actor, ledger, family, key, None)
         })

@@ -42,7 +42,13 @@ impl Scaling for FakeAws {
                     target_value: Some(f64::from(target.target)),
                     maker: self.actor.clone(),
                 };
-                arns.push(Self::put_policy(world, &self.actor, &target.key, policy, effects)?);
+                arns.push(Self::put_policy(
+                    world,
+                    &self.actor,
+                    &target.key,
+                    policy,
+                    effects,
+                )?);
             }
             Ok(arns)
         })

@@ -7,10 +7,10 @@ use crate::World;
 use chrono::{DateTime, Duration, Utc};
 use ddb_rollover::policy::period::Slot;
 use ddb_rollover::policy::scaling::ScalableKey;
-use ddb_rollover::run::control::StoredRecord;
 use ddb_rollover::policy::settings::{Billing, GlobalIndex};
 use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::run::adopt::AdoptReport;
+use ddb_rollover::run::control::StoredRecord;
 use ddb_rollover::run::status::StatusReport;
 use ddb_rollover::table::changes::TableSpec;
 use ddb_rollover::{Operation, Policy, RunReport};
@@ -119,7 +119,12 @@ pub trait Account {
     /// One of our runs for the instant `at`, before the account's clock, which is checked
     /// against that clock as the wall (not a simulation); `status` at `at` with that wall.
     /// `None`: not modelled.
-    fn our_run_at(&self, policy: &Policy, operation: Operation, at: DateTime<Utc>) -> Option<Result<Ran, String>> {
+    fn our_run_at(
+        &self,
+        policy: &Policy,
+        operation: Operation,
+        at: DateTime<Utc>,
+    ) -> Option<Result<Ran, String>> {
         let _ = (policy, operation, at);
         None
     }

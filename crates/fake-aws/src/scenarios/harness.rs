@@ -169,7 +169,11 @@ impl<A: Account> Harness<'_, A> {
             Err(e) => return self.refused_to_start(&step, &world, e),
         };
         // The tables this run made hold the periods of the policy it ran under.
-        for (_, effect) in ran.calls.iter().flat_map(|c| c.effects.iter().map(move |e| (c, e))) {
+        for (_, effect) in ran
+            .calls
+            .iter()
+            .flat_map(|c| c.effects.iter().map(move |e| (c, e)))
+        {
             if let crate::Effect::CreatedTable { table } = effect {
                 let mut made_under = self.made_under.borrow_mut();
                 if policy.hash() == self.policy.hash() {
@@ -201,7 +205,11 @@ impl<A: Account> Harness<'_, A> {
             (4, "resize_old converges", resize_old_converges),
             (5, "status predicts the run", status_predicts_run),
             (7, "the ledger keeps the family's memory", ledger_keeps_memory),
-            (8, "ages come from the periods, never from the run's instant", ages_hold),
+            (
+                8,
+                "ages come from the periods, never from the run's instant",
+                ages_hold,
+            ),
         ];
         count_run(&facts);
         for (number, name, check) in invariants {
@@ -290,7 +298,9 @@ impl<A: Account> Harness<'_, A> {
                 Step::Foreign(act) if act.is_ledger_act() => self.ledger_act(act)?,
                 Step::Foreign(act) => self.act(act),
                 Step::CreateNewAt { behind } => {
-                    count(format!("create_new for an instant {behind} period(s) behind the clock"));
+                    count(format!(
+                        "create_new for an instant {behind} period(s) behind the clock"
+                    ));
                     let at = self.behind(*behind);
                     self.our_run_at(index, Operation::CreateNew, Some(at))?
                 }

@@ -43,7 +43,10 @@ impl<A: Account> Harness<'_, A> {
     }
 
     fn keys_like(&self, prefix: &str) -> Vec<String> {
-        self.records().into_keys().filter(|k| k.starts_with(prefix)).collect()
+        self.records()
+            .into_keys()
+            .filter(|k| k.starts_with(prefix))
+            .collect()
     }
 
     /// The name of the period `at` periods from the current one (under the runs' policy).
@@ -135,7 +138,10 @@ impl<A: Account> Harness<'_, A> {
                     return Ok(());
                 }
                 account.advance(account.world().config.delete_delay + Duration::seconds(1));
-                if account.create_table(PERSON, &self.theirs(&name, *family_tag)).is_ok() {
+                if account
+                    .create_table(PERSON, &self.theirs(&name, *family_tag))
+                    .is_ok()
+                {
                     count(format!("someone made {name} again (family tag {family_tag})"));
                 }
             }
@@ -191,9 +197,11 @@ impl<A: Account> Harness<'_, A> {
         let records = self.records();
         let keys: Vec<String> = match edit {
             RecordEdit::Unreadable => records.keys().cloned().collect(),
-            RecordEdit::Identity | RecordEdit::Earlier => {
-                records.keys().filter(|k| k.starts_with("table#")).cloned().collect()
-            }
+            RecordEdit::Identity | RecordEdit::Earlier => records
+                .keys()
+                .filter(|k| k.starts_with("table#"))
+                .cloned()
+                .collect(),
         };
         let Some(key) = Self::pick(&keys, pick) else {
             return;
@@ -238,7 +246,10 @@ impl<A: Account> Harness<'_, A> {
             body,
             ..stored.clone()
         };
-        if account.put_record(&Maker::Foreign(PERSON.into()), &record).is_ok() {
+        if account
+            .put_record(&Maker::Foreign(PERSON.into()), &record)
+            .is_ok()
+        {
             count(format!("ledger: someone edited a record ({edit:?})"));
         }
     }
@@ -285,7 +296,9 @@ impl<A: Account> Harness<'_, A> {
             }
             IntentLeft::Nothing | IntentLeft::TheirTable(_) => {
                 let (name, _) = self.period_name(at);
-                if account.world().tables.contains_key(&name) || self.records().contains_key(&keys::table(&name)) {
+                if account.world().tables.contains_key(&name)
+                    || self.records().contains_key(&keys::table(&name))
+                {
                     return;
                 }
                 let Some(slot) = policy.calendar().parse(&name[PREFIX.len() + 1..]).ok() else {
@@ -298,7 +311,10 @@ impl<A: Account> Harness<'_, A> {
                 count("ledger: a crashed run's intent, no table");
                 if let IntentLeft::TheirTable(family_tag) = left {
                     account.advance(Duration::seconds(30));
-                    if account.create_table(PERSON, &self.theirs(&name, family_tag)).is_ok() {
+                    if account
+                        .create_table(PERSON, &self.theirs(&name, family_tag))
+                        .is_ok()
+                    {
                         count(format!(
                             "ledger: someone made the intent's table (family tag {family_tag})"
                         ));
@@ -344,7 +360,10 @@ impl<A: Account> Harness<'_, A> {
         let outcome = self.account.restore(&policy, slot);
         match &outcome {
             Ok(done) => count(format!("restore: {}", done.chars().take(90).collect::<String>())),
-            Err(e) => count(format!("restore failed: {}", e.chars().take(60).collect::<String>())),
+            Err(e) => count(format!(
+                "restore failed: {}",
+                e.chars().take(60).collect::<String>()
+            )),
         }
         if !self.checks.contains(&9) {
             return Ok(());

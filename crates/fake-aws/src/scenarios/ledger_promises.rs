@@ -104,7 +104,12 @@ pub fn ledger_keeps_memory(f: &RunFacts<'_>) -> Vec<String> {
                     .before
                     .gone
                     .iter()
-                    .chain(f.before.tables.values().filter(|t| t.status == crate::Status::Deleting))
+                    .chain(
+                        f.before
+                            .tables
+                            .values()
+                            .filter(|t| t.status == crate::Status::Deleting),
+                    )
                     .any(|t| t.name == *table && t.deleted_by.as_ref().is_some_and(Maker::is_us));
                 if !deleted_by_us {
                     continue;
@@ -139,7 +144,8 @@ pub fn ledger_keeps_memory(f: &RunFacts<'_>) -> Vec<String> {
                     table.name,
                     table.created_at.timestamp_millis()
                 );
-                let written = run_writes(f).any(|w| w.key == receipt && w.record.is_some() && w.at <= call.at);
+                let written =
+                    run_writes(f).any(|w| w.key == receipt && w.record.is_some() && w.at <= call.at);
                 if !written {
                     say(format!(
                         "DeleteTable {} without its receipt {receipt} written first by the run",
@@ -207,7 +213,11 @@ pub fn ages_hold(f: &RunFacts<'_>) -> Vec<String> {
         let Some(slot) = label_slot(truth, name) else {
             continue;
         };
-        let ours = f.before.tables.get(name).is_some_and(|t| t.maker.is_us() || t.adopted);
+        let ours = f
+            .before
+            .tables
+            .get(name)
+            .is_some_and(|t| t.maker.is_us() || t.adopted);
         let aged = slot < wall;
         let grace = truth
             .grace
@@ -216,8 +226,12 @@ pub fn ages_hold(f: &RunFacts<'_>) -> Vec<String> {
         let live = f.now < calendar.end(slot) + grace;
         // (raises, the throughput set when it is the table's capacity, what changed)
         let what = match effect {
-            Effect::TableCapacity { from, to, .. } => Some((raised(*from, *to), Some(*to), format!("{from} -> {to}"))),
-            Effect::IndexCapacity { from, to, .. } => Some((raised(*from, *to), None, format!("{from} -> {to}"))),
+            Effect::TableCapacity { from, to, .. } => {
+                Some((raised(*from, *to), Some(*to), format!("{from} -> {to}")))
+            }
+            Effect::IndexCapacity { from, to, .. } => {
+                Some((raised(*from, *to), None, format!("{from} -> {to}")))
+            }
             Effect::Warm { from, to, .. } => Some((true, None, format!("warm {from} -> {to}"))),
             _ => None,
         };

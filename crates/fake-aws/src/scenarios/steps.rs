@@ -282,9 +282,13 @@ pub enum Step {
     Foreign(Act),
     /// create_new for an instant `behind` periods before the clock, checked against the clock
     /// as the wall: a late run (a retry, a replayed dead letter) or a past instant (`--at`).
-    CreateNewAt { behind: u32 },
+    CreateNewAt {
+        behind: u32,
+    },
     /// The operator changes the policy's time zone: our runs use it from then on.
-    Zone { timezone: &'static str },
+    Zone {
+        timezone: &'static str,
+    },
 }
 
 /// Which kinds of steps and policies the generator may use; `PROMISES_WITHOUT` (a comma-separated
@@ -620,9 +624,7 @@ pub fn step_strategy(k: &Knobs) -> impl Strategy<Value = Step> {
     if k.on("create_new_at") {
         options.push((
             3,
-            (1u32..=6)
-                .prop_map(|behind| Step::CreateNewAt { behind })
-                .boxed(),
+            (1u32..=6).prop_map(|behind| Step::CreateNewAt { behind }).boxed(),
         ));
     }
     if k.on("zone") {

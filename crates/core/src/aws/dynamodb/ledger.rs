@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::client::Waiters;
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType, PointInTimeRecoverySpecification,
-    ScalarAttributeType, Tag,
+    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType,
+    PointInTimeRecoverySpecification, ScalarAttributeType, Tag,
 };
 
 use super::errors::classify;
@@ -28,7 +28,11 @@ const LEDGER_ACTIVE_WITHIN: std::time::Duration = std::time::Duration::from_secs
 pub(crate) const TAG_LEDGER: &str = "ddb-rollover:ledger";
 
 impl Ledger for DynamoDb {
-    async fn read_ledger(&self, ledger: &str, family: &str) -> Result<Option<Vec<StoredRecord>>, ControlPlaneError> {
+    async fn read_ledger(
+        &self,
+        ledger: &str,
+        family: &str,
+    ) -> Result<Option<Vec<StoredRecord>>, ControlPlaneError> {
         let pages = self
             .client
             .query()
@@ -85,29 +89,38 @@ impl Ledger for DynamoDb {
             .await;
         let made = match created {
             Ok(_) => Ok(()),
-            Err(e) if e.code() == Some("ResourceInUseException") => {
-                Err(classify("CreateTable", ledger, &e, Some(ErrorKind::AlreadyExists)))
-            }
+            Err(e) if e.code() == Some("ResourceInUseException") => Err(classify(
+                "CreateTable",
+                ledger,
+                &e,
+                Some(ErrorKind::AlreadyExists),
+            )),
             // A server that does not take tags at CreateTable, or deletion protection, answers
             // ValidationException or UnknownOperation: the ledger is made without them.
-            Err(e) if matches!(e.code(), Some("ValidationException" | "UnknownOperationException")) => self
-                .client
-                .create_table()
-                .table_name(ledger)
-                .key_schema(key(FAMILY, KeyType::Hash))
-                .key_schema(key(RECORD, KeyType::Range))
-                .attribute_definitions(attribute(FAMILY))
-                .attribute_definitions(attribute(RECORD))
-                .billing_mode(BillingMode::PayPerRequest)
-                .send()
-                .await
-                .map(drop)
-                .map_err(|e| match e.code() {
-                    Some("ResourceInUseException") => {
-                        classify("CreateTable", ledger, &e, Some(ErrorKind::AlreadyExists))
-                    }
-                    _ => classify("CreateTable", ledger, &e, None),
-                }),
+            Err(e)
+                if matches!(
+                    e.code(),
+                    Some("ValidationException" | "UnknownOperationException")
+                ) =>
+            {
+                self.client
+                    .create_table()
+                    .table_name(ledger)
+                    .key_schema(key(FAMILY, KeyType::Hash))
+                    .key_schema(key(RECORD, KeyType::Range))
+                    .attribute_definitions(attribute(FAMILY))
+                    .attribute_definitions(attribute(RECORD))
+                    .billing_mode(BillingMode::PayPerRequest)
+                    .send()
+                    .await
+                    .map(drop)
+                    .map_err(|e| match e.code() {
+                        Some("ResourceInUseException") => {
+                            classify("CreateTable", ledger, &e, Some(ErrorKind::AlreadyExists))
+                        }
+                        _ => classify("CreateTable", ledger, &e, None),
+                    })
+            }
             Err(e) => Err(classify("CreateTable", ledger, &e, None)),
         };
         made?;
@@ -158,7 +171,13 @@ impl Ledger for DynamoDb {
             .map_err(|e| write_error("PutItem", ledger, &record.key, &e))
     }
 
-    async fn delete_record(&self, ledger: &str, family: &str, key: &str, expect: Expect) -> Result<(), ControlPlaneError> {
+    async fn delete_record(
+        &self,
+        ledger: &str,
+        family: &str,
+        key: &str,
+        expect: Expect,
+    ) -> Result<(), ControlPlaneError> {
         let (condition, names, values) = condition(expect);
         self.client
             .delete_item()
@@ -213,7 +232,10 @@ fn condition(
             (
                 "#v = :v".into(),
                 names,
-                Some(HashMap::from([(":v".to_string(), AttributeValue::N(version.to_string()))])),
+                Some(HashMap::from([(
+                    ":v".to_string(),
+                    AttributeValue::N(version.to_string()),
+                )])),
             )
         }
         Expect::Lapsed(now) => {
@@ -221,7 +243,10 @@ fn condition(
             (
                 "attribute_not_exists(#r) OR #e < :now".into(),
                 names,
-                Some(HashMap::from([(":now".to_string(), AttributeValue::N(now.to_string()))])),
+                Some(HashMap::from([(
+                    ":now".to_string(),
+                    AttributeValue::N(now.to_string()),
+                )])),
             )
         }
     }

@@ -37,11 +37,11 @@ use crate::policy::settings::Billing;
 use crate::policy::settings::KeySchema;
 use crate::run::control::{failed, no_autoscaling, Clock, ControlPlaneError, ErrorKind, Tables};
 use crate::table::archive::ImportState;
-use crate::table::evidence::TableIdentity;
 use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSetting, TableSpec,
     TagChange, TtlChange,
 };
+use crate::table::evidence::TableIdentity;
 use crate::table::seal::ResourcePolicy;
 use crate::table::stream::{DestinationChange, DestinationStatus, ObservedDestination};
 use crate::table::{ExportState, ExportStatus, ObservedTable, TtlState};

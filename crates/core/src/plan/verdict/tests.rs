@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 
 use super::*;
+use crate::ledger::{Book, Origin, PeriodBounds, TableIdentity, TableState};
 use crate::policy::scaling::{ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension};
 use crate::policy::settings::{AttributeKind, Billing, Capacity, KeyAttribute};
-use crate::ledger::{Book, Origin, PeriodBounds, TableIdentity, TableState};
 use crate::policy::tags::{TAG_PERIOD_END, TAG_PERIOD_START};
 use crate::table::{ObservedIndex, ObservedLocalIndex, TableStatus};
 
@@ -157,7 +157,12 @@ fn a_table_is_ours_while_the_ledger_records_the_identity_dynamodb_shows() {
         table_id: Some("ours".into()),
         ..made.identity().unwrap()
     };
-    let with_id = ledger_with("ts_2018-10-18", TableState::Made { identity: recorded_id });
+    let with_id = ledger_with(
+        "ts_2018-10-18",
+        TableState::Made {
+            identity: recorded_id,
+        },
+    );
     assert!(!judged(&other_id, &with_id).unwrap().is_ours());
 
     // Our family tag copied onto a table nobody recorded proves nothing.
@@ -171,9 +176,15 @@ fn a_table_is_ours_while_the_ledger_records_the_identity_dynamodb_shows() {
     // Recorded, but its tags unread: ours, not deletable on this run's facts; its family tag
     // gone: never deleted on less evidence than it was made with.
     let unread = table("ts_2018-10-18", None);
-    assert_eq!(judged(&unread, &book).unwrap().not_deletable, [NoEvidence::TagsNotRead]);
+    assert_eq!(
+        judged(&unread, &book).unwrap().not_deletable,
+        [NoEvidence::TagsNotRead]
+    );
     let untagged = table("ts_2018-10-18", Some(&[]));
-    assert_eq!(judged(&untagged, &book).unwrap().not_deletable, [NoEvidence::NoFamilyTag]);
+    assert_eq!(
+        judged(&untagged, &book).unwrap().not_deletable,
+        [NoEvidence::NoFamilyTag]
+    );
     // No tagging API (DynamoDB Local): the ledger alone proves it.
     let mut no_api = table("ts_2018-10-18", None);
     no_api.tags_unsupported = true;
@@ -199,7 +210,9 @@ fn a_table_is_ours_while_the_ledger_records_the_identity_dynamodb_shows() {
     assert_eq!(owned_by(&managed), Some(OwnedBy::Created));
     assert_eq!(managed.not_deletable, [NoEvidence::NoFamilyTag]);
     assert_eq!(
-        judged(&table("ts_eu_2018-10-18", None), &Book::default()).unwrap().owner,
+        judged(&table("ts_eu_2018-10-18", None), &Book::default())
+            .unwrap()
+            .owner,
         Owner::NotOurs {
             why: NotOurs::UnknownName
         }
@@ -243,7 +256,10 @@ fn an_intent_claims_only_the_table_of_its_name_and_key_created_since() {
     // An endpoint without tags (DynamoDB Local): the name, key and creation time.
     let mut untaggable = unread;
     untaggable.tags_unsupported = true;
-    assert_eq!(owned_by(&judged(&untaggable, &intended).unwrap()), Some(OwnedBy::Intent));
+    assert_eq!(
+        owned_by(&judged(&untaggable, &intended).unwrap()),
+        Some(OwnedBy::Intent)
+    );
 }
 
 /// Ages come from the period recorded when the table was made; a name that says later keeps
@@ -255,7 +271,12 @@ fn the_recorded_period_ages_a_table_and_a_later_name_keeps_it_younger() {
     let slot = |book: &Book, t: &ObservedTable| judged(t, book).and_then(|v| v.slot());
     let calendar = policy().calendar();
     let day = |label: &str| calendar.parse(label).unwrap();
-    let book = ledger_with("ts_2018-10-18", TableState::Made { identity: identity.clone() });
+    let book = ledger_with(
+        "ts_2018-10-18",
+        TableState::Made {
+            identity: identity.clone(),
+        },
+    );
     assert_eq!(slot(&book, &made), Some(day("2018-10-18")));
     // A record saying the 19th (the table was made in another zone): the later, the 19th.
     let mut later = book.clone();
@@ -273,7 +294,12 @@ fn the_recorded_period_ages_a_table_and_a_later_name_keeps_it_younger() {
     assert_eq!(slot(&older, &made), Some(day("2018-10-18")));
     // A name of another period setting is placed by its record alone.
     let monthly = table("ts_2018-10", Some(&period_tags(Some("ts"))));
-    let book = ledger_with("ts_2018-10", TableState::Made { identity: monthly.identity().unwrap() });
+    let book = ledger_with(
+        "ts_2018-10",
+        TableState::Made {
+            identity: monthly.identity().unwrap(),
+        },
+    );
     assert_eq!(slot(&book, &monthly), Some(day("2018-10-18")));
     assert_eq!(
         judged(&monthly, &Book::default()).unwrap().owner,
@@ -300,7 +326,12 @@ fn a_look_alike_is_not_ours_and_a_recorded_table_rekeyed_is_never_deletable() {
         }
     );
     look_alike.tags = Some(BTreeMap::from([(TAG_FAMILY.to_string(), "ts".to_string())]));
-    let book = ledger_with("ts_2018-10-18", TableState::Made { identity: look_alike.identity().unwrap() });
+    let book = ledger_with(
+        "ts_2018-10-18",
+        TableState::Made {
+            identity: look_alike.identity().unwrap(),
+        },
+    );
     let changed_key = judged(&look_alike, &book).unwrap();
     assert_eq!(owned_by(&changed_key), Some(OwnedBy::Created));
     assert_eq!(
@@ -363,7 +394,12 @@ fn an_index_is_the_policys_only_with_its_name_key_and_projection() {
     .unwrap();
     let mut t = table("ts_2018-10-18", Some(&family));
     t.global_indexes[0].projection = Some(Projection::Include(vec!["b".into(), "a".into()]));
-    assert!(Judge::new(&policy, &Book::enrolling(&policy, std::slice::from_ref(&t))).verdict(&t).unwrap().index_is_ours("by_site"));
+    assert!(
+        Judge::new(&policy, &Book::enrolling(&policy, std::slice::from_ref(&t)))
+            .verdict(&t)
+            .unwrap()
+            .index_is_ours("by_site")
+    );
 }
 
 fn target(resource: &str, dimension: ScalableDimension, policies: &[&str]) -> ObservedScalableTarget {
@@ -378,7 +414,10 @@ fn target(resource: &str, dimension: ScalableDimension, policies: &[&str]) -> Ob
             .iter()
             .map(|name| ObservedScalingPolicy {
                 name: name.to_string(),
-                arn: Some(format!("arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:1:policyName/{}", name)),
+                arn: Some(format!(
+                    "arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:1:policyName/{}",
+                    name
+                )),
                 policy_type: "StepScaling".into(),
                 metric: None,
                 target_value: None,
@@ -493,7 +532,9 @@ fn deletion_protection_is_ours_only_when_the_policy_asks_for_it() {
     t.deletion_protection = true;
     for template in ["", "[template]\ndeletion_protection = false\n"] {
         let policy = Policy::from_toml(&format!("{POLICY}{template}")).unwrap();
-        let v = Judge::new(&policy, &Book::enrolling(&policy, std::slice::from_ref(&t))).verdict(&t).unwrap();
+        let v = Judge::new(&policy, &Book::enrolling(&policy, std::slice::from_ref(&t)))
+            .verdict(&t)
+            .unwrap();
         assert!(v.protection_is_foreign(), "{template:?}");
         assert_eq!(v.foreign, [ForeignPart::DeletionProtection], "{template:?}");
         assert_eq!(
@@ -505,7 +546,9 @@ fn deletion_protection_is_ours_only_when_the_policy_asks_for_it() {
         assert!(v.table_capacity_is_ours("ts_2018-10-18") && v.whole_table_is_ours());
     }
     let asks = Policy::from_toml(&format!("{POLICY}[template]\ndeletion_protection = true\n")).unwrap();
-    let v = Judge::new(&asks, &Book::enrolling(&asks, std::slice::from_ref(&t))).verdict(&t).unwrap();
+    let v = Judge::new(&asks, &Book::enrolling(&asks, std::slice::from_ref(&t)))
+        .verdict(&t)
+        .unwrap();
     assert!(!v.protection_is_foreign() && v.foreign.is_empty() && v.not_deletable.is_empty());
     // Off: nothing to say.
     t.deletion_protection = false;

@@ -11,9 +11,9 @@ mod mappings;
 mod scaling;
 mod tables;
 
+pub use crate::ledger::StoredRecord;
 pub use archives::Archives;
 pub use clock::Clock;
-pub use crate::ledger::StoredRecord;
 pub use ledger::{Expect, Ledger};
 pub use mappings::Mappings;
 pub use scaling::Scaling;

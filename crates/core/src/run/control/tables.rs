@@ -7,10 +7,10 @@ use std::future::Future;
 
 use super::{unsupported, ControlPlaneError};
 use crate::table::archive::ImportState;
-use crate::table::evidence::TableIdentity;
 use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSpec, TagChange, TtlChange,
 };
+use crate::table::evidence::TableIdentity;
 use crate::table::seal::ResourcePolicy;
 use crate::table::stream::{DestinationChange, DestinationStatus, ObservedDestination};
 use crate::table::{ExportState, ObservedTable, TtlState};

@@ -80,7 +80,11 @@ pub(crate) fn ledger(policy: &Policy, tables: &[&str]) -> Vec<Rule> {
         let record = TableRecord {
             name: name.to_string(),
             state: TableState::Made {
-                identity: TableIdentity::new(&arn_of(name), chrono::DateTime::<chrono::Utc>::UNIX_EPOCH, None),
+                identity: TableIdentity::new(
+                    &arn_of(name),
+                    chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
+                    None,
+                ),
             },
             origin: Origin::Created,
             period: bounds_of(naming.calendar(), slot),

@@ -103,7 +103,11 @@ async fn create_new_waits_for_the_tables_it_created_then_reports_them_ready() {
 #[tokio::test]
 async fn a_foreign_table_holding_the_next_name_is_not_ready() {
     let rig = Rig::new(&[("timeseries_2018-10-25", HOT)]);
-    let mut spec = table_spec("timeseries_2018-10-26", rig.policy.key.clone(), Billing::Provisioned(HOT));
+    let mut spec = table_spec(
+        "timeseries_2018-10-26",
+        rig.policy.key.clone(),
+        Billing::Provisioned(HOT),
+    );
     spec.tags = family("other");
     rig.aws.foreign_create_table("someone", &spec).unwrap();
     let report = rig.create_new().await;

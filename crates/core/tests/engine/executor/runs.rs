@@ -65,7 +65,10 @@ async fn a_table_made_by_someone_else_at_the_name_meanwhile_is_not_ours() {
         .find(|l| l.item.table == "timeseries_2018-10-26")
         .unwrap();
     assert!(
-        line.error.as_deref().unwrap_or_default().contains("not by this run"),
+        line.error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("not by this run"),
         "{line:#?}"
     );
     assert_eq!(
@@ -75,12 +78,18 @@ async fn a_table_made_by_someone_else_at_the_name_meanwhile_is_not_ours() {
     );
     // The ledger holds our table of the 25th and no claim on the 26th.
     let book = rig.book();
-    assert!(book.table("timeseries_2018-10-25").and_then(|e| e.record.identity()).is_some());
+    assert!(book
+        .table("timeseries_2018-10-25")
+        .and_then(|e| e.record.identity())
+        .is_some());
     assert!(book.table("timeseries_2018-10-26").is_none(), "{book:#?}");
     // The next run: the name is taken by a table that is not ours, loudly.
     let next = rig.create_new().await;
     assert!(!next.succeeded());
-    assert_eq!(rig.table("timeseries_2018-10-26").unwrap().maker, Maker::Foreign("someone".into()));
+    assert_eq!(
+        rig.table("timeseries_2018-10-26").unwrap().maker,
+        Maker::Foreign("someone".into())
+    );
 }
 
 /// The account's table quota (or its 500 operations in progress) refuses the next period's

@@ -73,7 +73,10 @@ async fn status_predicts_each_run_exactly_and_names_what_only_it_can_see() {
                 // 10-20 is ours by its identity: dialled down like any table of ours; 10-21,
                 // which nobody recorded, is left as it is, whatever its tag says. Read back.
                 assert_eq!(made(&report)["timeseries_2018-10-20"], ["update"]);
-                assert!(!made(&report).contains_key("timeseries_2018-10-21"), "{report:#?}");
+                assert!(
+                    !made(&report).contains_key("timeseries_2018-10-21"),
+                    "{report:#?}"
+                );
                 assert_eq!(
                     rig.table("timeseries_2018-10-21").unwrap().billing,
                     Billing::Provisioned(HOT)

@@ -1,7 +1,7 @@
 //! Ownership under retention: nothing is archived, lowered or deleted without positive evidence.
 
-use ddb_rollover::Observation;
 use super::*;
+use ddb_rollover::Observation;
 
 // ---- 7. Ownership and retention ----
 
@@ -69,7 +69,12 @@ fn runs_warn_of_the_table_quota_within_a_year_and_status_always() {
         let warnings = plan(&kept_forever, now(), &[], operation).warnings;
         assert_eq!(quota(&warnings), 0, "{operation}: {warnings:?}");
     }
-    let said = status(&kept_forever, now(), &Observation::enrolled(&kept_forever, vec![])).warnings;
+    let said = status(
+        &kept_forever,
+        now(),
+        &Observation::enrolled(&kept_forever, vec![]),
+    )
+    .warnings;
     assert_eq!(quota(&said), 1, "{said:?}");
     assert!(said[0].contains("no retention.delete_after"), "{said:?}");
 
@@ -101,8 +106,15 @@ fn runs_warn_of_the_table_quota_within_a_year_and_status_always() {
 
     // With retention: only when delete_after + premake + 1 passes the quota.
     let within = policy("premake = 1\n[retention]\ndelete_after = 2498\n");
-    assert_eq!(quota(&status(&within, now(), &Observation::enrolled(&within, vec![])).warnings), 0);
-    let too_many = status(&policy("premake = 2\n[retention]\ndelete_after = 2498\n"), now(), &Observation::enrolled(&policy("premake = 2\n[retention]\ndelete_after = 2498\n"), vec![]))
+    assert_eq!(
+        quota(&status(&within, now(), &Observation::enrolled(&within, vec![])).warnings),
+        0
+    );
+    let too_many = status(
+        &policy("premake = 2\n[retention]\ndelete_after = 2498\n"),
+        now(),
+        &Observation::enrolled(&policy("premake = 2\n[retention]\ndelete_after = 2498\n"), vec![]),
+    )
     .warnings;
     assert!(
         too_many[0].starts_with("the policy keeps up to 2501 tables"),
@@ -129,7 +141,10 @@ fn retention_never_deletes_a_table_under_a_scalable_target_it_did_not_create() {
         max: 10,
         policies: vec![ObservedScalingPolicy {
             name: "someone-elses-read".into(),
-            arn: Some(format!("arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:1:policyName/{}", "someone-elses-read")),
+            arn: Some(format!(
+                "arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:1:policyName/{}",
+                "someone-elses-read"
+            )),
             policy_type: "TargetTrackingScaling".into(),
             metric: None,
             target_value: None,
@@ -321,7 +336,10 @@ fn scaled(policy: &Policy, age: i64, scheduled: &[&str]) -> ObservedTable {
                 max: 10,
                 policies: vec![ObservedScalingPolicy {
                     name: policy_name(&policy.prefix, dimension),
-                    arn: Some(format!("arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:1:policyName/{}", policy_name(&policy.prefix, dimension))),
+                    arn: Some(format!(
+                        "arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:1:policyName/{}",
+                        policy_name(&policy.prefix, dimension)
+                    )),
                     policy_type: "TargetTrackingScaling".into(),
                     metric: Some(dimension.metric().into()),
                     target_value: None,

@@ -198,7 +198,10 @@ fn a_table_being_deleted_gets_no_other_items() {
     else {
         panic!("{decided:#?}")
     };
-    assert_eq!((deleted, &receipt.name, receipt.archive.is_none()), (&name(3), &name(3), true));
+    assert_eq!(
+        (deleted, &receipt.name, receipt.archive.is_none()),
+        (&name(3), &name(3), true)
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! What `status` reports of the lifecycle, and the policy's validation of its fields.
 
-use ddb_rollover::Observation;
 use super::*;
+use ddb_rollover::Observation;
 
 // ---- 7. status ----
 
@@ -37,7 +37,11 @@ fn status_reports_each_archive_state() {
 #[test]
 fn status_reports_when_deletion_is_due() {
     let policy = one_phase(ARCHIVE);
-    let report = status(&policy, now(), &Observation::enrolled(&policy, vec![ours(&policy, 1)]));
+    let report = status(
+        &policy,
+        now(),
+        &Observation::enrolled(&policy, vec![ours(&policy, 1)]),
+    );
     assert_eq!(
         line(&report.tables, &name(1)).delete_due,
         Some(at("2018-10-29T00:00:00Z"))
@@ -49,7 +53,11 @@ fn status_reports_the_last_deferral_from_its_tag() {
     let policy = Policy::default();
     let deferral = "2018-10-25T00:15:00+00:00 update: LimitExceededException";
     let table = tagged(ours(&policy, 1), TAG_LAST_DEFERRAL, deferral);
-    let report = status(&policy, now(), &Observation::enrolled(&policy, vec![table, ours(&policy, 2)]));
+    let report = status(
+        &policy,
+        now(),
+        &Observation::enrolled(&policy, vec![table, ours(&policy, 2)]),
+    );
     assert_eq!(
         line(&report.tables, &name(1)).last_deferral.as_deref(),
         Some(deferral)

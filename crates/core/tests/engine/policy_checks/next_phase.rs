@@ -1,11 +1,11 @@
 //! `status`'s NEXT PHASE with a write grace longer than a period: when the grace ends, the
 //! table moves to the phase its age calls for then, which may be past phase 1.
 
-use ddb_rollover::Observation;
 use crate::common::at;
 use ddb_rollover::policy::settings::{Billing, Capacity};
 use ddb_rollover::run::status::{status, NextPhase};
 use ddb_rollover::table::ObservedTable;
+use ddb_rollover::Observation;
 use ddb_rollover::Policy;
 
 fn next_phase(policy: &Policy, now: &str, table: &str) -> Option<NextPhase> {
@@ -13,7 +13,11 @@ fn next_phase(policy: &Policy, now: &str, table: &str) -> Option<NextPhase> {
         read: 300,
         write: 1000,
     });
-    let report = status(policy, at(now), &Observation::enrolled(policy, vec![ObservedTable::active(table, hot)]));
+    let report = status(
+        policy,
+        at(now),
+        &Observation::enrolled(policy, vec![ObservedTable::active(table, hot)]),
+    );
     let line = report
         .tables
         .iter()

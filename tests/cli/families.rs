@@ -137,6 +137,12 @@ async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tabl
     }
 
     let start = NaiveDate::from_ymd_opt(2018, 10, 1).unwrap();
+    // Tables of the families' names before their first runs: the operator starts each ledger
+    // (recording none of the look-alikes).
+    for policy in [&x, &x_eu] {
+        let report = crate::support::ledger::init(&control, policy, at(start, "12:00:00")).await;
+        assert!(crate::support::ledger::recorded_by(&report).is_empty(), "{report:#?}");
+    }
     let mut last_day = start;
     for offset in 0..DAYS {
         let day = start + Duration::days(offset);
@@ -329,6 +335,14 @@ async fn adopt_tags_only_the_tables_it_can_vouch_for_and_only_with_yes() {
             })
             .collect()
     };
+
+    // Before the family's ledger is started, there is nothing to record into: refused, naming
+    // `init`, which the operator runs first (it records none of these: none carries our tag).
+    let unstarted = cli(&["adopt", "--yes", "x_2018-10-01"]);
+    assert_eq!(unstarted.code, 1, "{}{}", unstarted.stdout, unstarted.stderr);
+    assert!(unstarted.stdout.contains("ddb-rollover init"), "{}", unstarted.stdout);
+    let init = cli(&["init", "--yes"]);
+    assert_eq!(init.code, 0, "{}{}", init.stdout, init.stderr);
 
     // Dry run first: says what it would do, writes nothing, and fails for the refused ones.
     let dry = cli(&["adopt", "x_2018-10-01", "x_2018-10-03", "x_2018-10-04"]);

@@ -28,7 +28,7 @@ use testkit::{LocalDynamo, Proxy, Server};
 const QUOTA: &str = "2,500 tables per Region";
 const DELETE_AFTER: &str = "retention.delete_after";
 /// AWS's own message, as the proxy sends it.
-const AWS_MESSAGE: &str = "Subscriber limit exceeded: There is a limit of 3 tables per subscriber";
+const AWS_MESSAGE: &str = "Subscriber limit exceeded: There is a limit of 4 tables per subscriber";
 
 /// Every table on moto: status, key, capacity and tags, as DescribeTable and
 /// ListTagsOfResource report them.
@@ -102,8 +102,8 @@ async fn create_new_fails_loudly_when_the_quota_is_reached() {
     let direct = |args: &[&str]| run_cli(server.endpoint(), server.env(), args);
     let through_proxy = |args: &[&str]| run_cli(&proxy.endpoint(), proxy.env(), args);
 
-    // Yesterday's run made today's and tomorrow's tables; another application has one: the
-    // account holds 3 tables, and 3 is its quota.
+    // Yesterday's run made today's and tomorrow's tables (and the family's ledger); another
+    // application has one: the account holds 4 tables, and 4 is its quota.
     let made = direct(&["--output", "json", "--at", "2018-10-24T23:45:00Z", "create-new"]);
     expect_exit(&made, 0, "setup: create-new on 2018-10-24");
     testkit::create_plain_table(&client, "orders").await;
@@ -112,7 +112,7 @@ async fn create_new_fails_loudly_when_the_quota_is_reached() {
         before.keys().collect::<Vec<_>>(),
         ["orders", "timeseries_2018-10-24", "timeseries_2018-10-25"]
     );
-    proxy.table_quota(3);
+    proxy.table_quota(4);
 
     // 1. The next period's table cannot be created: exit 1, the table failed, loudly.
     let next = "timeseries_2018-10-26";
@@ -186,19 +186,10 @@ async fn create_new_fails_loudly_when_the_quota_is_reached() {
     assert_one_line_names(&table.stdout, next, "the table output");
     assert_one_line_names(&table.stderr, next, "stderr");
 
-    let report = expect_exit(&run, 1, "create-new of a new family with the quota reached");
-    let wanted = ["metrics_2018-10-25", "metrics_2018-10-26"];
-    let failed: Vec<String> = testkit::report_lines(&report)
-        .into_iter()
-        .filter(|(_, _, outcome)| outcome == "failed")
-        .map(|(table, _, _)| table)
-        .collect();
-    assert_eq!(failed, wanted, "{report:#}");
-    for table in wanted {
-        assert_quota_error(&error_of(&report, table), table);
-        assert_one_line_names(&run.stderr, table, "stderr");
-    }
-    assert_eq!(report["summary"]["failed"], 2, "{report:#}");
+    // A new family's first run makes its ledger first: refused, the run makes nothing (no
+    // table it could not record), exit 1 naming the ledger and the quota on one line.
+    assert_eq!(run.code, 1, "stdout:\n{}\nstderr:\n{}", run.stdout, run.stderr);
+    assert_one_line_names(&run.stderr, "metrics_ledger", "stderr");
     let mut refused: BTreeMap<String, usize> = BTreeMap::new();
     for call in proxy.calls() {
         if call.operation == "CreateTable" {
@@ -209,8 +200,7 @@ async fn create_new_fails_loudly_when_the_quota_is_reached() {
     assert_eq!(
         refused,
         BTreeMap::from([
-            ("metrics_2018-10-25".to_owned(), 3),
-            ("metrics_2018-10-26".to_owned(), 3),
+            ("metrics_ledger".to_owned(), 3),
             (next.to_owned(), 3),
         ]),
         "the SDK's 3 attempts each"
@@ -225,4 +215,5 @@ async fn create_new_fails_loudly_when_the_quota_is_reached() {
     let after = snapshot(&client).await;
     assert!(after.contains_key(next), "{after:#?}");
     assert_eq!(after.len(), 4, "{after:#?}");
+    assert_eq!(testkit::ledgers(&client).await.len(), 1, "the family's ledger is kept");
 }

@@ -50,6 +50,8 @@ async fn each_warning_once_per_command() {
         run
     };
 
+    // A table of the family's names before its first run: the operator starts the ledger.
+    cli(&["--at", "2018-10-25T23:40:00Z", "init", "--yes"]);
     let create = cli(&["--at", "2018-10-25T23:45:00Z", "create-new"]);
     let resize = cli(&["--at", "2018-10-26T00:15:00Z", "resize-old"]);
     let status = cli(&["--at", "2018-10-26T00:20:00Z", "status"]);

@@ -101,7 +101,7 @@ pub async fn init<C: ddb_rollover::run::control::ControlPlane>(
     report
 }
 
-/// The names `init`'s report recorded.
+/// The names `init`'s report recorded, sorted.
 pub fn recorded_by(report: &ddb_rollover::run::init::InitReport) -> Vec<&str> {
     report
         .tables
@@ -111,6 +111,8 @@ pub fn recorded_by(report: &ddb_rollover::run::init::InitReport) -> Vec<&str> {
                 && l.outcome == ddb_rollover::run::operator::LineOutcome::Done
         })
         .map(|l| l.table.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
         .collect()
 }
 

@@ -21,10 +21,9 @@ pub fn ledger_tags(prefix: &str) -> Tags {
 }
 
 /// What both functions send on their own ledger (LEDGER-SPEC, "Calls the functions make on the
-/// ledger"): its existence, the one Query a run reads it with, the conditional writes of
-/// records, intents, outcomes and the lease, and the lease's release.
-pub const LEDGER_ACTIONS: [&str; 4] = [
-    "dynamodb:DescribeTable",
+/// ledger"): the one Query a run reads it with (a missing ledger answers ResourceNotFound), the
+/// conditional writes of records, intents, outcomes and the lease, and the lease's release.
+pub const LEDGER_ACTIONS: [&str; 3] = [
     "dynamodb:Query",
     "dynamodb:PutItem",
     "dynamodb:DeleteItem",

@@ -98,6 +98,7 @@ impl FakeAws {
                 policy_hash: policy.hash(),
                 scaling_policies,
                 seal: None,
+                lowered: None,
             };
             records.push((
                 keys::table(&table.name),

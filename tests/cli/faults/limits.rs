@@ -145,7 +145,8 @@ async fn a_time_budget_defers_what_does_not_fit_and_the_next_run_finishes() {
 /// A steady-state run makes the floor of calls, counted at the proxy: resize-old one
 /// ListTables page plus one DescribeTable per owned table (foreign names, a sibling family's
 /// included, are never described or tag-read), create-new one ListTables page plus a
-/// DescribeTable for its current and pre-built tables.
+/// DescribeTable for its current and pre-built tables; each also reads the family's ledger
+/// (one Query page) and takes and gives back its operation's lease (a PutItem, a DeleteItem).
 #[tokio::test]
 async fn steady_state_runs_stay_at_the_floor_of_calls() {
     let rig = Rig::start().await;
@@ -171,9 +172,12 @@ async fn steady_state_runs_stay_at_the_floor_of_calls() {
         rig.counts(),
         BTreeMap::from([
             ("ListTables".to_string(), 1),
-            ("DescribeTable".to_string(), owned)
+            ("DescribeTable".to_string(), owned),
+            ("Query".to_string(), 1),
+            ("PutItem".to_string(), 1),
+            ("DeleteItem".to_string(), 1),
         ]),
-        "resize-old: ceil(tables / 100) ListTables + one DescribeTable per owned table + changes"
+        "resize-old: ceil(tables / 100) ListTables + one DescribeTable per owned table + the ledger's Query + the lease + changes"
     );
     let foreign = steady.json()["summary"]["foreign"].as_u64().unwrap();
     assert_eq!(foreign, 3, "foreign names are still reported, by name");
@@ -188,7 +192,10 @@ async fn steady_state_runs_stay_at_the_floor_of_calls() {
         BTreeMap::from([
             ("ListTables".to_string(), 1),
             ("DescribeTable".to_string(), 2),
-            ("ListTagsOfResource".to_string(), 2)
+            ("ListTagsOfResource".to_string(), 2),
+            ("Query".to_string(), 1),
+            ("PutItem".to_string(), 1),
+            ("DeleteItem".to_string(), 1),
         ]),
         "create-new: the ListTables pages + DescribeTable and the tags (whose they are) of the current and pre-built tables"
     );

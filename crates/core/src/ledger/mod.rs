@@ -62,6 +62,7 @@ pub fn intent(policy: &Policy, name: &str, slot: Slot, at: DateTime<Utc>) -> Tab
         policy_hash: policy.hash(),
         scaling_policies: Vec::new(),
         seal: None,
+        lowered: None,
     }
 }
 
@@ -109,6 +110,7 @@ pub fn enrolment(policy: &Policy, table: &ObservedTable, at: DateTime<Utc>) -> R
         policy_hash: policy.hash(),
         scaling_policies: named_ours(policy, table),
         seal: None,
+        lowered: None,
     })
 }
 
@@ -164,6 +166,7 @@ impl Book {
                 policy_hash: policy.hash(),
                 scaling_policies: named_ours(policy, table),
                 seal: None,
+                lowered: None,
             };
             book.tables.insert(
                 table.name.clone(),

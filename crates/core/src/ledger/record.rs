@@ -79,6 +79,11 @@ pub struct TableRecord {
     /// Our seal, while the table is sealed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seal: Option<SealRecord>,
+    /// The phase resize_old last dialled the table down to (past phase 0): create_new never
+    /// raises such a table again, whatever instant it runs for (a late retry, a replayed
+    /// event), and the wall clock need not say so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lowered: Option<usize>,
 }
 
 impl TableRecord {

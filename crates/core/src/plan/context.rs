@@ -36,9 +36,8 @@ pub(crate) struct Context<'a> {
     /// Age of every slot the plan looks at, computed once by [`ages_from`].
     pub ages: BTreeMap<Slot, i64>,
     pub policy_hash: String,
-    /// The wall clock's current period, when the run's instant was checked against it (`None`
-    /// in simulations and tests of the rules).
-    pub wall_current: Option<Slot>,
+    /// The tables the ledger records resize_old dialled down past phase 0.
+    pub lowered: BTreeSet<String>,
 }
 
 /// The current period and the `premake` periods after it.
@@ -77,12 +76,12 @@ impl Context<'_> {
         self.ages[&slot]
     }
 
-    /// Whether create_new raises an existing table of `slot` to phase 0: a pre-built one, never
-    /// the current one (a late retry of the 23:45 run, landing after resize_old dialled it
-    /// down, must not raise it again), and never one whose period the wall clock has passed
-    /// (a run for an instant more than a period behind: a replay, a late retry).
-    pub(crate) fn raises(&self, slot: Slot) -> bool {
-        slot != self.current && self.wall_current.is_none_or(|wall| slot >= wall)
+    /// Whether create_new raises the existing table `name` of `slot` to phase 0: a pre-built
+    /// one, never the current one (a late retry of the 23:45 run, landing after resize_old
+    /// dialled it down, must not raise it again), and never one the ledger records resize_old
+    /// dialled down (a run for an instant more than a period behind: a replay, a late retry).
+    pub(crate) fn raises(&self, slot: Slot, name: &str) -> bool {
+        slot != self.current && !self.lowered.contains(name)
     }
 
     /// The phase a table of `slot` is in now: by its age, except that a table in its write

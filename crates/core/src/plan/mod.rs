@@ -57,7 +57,6 @@ pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], ope
         listed_only: &[],
         vacant_targets: &[],
         book: &book,
-        wall: None,
     };
     plan_run(policy, now, &seen, operation)
 }
@@ -65,8 +64,7 @@ pub fn plan(policy: &Policy, now: DateTime<Utc>, observed: &[ObservedTable], ope
 /// What a run saw, as the planner reads it: the tables it described, the names it only listed
 /// (they count towards the table quota too), the scalable targets registered on names whose
 /// table does not exist (deleting a table deregisters nothing: a table created under such a
-/// name is not registered over one that is not ours alone), the family's ledger, and the wall
-/// clock the run's instant was checked against.
+/// name is not registered over one that is not ours alone), and the family's ledger.
 #[derive(Clone, Copy, Debug)]
 pub struct Seen<'a> {
     /// The tables described.
@@ -77,8 +75,6 @@ pub struct Seen<'a> {
     pub vacant_targets: &'a [ObservedScalableTarget],
     /// The family's ledger.
     pub book: &'a Book,
-    /// The wall clock; `None` in simulations and tests of the rules.
-    pub wall: Option<DateTime<Utc>>,
 }
 
 /// [`plan`] for what a run saw.
@@ -88,7 +84,6 @@ pub fn plan_run(policy: &Policy, now: DateTime<Utc>, seen: &Seen<'_>, operation:
         listed_only,
         vacant_targets,
         book,
-        wall,
     } = *seen;
     let naming = policy.naming();
     let calendar = naming.calendar();
@@ -117,7 +112,7 @@ pub fn plan_run(policy: &Policy, now: DateTime<Utc>, seen: &Seen<'_>, operation:
         }
     }
     owned.sort_by(|a, b| (a.slot, &a.table.name).cmp(&(b.slot, &b.table.name)));
-    items.extend(ledger_items(policy, &naming, book, &owned, observed, listed_only));
+    items.extend(ledger_items(policy, now, &naming, book, &owned, observed, listed_only));
 
     let targets = premake_slots(policy, current);
     let ages = ages_from(
@@ -131,7 +126,12 @@ pub fn plan_run(policy: &Policy, now: DateTime<Utc>, seen: &Seen<'_>, operation:
         current,
         ages,
         policy_hash: policy.hash(),
-        wall_current: wall.map(|wall| calendar.floor(wall)),
+        lowered: book
+            .tables
+            .values()
+            .filter(|entry| entry.record.lowered.is_some_and(|phase| phase > 0))
+            .map(|entry| entry.record.name.clone())
+            .collect(),
     };
     match operation {
         Operation::CreateNew => {
@@ -191,7 +191,7 @@ pub fn plan_run(policy: &Policy, now: DateTime<Utc>, seen: &Seen<'_>, operation:
                         let period = calendar.label(slot);
                         items.push(ctx.item_for(slot, &name, &period, None, decision, reason));
                     }
-                    (Some(existing), Some(_)) if ctx.raises(slot) => {
+                    (Some(existing), Some(_)) if ctx.raises(slot, &name) => {
                         let provisioned = scaling::is_provisioned(existing.table.billing);
                         items.extend(ctx.register_item(existing, provisioned));
                     }
@@ -201,7 +201,7 @@ pub fn plan_run(policy: &Policy, now: DateTime<Utc>, seen: &Seen<'_>, operation:
                     // A pre-built table is raised to phase 0's warm throughput; the current one
                     // is left as is, like its capacity (see create_new_item).
                     let rebuilt = existing.table.status == TableStatus::Deleting;
-                    if ctx.raises(slot) && !rebuilt {
+                    if ctx.raises(slot, &name) && !rebuilt {
                         if let Some(item) = ctx.warm_item(existing, ctx.phase_index(slot), updates_table) {
                             updates_table |= item.decision.updates_table();
                             items.push(item);
@@ -380,8 +380,13 @@ fn foreign_item(policy: &Policy, table: &ObservedTable, verdict: Verdict) -> Pla
 /// The ledger's own lines: a failed one when the ledger cannot be rested on while tables of the
 /// family exist (said once per run, not once per table), and a record for each table whose
 /// intent a crashed run left and DynamoDB now shows made.
+/// How long after its intent a run of ours has surely ended (a Lambda function's longest
+/// timeout, 15 minutes): an intent older than that was left by a run that crashed.
+const INTENT_OUTLIVED: chrono::Duration = chrono::Duration::minutes(15);
+
 fn ledger_items(
     policy: &Policy,
+    now: DateTime<Utc>,
     naming: &TableNaming,
     book: &Book,
     owned: &[Owned],
@@ -412,6 +417,13 @@ fn ledger_items(
         let (Some(entry), Some(identity)) = (book.table(&o.table.name), o.table.identity()) else {
             continue;
         };
+        // A run that wrote the intent may still be running (a create_new beside this run): it
+        // records its own outcome. Only a run that cannot still be alive has crashed.
+        if let TableState::Intended { at } = entry.record.state {
+            if now < at + INTENT_OUTLIVED {
+                continue;
+            }
+        }
         let record = TableRecord {
             state: TableState::Made { identity },
             ..entry.record.clone()

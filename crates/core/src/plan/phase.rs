@@ -64,12 +64,12 @@ impl Context<'_> {
                     table.billing
                 ),
             ),
-            // The run's instant is more than a period behind the wall clock (a replay, a late
-            // retry): this period is past, and resize_old may have dialled it down already.
-            (TableStatus::Active, _, _) if !self.raises(slot) => (
+            // The run's instant is more than a period behind (a replay, a late retry): resize_old
+            // dialled this table down already, as the ledger records.
+            (TableStatus::Active, _, _) if !self.raises(slot, &table.name) => (
                 Decision::Unchanged,
                 format!(
-                    "exists with {}; its period is past by the wall clock, and create_new never raises a table whose period has passed (this run's instant is more than a period behind)",
+                    "exists with {}; resize_old dialled it down already (the family's ledger records it), and create_new never raises such a table again (this run's instant is more than a period behind)",
                     table.billing
                 ),
             ),

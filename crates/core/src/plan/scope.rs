@@ -202,7 +202,6 @@ pub(crate) fn reads_needed(
         listed_only: &[],
         vacant_targets: &[],
         book,
-        wall: None,
     };
     let first = plan_run(policy, now, &seen, operation);
     let mut reads: BTreeMap<String, Reads> = BTreeMap::new();

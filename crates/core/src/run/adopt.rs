@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::ledger::{bounds_of, Book, Origin, PeriodBounds, TableIdentity, TableRecord, TableState};
+use crate::ledger::{bounds_of, Book, LedgerState, Origin, PeriodBounds, TableIdentity, TableRecord, TableState};
 use crate::plan::verdict::{same_local_indexes, Judge, NotOurs, Owner};
 use crate::plan::Operation;
 use crate::policy::naming::Ownership;
@@ -208,7 +208,18 @@ pub async fn adopt<C: ControlPlane>(
     let observation = observe_tables(control, policy, names).await?;
     let recorder = Recorder::new(control, policy, &observation.book, at.wall().unwrap_or(now));
     let mut tables = Vec::new();
+    // Nothing to record into: the ledger is started by `init` (or a new family's first run).
+    let unstarted = !matches!(observation.book.state, LedgerState::Started(_));
     for (name, adoption, notes) in plan_adoption(policy, now, &observation.tables, &observation.book, names) {
+        let adoption = match adoption {
+            Adoption::Record { .. } if unstarted => Adoption::Refused {
+                reasons: vec![format!(
+                    "the family's ledger {} is not started: run `ddb-rollover init` first (it records the tables carrying this family's tag; adopt then vouches for others)",
+                    policy.naming().ledger_name()
+                )],
+            },
+            adoption => adoption,
+        };
         let unreadable = observation.unreadable.iter().find(|e| e.table == name);
         let (outcome, error) = match (&adoption, unreadable) {
             (_, Some(error)) => (LineOutcome::Failed, Some(error.to_string())),
@@ -266,6 +277,7 @@ async fn record<C: ControlPlane>(
         policy_hash: policy.hash(),
         scaling_policies: Vec::new(),
         seal: None,
+        lowered: None,
     };
     recorder.table(&record).await?;
     if tags.is_empty() {

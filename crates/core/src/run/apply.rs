@@ -112,7 +112,6 @@ pub async fn run_each<C: ControlPlane>(
         let mut observation = observe(control, policy, scope, options.concurrency)
             .boxed()
             .await?;
-        observation.wall = at.wall();
         let clock = at.wall().unwrap_or(now) + since(control, started);
         if !options.dry_run {
             ledger::start_if_new(control, policy, &mut observation, clock)
@@ -390,7 +389,33 @@ async fn execute<C: ControlPlane>(
         (Decision::Foreign, _) => Ok(Outcome::Foreign),
         (decision, _) => send(control, recorder, &item, decision, options).await,
     };
+    let outcome = match (outcome, item.phase) {
+        // resize_old dialled the table down: recorded, so no late create_new raises it again.
+        (Ok(Outcome::Done), Some(phase))
+            if operation == Operation::ResizeOld && phase > 0 && dials_down(&item.decision) =>
+        {
+            recorder.lowered(&item.table, phase).await.map(|()| Outcome::Done).map_err(|e| {
+                e.reworded(|message| {
+                    format!("changed, but the family's ledger could not record it ({message}): a late create_new may raise it again")
+                })
+            })
+        }
+        (outcome, _) => outcome,
+    };
     conclude(operation, item, outcome)
+}
+
+/// Whether `decision` moves a table's capacity (its throughput, class, scaling or settings):
+/// what resize_old records as having dialled it down.
+fn dials_down(decision: &Decision) -> bool {
+    matches!(
+        decision,
+        Decision::Update(_)
+            | Decision::UpdateClass(_)
+            | Decision::Configure(_)
+            | Decision::RegisterScaling(_)
+            | Decision::DeregisterScaling(_)
+    )
 }
 
 /// The line of a step that ended with `outcome`: what each AWS error means for the run.

@@ -279,6 +279,17 @@ impl<'a, C: ControlPlane> Recorder<'a, C> {
         self.table(&record).await
     }
 
+    /// Records that resize_old dialled `name` down to `phase` (past phase 0), once per phase: a
+    /// later create_new for an earlier instant never raises it again.
+    pub(crate) async fn lowered(&self, name: &str, phase: usize) -> Result<(), ControlPlaneError> {
+        let current = self.records.lock().expect("not poisoned").get(name).cloned().flatten();
+        let Some(mut record) = current.filter(|r| r.lowered < Some(phase)) else {
+            return Ok(());
+        };
+        record.lowered = Some(phase);
+        self.table(&record).await
+    }
+
     /// Removes a table's record, as last seen (an intent whose CreateTable found the name taken).
     pub(crate) async fn forget_table(&self, name: &str) -> Result<(), ControlPlaneError> {
         let key = keys::table(name);

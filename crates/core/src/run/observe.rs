@@ -44,9 +44,6 @@ pub struct Observation {
     /// The family's ledger, read once (one Query): whose each table is, by the identity AWS
     /// gave it, and what the family did.
     pub book: Book,
-    /// The wall clock the run's instant was checked against (`None`: not a run's, a test of the
-    /// rules): an instant more than a period behind it never raises an aged table.
-    pub wall: Option<DateTime<Utc>>,
 }
 
 impl Observation {
@@ -67,7 +64,6 @@ impl Observation {
             listed_only: &self.listed_only,
             vacant_targets: &self.vacant_targets,
             book: &self.book,
-            wall: self.wall,
         }
     }
 }
@@ -475,7 +471,6 @@ pub(crate) fn run_view(
         listed_only,
         vacant_targets: observation.vacant_targets.clone(),
         book: observation.book.clone(),
-        wall: observation.wall,
     }
 }
 

@@ -103,9 +103,8 @@ impl FakeAccount {
     /// One of our runs for the checked instant, with `status` from a full observation just
     /// before it, at the same instant and wall clock.
     fn run_from(&self, policy: &Policy, operation: Operation, at: &CheckedInstant) -> Result<Ran, String> {
-        let mut observation = block_on(observe(&self.fake, policy, Scope::Full(at.at()), 8))
+        let observation = block_on(observe(&self.fake, policy, Scope::Full(at.at()), 8))
             .map_err(|e| format!("the full observation failed: {e}"))?;
-        observation.wall = at.wall();
         let status = status(policy, at.at(), &observation);
         let before = self.fake.state();
         let logged = self.fake.log_len();

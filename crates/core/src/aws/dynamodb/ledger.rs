@@ -123,7 +123,11 @@ impl Ledger for DynamoDb {
             }
             Err(e) => Err(classify("CreateTable", ledger, &e, None)),
         };
-        made?;
+        // Another run making it at the same moment: it is written to once ACTIVE all the same.
+        let made_by_another = matches!(&made, Err(e) if e.kind == ErrorKind::AlreadyExists);
+        if !made_by_another {
+            made.clone()?;
+        }
         // Records can be written once it is ACTIVE (the SDK's waiter polls DescribeTable).
         self.client
             .wait_until_table_exists()
@@ -137,6 +141,9 @@ impl Ledger for DynamoDb {
                     format!("the ledger was created but is not ACTIVE after {LEDGER_ACTIVE_WITHIN:?}: {e}"),
                 )
             })?;
+        if made_by_another {
+            return made;
+        }
         self.protect_ledger(ledger).await;
         Ok(())
     }

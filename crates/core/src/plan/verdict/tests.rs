@@ -95,6 +95,7 @@ fn ledger_with(name: &str, state: TableState) -> Book {
         policy_hash: policy().hash(),
         scaling_policies: Vec::new(),
         seal: None,
+        lowered: None,
     };
     book.tables.insert(
         name.into(),

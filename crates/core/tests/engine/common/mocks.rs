@@ -92,6 +92,7 @@ pub(crate) fn ledger(policy: &Policy, tables: &[&str]) -> Vec<Rule> {
             policy_hash: policy.hash(),
             scaling_policies: Vec::new(),
             seal: None,
+            lowered: None,
         };
         items.push(item(keys::table(name), serde_json::to_string(&record).unwrap()));
     }

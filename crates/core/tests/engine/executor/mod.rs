@@ -140,23 +140,13 @@ impl Rig {
     }
 
     /// The requests that asked for a change to a table of the family (sent, whether they
-    /// succeeded or not), as `Operation table`: the ledger's own records are [`Rig::records`].
+    /// succeeded or not), as `Operation table`; the ledger's own records are not among them.
     fn changes(&self) -> Vec<String> {
         self.aws
             .requests()
             .iter()
             .filter(|r| !r.is_read() && r.table != LEDGER)
             .map(ToString::to_string)
-            .collect()
-    }
-
-    /// The writes to the family's ledger, as `Operation`.
-    fn records(&self) -> Vec<String> {
-        self.aws
-            .requests()
-            .iter()
-            .filter(|r| !r.is_read() && r.table == LEDGER)
-            .map(|r| r.operation.to_string())
             .collect()
     }
 

@@ -199,10 +199,7 @@ async fn create_new_fails_loudly_when_the_quota_is_reached() {
     }
     assert_eq!(
         refused,
-        BTreeMap::from([
-            ("metrics_ledger".to_owned(), 3),
-            (next.to_owned(), 3),
-        ]),
+        BTreeMap::from([("metrics_ledger".to_owned(), 3), (next.to_owned(), 3),]),
         "the SDK's 3 attempts each"
     );
     assert_eq!(snapshot(&client).await, before, "nothing changed on moto");
@@ -215,5 +212,9 @@ async fn create_new_fails_loudly_when_the_quota_is_reached() {
     let after = snapshot(&client).await;
     assert!(after.contains_key(next), "{after:#?}");
     assert_eq!(after.len(), 4, "{after:#?}");
-    assert_eq!(testkit::ledgers(&client).await.len(), 1, "the family's ledger is kept");
+    assert_eq!(
+        testkit::ledgers(&client).await.len(),
+        1,
+        "the family's ledger is kept"
+    );
 }

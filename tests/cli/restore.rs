@@ -340,5 +340,9 @@ async fn manifests_rewritten_after_the_deletion_change_nothing_restored() {
     assert_eq!(items.len(), 3, "{items:?}");
     let description = w.client.describe_table().table_name(TABLE).send().await.unwrap();
     let tags = testkit::tags_of(&w.client, description.table().unwrap().table_arn().unwrap()).await;
-    assert_eq!(tags.get("ddb-rollover:family").map(String::as_str), Some("back"), "{tags:?}");
+    assert_eq!(
+        tags.get("ddb-rollover:family").map(String::as_str),
+        Some("back"),
+        "{tags:?}"
+    );
 }

@@ -48,7 +48,10 @@ async fn a_name_of_ours_tagged_for_another_family_is_left_by_the_operators_run()
 
     // Read back: the retagged table dialled down past yesterday's phase, its tags as they were.
     let after = testkit::capacity_of(&testkit::describe(&client, RETAGGED).await);
-    assert!(after.0 < before.0 && after.1 < before.1, "{before:?} -> {after:?}");
+    assert!(
+        after.0 < before.0 && after.1 < before.1,
+        "{before:?} -> {after:?}"
+    );
     assert_eq!(
         testkit::tags_of(&client, &arn)
             .await

@@ -23,11 +23,7 @@ pub fn ledger_tags(prefix: &str) -> Tags {
 /// What both functions send on their own ledger (LEDGER-SPEC, "Calls the functions make on the
 /// ledger"): the one Query a run reads it with (a missing ledger answers ResourceNotFound), the
 /// conditional writes of records, intents, outcomes and the lease, and the lease's release.
-pub const LEDGER_ACTIONS: [&str; 3] = [
-    "dynamodb:Query",
-    "dynamodb:PutItem",
-    "dynamodb:DeleteItem",
-];
+pub const LEDGER_ACTIONS: [&str; 3] = ["dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem"];
 
 /// The table actions explicitly denied to both roles on their ledger and on every ledger of a
 /// family nested in theirs: every changing table action either role is granted on

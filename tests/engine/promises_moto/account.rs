@@ -68,6 +68,12 @@ impl MotoAccount {
             .build()
             .expect("a runtime");
         let (operator, ours, sibling) = runtime.block_on(async {
+            // Each family's ledger, as its SAM stack makes it before any run (the family role
+            // may not create it): the first run starts it.
+            let admin = table_client(moto.endpoint());
+            for family in [PREFIX, SIBLING] {
+                crate::support::ledger::stack_ledger(&admin, family).await;
+            }
             (
                 control(&person_proxy).await,
                 control(&our_proxy).await,
@@ -107,7 +113,7 @@ impl MotoAccount {
 
     pub(super) async fn read_world_async(&self) -> World {
         let now = self.now();
-        let names = testkit::table_names(&self.admin).await;
+        let names = testkit::all_table_names(&self.admin).await;
         let ledger = self.ledger().clone();
         let mut tables = BTreeMap::new();
         for name in names {
@@ -221,6 +227,18 @@ impl MotoAccount {
                     .get(&name)
                     .cloned()
                     .unwrap_or((who("unknown"), false, now));
+            // A family's ledger: its items, as the engine's own adapter reads them.
+            let mut records = BTreeMap::new();
+            if let Some(family) = name.strip_suffix("_ledger") {
+                use ddb_rollover::run::control::Ledger as _;
+                let read = ddb_rollover::aws::dynamodb::DynamoDb::new(self.admin.clone())
+                    .read_ledger(&name, family)
+                    .await
+                    .unwrap_or_else(|e| panic!("the ledger {name}: {e}"));
+                for record in read.unwrap_or_default() {
+                    records.insert((family.to_string(), record.key.clone()), record);
+                }
+            }
             tables.insert(
                 name.clone(),
                 Table {
@@ -251,7 +269,7 @@ impl MotoAccount {
                     items: Default::default(),
                     resource_policy: None,
                     table_id: t.table_id().unwrap_or_default().to_string(),
-                    records: Default::default(),
+                    records,
                     warm: t.warm_throughput().map_or(warm_of(None, None, None, now), |w| {
                         warm_of(
                             w.read_units_per_second(),

@@ -116,6 +116,35 @@ impl Account for MotoAccount {
         (report, tagged)
     }
 
+    fn init(&self, policy: &Policy) -> Result<Vec<String>, String> {
+        use ddb_rollover::run::init::{init, Enrolment};
+        use ddb_rollover::run::operator::LineOutcome;
+        let clock =
+            ddb_rollover::run::clock::simulation(policy, &[ddb_rollover::Operation::CreateNew], self.now())
+                .unwrap();
+        let report = self
+            .block(init(&self.operator, policy, &clock, false))
+            .map_err(|e| e.to_string())?;
+        // Ground truth: a table it recorded that our runs did not make is the operator's now.
+        let mut enrolled = Vec::new();
+        let mut ledger = self.ledger();
+        for line in &report.tables {
+            if line.action != Enrolment::Record || line.outcome != LineOutcome::Done {
+                continue;
+            }
+            if let Some(entry) = ledger.tables.get_mut(&line.table) {
+                if entry.0 != Maker::Us {
+                    entry.1 = true;
+                    enrolled.push(line.table.clone());
+                }
+            }
+        }
+        if !report.succeeded() {
+            return Err(format!("init failed: {report:?}"));
+        }
+        Ok(enrolled)
+    }
+
     fn create_table(&self, by: &str, spec: &TableSpec) -> Result<(), String> {
         let mut keys = key_attributes(&spec.key);
         for index in &spec.global_indexes {

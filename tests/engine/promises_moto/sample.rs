@@ -145,8 +145,7 @@ pub(super) fn sample() -> Vec<Sampled> {
             ],
         ),
         // Hand-made tables and another family: a table named like yesterday's of ours, with our
-        // key, tagged for `ts_eu` (resize_old plans its phase change without its tags, reads
-        // them just before the change and leaves the table); a look-alike
+        // key, tagged for `ts_eu` (not in the ledger `init` starts: never touched); a look-alike
         // (another key) holding tomorrow's name (create_new fails loudly, the table is never
         // touched); a suffixed name; the nested family's own runs and an untagged `ts_eu_...`
         // table with an index of its own; another family's tag put on one of our tables (its
@@ -171,6 +170,7 @@ pub(super) fn sample() -> Vec<Sampled> {
                 hand_made(1, NameKind::Exact, false, GsiKind::None, TagKind::User),
                 foreign(Act::Sibling(Operation::CreateNew)),
                 hand_made(0, NameKind::Nested, true, GsiKind::Extra, TagKind::None),
+                foreign(Act::Init),
                 schedule(2),
                 foreign(Act::Sibling(Operation::ResizeOld)),
                 foreign(Act::TagOtherFamily { pick: 1 }),
@@ -180,17 +180,16 @@ pub(super) fn sample() -> Vec<Sampled> {
                 schedule(2),
             ],
             &[
-                "line resize_old left after reading its tags",
                 "line create_new blocked failed",
-                "verdict not ours (family \"ts_eu\")",
+                "verdict not ours (not in the ledger)",
                 "verdict not ours (key)",
                 "retention kept: NoFamilyTag",
                 "effect DeletedTable",
             ],
         ),
         // Write grace, retention and adoption: two tables restored by hand (our name, key and
-        // indexes, no tags) are managed by name but never deleted until the operator's real
-        // `adopt` tags them; the operator's `adopt` of a look-alike is refused; inside the grace
+        // indexes, no tags) are not in the ledger, so never touched until the operator's real
+        // `adopt` records and tags them; the operator's `adopt` of a look-alike is refused; inside the grace
         // a past table stays in phase 0 and is not deleted, after it retention deletes (lifting
         // deletion protection first) what carries our family tag and is old enough.
         case(
@@ -247,13 +246,12 @@ pub(super) fn sample() -> Vec<Sampled> {
             ],
             &[
                 "adopt done",
-                "adopt refused: not this policy's table: its key",
+                "adopt refused: its key is id (S)",
                 "promise 2: deleted a table adopted",
                 "promise 2: deleted a table we made",
-                "verdict ours (adopted)",
-                "verdict ours (name, tags not read)",
-                "retention kept: NoFamilyTag",
-                "effect Setting",
+                "verdict ours (ledger: adopted)",
+                "verdict ours (ledger: created)",
+                "verdict not ours (not in the ledger)",
             ],
         ),
         // Deleted, lowered and re-indexed tables: someone deletes the furthest pre-built table

@@ -112,7 +112,15 @@ pub fn plan_run(policy: &Policy, now: DateTime<Utc>, seen: &Seen<'_>, operation:
         }
     }
     owned.sort_by(|a, b| (a.slot, &a.table.name).cmp(&(b.slot, &b.table.name)));
-    items.extend(ledger_items(policy, now, &naming, book, &owned, observed, listed_only));
+    items.extend(ledger_items(
+        policy,
+        now,
+        &naming,
+        book,
+        &owned,
+        observed,
+        listed_only,
+    ));
 
     let targets = premake_slots(policy, current);
     let ages = ages_from(

@@ -19,7 +19,9 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::ledger::{bounds_of, Book, LedgerState, Origin, PeriodBounds, TableIdentity, TableRecord, TableState};
+use crate::ledger::{
+    bounds_of, Book, LedgerState, Origin, PeriodBounds, TableIdentity, TableRecord, TableState,
+};
 use crate::plan::verdict::{same_local_indexes, Judge, NotOurs, Owner};
 use crate::plan::Operation;
 use crate::policy::naming::Ownership;

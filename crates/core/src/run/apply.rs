@@ -7,7 +7,7 @@ use futures::FutureExt;
 
 use std::time::{Duration, Instant};
 
-use crate::ledger::{Book, TableState};
+use crate::ledger::{Book, LedgerState, TableState};
 use crate::plan::deferral::DeferralCause;
 use crate::plan::Scope;
 use crate::plan::{plan_run, Decision, Operation, Plan, PlanItem};
@@ -146,6 +146,14 @@ pub async fn run_each<C: ControlPlane>(
             {
                 continue;
             }
+        }
+        // Taken: what another run of the operation recorded before it gave the lease back is
+        // read now (one Query), so this run's conditional writes rest on it.
+        if lease.is_some() && held.is_none() && observation.book.state != LedgerState::Missing {
+            let ledger = policy.naming().ledger_name();
+            observation.book = Book::read(control.read_ledger(&ledger, &policy.prefix).boxed().await?);
+            let recorder = Recorder::new(control, policy, &observation.book, clock);
+            break (observation, recorder, held);
         }
         break (observation, recorder, held);
     };

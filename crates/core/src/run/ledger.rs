@@ -282,7 +282,13 @@ impl<'a, C: ControlPlane> Recorder<'a, C> {
     /// Records that resize_old dialled `name` down to `phase` (past phase 0), once per phase: a
     /// later create_new for an earlier instant never raises it again.
     pub(crate) async fn lowered(&self, name: &str, phase: usize) -> Result<(), ControlPlaneError> {
-        let current = self.records.lock().expect("not poisoned").get(name).cloned().flatten();
+        let current = self
+            .records
+            .lock()
+            .expect("not poisoned")
+            .get(name)
+            .cloned()
+            .flatten();
         let Some(mut record) = current.filter(|r| r.lowered < Some(phase)) else {
             return Ok(());
         };

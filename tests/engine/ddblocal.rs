@@ -307,3 +307,46 @@ async fn dynamodb_local_as_the_sdk_adapter_and_observation_see_it() {
     adapter(&control).await;
     observation(&control).await;
 }
+
+/// Issue 37: DynamoDB Local has no tagging API, so the family's ledger is the whole evidence:
+/// retention deletes the family's aged tables (read back: gone), and never a table someone made
+/// again under the name of a period it deleted, with the policy's key (only its identity, which
+/// the ledger did not record, tells it apart).
+#[tokio::test]
+async fn retention_on_dynamodb_local_rests_on_the_ledger() {
+    use chrono::{Duration, NaiveDate};
+    let server = LocalDynamo::start(Server::DynamoDbLocal);
+    let client = server.client().await;
+    let control = DynamoDb::new(client.clone());
+    let policy = Policy::from_toml(
+        "prefix = \"ret\"\nperiod = \"day\"\npremake = 1\n[retention]\ndelete_after = 2\nkeep_newest = 1\n",
+    )
+    .unwrap();
+    let first = NaiveDate::from_ymd_opt(2018, 10, 1).unwrap();
+    let mut last = None;
+    for n in 0..6 {
+        last = Some(crate::support::days::day_runs(&control, &policy, first + Duration::days(n)).await);
+    }
+    let names = testkit::table_names(&client).await;
+    for gone in ["ret_2018-10-01", "ret_2018-10-02", "ret_2018-10-03"] {
+        assert!(
+            !names.iter().any(|n| n == gone),
+            "{gone} not deleted: {names:?}\n{last:#?}"
+        );
+    }
+    // Someone makes the first period's table again, with the policy's key.
+    let again = fake_aws::table_spec("ret_2018-10-01", policy.key.clone(), policy.hot_phase().billing);
+    control.create_table(&again).await.unwrap();
+    for n in 6..9 {
+        crate::support::days::day_runs(&control, &policy, first + Duration::days(n)).await;
+    }
+    let names = testkit::table_names(&client).await;
+    assert!(
+        names.iter().any(|n| n == "ret_2018-10-01"),
+        "someone's table deleted: {names:?}"
+    );
+    assert!(
+        !names.iter().any(|n| n == "ret_2018-10-05"),
+        "ret_2018-10-05 not deleted: {names:?}"
+    );
+}

@@ -10,7 +10,7 @@ use serde_json::json;
 use testkit::{LocalDynamo, Server};
 
 use crate::support::days::warnings_about;
-use crate::support::ledger::{stack_ledger, without_ledger};
+use crate::support::ledger::{assert_is_ledger, stack_ledger, without_ledger};
 
 use super::common::{assert_capacities_by_age, event_file, four_periods_to_now};
 
@@ -72,4 +72,6 @@ async fn resize_old_json_runs_now_on_dynamodb_local() {
         &seeded,
         after,
     );
+    // The ledger the stack made, still the ledger, with the records the runs wrote.
+    assert_is_ledger(&testkit::ledgers(&client).await, "timeseries");
 }

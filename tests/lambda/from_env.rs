@@ -78,7 +78,7 @@ async fn from_env_reads_the_policy_and_the_client_from_the_environment() {
         .await
         .unwrap();
     let mut tables = BTreeMap::new();
-    for name in client.list_tables().send().await.unwrap().table_names() {
+    for name in testkit::table_names(&client).await.iter() {
         let table = client.describe_table().table_name(name).send().await.unwrap();
         let throughput = table.table().unwrap().provisioned_throughput().unwrap();
         tables.insert(

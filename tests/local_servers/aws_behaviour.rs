@@ -409,7 +409,7 @@ async fn the_family_role_uses_its_ledger_and_never_changes_a_ledger_table() {
         DENIED
     );
     // Both ledgers are still there, ours empty again.
-    let tables = testkit::describe_all(&admin).await;
+    let tables = testkit::ledgers(&admin).await;
     assert!(tables.contains_key("ts_ledger") && tables.contains_key("ts_eu_ledger"));
     let items = admin.scan().table_name("ts_ledger").send().await.unwrap();
     assert_eq!(items.count(), 0);

@@ -23,19 +23,16 @@ pub fn ledger_name(prefix: &str) -> String {
     policy.naming().ledger_name()
 }
 
-/// `tables` (a server's tables by name) without the ledgers of the families `prefixes`, each of
-/// which must be among them: the period tables, to compare with what a test expects.
+/// `tables` (a server's tables as testkit's readers give them, which leave every family's
+/// ledger out: [`testkit::ledgers`] reads those), checked to hold none of the ledgers of the
+/// families `prefixes`: the period tables, to compare with what a test expects.
 pub fn without_ledgers<V: std::fmt::Debug>(
-    mut tables: BTreeMap<String, V>,
+    tables: BTreeMap<String, V>,
     prefixes: &[&str],
 ) -> BTreeMap<String, V> {
     for prefix in prefixes {
         let ledger = ledger_name(prefix);
-        assert!(
-            tables.remove(&ledger).is_some(),
-            "no ledger {ledger} among the tables: {:?}",
-            tables.keys().collect::<Vec<_>>()
-        );
+        assert!(!tables.contains_key(&ledger), "{ledger} among the period tables");
     }
     tables
 }
@@ -114,23 +111,4 @@ pub fn recorded_by(report: &ddb_rollover::run::init::InitReport) -> Vec<&str> {
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .collect()
-}
-
-/// `ddb-rollover adopt --yes NAMES` through the engine, as an operator (`control`: the account's
-/// own credentials) at `at`: the tables an operator vouches for are recorded and tagged. Every
-/// one must be adopted.
-pub async fn adopt<C: ddb_rollover::run::control::ControlPlane>(
-    control: &C,
-    policy: &Policy,
-    at: chrono::DateTime<chrono::Utc>,
-    names: &[&str],
-) -> ddb_rollover::run::adopt::AdoptReport {
-    let clock = ddb_rollover::run::clock::simulation(policy, &[ddb_rollover::Operation::CreateNew], at)
-        .expect("a clock adopt accepts");
-    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-    let report = ddb_rollover::run::adopt::adopt(control, policy, &clock, &names, false)
-        .await
-        .unwrap_or_else(|e| panic!("adopt {names:?}: {e}"));
-    assert!(report.succeeded(), "adopt {names:?}: {report:#?}");
-    report
 }

@@ -554,6 +554,19 @@ async fn read_extras<C: ControlPlane>(
     if want.tags && unsupported.has(OptionalRead::Tags) {
         table.tags_unsupported = true;
     }
+    // No tagging API (DynamoDB Local): no family tag gates the read, the ledger's record alone
+    // makes the table ours; its resource-based policy is read as a table of ours has it read.
+    if table.tags_unsupported && want.resource_policy && table.resource_policy.is_none() {
+        if let Some(arn) = table.arn.clone() {
+            if unsupported.has(OptionalRead::ResourcePolicy) {
+                table.resource_policy_unsupported = true;
+            } else {
+                let read = control.get_resource_policy(name, &arn).await;
+                table.resource_policy = unsupported.check(OptionalRead::ResourcePolicy, read)?;
+                table.resource_policy_unsupported = table.resource_policy.is_none();
+            }
+        }
+    }
     if want.ttl && !unsupported.has(OptionalRead::Ttl) {
         table.ttl = unsupported.check(OptionalRead::Ttl, control.describe_ttl(name).await)?;
     }

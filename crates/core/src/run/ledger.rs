@@ -50,7 +50,7 @@ pub(crate) async fn wait_for_release<C: ControlPlane>(
         control.sleep(LEASE_POLL).await;
         let book = Book::read(control.read_ledger(&ledger, &policy.prefix).await?);
         let now = wall + since(control, started);
-        if !book.leases.get(&key).is_some_and(|held| held.record.until > now) {
+        if book.leases.get(&key).is_none_or(|held| held.record.until <= now) {
             return Ok(true);
         }
     }

@@ -257,6 +257,9 @@ pub fn status_report(report: &StatusReport) -> String {
                     ref state => format!("archive {}", state.as_str()),
                 });
             }
+            if let Some(at) = line.sealed {
+                retention.push(format!("sealed {}", day(at)));
+            }
             if let Some(due) = line.delete_due {
                 retention.push(format!("delete {}", day(due)));
             }

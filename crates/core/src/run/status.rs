@@ -123,6 +123,10 @@ pub struct TableStatusLine {
     pub archive: Option<ArchiveStatus>,
     /// When the table reaches `delete_after`; `None` when deleting is off.
     pub delete_due: Option<DateTime<Utc>>,
+    /// When we sealed it against item writes, as the family's ledger records it; `None` when
+    /// it is not sealed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sealed: Option<DateTime<Utc>>,
     /// The last change DynamoDB refused at run time, with when (from the table's tag).
     pub last_deferral: Option<String>,
     /// The warm throughput wanted and reported, for a table of the policy's when its phase asks
@@ -242,6 +246,11 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observation: &Observation) ->
         let ours = table.and_then(|t| judge.verdict(t)).filter(|v| v.is_ours());
         line.stream = ours.as_ref().and_then(|v| stream_cell(v.stream.as_ref()?));
         line.consumer = ours.as_ref().and_then(|v| consumer_cell(v.consumer.as_ref()?));
+        line.sealed = observation
+            .book
+            .table(&line.table)
+            .and_then(|entry| entry.record.seal.as_ref())
+            .map(|seal| seal.at);
         line.last_deferral = table
             .and_then(|t| t.tags.as_ref())
             .and_then(|tags| tags.get(TAG_LAST_DEFERRAL))
@@ -346,6 +355,7 @@ fn empty_line(item: &PlanItem) -> TableStatusLine {
         other_changes: Vec::new(),
         archive: None,
         delete_due: None,
+        sealed: None,
         last_deferral: None,
         warm: None,
         stream: None,

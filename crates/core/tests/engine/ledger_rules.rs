@@ -6,7 +6,8 @@ use chrono::{DateTime, Duration, Utc};
 use ddb_rollover::ledger::{keys, Lease, StoredRecord};
 use ddb_rollover::policy::settings::{Billing, Capacity};
 use ddb_rollover::run::clock::{check_clock, simulation, ClockAllowance};
-use ddb_rollover::{run, ApplyOptions, CheckedInstant, Operation, Policy, RunReport};
+use ddb_rollover::run::status::status;
+use ddb_rollover::{observe, run, ApplyOptions, CheckedInstant, Operation, Policy, RunReport, Scope};
 use fake_aws::{FakeAws, Maker};
 
 use crate::common::daily::*;
@@ -158,9 +159,9 @@ async fn a_late_create_new_does_not_raise_an_aged_table() {
     );
 }
 
-/// Finding 11: a seal the ledger records is lifted when the table stops being due for
-/// deletion, `[retention]` removed from the policy included (its resource-based policy is read
-/// because the ledger says we sealed it); the record says so after.
+/// Finding 11: a seal the ledger records is shown by `status` and lifted when the table stops
+/// being due for deletion, `[retention]` removed from the policy included (its resource-based
+/// policy is read because the ledger says we sealed it); the record and `status` say so after.
 #[tokio::test]
 async fn a_recorded_seal_is_lifted_when_retention_is_called_off() {
     let policy = policy();
@@ -185,10 +186,22 @@ async fn a_recorded_seal_is_lifted_when_retention_is_called_off() {
             .map(|(_, r)| r.body.contains("\"seal\":{"))
     };
     assert_eq!(recorded_seal(&fake), Some(true), "the seal is not in the ledger");
+    // `status` shows it, from the ledger.
+    let shown = |fake: &FakeAws, policy: &Policy| {
+        let now = fake.now();
+        let observation = futures::executor::block_on(observe(fake, policy, Scope::Full(now), 8)).unwrap();
+        status(policy, now, &observation)
+            .tables
+            .into_iter()
+            .find(|l| l.table == TABLE)
+            .and_then(|l| l.sealed)
+    };
+    assert!(shown(&fake, &policy).is_some(), "status does not show the seal");
     let called_off = Policy::from_toml(&POLICY[..POLICY.find("[retention]").unwrap()]).unwrap();
     one_run(&fake, &called_off, Operation::ResizeOld, at(d, "00:15:00")).await;
     assert!(!sealed(&fake), "still sealed with retention called off");
     assert_eq!(recorded_seal(&fake), Some(false));
+    assert_eq!(shown(&fake, &called_off), None);
 }
 
 /// A family whose ledger table is gone (deleted by hand) is loud: create_new fails, naming the

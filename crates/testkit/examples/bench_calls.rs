@@ -4,7 +4,7 @@
 //!
 //!   floor = ceil(all tables / 100) ListTables + one DescribeTable per owned table
 //!           + one ListTagsOfResource for the current table
-//!           + one call per change
+//!           + one call per change, and its record in the ledger (a PutItem: dialled down)
 //!           + one DescribeScalableTargets when anything changes
 //!           + the family ledger's Query pages, read before and under the lease
 //!           + the lease's PutItem and DeleteItem
@@ -129,13 +129,15 @@ impl Row {
     /// whether a scalable target owns the capacity.
     ///
     /// Since the family's ledger: a change needs no tag read before it (the ledger's record of
-    /// the table's identity is the verdict's evidence); the run reads the ledger (its Query
+    /// the table's identity is the verdict's evidence) but is recorded after (a PutItem: the
+    /// table dialled down, so no late create_new raises it); the run reads the ledger (its Query
     /// pages, twice: before and under the lease, counted as made: they are item reads, not
     /// control-plane calls) and takes and gives back its lease (a PutItem, a DeleteItem).
     fn floor(&self) -> usize {
         let changes = self.changes as usize;
         let ledger_pages = self.calls.get("Query").copied().unwrap_or(2);
-        self.all.div_ceil(100) + self.owned + 1 + changes + usize::from(changes > 0) + ledger_pages + 2
+        // Each change of a steady resize_old dials a table down: recorded once in the ledger.
+        self.all.div_ceil(100) + self.owned + 1 + 2 * changes + usize::from(changes > 0) + ledger_pages + 2
     }
 }
 
@@ -163,9 +165,9 @@ async fn main() {
     );
     println!(
         "floor = ceil(all tables / 100) ListTables + one DescribeTable per owned table + one \
-         ListTagsOfResource (the current table) + one call per change + \
-         one DescribeScalableTargets when anything changes + the ledger's Query pages (read before and \
-         under the lease) + the lease's PutItem and DeleteItem"
+         ListTagsOfResource (the current table) + one call per change and its record in the ledger (a \
+         PutItem) + one DescribeScalableTargets when anything changes + the ledger's Query pages (read \
+         before and under the lease) + the lease's PutItem and DeleteItem"
     );
     let mut rows = Vec::new();
     for &owned in &options.sizes {

@@ -9,7 +9,8 @@ against a policy stated here independently of the template (scripts/qemu-invoke.
 
 RESULT files are scripts/lambda-runtime-emulator.py results holding a RunReport. Checked:
   - the tables named PREFIX_* are exactly the current and the next N periods' of every
-    create_new run (its report's "at"), none missing, none more;
+    create_new run (its report's "at"), none missing, none more, beside the family's ledger
+    PREFIX_ledger (keyed by family and record, holding the runs' records);
   - each has the key schema and attribute types, is ACTIVE, and (with --ttl) has Time to Live
     on that attribute;
   - its capacity is its phase's as of the resize_old run: age 0 or less hot, 1 warm, 2 or more
@@ -68,6 +69,23 @@ def main():
     for page in ddb.get_paginator("list_tables").paginate():
         have |= {t for t in page["TableNames"] if t.startswith(a.prefix + "_")}
     errors = []
+    # The family's ledger (the stack makes it; here, with no stack, the first run did): keyed
+    # by family and record, holding the runs' records of this family.
+    ledger = a.prefix + "_ledger"
+    if ledger in have:
+        have.discard(ledger)
+        d = ddb.describe_table(TableName=ledger)["Table"]
+        got = sorted((k["KeyType"], k["AttributeName"]) for k in d["KeySchema"])
+        records = ddb.query(TableName=ledger, KeyConditionExpression="#f = :f",
+                            ExpressionAttributeNames={"#f": "family"},
+                            ExpressionAttributeValues={":f": {"S": a.prefix}})["Count"]
+        print(f"  {ledger}: the family's ledger, {records} records")
+        if got != [("HASH", "family"), ("RANGE", "record")]:
+            errors.append(f"{ledger}: key schema {got}")
+        if records == 0:
+            errors.append(f"{ledger}: no records")
+    else:
+        errors.append(f"no ledger {ledger}")
     if have != want:
         errors.append(f"tables {sorted(have)}, expected {sorted(want)}")
 

@@ -10,8 +10,8 @@
 //! policy), our scaling policies by ARN, our seal by revision, and each deletion's receipt
 //! with the archive it relied on, which is all `restore` reads.
 //!
-//! - [`record`]: the records, as stored (JSON in one attribute, so the schema is here once);
-//! - [`book`]: the ledger as one run read it (one Query of the family's partition);
+//! - `record`: the records, as stored (JSON in one attribute, so the schema is here once);
+//! - `book`: the ledger as one run read it (one Query of the family's partition);
 //! - here: how a table made before the ledger is recorded on the evidence it carries.
 //!
 //! Writing it is the run's: an intent before each CreateTable and its outcome after

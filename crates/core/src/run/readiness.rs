@@ -2,7 +2,7 @@
 //! (create_new's targets, [`target_names`]) exist, are this policy's, and serve reads and writes.
 //!
 //! One derivation for every reader: a create_new run reports it once its changes are made
-//! (waiting a bounded time for the tables it just created, [`settle`]), the Lambda functions
+//! (waiting a bounded time for the tables it just created, `settle`), the Lambda functions
 //! turn it into the `NextTableReady` metric, and `status` prints it as its health line from
 //! what it observed (no waiting).
 //!

@@ -238,23 +238,23 @@ impl<'a, C: ControlPlane> Recorder<'a, C> {
             .get(name)
             .cloned()
             .flatten();
-        let Some(mut record) = current else {
+        if current.is_none() {
             return Err(crate::run::control::failed(
                 "PutItem",
                 name,
                 "the table has no record in the family's ledger to add its scaling policies to",
             ));
-        };
-        let before = record.scaling_policies.len();
-        for arn in arns {
-            if !record.scaling_policies.contains(arn) {
-                record.scaling_policies.push(arn.clone());
+        }
+        self.update_table(name, |record| {
+            let before = record.scaling_policies.len();
+            for arn in arns {
+                if !record.scaling_policies.contains(arn) {
+                    record.scaling_policies.push(arn.clone());
+                }
             }
-        }
-        if record.scaling_policies.len() == before {
-            return Ok(());
-        }
-        self.table(&record).await
+            record.scaling_policies.len() != before
+        })
+        .await
     }
 
     /// Sets (or, with `None`, clears) our seal on `name`'s record: a later run reads the
@@ -262,6 +262,37 @@ impl<'a, C: ControlPlane> Recorder<'a, C> {
     /// now, so a seal is lifted when the table stops being due for deletion (retention called
     /// off included). A table with no record keeps the seal in its tag alone, as before.
     pub(crate) async fn seal(&self, name: &str, seal: Option<SealRecord>) -> Result<(), ControlPlaneError> {
+        self.update_table(name, |record| {
+            let changed = record.seal != seal;
+            record.seal = seal.clone();
+            changed
+        })
+        .await
+    }
+
+    /// Records that resize_old dialled `name` down to `phase` (past phase 0), once per phase: a
+    /// later create_new for an earlier instant never raises it again.
+    pub(crate) async fn lowered(&self, name: &str, phase: usize) -> Result<(), ControlPlaneError> {
+        self.update_table(name, |record| {
+            let changed = record.lowered < Some(phase);
+            if changed {
+                record.lowered = Some(phase);
+            }
+            changed
+        })
+        .await
+    }
+
+    /// `change` applied to `name`'s record as this run knows it, written on its version (none
+    /// when it changes nothing, or the table has no record). When another writer moved the
+    /// record on since (an overlapping run), it is read again and `change` applied to what is
+    /// there now, once, as long as it still records the same table: a read-modify-write that
+    /// loses nobody's change.
+    async fn update_table(
+        &self,
+        name: &str,
+        change: impl Fn(&mut TableRecord) -> bool,
+    ) -> Result<(), ControlPlaneError> {
         let current = self
             .records
             .lock()
@@ -272,28 +303,38 @@ impl<'a, C: ControlPlane> Recorder<'a, C> {
         let Some(mut record) = current else {
             return Ok(());
         };
-        if record.seal == seal {
+        if !change(&mut record) {
             return Ok(());
         }
-        record.seal = seal;
-        self.table(&record).await
-    }
-
-    /// Records that resize_old dialled `name` down to `phase` (past phase 0), once per phase: a
-    /// later create_new for an earlier instant never raises it again.
-    pub(crate) async fn lowered(&self, name: &str, phase: usize) -> Result<(), ControlPlaneError> {
-        let current = self
-            .records
+        let conflict = match self.table(&record).await {
+            Err(e) if e.kind == ErrorKind::Conflict => e,
+            done => return done,
+        };
+        let book = Book::read(
+            self.control
+                .read_ledger(&self.ledger, &self.policy.prefix)
+                .await?,
+        );
+        let Some(entry) = book.table(name) else {
+            return Err(conflict);
+        };
+        let same = match (entry.record.identity(), record.identity()) {
+            (Some(now), Some(known)) => now.is(known),
+            _ => false,
+        };
+        if !same {
+            return Err(conflict);
+        }
+        let mut fresh = entry.record.clone();
+        self.wrote(&keys::table(name), entry.version);
+        self.records
             .lock()
             .expect("not poisoned")
-            .get(name)
-            .cloned()
-            .flatten();
-        let Some(mut record) = current.filter(|r| r.lowered < Some(phase)) else {
+            .insert(name.to_string(), Some(fresh.clone()));
+        if !change(&mut fresh) {
             return Ok(());
-        };
-        record.lowered = Some(phase);
-        self.table(&record).await
+        }
+        self.table(&fresh).await
     }
 
     /// Removes a table's record, as last seen (an intent whose CreateTable found the name taken).

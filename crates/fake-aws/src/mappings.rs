@@ -84,6 +84,8 @@ pub struct Mapping {
     pub maker: Maker,
     /// LastProcessingResult.
     pub last_result: Option<String>,
+    /// LastModified: when it was created, or last updated.
+    pub last_modified: DateTime<Utc>,
 }
 
 impl Mapping {
@@ -96,6 +98,7 @@ impl Mapping {
             state: self.state.clone(),
             reason: Some("User action".to_string()),
             last_result: self.last_result.clone(),
+            last_modified: Some(self.last_modified),
         }
     }
 
@@ -225,6 +228,7 @@ pub(crate) fn create(
         ready_at: Some(world.now + world.config.mapping_delay),
         maker: actor.clone(),
         last_result: None,
+        last_modified: world.now,
     };
     let observed = mapping.observed();
     world.mappings.insert(uuid.clone(), mapping);
@@ -283,6 +287,7 @@ pub(crate) fn disable(
     }
     mapping.state = MappingState::Disabling;
     mapping.ready_at = Some(ready_at);
+    mapping.last_modified = world.now;
     effects.push(Effect::DisabledMapping {
         table: mapping.table().to_string(),
         uuid: uuid.to_string(),

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use ddb_rollover::ledger::{bounds_of, keys, Meta, Origin, TableRecord, TableState};
+use ddb_rollover::ledger::{bounds_of, keys, Feeds, Meta, Origin, TableRecord, TableState};
 use ddb_rollover::policy::naming::Ownership;
 use ddb_rollover::policy::scaling::table_of;
 use ddb_rollover::policy::settings::{Billing, KeySchema};
@@ -99,6 +99,23 @@ impl FakeAws {
                 scaling_policies,
                 seal: None,
                 lowered: None,
+                feeds: Some(Feeds {
+                    destinations: world
+                        .destinations
+                        .get(&table.name)
+                        .into_iter()
+                        .flatten()
+                        .filter(|d| d.maker.is_us())
+                        .map(|d| d.stream_arn.clone())
+                        .collect(),
+                    mappings: world
+                        .mappings
+                        .values()
+                        .filter(|m| m.maker.is_us() && m.table() == table.name)
+                        .map(|m| m.uuid.clone())
+                        .collect(),
+                    mapping_intended: None,
+                }),
             };
             records.push((
                 keys::table(&table.name),

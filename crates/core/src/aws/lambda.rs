@@ -7,6 +7,7 @@ use aws_sdk_lambda::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_lambda::types::{EventSourceMappingConfiguration, EventSourcePosition, Filter, FilterCriteria};
 use aws_sdk_lambda::Client;
 
+use crate::aws::utc;
 use crate::run::control::{ControlPlaneError, ErrorKind};
 use crate::table::stream::{MappingChange, MappingRemoval, MappingState, ObservedMapping};
 
@@ -68,6 +69,7 @@ pub(crate) async fn create(
         state: MappingState::from_wire(answer.state().unwrap_or("Creating")),
         reason: answer.state_transition_reason().map(str::to_string),
         last_result: answer.last_processing_result().map(str::to_string),
+        last_modified: answer.last_modified().and_then(utc),
     })
 }
 
@@ -96,6 +98,7 @@ fn observed_mapping(mapping: &EventSourceMappingConfiguration) -> ObservedMappin
             .last_processing_result()
             .filter(|r| !r.is_empty())
             .map(str::to_string),
+        last_modified: mapping.last_modified().and_then(utc),
     }
 }
 

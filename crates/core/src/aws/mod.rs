@@ -14,3 +14,8 @@ pub(crate) mod lambda;
 #[cfg(feature = "ssm")]
 pub mod parameters;
 pub mod sdk;
+
+/// An SDK timestamp (CreationDateTime, ExportTime, Lambda's LastModified) as a UTC instant.
+pub(crate) fn utc(time: &aws_smithy_types::DateTime) -> Option<chrono::DateTime<chrono::Utc>> {
+    chrono::DateTime::from_timestamp(time.secs(), time.subsec_nanos())
+}

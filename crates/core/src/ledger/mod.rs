@@ -24,7 +24,7 @@ pub use crate::table::evidence::{
     to_millisecond, ArchiveRecord, ArchivedFile, PeriodBounds, Receipt, TableIdentity,
 };
 pub use book::{Book, Entry, LedgerState, StoredRecord};
-pub use record::{keys, Lease, Meta, Origin, TableRecord, TableState};
+pub use record::{keys, Feeds, Lease, Meta, Origin, TableRecord, TableState};
 
 use std::collections::BTreeMap;
 
@@ -36,6 +36,11 @@ use crate::policy::scaling::policy_name;
 use crate::policy::tags::{TAG_FAMILY, TAG_PERIOD_END, TAG_PERIOD_START};
 use crate::policy::Policy;
 use crate::table::ObservedTable;
+
+/// How much earlier than an intent AWS may date what the intent's run made (a table's
+/// CreationDateTime, a mapping's LastModified) and still have it be that run's: the skew between
+/// the run's clock and AWS's.
+pub const INTENT_SKEW: chrono::Duration = chrono::Duration::minutes(5);
 
 /// The bounds of `slot` in `calendar`.
 pub fn bounds_of(calendar: &Calendar, slot: Slot) -> PeriodBounds {
@@ -63,6 +68,7 @@ pub fn intent(policy: &Policy, name: &str, slot: Slot, at: DateTime<Utc>) -> Tab
         scaling_policies: Vec::new(),
         seal: None,
         lowered: None,
+        feeds: Some(Feeds::default()),
     }
 }
 
@@ -111,6 +117,7 @@ pub fn enrolment(policy: &Policy, table: &ObservedTable, at: DateTime<Utc>) -> R
         scaling_policies: named_ours(policy, table),
         seal: None,
         lowered: None,
+        feeds: Some(feeds_named_ours(policy, table)),
     })
 }
 
@@ -130,6 +137,42 @@ fn named_ours(policy: &Policy, table: &ObservedTable) -> Vec<String> {
                 .filter_map(|p| p.arn.clone())
         })
         .collect()
+}
+
+/// The change feeds on `table` that the policy names (its stream's destination, its consumer's
+/// mappings): what the version before the ledger went by, taken once, at enrolment or adoption.
+pub fn feeds_named_ours(policy: &Policy, table: &ObservedTable) -> Feeds {
+    let destinations = policy
+        .stream
+        .kinesis
+        .iter()
+        .filter(|wanted| {
+            table
+                .destinations
+                .iter()
+                .flatten()
+                .any(|d| d.is_to(wanted) && d.status.holds())
+        })
+        .map(|wanted| wanted.stream_arn.to_string())
+        .collect();
+    let mappings = policy
+        .stream
+        .lambda
+        .iter()
+        .flat_map(|consumer| {
+            table
+                .mappings
+                .iter()
+                .flatten()
+                .filter(move |m| m.is_to(consumer) && m.state.stays())
+                .map(|m| m.uuid.clone())
+        })
+        .collect();
+    Feeds {
+        destinations,
+        mappings,
+        mapping_intended: None,
+    }
 }
 
 impl Book {
@@ -167,6 +210,7 @@ impl Book {
                 scaling_policies: named_ours(policy, table),
                 seal: None,
                 lowered: None,
+                feeds: Some(feeds_named_ours(policy, table)),
             };
             book.tables.insert(
                 table.name.clone(),

@@ -84,6 +84,30 @@ pub struct TableRecord {
     /// event), and the wall clock need not say so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lowered: Option<usize>,
+    /// Our change feeds on it. `None` in a record written before feeds were recorded: there
+    /// the policy's stream and consumer function count as ours, as they did then (a table
+    /// made from now on, enrolled or adopted gets `Some`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feeds: Option<Feeds>,
+}
+
+/// What the family enabled and mapped on a table, by the identity AWS gave each.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Feeds {
+    /// The Kinesis data streams we enabled a destination to. DynamoDB gives a destination no
+    /// identity but the table and the stream's ARN; recorded, a destination to a stream the
+    /// policy no longer names is still known as ours.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub destinations: Vec<String>,
+    /// Our event source mappings on its streams, by the UUID CreateEventSourceMapping returned:
+    /// a mapping of our consumer function with another UUID is someone else's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mappings: Vec<String>,
+    /// When a run was about to create a mapping and has not recorded its UUID yet (a crash in
+    /// between): the mapping of the consumer function on the table's stream that Lambda last
+    /// modified since then is that run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapping_intended: Option<DateTime<Utc>>,
 }
 
 impl TableRecord {

@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 
-use crate::ledger::{Book, TableRecord, TableState};
-use crate::plan::verdict::{Judge, NotOurs, OwnedBy, Owner, Verdict};
+use crate::ledger::{Book, TableState};
+use crate::plan::verdict::{ConsumerState, Judge, NotOurs, OwnedBy, Owner, Verdict};
 use crate::policy::naming::{Ownership, TableNaming};
 use crate::policy::scaling::ObservedScalableTarget;
 use crate::policy::tags::TAG_FAMILY;
@@ -148,7 +148,11 @@ pub fn plan_run(policy: &Policy, now: DateTime<Utc>, seen: &Seen<'_>, operation:
                 let name = naming.table_name(slot);
                 // A table that is not ours holds the name: writes for the period would land
                 // in it, and creating ours is impossible. Loud, never "done".
-                if let Some(taken) = items.iter_mut().find(|i| i.table == name) {
+                // (The ledger's own items name tables of ours.)
+                let taken = items
+                    .iter_mut()
+                    .find(|i| i.table == name && !matches!(i.decision, Decision::Record(_)));
+                if let Some(taken) = taken {
                     taken.reason = format!(
                         "the {} period's table name is taken by a table that is not this policy's ({}): rename or delete that table, or change the policy's prefix",
                         if slot == current { "current" } else { "upcoming" },
@@ -416,34 +420,52 @@ fn ledger_items(
         }
     }
     for o in owned {
-        let Owner::Ours {
-            by: OwnedBy::Intent, ..
-        } = o.verdict.owner
-        else {
+        let Some(entry) = book.table(&o.table.name) else {
             continue;
         };
-        let (Some(entry), Some(identity)) = (book.table(&o.table.name), o.table.identity()) else {
-            continue;
-        };
-        // A run that wrote the intent may still be running (a create_new beside this run): it
+        let mut record = entry.record.clone();
+        let mut settled = Vec::new();
+        // A run that wrote an intent may still be running (a create_new beside this run): it
         // records its own outcome. Only a run that cannot still be alive has crashed.
-        if let TableState::Intended { at } = entry.record.state {
-            if now < at + INTENT_OUTLIVED {
-                continue;
+        let outlived = |at: DateTime<Utc>| now >= at + INTENT_OUTLIVED;
+        if let (
+            Owner::Ours {
+                by: OwnedBy::Intent, ..
+            },
+            TableState::Intended { at },
+            Some(identity),
+        ) = (&o.verdict.owner, &entry.record.state, o.table.identity())
+        {
+            if outlived(*at) {
+                record.state = TableState::Made { identity };
+                settled.push(format!(
+                    "a run wrote its intent for the table (policy {}) and did not live to record the outcome; the table DynamoDB shows was created since, with the recorded key",
+                    policy.hash()
+                ));
             }
         }
-        let record = TableRecord {
-            state: TableState::Made { identity },
-            ..entry.record.clone()
-        };
+        if let (Some(feeds), Some(ConsumerState::Ours { uuid, .. })) =
+            (record.feeds.as_mut(), &o.verdict.consumer)
+        {
+            if feeds.mapping_intended.is_some_and(outlived) && !feeds.mappings.contains(uuid) {
+                feeds.mappings.push(uuid.clone());
+                feeds.mapping_intended = None;
+                settled.push(format!(
+                    "a run wrote its intent to map the family's consumer and did not live to record the mapping; Lambda shows mapping {uuid} of that function, modified since"
+                ));
+            }
+        }
+        if settled.is_empty() {
+            continue;
+        }
         items.push(PlanItem {
             verdict: Some(o.verdict.clone()),
             ..PlanItem::unobserved(
                 &o.table.name,
                 Decision::Record(record),
                 format!(
-                    "record the table's identity in the family's ledger: a run wrote its intent for the table (policy {}) and did not live to record the outcome; the table DynamoDB shows was created since, with the recorded key",
-                    policy.hash()
+                    "record in the family's ledger what AWS shows: {}",
+                    settled.join("; ")
                 ),
             )
         });

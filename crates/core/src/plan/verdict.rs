@@ -32,7 +32,7 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::ledger::{slot_of, Book, Origin, PeriodBounds, TableState};
+use crate::ledger::{slot_of, Book, Origin, PeriodBounds, TableState, INTENT_SKEW};
 use crate::policy::naming::{Ownership, TableNaming};
 use crate::policy::period::Slot;
 use crate::policy::scaling::{policy_name, resource_id, ObservedScalableTarget, ScalableKey};
@@ -41,6 +41,9 @@ use crate::policy::tags::{TAG_FAMILY, TAG_SHORT_IMPORT};
 use crate::policy::Policy;
 use crate::table::stream::{DestinationStatus, MappingState, ObservedDestination};
 use crate::table::{ObservedTable, ObservedWarm};
+use feeds::OurFeeds;
+
+mod feeds;
 
 /// Everything a run may do with one table, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -677,10 +680,6 @@ pub(crate) struct Judge<'a> {
     book: &'a Book,
 }
 
-/// How much earlier than an intent a table's CreationDateTime may say it was created and still
-/// be the table the intent's run made: the skew between the run's clock and DynamoDB's.
-pub(crate) const INTENT_SKEW: chrono::Duration = chrono::Duration::minutes(5);
-
 impl<'a> Judge<'a> {
     pub(crate) fn new(policy: &'a Policy, book: &'a Book) -> Judge<'a> {
         Judge {
@@ -838,18 +837,17 @@ impl<'a> Judge<'a> {
                 foreign.push(ForeignPart::ResourcePolicy { statements });
             }
         }
-        let wanted = self.policy.stream.kinesis.as_ref();
+        let feeds = self.feeds(table);
         for destination in table.destinations.iter().flatten() {
-            if destination.status.holds() && !wanted.is_some_and(|w| destination.is_to(w)) {
+            if destination.status.holds() && !feeds.destination(destination) {
                 foreign.push(ForeignPart::KinesisDestination {
                     stream_arn: destination.stream_arn.clone(),
                     status: destination.status.as_str().to_string(),
                 });
             }
         }
-        let consumer = self.policy.stream.lambda.as_ref();
         for mapping in table.mappings.iter().flatten() {
-            if mapping.state.stays() && !consumer.is_some_and(|c| mapping.is_to(c)) {
+            if mapping.state.stays() && !feeds.mapping(mapping) {
                 foreign.push(ForeignPart::EventSourceMapping {
                     uuid: mapping.uuid.clone(),
                     function_arn: mapping.function_arn.clone(),
@@ -858,6 +856,17 @@ impl<'a> Judge<'a> {
             }
         }
         (foreign, ours)
+    }
+
+    /// What the ledger records of `table`'s feeds, with the policy that judges them.
+    fn feeds(&self, table: &ObservedTable) -> OurFeeds<'_> {
+        OurFeeds {
+            policy: self.policy,
+            recorded: self
+                .book
+                .table(&table.name)
+                .and_then(|entry| entry.record.feeds.as_ref()),
+        }
     }
 
     /// The family's destination on `table`, when the policy names a stream: the one to that
@@ -890,8 +899,12 @@ impl<'a> Judge<'a> {
             Reading::Unsupported => return Some(ConsumerState::Unsupported),
             Reading::Read => table.mappings.as_deref().unwrap_or_default(),
         };
+        let feeds = self.feeds(table);
         Some(
-            match mappings.iter().find(|m| m.is_to(consumer) && m.state.stays()) {
+            match mappings
+                .iter()
+                .find(|m| m.is_to(consumer) && m.state.stays() && feeds.mapping(m))
+            {
                 Some(m) => ConsumerState::Ours {
                     uuid: m.uuid.clone(),
                     state: m.state.clone(),

@@ -20,7 +20,8 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::ledger::{
-    bounds_of, Book, LedgerState, Origin, PeriodBounds, TableIdentity, TableRecord, TableState,
+    bounds_of, feeds_named_ours, Book, Feeds, LedgerState, Origin, PeriodBounds, TableIdentity, TableRecord,
+    TableState,
 };
 use crate::plan::verdict::{same_local_indexes, Judge, NotOurs, Owner};
 use crate::plan::Operation;
@@ -235,10 +236,26 @@ pub async fn adopt<C: ControlPlane>(
                     tags,
                 },
                 None,
-            ) => match record(control, &recorder, policy, &name, identity, period, tags, now).await {
-                Ok(()) => (LineOutcome::Done, None),
-                Err(e) => (LineOutcome::Failed, Some(e.to_string())),
-            },
+            ) => {
+                // The operator vouches for the table, and with it for the feeds the policy
+                // names that are on it now.
+                let feeds = observation
+                    .tables
+                    .iter()
+                    .find(|t| t.name == name)
+                    .map(|t| feeds_named_ours(policy, t))
+                    .unwrap_or_default();
+                let adopted = Adopted {
+                    name: &name,
+                    identity,
+                    period,
+                    feeds,
+                };
+                match record(control, &recorder, policy, adopted, tags, now).await {
+                    Ok(()) => (LineOutcome::Done, None),
+                    Err(e) => (LineOutcome::Failed, Some(e.to_string())),
+                }
+            }
         };
         tables.push(AdoptionLine {
             table: name,
@@ -256,18 +273,29 @@ pub async fn adopt<C: ControlPlane>(
     })
 }
 
+/// What the ledger records of a table an operator adopts.
+struct Adopted<'a> {
+    name: &'a str,
+    identity: &'a TableIdentity,
+    period: &'a PeriodBounds,
+    feeds: Feeds,
+}
+
 /// The ledger's record of an adopted table, then its tags.
-#[allow(clippy::too_many_arguments)]
 async fn record<C: ControlPlane>(
     control: &C,
     recorder: &Recorder<'_, C>,
     policy: &Policy,
-    name: &str,
-    identity: &TableIdentity,
-    period: &PeriodBounds,
+    adopted: Adopted<'_>,
     tags: &BTreeMap<String, String>,
     now: DateTime<Utc>,
 ) -> Result<(), ControlPlaneError> {
+    let Adopted {
+        name,
+        identity,
+        period,
+        feeds,
+    } = adopted;
     let record = TableRecord {
         name: name.to_string(),
         state: TableState::Made {
@@ -280,6 +308,7 @@ async fn record<C: ControlPlane>(
         scaling_policies: Vec::new(),
         seal: None,
         lowered: None,
+        feeds: Some(feeds),
     };
     recorder.table(&record).await?;
     if tags.is_empty() {

@@ -553,10 +553,10 @@ async fn send<C: ControlPlane>(
         Decision::Unseal(request) => unseal(control, recorder, request).await,
         Decision::Delete(request) => return delete(control, recorder, request).boxed().await,
         Decision::EnableKinesisDestination(change) => {
-            enable_destination(control, change, wait_until(control, options)).await
+            enable_destination(control, recorder, change, wait_until(control, options)).await
         }
         Decision::CreateEventSourceMapping(change) => {
-            create_mapping(control, change, wait_until(control, options)).await
+            create_mapping(control, recorder, change, wait_until(control, options)).await
         }
         Decision::DeleteEventSourceMapping(removal) => control.delete_event_source_mapping(removal).await,
         Decision::RegisterScaling(change) => {
@@ -689,6 +689,7 @@ fn wait_until<C: ControlPlane>(control: &C, options: ApplyOptions) -> Instant {
 /// the table may have been created by this very run.
 async fn enable_destination<C: ControlPlane>(
     control: &C,
+    recorder: &Recorder<'_, C>,
     change: &DestinationChange,
     until: Instant,
 ) -> Result<(), ControlPlaneError> {
@@ -696,21 +697,24 @@ async fn enable_destination<C: ControlPlane>(
     let next_run = "DynamoDB enables a destination on an ACTIVE table; the next run enables it";
     active_table(control, &change.name, operation, next_run, until).await?;
     match control.enable_kinesis_destination(change).await {
-        Ok(_) => Ok(()),
-        Err(error) if error.kind == ErrorKind::NotFound => Err(error),
+        Ok(_) => {}
+        Err(error) if error.kind == ErrorKind::NotFound => return Err(error),
         // Refused: done all the same when the destination holds the table now (another run,
         // or a retry of this one, enabled it first); else the refusal stands.
         Err(error) => match control.describe_kinesis_destinations(&change.name).await {
             Ok(destinations)
                 if destinations
                     .iter()
-                    .any(|d| d.is_to(&change.destination) && d.status.holds()) =>
-            {
-                Ok(())
-            }
-            _ => Err(error),
+                    .any(|d| d.is_to(&change.destination) && d.status.holds()) => {}
+            _ => return Err(error),
         },
     }
+    let stream = change.destination.stream_arn.as_str();
+    recorder.enabled(&change.name, stream).await.map_err(|e| {
+        e.reworded(|message| {
+            format!("enabled, but the destination could not be recorded ({message}): it counts as ours only while the policy names {stream}")
+        })
+    })
 }
 
 /// Waits for the table to be ACTIVE (or UPDATING), then returns it as described: DescribeTable
@@ -772,10 +776,13 @@ async fn active_table<C: ControlPlane>(
 }
 
 /// Maps the family's consumer function to the table's stream once the table is ACTIVE (its
-/// stream exists from its creation, but Lambda reads it only then). A mapping of the function on
-/// that stream already (ResourceConflictException: another run, or a retry, made it) is done.
+/// stream exists from its creation, but Lambda reads it only then): the intent in the ledger
+/// first, the UUID Lambda gave after. A mapping of the function on that stream already
+/// (ResourceConflictException) is not ours by that alone: the run fails, and a later run takes
+/// it for ours only if Lambda modified it since the intent (a retry of this run made it).
 async fn create_mapping<C: ControlPlane>(
     control: &C,
+    recorder: &Recorder<'_, C>,
     change: &MappingChange,
     until: Instant,
 ) -> Result<(), ControlPlaneError> {
@@ -788,10 +795,27 @@ async fn create_mapping<C: ControlPlane>(
             "the table has no DynamoDB stream to map (template.stream turns it on for the tables a run creates; someone turned it off on this one): turn it on, and the next run maps it",
         ));
     };
-    match control.create_event_source_mapping(change, &stream_arn).await {
-        Err(error) if error.kind == ErrorKind::AlreadyExists => Ok(()),
-        other => other.map(|_| ()),
-    }
+    recorder.mapping_intended(&change.name).await.map_err(|e| {
+        e.reworded(|message| {
+            format!("CreateEventSourceMapping not sent: the intent could not be written to the ledger ({message})")
+        })
+    })?;
+    let mapping = control
+        .create_event_source_mapping(change, &stream_arn)
+        .await
+        .map_err(|e| {
+            if e.kind != ErrorKind::AlreadyExists {
+                return e;
+            }
+            e.reworded(|message| {
+                format!("a mapping of the family's consumer is on its stream already, and the ledger does not record it as ours ({message}): someone else's is never taken over; a later run records it only if this run's retry made it")
+            })
+        })?;
+    recorder.mapped(&change.name, &mapping.uuid).await.map_err(|e| {
+        e.reworded(|message| {
+            format!("mapped ({}), but the mapping could not be recorded ({message}): a later run records it by the intent", mapping.uuid)
+        })
+    })
 }
 
 /// Starts the export, then records it in the table's tag: later runs find it there, and

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
-use crate::ledger::{keys, Book, Entry, Lease, LedgerState, Meta, TableRecord};
+use crate::ledger::{keys, Book, Entry, Feeds, Lease, LedgerState, Meta, TableRecord};
 use crate::policy::period::Slot;
 use crate::policy::Policy;
 use crate::run::control::{ControlPlane, ControlPlaneError, ErrorKind, Expect, StoredRecord};
@@ -116,22 +116,28 @@ impl<'a, C: ControlPlane> Recorder<'a, C> {
         self.clock
     }
 
-    /// The intent of a table this run is about to create for `slot`. Our scaling policies on
-    /// the name stay recorded: deleting a table deregisters none of its targets, and a table
-    /// made again under the name finds ours there.
+    /// The intent of a table this run is about to create for `slot`. Our scaling policies and
+    /// mappings on the name stay recorded: deleting a table deregisters none of its targets and
+    /// leaves its mappings, and a table made again under the name finds ours there.
     pub(crate) fn intent(&self, name: &str, slot: Slot, at: DateTime<Utc>) -> TableRecord {
-        let kept = self
+        let fresh = crate::ledger::intent(self.policy, name, slot, at);
+        let before = self
             .records
             .lock()
             .expect("not poisoned")
             .get(name)
             .cloned()
-            .flatten()
-            .map(|record| record.scaling_policies)
-            .unwrap_or_default();
-        TableRecord {
-            scaling_policies: kept,
-            ..crate::ledger::intent(self.policy, name, slot, at)
+            .flatten();
+        match before {
+            Some(before) => TableRecord {
+                scaling_policies: before.scaling_policies,
+                feeds: Some(Feeds {
+                    mappings: before.feeds.map(|f| f.mappings).unwrap_or_default(),
+                    ..Feeds::default()
+                }),
+                ..fresh
+            },
+            None => fresh,
         }
     }
 
@@ -266,6 +272,52 @@ impl<'a, C: ControlPlane> Recorder<'a, C> {
             let changed = record.seal != seal;
             record.seal = seal.clone();
             changed
+        })
+        .await
+    }
+
+    /// Records, before its CreateEventSourceMapping, that this run is about to map the
+    /// consumer to `name`'s stream: a crash before [`Recorder::mapped`] leaves the mapping
+    /// resolvable by a later run, never someone else's in the ledger's eyes.
+    pub(crate) async fn mapping_intended(&self, name: &str) -> Result<(), ControlPlaneError> {
+        let at = self.clock;
+        self.update_table(name, |record| {
+            let Some(feeds) = record.feeds.as_mut() else {
+                return false;
+            };
+            feeds.mapping_intended = Some(at);
+            true
+        })
+        .await
+    }
+
+    /// Records our mapping on `name`'s stream by the UUID Lambda gave it, ending the intent.
+    pub(crate) async fn mapped(&self, name: &str, uuid: &str) -> Result<(), ControlPlaneError> {
+        self.update_table(name, |record| {
+            let Some(feeds) = record.feeds.as_mut() else {
+                return false;
+            };
+            let changed = feeds.mapping_intended.is_some() || !feeds.mappings.iter().any(|u| u == uuid);
+            feeds.mapping_intended = None;
+            if !feeds.mappings.iter().any(|u| u == uuid) {
+                feeds.mappings.push(uuid.to_string());
+            }
+            changed
+        })
+        .await
+    }
+
+    /// Records that `name`'s changes stream into `stream_arn` by our enable, once.
+    pub(crate) async fn enabled(&self, name: &str, stream_arn: &str) -> Result<(), ControlPlaneError> {
+        self.update_table(name, |record| {
+            let Some(feeds) = record.feeds.as_mut() else {
+                return false;
+            };
+            let known = feeds.destinations.iter().any(|s| s == stream_arn);
+            if !known {
+                feeds.destinations.push(stream_arn.to_string());
+            }
+            !known
         })
         .await
     }

@@ -3,6 +3,7 @@
 //! its DynamoDB stream, as ListEventSourceMappings reports them; and the changes that enable
 //! the family's destination, map its consumer and unmap it.
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::policy::stream::{KinesisDestination, LambdaConsumer, Precision};
@@ -184,6 +185,10 @@ pub struct ObservedMapping {
     /// The last batch's result (`LastProcessingResult`), when Lambda says.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_result: Option<String>,
+    /// When it was last created or updated (`LastModified`), when Lambda says: what resolves
+    /// a crashed run's mapping intent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<DateTime<Utc>>,
 }
 
 impl ObservedMapping {

@@ -6,6 +6,7 @@ use chrono::{DateTime, Duration, Utc};
 use ddb_rollover::ledger::{keys, Lease, StoredRecord};
 use ddb_rollover::policy::settings::{Billing, Capacity};
 use ddb_rollover::run::clock::{check_clock, simulation, ClockAllowance};
+use ddb_rollover::run::control::ErrorKind;
 use ddb_rollover::run::status::status;
 use ddb_rollover::{observe, run, ApplyOptions, CheckedInstant, Operation, Policy, RunReport, Scope};
 use fake_aws::{FakeAws, Maker};
@@ -233,4 +234,39 @@ async fn a_missing_ledger_fails_the_run_and_names_init() {
     assert!(text.contains(LEDGER) && text.contains("init"), "{report:#?}");
     let tables = fake.state().tables;
     assert!(tables.contains_key("back_2018-10-01"), "deleted without a ledger");
+}
+
+/// A create_new that made the next table and crashed before recording it (its ledger write
+/// failed): a run once the writer cannot be alive records the table DynamoDB shows, and the
+/// period is ready. Before, the record the later run wanted to write was mistaken for a table
+/// of someone else's holding the name: the run was blocked, and so was every run after it.
+#[tokio::test]
+async fn a_table_whose_record_was_lost_is_recorded_by_a_later_run() {
+    let policy = policy();
+    let fake = account();
+    day_runs(&fake, &policy, day(1)).await;
+    let next = "back_2018-10-03";
+    fake.around(fake_aws::Around::After, "CreateTable", next, |fake| {
+        fake.fail_times("PutItem", LEDGER, ErrorKind::Other, 1);
+    });
+    fake.set_now(at(day(2), "23:45:00"));
+    let crashed = run_for(&fake, &policy, Operation::CreateNew, fake.now()).await;
+    assert!(!crashed.succeeded(), "{crashed:#?}");
+    assert!(fake.state().tables.contains_key(next));
+    let intended = |fake: &FakeAws| {
+        fake.state().tables[LEDGER]
+            .records
+            .iter()
+            .find(|((_, key), _)| key == &keys::table(next))
+            .map(|(_, r)| r.body.contains("\"state\":\"intended\""))
+    };
+    assert_eq!(intended(&fake), Some(true), "the intent is not in the ledger");
+    fake.advance(Duration::minutes(20));
+    let later = run_for(&fake, &policy, Operation::CreateNew, fake.now()).await;
+    assert!(later.succeeded(), "{later:#?}");
+    assert!(
+        later.next_table_ready.as_ref().is_some_and(|r| r.ready),
+        "{later:#?}"
+    );
+    assert_eq!(intended(&fake), Some(false), "the table is not recorded as made");
 }

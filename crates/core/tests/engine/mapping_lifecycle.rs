@@ -10,8 +10,10 @@ use crate::common::at;
 use crate::common::fake_runs::create_new;
 use crate::common::policies::{policy_of, STRING_KEY};
 use chrono::Duration;
+use ddb_rollover::ledger::{keys, TableRecord};
 use ddb_rollover::plan::verdict::ForeignPart;
 use ddb_rollover::plan::Decision;
+use ddb_rollover::run::control::ErrorKind;
 use ddb_rollover::table::stream::MappingState;
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome, Policy, RunReport};
 use fake_aws::scenarios::FAMILY_CONSUMER;
@@ -180,4 +182,115 @@ fn a_deleted_consumer_function_fails_create_new_on_the_new_tables_mapping() {
     );
     let stream = fake.stream_arn("timeseries_2018-10-27").unwrap();
     assert!(fake.mappings_on(&stream).is_empty());
+}
+
+/// The ledger's record of `table`, as stored in the fake's ledger.
+fn record(fake: &FakeAws, table: &str) -> TableRecord {
+    let ledger = policy().naming().ledger_name();
+    fake.with_world(|w| {
+        let body = w.tables[&ledger]
+            .records
+            .iter()
+            .find(|((_, key), _)| key == &keys::table(table))
+            .map(|(_, r)| r.body.clone())
+            .unwrap_or_else(|| panic!("no record of {table}"));
+        serde_json::from_str(&body).unwrap()
+    })
+}
+
+/// Someone else maps our consumer function to one of our tables' streams (after removing ours):
+/// the function's name is not proof. Their mapping is not ours by the UUID the ledger recorded,
+/// so create_new does not call it ours (it fails loudly on Lambda's conflict instead), and it
+/// keeps the table from deletion, untouched. Before the ledger recorded mappings, the policy's
+/// function made any mapping ours: it was removed and the table deleted.
+#[test]
+fn a_mapping_of_our_function_that_someone_else_made_is_theirs() {
+    let fake = fake();
+    assert!(create_new(&fake, &policy()).next_table_ready.unwrap().ready);
+    let stream = fake.stream_arn(TABLES[0]).unwrap();
+    let ours = fake.mappings_on(&stream)[0].uuid.clone();
+    assert_eq!(
+        record(&fake, TABLES[0]).feeds.unwrap().mappings,
+        std::slice::from_ref(&ours)
+    );
+    fake.foreign_unmap("someone", &ours).unwrap();
+    fake.advance(Duration::minutes(5));
+    let theirs = fake.foreign_map("someone", FAMILY_CONSUMER, &stream).unwrap();
+    let again = create_new(&fake, &policy());
+    let line = again
+        .tables
+        .iter()
+        .find(|l| {
+            l.item.table == TABLES[0] && matches!(l.item.decision, Decision::CreateEventSourceMapping(_))
+        })
+        .unwrap_or_else(|| panic!("no mapping line: {again:#?}"));
+    assert_eq!(line.outcome, Outcome::Failed, "{line:#?}");
+    assert!(
+        line.error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("does not record it as ours"),
+        "{line:#?}"
+    );
+    fake.set_now(at("2018-10-27T00:15:00Z"));
+    let kept = resize_old(&fake, &policy());
+    assert!(fake.with_world(|w| w.tables.contains_key(TABLES[0])), "{kept:#?}");
+    let on_stream: Vec<(String, bool)> = fake
+        .mappings_on(&stream)
+        .into_iter()
+        .map(|m| (m.uuid, m.maker.is_us()))
+        .collect();
+    assert_eq!(on_stream, [(theirs, false)], "their mapping is untouched");
+}
+
+/// A run that mapped the consumer and crashed before recording the UUID (its ledger write
+/// failed): the intent it wrote makes the mapping Lambda modified since ours. The next run
+/// does not map again (Lambda would refuse), a run once the writer cannot be alive records the
+/// UUID, and resize_old removes the mapping with the table.
+#[test]
+fn a_mapping_whose_record_was_lost_is_resolved_by_the_intent() {
+    let fake = fake();
+    let ledger = policy().naming().ledger_name();
+    let next = TABLES[1];
+    fake.around(
+        fake_aws::Around::After,
+        "CreateEventSourceMapping",
+        next,
+        move |fake| {
+            fake.fail_times("PutItem", &ledger, ErrorKind::Other, 1);
+        },
+    );
+    let first = create_new(&fake, &policy());
+    let line = first
+        .tables
+        .iter()
+        .find(|l| l.item.table == next && matches!(l.item.decision, Decision::CreateEventSourceMapping(_)))
+        .unwrap_or_else(|| panic!("no mapping line: {first:#?}"));
+    assert_eq!(line.outcome, Outcome::Failed, "{line:#?}");
+    let feeds = record(&fake, next).feeds.unwrap();
+    assert!(
+        feeds.mappings.is_empty() && feeds.mapping_intended.is_some(),
+        "{feeds:?}"
+    );
+    fake.advance(Duration::minutes(5));
+    let again = create_new(&fake, &policy());
+    assert!(again.next_table_ready.as_ref().unwrap().ready, "{again:#?}");
+    assert_eq!(again.summary.failed, 0, "{again:#?}");
+    assert_eq!(mappings(&fake, next), ours_enabled(), "mapped once");
+    fake.advance(Duration::minutes(20));
+    let settled = create_new(&fake, &policy());
+    assert_eq!(settled.summary.failed, 0, "{settled:#?}");
+    let stream = fake.stream_arn(next).unwrap();
+    let uuid = fake.mappings_on(&stream)[0].uuid.clone();
+    let feeds = record(&fake, next).feeds.unwrap();
+    assert_eq!((feeds.mappings, feeds.mapping_intended), (vec![uuid], None));
+    fake.set_now(at("2018-10-28T00:15:00Z"));
+    let deleted = resize_old(&fake, &policy());
+    assert_eq!(deleted.summary.failed, 0, "{deleted:#?}");
+    fake.advance(Duration::minutes(5));
+    assert!(fake.with_world(|w| !w.tables.contains_key(next)), "{deleted:#?}");
+    assert!(
+        fake.mappings_on(&stream).is_empty(),
+        "our mapping went with the table"
+    );
 }

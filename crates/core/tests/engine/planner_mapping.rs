@@ -57,6 +57,7 @@ fn mapping(name: &str, function: &str, state: MappingState) -> ObservedMapping {
         state,
         reason: Some("User action".into()),
         last_result: None,
+        last_modified: None,
     }
 }
 

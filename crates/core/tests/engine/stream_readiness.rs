@@ -13,7 +13,7 @@ use chrono::Duration;
 use ddb_rollover::plan::Decision;
 use ddb_rollover::policy::stream::Precision;
 use ddb_rollover::table::stream::DestinationStatus;
-use ddb_rollover::{Outcome, Policy, RunReport};
+use ddb_rollover::{run, ApplyOptions, Operation, Outcome, Policy, RunReport};
 use fake_aws::{Config, FakeAws};
 
 const STREAM: &str = "arn:aws:kinesis:us-east-1:123456789012:stream/timeseries-changes";
@@ -157,4 +157,43 @@ fn someone_elses_destination_is_left_and_the_table_without_ours_fails_the_run() 
         .filter(|(s, _, _)| s == THEIRS)
         .collect();
     assert_eq!(theirs, [(THEIRS.to_string(), DestinationStatus::Active, false)]);
+}
+
+/// The ledger records the stream each destination we enabled feeds: once the policy names
+/// another stream, a table still feeding the old one is ours to delete, not someone else's
+/// destination keeping it for good (which the policy's stream alone made it).
+#[test]
+fn a_destination_we_enabled_stays_ours_after_the_policy_names_another_stream() {
+    const NEXT: &str = "arn:aws:kinesis:us-east-1:123456789012:stream/timeseries-changes-v2";
+    let retention = "[retention]\ndelete_after = 1\nkeep_newest = 1\nmax_deletes_per_run = 5\n";
+    let with = |stream: &str| {
+        policy_of(&[
+            STRING_KEY,
+            &format!("[stream]\nkinesis = \"{stream}\"\n"),
+            retention,
+        ])
+    };
+    let fake = fake(Duration::seconds(30), true);
+    fake.create_kinesis_stream(NEXT);
+    assert!(create_new(&fake, &with(STREAM)).next_table_ready.unwrap().ready);
+    assert_eq!(
+        destinations(&fake, TABLES[0]),
+        [(STREAM.to_string(), DestinationStatus::Active, true)]
+    );
+    fake.set_now(at("2018-10-27T00:15:00Z"));
+    let policy = with(NEXT);
+    let at = ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], fake.now()).unwrap();
+    let report = futures::executor::block_on(run(
+        &fake,
+        &policy,
+        Operation::ResizeOld,
+        &at,
+        ApplyOptions::default(),
+    ))
+    .unwrap();
+    fake.advance(Duration::minutes(5));
+    assert!(
+        fake.with_world(|w| !w.tables.contains_key(TABLES[0])),
+        "kept: {report:#?}"
+    );
 }

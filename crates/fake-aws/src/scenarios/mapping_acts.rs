@@ -26,8 +26,19 @@ impl<A: Account> Harness<'_, A> {
         let ours = self.ours();
         let consumer = self.policy.stream.lambda.as_ref().map(|l| l.function.to_string());
         let (name, acts) = match (act, consumer) {
-            (Act::ForeignMapping { pick }, _) => {
-                let Some(table) = Self::pick(&ours, *pick) else {
+            (Act::ForeignMapping { pick, our_function }, consumer) => {
+                // Our consumer goes where ours is not (deleted by someone, or never made).
+                let bare: Vec<String> = ours
+                    .iter()
+                    .filter(|t| self.our_mapping(t).is_none())
+                    .cloned()
+                    .collect();
+                let among = if *our_function && consumer.is_some() && !bare.is_empty() {
+                    &bare
+                } else {
+                    &ours
+                };
+                let Some(table) = Self::pick(among, *pick) else {
                     return;
                 };
                 let Some(stream_arn) = self
@@ -40,16 +51,35 @@ impl<A: Account> Harness<'_, A> {
                     count("foreign mapping: the table has no stream");
                     return;
                 };
-                let acts = vec![
-                    MappingAct::CreateFunction {
-                        function_arn: FOREIGN_CONSUMER.to_string(),
-                    },
-                    MappingAct::Map {
-                        function_arn: FOREIGN_CONSUMER.to_string(),
-                        stream_arn,
-                    },
-                ];
-                ("foreign mapping made", acts)
+                match consumer.filter(|_| *our_function) {
+                    // Lambda refuses a second mapping of one function on one stream: ours goes
+                    // first (a later act of this kind maps theirs once it is gone).
+                    Some(_) if self.our_mapping(table).is_some() => (
+                        "our mapping deleted, to map our consumer as someone else",
+                        vec![MappingAct::Unmap {
+                            uuid: self.our_mapping(table).expect("just found"),
+                        }],
+                    ),
+                    Some(function_arn) => (
+                        "foreign mapping of our consumer made",
+                        vec![MappingAct::Map {
+                            function_arn,
+                            stream_arn,
+                        }],
+                    ),
+                    None => (
+                        "foreign mapping made",
+                        vec![
+                            MappingAct::CreateFunction {
+                                function_arn: FOREIGN_CONSUMER.to_string(),
+                            },
+                            MappingAct::Map {
+                                function_arn: FOREIGN_CONSUMER.to_string(),
+                                stream_arn,
+                            },
+                        ],
+                    ),
+                }
             }
             (Act::DeleteMapping { pick }, Some(_)) => {
                 let Some(uuid) = Self::pick(&ours, *pick).and_then(|t| self.our_mapping(t)) else {

@@ -130,9 +130,11 @@ pub enum Act {
     /// Someone deletes the family's Kinesis data stream (when the policy names one): its
     /// destinations keep their status, and their records are lost.
     DeleteFamilyStream,
-    /// Someone maps their own function ([`FOREIGN_CONSUMER`]) to one of our tables' latest
-    /// stream (a foreign mapping: never deleted by a run, and it keeps the table).
-    ForeignMapping { pick: usize },
+    /// Someone maps their own function ([`FOREIGN_CONSUMER`]), or with `our_function` the
+    /// family's consumer (when the policy names one; Lambda refuses while ours is there), to one
+    /// of our tables' latest stream: a foreign mapping either way (the function's name is not
+    /// proof), never deleted by a run, and it keeps the table.
+    ForeignMapping { pick: usize, our_function: bool },
     /// Someone deletes our mapping (of the policy's consumer) on one of our tables' stream.
     DeleteMapping { pick: usize },
     /// Someone disables our mapping on one of our tables' stream (pausing the consumer).
@@ -488,7 +490,13 @@ pub fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
             pick,
         }),
         (1, "delete_stream", Just(Act::DeleteFamilyStream).boxed()),
-        picked(2, "foreign_mapping", |pick| Act::ForeignMapping { pick }),
+        (
+            2,
+            "foreign_mapping",
+            (pick(), prop::bool::weighted(0.4))
+                .prop_map(|(pick, our_function)| Act::ForeignMapping { pick, our_function })
+                .boxed(),
+        ),
         picked(1, "delete_mapping", |pick| Act::DeleteMapping { pick }),
         picked(1, "disable_mapping", |pick| Act::DisableMapping { pick }),
         (1, "delete_consumer", Just(Act::DeleteConsumer).boxed()),

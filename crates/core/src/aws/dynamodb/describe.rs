@@ -5,7 +5,6 @@ use aws_sdk_dynamodb::types::{
     OnDemandThroughput, Projection as SdkProjection, ProjectionType, ProvisionedThroughputDescription,
     ScalarAttributeType, SseStatus, TableClass as SdkTableClass, TableDescription,
 };
-use chrono::{DateTime, Utc};
 
 use crate::policy::settings::StreamView;
 use crate::policy::settings::{AttributeKind, Capacity, KeyAttribute, KeySchema, Projection};
@@ -208,6 +207,4 @@ pub(super) fn key_schema(
     })
 }
 
-pub(super) fn utc(time: &aws_sdk_dynamodb::primitives::DateTime) -> Option<DateTime<Utc>> {
-    DateTime::<Utc>::from_timestamp(time.secs(), time.subsec_nanos())
-}
+pub(super) use crate::aws::utc;

@@ -96,6 +96,7 @@ fn ledger_with(name: &str, state: TableState) -> Book {
         scaling_policies: Vec::new(),
         seal: None,
         lowered: None,
+        feeds: None,
     };
     book.tables.insert(
         name.into(),

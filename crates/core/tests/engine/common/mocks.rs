@@ -93,6 +93,7 @@ pub(crate) fn ledger(policy: &Policy, tables: &[&str]) -> Vec<Rule> {
             scaling_policies: Vec::new(),
             seal: None,
             lowered: None,
+            feeds: None,
         };
         items.push(item(keys::table(name), serde_json::to_string(&record).unwrap()));
     }

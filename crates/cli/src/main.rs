@@ -119,7 +119,8 @@ async fn execute(
         Command::ResizeOld => &[Operation::ResizeOld],
         Command::Plan => &[Operation::CreateNew, Operation::ResizeOld],
         Command::Status => {
-            let observation = observe(control, policy, Scope::Full(at.at()), options.concurrency).await?;
+            let mut observation = observe(control, policy, Scope::Full(at.at()), options.concurrency).await?;
+            observation.book.read_at = at.wall();
             let mut report = status::status(policy, at.at(), &observation);
             report.warnings.extend(observation.skipped.iter().cloned());
             match cli.output {

@@ -82,7 +82,7 @@ impl FakeAws {
         FakeAws {
             world: Arc::clone(&self.world),
             family: self.family.clone(),
-            actor: Maker::Foreign("operator".into()),
+            actor: Maker::operator(),
             iam: false,
             traffic: Arc::clone(&self.traffic),
             injected: Arc::clone(&self.injected),
@@ -162,7 +162,7 @@ impl FakeAws {
         table: &str,
         f: impl FnOnce(&mut World, &mut Vec<Effect>) -> Result<T, ControlPlaneError>,
     ) -> Result<T, ControlPlaneError> {
-        if actor.is_us() {
+        if actor.meets_injections() {
             self.act_around(Around::Before, operation, table);
         }
         let result = {
@@ -181,7 +181,7 @@ impl FakeAws {
             });
             result
         };
-        if actor.is_us() {
+        if actor.meets_injections() {
             self.act_around(Around::After, operation, table);
         }
         result

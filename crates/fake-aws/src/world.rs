@@ -29,6 +29,18 @@ impl Maker {
     pub fn is_us(&self) -> bool {
         *self == Maker::Us
     }
+
+    /// The operator's own credentials (`FakeAws::operator`): a foreign actor whose calls go
+    /// through the ports, as ours do.
+    pub fn operator() -> Maker {
+        Maker::Foreign("operator".into())
+    }
+
+    /// Whether injected acts happen around this actor's calls: ours and the operator's (the
+    /// ports), not the foreign acts themselves.
+    pub(crate) fn meets_injections(&self) -> bool {
+        self.is_us() || *self == Maker::operator()
+    }
 }
 
 /// How long DynamoDB and its exports take, in fake time.

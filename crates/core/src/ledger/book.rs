@@ -60,6 +60,10 @@ pub struct Book {
     /// Records that are not this version's (a body that does not parse, a key it does not
     /// know): named in the report, never acted on as if absent.
     pub unreadable: Vec<String>,
+    /// The wall clock when it was read, where the reader knows it: a crashed run's intent is
+    /// aged on it, since a simulated instant (`--at`) says nothing of how long ago the intent
+    /// (stamped on the wall clock) was written.
+    pub read_at: Option<DateTime<Utc>>,
 }
 
 impl Default for Book {
@@ -74,6 +78,7 @@ impl Default for Book {
             receipts: BTreeMap::new(),
             leases: BTreeMap::new(),
             unreadable: Vec::new(),
+            read_at: None,
         }
     }
 }

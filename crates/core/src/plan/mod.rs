@@ -427,7 +427,7 @@ fn ledger_items(
         let mut settled = Vec::new();
         // A run that wrote an intent may still be running (a create_new beside this run): it
         // records its own outcome. Only a run that cannot still be alive has crashed.
-        let outlived = |at: DateTime<Utc>| now >= at + INTENT_OUTLIVED;
+        let outlived = |at: DateTime<Utc>| book.read_at.unwrap_or(now) >= at + INTENT_OUTLIVED;
         if let (
             Owner::Ours {
                 by: OwnedBy::Intent, ..

@@ -118,6 +118,7 @@ pub async fn run_each<C: ControlPlane>(
                 .boxed()
                 .await?;
         }
+        observation.book.read_at = Some(clock);
         let recorder = Recorder::new(control, policy, &observation.book, clock);
         let held = match &lease {
             Some(operation) => {
@@ -152,6 +153,7 @@ pub async fn run_each<C: ControlPlane>(
         if lease.is_some() && held.is_none() && observation.book.state != LedgerState::Missing {
             let ledger = policy.naming().ledger_name();
             observation.book = Book::read(control.read_ledger(&ledger, &policy.prefix).boxed().await?);
+            observation.book.read_at = Some(at.wall().unwrap_or(now) + since(control, started));
             let recorder = Recorder::new(control, policy, &observation.book, clock);
             break (observation, recorder, held);
         }
@@ -579,9 +581,8 @@ async fn send<C: ControlPlane>(
 
 /// Writes the intent to the family's ledger, creates the table, then records the identity
 /// DynamoDB gave it. A name taken meanwhile is not ours: the intent is withdrawn and the
-/// period's table is missing, loudly. Without the intent written, no table is created (it
-/// could never be proven ours), except where the family has no ledger at all (the report
-/// fails on that already, and `ddb-rollover init` records the table by its family tag).
+/// period's table is missing, loudly. Without the intent written (no ledger table included),
+/// no table is created: it could never be proven ours.
 async fn create<C: ControlPlane>(
     control: &C,
     recorder: &Recorder<'_, C>,
@@ -589,6 +590,13 @@ async fn create<C: ControlPlane>(
     spec: &TableSpec,
 ) -> Result<(), ControlPlaneError> {
     let slot = item.slot.expect("a created table's item holds its period");
+    if !recorder.can_record() {
+        return Err(crate::run::control::failed(
+            "CreateTable",
+            &spec.name,
+            "not sent: the family's ledger does not exist, so the table could never be proven ours: `ddb-rollover init` (or the stack) makes it",
+        ));
+    }
     let mut record = recorder.intent(&spec.name, slot, control_clock(recorder));
     recorder.table(&record).await.map_err(|e| {
         e.reworded(|message| {

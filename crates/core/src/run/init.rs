@@ -5,7 +5,10 @@
 //! identity DynamoDB shows now ([`crate::ledger::enrolment`]). The others are named with why
 //! they are not (`adopt` is the way to vouch for one). Then the `meta` record starts the
 //! ledger, and the runs rest on it. The ledger table is created first where it is missing.
-//! Dry run unless asked; running it again records only what is new.
+//! Dry run unless asked; running it again records only tables created before the ledger table
+//! (by the CreationDateTime AWS gave each) that it does not record yet, and never a name it
+//! records: a table made again under a recorded name, or one made after the ledger with a
+//! copied tag, is someone else's.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -98,6 +101,12 @@ pub async fn init<C: ControlPlane>(
         })
         .collect();
     let observation = observe_tables(control, policy, &names).await?;
+    // What AWS says the ledger table was created at (none before a dry run's creation): a
+    // table created since was not made before the ledger, whatever tags it carries.
+    let ledger_created = match control.describe_table(&ledger).await? {
+        Some(table) => table.created,
+        None => None,
+    };
     let recorder = Recorder::new(control, policy, &book, at.wall().unwrap_or(now));
     let mut tables = Vec::new();
     let mut enrolled: u64 = book.tables.len() as u64;
@@ -122,12 +131,37 @@ pub async fn init<C: ControlPlane>(
         let Some(table) = observation.tables.iter().find(|t| t.name == *name) else {
             continue;
         };
-        if book
-            .identity(name)
-            .is_some_and(|recorded| table.identity().is_some_and(|t| recorded.is(&t)))
-        {
-            tables.push(line(Enrolment::AlreadyRecorded, LineOutcome::Unchanged, None));
+        if let Some(entry) = book.table(name) {
+            let (action, outcome) = match (entry.record.identity(), table.identity()) {
+                (Some(recorded), Some(shown)) if recorded.is(&shown) => {
+                    (Enrolment::AlreadyRecorded, LineOutcome::Unchanged)
+                }
+                (Some(_), _) => (
+                    Enrolment::Refused {
+                        reason: "the ledger records this name with another identity: the table there now was made again by someone, and init never records over the family's own record".into(),
+                    },
+                    LineOutcome::Refused,
+                ),
+                (None, _) => (
+                    Enrolment::Refused {
+                        reason: "the ledger holds a run's intent for this name: the runs resolve it by what AWS shows, not init".into(),
+                    },
+                    LineOutcome::Refused,
+                ),
+            };
+            tables.push(line(action, outcome, None));
             continue;
+        }
+        if let (Some(ledger_created), Some(created)) = (ledger_created, table.created) {
+            if created >= ledger_created {
+                let reason = format!(
+                    "it was created at {} and the ledger at {}: not made before the ledger, so a family tag on it proves nothing (ddb-rollover adopt records a table an operator vouches for)",
+                    created.to_rfc3339(),
+                    ledger_created.to_rfc3339()
+                );
+                tables.push(line(Enrolment::Refused { reason }, LineOutcome::Refused, None));
+                continue;
+            }
         }
         match enrolment(policy, table, now) {
             Err(reason) => tables.push(line(Enrolment::Refused { reason }, LineOutcome::Refused, None)),
@@ -141,7 +175,8 @@ pub async fn init<C: ControlPlane>(
             },
         }
     }
-    if !dry_run && tables.iter().all(|l| l.outcome != LineOutcome::Failed) {
+    // A started ledger keeps its `meta`: when and how it started is what it was.
+    if !dry_run && !started_before && tables.iter().all(|l| l.outcome != LineOutcome::Failed) {
         recorder.start(&Meta::Init { at: now, enrolled }).await?;
     }
     Ok(InitReport {

@@ -111,6 +111,11 @@ impl<'a, C: ControlPlane> Recorder<'a, C> {
         }
     }
 
+    /// Whether there is a ledger table to record in.
+    pub(crate) fn can_record(&self) -> bool {
+        self.exists
+    }
+
     /// The run's clock, which stamps intents.
     pub(crate) fn clock(&self) -> DateTime<Utc> {
         self.clock

@@ -301,7 +301,7 @@ impl<C: ControlPlane> Restoring<'_, C> {
             },
         };
         line.notes.push(format!("import {import}"));
-        self.finish(line, record, &import, archive.items, slot).await
+        self.finish(line, record, &import, (archive, &owner), slot).await
     }
 
     /// The intent, then ImportTable of the receipt's data files.
@@ -342,15 +342,18 @@ impl<C: ControlPlane> Restoring<'_, C> {
     }
 
     /// Waits for the import and its table; records and tags the table when every item came
-    /// back, marks it otherwise.
+    /// back from the archive as recorded, marks it otherwise. ImportTable reads S3 after the
+    /// check before it: the recorded files are checked again once it has read them, so a file
+    /// overwritten meanwhile leaves the table unrecorded and marked.
     async fn finish(
         &self,
         mut line: RestoreLine,
         mut record: TableRecord,
         import: &str,
-        items: u64,
+        (archive, owner): (&ArchiveRecord, &str),
         slot: Slot,
     ) -> RestoreLine {
+        let items = archive.items;
         let control = self.control;
         let deadline = control.now() + self.options.wait;
         let name = record.name.clone();
@@ -384,6 +387,18 @@ impl<C: ControlPlane> Restoring<'_, C> {
                         return self
                             .short(line, &name, table.arn.as_deref(), import, &short)
                             .await;
+                    }
+                    match control.recheck_archive(&name, archive, owner).await {
+                        Ok(ArchiveProof::Unproven { reason, .. }) => {
+                            let changed = format!(
+                                "the archive changed while it was imported, so the table may hold what S3 held then, not what the receipt names: {reason}"
+                            );
+                            return self
+                                .short(line, &name, table.arn.as_deref(), import, &changed)
+                                .await;
+                        }
+                        Ok(_) => {}
+                        Err(e) => return failed(line, e),
                     }
                     let Some(identity) = table.identity() else {
                         return failed(

@@ -2,11 +2,15 @@
 //! (issue 37's findings 2, 3, 7, 10 and 11, each on the daily family of `common::daily`), and
 //! what they do when it is missing. Every state is read back from the fake, not from a report.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Duration, Utc};
 use ddb_rollover::ledger::{keys, Lease, StoredRecord};
 use ddb_rollover::policy::settings::{Billing, Capacity};
+use ddb_rollover::policy::tags::{TAG_FAMILY, TAG_PERIOD_END, TAG_PERIOD_START};
 use ddb_rollover::run::clock::{check_clock, simulation, ClockAllowance};
 use ddb_rollover::run::control::ErrorKind;
+use ddb_rollover::run::init::{init, Enrolment};
 use ddb_rollover::run::status::status;
 use ddb_rollover::{observe, run, ApplyOptions, CheckedInstant, Operation, Policy, RunReport, Scope};
 use fake_aws::{FakeAws, Maker};
@@ -206,7 +210,7 @@ async fn a_recorded_seal_is_lifted_when_retention_is_called_off() {
 }
 
 /// A family whose ledger table is gone (deleted by hand) is loud: create_new fails, naming the
-/// ledger and `init`; nothing is deleted while it cannot be read.
+/// ledger and `init`; nothing is deleted while it cannot be read, and no table is made.
 #[tokio::test]
 async fn a_missing_ledger_fails_the_run_and_names_init() {
     let policy = policy();
@@ -234,6 +238,11 @@ async fn a_missing_ledger_fails_the_run_and_names_init() {
     assert!(text.contains(LEDGER) && text.contains("init"), "{report:#?}");
     let tables = fake.state().tables;
     assert!(tables.contains_key("back_2018-10-01"), "deleted without a ledger");
+    // Nor is a table made that nothing could record (hostile read, F4: it was).
+    assert!(
+        !tables.contains_key("back_2018-10-04"),
+        "created without a ledger"
+    );
 }
 
 /// A create_new that made the next table and crashed before recording it (its ledger write
@@ -261,6 +270,18 @@ async fn a_table_whose_record_was_lost_is_recorded_by_a_later_run() {
             .map(|(_, r)| r.body.contains("\"state\":\"intended\""))
     };
     assert_eq!(intended(&fake), Some(true), "the intent is not in the ledger");
+    // A run for an instant in the past, minutes after the crash by the wall clock: the run
+    // that wrote the intent may still be alive, so it is not resolved (intents age on the
+    // wall clock, not on the instant a run acts for).
+    fake.advance(Duration::minutes(3));
+    run_for(
+        &fake,
+        &policy,
+        Operation::ResizeOld,
+        fake.now() - Duration::hours(6),
+    )
+    .await;
+    assert_eq!(intended(&fake), Some(true), "resolved minutes after the intent");
     fake.advance(Duration::minutes(20));
     let later = run_for(&fake, &policy, Operation::CreateNew, fake.now()).await;
     assert!(later.succeeded(), "{later:#?}");
@@ -269,4 +290,81 @@ async fn a_table_whose_record_was_lost_is_recorded_by_a_later_run() {
         "{later:#?}"
     );
     assert_eq!(intended(&fake), Some(false), "the table is not recorded as made");
+}
+
+/// A table carrying copies of our tags (family, period), made by someone once the ledger
+/// exists, or made again under a name the ledger records: `init` records neither (hostile
+/// read of issue 37, F1: `init --yes` enrolled both, and retention then deleted them). The
+/// ledger's records stay as they were, and its `meta` keeps when and how it started.
+#[tokio::test]
+async fn init_records_no_table_made_after_the_ledger_or_over_a_record() {
+    let policy = policy();
+    let fake = account();
+    day_runs(&fake, &policy, day(1)).await;
+    day_runs(&fake, &policy, day(2)).await;
+    let copied = |name: &str, start: &str, end: &str| {
+        let mut spec = fake_aws::table_spec(
+            name,
+            policy.key.clone(),
+            Billing::Provisioned(Capacity { read: 50, write: 50 }),
+        );
+        spec.tags = BTreeMap::from([
+            (TAG_FAMILY.to_string(), "back".to_string()),
+            (TAG_PERIOD_START.to_string(), start.to_string()),
+            (TAG_PERIOD_END.to_string(), end.to_string()),
+        ]);
+        spec
+    };
+    // A look-alike of a period before the family's first table, made now.
+    let look_alike = "back_2018-09-28";
+    fake.foreign_create_table(
+        "someone",
+        &copied(
+            look_alike,
+            "2018-09-28T00:00:00+00:00",
+            "2018-09-29T00:00:00+00:00",
+        ),
+    )
+    .unwrap();
+    // One of ours deleted and made again by someone, with our tags.
+    let made_again = "back_2018-10-02";
+    let recorded = |fake: &FakeAws, name: &str| {
+        fake.state().tables[LEDGER]
+            .records
+            .iter()
+            .find(|((_, key), _)| key == &keys::table(name))
+            .map(|(_, r)| r.body.clone())
+    };
+    let before = recorded(&fake, made_again).expect("ours is recorded");
+    let meta = recorded(&fake, "meta");
+    fake.advance(Duration::minutes(10));
+    fake.foreign_delete_table("someone", made_again).unwrap();
+    fake.advance(Duration::minutes(1));
+    fake.foreign_create_table(
+        "someone",
+        &copied(
+            made_again,
+            "2018-10-02T00:00:00+00:00",
+            "2018-10-03T00:00:00+00:00",
+        ),
+    )
+    .unwrap();
+    fake.advance(Duration::minutes(1));
+    let checked = simulation(&policy, &[Operation::CreateNew], fake.now()).unwrap();
+    let report = init(&fake, &policy, &checked, false).await.unwrap();
+    for name in [look_alike, made_again] {
+        let line = report
+            .tables
+            .iter()
+            .find(|l| l.table == name)
+            .unwrap_or_else(|| panic!("no line for {name}: {report:#?}"));
+        assert!(matches!(line.action, Enrolment::Refused { .. }), "{line:#?}");
+    }
+    assert_eq!(recorded(&fake, look_alike), None, "the look-alike was recorded");
+    assert_eq!(
+        recorded(&fake, made_again),
+        Some(before),
+        "our record was overwritten"
+    );
+    assert_eq!(recorded(&fake, "meta"), meta, "the ledger's start was rewritten");
 }

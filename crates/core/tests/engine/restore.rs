@@ -441,3 +441,34 @@ async fn restore_expects_the_bucket_owner_the_policy_names() {
     assert!(reasons(&refused).contains("210987654321"), "{refused:#?}");
     assert!(!fake.state().tables.contains_key(TABLE));
 }
+
+/// ImportTable reads the archive after restore's check of it: a data file overwritten while
+/// the import runs leaves the imported table unrecorded and
+/// marked, and the restore fails, naming the file (hostile read of issue 37, F2: the forged
+/// items came back as ours, exit 0).
+#[tokio::test]
+async fn a_data_file_overwritten_during_the_import_is_not_restored_as_ours() {
+    let (policy, fake, d) = archived_and_deleted().await;
+    let export = our_export(&fake);
+    let (first, _) = export.files[0].clone();
+    let key = first.clone();
+    // (The fake's import reads the files when it starts; AWS's reads them as it runs.)
+    fake.around(fake_aws::Around::After, "ImportTable", TABLE, move |fake| {
+        fake.foreign_put_object("mallory", "archive", &key, &fake_aws::data_file(2));
+    });
+    let report = restore_at(&fake, &policy, at(d, "12:00:00"), "2018-10-02", false).await;
+    assert!(!report.succeeded(), "{report:#?}");
+    let error = report.tables[0].error.clone().unwrap_or_default();
+    assert!(
+        error.contains("changed while it was imported") && error.contains(first.as_str()),
+        "{error}"
+    );
+    let ledger = policy.naming().ledger_name();
+    let recorded = fake.with_world(|w| {
+        w.tables[&ledger]
+            .records
+            .keys()
+            .any(|(_, key)| key == &ddb_rollover::ledger::keys::table(TABLE))
+    });
+    assert!(!recorded, "the forged import is recorded as ours");
+}

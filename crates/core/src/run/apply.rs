@@ -114,9 +114,13 @@ pub async fn run_each<C: ControlPlane>(
             .await?;
         let clock = at.wall().unwrap_or(now) + since(control, started);
         if !options.dry_run {
-            ledger::start_if_new(control, policy, &mut observation, clock)
+            let started = ledger::start_if_new(control, policy, &mut observation, clock)
                 .boxed()
                 .await?;
+            // Another run of a new family got there first: look again, at what it made.
+            if started == ledger::Started::ByAnother {
+                continue;
+            }
         }
         observation.book.read_at = Some(clock);
         let recorder = Recorder::new(control, policy, &observation.book, clock);
@@ -152,7 +156,16 @@ pub async fn run_each<C: ControlPlane>(
         // read now (one Query), so this run's conditional writes rest on it.
         if lease.is_some() && held.is_none() && observation.book.state != LedgerState::Missing {
             let ledger = policy.naming().ledger_name();
-            observation.book = Book::read(control.read_ledger(&ledger, &policy.prefix).boxed().await?);
+            let book = Book::read(control.read_ledger(&ledger, &policy.prefix).boxed().await?);
+            // Another run of the operation came and went between this run's look and its
+            // lease (it made or deleted tables): look again, under the lease.
+            if book.tables != observation.book.tables || book.receipts != observation.book.receipts {
+                observation = observe(control, policy, scope, options.concurrency)
+                    .boxed()
+                    .await?;
+            } else {
+                observation.book = book;
+            }
             observation.book.read_at = Some(at.wall().unwrap_or(now) + since(control, started));
             let recorder = Recorder::new(control, policy, &observation.book, clock);
             break (observation, recorder, held);

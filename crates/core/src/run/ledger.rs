@@ -504,10 +504,10 @@ pub(crate) async fn start_if_new<C: ControlPlane>(
     policy: &Policy,
     observation: &mut crate::run::observe::Observation,
     clock: DateTime<Utc>,
-) -> Result<(), ControlPlaneError> {
+) -> Result<Started, ControlPlaneError> {
     let book = &observation.book;
     if matches!(book.state, LedgerState::Started(_)) || family_exists(policy, observation) {
-        return Ok(());
+        return Ok(Started::Before);
     }
     let ledger = policy.naming().ledger_name();
     if book.state == LedgerState::Missing {
@@ -521,12 +521,23 @@ pub(crate) async fn start_if_new<C: ControlPlane>(
     let recorder = Recorder::new(control, policy, &Book::default(), clock);
     match recorder.start(&meta).await {
         Ok(()) => {}
-        // Another run started it first.
-        Err(e) if e.kind == ErrorKind::Conflict => {}
+        // Another run started it first, and may have made tables since this run looked.
+        Err(e) if e.kind == ErrorKind::Conflict => return Ok(Started::ByAnother),
         Err(e) => return Err(e),
     }
     observation.book = Book::read(control.read_ledger(&ledger, &policy.prefix).await?);
-    Ok(())
+    Ok(Started::ByThisRun)
+}
+
+/// Who started a new family's ledger.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Started {
+    /// It was started before this run looked (or the family is not new): nothing to do.
+    Before,
+    /// This run started it.
+    ByThisRun,
+    /// Another run started it meanwhile: what this run saw may be out of date.
+    ByAnother,
 }
 
 /// Whether any table named as one of the family's periods (under any period setting) exists.

@@ -106,6 +106,7 @@ pub async fn run_each<C: ControlPlane>(
         + options.deadline.map_or(LEASE_WAIT, |deadline| {
             (deadline.saturating_duration_since(started) / 2).min(LEASE_WAIT)
         });
+    let mut looked_again = false;
     let (observation, recorder, held) = loop {
         // Boxed: nesting every control-plane future in one type would exceed the compiler's
         // recursion limit when the Lambda binaries lay out their handler's future.
@@ -117,8 +118,9 @@ pub async fn run_each<C: ControlPlane>(
             let started = ledger::start_if_new(control, policy, &mut observation, clock)
                 .boxed()
                 .await?;
-            // Another run of a new family got there first: look again, at what it made.
-            if started == ledger::Started::ByAnother {
+            // Another run of a new family got there first: look again (once), at what it made.
+            if started == ledger::Started::ByAnother && !looked_again {
+                looked_again = true;
                 continue;
             }
         }

@@ -286,10 +286,7 @@ impl<'a, C: ControlPlane> Recorder<'a, C> {
     /// resolvable by a later run, never someone else's in the ledger's eyes.
     pub(crate) async fn mapping_intended(&self, name: &str) -> Result<(), ControlPlaneError> {
         let at = self.clock;
-        self.update_table(name, |record| {
-            let Some(feeds) = record.feeds.as_mut() else {
-                return false;
-            };
+        self.update_feeds(name, |feeds| {
             feeds.mapping_intended = Some(at);
             true
         })
@@ -298,33 +295,28 @@ impl<'a, C: ControlPlane> Recorder<'a, C> {
 
     /// Records our mapping on `name`'s stream by the UUID Lambda gave it, ending the intent.
     pub(crate) async fn mapped(&self, name: &str, uuid: &str) -> Result<(), ControlPlaneError> {
-        self.update_table(name, |record| {
-            let Some(feeds) = record.feeds.as_mut() else {
-                return false;
-            };
-            let changed = feeds.mapping_intended.is_some() || !feeds.mappings.iter().any(|u| u == uuid);
-            feeds.mapping_intended = None;
-            if !feeds.mappings.iter().any(|u| u == uuid) {
-                feeds.mappings.push(uuid.to_string());
-            }
-            changed
+        self.update_feeds(name, |feeds| {
+            let intended = feeds.mapping_intended.take().is_some();
+            add_once(&mut feeds.mappings, uuid) || intended
         })
         .await
     }
 
     /// Records that `name`'s changes stream into `stream_arn` by our enable, once.
     pub(crate) async fn enabled(&self, name: &str, stream_arn: &str) -> Result<(), ControlPlaneError> {
-        self.update_table(name, |record| {
-            let Some(feeds) = record.feeds.as_mut() else {
-                return false;
-            };
-            let known = feeds.destinations.iter().any(|s| s == stream_arn);
-            if !known {
-                feeds.destinations.push(stream_arn.to_string());
-            }
-            !known
-        })
-        .await
+        self.update_feeds(name, |feeds| add_once(&mut feeds.destinations, stream_arn))
+            .await
+    }
+
+    /// `change` applied to the feeds `name`'s record holds. A record from before feeds were
+    /// recorded is left as it is: its feeds are judged by the policy, as that version did.
+    async fn update_feeds(
+        &self,
+        name: &str,
+        change: impl Fn(&mut Feeds) -> bool,
+    ) -> Result<(), ControlPlaneError> {
+        self.update_table(name, |record| record.feeds.as_mut().is_some_and(&change))
+            .await
     }
 
     /// Records that resize_old dialled `name` down to `phase` (past phase 0), once per phase: a
@@ -552,4 +544,13 @@ fn family_exists(policy: &Policy, observation: &crate::run::observe::Observation
             matches!(naming.classify(name), crate::policy::naming::Ownership::Owned(_))
                 || naming.is_label_of_any_period(name)
         })
+}
+
+/// Adds `value` to `list` unless it is there; whether it was added.
+fn add_once(list: &mut Vec<String>, value: &str) -> bool {
+    let new = !list.iter().any(|v| v == value);
+    if new {
+        list.push(value.to_string());
+    }
+    new
 }

@@ -29,6 +29,15 @@ async fn run_for(fake: &FakeAws, policy: &Policy, operation: Operation, at: Date
         .unwrap()
 }
 
+/// The body of the ledger's record at `key`, read from the fake.
+fn record_body(fake: &FakeAws, key: &str) -> Option<String> {
+    fake.state().tables[LEDGER]
+        .records
+        .iter()
+        .find(|((_, k), _)| k == key)
+        .map(|(_, r)| r.body.clone())
+}
+
 fn capacity(fake: &FakeAws, table: &str) -> Billing {
     fake.state().tables[table].billing
 }
@@ -183,13 +192,8 @@ async fn a_recorded_seal_is_lifted_when_retention_is_called_off() {
         d += Duration::days(1);
         assert!(d < day(12), "{TABLE} never sealed");
     }
-    let recorded_seal = |fake: &FakeAws| {
-        fake.state().tables[LEDGER]
-            .records
-            .iter()
-            .find(|((_, key), _)| key == &keys::table(TABLE))
-            .map(|(_, r)| r.body.contains("\"seal\":{"))
-    };
+    let recorded_seal =
+        |fake: &FakeAws| record_body(fake, &keys::table(TABLE)).map(|body| body.contains("\"seal\":{"));
     assert_eq!(recorded_seal(&fake), Some(true), "the seal is not in the ledger");
     // `status` shows it, from the ledger.
     let shown = |fake: &FakeAws, policy: &Policy| {
@@ -263,11 +267,7 @@ async fn a_table_whose_record_was_lost_is_recorded_by_a_later_run() {
     assert!(!crashed.succeeded(), "{crashed:#?}");
     assert!(fake.state().tables.contains_key(next));
     let intended = |fake: &FakeAws| {
-        fake.state().tables[LEDGER]
-            .records
-            .iter()
-            .find(|((_, key), _)| key == &keys::table(next))
-            .map(|(_, r)| r.body.contains("\"state\":\"intended\""))
+        record_body(fake, &keys::table(next)).map(|body| body.contains("\"state\":\"intended\""))
     };
     assert_eq!(intended(&fake), Some(true), "the intent is not in the ledger");
     // A run for an instant in the past, minutes after the crash by the wall clock: the run
@@ -328,15 +328,10 @@ async fn init_records_no_table_made_after_the_ledger_or_over_a_record() {
     .unwrap();
     // One of ours deleted and made again by someone, with our tags.
     let made_again = "back_2018-10-02";
-    let recorded = |fake: &FakeAws, name: &str| {
-        fake.state().tables[LEDGER]
-            .records
-            .iter()
-            .find(|((_, key), _)| key == &keys::table(name))
-            .map(|(_, r)| r.body.clone())
-    };
+    let recorded = |fake: &FakeAws, name: &str| record_body(fake, &keys::table(name));
     let before = recorded(&fake, made_again).expect("ours is recorded");
-    let meta = recorded(&fake, "meta");
+    let meta = record_body(&fake, keys::META);
+    assert!(meta.is_some(), "the ledger is not started");
     fake.advance(Duration::minutes(10));
     fake.foreign_delete_table("someone", made_again).unwrap();
     fake.advance(Duration::minutes(1));
@@ -366,5 +361,9 @@ async fn init_records_no_table_made_after_the_ledger_or_over_a_record() {
         Some(before),
         "our record was overwritten"
     );
-    assert_eq!(recorded(&fake, "meta"), meta, "the ledger's start was rewritten");
+    assert_eq!(
+        record_body(&fake, keys::META),
+        meta,
+        "the ledger's start was rewritten"
+    );
 }

@@ -1,5 +1,6 @@
 //! Systems Manager parameters through `aws-sdk-ssm`: where create_new publishes the table names
-//! writers read (the lambda crate's `publish`).
+//! writers read (the lambda crate's `publish`), and what the name holds before it writes (whose
+//! parameter it is).
 
 use aws_sdk_ssm::types::ParameterType;
 
@@ -7,14 +8,70 @@ use crate::aws::call_error::CallError;
 
 /// Writes `value` to the String parameter `name`, replacing what it held.
 pub async fn put_parameter(client: &aws_sdk_ssm::Client, name: &str, value: &str) -> Result<(), CallError> {
+    write(client, name, value, true).await
+}
+
+/// Creates the String parameter `name` holding `value`; fails (`ParameterAlreadyExists`) when
+/// someone made one under the name meanwhile, instead of replacing theirs.
+pub async fn create_parameter(
+    client: &aws_sdk_ssm::Client,
+    name: &str,
+    value: &str,
+) -> Result<(), CallError> {
+    write(client, name, value, false).await
+}
+
+async fn write(
+    client: &aws_sdk_ssm::Client,
+    name: &str,
+    value: &str,
+    overwrite: bool,
+) -> Result<(), CallError> {
     client
         .put_parameter()
         .name(name)
         .value(value)
         .r#type(ParameterType::String)
-        .overwrite(true)
+        .overwrite(overwrite)
         .send()
         .await
         .map(drop)
         .map_err(|e| CallError::from_sdk("PutParameter", &e))
+}
+
+/// A parameter as it stands: its type (`String`, `StringList`, `SecureString`) and its value
+/// (a SecureString's as stored, not decrypted).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredParameter {
+    /// The parameter's type, as Systems Manager names it.
+    pub kind: String,
+    /// Its value (ciphertext for a SecureString: read without decryption).
+    pub value: String,
+}
+
+/// What `name` holds; `None` when there is no such parameter.
+pub async fn get_parameter(
+    client: &aws_sdk_ssm::Client,
+    name: &str,
+) -> Result<Option<StoredParameter>, CallError> {
+    match client
+        .get_parameter()
+        .name(name)
+        .with_decryption(false)
+        .send()
+        .await
+    {
+        Ok(answer) => Ok(answer.parameter().map(|p| StoredParameter {
+            kind: p.r#type().map(|t| t.as_str().to_owned()).unwrap_or_default(),
+            value: p.value().unwrap_or_default().to_owned(),
+        })),
+        Err(e) => {
+            let error = CallError::from_sdk("GetParameter", &e);
+            if error.code == "ParameterNotFound" {
+                Ok(None)
+            } else {
+                Err(error)
+            }
+        }
+    }
 }

@@ -183,6 +183,37 @@ fn check_one(
     }
 }
 
+/// Whether `at` stands for the wall clock's now: in the wall clock's period, or within
+/// [`CLOCK_SKEW`] of it across a boundary (a scheduled run fired or retried a little late or
+/// early). A run for any other instant acts for another period: the Lambda functions take one
+/// only when the event says it is a replay, and such a run says nothing about now (no
+/// readiness, no published tables). Retries of one scheduled run within its period stay "now",
+/// so they decide the same thing.
+pub fn is_now(policy: &Policy, at: DateTime<Utc>, wall: DateTime<Utc>) -> bool {
+    if (at - wall).abs() <= CLOCK_SKEW {
+        return true;
+    }
+    let calendar = policy.calendar();
+    match (calendar.labelled_floor(at), calendar.labelled_floor(wall)) {
+        (Some(period), Some(today)) => period == today,
+        _ => false,
+    }
+}
+
+/// Whether `at` is in the wall clock's own period: what a run's readiness and its published
+/// tables describe (the current period and the ones after it). A run for an instant within the
+/// skew but across a boundary ([`is_now`]) still acts, but its current period is not the wall
+/// clock's, so it too leaves readiness to a run in the wall clock's period.
+pub fn same_period(policy: &Policy, at: DateTime<Utc>, wall: DateTime<Utc>) -> bool {
+    let calendar = policy.calendar();
+    calendar.labelled_floor(at).is_some() && calendar.labelled_floor(at) == calendar.labelled_floor(wall)
+}
+
+/// The skew [`is_now`] allows across a period boundary, for messages.
+pub fn clock_skew() -> std::time::Duration {
+    CLOCK_SKEW.to_std().unwrap_or_default()
+}
+
 /// A warning for a run that is allowed but probably not meant: `create_new` for an instant
 /// more than `premake + 1` periods after the wall clock's builds tables with phase 0's
 /// capacity that nothing lowers until their periods have passed (`resize_old` moves a table
@@ -379,6 +410,30 @@ mod tests {
         let at = |text| clock_warning(&policy, Operation::CreateNew, t(text), t(WALL));
         assert_eq!(at("2018-10-31T12:00:00Z"), None);
         assert!(at("2018-11-01T00:00:00Z").is_some());
+    }
+
+    #[test]
+    fn now_is_the_wall_clocks_period_or_the_skew_across_its_boundary() {
+        let policy = Policy::default();
+        let now = |at| is_now(&policy, t(at), t(WALL));
+        // The wall clock's day, any time of it: a retry of the 23:45 run at 23:52 is now.
+        for at in [WALL, "2018-10-25T00:00:00Z", "2018-10-25T23:59:59Z"] {
+            assert!(now(at), "{at}");
+        }
+        for at in [
+            "2018-10-24T23:59:00Z",
+            "2018-10-26T00:00:00Z",
+            "2030-01-01T00:00:00Z",
+            "2001-01-01T00:00:00Z",
+        ] {
+            assert!(!now(at), "{at}");
+        }
+        // Across the boundary within the skew, both ways; not the same period.
+        let wall = t("2018-10-26T00:02:00Z");
+        assert!(is_now(&policy, t("2018-10-25T23:58:00Z"), wall));
+        assert!(!same_period(&policy, t("2018-10-25T23:58:00Z"), wall));
+        assert!(!is_now(&policy, t("2018-10-25T23:56:00Z"), wall));
+        assert!(same_period(&policy, t(WALL), t("2018-10-25T23:00:00Z")));
     }
 
     #[test]

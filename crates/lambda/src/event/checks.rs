@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 
 use ddb_rollover::Operation;
 
-use super::error::EventError;
+use super::error::{excerpt, EventError};
 use super::fields::{Flag, OperationName, Timestamp};
 
 /// An absent Operation is this function's; anything else must name this function.
@@ -20,12 +20,20 @@ pub(super) fn check_operation(
     let Some(OperationName(name)) = value else {
         return Ok(());
     };
-    let requested = name
-        .parse::<Operation>()
-        .map_err(|message| EventError::UnknownOperation {
-            field: field.to_string(),
-            message,
-        })?;
+    // The documented names only: the CLI's `create-new` spelling is not an event's.
+    let requested = match name.as_str() {
+        "create_new" => Operation::CreateNew,
+        "resize_old" => Operation::ResizeOld,
+        _ => {
+            return Err(EventError::UnknownOperation {
+                field: field.to_string(),
+                message: format!(
+                    "unknown operation {:?}: use \"create_new\" or \"resize_old\" (underscores)",
+                    excerpt(&name)
+                ),
+            })
+        }
+    };
     if requested == function {
         Ok(())
     } else {
@@ -41,14 +49,14 @@ pub(super) fn timestamp(value: Option<Timestamp>, field: &str) -> Result<Option<
     if text.starts_with('<') && text.ends_with('>') {
         return Err(EventError::Placeholder {
             field: field.to_string(),
-            value: text,
+            value: excerpt(&text),
         });
     }
     match DateTime::parse_from_rfc3339(&text) {
         Ok(t) => Ok(Some(t.with_timezone(&Utc))),
         Err(e) => Err(EventError::BadTimestamp {
             field: field.to_string(),
-            value: text,
+            value: excerpt(&text),
             reason: e.to_string(),
         }),
     }

@@ -49,14 +49,46 @@ pub enum EventError {
 
     #[error("{field}: {message}")]
     Clock { field: &'static str, message: String },
+
+    /// An instant that is not now ([`ddb_rollover::run::clock::is_now`]) without `"replay": true`.
+    #[error(
+        "{field} is {at}, not now (the wall clock is {wall}; an event's time must be in the wall clock's \
+         period or within {skew} of it). A console or manual run acts for now: send no time. To act for \
+         that instant on purpose (a dead-letter replay), add \"replay\": true: the run then acts for \
+         that instant's periods and leaves the readiness metric and the published tables to a run for now. \
+         Or add \"dry_run\": true to preview it"
+    )]
+    NotNow {
+        field: &'static str,
+        at: String,
+        wall: String,
+        skew: String,
+    },
+}
+
+/// At most this many characters of anything sent are echoed in a message or a log line: an
+/// event may be up to 256 KB (async invocations) or 6 MB, a CloudWatch Logs event at most
+/// 256 KB.
+pub const MAX_ECHO_CHARS: usize = 200;
+
+/// `text` cut to [`MAX_ECHO_CHARS`] characters, saying how long it was when cut.
+pub(crate) fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(MAX_ECHO_CHARS) {
+        Some((cut, _)) => format!("{}... ({} bytes in all)", &text[..cut], text.len()),
+        None => text.to_owned(),
+    }
 }
 
 /// serde's refusal, named by its path.
 pub(super) fn invalid(error: serde_path_to_error::Error<serde_json::Error>) -> EventError {
     let path = error.path().to_string();
     EventError::Invalid {
-        path: if path == "." { "event".into() } else { path },
-        message: error.into_inner().to_string(),
+        path: if path == "." {
+            "event".into()
+        } else {
+            excerpt(&path)
+        },
+        message: excerpt(&error.into_inner().to_string()),
     }
 }
 

@@ -4,7 +4,9 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use ddb_rollover::run::clock::{check_clock, clock_warning, CheckedInstant, ClockAllowance};
+use ddb_rollover::run::clock::{
+    check_clock, clock_skew, clock_warning, is_now, same_period, CheckedInstant, ClockAllowance,
+};
 use ddb_rollover::Operation;
 use ddb_rollover::Policy;
 
@@ -41,6 +43,10 @@ pub struct Invocation {
     /// An explicit opt-in to an instant far ahead of the wall clock, for simulations (see
     /// [`ddb_rollover::run::clock`]).
     pub allow_future_clock: bool,
+    /// `"replay": true`: the event's time may be any instant (a dead-letter replay, a run that
+    /// catches up on purpose); the run acts for that instant's periods and says nothing about
+    /// now (no readiness, no published tables).
+    pub replay: bool,
     pub clock: ClockSource,
 }
 
@@ -51,6 +57,7 @@ impl Invocation {
             at: None,
             dry_run: false,
             allow_future_clock: false,
+            replay: false,
             clock: ClockSource::WallClock,
         }
     }
@@ -62,6 +69,9 @@ impl Invocation {
 
     /// The instant the run decides for, checked against the wall clock before any AWS call
     /// (see [`ddb_rollover::run::clock`]); a refusal names the field that carried the instant.
+    /// An event's time that is not now ([`is_now`]) is refused unless the event is a replay or
+    /// a dry run (which changes and publishes nothing): a console test with an old or a future
+    /// time must not act for, and report on, another period without saying so.
     pub fn checked_now(
         &self,
         policy: &Policy,
@@ -73,10 +83,28 @@ impl Invocation {
             dry_run: self.dry_run,
             allow_future_clock: self.allow_future_clock,
         };
-        check_clock(policy, &[operation], now, wall_clock, allowance).map_err(|error| EventError::Clock {
-            field: self.clock.as_str(),
-            message: error.to_string(),
-        })
+        let checked = check_clock(policy, &[operation], now, wall_clock, allowance).map_err(|error| {
+            EventError::Clock {
+                field: self.clock.as_str(),
+                message: error.to_string(),
+            }
+        })?;
+        if !(self.replay || self.dry_run || is_now(policy, now, wall_clock)) {
+            return Err(EventError::NotNow {
+                field: self.clock.as_str(),
+                at: now.to_rfc3339(),
+                wall: wall_clock.to_rfc3339(),
+                skew: format!("{} minutes", clock_skew().as_secs() / 60),
+            });
+        }
+        Ok(checked)
+    }
+
+    /// Whether this run's readiness and published tables describe the wall clock's now: not for
+    /// a replay, nor for an instant in another period than the wall clock's (within the skew
+    /// across a boundary). Such a run leaves both to the next run for now.
+    pub fn speaks_of_now(&self, policy: &Policy, wall_clock: DateTime<Utc>) -> bool {
+        !self.replay && same_period(policy, self.now(wall_clock), wall_clock)
     }
 
     /// What the report should warn about the instant: a manual event's `at` that has

@@ -8,17 +8,20 @@
 //! One payload ([`Payload`]): the AWS blog's `{"Operation": "create_new"}`, with
 //! `scheduled_time` (what the template's EventBridge Scheduler schedules send, filled from
 //! `<aws.scheduler.scheduled-time>`), `at` (a manual run's instant), `dry_run` and
-//! `allow_future_clock` (see [`ddb_rollover::run::clock`]), every key optional; `null` or `{}`
-//! runs now (a console "Test" with an empty event). Both times are RFC 3339; when both are
-//! given, `scheduled_time` wins: it is what makes retries of one scheduled run decide the same
-//! thing.
+//! `allow_future_clock` (see [`ddb_rollover::run::clock`]) and `replay`, every key optional;
+//! `null` or `{}` runs now (a console "Test" with an empty event). Both times are RFC 3339; when
+//! both are given, `scheduled_time` wins: it is what makes retries of one scheduled run decide
+//! the same thing. A time must be now (the wall clock's period, or within the clock guard's skew
+//! of it) unless the event says `"replay": true` or `"dry_run": true` ([`Invocation::checked_now`]).
 //!
 //! The keys are a serde struct that refuses unknown keys (`deny_unknown_fields`): serde's
 //! errors say what was refused and what is allowed (the struct's own keys, or a field's
 //! expected form), and `serde_path_to_error` adds the field's path. The values are then checked
 //! (in `checks`): an `Operation` names this function, a time is RFC 3339 and not the schedule's
-//! unsubstituted placeholder. A `null` value counts as an absent key. Anything else is an
-//! [`EventError`] that names the field and what to send instead.
+//! unsubstituted placeholder. A `null` value is refused (it is no boolean, no time), and so are
+//! duplicate keys and deep nesting (the crate's `strict_json`, on the JSON text). Anything else is an
+//! [`EventError`] that names the field and what to send instead, echoing at most
+//! [`MAX_ECHO_CHARS`] characters of what was sent.
 //!
 //! The modules, one concern each: `payload` the payload and what it decides, `fields` the serde
 //! forms of its values, `checks` what those values must mean, `invocation` the decided inputs
@@ -36,7 +39,8 @@ use serde_json::Value;
 
 use ddb_rollover::Operation;
 
-pub use error::EventError;
+pub(crate) use error::excerpt;
+pub use error::{EventError, MAX_ECHO_CHARS};
 pub use invocation::{ClockSource, Invocation};
 pub use payload::Payload;
 

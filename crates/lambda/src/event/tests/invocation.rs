@@ -68,12 +68,13 @@ fn a_far_future_clock_is_refused_for_resize_old_naming_the_field_unless_allowed(
         .checked_now(&policy, RESIZE, wall)
         .unwrap_err();
     assert!(e.to_string().starts_with("scheduled_time: "), "{e}");
-    // create_new may look ahead; so may an explicit simulation or a dry run.
-    assert!(ok(event.clone(), CREATE)
+    // create_new may look ahead when the event says it is a replay; so may an explicit
+    // simulation (a replay too) or a dry run.
+    assert!(ok(json!({"at": "9999-12-30T23:59:59Z", "replay": true}), CREATE)
         .checked_now(&policy, CREATE, wall)
         .is_ok());
     for allowed in [
-        json!({"at": "9999-12-30T23:59:59Z", "allow_future_clock": true}),
+        json!({"at": "9999-12-30T23:59:59Z", "allow_future_clock": true, "replay": true}),
         json!({"at": "9999-12-30T23:59:59Z", "dry_run": true}),
     ] {
         assert_eq!(
@@ -95,4 +96,54 @@ fn a_far_future_clock_is_refused_for_resize_old_naming_the_field_unless_allowed(
         err(json!({"allow_future_clock": "yes"}), RESIZE).to_string(),
         "allow_future_clock: invalid type: string \"yes\", expected true or false (a JSON boolean, not a string)"
     );
+}
+
+/// Finding 1 and 3 of issue 41: an event's time in another period (the 2018 console event, a
+/// year ahead) is refused unless it says it is a replay (or a dry run); the wall clock's
+/// period, or a few minutes across its boundary, is now.
+#[test]
+fn an_event_time_that_is_not_now_is_refused_unless_a_replay() {
+    let policy = Policy::default();
+    let wall = t("2024-05-01T23:50:00Z");
+    for event in [
+        json!({"scheduled_time": "2018-10-25T23:45:00Z"}),
+        json!({"at": "2025-05-01T23:45:00Z"}),
+        json!({"scheduled_time": "2024-05-02T00:15:00Z"}),
+    ] {
+        for function in [CREATE, RESIZE] {
+            let e = ok(event.clone(), function)
+                .checked_now(&policy, function, wall)
+                .unwrap_err();
+            assert!(
+                matches!(e, EventError::NotNow { .. }) || matches!(e, EventError::Clock { .. }),
+                "{event}: {e:?}"
+            );
+            if function == CREATE {
+                assert!(e.to_string().contains("\"replay\": true"), "{e}");
+            }
+        }
+        let mut replay = event.clone();
+        replay["replay"] = json!(true);
+        let invocation = ok(replay, CREATE);
+        assert!(invocation.checked_now(&policy, CREATE, wall).is_ok(), "{event}");
+        assert!(!invocation.speaks_of_now(&policy, wall));
+    }
+    for now in [
+        json!({"scheduled_time": "2024-05-01T23:45:00Z"}),
+        json!({"scheduled_time": "2024-05-01T00:00:00Z"}),
+        json!({}),
+    ] {
+        let invocation = ok(now.clone(), CREATE);
+        assert!(invocation.checked_now(&policy, CREATE, wall).is_ok(), "{now}");
+        assert!(invocation.speaks_of_now(&policy, wall), "{now}");
+    }
+    // Across the boundary within the skew: acted on, but not now's period.
+    let late = ok(json!({"scheduled_time": "2024-05-01T23:58:00Z"}), CREATE);
+    let after = t("2024-05-02T00:01:00Z");
+    assert!(late.checked_now(&policy, CREATE, after).is_ok());
+    assert!(!late.speaks_of_now(&policy, after));
+    // A dry run previews any instant.
+    assert!(ok(json!({"at": "2018-10-25T23:45:00Z", "dry_run": true}), CREATE)
+        .checked_now(&policy, CREATE, wall)
+        .is_ok());
 }

@@ -28,6 +28,7 @@ fn real_run_at(at: &str, clock: ClockSource) -> Invocation {
         at: Some(t(at)),
         dry_run: false,
         allow_future_clock: false,
+        replay: false,
         clock,
     }
 }

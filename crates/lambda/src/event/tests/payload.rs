@@ -29,9 +29,18 @@ fn the_blogs_payloads_are_accepted_by_their_own_function() {
     assert_each_runs_now_on_its_own_function("create_new", "resize_old");
 }
 
+/// The docs name `create_new` and `resize_old`; the CLI's hyphenated spelling is no event's.
 #[test]
-fn the_kebab_case_spelling_is_accepted_too() {
-    assert_each_runs_now_on_its_own_function("create-new", "resize-old");
+fn the_kebab_case_spelling_is_refused() {
+    for (name, function) in [
+        ("create-new", CREATE),
+        ("resize-old", RESIZE),
+        ("CREATE_NEW", CREATE),
+    ] {
+        let e = err(json!({ "Operation": name }), function);
+        assert!(matches!(e, EventError::UnknownOperation { .. }), "{name}: {e:?}");
+        assert!(e.to_string().contains("underscores"), "{e}");
+    }
 }
 
 #[test]
@@ -49,7 +58,7 @@ fn an_operation_for_the_other_function_names_both() {
         "this is the create_new function; it cannot run Operation \"resize_old\" \
          (invoke the resize_old function instead)"
     );
-    let e = err(json!({"Operation": "create-new"}), RESIZE).to_string();
+    let e = err(json!({"Operation": "create_new"}), RESIZE).to_string();
     assert!(
         e.contains("this is the resize_old function") && e.contains("invoke the create_new function"),
         "{e}"
@@ -96,6 +105,7 @@ fn at_sets_the_clock_and_offsets_are_converted_to_utc() {
             at: Some(t("2018-10-28T00:15:00Z")),
             dry_run: true,
             allow_future_clock: false,
+            replay: false,
             clock: ClockSource::At
         }
     );
@@ -120,10 +130,87 @@ fn scheduled_time_wins_over_at() {
     );
 }
 
+/// `{"dry_run": null}` is no dry run and no real run: refused, like every other null value.
 #[test]
-fn null_values_count_as_absent() {
-    let event = json!({"Operation": null, "scheduled_time": null, "at": null, "dry_run": null});
-    assert_eq!(ok(event, CREATE), Invocation::wall_clock());
+fn null_values_are_refused_naming_the_key() {
+    for key in [
+        "Operation",
+        "scheduled_time",
+        "at",
+        "dry_run",
+        "allow_future_clock",
+        "replay",
+    ] {
+        let message = invalid_at(json!({ key: null }), CREATE, key);
+        assert!(message.contains("invalid type: null"), "{message}");
+    }
+}
+
+#[test]
+fn replay_is_a_boolean() {
+    assert!(ok(json!({"replay": true, "at": "2018-10-25T23:45:00Z"}), CREATE).replay);
+    assert!(!ok(json!({"replay": false}), CREATE).replay);
+    invalid_at(json!({"replay": "true"}), CREATE, "replay");
+}
+
+/// What the runtime reads, from the invocation's bytes.
+fn from_text(text: &str, function: Operation) -> Result<Invocation, EventError> {
+    serde_json::from_str::<Payload>(text)
+        .expect("the runtime never fails to read a payload")
+        .invocation(function)
+}
+
+#[test]
+fn a_key_given_twice_is_refused_with_its_path() {
+    let e = from_text(
+        r#"{"scheduled_time": "2018-10-25T23:45:00Z", "scheduled_time": "2030-10-25T23:45:00Z"}"#,
+        CREATE,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&e, EventError::Invalid { path, .. } if path == "scheduled_time"),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("given twice"), "{e}");
+    let e = from_text(r#"{"dry_run": true, "x": {"a": 1, "a": 2}}"#, CREATE).unwrap_err();
+    assert!(
+        matches!(&e, EventError::Invalid { path, .. } if path == "x.a"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn a_deeply_nested_payload_is_a_bad_event_not_the_runtimes_error() {
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let e = from_text(&deep, CREATE).unwrap_err();
+    assert!(matches!(&e, EventError::Invalid { .. }), "{e:?}");
+    assert!(e.to_string().contains("nested more than"), "{e}");
+    let e = from_text(
+        &format!(r#"{{"dry_run": {}1{}}}"#, "[".repeat(200), "]".repeat(200)),
+        CREATE,
+    )
+    .unwrap_err();
+    assert!(e.to_string().starts_with("dry_run"), "{e}");
+}
+
+#[test]
+fn a_huge_value_is_echoed_as_a_bounded_excerpt() {
+    let huge = "9".repeat(1 << 20);
+    for event in [
+        json!({ "scheduled_time": huge }),
+        json!({ "at": format!("<{huge}>") }),
+        json!({ "Operation": huge }),
+        json!({ huge.clone(): true }),
+        json!({ "dry_run": huge }),
+    ] {
+        let e = err(event, CREATE).to_string();
+        assert!(
+            e.len() < 2 * MAX_ECHO_CHARS + 600,
+            "{} bytes: {}",
+            e.len(),
+            &e[..300]
+        );
+    }
 }
 
 #[test]
@@ -158,7 +245,7 @@ fn an_unknown_key_is_named_with_the_accepted_ones() {
     let e = err(json!({"Operation": "create_new", "force": true}), CREATE);
     assert_eq!(
         e.to_string(),
-        "force: unknown field `force`, expected one of `Operation`, `scheduled_time`, `at`, `dry_run`, `allow_future_clock`"
+        "force: unknown field `force`, expected one of `Operation`, `scheduled_time`, `at`, `dry_run`, `allow_future_clock`, `replay`"
     );
 }
 
@@ -261,7 +348,8 @@ fn the_accepted_keys_are_the_structs_fields_in_order() {
             "scheduled_time",
             "at",
             "dry_run",
-            "allow_future_clock"
+            "allow_future_clock",
+            "replay"
         ]
     );
 }
@@ -284,7 +372,7 @@ fn an_eventbridge_rule_envelope_is_refused_naming_one_of_its_keys() {
     assert!(envelope.get(path).is_some(), "{e}");
     assert!(
         e.to_string()
-            .ends_with(&format!("unknown field `{path}`, expected one of `Operation`, `scheduled_time`, `at`, `dry_run`, `allow_future_clock`")),
+            .ends_with(&format!("unknown field `{path}`, expected one of `Operation`, `scheduled_time`, `at`, `dry_run`, `allow_future_clock`, `replay`")),
         "{e}"
     );
 }
@@ -299,7 +387,7 @@ fn the_runtimes_payload_reads_as_the_json_does() {
         json!("create_new"),
         Value::Null,
     ] {
-        let from_runtime: Payload = serde_json::from_value(event.clone()).expect("never fails");
+        let from_runtime: Payload = serde_json::from_str(&event.to_string()).expect("never fails");
         assert_eq!(
             from_runtime.invocation(RESIZE),
             parse_invocation(&event, RESIZE),

@@ -12,6 +12,9 @@ use crate::{grants, stack};
 pub enum InitError {
     #[error("{POLICY_ENV} is not a usable policy; fix the function's {POLICY_ENV} environment variable (JSON, or unset for the defaults): {0}")]
     Policy(#[source] PolicyError),
+    /// `ROLLOVER_POLICY` is no single JSON object with each key once (the path and why).
+    #[error("{POLICY_ENV} is not a usable policy; fix the function's {POLICY_ENV} environment variable (the stack parameter PolicyOverride: one JSON object, each key once, or empty): {0}")]
+    PolicyText(String),
     /// The stack's parameters ([`stack`]) do not make a valid policy.
     #[error("{0}")]
     Stack(#[source] stack::StackError),

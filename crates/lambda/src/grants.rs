@@ -139,6 +139,9 @@ pub struct Grants {
     /// The one function the role may map to the tables' streams (`ConsumerFunctionArn`), with
     /// [`Capability::Consumer`]; `None`: the function is not checked.
     pub consumer_function_arn: Option<String>,
+    /// The archive's bucket and prefix the role's S3 statements name (`ArchiveBucket`,
+    /// `ArchivePrefix`), with [`Capability::Archive`]; `None`: not checked.
+    pub archive: Option<(String, String)>,
 }
 
 /// One thing the policy needs that the role lacks.
@@ -161,6 +164,14 @@ pub enum Missing {
     ConsumerFunctionArn {
         policy: String,
         granted: String,
+    },
+    /// The policy's `retention.bucket` or `retention.prefix` is not what the role's S3
+    /// statements name: its first export would fail periods later, with AccessDenied.
+    Archive {
+        field: &'static str,
+        policy: String,
+        granted: String,
+        parameter: &'static str,
     },
 }
 
@@ -188,6 +199,16 @@ impl fmt::Display for Missing {
                 "stream.lambda.function is {policy:?}, but the function's role may only map {granted:?} to the tables' streams: \
                  set the stack parameter ConsumerFunctionArn={policy}, or the policy's stream.lambda.function to {granted:?}"
             ),
+            Missing::Archive {
+                field,
+                policy,
+                granted,
+                parameter,
+            } => write!(
+                f,
+                "{field} is {policy:?}, but the function's role may only archive under {parameter}={granted:?}: \
+                 set the stack parameter {parameter}={policy:?}, or the policy's {field} to {granted:?}"
+            ),
         }
     }
 }
@@ -214,6 +235,7 @@ impl Grants {
             table_prefix: table_prefix.map(str::to_owned),
             stream_arn: None,
             consumer_function_arn: None,
+            archive: None,
         }
     }
 
@@ -252,6 +274,24 @@ impl Grants {
                     policy: policy.to_owned(),
                     granted: granted.clone(),
                 });
+            }
+        }
+        // Granted, but for another bucket or prefix: the role's S3 statements name those only.
+        if let (Some(archive), Some((bucket, prefix))) = (policy.archive(), &self.archive) {
+            if self.capabilities.contains(&Capability::Archive) {
+                for (field, wanted, granted, parameter) in [
+                    ("retention.bucket", &archive.bucket, bucket, "ArchiveBucket"),
+                    ("retention.prefix", &archive.prefix, prefix, "ArchivePrefix"),
+                ] {
+                    if wanted != granted {
+                        missing.push(Missing::Archive {
+                            field,
+                            policy: wanted.clone(),
+                            granted: granted.clone(),
+                            parameter,
+                        });
+                    }
+                }
             }
         }
         if missing.is_empty() {

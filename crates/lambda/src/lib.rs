@@ -8,7 +8,9 @@
 use std::fmt;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+pub mod allowed;
 mod cold_start;
+pub mod environment;
 pub mod event;
 mod fit;
 pub mod grants;
@@ -18,16 +20,17 @@ pub mod publish;
 #[cfg(test)]
 mod report_fixtures;
 pub mod stack;
+mod strict_json;
 
 pub use cold_start::InitError;
 pub use fit::{failure_summary, report_chunks, response, MAX_LOG_EVENT_BYTES};
 pub use init_error::report_init_error;
 
-use crate::event::{EventError, Payload};
+use crate::event::{EventError, Invocation, Payload};
 use crate::publish::Publishing;
 use crate::stack::StackParameters;
 use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::aws::sdk::{AwsClients, SdkSettings};
 use ddb_rollover::policy::{Policy, PolicyDocument, POLICY_ENV};
@@ -123,6 +126,8 @@ pub struct Handler {
     /// What the stack publishes after each run, and the clients it is sent with.
     publishing: Publishing,
     clients: Option<AwsClients>,
+    /// The wall clock, fixed: `None` reads the system's ([`Self::with_wall_clock`]).
+    wall_clock: Option<DateTime<Utc>>,
 }
 
 impl Handler {
@@ -138,7 +143,23 @@ impl Handler {
             policy,
             publishing: Publishing::default(),
             clients: None,
+            wall_clock: None,
         }
+    }
+
+    /// A wall clock that stands at `wall` for every invocation: tests and simulations that play
+    /// runs "now" at chosen instants without waiting for them (the bootstraps read the
+    /// system's clock). What counts as now for an event's time, readiness and the published
+    /// tables is decided against it.
+    pub fn with_wall_clock(self, wall: DateTime<Utc>) -> Self {
+        Handler {
+            wall_clock: Some(wall),
+            ..self
+        }
+    }
+
+    fn wall(&self) -> DateTime<Utc> {
+        self.wall_clock.unwrap_or_else(Utc::now)
     }
 
     /// Publishing the tables and events after each run ([`publish`]), with these clients.
@@ -157,6 +178,7 @@ impl Handler {
     /// ([`grants`]), when the stack's parameters say what it was given.
     pub async fn from_env(operation: Operation) -> Result<Self, InitError> {
         let policy = policy_from_env()?;
+        // policy_from_env checked that the stack's variables are all there.
         if let Some(stack) = StackParameters::from_env() {
             stack.grants().check(&policy).map_err(InitError::Grants)?;
         }
@@ -215,26 +237,42 @@ impl Handler {
         event: impl Into<Payload>,
         deadline: Option<Instant>,
     ) -> (Result<RunReport, HandlerError>, Vec<String>) {
-        let result = self.run_logged(event.into(), deadline).await;
+        let wall = self.wall();
+        let invocation = event.into().invocation(self.operation);
+        let speaks_of_now = invocation
+            .as_ref()
+            .is_ok_and(|invocation| invocation.speaks_of_now(&self.policy, wall));
+        let result = match invocation {
+            Ok(invocation) => self.run_logged(invocation, wall, deadline).await,
+            Err(error) => Err(HandlerError::BadEvent(error)),
+        };
         let at = metrics::now_ms();
         let documents = match &result {
             Ok(report) => metrics::run_documents(report, at),
             Err(HandlerError::ActionsFailed { report, .. } | HandlerError::PublishFailed { report, .. }) => {
                 metrics::run_documents(report, at)
             }
-            Err(HandlerError::ControlPlane(_)) => {
+            // Not ready now: said only by a run for now (a replay says nothing about now).
+            Err(HandlerError::ControlPlane(_)) if speaks_of_now => {
                 metrics::failed_run_documents(self.operation, &self.policy.prefix, at)
             }
+            Err(HandlerError::ControlPlane(_)) => Vec::new(),
             Err(HandlerError::BadEvent(_)) => Vec::new(),
         };
         // The response carries only what happened.
         (result.map(fit::response), documents)
     }
 
-    /// One run, logged: its whole report, or the error with the whole report.
-    async fn run_logged(&self, event: Payload, deadline: Option<Instant>) -> Result<RunReport, HandlerError> {
-        let invocation = event.invocation(self.operation)?;
-        let wall = Utc::now();
+    /// One run, logged: its whole report, or the error with the whole report. A run that does
+    /// not speak of now ([`Invocation::speaks_of_now`]: a replay, or an instant across a period
+    /// boundary from the wall clock's) reports no readiness and publishes no tables: those
+    /// describe the wall clock's current and next periods, which this run did not look at.
+    async fn run_logged(
+        &self,
+        invocation: Invocation,
+        wall: DateTime<Utc>,
+        deadline: Option<Instant>,
+    ) -> Result<RunReport, HandlerError> {
         let at = invocation.checked_now(&self.policy, self.operation, wall)?;
         let clock_warning = invocation.clock_warning(&self.policy, self.operation, wall);
         if let Some(warning) = &clock_warning {
@@ -246,6 +284,22 @@ impl Handler {
             ..ApplyOptions::default()
         };
         let mut report = ddb_rollover::run(&self.control, &self.policy, self.operation, &at, options).await?;
+        // The run's own periods' readiness: for its "Table Ready" events only, unless it is now's.
+        let readiness = if invocation.speaks_of_now(&self.policy, wall) {
+            None
+        } else {
+            let theirs = report.next_table_ready.take();
+            if theirs.is_some() {
+                report.warnings.push(format!(
+                    "this run acted for period {} ({}), not the wall clock's ({}): it reports no \
+                     NextTableReady and publishes no table names; a run for now does",
+                    report.current_period,
+                    invocation.clock.as_str(),
+                    wall.to_rfc3339()
+                ));
+            }
+            theirs
+        };
         let s = &report.summary;
         tracing::info!(
             operation = %self.operation,
@@ -286,7 +340,7 @@ impl Handler {
         }
         // Published whether or not some actions failed: the parameter tells the tables' state.
         // Boxed: the handler's future is deep enough already (rustc's layout query limit).
-        let published = Box::pin(self.publish(&report)).await;
+        let published = Box::pin(self.publish(&report, readiness.as_ref(), wall)).await;
         if let Err(error) = &published {
             tracing::error!(%error, "publish");
         }
@@ -316,11 +370,22 @@ impl Handler {
 }
 
 impl Handler {
-    /// The parameter and the events of a finished run, as the stack switched them on.
-    async fn publish(&self, report: &RunReport) -> Result<(), publish::PublishError> {
+    /// The parameter and the events of a finished run, as the stack switched them on:
+    /// `readiness` is the run's own when it was not now's (for its events only).
+    async fn publish(
+        &self,
+        report: &RunReport,
+        readiness: Option<&ddb_rollover::Readiness>,
+        wall: DateTime<Utc>,
+    ) -> Result<(), publish::PublishError> {
         match &self.clients {
             Some(clients) if self.publishing.any() && !report.dry_run => {
-                publish::publish(clients, self.publishing, &self.policy, report).await
+                let run = publish::Published {
+                    report,
+                    readiness: readiness.or(report.next_table_ready.as_ref()),
+                    wall,
+                };
+                publish::publish(clients, self.publishing, &self.policy, run).await
             }
             _ => Ok(()),
         }
@@ -329,24 +394,32 @@ impl Handler {
 
 /// The function's policy from the process environment ([`policy_from_variables`]).
 pub fn policy_from_env() -> Result<Policy, InitError> {
-    if let Some(document) = PolicyDocument::from_env().map_err(InitError::Policy)? {
-        return document.validate().map_err(InitError::Policy);
-    }
     policy_from_variables(|name| std::env::var(name).ok())
 }
 
-/// The function's policy from its environment variables: `ROLLOVER_POLICY` (JSON, the
-/// template's `PolicyOverride`) when it is set and not blank; else the one the stack's
-/// parameters build ([`StackParameters::policy`]), when the template passed them; else the
-/// defaults (a local run). The deploy checks call it with each function's `Environment`.
+/// The function's policy from its environment variables, which must be the stack's whole
+/// environment ([`environment::check_environment`]: every variable the template sets, each
+/// holding what its parameter allows; there are no built-in defaults for a function):
+/// `ROLLOVER_POLICY` (JSON, the template's `PolicyOverride`) when it is not blank, read
+/// strictly (an object, each key once); else the one the stack's parameters build
+/// ([`StackParameters::policy`]). The deploy checks call it with each function's `Environment`.
 pub fn policy_from_variables(lookup: impl Fn(&str) -> Option<String>) -> Result<Policy, InitError> {
+    environment::check_environment(&lookup).map_err(InitError::Stack)?;
     if let Some(json) = lookup(POLICY_ENV).filter(|json| !json.trim().is_empty()) {
-        return Policy::from_json(&json).map_err(InitError::Policy);
+        let value = strict_json::parse(&json, "(the document)")
+            .map_err(|refusal| InitError::PolicyText(format!("{}: {}", refusal.path, refusal.message)))?;
+        if !value.is_object() {
+            return Err(InitError::PolicyText(format!(
+                "(the document): must be a JSON object such as {{\"prefix\": \"timeseries\"}}, not {}",
+                event::excerpt(&value.to_string())
+            )));
+        }
+        return PolicyDocument::from_json(&json)
+            .and_then(|document| document.validate())
+            .map_err(InitError::Policy);
     }
-    match StackParameters::from_lookup(lookup) {
-        Some(stack) => stack.policy().map_err(InitError::Stack),
-        None => Ok(Policy::default()),
-    }
+    let stack = StackParameters::from_lookup(lookup).expect("check_environment found ROLLOVER_TABLE_PREFIX");
+    stack.policy().map_err(InitError::Stack)
 }
 
 /// Time kept back from Lambda's deadline to finish the calls in flight, log the report and

@@ -10,12 +10,21 @@
 //! create_new publishes the parameter, both functions events); the template's `PublishTables` and `PublishEvents` switch
 //! them (`ROLLOVER_PUBLISH_TABLES`, `ROLLOVER_PUBLISH_EVENTS`), and grant `ssm:PutParameter` on
 //! that one parameter and `events:PutEvents` for that source only. Dry runs publish nothing.
+//!
+//! The parameter describes now: the wall clock's current and next periods, `updated_at` the wall
+//! clock when it was written; a run for another instant (a replay) leaves it alone (the handler
+//! hands no readiness for now to [`tables_document`]). It is written only where it is ours
+//! ([`owner`]): no parameter under the name, or one that holds our document for this prefix as
+//! a plain `String`; anything else (a SecureString, a value in another format, another
+//! family's) is someone else's, reported and never overwritten.
 
+use chrono::{DateTime, Utc};
 use ddb_rollover::aws::sdk::AwsClients;
 use ddb_rollover::plan::Decision;
 use ddb_rollover::policy::naming::Ownership;
 use ddb_rollover::policy::tags::TAG_ARCHIVED;
 use ddb_rollover::policy::Policy;
+use ddb_rollover::run::readiness::Readiness;
 use ddb_rollover::{Operation, Outcome, RunReport};
 use serde_json::{json, Value};
 
@@ -43,9 +52,11 @@ impl Publishing {
     pub const TABLES_VARIABLE: &'static str = "ROLLOVER_PUBLISH_TABLES";
     pub const EVENTS_VARIABLE: &'static str = "ROLLOVER_PUBLISH_EVENTS";
 
-    /// `"true"` turns each on; anything else, or no variable (a local run), leaves it off.
+    /// `"true"` turns each on; `"false"`, or no variable (a handler built in code, a local run),
+    /// leaves it off. Lenient: the cold start checks the stack's values first
+    /// ([`crate::stack::check_environment`]), so a function never reads `True` or `1` as off.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Publishing {
-        let on = |name: &str| lookup(name).is_some_and(|v| v.trim() == "true");
+        let on = |name: &str| lookup(name).is_some_and(|v| v == "true");
         Publishing {
             tables: on(Self::TABLES_VARIABLE),
             events: on(Self::EVENTS_VARIABLE),
@@ -73,7 +84,10 @@ pub struct PublishError(pub Vec<String>);
 /// "status"}`, the current one first; `status` is DynamoDB's (`ACTIVE` is the one to write
 /// to), `MISSING`, `NOT_OURS` for a name held by a table this policy does not own, or
 /// `KEY_DIFFERS` for a table of ours keyed otherwise (the writers' items do not fit it).
-pub fn tables_document(policy: &Policy, report: &RunReport) -> Option<String> {
+///
+/// `updated_at` is `wall`, the wall clock the readiness was assessed at (the report's `at` may
+/// be earlier in the period: a retry of a scheduled run).
+pub fn tables_document(policy: &Policy, report: &RunReport, wall: DateTime<Utc>) -> Option<String> {
     let readiness = report.next_table_ready.as_ref()?;
     let naming = policy.naming();
     let calendar = naming.calendar();
@@ -103,7 +117,7 @@ pub fn tables_document(policy: &Policy, report: &RunReport) -> Option<String> {
             "prefix": report.prefix,
             "period": policy.period.to_string(),
             "timezone": policy.timezone.name(),
-            "updated_at": report.at.to_rfc3339(),
+            "updated_at": wall.to_rfc3339(),
             "ready": readiness.ready,
             "tables": entries[..shown],
             "omitted": entries.len() - shown,
@@ -120,11 +134,16 @@ pub fn tables_document(policy: &Policy, report: &RunReport) -> Option<String> {
 
 /// The events of a run: what it did, table by table (done lines only; nothing for a dry run).
 pub fn events(report: &RunReport) -> Vec<Event> {
+    events_with(report, report.next_table_ready.as_ref())
+}
+
+/// [`events`] with the run's own readiness, which a replay's report no longer carries (it
+/// describes the replayed periods, not now) but its "Table Ready" events still rest on.
+pub fn events_with(report: &RunReport, readiness: Option<&Readiness>) -> Vec<Event> {
     if report.dry_run {
         return Vec::new();
     }
-    let ready: Vec<&str> = report
-        .next_table_ready
+    let ready: Vec<&str> = readiness
         .iter()
         .flat_map(|r| &r.tables)
         .filter(|t| t.status.as_deref() == Some("ACTIVE") && t.is_ready())
@@ -169,22 +188,34 @@ pub fn events(report: &RunReport) -> Vec<Event> {
     events
 }
 
+/// A finished run, as [`publish`] sends it.
+#[derive(Clone, Copy, Debug)]
+pub struct Published<'a> {
+    pub report: &'a RunReport,
+    /// The run's own readiness, for its events: the report's, or a replay's that the report no
+    /// longer carries.
+    pub readiness: Option<&'a Readiness>,
+    /// The wall clock the run was checked against: the parameter's `updated_at`.
+    pub wall: DateTime<Utc>,
+}
+
 /// Sends what `publishing` switches on; every failure is named, none stops the other.
 pub async fn publish(
     clients: &AwsClients,
     publishing: Publishing,
     policy: &Policy,
-    report: &RunReport,
+    run: Published<'_>,
 ) -> Result<(), PublishError> {
+    let report = run.report;
     let mut failures = Vec::new();
     if publishing.tables && report.operation == Operation::CreateNew {
-        if let Some(value) = tables_document(policy, report) {
+        if let Some(value) = tables_document(policy, report, run.wall) {
             let name = parameter_name(&policy.prefix);
-            failures.extend(put_tables(clients, &name, &value).await);
+            failures.extend(put_tables(clients, policy, &name, &value, run.wall).await);
         }
     }
     if publishing.events {
-        failures.extend(put_events(clients, &events(report)).await);
+        failures.extend(put_events(clients, &events_with(report, run.readiness)).await);
     }
     if failures.is_empty() {
         Ok(())
@@ -193,16 +224,105 @@ pub async fn publish(
     }
 }
 
+/// The keys of the document [`tables_document`] writes, in its order.
+const DOCUMENT_KEYS: [&str; 7] = [
+    "prefix",
+    "period",
+    "timezone",
+    "updated_at",
+    "ready",
+    "tables",
+    "omitted",
+];
+
+/// Whose the parameter at our name is, from what it holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// No parameter: ours to create (without overwriting, so one made meanwhile is kept).
+    Nobody,
+    /// Our document for this prefix, last written at `updated_at`.
+    Us { updated_at: Option<DateTime<Utc>> },
+    /// Someone else's (the text says what shows it): never overwritten.
+    Foreign(String),
+}
+
+/// Whose `stored` (the parameter's type and value, `None` when there is none) is. The evidence
+/// is what our own previous write leaves: a `String` parameter whose value is our document
+/// ([`DOCUMENT_KEYS`], nothing else) for this policy's prefix. That is a mark anyone with
+/// `ssm:PutParameter` on the name could copy, not an identity AWS assigned; it is what
+/// the publish path can check without the family's ledger, and it keeps anyone else's
+/// parameter (a SecureString, another format, another family's document) from being replaced.
+pub fn owner(policy: &Policy, stored: Option<(&str, &str)>) -> Owner {
+    let Some((kind, value)) = stored else {
+        return Owner::Nobody;
+    };
+    if kind != "String" {
+        return Owner::Foreign(format!("it is a {kind} parameter; ours are String"));
+    }
+    let document = match serde_json::from_str::<Value>(value) {
+        Ok(Value::Object(document)) => document,
+        _ => return Owner::Foreign("its value is not a JSON object (ours is the tables document)".into()),
+    };
+    let mut keys: Vec<&str> = document.keys().map(String::as_str).collect();
+    let mut ours = DOCUMENT_KEYS.to_vec();
+    keys.sort_unstable();
+    ours.sort_unstable();
+    if keys != ours {
+        return Owner::Foreign(format!(
+            "its value has the keys {keys:?}, not the tables document's {DOCUMENT_KEYS:?}"
+        ));
+    }
+    if document["prefix"] != policy.prefix.as_str() {
+        return Owner::Foreign(format!(
+            "its value is the tables document of prefix {}, not {:?}",
+            document["prefix"], policy.prefix
+        ));
+    }
+    let updated_at = document["updated_at"]
+        .as_str()
+        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+        .map(|t| t.with_timezone(&Utc));
+    Owner::Us { updated_at }
+}
+
 #[cfg(feature = "ssm")]
-async fn put_tables(clients: &AwsClients, name: &str, value: &str) -> Option<String> {
-    ddb_rollover::aws::parameters::put_parameter(&clients.ssm, name, value)
-        .await
-        .err()
-        .map(|e| format!("{} {name}", explain(&e)))
+async fn put_tables(
+    clients: &AwsClients,
+    policy: &Policy,
+    name: &str,
+    value: &str,
+    wall: DateTime<Utc>,
+) -> Option<String> {
+    use ddb_rollover::aws::parameters::{create_parameter, get_parameter, put_parameter};
+    let stored = match get_parameter(&clients.ssm, name).await {
+        Ok(stored) => stored,
+        Err(e) => return Some(format!("{} {name}", explain(&e))),
+    };
+    let written = match owner(
+        policy,
+        stored.as_ref().map(|p| (p.kind.as_str(), p.value.as_str())),
+    ) {
+        Owner::Nobody => create_parameter(&clients.ssm, name, value).await,
+        // A run that wrote later (another host's clock, a console test meanwhile) stands.
+        Owner::Us {
+            updated_at: Some(later),
+        } if later > wall => {
+            tracing::info!(parameter = name, %later, "published later by another run: left as it is");
+            Ok(())
+        }
+        Owner::Us { .. } => put_parameter(&clients.ssm, name, value).await,
+        Owner::Foreign(why) => {
+            return Some(format!(
+                "the parameter {name} is not ours ({why}): not overwritten. It is a foreign part at the \
+                 name the stack publishes the tables under: remove or rename it, or set PublishTables=false"
+            ))
+        }
+    };
+    written.err().map(|e| format!("{} {name}", explain(&e)))
 }
 
 #[cfg(not(feature = "ssm"))]
-async fn put_tables(_: &AwsClients, name: &str, _: &str) -> Option<String> {
+async fn put_tables(_: &AwsClients, _: &Policy, name: &str, _: &str, _: DateTime<Utc>) -> Option<String> {
     Some(format!(
         "PutParameter {name}: this function is built without Systems Manager (ddb-rollover-lambda's `ssm` feature)"
     ))
@@ -305,7 +425,8 @@ mod tests {
                 target("ts_2018-10-26", None),
             ],
         );
-        let value: Value = serde_json::from_str(&tables_document(&policy(1), &report).unwrap()).unwrap();
+        let value: Value =
+            serde_json::from_str(&tables_document(&policy(1), &report, report.at).unwrap()).unwrap();
         assert_eq!(value["prefix"], "ts");
         assert_eq!(value["ready"], false);
         assert_eq!(value["omitted"], 0);
@@ -326,7 +447,8 @@ mod tests {
                 target(&format!("ts_{day}"), Some("ACTIVE"))
             })
             .collect();
-        let document = tables_document(&policy(99), &report(Operation::CreateNew, tables)).unwrap();
+        let document =
+            tables_document(&policy(99), &report(Operation::CreateNew, tables), Utc::now()).unwrap();
         assert!(document.len() <= MAX_PARAMETER_BYTES, "{}", document.len());
         let value: Value = serde_json::from_str(&document).unwrap();
         let shown = value["tables"].as_array().unwrap().len();
@@ -339,13 +461,47 @@ mod tests {
     fn a_resize_old_run_or_a_dry_run_publishes_no_parameter_and_no_event() {
         let mut resize = report(Operation::ResizeOld, vec![]);
         resize.next_table_ready = None;
-        assert_eq!(tables_document(&policy(1), &resize), None);
+        assert_eq!(tables_document(&policy(1), &resize, resize.at), None);
         let mut dry = report(
             Operation::CreateNew,
             vec![target("ts_2018-10-25", Some("ACTIVE"))],
         );
         dry.dry_run = true;
         assert!(events(&dry).is_empty());
+    }
+
+    #[test]
+    fn only_our_own_document_for_this_prefix_is_ours_to_overwrite() {
+        let policy = policy(1);
+        let ours = tables_document(
+            &policy,
+            &report(
+                Operation::CreateNew,
+                vec![target("ts_2018-10-25", Some("ACTIVE"))],
+            ),
+            "2018-10-25T23:45:00Z".parse().unwrap(),
+        )
+        .unwrap();
+        assert_eq!(owner(&policy, None), Owner::Nobody);
+        assert_eq!(
+            owner(&policy, Some(("String", &ours))),
+            Owner::Us {
+                updated_at: Some("2018-10-25T23:45:00Z".parse().unwrap())
+            }
+        );
+        let other_family = ours.replace("\"prefix\":\"ts\"", "\"prefix\":\"orders\"");
+        for (kind, value, says) in [
+            ("SecureString", ours.as_str(), "SecureString"),
+            ("StringList", ours.as_str(), "StringList"),
+            ("String", "ts_2018-10-25", "not a JSON object"),
+            ("String", r#"{"table":"ts_2018-10-25"}"#, "keys"),
+            ("String", other_family.as_str(), "orders"),
+        ] {
+            match owner(&policy, Some((kind, value))) {
+                Owner::Foreign(why) => assert!(why.contains(says), "{kind} {value}: {why}"),
+                other => panic!("{kind} {value}: {other:?}"),
+            }
+        }
     }
 
     #[test]

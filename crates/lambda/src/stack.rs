@@ -292,11 +292,18 @@ impl StackParameters {
                 .filter(|arn| !arn.is_empty())
                 .map(str::to_owned)
         };
+        let archive = archiving.then(|| {
+            (
+                self.get("ArchiveBucket").unwrap_or_default().to_owned(),
+                self.get("ArchivePrefix").unwrap_or_default().to_owned(),
+            )
+        });
         Grants {
             capabilities,
             table_prefix: self.get("TablePrefix").map(str::to_owned),
             stream_arn: arn("ChangeStreamArn"),
             consumer_function_arn: arn("ConsumerFunctionArn"),
+            archive,
         }
     }
 
@@ -530,14 +537,11 @@ fn phase(min_age: i64, read: Option<i64>, write: Option<i64>) -> PhaseDocument {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use ddb_rollover::policy::settings::StreamView;
-    use ddb_rollover::policy::stream::StartingPosition;
+pub(crate) mod tests_support {
     use std::collections::BTreeMap;
 
     /// template.yaml's parameter defaults.
-    fn defaults() -> BTreeMap<&'static str, String> {
+    pub(crate) fn defaults() -> BTreeMap<&'static str, String> {
         [
             ("TablePrefix", "timeseries"),
             ("Period", "day"),
@@ -572,6 +576,14 @@ mod tests {
         .map(|(p, v)| (p, v.to_owned()))
         .collect()
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tests_support::defaults;
+    use super::*;
+    use ddb_rollover::policy::settings::StreamView;
+    use ddb_rollover::policy::stream::StartingPosition;
 
     fn stack(changes: &[(&str, &str)]) -> StackParameters {
         let mut parameters = defaults();

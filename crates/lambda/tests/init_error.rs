@@ -48,7 +48,7 @@ fn fake_runtime_api() -> (String, std::thread::JoinHandle<(String, Vec<String>, 
 }
 
 #[tokio::test]
-async fn a_bad_policy_is_reported_to_the_runtime_apis_init_error_endpoint() {
+async fn a_bad_environment_is_reported_to_the_runtime_apis_init_error_endpoint() {
     std::env::set_var(POLICY_ENV, r#"{"prefix":"a b","period":"x"}"#);
     let error = policy_from_env().unwrap_err();
     let (address, server) = fake_runtime_api();
@@ -65,8 +65,13 @@ async fn a_bad_policy_is_reported_to_the_runtime_apis_init_error_endpoint() {
     let diagnostic: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(diagnostic["errorType"], "InitError");
     let message = diagnostic["errorMessage"].as_str().unwrap();
-    // Every bad field at once, and the variable to fix.
-    for named in [POLICY_ENV, "period", "prefix"] {
+    // Every variable the template sets but this environment lacks, with its stack parameter.
+    for named in [
+        "ROLLOVER_TABLE_PREFIX",
+        "TablePrefix",
+        "ROLLOVER_PUBLISH_TABLES",
+        "is not set",
+    ] {
         assert!(message.contains(named), "should name {named}: {message}");
     }
 }

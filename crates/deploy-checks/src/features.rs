@@ -229,11 +229,13 @@ impl Features {
         actions
     }
 
-    /// The publishing actions (`ssm:PutParameter`, `events:PutEvents`) `operation`'s role
-    /// needs: the table names are create_new's, the events both functions'.
+    /// The publishing actions (`ssm:GetParameter` and `ssm:PutParameter`, `events:PutEvents`)
+    /// `operation`'s role needs: the table names are create_new's (read first: a parameter
+    /// that is not ours is never overwritten), the events both functions'.
     pub fn publish_actions(&self, operation: Operation) -> BTreeSet<&'static str> {
         let mut actions = BTreeSet::new();
         if self.publish_tables && operation == Operation::CreateNew {
+            actions.insert("ssm:GetParameter");
             actions.insert("ssm:PutParameter");
         }
         if self.publish_events {
@@ -315,7 +317,7 @@ mod tests {
         assert_eq!(Features::of(&all[0]), publishing, "publishing is on by default");
         let quiet = Features::of(&[("PublishTables", "false"), ("PublishEvents", "false")]);
         assert_eq!(quiet, Features::default());
-        assert_eq!(publishing.publish_actions(Operation::CreateNew).len(), 2);
+        assert_eq!(publishing.publish_actions(Operation::CreateNew).len(), 3);
         assert_eq!(
             publishing.publish_actions(Operation::ResizeOld),
             BTreeSet::from(["events:PutEvents"])

@@ -107,13 +107,13 @@ fn resource_of(action: &str, table: &str) -> String {
 const OTHER_ACTIONS: [&str; 3] = ["logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage"];
 
 /// What the functions publish (crates/lambda/src/publish.rs).
-const PUBLISH_ACTIONS: [&str; 2] = ["ssm:PutParameter", "events:PutEvents"];
+const PUBLISH_ACTIONS: [&str; 3] = ["ssm:GetParameter", "ssm:PutParameter", "events:PutEvents"];
 
 /// The one resource each publishing action is granted on: the prefix's parameter, the
 /// account's default event bus.
 fn publish_resource(action: &str, prefix: &str) -> String {
     match action {
-        "ssm:PutParameter" => {
+        "ssm:GetParameter" | "ssm:PutParameter" => {
             format!("arn:aws:ssm:us-east-1:123456789012:parameter/ddb-rollover/{prefix}/tables")
         }
         "events:PutEvents" => "arn:aws:events:us-east-1:123456789012:event-bus/default".to_owned(),

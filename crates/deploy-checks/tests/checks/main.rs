@@ -3,6 +3,7 @@
 //! top-level `tests/` package (`deploy`).
 
 mod alarm;
+mod allowed;
 mod ledger;
 mod policy_parameters;
 mod samconfig;

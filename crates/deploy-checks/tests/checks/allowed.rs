@@ -1,0 +1,78 @@
+//! The cold start's rule for each stack variable (`ddb_rollover_lambda::allowed::RULES`) is
+//! template.yaml's own: each parameter's `AllowedPattern`, `AllowedValues`, `MinValue` and
+//! `MaxValue`, read from the template here, so the function refuses exactly what CloudFormation
+//! refuses and the two cannot drift (issue 41).
+
+use aws_model::template::Value;
+use ddb_rollover_lambda::allowed::{Rule, RULES};
+use ddb_rollover_lambda::publish::Publishing;
+use ddb_rollover_lambda::stack::VARIABLES;
+use deploy_checks::template::{RepoTemplate, Template};
+
+/// A scalar as CloudFormation reads it: a string, a number or a boolean as written.
+fn text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        Value::Bool(b) => b.to_string(),
+        other => panic!("not a scalar: {other:?}"),
+    }
+}
+
+/// The rule template.yaml gives `parameter`.
+fn templates_rule(template: &Template, parameter: &str) -> Rule {
+    let parameters = template.section("Parameters");
+    let (_, body) = parameters
+        .iter()
+        .find(|(name, _)| name == parameter)
+        .unwrap_or_else(|| panic!("template.yaml has no parameter {parameter}"));
+    let kind = body.get("Type").and_then(Value::as_str).unwrap_or_default();
+    if let Some(pattern) = body.get("AllowedPattern") {
+        let pattern: &'static str = Box::leak(text(pattern).into_boxed_str());
+        return Rule::Pattern(pattern);
+    }
+    if let Some(Value::Sequence(values)) = body.get("AllowedValues") {
+        let values: Vec<&'static str> = values
+            .iter()
+            .map(|v| &*Box::leak(text(v).into_boxed_str()))
+            .collect();
+        return Rule::Values(Box::leak(values.into_boxed_slice()));
+    }
+    assert_eq!(
+        kind, "Number",
+        "{parameter}: no AllowedPattern or AllowedValues, and not a Number"
+    );
+    let bound = |key: &str| body.get(key).map(|v| text(v).parse::<i64>().unwrap());
+    Rule::Number {
+        min: bound("MinValue"),
+        max: bound("MaxValue"),
+    }
+}
+
+#[test]
+fn every_variables_rule_is_its_template_parameters() {
+    let template = Template::load();
+    let parameters: Vec<&str> = VARIABLES
+        .iter()
+        .map(|v| v.parameter)
+        .chain(Publishing::VARIABLES.iter().map(|(_, p)| *p))
+        .collect();
+    let ruled: Vec<&str> = RULES.iter().map(|(p, _)| *p).collect();
+    assert_eq!(
+        ruled, parameters,
+        "one rule per variable the functions read, in order"
+    );
+    for (parameter, rule) in RULES {
+        assert_eq!(rule, templates_rule(&template, parameter), "{parameter}");
+    }
+}
+
+/// The template's defaults pass their own rules (what a default stack's functions start with).
+#[test]
+fn the_templates_defaults_pass() {
+    let template = Template::load();
+    let defaults = template.parameter_defaults().unwrap();
+    for (parameter, rule) in RULES {
+        assert_eq!(rule.check(&defaults[parameter]), Ok(()), "{parameter}");
+    }
+}

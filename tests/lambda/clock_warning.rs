@@ -1,5 +1,6 @@
 //! A manual event's `at` far ahead of the wall clock: create_new runs (it may look ahead), and
-//! its report warns that the tables it builds stay at phase 0's capacity. On moto.
+//! its report warns that the tables it builds stay at phase 0's capacity. On moto. (An instant
+//! that is not now needs `"replay": true`, or a dry run.)
 
 use chrono::{TimeDelta, Utc};
 use ddb_rollover::{Operation, Policy};
@@ -13,7 +14,7 @@ async fn create_new_far_ahead_says_so_in_the_reports_warnings() {
     let handler = Handler::new(Operation::CreateNew, Policy::default(), server.client().await);
     for event in [
         json!({"at": "2999-01-01T00:00:00Z", "dry_run": true}),
-        json!({"at": "2999-01-01T00:00:00Z"}),
+        json!({"at": "2999-01-01T00:00:00Z", "replay": true}),
     ] {
         let report = handler.handle(event.clone()).await.unwrap();
         let first = report.warnings.first().map(String::as_str).unwrap_or_default();
@@ -26,7 +27,7 @@ async fn create_new_far_ahead_says_so_in_the_reports_warnings() {
     }
     // The next period's run (create_new's 23:45), and runs on the wall clock, do not warn.
     let tomorrow = (Utc::now() + TimeDelta::days(1)).to_rfc3339();
-    for event in [json!({"at": tomorrow}), json!({})] {
+    for event in [json!({"at": tomorrow, "replay": true}), json!({})] {
         let report = handler.handle(event.clone()).await.unwrap();
         assert!(
             !report.warnings.iter().any(|w| w.starts_with("at: ")),

@@ -28,7 +28,7 @@ async fn resize_old_json_runs_now_on_dynamodb_local() {
     let seeded = four_periods_to_now(&policy.calendar());
     let [p3, _, p1, _] = seeded;
     for slot in [p3, p1] {
-        let event = json!({ "at": slot.start().to_rfc3339() });
+        let event = json!({ "at": slot.start().to_rfc3339(), "replay": true });
         let report = handler(Operation::CreateNew)
             .handle(event.clone())
             .await

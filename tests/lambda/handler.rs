@@ -59,6 +59,12 @@ impl Harness {
         Handler::new(operation, Policy::default(), self.client.clone())
     }
 
+    /// The handler on a wall clock that stands at `wall` (RFC 3339): runs for then are now,
+    /// with their readiness and metrics.
+    fn handler_at(&self, operation: Operation, wall: &str) -> Handler {
+        self.handler(operation).with_wall_clock(wall.parse().unwrap())
+    }
+
     async fn run(&self, operation: Operation, event: Value) -> RunReport {
         self.handler(operation)
             .handle(event.clone())
@@ -105,8 +111,17 @@ fn tables(entries: &[(&str, (i64, i64))]) -> BTreeMap<String, (i64, i64)> {
         .collect()
 }
 
+/// The blog's create_new schedule time (2018-10-25T23:45Z), as Scheduler sends it.
+const CREATE_AT: &str = "2018-10-25T23:45:00Z";
+
+/// What Scheduler sends for a run at `time`; on a handler whose wall clock is then, it is now.
+fn scheduled(time: &str) -> Value {
+    json!({ "Operation": "create_new", "scheduled_time": time })
+}
+
+/// A manual run for `instant`, which is not now: a replay.
 fn at(instant: DateTime<Utc>) -> Value {
-    json!({ "at": instant.to_rfc3339() })
+    json!({ "at": instant.to_rfc3339(), "replay": true })
 }
 
 #[test]
@@ -327,7 +342,7 @@ async fn far_future_and_unlabelled_clocks_are_refused_before_any_aws_call() {
     }
     // Allowed explicitly: the run goes ahead, so the unreachable server is reached.
     let error = resize
-        .handle(json!({ "at": years_ahead, "allow_future_clock": true }))
+        .handle(json!({ "at": years_ahead, "allow_future_clock": true, "replay": true }))
         .await
         .unwrap_err();
     assert!(matches!(error, HandlerError::ControlPlane(_)), "{error:?}");
@@ -388,9 +403,9 @@ async fn a_failed_create_table_is_a_function_error_on_dynalite() {
 async fn deferred_tables_are_not_a_function_error_on_dynalite() {
     let h = Harness::start(dynalite(5000)).await;
     let (created, documents) = h
-        .handler(Operation::CreateNew)
+        .handler_at(Operation::CreateNew, CREATE_AT)
         .handle_metered(
-            event_file("scheduler_create_new.json"),
+            scheduled(CREATE_AT),
             Some(Instant::now() + Duration::from_secs(1)),
         )
         .await;
@@ -429,10 +444,8 @@ fn metric(documents: &[String], name: &str) -> EmfMetric {
 #[tokio::test]
 async fn create_new_writes_emf_metrics_with_next_table_ready_on_moto() {
     let h = Harness::start(Server::Moto).await;
-    let handler = h.handler(Operation::CreateNew);
-    let (report, documents) = handler
-        .handle_metered(at("2018-10-25T23:45:00Z".parse().unwrap()), None)
-        .await;
+    let handler = h.handler_at(Operation::CreateNew, CREATE_AT);
+    let (report, documents) = handler.handle_metered(scheduled(CREATE_AT), None).await;
     let report = report.unwrap();
     assert_eq!(report.next_table_ready.as_ref().map(|r| r.ready), Some(true));
     // The run document, and NextTableReady: no deferral.
@@ -463,7 +476,7 @@ async fn create_new_writes_emf_metrics_with_next_table_ready_on_moto() {
     delete_next().await.unwrap();
     testkit::create_plain_table(&h.client, "timeseries_2018-10-26").await;
     let (result, documents) = handler
-        .handle_metered(at("2018-10-25T23:50:00Z".parse().unwrap()), None)
+        .handle_metered(scheduled("2018-10-25T23:50:00Z"), None)
         .await;
     let error = result.unwrap_err();
     assert_eq!(error.error_type(), "ActionsFailed", "{error:?}");
@@ -474,19 +487,24 @@ async fn create_new_writes_emf_metrics_with_next_table_ready_on_moto() {
     // Deleted, and no table under the name: this run creates it again, ready again.
     delete_next().await.unwrap();
     let (result, documents) = handler
-        .handle_metered(at("2018-10-25T23:55:00Z".parse().unwrap()), None)
+        .handle_metered(scheduled("2018-10-25T23:55:00Z"), None)
         .await;
     result.unwrap();
     assert_eq!(metric(&documents, "NextTableReady").value, 1.0);
 
     // A broken function reads as not ready.
-    let broken = Handler::new(Operation::CreateNew, Policy::default(), unreachable_client());
+    let broken = Handler::new(Operation::CreateNew, Policy::default(), unreachable_client())
+        .with_wall_clock(CREATE_AT.parse().unwrap());
+    let (result, documents) = broken.handle_metered(scheduled(CREATE_AT), None).await;
+    assert_eq!(result.unwrap_err().error_type(), "ListTablesFailed");
+    assert_eq!(documents.len(), 1);
+    assert_eq!(metric(&documents, "NextTableReady").value, 0.0);
+    // ... but a broken replay says nothing about now.
     let (result, documents) = broken
         .handle_metered(event_file("scheduler_create_new.json"), None)
         .await;
     assert_eq!(result.unwrap_err().error_type(), "ListTablesFailed");
-    assert_eq!(documents.len(), 1);
-    assert_eq!(metric(&documents, "NextTableReady").value, 0.0);
+    assert!(documents.is_empty(), "{documents:#?}");
     // A refused event: nothing ran, nothing to say.
     let (result, documents) = handler.handle_metered(json!({"at": "yesterday"}), None).await;
     assert_eq!(result.unwrap_err().error_type(), "BadEvent");
@@ -500,8 +518,8 @@ async fn create_new_waits_for_its_tables_to_be_active_on_dynalite() {
     let h = Harness::start(dynalite(2000)).await;
     let started = Instant::now();
     let (report, documents) = h
-        .handler(Operation::CreateNew)
-        .handle_metered(event_file("scheduler_create_new.json"), None)
+        .handler_at(Operation::CreateNew, CREATE_AT)
+        .handle_metered(scheduled(CREATE_AT), None)
         .await;
     let report = report.unwrap();
     assert!(started.elapsed() >= Duration::from_secs(2));

@@ -55,14 +55,18 @@ async fn a_week_publishes_the_tables_writers_need_and_an_event_for_each_change()
     let handler = |operation| {
         Handler::new(operation, policy.clone(), client.clone()).with_publishing(publishing, clients.clone())
     };
-    let (create, resize) = (handler(Operation::CreateNew), handler(Operation::ResizeOld));
     let parameter = publish::parameter_name("pub");
 
     let mut phase_changes = BTreeSet::new();
     for day in 1..=7 {
         let date = NaiveDate::from_ymd_opt(2018, 10, day).unwrap();
         let evening: DateTime<Utc> = date.and_hms_opt(23, 45, 0).unwrap().and_utc();
-        create.handle(json!({"at": evening.to_rfc3339()})).await.unwrap();
+        // The schedule fires at its time: the wall clock stands there.
+        let create = handler(Operation::CreateNew).with_wall_clock(evening);
+        create
+            .handle(json!({"scheduled_time": evening.to_rfc3339()}))
+            .await
+            .unwrap();
 
         // The parameter names the current and both pre-built tables with their periods, each
         // as moto has it.
@@ -109,7 +113,11 @@ async fn a_week_publishes_the_tables_writers_need_and_an_event_for_each_change()
         assert_eq!(current, [format!("pub_{date}")]);
 
         let morning = evening + Duration::minutes(30);
-        resize.handle(json!({"at": morning.to_rfc3339()})).await.unwrap();
+        let resize = handler(Operation::ResizeOld).with_wall_clock(morning);
+        resize
+            .handle(json!({"scheduled_time": morning.to_rfc3339()}))
+            .await
+            .unwrap();
         // Tables whose capacity this run changed, read from the server: yesterday's went warm.
         for (name, _, capacity) in tables_on(&client).await {
             if capacity != (300, 1000) {
@@ -167,4 +175,138 @@ async fn a_week_publishes_the_tables_writers_need_and_an_event_for_each_change()
         String::from_utf8_lossy(&output.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "pub_2018-10-07");
+}
+
+/// The parameter as it stands on the server: its type and value.
+async fn stored(clients: &ddb_rollover::aws::sdk::AwsClients, name: &str) -> (String, String) {
+    let got = clients.ssm.get_parameter().name(name).send().await.unwrap();
+    let p = got.parameter().unwrap();
+    (
+        p.r#type().unwrap().as_str().to_owned(),
+        p.value().unwrap().to_owned(),
+    )
+}
+
+/// Issue 41, findings 1 and 3: a console test or a dead-letter replay for another period (the
+/// shipped 2018 event) acts for that period, but says nothing about now: no NextTableReady, no
+/// rewrite of the parameter (whose `updated_at` never goes backwards). Before: the 2018 tables
+/// were published as ready and `updated_at` went back to 2018. A far-off time without
+/// `"replay": true` is refused before any call.
+#[tokio::test]
+async fn a_replay_for_another_period_leaves_what_was_published_for_now() {
+    let db = LocalDynamo::start(Server::Moto);
+    let client = db.client().await;
+    let clients = crate::support::aws_clients(db.endpoint()).await;
+    stack_ledger(&client, "timeseries").await;
+    let publishing = Publishing {
+        tables: true,
+        events: false,
+    };
+    let handler = Handler::new(Operation::CreateNew, Policy::default(), client.clone())
+        .with_publishing(publishing, clients.clone());
+    let parameter = publish::parameter_name("timeseries");
+    // Now (the system's wall clock): today's tables, published.
+    handler.handle(json!({})).await.unwrap();
+    let (_, now_value) = stored(&clients, &parameter).await;
+    let now_document: Value = serde_json::from_str(&now_value).unwrap();
+    assert_eq!(now_document["ready"], true);
+
+    // The shipped scheduler event: a replay of 2018-10-25's run.
+    let replay = super::common::event_file("scheduler_create_new.json");
+    assert_eq!(replay["replay"], true);
+    let (report, documents) = handler.handle_metered(replay, None).await;
+    let report = report.unwrap();
+    assert_eq!(report.next_table_ready, None, "{report:#?}");
+    assert!(
+        !documents.iter().any(|d| d.contains("NextTableReady")),
+        "{documents:#?}"
+    );
+    // It acted for 2018: the tables are there, read back.
+    let names = testkit::table_names(&client).await;
+    assert!(names.iter().any(|n| n == "timeseries_2018-10-25"), "{names:?}");
+    // The parameter still speaks of now, unchanged.
+    assert_eq!(stored(&clients, &parameter).await.1, now_value);
+
+    // Without "replay": refused, nothing made.
+    for event in [
+        json!({"scheduled_time": "2018-10-27T23:45:00Z"}),
+        json!({"at": (Utc::now() + Duration::days(400)).to_rfc3339()}),
+    ] {
+        let error = handler.handle(event.clone()).await.unwrap_err();
+        assert_eq!(error.error_type(), "BadEvent", "{event}: {error}");
+        assert!(error.to_string().contains("\"replay\": true"), "{error}");
+    }
+    let after = testkit::table_names(&client).await;
+    assert!(
+        !after
+            .iter()
+            .any(|n| n.contains("2018-10-27") || n.contains("2018-10-28")),
+        "{after:?}"
+    );
+    assert_eq!(stored(&clients, &parameter).await.1, now_value);
+}
+
+/// Issue 41, finding 8: a parameter someone else wrote at the stack's name (a SecureString, a
+/// value not in our format, another family's document) is a foreign part: the run fails
+/// loudly naming it, and the parameter is left exactly as it was. Before: overwritten without a
+/// word (the SecureString became a String). A parameter of ours is rewritten.
+#[tokio::test]
+async fn a_parameter_someone_else_wrote_is_never_overwritten() {
+    let db = LocalDynamo::start(Server::Moto);
+    let client = db.client().await;
+    let clients = crate::support::aws_clients(db.endpoint()).await;
+    stack_ledger(&client, "timeseries").await;
+    let publishing = Publishing {
+        tables: true,
+        events: false,
+    };
+    let handler = Handler::new(Operation::CreateNew, Policy::default(), client.clone())
+        .with_publishing(publishing, clients.clone());
+    let parameter = publish::parameter_name("timeseries");
+    let other_family = r#"{"prefix":"orders","period":"day","timezone":"UTC","updated_at":"2018-10-25T23:45:00+00:00","ready":true,"tables":[],"omitted":0}"#;
+    for (kind, value) in [
+        (aws_sdk_ssm::types::ParameterType::SecureString, "s3cr3t"),
+        (aws_sdk_ssm::types::ParameterType::String, "timeseries_2018-10-25"),
+        (aws_sdk_ssm::types::ParameterType::String, other_family),
+    ] {
+        clients
+            .ssm
+            .put_parameter()
+            .name(&parameter)
+            .value(value)
+            .r#type(kind.clone())
+            .overwrite(true)
+            .send()
+            .await
+            .unwrap();
+        let before = stored(&clients, &parameter).await;
+        let error = handler.handle(json!({})).await.unwrap_err();
+        assert_eq!(error.error_type(), "PublishFailed", "{kind:?}: {error}");
+        let message = error.to_string();
+        assert!(
+            message.contains("is not ours") && message.contains(&parameter),
+            "{message}"
+        );
+        assert_eq!(stored(&clients, &parameter).await, before, "{kind:?}");
+        assert_eq!(before.0, kind.as_str());
+    }
+    // Gone: ours to create; then ours to rewrite.
+    clients
+        .ssm
+        .delete_parameter()
+        .name(&parameter)
+        .send()
+        .await
+        .unwrap();
+    handler.handle(json!({})).await.unwrap();
+    let (kind, value) = stored(&clients, &parameter).await;
+    assert_eq!(kind, "String");
+    let first: Value = serde_json::from_str(&value).unwrap();
+    assert_eq!(first["prefix"], "timeseries");
+    handler.handle(json!({})).await.unwrap();
+    let second: Value = serde_json::from_str(&stored(&clients, &parameter).await.1).unwrap();
+    assert!(
+        second["updated_at"].as_str() >= first["updated_at"].as_str(),
+        "{first} {second}"
+    );
 }

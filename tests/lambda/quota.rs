@@ -53,7 +53,7 @@ async fn create_new_handler_errors_when_the_quota_is_reached() {
 
     let started = std::time::Instant::now();
     let error = handler
-        .handle(json!({ "at": "2018-10-25T23:45:00Z" }))
+        .handle(json!({ "at": "2018-10-25T23:45:00Z", "replay": true }))
         .await
         .expect_err("the period's tables cannot be created: a function error");
     let seconds = started.elapsed().as_secs_f64();

@@ -66,7 +66,14 @@ pub async fn run_schedule_at(
     at: &str,
 ) -> Result<RunReport, HandlerError> {
     let event = scheduler_event(schedule, at);
-    handler(function, control).handle(event).await
+    // The schedule fires at its time: the wall clock then is the scheduled time.
+    let wall = at
+        .parse()
+        .unwrap_or_else(|e| panic!("{at} is no RFC 3339 time: {e}"));
+    handler(function, control)
+        .with_wall_clock(wall)
+        .handle(event)
+        .await
 }
 
 /// Day `day` (0 = the blog's 2018-10-25) of the scenario, at `operation`'s time of day:

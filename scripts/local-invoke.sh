@@ -17,7 +17,9 @@ cd "$ROOT"
 RUN_DIR="$ROOT/.local/run"
 TOOLS_BIN="$ROOT/.local/release-venv/tools/bin"
 
-# Set ROLLOVER_POLICY so the real binary's cold start reads it; the rest are the defaults.
+# Set ROLLOVER_POLICY so the real binary's cold start reads it, beside the variables template.yaml
+# always sets (a function refuses to start without them; docs/operations.md "The functions'
+# environment").
 POLICY='{"prefix":"timeseries"}'
 
 if ! command -v cargo-lambda >/dev/null && [[ -x $TOOLS_BIN/cargo-lambda ]]; then
@@ -93,6 +95,10 @@ env -u AWS_PROFILE -u AWS_SESSION_TOKEN \
   AWS_ENDPOINT_URL="$endpoint" AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1 \
   AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_EC2_METADATA_DISABLED=true \
   ROLLOVER_POLICY="$POLICY" \
+  ROLLOVER_TABLE_PREFIX=timeseries ROLLOVER_TTL_ATTRIBUTE= ROLLOVER_POINT_IN_TIME_RECOVERY=false \
+  ROLLOVER_ARCHIVE_BUCKET= ROLLOVER_ARCHIVE_PREFIX=ddb-rollover/ ROLLOVER_DELETE_AFTER=0 \
+  ROLLOVER_CHANGE_STREAM_ARN= ROLLOVER_CONSUMER_FUNCTION_ARN= ROLLOVER_AUTOSCALING=false \
+  ROLLOVER_PUBLISH_TABLES=false ROLLOVER_PUBLISH_EVENTS=false \
   setsid cargo lambda watch --invoke-address 127.0.0.1 --invoke-port "$port" --ignore-changes \
   </dev/null >"$WATCH_LOG" 2>&1 &
 WATCH_PID=$!

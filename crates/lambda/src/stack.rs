@@ -580,13 +580,12 @@ pub(crate) mod tests_support {
 
 #[cfg(test)]
 mod tests {
-    use super::tests_support::defaults;
     use super::*;
     use ddb_rollover::policy::settings::StreamView;
     use ddb_rollover::policy::stream::StartingPosition;
 
     fn stack(changes: &[(&str, &str)]) -> StackParameters {
-        let mut parameters = defaults();
+        let mut parameters = tests_support::defaults();
         for (p, v) in changes {
             *parameters
                 .get_mut(p)
@@ -611,7 +610,7 @@ mod tests {
             }
             assert_eq!(v.name, snake);
         }
-        assert_eq!(defaults().len(), VARIABLES.len());
+        assert_eq!(tests_support::defaults().len(), VARIABLES.len());
     }
 
     #[test]

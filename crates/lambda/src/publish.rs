@@ -54,7 +54,7 @@ impl Publishing {
 
     /// `"true"` turns each on; `"false"`, or no variable (a handler built in code, a local run),
     /// leaves it off. Lenient: the cold start checks the stack's values first
-    /// ([`crate::stack::check_environment`]), so a function never reads `True` or `1` as off.
+    /// ([`crate::environment::check_environment`]), so a function never reads `True` or `1` as off.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Publishing {
         let on = |name: &str| lookup(name).is_some_and(|v| v == "true");
         Publishing {
@@ -225,7 +225,7 @@ pub async fn publish(
 }
 
 /// The keys of the document [`tables_document`] writes, in its order.
-const DOCUMENT_KEYS: [&str; 7] = [
+pub const DOCUMENT_KEYS: [&str; 7] = [
     "prefix",
     "period",
     "timezone",

@@ -184,7 +184,7 @@ fn check_one(
 }
 
 /// Whether `at` stands for the wall clock's now: in the wall clock's period, or within
-/// [`CLOCK_SKEW`] of it across a boundary (a scheduled run fired or retried a little late or
+/// five minutes ([`clock_skew`]) of it across a boundary (a scheduled run fired or retried a little late or
 /// early). A run for any other instant acts for another period: the Lambda functions take one
 /// only when the event says it is a replay, and such a run says nothing about now (no
 /// readiness, no published tables). Retries of one scheduled run within its period stay "now",

@@ -249,7 +249,9 @@ async fn a_replay_for_another_period_leaves_what_was_published_for_now() {
 /// Issue 41, finding 8: a parameter someone else wrote at the stack's name (a SecureString, a
 /// value not in our format, another family's document) is a foreign part: the run fails
 /// loudly naming it, and the parameter is left exactly as it was. Before: overwritten without a
-/// word (the SecureString became a String). A parameter of ours is rewritten.
+/// word (the SecureString became a String). A parameter of ours is rewritten, and the ledger
+/// records the version each write got: a copy of our document written by someone else is a
+/// version past the record, so theirs.
 #[tokio::test]
 async fn a_parameter_someone_else_wrote_is_never_overwritten() {
     let db = LocalDynamo::start(Server::Moto);
@@ -309,4 +311,44 @@ async fn a_parameter_someone_else_wrote_is_never_overwritten() {
         second["updated_at"].as_str() >= first["updated_at"].as_str(),
         "{first} {second}"
     );
+    // The ledger holds the version our last write got, read back from the server.
+    let version = |clients: &ddb_rollover::aws::sdk::AwsClients| {
+        let ssm = clients.ssm.clone();
+        let name = parameter.clone();
+        async move {
+            let got = ssm.get_parameter().name(name).send().await.unwrap();
+            got.parameter().unwrap().version()
+        }
+    };
+    let ours = version(&clients).await;
+    let book = ddb_rollover::ledger::Book::read(
+        ddb_rollover::run::control::Ledger::read_ledger(
+            &ddb_rollover::aws::dynamodb::DynamoDb::new(client.clone()),
+            &crate::support::ledger::ledger_name("timeseries"),
+            "timeseries",
+        )
+        .await
+        .unwrap(),
+    );
+    let record = &book.parameters[&parameter].record;
+    assert_eq!((record.version, record.intended_at), (Some(ours), None));
+    // Someone writes our very document again (a copy: type, keys, prefix all ours): the version
+    // moved on past our record, so it is theirs now, and stays as they wrote it.
+    let (_, copy) = stored(&clients, &parameter).await;
+    clients
+        .ssm
+        .put_parameter()
+        .name(&parameter)
+        .value(&copy)
+        .r#type(aws_sdk_ssm::types::ParameterType::String)
+        .overwrite(true)
+        .send()
+        .await
+        .unwrap();
+    let error = handler.handle(json!({})).await.unwrap_err();
+    assert!(
+        error.to_string().contains(&format!("version {}", ours + 1)),
+        "{error}"
+    );
+    assert_eq!(version(&clients).await, ours + 1);
 }

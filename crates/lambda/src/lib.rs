@@ -16,6 +16,7 @@ mod fit;
 pub mod grants;
 mod init_error;
 pub mod metrics;
+mod parameter;
 pub mod publish;
 #[cfg(test)]
 mod report_fixtures;
@@ -385,7 +386,7 @@ impl Handler {
                     readiness: readiness.or(report.next_table_ready.as_ref()),
                     wall,
                 };
-                publish::publish(clients, self.publishing, &self.policy, run).await
+                publish::publish(clients, &self.control, self.publishing, &self.policy, run).await
             }
             _ => Ok(()),
         }

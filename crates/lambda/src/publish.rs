@@ -14,9 +14,8 @@
 //! The parameter describes now: the wall clock's current and next periods, `updated_at` the wall
 //! clock when it was written; a run for another instant (a replay) leaves it alone (the handler
 //! hands no readiness for now to [`tables_document`]). It is written only where it is ours
-//! ([`owner`]): no parameter under the name, or one that holds our document for this prefix as
-//! a plain `String`; anything else (a SecureString, a value in another format, another
-//! family's) is someone else's, reported and never overwritten.
+//! (`crate::parameter`): no parameter under the name, or the version our last write recorded in
+//! the family's ledger; anything else is someone else's, reported and never overwritten.
 
 use chrono::{DateTime, Utc};
 use ddb_rollover::aws::sdk::AwsClients;
@@ -24,7 +23,10 @@ use ddb_rollover::plan::Decision;
 use ddb_rollover::policy::naming::Ownership;
 use ddb_rollover::policy::tags::TAG_ARCHIVED;
 use ddb_rollover::policy::Policy;
+use ddb_rollover::run::control::Ledger;
 use ddb_rollover::run::readiness::Readiness;
+
+use crate::parameter::put_tables;
 use ddb_rollover::{Operation, Outcome, RunReport};
 use serde_json::{json, Value};
 
@@ -199,9 +201,11 @@ pub struct Published<'a> {
     pub wall: DateTime<Utc>,
 }
 
-/// Sends what `publishing` switches on; every failure is named, none stops the other.
-pub async fn publish(
+/// Sends what `publishing` switches on; every failure is named, none stops the other. The
+/// parameter's writes are recorded in the family's ledger through `ledger`.
+pub async fn publish<L: Ledger>(
     clients: &AwsClients,
+    ledger: &L,
     publishing: Publishing,
     policy: &Policy,
     run: Published<'_>,
@@ -211,7 +215,7 @@ pub async fn publish(
     if publishing.tables && report.operation == Operation::CreateNew {
         if let Some(value) = tables_document(policy, report, run.wall) {
             let name = parameter_name(&policy.prefix);
-            failures.extend(put_tables(clients, policy, &name, &value, run.wall).await);
+            failures.extend(put_tables(clients, ledger, policy, &name, &value, run.wall).await);
         }
     }
     if publishing.events {
@@ -235,99 +239,6 @@ pub const DOCUMENT_KEYS: [&str; 7] = [
     "omitted",
 ];
 
-/// Whose the parameter at our name is, from what it holds.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Owner {
-    /// No parameter: ours to create (without overwriting, so one made meanwhile is kept).
-    Nobody,
-    /// Our document for this prefix, last written at `updated_at`.
-    Us { updated_at: Option<DateTime<Utc>> },
-    /// Someone else's (the text says what shows it): never overwritten.
-    Foreign(String),
-}
-
-/// Whose `stored` (the parameter's type and value, `None` when there is none) is. The evidence
-/// is what our own previous write leaves: a `String` parameter whose value is our document
-/// ([`DOCUMENT_KEYS`], nothing else) for this policy's prefix. That is a mark anyone with
-/// `ssm:PutParameter` on the name could copy, not an identity AWS assigned; it is what
-/// the publish path can check without the family's ledger, and it keeps anyone else's
-/// parameter (a SecureString, another format, another family's document) from being replaced.
-pub fn owner(policy: &Policy, stored: Option<(&str, &str)>) -> Owner {
-    let Some((kind, value)) = stored else {
-        return Owner::Nobody;
-    };
-    if kind != "String" {
-        return Owner::Foreign(format!("it is a {kind} parameter; ours are String"));
-    }
-    let document = match serde_json::from_str::<Value>(value) {
-        Ok(Value::Object(document)) => document,
-        _ => return Owner::Foreign("its value is not a JSON object (ours is the tables document)".into()),
-    };
-    let mut keys: Vec<&str> = document.keys().map(String::as_str).collect();
-    let mut ours = DOCUMENT_KEYS.to_vec();
-    keys.sort_unstable();
-    ours.sort_unstable();
-    if keys != ours {
-        return Owner::Foreign(format!(
-            "its value has the keys {keys:?}, not the tables document's {DOCUMENT_KEYS:?}"
-        ));
-    }
-    if document["prefix"] != policy.prefix.as_str() {
-        return Owner::Foreign(format!(
-            "its value is the tables document of prefix {}, not {:?}",
-            document["prefix"], policy.prefix
-        ));
-    }
-    let updated_at = document["updated_at"]
-        .as_str()
-        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
-        .map(|t| t.with_timezone(&Utc));
-    Owner::Us { updated_at }
-}
-
-#[cfg(feature = "ssm")]
-async fn put_tables(
-    clients: &AwsClients,
-    policy: &Policy,
-    name: &str,
-    value: &str,
-    wall: DateTime<Utc>,
-) -> Option<String> {
-    use ddb_rollover::aws::parameters::{create_parameter, get_parameter, put_parameter};
-    let stored = match get_parameter(&clients.ssm, name).await {
-        Ok(stored) => stored,
-        Err(e) => return Some(format!("{} {name}", explain(&e))),
-    };
-    let written = match owner(
-        policy,
-        stored.as_ref().map(|p| (p.kind.as_str(), p.value.as_str())),
-    ) {
-        Owner::Nobody => create_parameter(&clients.ssm, name, value).await,
-        // A run that wrote later (another host's clock, a console test meanwhile) stands.
-        Owner::Us {
-            updated_at: Some(later),
-        } if later > wall => {
-            tracing::info!(parameter = name, %later, "published later by another run: left as it is");
-            Ok(())
-        }
-        Owner::Us { .. } => put_parameter(&clients.ssm, name, value).await,
-        Owner::Foreign(why) => {
-            return Some(format!(
-                "the parameter {name} is not ours ({why}): not overwritten. It is a foreign part at the \
-                 name the stack publishes the tables under: remove or rename it, or set PublishTables=false"
-            ))
-        }
-    };
-    written.err().map(|e| format!("{} {name}", explain(&e)))
-}
-
-#[cfg(not(feature = "ssm"))]
-async fn put_tables(_: &AwsClients, _: &Policy, name: &str, _: &str, _: DateTime<Utc>) -> Option<String> {
-    Some(format!(
-        "PutParameter {name}: this function is built without Systems Manager (ddb-rollover-lambda's `ssm` feature)"
-    ))
-}
-
 #[cfg(feature = "eventbridge")]
 async fn put_events(clients: &AwsClients, events: &[Event]) -> Vec<String> {
     ddb_rollover::aws::events::put_events(&clients.eventbridge, events, explain).await
@@ -345,7 +256,7 @@ async fn put_events(_: &AwsClients, events: &[Event]) -> Vec<String> {
 }
 
 #[cfg(any(feature = "ssm", feature = "eventbridge"))]
-fn explain(error: &ddb_rollover::aws::call_error::CallError) -> String {
+pub(crate) fn explain(error: &ddb_rollover::aws::call_error::CallError) -> String {
     if error.is_access_denied() {
         format!("{error} (the role does not allow it: deploy the stack's template, which grants it)")
     } else {
@@ -471,7 +382,8 @@ mod tests {
     }
 
     #[test]
-    fn only_our_own_document_for_this_prefix_is_ours_to_overwrite() {
+    fn before_the_ledger_records_it_only_our_own_document_for_this_prefix_is_ours() {
+        use crate::parameter::our_previous_write;
         let policy = policy(1);
         let ours = tables_document(
             &policy,
@@ -482,13 +394,7 @@ mod tests {
             "2018-10-25T23:45:00Z".parse().unwrap(),
         )
         .unwrap();
-        assert_eq!(owner(&policy, None), Owner::Nobody);
-        assert_eq!(
-            owner(&policy, Some(("String", &ours))),
-            Owner::Us {
-                updated_at: Some("2018-10-25T23:45:00Z".parse().unwrap())
-            }
-        );
+        assert_eq!(our_previous_write(&policy, "String", &ours), Ok(()));
         let other_family = ours.replace("\"prefix\":\"ts\"", "\"prefix\":\"orders\"");
         for (kind, value, says) in [
             ("SecureString", ours.as_str(), "SecureString"),
@@ -497,9 +403,9 @@ mod tests {
             ("String", r#"{"table":"ts_2018-10-25"}"#, "keys"),
             ("String", other_family.as_str(), "orders"),
         ] {
-            match owner(&policy, Some((kind, value))) {
-                Owner::Foreign(why) => assert!(why.contains(says), "{kind} {value}: {why}"),
-                other => panic!("{kind} {value}: {other:?}"),
+            match our_previous_write(&policy, kind, value) {
+                Err(why) => assert!(why.contains(says), "{kind} {value}: {why}"),
+                Ok(()) => panic!("{kind} {value}: taken as ours"),
             }
         }
     }

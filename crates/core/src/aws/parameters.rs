@@ -5,19 +5,22 @@
 use aws_sdk_ssm::types::ParameterType;
 
 use crate::aws::call_error::CallError;
+use crate::aws::utc;
+use crate::ledger::SeenParameter;
 
-/// Writes `value` to the String parameter `name`, replacing what it held.
-pub async fn put_parameter(client: &aws_sdk_ssm::Client, name: &str, value: &str) -> Result<(), CallError> {
+/// Writes `value` to the String parameter `name`, replacing what it held; the version it made.
+pub async fn put_parameter(client: &aws_sdk_ssm::Client, name: &str, value: &str) -> Result<i64, CallError> {
     write(client, name, value, true).await
 }
 
-/// Creates the String parameter `name` holding `value`; fails (`ParameterAlreadyExists`) when
-/// someone made one under the name meanwhile, instead of replacing theirs.
+/// Creates the String parameter `name` holding `value` (version 1); fails
+/// (`ParameterAlreadyExists`) when someone made one under the name meanwhile, instead of
+/// replacing theirs.
 pub async fn create_parameter(
     client: &aws_sdk_ssm::Client,
     name: &str,
     value: &str,
-) -> Result<(), CallError> {
+) -> Result<i64, CallError> {
     write(client, name, value, false).await
 }
 
@@ -26,7 +29,7 @@ async fn write(
     name: &str,
     value: &str,
     overwrite: bool,
-) -> Result<(), CallError> {
+) -> Result<i64, CallError> {
     client
         .put_parameter()
         .name(name)
@@ -35,18 +38,20 @@ async fn write(
         .overwrite(overwrite)
         .send()
         .await
-        .map(drop)
+        .map(|written| written.version())
         .map_err(|e| CallError::from_sdk("PutParameter", &e))
 }
 
-/// A parameter as it stands: its type (`String`, `StringList`, `SecureString`) and its value
-/// (a SecureString's as stored, not decrypted).
+/// A parameter as it stands: its type (`String`, `StringList`, `SecureString`), its value
+/// (a SecureString's as stored, not decrypted) and what Systems Manager gave its last write.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredParameter {
     /// The parameter's type, as Systems Manager names it.
     pub kind: String,
     /// Its value (ciphertext for a SecureString: read without decryption).
     pub value: String,
+    /// Its version and when it was last written.
+    pub seen: SeenParameter,
 }
 
 /// What `name` holds; `None` when there is no such parameter.
@@ -64,6 +69,10 @@ pub async fn get_parameter(
         Ok(answer) => Ok(answer.parameter().map(|p| StoredParameter {
             kind: p.r#type().map(|t| t.as_str().to_owned()).unwrap_or_default(),
             value: p.value().unwrap_or_default().to_owned(),
+            seen: SeenParameter {
+                version: p.version(),
+                last_modified: p.last_modified_date().and_then(utc),
+            },
         })),
         Err(e) => {
             let error = CallError::from_sdk("GetParameter", &e);

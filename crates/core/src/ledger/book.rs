@@ -5,13 +5,15 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
+use crate::ledger::parameter::ParameterRecord;
 use crate::ledger::record::{keys, Lease, Meta, TableRecord};
 use crate::table::evidence::{Receipt, TableIdentity};
 
 /// One item of the ledger as stored: its key, its version and its record as JSON.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredRecord {
-    /// The sort key (`meta`, `table#NAME`, `receipt#NAME#MILLIS`, `lease#OPERATION`).
+    /// The sort key (`meta`, `table#NAME`, `receipt#NAME#MILLIS`, `lease#OPERATION`,
+    /// `parameter#NAME`).
     pub key: String,
     /// 1 when first written, one more at each write.
     pub version: u64,
@@ -57,6 +59,8 @@ pub struct Book {
     pub receipts: BTreeMap<String, Vec<Entry<Receipt>>>,
     /// The operations' leases, by record key.
     pub leases: BTreeMap<String, Entry<Lease>>,
+    /// The parameters the family publishes, by parameter name.
+    pub parameters: BTreeMap<String, Entry<ParameterRecord>>,
     /// Records that are not this version's (a body that does not parse, a key it does not
     /// know): named in the report, never acted on as if absent.
     pub unreadable: Vec<String>,
@@ -77,6 +81,7 @@ impl Default for Book {
             tables: BTreeMap::new(),
             receipts: BTreeMap::new(),
             leases: BTreeMap::new(),
+            parameters: BTreeMap::new(),
             unreadable: Vec::new(),
             read_at: None,
         }
@@ -149,6 +154,15 @@ impl Book {
             };
             self.leases.insert(key.clone(), Entry { key, version, record });
             true
+        } else if let Some(name) = key.strip_prefix("parameter#") {
+            match serde_json::from_str::<ParameterRecord>(&body) {
+                Ok(record) if record.name == name => {
+                    let name = name.to_string();
+                    self.parameters.insert(name, Entry { key, version, record });
+                    true
+                }
+                _ => false,
+            }
         } else {
             false
         }

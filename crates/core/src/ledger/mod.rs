@@ -12,18 +12,21 @@
 //!
 //! - `record`: the records, as stored (JSON in one attribute, so the schema is here once);
 //! - `book`: the ledger as one run read it (one Query of the family's partition);
+//! - `parameter`: the published parameter, by the version each write of ours got;
 //! - here: how a table made before the ledger is recorded on the evidence it carries.
 //!
 //! Writing it is the run's: an intent before each CreateTable and its outcome after
 //! (`crate::run::ledger`), a lease per operation so overlapping runs defer.
 
 mod book;
+mod parameter;
 mod record;
 
 pub use crate::table::evidence::{
     to_millisecond, ArchiveRecord, ArchivedFile, PeriodBounds, Receipt, TableIdentity,
 };
 pub use book::{Book, Entry, LedgerState, StoredRecord};
+pub use parameter::{parameter_owner, ParameterOwner, ParameterRecord, SeenParameter};
 pub use record::{keys, Feeds, Lease, Meta, Origin, TableRecord, TableState};
 
 use std::collections::BTreeMap;

@@ -167,6 +167,11 @@ pub mod keys {
         format!("lease#{operation}")
     }
 
+    /// The record of a parameter the family publishes.
+    pub fn parameter(name: &str) -> String {
+        format!("parameter#{name}")
+    }
+
     /// The table a receipt key names.
     pub fn receipt_table(key: &str) -> Option<&str> {
         key.strip_prefix("receipt#")?

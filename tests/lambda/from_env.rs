@@ -41,8 +41,9 @@ fn assert_names(message: &str, named: &[&str]) {
 
 /// What template.yaml sets with a PolicyOverride: the override, and the variables that decide
 /// the roles' permissions and the switches (here: TtlAttribute, an archive bucket, TablePrefix
-/// timeseries).
-const GRANTS_ONLY: [(&str, &str); 11] = [
+/// timeseries), and the stack's account.
+const GRANTS_ONLY: [(&str, &str); 12] = [
+    ("ROLLOVER_ACCOUNT_ID", "123456789012"),
     ("ROLLOVER_TABLE_PREFIX", "timeseries"),
     ("ROLLOVER_TTL_ATTRIBUTE", "expires_at"),
     ("ROLLOVER_POINT_IN_TIME_RECOVERY", "false"),
@@ -202,7 +203,8 @@ async fn from_env_reads_the_policy_and_the_client_from_the_environment() {
         ],
     );
     assert_eq!(
-        GRANTS_ONLY.len() - 2 + DEFAULTS.len(),
+        // Less the account and the two publishing switches, which are no policy variables.
+        GRANTS_ONLY.len() - 3 + DEFAULTS.len(),
         VARIABLES.len(),
         "every variable is set here"
     );

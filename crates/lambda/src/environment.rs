@@ -17,6 +17,13 @@ use crate::stack::{BadVariable, StackError, Variable, VARIABLES};
 /// The Region the function runs in (Lambda sets it): an ARN the stack names must be in it.
 pub const REGION_ENV: &str = "AWS_REGION";
 
+/// The stack's account (template.yaml sets it from `AWS::AccountId`): an ARN the stack names
+/// must be in it, as the roles' statements are.
+pub const ACCOUNT_ENV: &str = "ROLLOVER_ACCOUNT_ID";
+
+/// An AWS account ID.
+const ACCOUNT_RULE: allowed::Rule = allowed::Rule::Pattern("^[0-9]{12}$");
+
 /// Every variable the template sets, checked: `Err` names each missing or bad one with its
 /// parameter and what it allows, at once.
 pub fn check_environment(lookup: impl Fn(&str) -> Option<String>) -> Result<(), StackError> {
@@ -38,6 +45,29 @@ pub fn check_environment(lookup: impl Fn(&str) -> Option<String>) -> Result<(), 
         grants: true,
     });
     let region = lookup(REGION_ENV).filter(|r| !r.is_empty());
+    let account = lookup(ACCOUNT_ENV);
+    match &account {
+        None => bad.push(BadVariable {
+            name: ACCOUNT_ENV,
+            parameter: "AWS::AccountId",
+            value: None,
+            message: "template.yaml sets it to the stack's account".into(),
+        }),
+        Some(value) => {
+            if let Err(message) = ACCOUNT_RULE.check(value) {
+                bad.push(BadVariable {
+                    name: ACCOUNT_ENV,
+                    parameter: "AWS::AccountId",
+                    value: Some(crate::event::excerpt(value)),
+                    message,
+                });
+            }
+        }
+    }
+    let home = Home {
+        region: region.as_deref(),
+        account: account.as_deref(),
+    };
     for v in VARIABLES.iter().chain(&publishing) {
         let set_by_template = v.grants || v.parameter == "Autoscaling" || !overridden;
         let Some(value) = lookup(v.name) else {
@@ -54,7 +84,7 @@ pub fn check_environment(lookup: impl Fn(&str) -> Option<String>) -> Result<(), 
         let rule = allowed::rule(v.parameter).unwrap_or_else(|| panic!("no rule for {}", v.parameter));
         let mut message = rule.check(&value).err();
         if message.is_none() {
-            message = arn_elsewhere(&value, region.as_deref());
+            message = home.elsewhere(&value);
         }
         if let Some(message) = message {
             bad.push(BadVariable {
@@ -72,15 +102,36 @@ pub fn check_environment(lookup: impl Fn(&str) -> Option<String>) -> Result<(), 
     }
 }
 
-/// An ARN (`arn:PARTITION:SERVICE:REGION:ACCOUNT:...`) in another Region than the function's:
-/// the role's statements and the service calls are the function's Region's. (The account is
-/// not known at a cold start without a call; the template's statements name the stack's own.)
-fn arn_elsewhere(value: &str, region: Option<&str>) -> Option<String> {
-    let region = region?;
-    let arn_region = value.strip_prefix("arn:")?.split(':').nth(2)?;
-    (arn_region != region).then(|| {
-        format!("is in Region {arn_region}, but the function runs in {region}: name a resource in the stack's own Region")
-    })
+/// Where the function runs: the Region (Lambda's `AWS_REGION`) and the stack's account.
+struct Home<'a> {
+    region: Option<&'a str>,
+    account: Option<&'a str>,
+}
+
+impl Home<'_> {
+    /// Why an ARN (`arn:PARTITION:SERVICE:REGION:ACCOUNT:...`) is out of reach: in another
+    /// Region than the function's or another account than the stack's (the roles' statements,
+    /// a Kinesis destination and an event source mapping are the function's own Region's and
+    /// account's). `None` for a value that is no ARN, or one at home.
+    fn elsewhere(&self, value: &str) -> Option<String> {
+        let mut fields = value.strip_prefix("arn:")?.split(':').skip(2);
+        let (arn_region, arn_account) = (fields.next()?, fields.next()?);
+        let mut why = Vec::new();
+        if let Some(region) = self.region.filter(|r| *r != arn_region) {
+            why.push(format!(
+                "in Region {arn_region}, but the function runs in {region}"
+            ));
+        }
+        if let Some(account) = self.account.filter(|a| *a != arn_account) {
+            why.push(format!("in account {arn_account}, but the stack is in {account}"));
+        }
+        (!why.is_empty()).then(|| {
+            format!(
+                "is {}: name a resource in the stack's own Region and account",
+                why.join(" and ")
+            )
+        })
+    }
 }
 
 #[cfg(test)]
@@ -98,6 +149,7 @@ mod tests {
             })
             .collect();
         env.insert(POLICY_ENV, String::new());
+        env.insert(ACCOUNT_ENV, "123456789012".into());
         env.insert("ROLLOVER_PUBLISH_TABLES", "true".into());
         env.insert("ROLLOVER_PUBLISH_EVENTS", "true".into());
         env
@@ -119,7 +171,7 @@ mod tests {
         );
         // An empty environment names every variable the template sets.
         let err = check_environment(|_| None).unwrap_err();
-        assert_eq!(err.0.len(), VARIABLES.len() + 3, "{err}");
+        assert_eq!(err.0.len(), VARIABLES.len() + 4, "{err}");
     }
 
     #[test]
@@ -161,7 +213,7 @@ mod tests {
     }
 
     #[test]
-    fn an_arn_in_another_region_is_refused_when_the_region_is_known() {
+    fn an_arn_in_another_region_or_account_is_refused() {
         let mut env = stack();
         env.insert(
             "ROLLOVER_CHANGE_STREAM_ARN",
@@ -174,5 +226,22 @@ mod tests {
             err.contains("ROLLOVER_CHANGE_STREAM_ARN") && err.contains("eu-west-1"),
             "{err}"
         );
+        env.insert(
+            "ROLLOVER_CONSUMER_FUNCTION_ARN",
+            "arn:aws:lambda:us-east-1:210987654321:function:theirs".into(),
+        );
+        env.insert(
+            "ROLLOVER_CHANGE_STREAM_ARN",
+            "arn:aws:kinesis:us-east-1:123456789012:stream/s".into(),
+        );
+        let err = check(&env).unwrap_err();
+        assert_eq!(err.0.len(), 1, "{err}");
+        assert_eq!(err.0[0].name, "ROLLOVER_CONSUMER_FUNCTION_ARN");
+        assert!(err.to_string().contains("account 210987654321"), "{err}");
+        // The account itself is the template's: twelve digits, and there.
+        env.insert(ACCOUNT_ENV, "12345".into());
+        assert!(check(&env).unwrap_err().to_string().contains(ACCOUNT_ENV));
+        env.remove(ACCOUNT_ENV);
+        assert!(check(&env).unwrap_err().to_string().contains("AWS::AccountId"));
     }
 }

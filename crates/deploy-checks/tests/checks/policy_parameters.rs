@@ -202,6 +202,10 @@ fn every_parameter_reaches_the_functions_as_its_own_plain_variable() {
                 })
                 .collect();
             expected.insert(ddb_rollover::policy::POLICY_ENV.into(), String::new());
+            expected.insert(
+                ddb_rollover_lambda::environment::ACCOUNT_ENV.into(),
+                aws_model::stack::ACCOUNT_ID.into(),
+            );
             assert_eq!(f.environment, expected, "{} with {parameters:?}", f.logical_id);
             assert_eq!(
                 function_environment(parameters, &f.binary).unwrap(),

@@ -48,11 +48,17 @@ class Invocation:
         self.function_arn = function_arn
         self.handed_out = False
         self.outcome = None  # (kind, body bytes, error type)
+        self.lock = threading.Lock()
         self.done = threading.Event()
 
+    def record(self, kind, body, error_type):
+        """The first outcome counts; the wait goes on until `finish`."""
+        with self.lock:
+            if self.outcome is None:
+                self.outcome = (kind, body, error_type)
+
     def finish(self, kind, body, error_type):
-        if self.outcome is None:
-            self.outcome = (kind, body, error_type)
+        self.record(kind, body, error_type)
         self.done.set()
 
 
@@ -120,6 +126,9 @@ def handler_for(inv: Invocation):
             else:
                 # An unknown request id or path: Lambda answers 400 / 404.
                 return self.reply(400, b'{"errorMessage":"unknown request id or path","errorType":"InvalidRequestID"}')
+            # Recorded before the 202: a function that exits as soon as it has its answer (an
+            # init error) must not be taken for one that exited without a word.
+            inv.record(kind, body, error_type)
             self.reply(202, b'{"status":"OK"}')
             inv.finish(kind, body, error_type)
 

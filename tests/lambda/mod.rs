@@ -6,4 +6,5 @@ mod from_env;
 mod handler;
 mod publish;
 mod quota;
+mod runtime_api;
 mod warm;

@@ -1,4 +1,5 @@
-//! The workspace's binaries under test: the `ddb-rollover` CLI and the `iot-ingest` example.
+//! The workspace's binaries under test: the `ddb-rollover` CLI, the `iot-ingest` example and
+//! the two Lambda functions' bootstraps (`create-new`, `resize-old`, built for the host).
 //!
 //! Cargo sets `CARGO_BIN_EXE_<name>` only for the integration tests of the package that owns
 //! the binary (artifact dependencies, which would lift that, are unstable), and these tests live
@@ -25,6 +26,37 @@ pub fn cli() -> PathBuf {
 /// The `iot-ingest` example's binary.
 pub fn iot_ingest() -> PathBuf {
     binary("iot-ingest")
+}
+
+/// The `create_new` function's bootstrap ([`function_binary`]).
+pub fn create_new() -> PathBuf {
+    function_binary("create-new")
+}
+
+/// The `resize_old` function's bootstrap ([`function_binary`]).
+pub fn resize_old() -> PathBuf {
+    function_binary("resize-old")
+}
+
+/// Where a test may take the functions' bootstraps from another build (e.g. another branch's
+/// `target/debug`, to show a test fails there): `DDB_ROLLOVER_FUNCTION_BINARIES=<dir>`, which
+/// is then used as it is (nothing is built).
+pub const FUNCTION_BINARIES_ENV: &str = "DDB_ROLLOVER_FUNCTION_BINARIES";
+
+/// The function binary `name`: from [`FUNCTION_BINARIES_ENV`]'s directory when set, else this
+/// build's.
+fn function_binary(name: &str) -> PathBuf {
+    let Some(dir) = std::env::var_os(FUNCTION_BINARIES_ENV) else {
+        return binary(name);
+    };
+    let path = Path::new(&dir).join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.is_file(),
+        "{} is missing ({FUNCTION_BINARIES_ENV}={})",
+        path.display(),
+        Path::new(&dir).display()
+    );
+    path
 }
 
 fn binary(name: &str) -> PathBuf {

@@ -679,7 +679,7 @@ async fn a_null_flag_is_refused() {
 }
 
 /// Values template.yaml's rules forbid (`WriteGrace="2 weeks"`, `TimeZone="Europe/Berlin "`,
-/// `Premake=" 1"`) and an ARN in another Region than the function's are init errors naming
+/// `Premake=" 1"`) and an ARN in another Region or account than the stack's are init errors naming
 /// the variable and the value. Before: accepted (trimmed, or read).
 #[tokio::test]
 async fn values_the_templates_rules_forbid_do_not_start() {
@@ -691,6 +691,10 @@ async fn values_the_templates_rules_forbid_do_not_start() {
         (
             "ROLLOVER_CHANGE_STREAM_ARN",
             "arn:aws:kinesis:eu-west-1:123456789012:stream/changes",
+        ),
+        (
+            "ROLLOVER_CONSUMER_FUNCTION_ARN",
+            "arn:aws:lambda:us-east-1:210987654321:function:theirs",
         ),
     ] {
         let run = Function::create_new(&[])

@@ -231,7 +231,6 @@ pub async fn publish<L: Ledger>(
     }
 }
 
-
 #[cfg(feature = "eventbridge")]
 async fn put_events(clients: &AwsClients, events: &[Event]) -> Vec<String> {
     ddb_rollover::aws::events::put_events(&clients.eventbridge, events, explain).await
@@ -247,7 +246,6 @@ async fn put_events(_: &AwsClients, events: &[Event]) -> Vec<String> {
         events.len()
     )]
 }
-
 
 #[cfg(test)]
 mod tests {

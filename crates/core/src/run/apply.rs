@@ -7,7 +7,7 @@ use futures::FutureExt;
 
 use std::time::{Duration, Instant};
 
-use crate::ledger::{Book, LedgerState, TableState};
+use crate::ledger::{keys, Book, LedgerState, TableState};
 use crate::plan::deferral::DeferralCause;
 use crate::plan::Scope;
 use crate::plan::{plan_run, Decision, Operation, Plan, PlanItem};
@@ -160,8 +160,16 @@ pub async fn run_each<C: ControlPlane>(
             let ledger = policy.naming().ledger_name();
             let book = Book::read(control.read_ledger(&ledger, &policy.prefix).boxed().await?);
             // Another run of the operation came and went between this run's look and its
-            // lease (it made or deleted tables): look again, under the lease.
-            if book.tables != observation.book.tables || book.receipts != observation.book.receipts {
+            // lease (it made or deleted tables), or was running while this run looked (its
+            // lease was there: what it recorded then may not be what it left): look again,
+            // under the lease.
+            let overlapped = lease
+                .as_deref()
+                .is_some_and(|operation| observation.book.leases.contains_key(&keys::lease(operation)));
+            if overlapped
+                || book.tables != observation.book.tables
+                || book.receipts != observation.book.receipts
+            {
                 observation = observe(control, policy, scope, options.concurrency)
                     .boxed()
                     .await?;

@@ -113,6 +113,12 @@ pub async fn run_each<C: ControlPlane>(
         let mut observation = observe(control, policy, scope, options.concurrency)
             .boxed()
             .await?;
+        // Another run made a table between this run's listing and its ledger read: look again
+        // (once), at both after it.
+        if observation.ledger_ahead_of_listing() && !looked_again {
+            looked_again = true;
+            continue;
+        }
         let clock = at.wall().unwrap_or(now) + since(control, started);
         if !options.dry_run {
             let started = ledger::start_if_new(control, policy, &mut observation, clock)

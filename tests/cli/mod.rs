@@ -16,5 +16,6 @@ mod retagged;
 mod scale;
 mod stream;
 mod survival;
+mod unread;
 mod warm;
 mod warnings;

@@ -130,7 +130,12 @@ async fn execute(
             for error in &observation.unreadable {
                 eprintln!("warning: {error}");
             }
-            return Ok(observation.unreadable.is_empty());
+            // A read that failed is a failure: the run would fail on it too.
+            let unread = ddb_rollover::run::report::UnreadEvidence::of(&observation.unread);
+            for read in &unread {
+                eprintln!("warning: {read}");
+            }
+            return Ok(observation.unreadable.is_empty() && unread.is_empty());
         }
         Command::Init(args) => {
             let dry_run = options.dry_run || !args.yes;

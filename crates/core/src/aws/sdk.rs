@@ -18,6 +18,7 @@ use aws_config::{BehaviorVersion, SdkConfig};
 use aws_sdk_dynamodb::config::{Region, SharedHttpClient};
 
 use crate::aws::dynamodb::DynamoDb;
+use crate::aws::Server;
 
 /// What differs between the SDK clients of the CLI, the functions and the example. Each
 /// `None` leaves the setting to the SDK's default chain.
@@ -53,6 +54,9 @@ pub struct AwsClients {
     /// The runs' events ([`crate::aws::events`]).
     #[cfg(feature = "eventbridge")]
     pub eventbridge: aws_sdk_eventbridge::Client,
+    /// Whose endpoint they call (the configuration's endpoint URL, `AWS_ENDPOINT_URL`
+    /// included): AWS's, or a local server's.
+    pub server: Server,
 }
 
 impl AwsClients {
@@ -88,6 +92,7 @@ impl AwsClients {
             ssm: aws_sdk_ssm::Client::new(config),
             #[cfg(feature = "eventbridge")]
             eventbridge: aws_sdk_eventbridge::Client::new(config),
+            server: Server::of_endpoint(config.endpoint_url()),
         }
     }
 
@@ -99,6 +104,7 @@ impl AwsClients {
     /// deletes a table.
     pub fn control_plane(&self) -> DynamoDb {
         let control = DynamoDb::new(self.dynamodb.clone())
+            .on(self.server)
             .with_autoscaling(self.autoscaling.clone())
             .with_lambda(self.lambda.clone());
         #[cfg(feature = "s3")]

@@ -217,6 +217,8 @@ pub async fn run_each<C: ControlPlane>(
                 .await;
             report = report.with_readiness(ready);
         }
+        // Evidence that could not be read: the run fails, once per read.
+        report = report.with_unread(&observation.unread);
         // APIs the endpoint lacks: said once per report, not once per table.
         for sentence in &observation.skipped {
             if !report.warnings.contains(sentence) {

@@ -9,6 +9,7 @@
 //! once in [`Observation::skipped`].
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use futures::stream::{self, StreamExt};
 
@@ -32,6 +33,10 @@ pub struct Observation {
     pub tables: Vec<ObservedTable>,
     /// The tables that could not be read, each with its error.
     pub unreadable: Vec<ControlPlaneError>,
+    /// Evidence reads that failed (Kinesis destinations, event source mappings, an export):
+    /// the tables they were about are kept (no deletion on evidence not read, no stream ready),
+    /// and the run fails once for each such read, naming every table ([`RunReport::with_unread`](crate::RunReport)).
+    pub unread: Vec<ControlPlaneError>,
     /// One sentence per optional API the endpoint does not implement, naming it and what was
     /// left out for every table; empty against AWS.
     pub skipped: Vec<String>,
@@ -149,11 +154,22 @@ impl OptionalRead {
 
 /// Which optional reads the endpoint turned out not to implement during this run: said once
 /// (the first array), or only remembered, so no call is made again (the second: a read the
-/// policy does not ask for itself, such as the mappings looked for before a deletion).
+/// policy does not ask for itself, such as the mappings looked for before a deletion); and the
+/// evidence reads that failed (the third), which fail the run.
 #[derive(Debug, Default)]
-struct Unsupported([AtomicBool; 8], [AtomicBool; 8]);
+struct Unsupported([AtomicBool; 8], [AtomicBool; 8], Mutex<Vec<ControlPlaneError>>);
 
 impl Unsupported {
+    /// An evidence read that failed: its table is kept on what was not read, and the run
+    /// fails, saying so once for every table it failed on.
+    fn failed(&self, error: ControlPlaneError) {
+        self.2.lock().expect("not poisoned").push(error);
+    }
+
+    fn take_failed(&self) -> Vec<ControlPlaneError> {
+        std::mem::take(&mut *self.2.lock().expect("not poisoned"))
+    }
+
     fn has(&self, read: OptionalRead) -> bool {
         self.said(read) || self.1[read as usize].load(Ordering::Relaxed)
     }
@@ -261,6 +277,7 @@ pub async fn observe<C: ControlPlane>(
         }
     }
     observation.skipped = unsupported.sentences();
+    observation.unread = unsupported.take_failed();
     let wants_scaling: Vec<String> = observation
         .tables
         .iter()
@@ -321,6 +338,7 @@ pub(crate) async fn observe_tables<C: ControlPlane>(
         }
     }
     observation.skipped = unsupported.sentences();
+    observation.unread = unsupported.take_failed();
     let wanted: Vec<String> = observation.tables.iter().map(|t| t.name.clone()).collect();
     if !wanted.is_empty() {
         read_scaling(control, policy, true, &wanted, &[], &mut observation).await;
@@ -485,6 +503,7 @@ pub(crate) fn run_view(
     Observation {
         tables,
         unreadable: observation.unreadable.clone(),
+        unread: observation.unread.clone(),
         skipped: observation.skipped.clone(),
         listed_only,
         listed: observation.listed.clone(),
@@ -494,20 +513,19 @@ pub(crate) fn run_view(
 }
 
 /// Reads the state of the export a tag of `table` names into `slot`. An unreadable export
-/// (warned about as `what`) leaves the table's archive state unknown, which only delays its
-/// deletion; it must not stop the table's other actions.
+/// leaves the table's archive state unknown, which keeps it from deletion and fails the run
+/// ([`Unsupported::failed`]); it stops none of the table's other actions.
 async fn read_export<C: ControlPlane>(
     control: &C,
     unsupported: &Unsupported,
     table: &str,
     export_arn: &str,
-    what: &str,
     slot: &mut Option<ExportState>,
 ) {
     let state = control.describe_export(table, export_arn).await;
     match unsupported.check(OptionalRead::Export, state) {
         Ok(state) => *slot = state,
-        Err(error) => tracing::warn!(table, %error, "{what} state unknown"),
+        Err(error) => unsupported.failed(error),
     }
 }
 
@@ -535,9 +553,9 @@ async fn read_extras<C: ControlPlane>(
         if let Some(tags) = tags {
             // The archive export until the archived tag is set, and the final export.
             let archived = tags.contains_key(TAG_ARCHIVED);
-            for (tag, what, wanted, slot) in [
-                (TAG_EXPORT, "export", !archived, &mut table.export),
-                (TAG_FINAL_EXPORT, "final export", true, &mut table.final_export),
+            for (tag, wanted, slot) in [
+                (TAG_EXPORT, !archived, &mut table.export),
+                (TAG_FINAL_EXPORT, true, &mut table.final_export),
             ] {
                 let export_arn = tags
                     .get(tag)
@@ -545,7 +563,7 @@ async fn read_extras<C: ControlPlane>(
                     .filter(|_| !unsupported.has(OptionalRead::Export))
                     .map(|value| export_arn_from_tag(&arn, value));
                 if let Some(export_arn) = export_arn {
-                    read_export(control, unsupported, name, &export_arn, what, slot).await;
+                    read_export(control, unsupported, name, &export_arn, slot).await;
                 }
             }
             // A table of ours due for deletion (whether archived or not: someone else's
@@ -605,7 +623,7 @@ async fn read_extras<C: ControlPlane>(
 /// The event source mappings on the table's latest stream; none when it has no stream. Like
 /// [`read_destinations`]: an endpoint without Lambda is said once when the policy names a
 /// consumer function, and a failed read leaves them unread (the table is not deleted, its
-/// consumer not ready), stopping none of its other actions.
+/// consumer not ready) and fails the run, stopping none of the table's other actions.
 async fn read_mappings<C: ControlPlane>(
     control: &C,
     policy: &Policy,
@@ -633,7 +651,7 @@ async fn read_mappings<C: ControlPlane>(
                 unsupported.remember_quietly(read);
             }
         }
-        Err(error) => tracing::warn!(table = %table.name, %error, "event source mappings unknown"),
+        Err(error) => unsupported.failed(error),
     }
     Ok(())
 }
@@ -641,7 +659,8 @@ async fn read_mappings<C: ControlPlane>(
 /// The table's Kinesis destinations. An endpoint without them is said once when the policy
 /// names a stream (else quietly: then the read only looks for someone else's destination
 /// before a deletion, and none can exist there). A failed read leaves them unread, which keeps
-/// the table from deletion and its stream not ready, and stops none of its other actions.
+/// the table from deletion and its stream not ready, and fails the run
+/// ([`Unsupported::failed`]); it stops none of the table's other actions.
 async fn read_destinations<C: ControlPlane>(
     control: &C,
     policy: &Policy,
@@ -659,11 +678,14 @@ async fn read_destinations<C: ControlPlane>(
             table.destinations_unsupported = true;
             if policy.stream.kinesis.is_some() {
                 unsupported.check(read, Err::<(), _>(error))?;
+            } else {
+                // moto answers a 500 for it, which the SDK retries: once per run is enough.
+                unsupported.remember_quietly(read);
             }
         }
         // Gone since it was described: the run drops it, as for its other reads.
         Err(error) if error.kind == ErrorKind::NotFound => return Err(error),
-        Err(error) => tracing::warn!(table = %table.name, %error, "Kinesis destinations unknown"),
+        Err(error) => unsupported.failed(error),
     }
     Ok(())
 }

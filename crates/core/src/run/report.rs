@@ -1,11 +1,14 @@
 //! The RunReport: what a run did with each table, as the CLI prints it and the Lambda
 //! functions return it.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::plan::deferral::DeferralCause;
 use crate::plan::{Decision, Operation, PlanItem};
+use crate::run::control::ControlPlaneError;
 use crate::run::readiness::Readiness;
 
 /// What became of one plan item.
@@ -276,6 +279,39 @@ impl RunReport {
         }
     }
 
+    /// A failed line for each evidence read that failed ([`Observation::unread`](crate::run::observe::Observation)),
+    /// once per read, naming every table it failed on and the error (with the grant to add
+    /// when it was refused): the tables are kept, and the run fails (exit 1, a Lambda error,
+    /// the alarm), since a read that fails is no evidence of anything.
+    pub(crate) fn with_unread(self, unread: &[ControlPlaneError]) -> RunReport {
+        if unread.is_empty() {
+            return self;
+        }
+        let mut tables = self.tables;
+        for read in UnreadEvidence::of(unread) {
+            tables.push(TableLine::new(
+                PlanItem::unobserved(&read.tables[0], Decision::Blocked, read.reason()),
+                Outcome::Failed,
+                Some(read.error),
+            ));
+        }
+        tables.sort_by(|a, b| a.item.table.cmp(&b.item.table));
+        let report = RunReport::new(
+            self.operation,
+            self.at,
+            self.prefix,
+            self.current_period,
+            self.dry_run,
+            tables,
+        );
+        RunReport {
+            warnings: self.warnings,
+            omitted_lines: self.omitted_lines,
+            next_table_ready: self.next_table_ready,
+            ..report
+        }
+    }
+
     pub(crate) fn with_warnings(self, warnings: Vec<String>) -> RunReport {
         RunReport { warnings, ..self }
     }
@@ -288,5 +324,66 @@ impl RunReport {
     /// The lines with `outcome`.
     pub fn lines_with(&self, outcome: Outcome) -> impl Iterator<Item = &TableLine> {
         self.tables.iter().filter(move |line| line.outcome == outcome)
+    }
+}
+
+/// One evidence read that failed this run, for every table it failed on: what a run's failed
+/// line and `status`'s warning say, once per read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnreadEvidence {
+    /// The call (`DescribeKinesisStreamingDestination`, ...).
+    pub operation: &'static str,
+    /// The tables it failed on, sorted.
+    pub tables: Vec<String>,
+    /// The first error, as the service said it (with the grant to add when it was refused),
+    /// and how many other errors there were.
+    pub error: String,
+}
+
+impl UnreadEvidence {
+    /// The failed reads, one per call, in the calls' order.
+    pub fn of(unread: &[ControlPlaneError]) -> Vec<UnreadEvidence> {
+        let mut by_read: BTreeMap<&'static str, Vec<&ControlPlaneError>> = BTreeMap::new();
+        for error in unread {
+            by_read.entry(error.operation).or_default().push(error);
+        }
+        by_read
+            .into_iter()
+            .map(|(operation, errors)| {
+                let mut tables: Vec<String> = errors.iter().map(|e| e.table.clone()).collect();
+                tables.sort_unstable();
+                tables.dedup();
+                let mut messages: Vec<&str> = errors.iter().map(|e| e.message.as_str()).collect();
+                messages.sort_unstable();
+                messages.dedup();
+                let error = match messages.len() {
+                    1 => messages[0].to_string(),
+                    n => format!("{} (and {} other errors)", messages[0], n - 1),
+                };
+                UnreadEvidence {
+                    operation,
+                    tables,
+                    error,
+                }
+            })
+            .collect()
+    }
+
+    /// What it means for the tables.
+    pub fn reason(&self) -> String {
+        format!(
+            "{} failed for {} table{} ({}): each is kept, neither deleted nor reported ready on \
+             evidence that was not read, until a run can read it",
+            self.operation,
+            self.tables.len(),
+            if self.tables.len() == 1 { "" } else { "s" },
+            self.tables.join(", ")
+        )
+    }
+}
+
+impl std::fmt::Display for UnreadEvidence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.reason(), self.error)
     }
 }

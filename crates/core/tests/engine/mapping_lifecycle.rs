@@ -294,3 +294,42 @@ fn a_mapping_whose_record_was_lost_is_resolved_by_the_intent() {
         "our mapping went with the table"
     );
 }
+
+/// Issue 38: a read of the evidence a deletion needs that fails (the role may not call it, an
+/// SCP, a persistent error) is a failure, not a quiet "kept": the run fails once for the read,
+/// naming it and every table it failed on, and keeps them. Before: each table was kept with a
+/// Skipped line and a log line, and the run succeeded, so retention stopped for good unseen.
+#[test]
+fn a_failed_evidence_read_keeps_the_tables_and_fails_the_run_once() {
+    let fake = fake();
+    assert!(create_new(&fake, &policy()).next_table_ready.unwrap().ready);
+    fake.set_now(at("2018-10-28T23:45:00Z"));
+    assert!(create_new(&fake, &policy()).next_table_ready.unwrap().ready);
+    // Due for deletion on 10-30: the tables of 10-25 to 10-28 but the newest kept.
+    fake.set_now(at("2018-10-30T00:15:00Z"));
+    for table in TABLES {
+        fake.fail("ListEventSourceMappings", table, ErrorKind::Other);
+    }
+    let failed = resize_old(&fake, &policy());
+    assert!(!failed.succeeded(), "{failed:#?}");
+    let lines: Vec<_> = failed.lines_with(Outcome::Failed).collect();
+    assert_eq!(lines.len(), 1, "once per read, not per table: {failed:#?}");
+    for table in TABLES {
+        assert!(lines[0].item.reason.contains(table), "{}", lines[0].item.reason);
+    }
+    assert!(
+        lines[0]
+            .item
+            .reason
+            .starts_with("ListEventSourceMappings failed for 2 tables"),
+        "{}",
+        lines[0].item.reason
+    );
+    fake.advance(Duration::minutes(5));
+    for table in TABLES {
+        assert!(
+            fake.with_world(|w| w.tables.contains_key(table)),
+            "{table} deleted"
+        );
+    }
+}

@@ -13,6 +13,7 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 use aws_smithy_mocks::{mock, RuleMode};
+use ddb_rollover::aws::Server;
 use ddb_rollover::policy::stream::{KinesisDestination, KinesisStreamArn, Precision};
 use ddb_rollover::run::control::{ErrorKind, Tables};
 use ddb_rollover::table::stream::{DestinationChange, DestinationStatus, ObservedDestination};
@@ -116,16 +117,47 @@ async fn describe_maps_every_destination_back() {
 
 #[tokio::test]
 async fn an_endpoint_without_destinations_and_a_missing_table_are_told_apart() {
-    for (code, kind) in [
-        ("UnknownOperationException", ErrorKind::Unsupported),
-        ("ResourceNotFoundException", ErrorKind::NotFound),
-        ("AccessDeniedException", ErrorKind::Other),
+    // Only a local server may say it lacks the API: from AWS, the same answer is a failure.
+    for (server, code, kind) in [
+        (Server::Local, "UnknownOperationException", ErrorKind::Unsupported),
+        (Server::Aws, "UnknownOperationException", ErrorKind::Other),
+        (Server::Aws, "ResourceNotFoundException", ErrorKind::NotFound),
+        (Server::Local, "AccessDeniedException", ErrorKind::Other),
+        (Server::Aws, "AccessDeniedException", ErrorKind::Other),
     ] {
         let refused = mock!(Client::describe_kinesis_streaming_destination)
             .then_error(move || DescribeKinesisStreamingDestinationError::generic(coded(code)));
-        let dynamodb = adapter(RuleMode::Sequential, &[&refused]);
+        let dynamodb = adapter(RuleMode::Sequential, &[&refused]).on(server);
         let error = dynamodb.describe_kinesis_destinations("t").await.unwrap_err();
-        assert_eq!(error.kind, kind, "{code}: {error}");
+        assert_eq!(error.kind, kind, "{server:?} {code}: {error}");
         assert_eq!(error.operation, "DescribeKinesisStreamingDestination");
+    }
+}
+
+/// moto's answer for an action it lacks (werkzeug's HTML "500 Internal Server Error" page):
+/// unsupported on a local server, so plain moto's retention deletes again; from AWS (which never
+/// answers HTML) a failure. Before: read as any failure, which kept every table for good.
+#[tokio::test]
+async fn motos_html_500_is_unsupported_only_on_a_local_server() {
+    const PAGE: &str = "<!doctype html>\n<html lang=en>\n<title>500 Internal Server Error</title>\n\
+        <h1>Internal Server Error</h1>\n<p>The server encountered an internal error and was unable \
+        to complete your request.</p>\n";
+    for (server, kind) in [
+        (Server::Local, ErrorKind::Unsupported),
+        (Server::Aws, ErrorKind::Other),
+    ] {
+        let html = mock!(Client::describe_kinesis_streaming_destination).then_http_response(|| {
+            let mut response = aws_sdk_dynamodb::config::http::HttpResponse::new(
+                500u16.try_into().expect("a status"),
+                aws_smithy_types::body::SdkBody::from(PAGE),
+            );
+            response
+                .headers_mut()
+                .insert("content-type", "text/html; charset=utf-8");
+            response
+        });
+        let dynamodb = adapter(RuleMode::MatchAny, &[&html]).on(server);
+        let error = dynamodb.describe_kinesis_destinations("t").await.unwrap_err();
+        assert_eq!(error.kind, kind, "{server:?}: {error}");
     }
 }

@@ -16,6 +16,27 @@ use crate::run::control::{ControlPlaneError, ErrorKind};
 /// SDK reads the code after the `#`.
 pub(super) const UNKNOWN_OPERATION: &str = "UnknownOperationException";
 
+/// moto's answer for an action it does not implement (5.x, Flask's page for the
+/// `NotImplementedError` it raises): HTTP 500, `text/html`, werkzeug's "500 Internal Server
+/// Error" page, which names neither the action nor the error. AWS never answers a DynamoDB call
+/// with HTML; and only a local server's answer may mean "not here" ([`crate::aws::Server`]).
+fn moto_lacks_the_action<R: std::fmt::Debug + 'static>(response: &R) -> bool {
+    let response: &dyn std::any::Any = response;
+    let Some(response) = response.downcast_ref::<aws_sdk_dynamodb::config::http::HttpResponse>() else {
+        return false;
+    };
+    let html = response
+        .headers()
+        .get("content-type")
+        .is_some_and(|t| t.starts_with("text/html"));
+    response.status().as_u16() == 500
+        && html
+        && response.body().bytes().is_some_and(|body| {
+            let text = String::from_utf8_lossy(body);
+            text.contains("<title>500 Internal Server Error</title>")
+        })
+}
+
 /// The start of DynamoDB's ValidationException message for an UpdateTable whose throughput is
 /// already what it asks for (another run got there first).
 pub(super) const UNCHANGED_THROUGHPUT: &str = "will not change";
@@ -53,6 +74,7 @@ where
     R: std::fmt::Debug + 'static,
 {
     let kind = kind.unwrap_or(match error.code() {
+        None if error.raw_response().is_some_and(moto_lacks_the_action) => ErrorKind::Unsupported,
         Some("LimitExceededException") => ErrorKind::LimitExceeded,
         Some("ResourceNotFoundException") => ErrorKind::NotFound,
         Some("ResourceInUseException") => ErrorKind::InUse,
@@ -60,6 +82,9 @@ where
         _ => ErrorKind::Other,
     });
     let message = match error.as_service_error() {
+        Some(_) if kind == ErrorKind::Unsupported && error.code().is_none() => {
+            format!("this endpoint does not implement {operation} (moto answers HTTP 500 with an HTML page)")
+        }
         Some(service) => {
             let text = match (service.code(), service.message()) {
                 (Some(code), Some(message)) => format!("{code}: {message}"),

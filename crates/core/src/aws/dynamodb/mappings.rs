@@ -28,7 +28,9 @@ impl Mappings for DynamoDb {
         table: &str,
         stream_arn: &str,
     ) -> Result<Vec<ObservedMapping>, ControlPlaneError> {
-        lambda::list(self.lambda("ListEventSourceMappings", table)?, table, stream_arn).await
+        lambda::list(self.lambda("ListEventSourceMappings", table)?, table, stream_arn)
+            .await
+            .map_err(|e| self.server.judge(e))
     }
 
     async fn create_event_source_mapping(
@@ -42,9 +44,12 @@ impl Mappings for DynamoDb {
             stream_arn,
         )
         .await
+        .map_err(|e| self.server.judge(e))
     }
 
     async fn delete_event_source_mapping(&self, removal: &MappingRemoval) -> Result<(), ControlPlaneError> {
-        lambda::delete(self.lambda("DeleteEventSourceMapping", &removal.name)?, removal).await
+        lambda::delete(self.lambda("DeleteEventSourceMapping", &removal.name)?, removal)
+            .await
+            .map_err(|e| self.server.judge(e))
     }
 }

@@ -33,6 +33,7 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 
+use crate::aws::Server;
 use crate::policy::settings::Billing;
 use crate::policy::settings::KeySchema;
 use crate::run::control::{failed, no_autoscaling, Clock, ControlPlaneError, ErrorKind, Tables};
@@ -56,17 +57,31 @@ pub struct DynamoDb {
     lambda: Option<aws_sdk_lambda::Client>,
     /// S3, for the proof of an archive before its table is deleted.
     archives: Option<archives::S3>,
+    /// Whose answers these are: only a local server's may say an API is not there.
+    server: Server,
 }
 
 impl DynamoDb {
-    /// The control plane over `client`, without Application Auto Scaling or S3.
+    /// The control plane over `client` on AWS, without Application Auto Scaling or S3.
     pub fn new(client: Client) -> Self {
         DynamoDb {
             client,
             autoscaling: None,
             lambda: None,
             archives: None,
+            server: Server::Aws,
         }
+    }
+
+    /// The control plane over `client` on a local server (moto, dynalite, DynamoDB Local),
+    /// whose answers may say an API is not there.
+    pub fn local(client: Client) -> Self {
+        DynamoDb::new(client).on(Server::Local)
+    }
+
+    /// On `server`: whose answers these are ([`Server`]).
+    pub fn on(self, server: Server) -> Self {
+        DynamoDb { server, ..self }
     }
 
     /// With Lambda, for the event source mappings on the tables' streams.
@@ -118,7 +133,7 @@ impl Tables for DynamoDb {
             .send()
             .try_collect()
             .await
-            .map_err(|e| classify("ListTables", prefix, &e, None))?;
+            .map_err(|e| self.server.judge(classify("ListTables", prefix, &e, None)))?;
         Ok(names
             .into_iter()
             .filter(|name| name.starts_with(prefix))
@@ -134,7 +149,7 @@ impl Tables for DynamoDb {
             {
                 Ok(None)
             }
-            Err(e) => Err(classify("DescribeTable", name, &e, None)),
+            Err(e) => Err(self.server.judge(classify("DescribeTable", name, &e, None))),
         }
     }
 
@@ -198,7 +213,7 @@ impl Tables for DynamoDb {
                 .as_service_error()
                 .filter(|e| e.is_resource_in_use_exception())
                 .map(|_| ErrorKind::AlreadyExists);
-            classify("CreateTable", &spec.name, &e, kind)
+            self.server.judge(classify("CreateTable", &spec.name, &e, kind))
         })?;
         // The identity AWS gave the table: what the family's ledger records.
         let identity = created.table_description().and_then(|table| {
@@ -271,7 +286,7 @@ impl Tables for DynamoDb {
                 .set_next_token(next_token)
                 .send()
                 .await
-                .map_err(|e| classify("ListTagsOfResource", table, &e, None))?;
+                .map_err(|e| self.server.judge(classify("ListTagsOfResource", table, &e, None)))?;
             for tag in page.tags() {
                 found.insert(tag.key().to_string(), tag.value().to_string());
             }
@@ -289,7 +304,7 @@ impl Tables for DynamoDb {
             .table_name(name)
             .send()
             .await
-            .map_err(|e| classify("DescribeTimeToLive", name, &e, None))?;
+            .map_err(|e| self.server.judge(classify("DescribeTimeToLive", name, &e, None)))?;
         let description = output.time_to_live_description();
         Ok(TtlState {
             status: description
@@ -307,7 +322,10 @@ impl Tables for DynamoDb {
             .table_name(name)
             .send()
             .await
-            .map_err(|e| classify("DescribeContinuousBackups", name, &e, None))?;
+            .map_err(|e| {
+                self.server
+                    .judge(classify("DescribeContinuousBackups", name, &e, None))
+            })?;
         Ok(output
             .continuous_backups_description()
             .and_then(|d| d.point_in_time_recovery_description())
@@ -322,7 +340,7 @@ impl Tables for DynamoDb {
             .export_arn(arn)
             .send()
             .await
-            .map_err(|e| classify("DescribeExport", table, &e, None))?;
+            .map_err(|e| self.server.judge(classify("DescribeExport", table, &e, None)))?;
         let description = output.export_description();
         let status = match description.and_then(|d| d.export_status()) {
             Some(SdkExportStatus::Completed) => ExportStatus::Completed,
@@ -343,11 +361,15 @@ impl Tables for DynamoDb {
     }
 
     async fn import_table(&self, request: &ImportRequest) -> Result<String, ControlPlaneError> {
-        import::import_table(&self.client, request).await
+        import::import_table(&self.client, request)
+            .await
+            .map_err(|e| self.server.judge(e))
     }
 
     async fn describe_import(&self, table: &str, arn: &str) -> Result<ImportState, ControlPlaneError> {
-        import::describe_import(&self.client, table, arn).await
+        import::describe_import(&self.client, table, arn)
+            .await
+            .map_err(|e| self.server.judge(e))
     }
 
     async fn tag_table(&self, change: &TagChange) -> Result<(), ControlPlaneError> {
@@ -358,7 +380,7 @@ impl Tables for DynamoDb {
             .send()
             .await
             .map(drop)
-            .map_err(|e| classify("TagResource", &change.name, &e, None))
+            .map_err(|e| self.server.judge(classify("TagResource", &change.name, &e, None)))
     }
 
     async fn enable_ttl(&self, change: &TtlChange) -> Result<(), ControlPlaneError> {
@@ -374,7 +396,10 @@ impl Tables for DynamoDb {
             .send()
             .await
             .map(drop)
-            .map_err(|e| classify("UpdateTimeToLive", &change.name, &e, None))
+            .map_err(|e| {
+                self.server
+                    .judge(classify("UpdateTimeToLive", &change.name, &e, None))
+            })
     }
 
     async fn enable_point_in_time_recovery(&self, name: &str) -> Result<(), ControlPlaneError> {
@@ -389,7 +414,10 @@ impl Tables for DynamoDb {
             .send()
             .await
             .map(drop)
-            .map_err(|e| classify("UpdateContinuousBackups", name, &e, None))
+            .map_err(|e| {
+                self.server
+                    .judge(classify("UpdateContinuousBackups", name, &e, None))
+            })
     }
 
     async fn configure(&self, change: &SettingChange) -> Result<(), ControlPlaneError> {
@@ -449,7 +477,10 @@ impl Tables for DynamoDb {
             .export_format(ExportFormat::DynamodbJson)
             .send()
             .await
-            .map_err(|e| classify("ExportTableToPointInTime", &request.name, &e, None))?;
+            .map_err(|e| {
+                self.server
+                    .judge(classify("ExportTableToPointInTime", &request.name, &e, None))
+            })?;
         output
             .export_description()
             .and_then(|d| d.export_arn())
@@ -473,7 +504,10 @@ impl Tables for DynamoDb {
             .table_name(table)
             .send()
             .await
-            .map_err(|e| classify("DescribeKinesisStreamingDestination", table, &e, None))?;
+            .map_err(|e| {
+                self.server
+                    .judge(classify("DescribeKinesisStreamingDestination", table, &e, None))
+            })?;
         Ok(output
             .kinesis_data_stream_destinations()
             .iter()
@@ -495,7 +529,14 @@ impl Tables for DynamoDb {
             ))
             .send()
             .await
-            .map_err(|e| classify("EnableKinesisStreamingDestination", &change.name, &e, None))?;
+            .map_err(|e| {
+                self.server.judge(classify(
+                    "EnableKinesisStreamingDestination",
+                    &change.name,
+                    &e,
+                    None,
+                ))
+            })?;
         Ok(DestinationStatus::from_wire(
             output
                 .destination_status()
@@ -511,7 +552,7 @@ impl Tables for DynamoDb {
             }),
             // No policy on the table.
             Err(e) if e.code() == Some("PolicyNotFoundException") => Ok(ResourcePolicy::default()),
-            Err(e) => Err(classify("GetResourcePolicy", table, &e, None)),
+            Err(e) => Err(self.server.judge(classify("GetResourcePolicy", table, &e, None))),
         }
     }
 
@@ -530,7 +571,7 @@ impl Tables for DynamoDb {
             .expected_revision_id(expected_revision)
             .send()
             .await
-            .map_err(|e| classify("PutResourcePolicy", table, &e, None))?;
+            .map_err(|e| self.server.judge(classify("PutResourcePolicy", table, &e, None)))?;
         Ok(output.revision_id().unwrap_or_default().to_string())
     }
 
@@ -547,7 +588,10 @@ impl Tables for DynamoDb {
             .send()
             .await
             .map(drop)
-            .map_err(|e| classify("DeleteResourcePolicy", table, &e, None))
+            .map_err(|e| {
+                self.server
+                    .judge(classify("DeleteResourcePolicy", table, &e, None))
+            })
     }
 
     async fn delete_table(&self, name: &str) -> Result<(), ControlPlaneError> {
@@ -557,7 +601,7 @@ impl Tables for DynamoDb {
             .send()
             .await
             .map(drop)
-            .map_err(|e| classify("DeleteTable", name, &e, None))
+            .map_err(|e| self.server.judge(classify("DeleteTable", name, &e, None)))
     }
 }
 

@@ -31,7 +31,7 @@ impl Archives for DynamoDb {
             .export_arn(export)
             .send()
             .await
-            .map_err(|e| classify("DescribeExport", table, &e, None))?;
+            .map_err(|e| self.server.judge(classify("DescribeExport", table, &e, None)))?;
         let Some(description) = output.export_description() else {
             return Ok(ArchiveProof::Unproven {
                 export: export.to_string(),

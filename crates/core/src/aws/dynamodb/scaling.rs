@@ -11,14 +11,20 @@ impl Scaling for DynamoDb {
         &self,
         tables: &[String],
     ) -> Result<Vec<ObservedScalableTarget>, ControlPlaneError> {
-        autoscaling::describe(self.autoscaling("DescribeScalableTargets")?, tables).await
+        autoscaling::describe(self.autoscaling("DescribeScalableTargets")?, tables)
+            .await
+            .map_err(|e| self.server.judge(e))
     }
 
     async fn register_scaling(&self, change: &RegisterScaling) -> Result<Vec<String>, ControlPlaneError> {
-        autoscaling::register(self.autoscaling("RegisterScalableTarget")?, change).await
+        autoscaling::register(self.autoscaling("RegisterScalableTarget")?, change)
+            .await
+            .map_err(|e| self.server.judge(e))
     }
 
     async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
-        autoscaling::deregister(self.autoscaling("DeregisterScalableTarget")?, change).await
+        autoscaling::deregister(self.autoscaling("DeregisterScalableTarget")?, change)
+            .await
+            .map_err(|e| self.server.judge(e))
     }
 }

@@ -47,7 +47,7 @@ async fn fixture() -> Fixture {
     let client = server.client().await;
     let policy = Policy::from_toml(POLICY).unwrap();
     let report = run_at(
-        &DynamoDb::new(client.clone()),
+        &DynamoDb::local(client.clone()),
         &policy,
         Operation::CreateNew,
         start(),
@@ -286,7 +286,7 @@ async fn writes_to_a_missing_table_fail_clearly_and_are_counted() {
 
     let policy = f.layout.policy();
     run_at(
-        &DynamoDb::new(f.client.clone()),
+        &DynamoDb::local(f.client.clone()),
         policy,
         Operation::CreateNew,
         at_two,

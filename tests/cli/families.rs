@@ -121,7 +121,7 @@ fn expected(policy: &Policy, current: NaiveDate) -> BTreeMap<String, (i64, i64)>
 async fn moto() -> (LocalDynamo, Client, DynamoDb) {
     let server = LocalDynamo::start(Server::Moto);
     let client = server.client().await;
-    let control = DynamoDb::new(client.clone());
+    let control = DynamoDb::local(client.clone());
     (server, client, control)
 }
 

@@ -27,7 +27,7 @@ async fn raw_input_without_the_scheduled_time_is_refused() {
     for f in functions() {
         for s in &f.schedules {
             let raw: serde_json::Value = serde_json::from_str(&s.input).unwrap();
-            let result = scenario::handler(&f, DynamoDb::new(client.clone()))
+            let result = scenario::handler(&f, DynamoDb::local(client.clone()))
                 .handle(raw)
                 .await;
             assert!(
@@ -57,7 +57,7 @@ async fn schedule_inputs_do_the_day_through_the_handlers() {
         let at: DateTime<Utc> = scenario::scheduled_time(operation).parse().unwrap();
         for s in &f.schedules {
             for delivery in 1..=2 {
-                let report = scenario::run_schedule(f, s, DynamoDb::new(client.clone()))
+                let report = scenario::run_schedule(f, s, DynamoDb::local(client.clone()))
                     .await
                     .unwrap_or_else(|e| panic!("{}.{} delivery {delivery}: {e}", f.logical_id, s.event));
                 let what = format!("{}.{} delivery {delivery}: {report:#?}", f.logical_id, s.event);
@@ -95,7 +95,7 @@ async fn schedule_inputs_do_the_day_through_the_handlers() {
         .iter()
         .find(|f| f.operation() == Some(Operation::CreateNew))
         .unwrap();
-    let late = scenario::run_schedule(create, &create.schedules[0], DynamoDb::new(client.clone()))
+    let late = scenario::run_schedule(create, &create.schedules[0], DynamoDb::local(client.clone()))
         .await
         .unwrap();
     assert_eq!(late.lines_with(Outcome::Done).count(), 0, "{late:#?}");

@@ -145,7 +145,7 @@ async fn autoscaling_hot_phase_registers_and_fixed_phases_deregister_on_moto() {
     let dynamodb = moto.client().await;
     let scaling = autoscaling_client(moto.endpoint());
     let policy = Policy::from_toml(POLICY).unwrap();
-    let control = DynamoDb::new(dynamodb.clone()).with_autoscaling(scaling.clone());
+    let control = DynamoDb::local(dynamodb.clone()).with_autoscaling(scaling.clone());
 
     // Day 0, 23:45: the current and the next table, created and registered in one run.
     let report = run_at(&control, &policy, Operation::CreateNew, at(0, "23:45")).await;

@@ -303,7 +303,7 @@ async fn dynamodb_local_as_the_sdk_adapter_and_observation_see_it() {
     let server = LocalDynamo::start(Server::DynamoDbLocal);
     let client = server.client().await;
     probe(&client).await;
-    let control = DynamoDb::new(client);
+    let control = DynamoDb::local(client);
     adapter(&control).await;
     observation(&control).await;
 }
@@ -317,7 +317,7 @@ async fn retention_on_dynamodb_local_rests_on_the_ledger() {
     use chrono::{Duration, NaiveDate};
     let server = LocalDynamo::start(Server::DynamoDbLocal);
     let client = server.client().await;
-    let control = DynamoDb::new(client.clone());
+    let control = DynamoDb::local(client.clone());
     let policy = Policy::from_toml(
         "prefix = \"ret\"\nperiod = \"day\"\npremake = 1\n[retention]\ndelete_after = 2\nkeep_newest = 1\n",
     )

@@ -17,7 +17,7 @@ fn at(rfc3339: &str) -> DateTime<Utc> {
 async fn yesterdays_table_keeps_its_writes_until_the_grace_ends() {
     let server = LocalDynamo::start(Server::Moto);
     let client = server.client().await;
-    let control = DynamoDb::new(client.clone());
+    let control = DynamoDb::local(client.clone());
     let policy = Policy::from_toml("grace = \"2h\"").unwrap();
     run_at(
         &control,

@@ -142,7 +142,7 @@ async fn answers(client: &Client) -> Vec<(&'static str, Answer)> {
 
 /// The adapter's three scaling calls on `db`: each Unsupported, and saying so.
 async fn adapter_says_unsupported(db: &LocalDynamo) {
-    let control = DynamoDb::new(db.client().await).with_autoscaling(autoscaling_client(db.endpoint()));
+    let control = DynamoDb::local(db.client().await).with_autoscaling(autoscaling_client(db.endpoint()));
     let want = Autoscaling {
         min_read: 1,
         max_read: 10,

@@ -22,7 +22,7 @@ const STREAM: &str =
 
 /// The adapter's three mapping calls on `db`: each Unsupported, and saying so.
 async fn adapter_says_unsupported(db: &LocalDynamo) {
-    let control = DynamoDb::new(db.client().await).with_lambda(lambda_client(db.endpoint()));
+    let control = DynamoDb::local(db.client().await).with_lambda(lambda_client(db.endpoint()));
     let listed = control
         .list_event_source_mappings("probe_2018-10-25", STREAM)
         .await;

@@ -323,7 +323,7 @@ async fn a_parameter_someone_else_wrote_is_never_overwritten() {
     let ours = version(&clients).await;
     let book = ddb_rollover::ledger::Book::read(
         ddb_rollover::run::control::Ledger::read_ledger(
-            &ddb_rollover::aws::dynamodb::DynamoDb::new(client.clone()),
+            &ddb_rollover::aws::dynamodb::DynamoDb::local(client.clone()),
             &crate::support::ledger::ledger_name("timeseries"),
             "timeseries",
         )

@@ -48,7 +48,7 @@ pub fn without_ledger<V: std::fmt::Debug>(tables: BTreeMap<String, V>, prefix: &
 /// which `init` and a new family's first run send too. No record is written: the first run
 /// starts the ledger (a family with no table yet), or `init` does.
 pub async fn stack_ledger(client: &aws_sdk_dynamodb::Client, prefix: &str) {
-    DynamoDb::new(client.clone())
+    DynamoDb::local(client.clone())
         .create_ledger(&ledger_name(prefix), prefix)
         .await
         .unwrap_or_else(|e| panic!("the stack's ledger {}: {e}", ledger_name(prefix)));

@@ -79,7 +79,7 @@ pub async fn sdk_config(endpoint: &str) -> aws_config::SdkConfig {
 /// The engine's DynamoDB control plane on `client`, with S3 at `endpoint` for archive proofs,
 /// as the CLI and the functions build it (without Application Auto Scaling).
 pub async fn control_with_archives(client: aws_sdk_dynamodb::Client, endpoint: &str) -> DynamoDb {
-    DynamoDb::new(client).with_archives(aws_clients(endpoint).await.s3)
+    DynamoDb::local(client).with_archives(aws_clients(endpoint).await.s3)
 }
 
 /// moto with the `archive` bucket, a DynamoDB client of it, and the engine's control plane on

@@ -132,8 +132,10 @@ pub struct Handler {
 }
 
 impl Handler {
+    /// A handler over `client` on a local server (tests, local runs), whose answers may say an
+    /// API is not there; the functions start with [`Self::from_env`], which knows the endpoint.
     pub fn new(operation: Operation, policy: Policy, client: aws_sdk_dynamodb::Client) -> Self {
-        Handler::with_control(operation, policy, DynamoDb::new(client))
+        Handler::with_control(operation, policy, DynamoDb::local(client))
     }
 
     /// With a control plane built by the caller (e.g. with Application Auto Scaling).

@@ -24,6 +24,7 @@ use std::process::ExitCode;
 
 use chrono::{DateTime, NaiveTime, TimeDelta, Utc};
 use ddb_rollover::aws::sdk::{AwsClients, SdkSettings};
+use ddb_rollover::aws::Server;
 use ddb_rollover::Policy;
 use ddb_rollover_app::{tables_between, ChangeDecoder, Layout, PeriodTable, Sharding, Writer};
 
@@ -101,9 +102,9 @@ async fn run(args: &Args, setup: Setup) -> Result<Summary, Box<dyn Error>> {
         layout,
         tables: day_tables,
     } = setup;
-    let client = client(args).await;
+    let (client, server) = client(args).await;
 
-    let ensured = tables::ensure(&client, &policy, start, &day_tables).await?;
+    let ensured = tables::ensure(&client, server, &policy, start, &day_tables).await?;
 
     let readings = readings::day(args.sensors, start, end, args.every_seconds);
     let writer = Writer::new(client.clone(), layout.clone());
@@ -194,11 +195,12 @@ async fn consume(args: &Args, setup: &Setup, stream: &str) -> ExitCode {
 
 /// An SDK client from the usual chain (credentials, profile), with the flags on top: the one
 /// set-up the CLI and the functions use too.
-async fn client(args: &Args) -> aws_sdk_dynamodb::Client {
+async fn client(args: &Args) -> (aws_sdk_dynamodb::Client, Server) {
     let settings = SdkSettings {
         region: args.region.clone(),
         endpoint_url: args.endpoint_url.clone(),
         ..SdkSettings::default()
     };
-    AwsClients::load(settings).await.dynamodb
+    let clients = AwsClients::load(settings).await;
+    (clients.dynamodb, clients.server)
 }

@@ -8,6 +8,7 @@ use aws_sdk_dynamodb::client::Waiters;
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 use ddb_rollover::aws::dynamodb::DynamoDb;
+use ddb_rollover::aws::Server;
 use ddb_rollover::{
     check_clock, ApplyOptions, ClockAllowance, Decision, Operation, Outcome, Policy, RunReport,
 };
@@ -75,11 +76,12 @@ pub struct Ensured {
 /// more: DynamoDB cannot set TTL at CreateTable, so the template's TTL comes from a second run.
 pub async fn ensure(
     client: &Client,
+    server: Server,
     policy: &Policy,
     day_start: DateTime<Utc>,
     tables: &[PeriodTable],
 ) -> Result<Ensured, Box<dyn Error>> {
-    let control = DynamoDb::new(client.clone());
+    let control = DynamoDb::new(client.clone()).on(server);
     let first = create_new(&control, policy, day_start).await?;
     for table in tables {
         client

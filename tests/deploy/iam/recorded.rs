@@ -93,7 +93,7 @@ async fn start_ledger(client: &aws_sdk_dynamodb::Client, functions: &[Deployed])
     let policy = functions[0].function.policy().expect("the stack's policy");
     stack_ledger(client, PREFIX).await;
     let at = scenario::scheduled_time(Operation::CreateNew).parse().unwrap();
-    let report = init(&DynamoDb::new(client.clone()), &policy, at).await;
+    let report = init(&DynamoDb::local(client.clone()), &policy, at).await;
     assert_eq!(
         recorded_by(&report),
         [EARLIER_PERIOD, "timeseries_2018-10-26"],
@@ -124,7 +124,7 @@ async fn run_day_with(
 ) {
     let recording = recorder.attach(client);
     for s in &d.function.schedules {
-        let mut control = DynamoDb::new(recording.clone());
+        let mut control = DynamoDb::local(recording.clone());
         if let Some(s3) = archives {
             control = control.with_archives(s3.clone());
         }

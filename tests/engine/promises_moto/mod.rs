@@ -1,6 +1,6 @@
 //! The sampled replay: a fixed, documented sample of the promises' scenarios
 //! (`fake_aws::scenarios`, the same [`Case`]s, steps and invariants as `promises.rs`) played on
-//! moto through the real SDK adapter (`DynamoDb::new(client).with_autoscaling(client)`), with
+//! moto through the real SDK adapter (`DynamoDb::local(client).with_autoscaling(client)`), with
 //! the foreign acts made with the SDK directly and the promises checked on the state read back
 //! from moto with the SDK (DescribeTable, ListTagsOfResource, DescribeTimeToLive,
 //! DescribeContinuousBackups, DescribeScalableTargets, DescribeScalingPolicies), never from our

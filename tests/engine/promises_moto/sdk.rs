@@ -37,7 +37,7 @@ pub(super) fn aws_proxy(moto: &LocalDynamo, role: Option<&str>) -> Proxy {
 }
 
 pub(super) async fn control(proxy: &Proxy) -> DynamoDb {
-    DynamoDb::new(table_client(&proxy.endpoint()))
+    DynamoDb::local(table_client(&proxy.endpoint()))
         .with_autoscaling(scaling_client(&proxy.endpoint()))
         .with_archives(crate::support::aws_clients(&proxy.endpoint()).await.s3)
 }

@@ -1,5 +1,7 @@
 mod common;
 
+mod bounds;
+
 mod e2e;
 mod families;
 mod faults;

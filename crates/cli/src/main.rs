@@ -76,6 +76,10 @@ async fn main() -> ExitCode {
     }
     let at = match check_clock_for(&cli, &policy, now, wall) {
         Ok(at) => at,
+        Err(error) if matches!(cli.command, Command::Restore(_)) => {
+            eprintln!("error: --at {error} (restore is checked as resize_old is: it restores only past periods and dates the tables' keep-until by this clock)");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
         Err(error) => {
             eprintln!("error: --at {error}");
             return ExitCode::from(EXIT_BAD_INPUT);
@@ -246,11 +250,14 @@ fn check_clock_for(
     wall: chrono::DateTime<Utc>,
 ) -> Result<CheckedInstant, ClockError> {
     let (operations, changes): (&[Operation], bool) = match &cli.command {
-        // Starting the ledger, adopting and restoring write records and tags dated by the clock:
-        // checked as create_new's is.
-        Command::CreateNew | Command::Init(_) | Command::Adopt(_) | Command::Restore(_) => {
-            (&[Operation::CreateNew], true)
-        }
+        // Starting the ledger and adopting write records and tags dated by the clock: checked
+        // as create_new's is.
+        Command::CreateNew | Command::Init(_) | Command::Adopt(_) => (&[Operation::CreateNew], true),
+        // Restoring dates its records and keep-until by the clock, and brings back only past
+        // periods (resize_old's): an instant in a later period than the wall clock's would date
+        // the keep past it, and could take a live period for a past one. Checked as both runs'
+        // are; without --yes it is a dry run.
+        Command::Restore(args) => (&[Operation::CreateNew, Operation::ResizeOld], args.yes),
         Command::ResizeOld => (&[Operation::ResizeOld], true),
         _ => (&[Operation::CreateNew, Operation::ResizeOld], false),
     };

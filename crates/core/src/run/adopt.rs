@@ -496,10 +496,9 @@ mod tests {
         table.key = Some(other_key.clone());
         table.tags = Some(BTreeMap::from([(TAG_FAMILY.to_string(), "ts".to_string())]));
         // The ledger recorded it when the policy's key was `id`.
-        let earlier = Policy::from_toml(
-            "prefix = \"ts\"\n[key]\npartition = { name = \"id\", type = \"S\" }\n",
-        )
-        .unwrap();
+        let earlier =
+            Policy::from_toml("prefix = \"ts\"\n[key]\npartition = { name = \"id\", type = \"S\" }\n")
+                .unwrap();
         assert_eq!(earlier.key, other_key);
         let book = Book::enrolling(&earlier, std::slice::from_ref(&table));
         assert!(book.table("ts_2018-10-19").is_some(), "{book:?}");

@@ -44,7 +44,8 @@ fn adopt_names_someone_elses_destination_and_mapping_on_the_table() {
 
     let operator = fake.operator();
     let at = ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], fake.now()).unwrap();
-    let report = futures::executor::block_on(adopt(&operator, &policy, &at, &[TABLE.to_string()], true)).unwrap();
+    let report =
+        futures::executor::block_on(adopt(&operator, &policy, &at, &[TABLE.to_string()], true)).unwrap();
     let line = &report.tables[0];
     assert!(matches!(line.action, Adoption::Record { .. }), "{line:#?}");
     let notes = line.notes.join("\n");
@@ -57,7 +58,9 @@ fn adopt_names_someone_elses_destination_and_mapping_on_the_table() {
         "{notes}"
     );
     assert!(
-        line.notes.iter().all(|n| n.contains("retention will not delete this table")),
+        line.notes
+            .iter()
+            .all(|n| n.contains("retention will not delete this table")),
         "{notes}"
     );
 }

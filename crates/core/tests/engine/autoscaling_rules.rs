@@ -567,12 +567,22 @@ fn a_foreign_target_on_one_dimension_leaves_only_that_dimension() {
             "its write capacity, held by scalable target table/ts_2018-10-25 write (policies: their-write-policy)",
         ],
     );
-    assert!(!plan.items[0].reason.contains("read capacity, held"), "{}", plan.items[0].reason);
+    assert!(
+        !plan.items[0].reason.contains("read capacity, held"),
+        "{}",
+        plan.items[0].reason
+    );
 
     let read_held = table(
         "ts_2018-10-25",
         provisioned(300, 1000),
-        vec![target("ts_2018-10-25", ScalableDimension::TableRead, 1, 500, None)],
+        vec![target(
+            "ts_2018-10-25",
+            ScalableDimension::TableRead,
+            1,
+            500,
+            None,
+        )],
     );
     let plan = resize_old(&fixed, &[read_held]);
     assert_eq!(steps(&plan), [step("ts_2018-10-25", "update", "300 RCU / 1 WCU")]);
@@ -582,7 +592,13 @@ fn a_foreign_target_on_one_dimension_leaves_only_that_dimension() {
     let prebuilt = table(
         "ts_2018-10-26",
         provisioned(1, 1),
-        vec![target("ts_2018-10-26", ScalableDimension::TableWrite, 1, 10, None)],
+        vec![target(
+            "ts_2018-10-26",
+            ScalableDimension::TableWrite,
+            1,
+            10,
+            None,
+        )],
     );
     let plan = create_new(&fixed, &[prebuilt]);
     let raise = plan
@@ -594,7 +610,10 @@ fn a_foreign_target_on_one_dimension_leaves_only_that_dimension() {
         unreachable!()
     };
     assert_eq!(change.to, provisioned(300, 1));
-    assert_reason_mentions(raise, &["its write capacity, held by scalable target table/ts_2018-10-26 write"]);
+    assert_reason_mentions(
+        raise,
+        &["its write capacity, held by scalable target table/ts_2018-10-26 write"],
+    );
 }
 
 #[test]

@@ -286,6 +286,7 @@ mod tests {
             stream_detail: None,
             consumer: None,
             consumer_detail: None,
+            poll_error: None,
         }
     }
 

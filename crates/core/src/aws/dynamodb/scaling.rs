@@ -18,7 +18,7 @@ impl Scaling for DynamoDb {
         autoscaling::register(self.autoscaling("RegisterScalableTarget")?, change).await
     }
 
-    async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
+    async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<Vec<String>, ControlPlaneError> {
         autoscaling::deregister(self.autoscaling("DeregisterScalableTarget")?, change).await
     }
 }

@@ -30,16 +30,12 @@ use ddb_rollover::run::restore::{Restoration, RestoreOptions, RestoreReport};
 const EXIT_FAILED: u8 = 1;
 const EXIT_BAD_INPUT: u8 = 2;
 
+/// The variable that turns logs on (`info`, `ddb_rollover=debug`, ...: an `EnvFilter`).
+const LOG_ENV: &str = "DDB_ROLLOVER_LOG";
+
 #[tokio::main]
 async fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("DDB_ROLLOVER_LOG").unwrap_or_else(|_| "warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        // Colour only on a terminal: piped into a file or CI log, escapes would garble lines.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    logs();
     let cli = Cli::parse();
     // Sizing is arithmetic: it runs before any policy or AWS configuration is read.
     if let Command::Capacity(args) = &cli.command {
@@ -106,6 +102,28 @@ async fn main() -> ExitCode {
             eprintln!("error: {error}");
             ExitCode::from(EXIT_FAILED)
         }
+    }
+}
+
+/// Log lines on stderr only when asked for with [`LOG_ENV`]: without it the output is the
+/// report and its `warning:` / `error:` lines, which carry everything a user must see (the
+/// AWS SDK's own warnings, such as a credentials provider that did not answer, included: the
+/// error they lead to says it).
+fn logs() {
+    let Some(value) = std::env::var_os(LOG_ENV) else {
+        return;
+    };
+    match tracing_subscriber::EnvFilter::try_from_env(LOG_ENV) {
+        Ok(filter) => tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            // Colour only on a terminal: piped into a file or CI log, escapes would garble lines.
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+        Err(error) => eprintln!(
+            "warning: {LOG_ENV}={} is not a log filter ({error}): no logs; use a level such as info or debug",
+            value.to_string_lossy()
+        ),
     }
 }
 

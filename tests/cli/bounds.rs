@@ -44,11 +44,11 @@ fn refused(args: &[&str], policy: &str, names: &[&str]) {
 
 #[test]
 fn every_duration_and_count_is_bounded_with_exit_2_naming_the_field() {
-    let restore = |flags: &[&str]| {
+    fn restore<'a>(flags: &[&'a str]) -> Vec<&'a str> {
         let mut args = vec!["restore", "2018-10-01"];
         args.extend_from_slice(flags);
         args
-    };
+    }
     for keep in ["0d", "1ns", "59m", "36501d", "99999999999d"] {
         refused(
             &restore(&["--keep", keep]),

@@ -152,7 +152,9 @@ async fn execute(
             for error in &observation.unreadable {
                 eprintln!("warning: {error}");
             }
-            return Ok(observation.unreadable.is_empty());
+            // Exactly the run: 1 when a run would fail (a blocked line), when the tables writers
+            // need are not ready (create_new's NextTableReady would be 0), or a read failed.
+            return Ok(observation.unreadable.is_empty() && report.succeeded());
         }
         Command::Init(args) => {
             let dry_run = options.dry_run || !args.yes;

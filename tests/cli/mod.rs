@@ -3,6 +3,7 @@ mod common;
 mod bounds;
 
 mod e2e;
+mod exactly;
 mod families;
 mod faults;
 mod lifecycle;

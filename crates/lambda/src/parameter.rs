@@ -15,7 +15,16 @@ use serde_json::Value;
 use ddb_rollover::ledger::{Book, LedgerState, ParameterRecord, StoredRecord};
 use ddb_rollover::policy::Policy;
 
-use crate::publish::DOCUMENT_KEYS;
+/// The keys of the document [`crate::publish::tables_document`] writes, in its order.
+pub const DOCUMENT_KEYS: [&str; 7] = [
+    "prefix",
+    "period",
+    "timezone",
+    "updated_at",
+    "ready",
+    "tables",
+    "omitted",
+];
 
 /// What a previous write of ours left, for a parameter the ledger has no record of (a stack that
 /// published before the ledger recorded parameters): a `String` parameter whose value is our
@@ -65,7 +74,7 @@ mod write {
     use ddb_rollover::ledger::{keys, parameter_owner, Entry, ParameterOwner};
     use ddb_rollover::run::control::{ErrorKind, Expect, Ledger};
 
-    use crate::publish::explain;
+    use crate::grants::explain;
 
     /// How often a run records its write again when another run's record moved meanwhile.
     const RECORD_ATTEMPTS: usize = 3;

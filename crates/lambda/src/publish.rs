@@ -26,7 +26,10 @@ use ddb_rollover::policy::Policy;
 use ddb_rollover::run::control::Ledger;
 use ddb_rollover::run::readiness::Readiness;
 
+#[cfg(feature = "eventbridge")]
+use crate::grants::explain;
 use crate::parameter::put_tables;
+pub use crate::parameter::DOCUMENT_KEYS;
 use ddb_rollover::{Operation, Outcome, RunReport};
 use serde_json::{json, Value};
 
@@ -228,17 +231,6 @@ pub async fn publish<L: Ledger>(
     }
 }
 
-/// The keys of the document [`tables_document`] writes, in its order.
-pub const DOCUMENT_KEYS: [&str; 7] = [
-    "prefix",
-    "period",
-    "timezone",
-    "updated_at",
-    "ready",
-    "tables",
-    "omitted",
-];
-
 #[cfg(feature = "eventbridge")]
 async fn put_events(clients: &AwsClients, events: &[Event]) -> Vec<String> {
     ddb_rollover::aws::events::put_events(&clients.eventbridge, events, explain).await
@@ -253,15 +245,6 @@ async fn put_events(_: &AwsClients, events: &[Event]) -> Vec<String> {
         "PutEvents: {} event(s) not sent: this function is built without EventBridge (ddb-rollover-lambda's `eventbridge` feature)",
         events.len()
     )]
-}
-
-#[cfg(any(feature = "ssm", feature = "eventbridge"))]
-pub(crate) fn explain(error: &ddb_rollover::aws::call_error::CallError) -> String {
-    if error.is_access_denied() {
-        format!("{error} (the role does not allow it: deploy the stack's template, which grants it)")
-    } else {
-        error.to_string()
-    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use futures::FutureExt;
 
 use std::time::{Duration, Instant};
 
-use crate::ledger::{Book, LedgerState, TableState};
+use crate::ledger::{keys, Book, LedgerState, TableState};
 use crate::plan::deferral::DeferralCause;
 use crate::plan::Scope;
 use crate::plan::{plan_run, Decision, Operation, Plan, PlanItem};
@@ -113,6 +113,12 @@ pub async fn run_each<C: ControlPlane>(
         let mut observation = observe(control, policy, scope, options.concurrency)
             .boxed()
             .await?;
+        // Another run made a table between this run's listing and its ledger read: look again
+        // (once), at both after it.
+        if observation.ledger_ahead_of_listing() && !looked_again {
+            looked_again = true;
+            continue;
+        }
         let clock = at.wall().unwrap_or(now) + since(control, started);
         if !options.dry_run {
             let started = ledger::start_if_new(control, policy, &mut observation, clock)
@@ -160,8 +166,16 @@ pub async fn run_each<C: ControlPlane>(
             let ledger = policy.naming().ledger_name();
             let book = Book::read(control.read_ledger(&ledger, &policy.prefix).boxed().await?);
             // Another run of the operation came and went between this run's look and its
-            // lease (it made or deleted tables): look again, under the lease.
-            if book.tables != observation.book.tables || book.receipts != observation.book.receipts {
+            // lease (it made or deleted tables), or was running while this run looked (its
+            // lease was there: what it recorded then may not be what it left): look again,
+            // under the lease.
+            let overlapped = lease
+                .as_deref()
+                .is_some_and(|operation| observation.book.leases.contains_key(&keys::lease(operation)));
+            if overlapped
+                || book.tables != observation.book.tables
+                || book.receipts != observation.book.receipts
+            {
                 observation = observe(control, policy, scope, options.concurrency)
                     .boxed()
                     .await?;

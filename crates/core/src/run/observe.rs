@@ -37,6 +37,8 @@ pub struct Observation {
     pub skipped: Vec<String>,
     /// Names listed under the prefix but not described (the scope did not need them).
     pub listed_only: Vec<String>,
+    /// Every name ListTables gave under the prefix (the ledger aside), described or not.
+    pub listed: Vec<String>,
     /// The scalable targets registered on create_new's table names where no table exists
     /// (read when phase 0 autoscales): deleting a table deregisters nothing, so a table made
     /// again under the name must not be registered over a target that is not ours alone.
@@ -47,6 +49,21 @@ pub struct Observation {
 }
 
 impl Observation {
+    /// Whether the ledger records a table ListTables did not list and no receipt says we
+    /// deleted: the ledger is read just after the listing, and another run made a table in
+    /// between (or someone else deleted one). A run that decides on such a view would create
+    /// the table again over the other run's record: it looks again first.
+    pub(crate) fn ledger_ahead_of_listing(&self) -> bool {
+        self.book.tables.iter().any(|(name, entry)| {
+            !self.listed.contains(name)
+                && !self
+                    .book
+                    .receipts_of(name)
+                    .iter()
+                    .any(|receipt| Some(&receipt.record.identity) == entry.record.identity())
+        })
+    }
+
     /// An observation of just `tables`, with a ledger that records every one of them that
     /// carries `policy`'s family tag, its key and a period ([`Book::enrolling`]).
     pub fn enrolled(policy: &Policy, tables: Vec<ObservedTable>) -> Observation {
@@ -197,6 +214,7 @@ pub async fn observe<C: ControlPlane>(
     let (described, listed_only) = names_to_describe(policy, scope, names);
     let mut observation = Observation {
         listed_only,
+        listed: names_seen.clone(),
         book,
         ..Observation::default()
     };
@@ -470,6 +488,7 @@ pub(crate) fn run_view(
         unreadable: observation.unreadable.clone(),
         skipped: observation.skipped.clone(),
         listed_only,
+        listed: observation.listed.clone(),
         vacant_targets: observation.vacant_targets.clone(),
         book: observation.book.clone(),
     }

@@ -314,10 +314,17 @@ async fn every_command_twice_changes_nothing_the_second_time(server: Server) {
             "{command} changed something the second time"
         );
     }
-    for command in ["status"] {
+    // status changes nothing, whether the tables writers need are ready (exit 0) or, a day
+    // after the last create_new, not (exit 1).
+    for (at, code) in [("2018-10-24T00:20:00Z", 0), ("2018-10-26T00:15:00Z", 1)] {
         let before = h.capacities().await;
-        h.run_at(command, "2018-10-26T00:15:00Z");
-        assert_eq!(h.capacities().await, before, "{command} changed something");
+        let status = h.cli(&["--output", "json", "--at", at, "status"]);
+        assert_eq!(
+            status.code, code,
+            "status at {at}: {}\n{}",
+            status.stdout, status.stderr
+        );
+        assert_eq!(h.capacities().await, before, "status at {at} changed something");
     }
 }
 
@@ -506,8 +513,11 @@ async fn status_shows_age_phase_and_next_run_on_moto() {
         "{}",
         midday.stdout
     );
-    // After a missed create_new run the current table is missing: not ready.
-    let status = h.run_at("status", "2018-10-27T00:15:00Z");
+    // After a missed create_new run the current table is missing: not ready, and status exits
+    // 1 (issue 38: it exited 0), as create_new's NextTableReady would be 0.
+    let missed = h.cli(&["--output", "json", "--at", "2018-10-27T00:15:00Z", "status"]);
+    assert_eq!(missed.code, 1, "{}\n{}", missed.stdout, missed.stderr);
+    let status = missed.json();
     assert_eq!(status["health"]["ready"], false);
     assert_eq!(status["health"]["missing"], json!(["timeseries_2018-10-27"]));
     let lines = status["tables"].as_array().unwrap();
@@ -529,7 +539,7 @@ async fn status_shows_age_phase_and_next_run_on_moto() {
         "create"
     );
     let text = h.cli(&["--at", "2018-10-27T00:15:00Z", "status"]);
-    assert_eq!(text.code, 0);
+    assert_eq!(text.code, 1);
     assert!(
         text.stdout.contains("MISSING")
             && text.stdout.contains("resize_old: update to 1 RCU / 1 WCU")

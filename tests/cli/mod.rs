@@ -1,6 +1,9 @@
 mod common;
 
+mod bounds;
+
 mod e2e;
+mod exactly;
 mod families;
 mod faults;
 mod lifecycle;

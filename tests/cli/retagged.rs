@@ -22,7 +22,11 @@ async fn a_name_of_ours_tagged_for_another_family_is_left_by_the_operators_run()
         run
     };
     // 10-24, 10-25 and 10-26 made by create-new, all still hot; then someone retags 10-24.
-    for at in ["2018-10-23T23:45:00Z", "2018-10-24T23:45:00Z"] {
+    for at in [
+        "2018-10-23T23:45:00Z",
+        "2018-10-24T23:45:00Z",
+        "2018-10-25T23:45:00Z",
+    ] {
         cli(&["--at", at, "create-new"]);
     }
     let arn = testkit::table_arn(&client, RETAGGED).await;

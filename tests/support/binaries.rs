@@ -18,10 +18,20 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-/// The `ddb-rollover` CLI.
+/// The `ddb-rollover` CLI: [`CLI_BINARY_ENV`]'s file when set, else this build's.
 pub fn cli() -> PathBuf {
-    binary("ddb-rollover")
+    let Some(path) = std::env::var_os(CLI_BINARY_ENV) else {
+        return binary("ddb-rollover");
+    };
+    let path = PathBuf::from(path);
+    assert!(path.is_file(), "{} is missing ({CLI_BINARY_ENV})", path.display());
+    path
 }
+
+/// Where a test may take the CLI from another build (e.g. another branch's
+/// `target/debug/ddb-rollover`, to show a test fails there): `DDB_ROLLOVER_CLI_BINARY=<file>`,
+/// used as it is (nothing is built).
+pub const CLI_BINARY_ENV: &str = "DDB_ROLLOVER_CLI_BINARY";
 
 /// The `iot-ingest` example's binary.
 pub fn iot_ingest() -> PathBuf {

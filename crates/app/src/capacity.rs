@@ -27,6 +27,19 @@ pub const WRITE_UNIT_BYTES: u64 = 1_024;
 /// The largest item DynamoDB stores, 400 KB (developer guide, "Service quotas": item size).
 pub const MAX_ITEM_BYTES: u64 = 409_600;
 
+/// The most items a second any rate may be (`--events-per-sec`, `--peak-events-per-sec`, and a
+/// bulk load's `--items` / `--within`): a billion, far past any table DynamoDB serves, and small
+/// enough that every unit count the method forms is exact in a `u64` (it never saturates into a
+/// wrong answer).
+pub const MAX_EVENTS_PER_SEC: f64 = 1e9;
+
+/// The most units `--read-units` and `--write-units` may each be: a billion, far past any
+/// table's throughput quota.
+pub const MAX_CAPACITY_UNITS: u64 = 1_000_000_000;
+
+/// What `--within` allows: 1 second to 36,500 days (100 years).
+pub const WITHIN: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(36_500 * 86_400));
+
 /// Relative slack for floating-point noise: rates such as 1e10 / 86,400 s cannot be written
 /// exactly, and a period must not lose to a rounding error of its own boundary.
 const FLOAT_NOISE: f64 = 1e-12;
@@ -97,11 +110,11 @@ pub enum CapacityError {
     /// `--item-bytes` is 0 or over 400 KB.
     #[error("--item-bytes must be 1 to {MAX_ITEM_BYTES} (DynamoDB's 400 KB item limit), got {0}")]
     ItemBytes(u64),
-    /// `--events-per-sec` is not a finite number above 0.
-    #[error("--events-per-sec must be a finite number above 0, got {0}")]
+    /// `--events-per-sec` is not a finite number above 0 and at most [`MAX_EVENTS_PER_SEC`].
+    #[error("--events-per-sec must be a finite number above 0 and at most {MAX_EVENTS_PER_SEC:e} (a billion a second, past any DynamoDB table), got {0}")]
     EventsPerSec(f64),
-    /// `--peak-events-per-sec` is not a finite number.
-    #[error("--peak-events-per-sec must be a finite number, got {0}")]
+    /// `--peak-events-per-sec` is not a finite number at most [`MAX_EVENTS_PER_SEC`].
+    #[error("--peak-events-per-sec must be a finite number at most {MAX_EVENTS_PER_SEC:e} (a billion a second, past any DynamoDB table), got {0}")]
     PeakEventsPerSec(f64),
     /// The peak rate is below the average.
     #[error("--peak-events-per-sec ({peak}) is below --events-per-sec ({average})")]
@@ -114,12 +127,30 @@ pub enum CapacityError {
     /// Both read and write units are 0.
     #[error("--read-units and --write-units are both 0: give the throughput to count partitions for")]
     NoThroughput,
+    /// `--read-units` or `--write-units` is over [`MAX_CAPACITY_UNITS`].
+    #[error("{flag} must be at most {MAX_CAPACITY_UNITS} (a billion units, past any table's throughput quota), got {units}")]
+    TooManyUnits {
+        /// `--read-units` or `--write-units`.
+        flag: &'static str,
+        /// What was given.
+        units: u64,
+    },
+    /// A bulk load's even rate is over [`MAX_EVENTS_PER_SEC`].
+    #[error("--items {items} within --within {within_seconds} s is {rate:e} items a second: at most {MAX_EVENTS_PER_SEC:e} (a billion a second, past any DynamoDB table); give fewer items or a longer --within")]
+    BulkRate {
+        /// `--items`.
+        items: u64,
+        /// `--within`, in seconds.
+        within_seconds: f64,
+        /// The even rate they make.
+        rate: f64,
+    },
     /// `--items` is 0.
     #[error("--items must be at least 1, got 0")]
     NoItems,
-    /// `--within` is 0 seconds.
-    #[error("--within must be longer than 0 seconds")]
-    ZeroWithin,
+    /// `--within` is under 1 second or over 36,500 days.
+    #[error("--within must be 1s to 36500d (100 years), got {0:?}")]
+    Within(Duration),
 }
 
 /// WCU one write of an item costs: one per started KB.
@@ -174,11 +205,11 @@ pub fn write_shards(write_capacity: u64) -> u64 {
 pub fn size_write_load(load: &WriteLoad) -> Result<TableSizing, CapacityError> {
     check_item_bytes(load.item_bytes)?;
     let average = load.events_per_sec;
-    if !(average.is_finite() && average > 0.0) {
+    if !(average.is_finite() && average > 0.0 && average <= MAX_EVENTS_PER_SEC) {
         return Err(CapacityError::EventsPerSec(average));
     }
     let peak = load.peak_events_per_sec.unwrap_or(average);
-    if !peak.is_finite() {
+    if !(peak.is_finite() && peak <= MAX_EVENTS_PER_SEC) {
         return Err(CapacityError::PeakEventsPerSec(peak));
     }
     if peak < average {
@@ -193,10 +224,17 @@ pub fn size_bulk_load(load: &BulkLoad) -> Result<TableSizing, CapacityError> {
     if load.items == 0 {
         return Err(CapacityError::NoItems);
     }
-    if load.within.is_zero() {
-        return Err(CapacityError::ZeroWithin);
+    if load.within < WITHIN.0 || load.within > WITHIN.1 {
+        return Err(CapacityError::Within(load.within));
     }
     let rate = load.events_per_sec();
+    if rate > MAX_EVENTS_PER_SEC {
+        return Err(CapacityError::BulkRate {
+            items: load.items,
+            within_seconds: load.within.as_secs_f64(),
+            rate,
+        });
+    }
     Ok(size(load.item_bytes, rate, rate))
 }
 
@@ -204,6 +242,14 @@ pub fn size_bulk_load(load: &BulkLoad) -> Result<TableSizing, CapacityError> {
 pub fn partitions_for(throughput: Throughput) -> Result<u64, CapacityError> {
     if throughput.read_units == 0 && throughput.write_units == 0 {
         return Err(CapacityError::NoThroughput);
+    }
+    for (flag, units) in [
+        ("--read-units", throughput.read_units),
+        ("--write-units", throughput.write_units),
+    ] {
+        if units > MAX_CAPACITY_UNITS {
+            return Err(CapacityError::TooManyUnits { flag, units });
+        }
     }
     Ok(partitions(throughput))
 }
@@ -474,7 +520,10 @@ mod tests {
             .unwrap_err()
         };
         assert_eq!(bulk_error(0, Duration::from_secs(60)), CapacityError::NoItems);
-        assert_eq!(bulk_error(10, Duration::ZERO), CapacityError::ZeroWithin);
+        assert_eq!(
+            bulk_error(10, Duration::ZERO),
+            CapacityError::Within(Duration::ZERO)
+        );
         assert_eq!(
             partitions_for(Throughput {
                 read_units: 0,
@@ -482,6 +531,52 @@ mod tests {
             }),
             Err(CapacityError::NoThroughput)
         );
+    }
+
+    /// Issue 38: every count and duration is bounded, so no answer saturates into a wrong one
+    /// (u64::MAX items within 1 ns was "18446744073709551615 partitions").
+    #[test]
+    fn counts_and_durations_past_any_table_are_refused_naming_the_flag() {
+        let load = |events_per_sec, peak_events_per_sec| {
+            size_write_load(&WriteLoad {
+                item_bytes: 1000,
+                events_per_sec,
+                peak_events_per_sec,
+            })
+            .map_err(|e| e.to_string())
+        };
+        assert!(load(1e300, None).unwrap_err().starts_with("--events-per-sec"));
+        assert!(load(10.0, Some(1e300))
+            .unwrap_err()
+            .starts_with("--peak-events-per-sec"));
+        assert!(load(MAX_EVENTS_PER_SEC, None).is_ok());
+        let bulk = |items, within| {
+            size_bulk_load(&BulkLoad {
+                item_bytes: 1000,
+                items,
+                within,
+            })
+            .map_err(|e| e.to_string())
+        };
+        assert!(bulk(u64::MAX, Duration::from_secs(1))
+            .unwrap_err()
+            .starts_with("--items"));
+        assert!(bulk(1, Duration::from_nanos(1))
+            .unwrap_err()
+            .starts_with("--within"));
+        assert!(bulk(1, Duration::from_secs(99_999_999_999 * 86_400))
+            .unwrap_err()
+            .starts_with("--within"));
+        let units = |read_units, write_units| {
+            partitions_for(Throughput {
+                read_units,
+                write_units,
+            })
+            .map_err(|e| e.to_string())
+        };
+        assert!(units(u64::MAX, 1).unwrap_err().starts_with("--read-units"));
+        assert!(units(1, u64::MAX).unwrap_err().starts_with("--write-units"));
+        assert!(units(MAX_CAPACITY_UNITS, MAX_CAPACITY_UNITS).is_ok());
     }
 
     #[test]

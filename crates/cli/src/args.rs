@@ -41,7 +41,7 @@ pub struct Cli {
         long,
         global = true,
         value_name = "DURATION",
-        value_parser = parse_duration,
+        value_parser = parse_time_budget,
         allow_hyphen_values = true
     )]
     pub time_budget: Option<Duration>,
@@ -140,12 +140,13 @@ pub struct RestoreArgs {
     pub to: Option<String>,
 
     /// How long retention keeps the restored tables before it may archive and delete them
-    /// again (7d, 12h, ...).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    /// again (7d, 12h, ...; 1h to 36500d).
+    #[arg(long, value_name = "DURATION", value_parser = parse_keep, allow_hyphen_values = true)]
     pub keep: Duration,
 
-    /// How long to wait for each import to complete (then the table is left importing).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "1h", allow_hyphen_values = true)]
+    /// How long to wait for each import to complete (then the table is left importing; 0s to
+    /// 7d).
+    #[arg(long, value_name = "DURATION", value_parser = parse_wait, default_value = "1h", allow_hyphen_values = true)]
     pub wait: Duration,
 
     /// Import. Without it, restore only shows what it would import (a dry run).
@@ -234,6 +235,51 @@ fn parse_at(value: &str) -> Result<DateTime<Utc>, String> {
     DateTime::parse_from_rfc3339(value)
         .map(|t| t.with_timezone(&Utc))
         .map_err(|e| format!("{e}: use RFC 3339, such as 2018-10-25T23:45:00Z"))
+}
+
+/// `--time-budget`: 1s to 24h (a run that may start nothing, or one whose deadline is past any
+/// clock, is no budget).
+fn parse_time_budget(value: &str) -> Result<Duration, String> {
+    parse_duration_within(value, TIME_BUDGET, "a run's time budget")
+}
+
+/// `--keep`: 1h to 36500d (100 years: the keep-until date is one chrono and the tags can hold).
+/// A shorter keep hands the restored table back to retention before anyone could read it.
+fn parse_keep(value: &str) -> Result<Duration, String> {
+    parse_duration_within(value, KEEP, "how long retention keeps a restored table")
+}
+
+/// `--wait`: 0s (do not wait) to 7d.
+fn parse_wait(value: &str) -> Result<Duration, String> {
+    parse_duration_within(value, WAIT, "how long restore waits for each import")
+}
+
+const HOUR: u64 = 3_600;
+const DAY: u64 = 24 * HOUR;
+
+/// What `--time-budget` allows: (least, most, as said).
+const TIME_BUDGET: (Duration, Duration, &str) =
+    (Duration::from_secs(1), Duration::from_secs(DAY), "1s to 24h");
+/// What `--keep` allows.
+const KEEP: (Duration, Duration, &str) = (
+    Duration::from_secs(HOUR),
+    Duration::from_secs(36_500 * DAY),
+    "1h to 36500d",
+);
+/// What `--wait` allows.
+const WAIT: (Duration, Duration, &str) = (Duration::ZERO, Duration::from_secs(7 * DAY), "0s to 7d");
+
+/// A duration ([`parse_duration`]) within `(least, most, said)`; `what` says what it is.
+fn parse_duration_within(
+    value: &str,
+    (least, most, said): (Duration, Duration, &str),
+    what: &str,
+) -> Result<Duration, String> {
+    let duration = parse_duration(value)?;
+    if duration < least || duration > most {
+        return Err(format!("{value:?} is out of range: {what} must be {said}"));
+    }
+    Ok(duration)
 }
 
 /// Durations such as `90s`, `30m`, `3h`, `1d` or `1h30m` (humantime's syntax). clap prefixes

@@ -30,16 +30,12 @@ use ddb_rollover::run::restore::{Restoration, RestoreOptions, RestoreReport};
 const EXIT_FAILED: u8 = 1;
 const EXIT_BAD_INPUT: u8 = 2;
 
+/// The variable that turns logs on (`info`, `ddb_rollover=debug`, ...: an `EnvFilter`).
+const LOG_ENV: &str = "DDB_ROLLOVER_LOG";
+
 #[tokio::main]
 async fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("DDB_ROLLOVER_LOG").unwrap_or_else(|_| "warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        // Colour only on a terminal: piped into a file or CI log, escapes would garble lines.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    logs();
     let cli = Cli::parse();
     // Sizing is arithmetic: it runs before any policy or AWS configuration is read.
     if let Command::Capacity(args) = &cli.command {
@@ -76,6 +72,10 @@ async fn main() -> ExitCode {
     }
     let at = match check_clock_for(&cli, &policy, now, wall) {
         Ok(at) => at,
+        Err(error) if matches!(cli.command, Command::Restore(_)) => {
+            eprintln!("error: --at {error} (restore is checked as resize_old is: it restores only past periods and dates the tables' keep-until by this clock)");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
         Err(error) => {
             eprintln!("error: --at {error}");
             return ExitCode::from(EXIT_BAD_INPUT);
@@ -102,6 +102,28 @@ async fn main() -> ExitCode {
             eprintln!("error: {error}");
             ExitCode::from(EXIT_FAILED)
         }
+    }
+}
+
+/// Log lines on stderr only when asked for with [`LOG_ENV`]: without it the output is the
+/// report and its `warning:` / `error:` lines, which carry everything a user must see (the
+/// AWS SDK's own warnings, such as a credentials provider that did not answer, included: the
+/// error they lead to says it).
+fn logs() {
+    let Some(value) = std::env::var_os(LOG_ENV) else {
+        return;
+    };
+    match tracing_subscriber::EnvFilter::try_from_env(LOG_ENV) {
+        Ok(filter) => tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            // Colour only on a terminal: piped into a file or CI log, escapes would garble lines.
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+        Err(error) => eprintln!(
+            "warning: {LOG_ENV}={} is not a log filter ({error}): no logs; use a level such as info or debug",
+            value.to_string_lossy()
+        ),
     }
 }
 
@@ -135,7 +157,10 @@ async fn execute(
             for read in &unread {
                 eprintln!("warning: {read}");
             }
-            return Ok(observation.unreadable.is_empty() && unread.is_empty());
+            // Exactly the run: 1 when a run would fail (a blocked line or an evidence read that
+            // failed), when the tables writers need are not ready (create_new's NextTableReady
+            // would be 0), or a read failed.
+            return Ok(observation.unreadable.is_empty() && unread.is_empty() && report.succeeded());
         }
         Command::Init(args) => {
             let dry_run = options.dry_run || !args.yes;
@@ -251,11 +276,14 @@ fn check_clock_for(
     wall: chrono::DateTime<Utc>,
 ) -> Result<CheckedInstant, ClockError> {
     let (operations, changes): (&[Operation], bool) = match &cli.command {
-        // Starting the ledger, adopting and restoring write records and tags dated by the clock:
-        // checked as create_new's is.
-        Command::CreateNew | Command::Init(_) | Command::Adopt(_) | Command::Restore(_) => {
-            (&[Operation::CreateNew], true)
-        }
+        // Starting the ledger and adopting write records and tags dated by the clock: checked
+        // as create_new's is.
+        Command::CreateNew | Command::Init(_) | Command::Adopt(_) => (&[Operation::CreateNew], true),
+        // Restoring dates its records and keep-until by the clock, and brings back only past
+        // periods (resize_old's): an instant in a later period than the wall clock's would date
+        // the keep past it, and could take a live period for a past one. Checked as both runs'
+        // are; without --yes it is a dry run.
+        Command::Restore(args) => (&[Operation::CreateNew, Operation::ResizeOld], args.yes),
         Command::ResizeOld => (&[Operation::ResizeOld], true),
         _ => (&[Operation::CreateNew, Operation::ResizeOld], false),
     };

@@ -42,6 +42,20 @@ pub enum RouteError {
         /// The instant.
         value: DateTime<Utc>,
     },
+    /// A range holding more tables than any account can: DynamoDB's table quota goes no
+    /// higher than [`MAX_ROUTE_TABLES`].
+    #[error(
+        "from ({from}) to ({to}) spans more than {MAX_ROUTE_TABLES} tables of this policy's period ({period}): \
+         no account holds that many tables (Service Quotas raise the table quota to {MAX_ROUTE_TABLES} at most); give a shorter range"
+    )]
+    TooMany {
+        /// The range's start.
+        from: DateTime<Utc>,
+        /// The range's end.
+        to: DateTime<Utc>,
+        /// The policy's period.
+        period: String,
+    },
     /// A range whose start is after its end.
     #[error("from ({from}) is after to ({to}): a time range needs from <= to")]
     Reversed {
@@ -59,7 +73,13 @@ pub fn table_for(policy: &Policy, t: DateTime<Utc>) -> Result<PeriodTable, Route
     Ok(period_table(&naming, slot))
 }
 
-/// Every table holding part of `[from, to)`, oldest first. Empty when `from == to`.
+/// The most tables a range may span: an account holds at most 10,000 tables (the highest table
+/// quota Service Quotas grants), so a longer range names tables that cannot all exist, and
+/// listing millennia of hours would run without bound.
+pub const MAX_ROUTE_TABLES: usize = 10_000;
+
+/// Every table holding part of `[from, to)`, oldest first. Empty when `from == to`. At most
+/// [`MAX_ROUTE_TABLES`]: a longer range is refused.
 pub fn tables_between(
     policy: &Policy,
     from: DateTime<Utc>,
@@ -74,12 +94,21 @@ pub fn tables_between(
     if from == to {
         return Ok(Vec::new());
     }
-    Ok(naming
+    let tables: Vec<PeriodTable> = naming
         .calendar()
         .periods_from(first)
         .take_while(|slot| slot.start() < to)
+        .take(MAX_ROUTE_TABLES + 1)
         .map(|slot| period_table(&naming, slot))
-        .collect())
+        .collect();
+    if tables.len() > MAX_ROUTE_TABLES {
+        return Err(RouteError::TooMany {
+            from,
+            to,
+            period: policy.period.to_string(),
+        });
+    }
+    Ok(tables)
 }
 
 fn period_table(naming: &TableNaming, slot: Slot) -> PeriodTable {
@@ -177,5 +206,22 @@ mod tests {
             .unwrap_err()
             .to_string()
             .starts_with("to is"));
+    }
+
+    /// Issue 38: millennia of hourly periods were listed without bound. Refused past the
+    /// 10,000 tables no account can exceed; a range of exactly that many is answered.
+    #[test]
+    fn a_range_of_more_tables_than_an_account_holds_is_refused() {
+        let hourly = policy("prefix = \"h\"\nperiod = \"hour\"");
+        let err = tables_between(&hourly, utc(1000, 1, 1, 0, 0), utc(9999, 12, 31, 0, 0)).unwrap_err();
+        assert!(matches!(err, RouteError::TooMany { .. }), "{err}");
+        assert!(err.to_string().contains("more than 10000 tables"), "{err}");
+        let start = utc(2024, 1, 1, 0, 0);
+        let most = start + chrono::Duration::hours(MAX_ROUTE_TABLES as i64);
+        assert_eq!(
+            tables_between(&hourly, start, most).unwrap().len(),
+            MAX_ROUTE_TABLES
+        );
+        assert!(tables_between(&hourly, start, most + chrono::Duration::hours(1)).is_err());
     }
 }

@@ -250,7 +250,13 @@ fn deregistering_a_target_deletes_every_policy_and_deleting_a_table_leaves_targe
         }],
     };
     let logged = fake.log_len();
-    block_on(fake.deregister_scaling(&ours)).unwrap();
+    let kept = block_on(fake.deregister_scaling(&ours)).unwrap();
+    // Said for the run's report, as the SDK adapter says it.
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(
+        kept[0].contains("left registered") && kept[0].contains("ops-step"),
+        "{kept:?}"
+    );
     let effects = &fake.calls_since(logged)[0].effects;
     assert!(
         matches!(&effects[..], [Effect::DeletedPolicy { policy, .. }] if policy.name == "ddb-rollover-ts-write")

@@ -21,7 +21,6 @@ pub mod publish;
 #[cfg(test)]
 mod report_fixtures;
 pub mod stack;
-mod strict_json;
 
 pub use cold_start::InitError;
 pub use fit::{failure_summary, report_chunks, response, MAX_LOG_EVENT_BYTES};
@@ -409,7 +408,7 @@ pub fn policy_from_env() -> Result<Policy, InitError> {
 pub fn policy_from_variables(lookup: impl Fn(&str) -> Option<String>) -> Result<Policy, InitError> {
     environment::check_environment(&lookup).map_err(InitError::Stack)?;
     if let Some(json) = lookup(POLICY_ENV).filter(|json| !json.trim().is_empty()) {
-        let value = strict_json::parse(&json, "(the document)")
+        let value = ddb_rollover::policy::strict_json::parse(&json, "(the document)")
             .map_err(|refusal| InitError::PolicyText(format!("{}: {}", refusal.path, refusal.message)))?;
         if !value.is_object() {
             return Err(InitError::PolicyText(format!(

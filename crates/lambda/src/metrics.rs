@@ -277,6 +277,7 @@ mod tests {
                 stream_detail: None,
                 consumer: None,
                 consumer_detail: None,
+                poll_error: None,
             }]));
             let documents = run_documents(&created, 1);
             let found: Vec<_> = documents.iter().flat_map(|d| validate(d)).collect();

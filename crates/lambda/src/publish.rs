@@ -269,6 +269,7 @@ mod tests {
             stream_detail: None,
             consumer: None,
             consumer_detail: None,
+            poll_error: None,
         }
     }
 

@@ -32,7 +32,7 @@ async fn persistent_faults_fail_loudly_and_a_clean_run_repairs() {
     assert_eq!(report["summary"]["failed"], 1, "{report:#}");
     assert_eq!(report["summary"]["failed_tables"], 1, "{report:#}");
     assert_readable(&report, "UpdateTable", &victim, RETRY_LATER);
-    assert_stderr_names(&failed.stderr, "UpdateTable", &victim, RETRY_LATER);
+    assert_quiet_stderr(&failed.stderr);
     assert_eq!(rig.faulted("UpdateTable"), 3, "the SDK's 3 attempts, no more");
     let want = |victim_capacity| resized_except(p, "21", victim_capacity);
     assert_eq!(
@@ -55,7 +55,7 @@ async fn persistent_faults_fail_loudly_and_a_clean_run_repairs() {
     assert_eq!(outcome(&report, &table(p, "20"), "create"), "done", "{report:#}");
     assert_eq!(outcome(&report, &next, "create"), "failed", "{report:#}");
     assert_readable(&report, "CreateTable", &next, UNREACHABLE);
-    assert_stderr_names(&failed.stderr, "CreateTable", &next, UNREACHABLE);
+    assert_quiet_stderr(&failed.stderr);
     assert_eq!(rig.faulted("CreateTable"), 3, "the SDK's 3 attempts, no more");
     assert_eq!(
         rig.capacities(p).await,

@@ -13,8 +13,8 @@ use aws_sdk_applicationautoscaling::types::{
 use aws_sdk_applicationautoscaling::Client;
 
 use crate::policy::scaling::{
-    table_of, DeregisterScaling, ObservedScalableTarget, ObservedScalingPolicy, RegisterScaling,
-    ScalableDimension, ScalableKey, ScalingTarget, TargetValue,
+    left_registered, table_of, DeregisterScaling, ObservedScalableTarget, ObservedScalingPolicy,
+    RegisterScaling, ScalableDimension, ScalableKey, ScalingTarget, TargetValue,
 };
 use crate::run::control::{ControlPlaneError, ErrorKind};
 
@@ -198,7 +198,12 @@ async fn put_policy(
 /// alone, and only once no policy and no scheduled action is left on them:
 /// DeregisterScalableTarget deletes every policy and scheduled action on a target, whoever made
 /// them, and someone may have attached one since the run looked. Already gone counts as done.
-pub(crate) async fn deregister(client: &Client, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
+/// Returns what was left registered for that reason (a sentence each), for the run's report.
+pub(crate) async fn deregister(
+    client: &Client,
+    change: &DeregisterScaling,
+) -> Result<Vec<String>, ControlPlaneError> {
+    let mut kept = Vec::new();
     for target in &change.targets {
         let deleted = client
             .delete_scaling_policy()
@@ -226,12 +231,7 @@ pub(crate) async fn deregister(client: &Client, change: &DeregisterScaling) -> R
             .map_err(|e| classify("DescribeScalingPolicies", &change.name, &e))?;
         if !left.scaling_policies().is_empty() {
             let names: Vec<&str> = left.scaling_policies().iter().map(|p| p.policy_name()).collect();
-            tracing::warn!(
-                table = %change.name,
-                target = %target.key,
-                policies = ?names,
-                "left the scalable target registered: it carries policies that are not ours"
-            );
+            kept.push(left_registered(&target.key, "policies", &names));
             continue;
         }
         let scheduled = client
@@ -248,12 +248,7 @@ pub(crate) async fn deregister(client: &Client, change: &DeregisterScaling) -> R
                 .iter()
                 .map(|a| a.scheduled_action_name())
                 .collect();
-            tracing::warn!(
-                table = %change.name,
-                target = %target.key,
-                scheduled_actions = ?names,
-                "left the scalable target registered: it carries scheduled actions"
-            );
+            kept.push(left_registered(&target.key, "scheduled actions", &names));
             continue;
         }
         let deregistered = client
@@ -269,7 +264,7 @@ pub(crate) async fn deregister(client: &Client, change: &DeregisterScaling) -> R
             Err(e) => return Err(classify("DeregisterScalableTarget", &change.name, &e)),
         }
     }
-    Ok(())
+    Ok(kept)
 }
 
 fn sdk_dimension(dimension: ScalableDimension) -> SdkDimension {

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 
 use crate::plan::context::{Context, Owned, ThroughputChange};
 use crate::plan::decision::{Decision, PlanItem};
-use crate::plan::verdict::ForeignPart;
+use crate::plan::verdict::{ForeignPart, OursToChange};
 use crate::policy::limits::decrease_allowed;
 use crate::policy::scaling::resource_id;
 use crate::policy::settings::{Billing, Capacity};
@@ -21,10 +21,11 @@ fn is_on_demand(billing: Billing) -> bool {
 
 impl Context<'_> {
     /// The UpdateTable that brings the table and its indexes to `want`'s throughput, touching
-    /// only what the verdict says is ours: the table's own throughput unless a scalable target
-    /// that is not only ours holds it, and each of the policy's indexes likewise. `Err` names
-    /// why a billing mode switch is refused: it sets the throughput of the table and of every
-    /// index, so it is made only when nothing on the table is foreign.
+    /// only what the verdict says is ours: each capacity dimension (read, write) of the table
+    /// unless a scalable target that is not only ours holds that dimension (the other one still
+    /// follows the phase), and each of the policy's indexes likewise. `Err` names why a billing
+    /// mode switch is refused: it sets the throughput of the table and of every index, so it is
+    /// made only when nothing on the table is foreign.
     pub(crate) fn phase_change(&self, owned: &Owned, want: &Phase) -> Result<ThroughputChange, String> {
         let table = owned.table;
         let verdict = &owned.verdict;
@@ -38,19 +39,21 @@ impl Context<'_> {
             ));
         }
         let mut left_out = Vec::new();
-        let to = if verdict.table_capacity_is_ours(&table.name) {
-            want.billing
-        } else {
-            left_out.extend(self.claims_note(owned, None));
-            table.billing
-        };
+        let ours = verdict.table_capacity(&table.name);
+        let to = ours.apply(table.billing, want.billing);
+        if !ours.all() {
+            left_out.extend(self.claims_note(owned, None, ours));
+        }
         let mut indexes = Vec::new();
         for index in &table.global_indexes {
-            if !verdict.index_capacity_is_ours(&table.name, &index.name) {
-                left_out.extend(self.claims_note(owned, Some(&index.name)));
+            let ours = verdict.index_capacity(&table.name, &index.name);
+            if !ours.all() {
+                left_out.extend(self.claims_note(owned, Some(&index.name), ours));
+            }
+            if ours.none() {
                 continue;
             }
-            let to = want.billing_of_index(&index.name);
+            let to = ours.apply(index.billing, want.billing_of_index(&index.name));
             let needed = match (index.billing, to) {
                 _ if switch => true,
                 // A switch to on-demand takes the indexes along; only maximums need saying.
@@ -84,22 +87,29 @@ impl Context<'_> {
             Billing::OnDemand(_) => have,
         };
         let mut left_out = Vec::new();
-        let to = if verdict.table_capacity_is_ours(&table.name) {
-            at_least(have, hot.billing)
-        } else {
-            left_out.extend(self.claims_note(owned, None));
-            have
+        let ours = verdict.table_capacity(&table.name);
+        let raised = at_least(have, hot.billing);
+        let to = match ours.apply(Billing::Provisioned(have), Billing::Provisioned(raised)) {
+            Billing::Provisioned(to) => to,
+            Billing::OnDemand(_) => unreachable!("both sides are provisioned"),
         };
+        if !ours.all() {
+            left_out.extend(self.claims_note(owned, None, ours));
+        }
         let mut indexes = Vec::new();
         for index in &table.global_indexes {
-            if !verdict.index_capacity_is_ours(&table.name, &index.name) {
-                left_out.extend(self.claims_note(owned, Some(&index.name)));
-                continue;
+            let ours = verdict.index_capacity(&table.name, &index.name);
+            if !ours.all() {
+                left_out.extend(self.claims_note(owned, Some(&index.name), ours));
             }
             let Billing::Provisioned(have) = index.billing else {
                 continue;
             };
-            let want = at_least(have, hot.billing_of_index(&index.name));
+            let raised = at_least(have, hot.billing_of_index(&index.name));
+            let want = match ours.apply(index.billing, Billing::Provisioned(raised)) {
+                Billing::Provisioned(want) => want,
+                Billing::OnDemand(_) => unreachable!("both sides are provisioned"),
+            };
             if want != have {
                 indexes.push(IndexCapacityChange {
                     index: index.name.clone(),
@@ -114,13 +124,30 @@ impl Context<'_> {
         }
     }
 
-    /// What holds the throughput of the table (`index` None) or of one index, for reasons.
-    fn claims_note(&self, owned: &Owned, index: Option<&str>) -> Vec<String> {
+    /// What holds the throughput of the table (`index` None) or of one index, for reasons: each
+    /// dimension that is not `ours`, with the targets that hold it ("its write capacity, held by
+    /// scalable target table/t write (policies: theirs)"), and a foreign index.
+    fn claims_note(&self, owned: &Owned, index: Option<&str>, ours: OursToChange) -> Vec<String> {
         let verdict = &owned.verdict;
-        let mut notes: Vec<String> = verdict
-            .claims_on(&resource_id(&owned.table.name, index))
+        let resource = resource_id(&owned.table.name, index);
+        let whose = match index {
+            None => "its".to_string(),
+            Some(name) => format!("index {name}'s"),
+        };
+        let mut notes: Vec<String> = [(true, ours.read), (false, ours.write)]
             .into_iter()
-            .map(ToString::to_string)
+            .filter(|(_, ours)| !ours)
+            .filter_map(|(read, _)| {
+                let claims = verdict.claims_on(&resource, read);
+                (!claims.is_empty()).then(|| {
+                    let held: Vec<String> = claims.iter().map(ToString::to_string).collect();
+                    format!(
+                        "{whose} {} capacity, held by {}",
+                        if read { "read" } else { "write" },
+                        held.join(" and ")
+                    )
+                })
+            })
             .collect();
         if let Some(index) = index.filter(|name| !verdict.index_is_ours(name)) {
             notes.extend(

@@ -92,7 +92,6 @@ pub fn plan_run(policy: &Policy, now: DateTime<Utc>, seen: &Seen<'_>, operation:
 
     let mut owned: Vec<Owned> = Vec::new();
     let mut items = Vec::new();
-    let mut not_ours = Vec::new();
     for table in observed {
         let Some(verdict) = judge.verdict(table) else {
             continue;
@@ -105,10 +104,7 @@ pub fn plan_run(policy: &Policy, now: DateTime<Utc>, seen: &Seen<'_>, operation:
                 table,
                 verdict,
             }),
-            Owner::NotOurs { why } => {
-                not_ours.push((table.name.as_str(), why.clone()));
-                items.push(foreign_item(policy, table, verdict));
-            }
+            Owner::NotOurs { .. } => items.push(foreign_item(policy, table, verdict)),
         }
     }
     owned.sort_by(|a, b| (a.slot, &a.table.name).cmp(&(b.slot, &b.table.name)));
@@ -262,18 +258,22 @@ pub fn plan_run(policy: &Policy, now: DateTime<Utc>, seen: &Seen<'_>, operation:
             }
         }
     }
-    items.extend(
-        listed_only
-            .iter()
-            .filter(|name| naming.classify(name) == Ownership::Foreign)
-            .map(|name| {
-                let reason = format!(
-                    "starts with {:?} but the rest is not a period label: not ours, never described or touched",
-                    naming.name_prefix()
-                );
-                PlanItem::unobserved(name, Decision::Foreign, reason)
-            }),
-    );
+    items.extend(listed_only.iter().filter_map(|name| {
+        let reason = if !named_like_ours(&naming, name) {
+            format!(
+                "starts with {:?} but the rest is not a period label: not ours, never described or touched",
+                naming.name_prefix()
+            )
+        } else if book.table(name).is_none() {
+            // create_new lists every table but its own: one named like ours that the ledger
+            // does not record is not ours, whatever a description would add.
+            "named like this policy's tables, but the family's ledger does not record it: not ours, never described or touched".to_string()
+        } else {
+            // Recorded: one of ours this run does not look at (resize_old's concern).
+            return None;
+        };
+        Some(PlanItem::unobserved(name, Decision::Foreign, reason))
+    }));
     // Stable: a table's items keep their order (main item first).
     items.sort_by(|a, b| a.table.cmp(&b.table));
 
@@ -282,8 +282,7 @@ pub fn plan_run(policy: &Policy, now: DateTime<Utc>, seen: &Seen<'_>, operation:
         at: now,
         prefix: policy.prefix.clone(),
         current_period: calendar.label(current),
-        items,
-        warnings: neighbour_warnings(&naming, &not_ours)
+        warnings: neighbour_warnings(&naming, &items)
             .into_iter()
             .chain(quota_warning(
                 policy,
@@ -301,12 +300,25 @@ pub fn plan_run(policy: &Policy, now: DateTime<Utc>, seen: &Seen<'_>, operation:
             .chain(retagged_warning(policy, &owned))
             .chain(retention::kept_warnings(&ctx, &owned))
             .collect(),
+        items,
     }
 }
 
-/// One warning per kind of neighbour under our name prefix: they are never touched, but an
+/// Whether `name` is named like one of the family's tables: `{prefix}_{label}` for a label of
+/// the policy's period, or of any period kind (a table made under an earlier `period`).
+fn named_like_ours(naming: &TableNaming, name: &str) -> bool {
+    matches!(naming.classify(name), Ownership::Owned(_)) || naming.is_label_of_any_period(name)
+}
+
+/// The one rule for neighbours under our name prefix, from a plan's own items (so every run
+/// and view says them from what it decided on): each table that is not ours is named in one
+/// warning, once. Another family's, when its tags were read (the operator's views read every
+/// table's), in that family's warning; every other table named like ours (not in the ledger,
+/// made again under the name, keyed otherwise, or only listed by a run that does not describe
+/// it, as create_new lists every table but its own) in one warning, which both runs say alike.
+/// A name that is no period label at all is only a foreign line. They are never touched, but an
 /// operator should know they share the prefix (and the IAM resource pattern `table/{prefix}_*`).
-fn neighbour_warnings(naming: &TableNaming, not_ours: &[(&str, NotOurs)]) -> Vec<String> {
+pub(crate) fn neighbour_warnings(naming: &TableNaming, items: &[PlanItem]) -> Vec<String> {
     let listed = |names: &[&str]| {
         const SHOWN: usize = 5;
         let mut text = names.iter().take(SHOWN).copied().collect::<Vec<_>>().join(", ");
@@ -315,22 +327,32 @@ fn neighbour_warnings(naming: &TableNaming, not_ours: &[(&str, NotOurs)]) -> Vec
         }
         text
     };
-    let mut families: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    let mut look_alikes: Vec<&str> = Vec::new();
-    let mut unrecorded: Vec<&str> = Vec::new();
-    for (name, why) in not_ours {
-        let name: &str = name;
-        match why {
-            NotOurs::OtherFamily { family } => families.entry(family).or_default().push(name),
-            NotOurs::LookAlike { .. } => look_alikes.push(name),
-            NotOurs::NotRecorded | NotOurs::MadeAgain { .. } => unrecorded.push(name),
-            NotOurs::UnknownName | NotOurs::ShortImport { .. } => {}
+    let mut families: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut unproven: BTreeSet<&str> = BTreeSet::new();
+    for item in items {
+        let name = item.table.as_str();
+        match item.verdict.as_ref().map(|v| &v.owner) {
+            Some(Owner::NotOurs { why }) => match why {
+                NotOurs::OtherFamily { family } => {
+                    families.entry(family).or_default().insert(name);
+                }
+                NotOurs::LookAlike { .. } | NotOurs::NotRecorded | NotOurs::MadeAgain { .. } => {
+                    unproven.insert(name);
+                }
+                NotOurs::UnknownName | NotOurs::ShortImport { .. } => {}
+            },
+            None if item.decision == Decision::Foreign && named_like_ours(naming, name) => {
+                unproven.insert(name);
+            }
+            _ => {}
         }
     }
+    let unproven: Vec<&str> = unproven.into_iter().collect();
     let prefix = naming.name_prefix();
     let mut warnings: Vec<String> = families
         .into_iter()
         .map(|(family, names)| {
+            let names: Vec<&str> = names.into_iter().collect();
             format!(
                 "{} table(s) of another ddb-rollover family ({family:?}) share this policy's name prefix {prefix:?}: {}. \
                  They are never touched by this policy; IAM patterns like table/{prefix}* match them too",
@@ -339,20 +361,12 @@ fn neighbour_warnings(naming: &TableNaming, not_ours: &[(&str, NotOurs)]) -> Vec
             )
         })
         .collect();
-    if !unrecorded.is_empty() {
+    if !unproven.is_empty() {
         warnings.push(format!(
-            "{} table(s) named like this policy's are not in the family's ledger (made by someone else, made again under the name, or made before the ledger): {}. \
-             They are never touched; `ddb-rollover adopt` records one an operator vouches for (`ddb-rollover init` records those carrying this family's tag)",
-            unrecorded.len(),
-            listed(&unrecorded)
-        ));
-    }
-    if !look_alikes.is_empty() {
-        warnings.push(format!(
-            "{} table(s) named like this policy's have another key schema and no ddb-rollover family tag: {}. \
-             They are not this policy's and are never touched",
-            look_alikes.len(),
-            listed(&look_alikes)
+            "{} table(s) named like this policy's are not this family's (not in the family's ledger, made again under the name, or keyed otherwise): {}. \
+             They are never touched; `ddb-rollover status` says whose each is, `ddb-rollover adopt` records one an operator vouches for (`ddb-rollover init` records those carrying this family's tag)",
+            unproven.len(),
+            listed(&unproven)
         ));
     }
     warnings

@@ -112,6 +112,18 @@ impl Reads {
         }
     }
 
+    /// What `adopt` reads of each table it is asked to vouch for: everything the policy uses,
+    /// and the change feeds on it whatever the policy says of streams (someone else's Kinesis
+    /// destination or event source mapping stays theirs after adoption, and keeps the table
+    /// from retention: adopt names it, as it names every other foreign part).
+    pub fn adoption(policy: &Policy) -> Reads {
+        Reads {
+            destinations: true,
+            mappings: true,
+            ..Reads::everything(policy)
+        }
+    }
+
     /// The template settings that have their own read (template tags, TTL, point-in-time
     /// recovery), checked on a table that this run looks after anyway.
     fn upkeep(policy: &Policy) -> Reads {

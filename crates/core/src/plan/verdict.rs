@@ -36,7 +36,7 @@ use crate::ledger::{slot_of, Book, Origin, PeriodBounds, TableState, INTENT_SKEW
 use crate::policy::naming::{Ownership, TableNaming};
 use crate::policy::period::Slot;
 use crate::policy::scaling::{policy_name, resource_id, ObservedScalableTarget, ScalableKey};
-use crate::policy::settings::{KeySchema, LocalIndex, Projection};
+use crate::policy::settings::{Billing, Capacity, KeySchema, LocalIndex, Projection};
 use crate::policy::tags::{TAG_FAMILY, TAG_SHORT_IMPORT};
 use crate::policy::Policy;
 use crate::table::stream::{DestinationStatus, MappingState, ObservedDestination};
@@ -333,6 +333,44 @@ pub enum Reading {
     Read,
 }
 
+/// Which capacity dimensions of a table or index are ours to change: each unless a scalable
+/// target that is not ours alone holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OursToChange {
+    /// The read capacity.
+    pub(crate) read: bool,
+    /// The write capacity.
+    pub(crate) write: bool,
+}
+
+impl OursToChange {
+    /// Both dimensions.
+    pub(crate) fn all(self) -> bool {
+        self.read && self.write
+    }
+
+    /// Neither.
+    pub(crate) fn none(self) -> bool {
+        !self.read && !self.write
+    }
+
+    /// `want` where it is ours, `have` elsewhere: a provisioned capacity takes each dimension
+    /// from whichever owns it; anything else (on-demand, whose throughput no target holds) is
+    /// `want` only when both are ours.
+    pub(crate) fn apply(self, have: Billing, want: Billing) -> Billing {
+        match (have, want) {
+            _ if self.all() => want,
+            (Billing::Provisioned(have), Billing::Provisioned(want)) if !self.none() => {
+                Billing::Provisioned(Capacity {
+                    read: if self.read { want.read } else { have.read },
+                    write: if self.write { want.write } else { have.write },
+                })
+            }
+            _ => have,
+        }
+    }
+}
+
 /// Whose a scalable target is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TargetOwner {
@@ -383,14 +421,16 @@ impl Verdict {
             .unwrap_or(TargetOwner::Absent)
     }
 
-    /// The targets and shared targets on one resource (`table/NAME` or its index's), which
-    /// hold its throughput: a change to it would fight them.
-    pub(crate) fn claims_on(&self, resource: &str) -> Vec<&ForeignPart> {
+    /// The targets and shared targets on one resource (`table/NAME` or its index's) and one
+    /// dimension (read when `read`, else write), which hold that capacity: a change to it would
+    /// fight them. A target holds its own dimension only: one on the write capacity leaves the
+    /// read capacity ours.
+    pub(crate) fn claims_on(&self, resource: &str, read: bool) -> Vec<&ForeignPart> {
         self.foreign
             .iter()
             .filter(|part| match part {
                 ForeignPart::Target { key, .. } | ForeignPart::SharedTarget { key, .. } => {
-                    key.resource_id == resource
+                    key.resource_id == resource && key.dimension.is_read() == read
                 }
                 ForeignPart::Index { .. }
                 | ForeignPart::DeletionProtection
@@ -401,14 +441,36 @@ impl Verdict {
             .collect()
     }
 
-    /// Whether the throughput of the table itself is ours to change.
-    pub(crate) fn table_capacity_is_ours(&self, table: &str) -> bool {
-        self.claims_on(&resource_id(table, None)).is_empty()
+    /// Which capacity dimensions of the table itself are ours to change.
+    pub(crate) fn table_capacity(&self, table: &str) -> OursToChange {
+        let resource = resource_id(table, None);
+        OursToChange {
+            read: self.claims_on(&resource, true).is_empty(),
+            write: self.claims_on(&resource, false).is_empty(),
+        }
     }
 
-    /// Whether the throughput of the index `name` is ours to change.
+    /// Which capacity dimensions of the index `name` are ours to change (none of a foreign
+    /// index).
+    pub(crate) fn index_capacity(&self, table: &str, name: &str) -> OursToChange {
+        let resource = resource_id(table, Some(name));
+        let ours = self.index_is_ours(name);
+        OursToChange {
+            read: ours && self.claims_on(&resource, true).is_empty(),
+            write: ours && self.claims_on(&resource, false).is_empty(),
+        }
+    }
+
+    /// Whether the whole throughput of the table itself is ours to change.
+    #[cfg(test)]
+    pub(crate) fn table_capacity_is_ours(&self, table: &str) -> bool {
+        self.table_capacity(table).all()
+    }
+
+    /// Whether the whole throughput of the index `name` is ours to change.
+    #[cfg(test)]
     pub(crate) fn index_capacity_is_ours(&self, table: &str, name: &str) -> bool {
-        self.index_is_ours(name) && self.claims_on(&resource_id(table, Some(name))).is_empty()
+        self.index_capacity(table, name).all()
     }
 
     /// The warm throughput DescribeTable reports for the parts of `table` that are ours: the

@@ -12,6 +12,7 @@ use crate::policy::rates::RatesDocument;
 use crate::policy::retention::RetentionDocument;
 use crate::policy::settings::{Capacity, KeySchemaDocument};
 use crate::policy::stream::StreamDocument;
+use crate::policy::strict_json::{self, Refusal};
 use crate::policy::validate::{FieldError, PolicyError};
 use crate::policy::warm::WarmDocument;
 
@@ -150,11 +151,20 @@ impl PolicyDocument {
         Self::from_value(value).map(|(document, _)| document)
     }
 
-    /// Reads a policy document written in JSON.
+    /// Reads a policy document written in JSON, strictly ([`strict_json`]): a key given twice
+    /// is refused with its path (`premake`, `phases[0].read`), never decided by whichever came
+    /// last; so is nesting far deeper than a policy's.
     pub fn from_json(text: &str) -> Result<PolicyDocument, PolicyError> {
-        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| PolicyError::Syntax {
-            format: "JSON",
-            message: e.to_string(),
+        let value = strict_json::parse(text, "(the document)").map_err(|refusal| match refusal {
+            Refusal {
+                not_json: true,
+                message,
+                ..
+            } => PolicyError::Syntax {
+                format: "JSON",
+                message: message.trim_start_matches("not JSON: ").to_string(),
+            },
+            Refusal { path, message, .. } => PolicyError::Invalid(vec![FieldError { field: path, message }]),
         })?;
         Self::from_value(value).map(|(document, _)| document)
     }

@@ -15,6 +15,7 @@ pub mod retention;
 pub mod scaling;
 pub mod settings;
 pub mod stream;
+pub mod strict_json;
 pub mod tags;
 pub mod warm;
 

@@ -126,6 +126,16 @@ impl fmt::Display for ScalableDimension {
     }
 }
 
+/// What a run's report says of a target its DeregisterScaling left registered: someone attached
+/// `what` (`policies`, `scheduled actions`) named `names` since the run looked, and
+/// DeregisterScalableTarget would have deleted them. One wording for every adapter.
+pub fn left_registered(key: &ScalableKey, what: &str, names: &[&str]) -> String {
+    format!(
+        "scalable target {key} left registered: {what} that are not ours were attached since the run looked ({}), and deregistering it would delete them",
+        names.join(", ")
+    )
+}
+
 /// `table/NAME`, or `table/NAME/index/INDEX` for a GSI.
 pub fn resource_id(table: &str, index: Option<&str>) -> String {
     match index {

@@ -68,6 +68,38 @@ fn unknown_keys_are_rejected_with_their_name() {
     assert!(err.to_string().contains("rcu"), "{err}");
 }
 
+/// Issue 38: a JSON policy with a key given twice was read with the last one winning
+/// (`premake` 5). Refused, naming the key's path, whoever reads the policy (CLI or functions).
+#[test]
+fn a_json_key_given_twice_is_refused_with_its_path() {
+    for (json, path) in [
+        (r#"{"prefix":"ts","premake":1,"premake":5}"#, "premake"),
+        (
+            r#"{"phases":[{"min_age":0,"read":5,"write":5,"read":9}]}"#,
+            "phases[0].read",
+        ),
+        (
+            r#"{"retention":{"delete_after":3,"delete_after":30}}"#,
+            "retention.delete_after",
+        ),
+    ] {
+        match Policy::from_json(json) {
+            Err(PolicyError::Invalid(fields)) => {
+                assert_eq!(fields.len(), 1, "{fields:?}");
+                assert_eq!(fields[0].field, path, "{json}");
+                assert!(fields[0].message.contains("given twice"), "{}", fields[0].message);
+            }
+            other => panic!("{json}: {other:?}"),
+        }
+    }
+    // Not JSON at all is still a syntax error, in serde_json's words.
+    let err = Policy::from_json("prefix = \"ts\"").unwrap_err();
+    assert!(
+        matches!(&err, PolicyError::Syntax { format: "JSON", message } if !message.starts_with("not JSON")),
+        "{err:?}"
+    );
+}
+
 fn invalid_fields(toml: &str) -> Vec<String> {
     match Policy::from_toml(toml) {
         Err(PolicyError::Invalid(fields)) => fields.into_iter().map(|f| f.field).collect(),

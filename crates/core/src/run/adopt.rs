@@ -121,6 +121,12 @@ pub(crate) fn plan_adoption(
                 .as_ref()
                 .is_some_and(|tags| tags.get(TAG_FAMILY) != Some(&policy.prefix));
             let adoption = match &verdict.owner {
+                // Ours by its identity, but not keyed as the policy is now (made under another
+                // key, or the policy's key changed since): the writers' items do not fit it, and
+                // adopting it again vouches for nothing.
+                Owner::Ours { .. } if key_problem(policy, table).is_some() => {
+                    refused(key_problem(policy, table).into_iter().collect())
+                }
                 // Ours by its identity, its family tag gone or another's: tagged again.
                 Owner::Ours { .. } if family_tag_lost => candidate(policy, now, table),
                 Owner::Ours { .. } => Adoption::AlreadyOurs,
@@ -134,6 +140,18 @@ pub(crate) fn plan_adoption(
             (name.clone(), adoption, notes)
         })
         .collect()
+}
+
+/// Why `table`'s key schema is not the policy's, if it is not.
+fn key_problem(policy: &Policy, table: &ObservedTable) -> Option<String> {
+    match &table.key {
+        Some(key) if *key == policy.key => None,
+        Some(key) => Some(format!(
+            "its key is {key}, not the policy's ({}): the writers' items do not fit it",
+            policy.key
+        )),
+        None => Some("DescribeTable did not give its key".into()),
+    }
 }
 
 fn refused(reasons: Vec<String>) -> Adoption {
@@ -151,14 +169,7 @@ fn candidate(policy: &Policy, now: DateTime<Utc>, table: &ObservedTable) -> Adop
             None
         }
     };
-    match &table.key {
-        Some(key) if *key == policy.key => {}
-        Some(key) => reasons.push(format!(
-            "its key is {key}, not the policy's ({}): the writers' items do not fit it",
-            policy.key
-        )),
-        None => reasons.push("DescribeTable did not give its key".into()),
-    }
+    reasons.extend(key_problem(policy, table));
     if !same_local_indexes(table, &policy.local_indexes) {
         reasons.push("its local secondary indexes are not the policy's".into());
     }
@@ -467,6 +478,39 @@ mod tests {
         assert_eq!(decided[5].1, Adoption::AlreadyOurs);
         assert_eq!(reasons(&decided[6].1), "no such table");
         assert!(reasons(&decided[7].1).contains("does not start with \"ts_\""));
+    }
+
+    /// Issue 38: a table the ledger records as ours (it carries our family tag) but keyed
+    /// otherwise than the policy (made before the policy's key changed) was answered "already
+    /// ours" (unchanged). Refused, naming both keys.
+    #[test]
+    fn a_table_of_ours_on_another_key_is_refused_naming_the_keys() {
+        let other_key = KeySchema {
+            partition: KeyAttribute {
+                name: "id".into(),
+                kind: AttributeKind::S,
+            },
+            sort: None,
+        };
+        let mut table = hand_made("ts_2018-10-19");
+        table.key = Some(other_key.clone());
+        table.tags = Some(BTreeMap::from([(TAG_FAMILY.to_string(), "ts".to_string())]));
+        // The ledger recorded it when the policy's key was `id`.
+        let earlier =
+            Policy::from_toml("prefix = \"ts\"\n[key]\npartition = { name = \"id\", type = \"S\" }\n")
+                .unwrap();
+        assert_eq!(earlier.key, other_key);
+        let book = Book::enrolling(&earlier, std::slice::from_ref(&table));
+        assert!(book.table("ts_2018-10-19").is_some(), "{book:?}");
+        let now = chrono::DateTime::parse_from_rfc3339("2018-10-26T10:00:00Z")
+            .unwrap()
+            .to_utc();
+        let decided = plan_adoption(&policy(), now, &[table], &book, &["ts_2018-10-19".to_string()]);
+        let reasons = reasons(&decided[0].1);
+        assert!(
+            reasons.contains("its key is id (S), not the policy's (pk (N), sk (N))"),
+            "{reasons}"
+        );
     }
 
     #[test]

@@ -418,7 +418,7 @@ async fn execute<C: ControlPlane>(
     control: &C,
     recorder: &Recorder<'_, C>,
     operation: Operation,
-    item: PlanItem,
+    mut item: PlanItem,
     options: ApplyOptions,
 ) -> TableLine {
     let outcome = match (&item.decision, options.dry_run) {
@@ -428,6 +428,17 @@ async fn execute<C: ControlPlane>(
         (Decision::Deferred { .. }, _) => Ok(Outcome::Deferred),
         (Decision::Skipped, _) => Ok(Outcome::Skipped),
         (Decision::Foreign, _) => Ok(Outcome::Foreign),
+        // A target someone attached a policy or schedule to since the run looked stays
+        // registered: the line says so (the next run sees it as theirs).
+        (Decision::DeregisterScaling(change), false) => match control.deregister_scaling(change).await {
+            Ok(kept) => {
+                for sentence in kept {
+                    item.reason.push_str(&format!("; {sentence}"));
+                }
+                Ok(Outcome::Done)
+            }
+            Err(e) => Err(e),
+        },
         (decision, _) => send(control, recorder, &item, decision, options).await,
     };
     let outcome = match (outcome, item.phase) {
@@ -600,7 +611,7 @@ async fn send<C: ControlPlane>(
                 })
             })
         }
-        Decision::DeregisterScaling(change) => control.deregister_scaling(change).await,
+        Decision::DeregisterScaling(change) => control.deregister_scaling(change).await.map(drop),
         Decision::Unchanged
         | Decision::Deferred { .. }
         | Decision::Skipped
@@ -972,8 +983,10 @@ async fn delete<C: ControlPlane>(
     let outcome = gone_or(deleted).await?.unwrap_or(Outcome::Done);
     // The table's record goes with it; its receipt stays (best effort: a record left names a
     // table that is gone, which claims nothing).
+    // Nothing for an operator to do: the record names a table that is gone (the receipt is
+    // what the ledger keeps of it), so this is a log line only.
     if let Err(error) = recorder.forget_table(&request.name).await {
-        tracing::warn!(table = %request.name, %error, "the deleted table's record stays in the ledger");
+        tracing::info!(table = %request.name, %error, "the deleted table's record stays in the ledger");
     }
     Ok(outcome)
 }
@@ -987,8 +1000,10 @@ async fn record_deferrals<C: ControlPlane>(control: &C, lines: &[TableLine], at:
         };
         let value = deferral_value(at, line.item.decision.action(), error);
         let change = TagChange::one(&line.item.table, arn, TAG_LAST_DEFERRAL, value);
+        // The line itself says the change was deferred and why; only `status`'s "last
+        // deferred" note is missing until the next deferral: a log line only.
         if let Err(error) = control.tag_table(&change).await {
-            tracing::warn!(table = %line.item.table, %error, "could not record the deferral");
+            tracing::info!(table = %line.item.table, %error, "could not record the deferral");
         }
     }
 }

@@ -309,7 +309,8 @@ fn vacant_names(policy: &Policy, scope: Scope, listed: &[String]) -> Vec<String>
 }
 
 /// Everything about the named tables only (DescribeTable, tags, TTL, point-in-time recovery,
-/// the export, scalable targets): what `adopt` checks, without reading the whole prefix.
+/// the export, scalable targets, the change feeds: [`Reads::adoption`]): what `adopt` checks,
+/// without reading the whole prefix.
 pub(crate) async fn observe_tables<C: ControlPlane>(
     control: &C,
     policy: &Policy,
@@ -320,7 +321,7 @@ pub(crate) async fn observe_tables<C: ControlPlane>(
         book: Book::read(control.read_ledger(&ledger, &policy.prefix).await?),
         ..Observation::default()
     };
-    let everything = Reads::everything(policy);
+    let everything = Reads::adoption(policy);
     let unsupported = Unsupported::default();
     for name in names {
         let read = match control.describe_table(name).await {

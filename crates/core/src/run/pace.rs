@@ -205,7 +205,7 @@ impl<C: Scaling + Send> Scaling for Paced<C> {
         self.inner.register_scaling(change).await
     }
 
-    async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
+    async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<Vec<String>, ControlPlaneError> {
         self.inner.deregister_scaling(change).await
     }
 }

@@ -73,6 +73,10 @@ pub struct TargetTable {
     /// unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consumer_detail: Option<String>,
+    /// Why the last poll of a table the run waited for could not read it (DescribeTable's
+    /// error): its status is the one seen before; `None` when the last poll read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poll_error: Option<String>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -242,6 +246,9 @@ impl TargetTable {
                 {
                     text.push_str(&format!(", consumer mapping {consumer}"));
                 }
+                if let Some(error) = &self.poll_error {
+                    text.push_str(&format!(" (as last seen: polling it failed: {error})"));
+                }
                 text
             }
         }
@@ -397,6 +404,7 @@ fn target(policy: &Policy, judge: &Judge, name: String, table: Option<&ObservedT
         consumer_detail: consumer_detail.flatten(),
         table: name,
         built_by_next_run: false,
+        poll_error: None,
     }
 }
 
@@ -495,9 +503,15 @@ pub(crate) async fn settle<C: ControlPlane>(
                         entry.stream_detail = seen.stream_detail;
                         entry.consumer = seen.consumer;
                         entry.consumer_detail = seen.consumer_detail;
+                        entry.poll_error = None;
                     }
                 }
-                Err(error) => tracing::warn!(table = %name, %error, "could not poll the table's status"),
+                // Said in the readiness the report carries (its health line), not only logged.
+                Err(error) => {
+                    if let Some(entry) = readiness.table_mut(&name) {
+                        entry.poll_error = Some(error.to_string());
+                    }
+                }
             }
         }
         readiness = readiness.recomputed();
@@ -597,6 +611,7 @@ mod tests {
             stream_detail: None,
             consumer: None,
             consumer_detail: None,
+            poll_error: None,
         }
     }
 

@@ -8,9 +8,10 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::plan::verdict::{ConsumerState, Judge, StreamState, Verdict};
+use crate::plan::verdict::{ConsumerState, Judge, NotOurs, Owner, StreamState, Verdict};
 use crate::plan::{
-    family_tables, plan_run, quota_warning, Decision, Operation, Plan, PlanItem, QuotaHorizon, Seen,
+    family_tables, neighbour_warnings, plan_run, quota_warning, Decision, Operation, Plan, PlanItem,
+    QuotaHorizon, Seen,
 };
 use crate::policy::period::Slot;
 use crate::policy::settings::Billing;
@@ -144,7 +145,8 @@ pub struct TableStatusLine {
 }
 
 impl TableStatusLine {
-    /// The change the next runs would make, if any, as "operation: reason".
+    /// The change the next runs would make, or the failure one would end with (blocked), if
+    /// any, as "operation: reason".
     pub fn pending_change(&self) -> Option<(Operation, &NextRun)> {
         [
             (Operation::CreateNew, &self.create_new),
@@ -153,9 +155,24 @@ impl TableStatusLine {
         .into_iter()
         .find_map(|(operation, next)| {
             next.as_ref()
-                .filter(|n| n.decision.is_change() || matches!(n.decision, Decision::Deferred { .. }))
+                .filter(|n| {
+                    n.decision.is_change()
+                        || matches!(n.decision, Decision::Deferred { .. } | Decision::Blocked)
+                })
                 .map(|n| (operation, n))
         })
+    }
+
+    /// Whether a run would fail on the table: a decision it cannot carry out without an
+    /// operator (a name taken by a table that is not ours, a ledger it cannot rest on, a
+    /// deleted period), which fails that run.
+    pub fn blocked(&self) -> bool {
+        self.create_new
+            .iter()
+            .chain(&self.resize_old)
+            .map(|next| &next.decision)
+            .chain(self.other_changes.iter().map(|change| &change.decision))
+            .any(|decision| *decision == Decision::Blocked)
     }
 }
 
@@ -176,6 +193,15 @@ pub struct StatusReport {
     /// (create_new's `next_table_ready`, by the same derivation on what a create_new run reads
     /// of this observation: no waiting).
     pub health: Readiness,
+}
+
+impl StatusReport {
+    /// Whether the next runs would go through and the tables writers need are ready: no line is
+    /// blocked (a run would fail on it) and the health line is ready (what create_new's
+    /// `NextTableReady` says). `status` exits 1 otherwise, as the run would.
+    pub fn succeeded(&self) -> bool {
+        self.health.ready && !self.tables.iter().any(TableStatusLine::blocked)
+    }
 }
 
 /// The status of every table `observation` holds, which holds everything about every table
@@ -235,10 +261,34 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observation: &Observation) ->
             }
         }
     }
-    let mut tables: Vec<TableStatusLine> = lines.into_values().collect();
     let judge = Judge::new(policy, &observation.book);
+    // A table appears once, under the family whose it is: another family's (its tags, which
+    // status reads, say so) is named in that family's warning, not shown as a row of ours,
+    // unless a run of ours would fail on it (it holds a name of ours).
+    let theirs = |line: &TableStatusLine| {
+        let other_family = observed
+            .iter()
+            .find(|t| t.name == line.table)
+            .and_then(|t| judge.verdict(t))
+            .is_some_and(|v| {
+                matches!(
+                    v.owner,
+                    Owner::NotOurs {
+                        why: NotOurs::OtherFamily { .. }
+                    }
+                )
+            });
+        other_family && !line.blocked()
+    };
+    let mut tables: Vec<TableStatusLine> = lines.into_values().filter(|line| !theirs(line)).collect();
     for line in &mut tables {
         let table = observed.iter().find(|t| t.name == line.table);
+        // A run that only lists a name (create_new lists every table but its own, resize_old
+        // every name that is no period label) says nothing of its status: status read it.
+        if let (None, Some(table)) = (&line.status, table) {
+            line.status = Some(table.status.as_str().to_string());
+            line.billing = Some(table.billing);
+        }
         line.warm = line
             .phase
             .zip(table)
@@ -283,28 +333,30 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observation: &Observation) ->
     }
 }
 
-/// What an operator's view (`status`, `plan`: `observed` read in full) says besides the runs'
-/// own warnings (`runs`, each planned on what its run reads, with the tables its tag reads
-/// before a change would disown): the neighbours named from their tags, which runs never read,
-/// and the table quota. Each said once.
+/// What an operator's view (`status`, `plan`: `observed` read in full) warns of: the
+/// neighbours under the prefix as the full view knows them (it reads every table's tags, so
+/// another family's are named as such), the runs' own other warnings (`runs`, each planned on
+/// what its run reads), and the table quota. A table is named in one warning: the runs' own
+/// neighbour warnings, from what they read, would name the same tables again, maybe as
+/// something else ("not in the ledger" for another family's), so they are left to the full
+/// view's. Each warning said once.
 pub(crate) fn operator_warnings(
     policy: &Policy,
     now: DateTime<Utc>,
     seen: &Seen<'_>,
     runs: &[&Plan],
 ) -> Vec<String> {
+    let naming = policy.naming();
     let full = plan_run(policy, now, seen, Operation::ResizeOld);
     // Where an operator plans, the table quota is said however far away it is.
-    let tables = family_tables(&policy.naming(), seen.tables.iter().map(|t| t.name.as_str()));
+    let tables = family_tables(&naming, seen.tables.iter().map(|t| t.name.as_str()));
     let quota = quota_warning(policy, now, tables, QuotaHorizon::Ever);
+    let runs_own = runs.iter().flat_map(|run| {
+        let neighbours = neighbour_warnings(&naming, &run.items);
+        run.warnings.iter().filter(move |w| !neighbours.contains(w))
+    });
     let mut warnings: Vec<String> = Vec::new();
-    for warning in full
-        .warnings
-        .iter()
-        .chain(runs.iter().flat_map(|run| &run.warnings))
-        .cloned()
-        .chain(quota)
-    {
+    for warning in full.warnings.iter().chain(runs_own).cloned().chain(quota) {
         if !warnings.contains(&warning) {
             warnings.push(warning);
         }

@@ -464,8 +464,8 @@ fn a_foreign_scalable_target_is_reported_never_resized_against_or_deregistered()
         ),
     ];
     let plan = resize_old(&policy(), &observed);
-    // Our own read target is removed (every policy on it is ours); the table's throughput is
-    // held by their write target, so no capacity change touches it.
+    // Our own read target is removed (every policy on it is ours), and the read capacity moves
+    // to the phase; the write capacity is held by their write target, so it stays as it is.
     assert_eq!(
         steps(&plan),
         [
@@ -475,7 +475,7 @@ fn a_foreign_scalable_target_is_reported_never_resized_against_or_deregistered()
                 "deregister_scaling",
                 "table/ts_2018-10-25 read ddb-rollover-ts-read"
             ),
-            step("ts_2018-10-25", "skipped", ""),
+            step("ts_2018-10-25", "update", "100 RCU / 800 WCU"),
         ]
     );
     let Decision::DeregisterScaling(removal) = &plan.items[1].decision else {
@@ -536,6 +536,86 @@ fn a_foreign_scalable_target_is_reported_never_resized_against_or_deregistered()
     assert!(plan.warnings.iter().any(|w| w.contains("ts_2018-10-27")));
 }
 
+/// Issue 38: a foreign scalable target on the write capacity alone also stopped the read
+/// capacity's change (the whole table's throughput was held). Only the dimension under the
+/// target is left as it is; the other follows the phase, and the reason says which dimension is
+/// left and whose target holds it. Likewise the other way round, and for create_new's raise.
+#[test]
+fn a_foreign_target_on_one_dimension_leaves_only_that_dimension() {
+    let fixed = Policy::from_toml("prefix = \"ts\"\n").unwrap();
+    let write_held = table(
+        "ts_2018-10-25",
+        provisioned(300, 1000),
+        vec![target(
+            "ts_2018-10-25",
+            ScalableDimension::TableWrite,
+            1,
+            2000,
+            Some(("their-write-policy", 60.0)),
+        )],
+    );
+    let plan = resize_old(&fixed, &[write_held]);
+    assert_eq!(
+        steps(&plan),
+        [step("ts_2018-10-25", "update", "100 RCU / 1000 WCU")],
+        "{:#?}",
+        plan.items
+    );
+    assert_reason_mentions(
+        &plan.items[0],
+        &[
+            "its write capacity, held by scalable target table/ts_2018-10-25 write (policies: their-write-policy)",
+        ],
+    );
+    assert!(
+        !plan.items[0].reason.contains("read capacity, held"),
+        "{}",
+        plan.items[0].reason
+    );
+
+    let read_held = table(
+        "ts_2018-10-25",
+        provisioned(300, 1000),
+        vec![target(
+            "ts_2018-10-25",
+            ScalableDimension::TableRead,
+            1,
+            500,
+            None,
+        )],
+    );
+    let plan = resize_old(&fixed, &[read_held]);
+    assert_eq!(steps(&plan), [step("ts_2018-10-25", "update", "300 RCU / 1 WCU")]);
+    assert_reason_mentions(&plan.items[0], &["its read capacity, held by scalable target"]);
+
+    // create_new raises a pre-built table's free dimension to phase 0, never the held one.
+    let prebuilt = table(
+        "ts_2018-10-26",
+        provisioned(1, 1),
+        vec![target(
+            "ts_2018-10-26",
+            ScalableDimension::TableWrite,
+            1,
+            10,
+            None,
+        )],
+    );
+    let plan = create_new(&fixed, &[prebuilt]);
+    let raise = plan
+        .items
+        .iter()
+        .find(|i| i.table == "ts_2018-10-26" && i.decision.action() == "update")
+        .unwrap_or_else(|| panic!("{:#?}", plan.items));
+    let Decision::Update(change) = &raise.decision else {
+        unreachable!()
+    };
+    assert_eq!(change.to, provisioned(300, 1));
+    assert_reason_mentions(
+        raise,
+        &["its write capacity, held by scalable target table/ts_2018-10-26 write"],
+    );
+}
+
 #[test]
 fn fixed_phases_without_targets_plan_as_before() {
     let policy = Policy::default();
@@ -589,7 +669,15 @@ fn a_foreign_policy_on_our_target_keeps_the_target_and_its_capacity() {
         .expect("the write target");
     assert!(write.deregister_target, "{removal:#?}");
     assert_reason_mentions(&plan.items[0], &["operators-step-policy"]);
-    assert_no_step(&plan, "update");
+    // Their policy holds the read capacity; the write capacity, our target gone, follows the
+    // phase.
+    let update = plan
+        .items
+        .iter()
+        .find(|i| i.decision.action() == "update")
+        .unwrap_or_else(|| panic!("{:#?}", plan.items));
+    assert_eq!(steps(&plan)[1].2, "240 RCU / 1 WCU", "{:#?}", plan.items);
+    assert_reason_mentions(update, &["its read capacity, held by", "operators-step-policy"]);
 
     // With retention due, the table is not deleted either: something foreign claims it.
     let policy = Policy::from_toml(&format!(

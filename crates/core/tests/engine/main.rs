@@ -5,6 +5,7 @@
 
 mod common;
 
+mod adopt_rules;
 mod autoscaling_rules;
 mod executor;
 mod ledger_rules;

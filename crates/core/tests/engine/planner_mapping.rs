@@ -248,6 +248,7 @@ fn a_table_is_ready_only_once_its_mapping_is_enabled() {
         stream_detail: None,
         consumer: consumer.map(str::to_string),
         consumer_detail: detail.map(str::to_string),
+        poll_error: None,
     };
     assert_eq!(target(None, None).condition(), Condition::Ready);
     assert_eq!(target(Some("Enabled"), None).condition(), Condition::Ready);

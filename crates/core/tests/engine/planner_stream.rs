@@ -234,6 +234,7 @@ fn a_table_is_ready_only_once_its_destination_streams() {
         stream_detail: detail.map(str::to_string),
         consumer: None,
         consumer_detail: None,
+        poll_error: None,
     };
     assert_eq!(target(None, None).condition(), Condition::Ready);
     assert_eq!(target(Some("ACTIVE"), None).condition(), Condition::Ready);

@@ -1,6 +1,8 @@
 //! [`Scaling`] on the fake: Application Auto Scaling as the SDK adapter drives it.
 
-use ddb_rollover::policy::scaling::{table_of, DeregisterScaling, ObservedScalableTarget, RegisterScaling};
+use ddb_rollover::policy::scaling::{
+    left_registered, table_of, DeregisterScaling, ObservedScalableTarget, RegisterScaling,
+};
 use ddb_rollover::run::control::{ControlPlaneError, Scaling};
 
 use crate::{Effect, FakeAws, ScalingPolicy, Target};
@@ -60,8 +62,9 @@ impl Scaling for FakeAws {
     /// DescribeScalingPolicies, DescribeScheduledActions and DeregisterScalableTarget only if
     /// no policy and no scheduled action is left on the target (a missing target counts as
     /// deregistered).
-    async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
+    async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<Vec<String>, ControlPlaneError> {
         self.change("DeregisterScalableTarget", &change.name, |world, effects| {
+            let mut kept = Vec::new();
             for removal in &change.targets {
                 if let Some(target) = world.targets.get_mut(&removal.key) {
                     if let Some(at) = target.policies.iter().position(|p| p.name == removal.policy_name) {
@@ -78,9 +81,24 @@ impl Scaling for FakeAws {
                     .map(|t| t.policies.len() + t.scheduled_actions.len());
                 if removal.deregister_target && left == Some(0) {
                     Self::deregister_target(world, &removal.key, effects)?;
+                } else if removal.deregister_target {
+                    if let Some(target) = world.targets.get(&removal.key) {
+                        let (what, names): (&str, Vec<&str>) = if target.policies.is_empty() {
+                            (
+                                "scheduled actions",
+                                target.scheduled_actions.iter().map(|a| a.name.as_str()).collect(),
+                            )
+                        } else {
+                            (
+                                "policies",
+                                target.policies.iter().map(|p| p.name.as_str()).collect(),
+                            )
+                        };
+                        kept.push(left_registered(&removal.key, what, &names));
+                    }
                 }
             }
-            Ok(())
+            Ok(kept)
         })
         .await
     }

@@ -66,18 +66,9 @@ pub enum EventError {
     },
 }
 
-/// At most this many characters of anything sent are echoed in a message or a log line: an
-/// event may be up to 256 KB (async invocations) or 6 MB, a CloudWatch Logs event at most
-/// 256 KB.
-pub const MAX_ECHO_CHARS: usize = 200;
-
-/// `text` cut to [`MAX_ECHO_CHARS`] characters, saying how long it was when cut.
-pub(crate) fn excerpt(text: &str) -> String {
-    match text.char_indices().nth(MAX_ECHO_CHARS) {
-        Some((cut, _)) => format!("{}... ({} bytes in all)", &text[..cut], text.len()),
-        None => text.to_owned(),
-    }
-}
+/// How much of anything sent is echoed, and how: the core's strict JSON reader's, which reads
+/// the events and the policies alike.
+pub use ddb_rollover::policy::strict_json::{excerpt, MAX_ECHO_CHARS};
 
 /// serde's refusal, named by its path.
 pub(super) fn invalid(error: serde_path_to_error::Error<serde_json::Error>) -> EventError {

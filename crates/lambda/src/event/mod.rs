@@ -19,7 +19,7 @@
 //! expected form), and `serde_path_to_error` adds the field's path. The values are then checked
 //! (in `checks`): an `Operation` names this function, a time is RFC 3339 and not the schedule's
 //! unsubstituted placeholder. A `null` value is refused (it is no boolean, no time), and so are
-//! duplicate keys and deep nesting (the crate's `strict_json`, on the JSON text). Anything else is an
+//! duplicate keys and deep nesting (the core's `ddb_rollover::policy::strict_json`, on the JSON text). Anything else is an
 //! [`EventError`] that names the field and what to send instead, echoing at most
 //! [`MAX_ECHO_CHARS`] characters of what was sent.
 //!

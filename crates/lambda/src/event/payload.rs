@@ -13,7 +13,7 @@ use super::checks::{check_operation, flag, timestamp};
 use super::error::{describe, invalid, EventError};
 use super::fields::{Flag, OperationName, Timestamp};
 use super::invocation::{ClockSource, Invocation};
-use crate::strict_json;
+use ddb_rollover::policy::strict_json;
 
 /// The payload's keys, every one optional; any other key is refused with its name and the
 /// keys accepted. A key given as `null` is refused like any value of the wrong type

@@ -22,7 +22,7 @@ impl Scaling for DynamoDb {
             .map_err(|e| self.server.judge(e))
     }
 
-    async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<(), ControlPlaneError> {
+    async fn deregister_scaling(&self, change: &DeregisterScaling) -> Result<Vec<String>, ControlPlaneError> {
         autoscaling::deregister(self.autoscaling("DeregisterScalableTarget")?, change)
             .await
             .map_err(|e| self.server.judge(e))

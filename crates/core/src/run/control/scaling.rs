@@ -31,11 +31,13 @@ pub trait Scaling: Sync {
         async { Err(no_autoscaling("RegisterScalableTarget")) }
     }
 
-    /// DeleteScalingPolicy and DeregisterScalableTarget for each target.
+    /// DeleteScalingPolicy and DeregisterScalableTarget for each target. `Ok` names each target
+    /// the change would have deregistered but left registered, with what someone attached to
+    /// it since the run looked (a sentence each; empty when every one went as planned).
     fn deregister_scaling(
         &self,
         change: &DeregisterScaling,
-    ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send {
+    ) -> impl Future<Output = Result<Vec<String>, ControlPlaneError>> + Send {
         let _ = change;
         async { Err(no_autoscaling("DeregisterScalableTarget")) }
     }

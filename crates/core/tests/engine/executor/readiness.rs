@@ -190,3 +190,34 @@ async fn a_period_table_missing_at_the_end_fails_the_run() {
         ["timeseries_2018-10-26"]
     );
 }
+
+/// Issue 38: a poll that could not read a table the run waits for was said only in a WARN log
+/// line (which the CLI no longer prints without DDB_ROLLOVER_LOG): the health line showed the
+/// status seen before, with nothing saying why it did not move. It says the poll failed, with
+/// DescribeTable's error.
+#[tokio::test]
+async fn a_poll_that_fails_is_said_in_the_health_line() {
+    let rig = Rig::with_config(delays(chrono::Duration::days(1), chrono::Duration::zero()), &[]);
+    rig.aws
+        .fail("DescribeTable", "timeseries_2018-10-26", ErrorKind::Other);
+    let started = rig.clock();
+    let options = ApplyOptions {
+        readiness_wait: Duration::from_secs(3),
+        deadline: Some(started + Duration::from_millis(2500)),
+        ..ApplyOptions::default()
+    };
+    let report = rig.run(Operation::CreateNew, CREATE_AT, options).await;
+    let ready = report.next_table_ready.unwrap();
+    assert!(!ready.ready);
+    let line = ready.line();
+    assert!(
+        line.contains("timeseries_2018-10-26 CREATING (as last seen: polling it failed:")
+            && line.contains("DescribeTable")
+            && line.contains("injected"),
+        "{line}"
+    );
+    assert!(
+        !line.contains("timeseries_2018-10-25 CREATING (as last seen"),
+        "{line}"
+    );
+}

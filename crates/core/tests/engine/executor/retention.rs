@@ -161,3 +161,44 @@ async fn a_capacity_change_waits_until_the_scalable_targets_are_gone() {
     );
     assert!(rig.aws.with_world(|w| w.targets.is_empty()), "the target is gone");
 }
+
+/// Issue 38: a scalable target someone attached a policy to between the run's look and its
+/// deregistration is left registered (deregistering would delete their policy); that was said
+/// only in a WARN log line, which the CLI no longer prints without DDB_ROLLOVER_LOG. The
+/// deregistration's line says it, naming the target and their policy.
+#[tokio::test]
+async fn a_target_left_registered_for_someone_elses_policy_is_said_on_its_line() {
+    let policy = Policy::from_toml(
+        "[[phases]]\nmin_age = 0\nautoscaling = { min_read = 5, max_read = 500, min_write = 5, max_write = 500 }\n\
+         [[phases]]\nmin_age = 1\nread = 1\nwrite = 1",
+    )
+    .unwrap();
+    let table = "timeseries_2018-10-24";
+    let rig = Rig::new(&[]).with_policy(policy);
+    rig.autoscaled(table, HOT);
+    let key = ScalableKey {
+        resource_id: format!("table/{table}"),
+        dimension: ScalableDimension::TableRead,
+    };
+    rig.aws
+        .around(Around::Before, "DeregisterScalableTarget", table, move |aws| {
+            aws.foreign_put_policy("ops", &key, "ops-step", "StepScaling")
+                .unwrap();
+        });
+    let report = rig.resize_old().await;
+    let line = report
+        .tables
+        .iter()
+        .find(|l| matches!(l.item.decision, Decision::DeregisterScaling(_)))
+        .unwrap_or_else(|| panic!("{:#?}", report.tables));
+    assert_eq!(line.outcome, Outcome::Done, "{line:#?}");
+    assert!(
+        line.item
+            .reason
+            .contains(&format!("scalable target table/{table} read left registered"))
+            && line.item.reason.contains("ops-step"),
+        "{}",
+        line.item.reason
+    );
+    assert_eq!(rig.aws.with_world(|w| w.targets.len()), 1, "theirs stays");
+}

@@ -1,31 +1,50 @@
-//! JSON text read strictly, before serde reads its keys (an event's payload, `ROLLOVER_POLICY`):
-//! a key given twice is refused with its path (serde_json, like most parsers, keeps the last
-//! one silently, so `{"premake": 1, "premake": 5}` or two `scheduled_time`s would decide on
-//! whichever came last), and so is text nested deeper than [`MAX_DEPTH`] or not JSON at all.
-//! Every refusal names where ([`Refusal`]), with what was sent cut short ([`excerpt`]).
+//! JSON text read strictly, before serde reads its keys: every JSON policy
+//! ([`PolicyDocument::from_json`](crate::PolicyDocument::from_json): a `--policy` file,
+//! `ROLLOVER_POLICY`) and the Lambda functions' event payloads. A key given twice is refused
+//! with its path (serde_json, like most parsers, keeps the last one silently, so
+//! `{"premake": 1, "premake": 5}` or two `scheduled_time`s would decide on whichever came
+//! last), and so is text nested deeper than [`MAX_DEPTH`] or not JSON at all. Every refusal
+//! names where ([`Refusal`]), with what was sent cut short ([`excerpt`]). The one reader: the
+//! functions call it too.
 
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use crate::event::excerpt;
-
-/// Far more than any payload or policy the functions take (a policy nests 4 levels); far less
-/// than serde_json's own limit (128), so a deep text is refused here, by path, before serde_json
+/// Far more than any payload or policy takes (a policy nests 4 levels); far less than
+/// serde_json's own limit (128), so a deep text is refused here, by path, before serde_json
 /// stops reading.
-pub(crate) const MAX_DEPTH: usize = 16;
+pub const MAX_DEPTH: usize = 16;
+
+/// At most this many characters of anything sent are echoed in a message or a log line: a
+/// Lambda event may be up to 256 KB (async invocations) or 6 MB, a CloudWatch Logs event at
+/// most 256 KB.
+pub const MAX_ECHO_CHARS: usize = 200;
+
+/// `text` cut to [`MAX_ECHO_CHARS`] characters, saying how long it was when cut.
+pub fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(MAX_ECHO_CHARS) {
+        Some((cut, _)) => format!("{}... ({} bytes in all)", &text[..cut], text.len()),
+        None => text.to_owned(),
+    }
+}
 
 /// Why a text was refused: where (`root` for the whole text, the key for a key of its top
 /// level, `a.b[2]` below) and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Refusal {
-    pub(crate) path: String,
-    pub(crate) message: String,
+pub struct Refusal {
+    /// Where: `root`, a top-level key, or `a.b[2]`.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+    /// The text is not JSON at all (the message is serde_json's, after `not JSON: `), rather
+    /// than JSON refused for a duplicate key or its depth.
+    pub not_json: bool,
 }
 
 /// `text` as a JSON value, or why it is refused; `root` names the whole text in refusals.
-pub(crate) fn parse(text: &str, root: &str) -> Result<Value, Refusal> {
+pub fn parse(text: &str, root: &str) -> Result<Value, Refusal> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let mut refusal = None;
     let seed = Strict {
@@ -43,6 +62,7 @@ pub(crate) fn parse(text: &str, root: &str) -> Result<Value, Refusal> {
         (Err(error), None) => Err(Refusal {
             path: root.into(),
             message: format!("not JSON: {}", excerpt(&error.to_string())),
+            not_json: true,
         }),
     }
 }
@@ -60,6 +80,7 @@ impl Strict<'_> {
         let refusal = Refusal {
             path: excerpt(&path),
             message,
+            not_json: false,
         };
         let text = format!("{}: {}", refusal.path, refusal.message);
         self.refusal.get_or_insert(refusal);

@@ -1,5 +1,6 @@
 mod common;
 
+mod demo;
 mod e2e;
 mod families;
 mod faults;

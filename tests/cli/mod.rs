@@ -1,7 +1,7 @@
 mod common;
 
 mod bounds;
-
+mod demo;
 mod e2e;
 mod exactly;
 mod families;

@@ -69,9 +69,15 @@ fn function_binary(name: &str) -> PathBuf {
     path
 }
 
-fn binary(name: &str) -> PathBuf {
+/// `<target>/<profile>`, where every binary of the workspace is, built ([`build`]); the examples
+/// are in its `examples/` (scripts/demo.sh takes them from there with `DEMO_BIN_DIR`).
+pub fn profile_dir() -> &'static Path {
     static PROFILE_DIR: OnceLock<PathBuf> = OnceLock::new();
-    let dir = PROFILE_DIR.get_or_init(build);
+    PROFILE_DIR.get_or_init(build)
+}
+
+fn binary(name: &str) -> PathBuf {
+    let dir = profile_dir();
     let path = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     assert!(
         path.is_file(),

@@ -153,14 +153,13 @@ async fn execute(
                 eprintln!("warning: {error}");
             }
             // A read that failed is a failure: the run would fail on it too.
-            let unread = ddb_rollover::run::report::UnreadEvidence::of(&observation.unread);
-            for read in &unread {
+            for read in &report.unread {
                 eprintln!("warning: {read}");
             }
             // Exactly the run: 1 when a run would fail (a blocked line or an evidence read that
             // failed), when the tables writers need are not ready (create_new's NextTableReady
-            // would be 0), or a read failed.
-            return Ok(observation.unreadable.is_empty() && unread.is_empty() && report.succeeded());
+            // would be 0), or a table could not be read.
+            return Ok(observation.unreadable.is_empty() && report.succeeded());
         }
         Command::Init(args) => {
             let dry_run = options.dry_run || !args.yes;

@@ -11,6 +11,7 @@ use crate::ledger::Book;
 use crate::plan::context::premake_slots;
 use crate::plan::decision::{Decision, Operation};
 use crate::plan::deferral::DeferralCause;
+use crate::plan::upkeep::turns_stream_off;
 use crate::policy::naming::Ownership;
 use crate::policy::Policy;
 use crate::table::ObservedTable;
@@ -61,7 +62,11 @@ pub(crate) fn reads_for(
     match scope {
         Scope::Full(_) => described
             .iter()
-            .map(|t| (t.name.clone(), Reads::everything(policy)))
+            .map(|t| {
+                let reads = Reads::everything(policy);
+                let mappings = reads.mappings || turns_stream_off(policy, t);
+                (t.name.clone(), Reads { mappings, ..reads })
+            })
             .collect(),
         Scope::Run(operation, now) => reads_needed(policy, now, described, book, operation),
     }
@@ -190,7 +195,9 @@ pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
 /// - a table the ledger holds only an intent for (a run crashed after its CreateTable):
 ///   everything, as the table of ours it is once its family tag resolves the intent;
 /// - a table the ledger records our seal on: its tags and resource-based policy (a seal is
-///   lifted when the table stops being due for deletion, `[retention]` removed included).
+///   lifted when the table stops being due for deletion, `[retention]` removed included);
+/// - a table whose stream the template turns off (off, or a view change): the event source
+///   mappings on its stream, since someone else's keeps it on.
 ///
 /// Our own tags on tables made before they existed are restored when a table's tags are read
 /// anyway: they are a convenience, not worth a rate-limited call per table per run.
@@ -285,6 +292,11 @@ pub(crate) fn reads_needed(
     for table in described {
         if matches!(naming.classify(&table.name), Ownership::Foreign) {
             need(&table.name, only(|r| r.tags = true));
+        }
+        // A stream the template turns off may feed someone else's consumer, which vetoes it.
+        // (Upkeep reaches every described table of ours: only during the template's change.)
+        if turns_stream_off(policy, table) {
+            need(&table.name, only(|r| r.mappings = true));
         }
         // An intent a crashed run left resolves only to a table carrying our family tag; once
         // resolved, the table is ours this run, so it is read as a table of ours is (rare: a

@@ -7,10 +7,12 @@ use std::collections::BTreeMap;
 use crate::plan::context::{Context, Owned};
 use crate::plan::decision::{Decision, PlanItem};
 use crate::plan::deferral::DeferralCause;
+use crate::plan::verdict::{ForeignPart, Reading};
 use crate::policy::settings::Encryption;
 use crate::policy::tags::{TAG_FAMILY, TAG_POLICY_HASH};
+use crate::policy::Policy;
 use crate::table::changes::{on_off, SettingChange, TableSetting, TagChange, TtlChange};
-use crate::table::{ObservedEncryption, TableStatus};
+use crate::table::{ObservedEncryption, ObservedTable, TableStatus};
 
 impl Context<'_> {
     /// One item per template setting the table lacks. Only ACTIVE tables: DynamoDB refuses
@@ -45,6 +47,10 @@ impl Context<'_> {
         }
         let mut update_planned = table_update_planned;
         for (setting, why) in self.missing_settings(owned) {
+            if let Some(veto) = stream_off_veto(owned, &setting) {
+                items.push(self.item(owned, Decision::Skipped, format!("{why}: not turned off, {veto}")));
+                continue;
+            }
             let change = SettingChange {
                 name: table.name.clone(),
                 setting,
@@ -151,18 +157,10 @@ impl Context<'_> {
                 format!("deletion protection is {}", on_off(table.deletion_protection)),
             ));
         }
-        if let Some(want) = template.stream {
-            if table.stream != want {
-                // A stream's view cannot change in place: turn it off, a later run turns it on.
-                let step = if table.stream.is_some() && want.is_some() {
-                    TableSetting::Stream(None)
-                } else {
-                    TableSetting::Stream(want)
-                };
-                let have = table.stream.map_or("off", |v| v.as_policy_str());
-                let want = want.map_or("off", |v| v.as_policy_str());
-                settings.push((step, format!("stream is {have}, the template says {want}")));
-            }
+        if let (Some(step), Some(want)) = (stream_step(self.policy, table), template.stream) {
+            let have = table.stream.map_or("off", |v| v.as_policy_str());
+            let want = want.map_or("off", |v| v.as_policy_str());
+            settings.push((step, format!("stream is {have}, the template says {want}")));
         }
         if let Some(want) = &template.encryption {
             let matches = match (want, &table.encryption) {
@@ -187,4 +185,53 @@ impl Context<'_> {
         settings.extend(self.missing_indexes(owned));
         settings
     }
+}
+
+/// The stream change the template asks of `table`, if any. A stream's view cannot change in
+/// place: the first step turns it off, a later run turns it on with the template's view.
+fn stream_step(policy: &Policy, table: &ObservedTable) -> Option<TableSetting> {
+    let want = policy.template.stream?;
+    if table.stream == want {
+        return None;
+    }
+    Some(if table.stream.is_some() && want.is_some() {
+        TableSetting::Stream(None)
+    } else {
+        TableSetting::Stream(want)
+    })
+}
+
+/// Whether the template's next step on `table` turns its stream off: what the event source
+/// mappings on the stream must be read for, since someone else's would lose its feed.
+pub(crate) fn turns_stream_off(policy: &Policy, table: &ObservedTable) -> bool {
+    stream_step(policy, table) == Some(TableSetting::Stream(None))
+}
+
+/// Why `setting` may not be made: turning the stream off while someone else's Lambda event
+/// source mapping reads it would end their consumer's feed (a foreign part vetoes it, as it
+/// vetoes a deletion), and with the mappings unread there is no evidence none does. On a
+/// server without Lambda (dynalite, DynamoDB Local) none can.
+fn stream_off_veto(owned: &Owned, setting: &TableSetting) -> Option<String> {
+    if *setting != TableSetting::Stream(None) {
+        return None;
+    }
+    let verdict = &owned.verdict;
+    let theirs: Vec<String> = verdict
+        .foreign
+        .iter()
+        .filter_map(|part| match part {
+            ForeignPart::EventSourceMapping {
+                uuid, function_arn, ..
+            } => Some(format!("{uuid} to {function_arn}")),
+            _ => None,
+        })
+        .collect();
+    if !theirs.is_empty() {
+        return Some(format!(
+            "since someone else's Lambda event source mapping reads it ({}): turning it off would end their consumer's feed",
+            theirs.join(", ")
+        ));
+    }
+    (verdict.seen.mappings == Reading::NotRead)
+        .then(|| "since the event source mappings on it were not read this run (no evidence none is someone else's)".to_string())
 }

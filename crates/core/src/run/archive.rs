@@ -5,6 +5,7 @@
 
 use futures::stream::{self, StreamExt};
 
+use crate::run::control::{ControlPlaneError, ErrorKind};
 use crate::table::archive::{
     data_prefix, expiring, parse_files, parse_summary, table_name_of, ArchiveProof, ExportLocation,
     ManifestFile, ManifestSummary, ObjectBody, ObjectHead, READABLE_STORAGE_CLASSES,
@@ -148,6 +149,49 @@ fn counted(problems: &[String], what: &str) -> Option<String> {
     Some(format!("{} {what}: {}", problems.len(), shown.join("; ")))
 }
 
+/// An archive read S3 failed: anything but an absence (a refusal, a throttle, a network
+/// error). It is no evidence either way, so no proof is made on it and the run fails on it,
+/// naming the read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArchiveReadFailed {
+    /// The S3 call (`GetObject`, `ListObjectsV2`, `HeadObject`).
+    pub operation: &'static str,
+    /// What failed, with the grant to add when S3 refused.
+    pub message: String,
+}
+
+impl ArchiveReadFailed {
+    /// The failure as the control plane's error about `table`: what the run reports.
+    pub fn on(self, table: &str) -> ControlPlaneError {
+        ControlPlaneError {
+            kind: ErrorKind::Other,
+            operation: self.operation,
+            table: table.to_string(),
+            message: self.message,
+        }
+    }
+}
+
+/// Why a proof stops: what S3 holds does not prove the archive, or a read failed.
+enum Stop {
+    Unproven(String),
+    Failed(ArchiveReadFailed),
+}
+
+impl Stop {
+    fn failed(operation: &'static str, message: String) -> Stop {
+        Stop::Failed(ArchiveReadFailed { operation, message })
+    }
+
+    /// Said as a reason: `restore` refuses on either, naming it.
+    fn reason(self) -> String {
+        match self {
+            Stop::Unproven(reason) => reason,
+            Stop::Failed(failed) => format!("{} failed: {}", failed.operation, failed.message),
+        }
+    }
+}
+
 /// The object at `key`, parsed; otherwise why it cannot be used (`what` names it when missing;
 /// an object S3 will expire cannot hold an archive either).
 async fn read_parsed<S: ArchiveStore + Sync, T>(
@@ -156,27 +200,43 @@ async fn read_parsed<S: ArchiveStore + Sync, T>(
     key: &str,
     what: &str,
     parse: impl FnOnce(&[u8]) -> Result<T, String>,
-) -> Result<T, String> {
+) -> Result<T, Stop> {
     match store.get(bucket, key).await {
         Ok(Some(ObjectBody {
             expiration: Some(expiration),
             ..
-        })) => Err(expiring(bucket.name, key, &expiration)),
-        Ok(Some(object)) => {
-            parse(&object.bytes).map_err(|e| format!("s3://{bucket}/{key} is unreadable: {e}"))
-        }
-        Ok(None) => Err(format!("the {what} s3://{bucket}/{key} is missing")),
-        Err(e) => Err(format!("s3://{bucket}/{key} could not be read: {e}")),
+        })) => Err(Stop::Unproven(expiring(bucket.name, key, &expiration))),
+        Ok(Some(object)) => parse(&object.bytes)
+            .map_err(|e| Stop::Unproven(format!("s3://{bucket}/{key} is unreadable: {e}"))),
+        Ok(None) => Err(Stop::Unproven(format!(
+            "the {what} s3://{bucket}/{key} is missing"
+        ))),
+        Err(e) => Err(Stop::failed(
+            "GetObject",
+            format!("s3://{bucket}/{key} could not be read: {e}"),
+        )),
     }
 }
 
-/// Checks an export's manifest and files in `store`. S3 failures are reasons, not errors: the
-/// table is only kept a run longer.
-pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation) -> ArchiveProof {
-    let unproven = |reason: String| ArchiveProof::Unproven {
-        export: location.export.clone(),
-        reason,
-    };
+/// Checks an export's manifest and files in `store`. What S3 holds that does not add up is a
+/// reason the archive is unproven (the table is kept); a read S3 failed is an error, which
+/// keeps the table too and fails the run: no evidence was read.
+pub async fn prove<S: ArchiveStore + Sync>(
+    store: &S,
+    location: &ExportLocation,
+) -> Result<ArchiveProof, ArchiveReadFailed> {
+    match proof(store, location).await {
+        Ok(proof) => Ok(proof),
+        Err(Stop::Unproven(reason)) => Ok(ArchiveProof::Unproven {
+            export: location.export.clone(),
+            reason,
+        }),
+        Err(Stop::Failed(failed)) => Err(failed),
+    }
+}
+
+async fn proof<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation) -> Result<ArchiveProof, Stop> {
+    let unproven = |reason: String| Err(Stop::Unproven(reason));
     let bucket = Bucket {
         name: &location.bucket,
         owner: &location.bucket_owner,
@@ -184,10 +244,7 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
     let Some(manifest) = &location.manifest else {
         return unproven("DescribeExport names no manifest (ExportManifest)".into());
     };
-    let summary = match read_parsed(store, bucket, manifest, "manifest", parse_summary).await {
-        Ok(summary) => summary,
-        Err(reason) => return unproven(reason),
-    };
+    let summary = read_parsed(store, bucket, manifest, "manifest", parse_summary).await?;
     if summary.export_arn != location.export {
         return unproven(format!(
             "s3://{bucket}/{manifest} is the manifest of export {}, not of {}",
@@ -203,10 +260,7 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
         ));
     }
     let files_key = &summary.manifest_files_s3_key;
-    let files = match read_parsed(store, bucket, files_key, "file list", parse_files).await {
-        Ok(files) => files,
-        Err(reason) => return unproven(reason),
-    };
+    let files = read_parsed(store, bucket, files_key, "file list", parse_files).await?;
     let listed: u64 = files.iter().map(|f| f.item_count).sum();
     if listed != summary.item_count {
         return unproven(format!(
@@ -236,10 +290,12 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
     if let Some(reason) = counted(&outside, &outside_data) {
         return unproven(reason);
     }
-    let present = match store.list(bucket, &data).await {
-        Ok(keys) => keys,
-        Err(e) => return unproven(format!("s3://{bucket}/{data} could not be listed: {e}")),
-    };
+    let present = store.list(bucket, &data).await.map_err(|e| {
+        Stop::failed(
+            "ListObjectsV2",
+            format!("s3://{bucket}/{data} could not be listed: {e}"),
+        )
+    })?;
     let unlisted: Vec<String> = present
         .iter()
         .filter(|key| !files.iter().any(|f| &f.data_file_s3_key == *key))
@@ -274,7 +330,12 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
                     });
                 }
             }
-            Err(e) => return unproven(format!("the data files could not be checked: {e}")),
+            Err(e) => {
+                return Err(Stop::failed(
+                    "HeadObject",
+                    format!("the data files could not be checked: {e}"),
+                ))
+            }
         }
     }
     let not_as_listed = format!(
@@ -284,14 +345,14 @@ pub async fn prove<S: ArchiveStore + Sync>(store: &S, location: &ExportLocation)
     if let Some(reason) = counted(&problems, &not_as_listed) {
         return unproven(reason);
     }
-    ArchiveProof::Proven {
+    Ok(ArchiveProof::Proven {
         export: location.export.clone(),
         bucket: location.bucket.clone(),
         manifest: manifest.clone(),
         table_arn: summary.table_arn.clone().unwrap_or_default(),
         items: summary.item_count,
         files: proven,
-    }
+    })
 }
 
 /// The archive a deletion's receipt recorded, checked again in `store` exactly as recorded,
@@ -313,7 +374,7 @@ pub async fn recheck<S: ArchiveStore + Sync>(store: &S, record: &ArchiveRecord, 
     let manifest = &record.manifest;
     let summary = match read_parsed(store, bucket, manifest, "manifest", parse_summary).await {
         Ok(summary) => summary,
-        Err(reason) => return unproven(reason),
+        Err(stop) => return unproven(stop.reason()),
     };
     if summary.export_arn != record.export_arn
         || summary.table_arn.as_deref() != Some(record.table_arn.as_str())
@@ -524,7 +585,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_complete_export_is_proven() {
-        let proof = prove(&layout(&[3, 0, 4]), &location(Some(7))).await;
+        let proof = prove(&layout(&[3, 0, 4]), &location(Some(7)))
+            .await
+            .expect("S3 answers");
         assert!(
             matches!(
                 proof,
@@ -545,7 +608,7 @@ mod tests {
     #[tokio::test]
     async fn a_receipts_archive_is_proven_again_only_as_recorded() {
         let store = layout(&[2, 5]);
-        let proof = prove(&store, &location(Some(7))).await;
+        let proof = prove(&store, &location(Some(7))).await.expect("S3 answers");
         let when = chrono::DateTime::parse_from_rfc3339("2018-10-05T10:00:00Z")
             .unwrap()
             .to_utc();
@@ -564,7 +627,10 @@ mod tests {
         );
         forged.put(&format!("{DIR}/manifest-files.json"), lines.as_bytes());
         assert!(
-            prove(&forged, &location(Some(7))).await.is_proven(),
+            prove(&forged, &location(Some(7)))
+                .await
+                .expect("S3 answers")
+                .is_proven(),
             "the export's own proof takes it"
         );
         let reason = unproven(recheck(&forged, &record, OWNER).await);
@@ -607,7 +673,7 @@ mod tests {
     async fn a_missing_data_file_is_named() {
         let mut store = layout(&[3, 4]);
         store.0.remove(&format!("{DIR}/data/1.json.gz"));
-        let reason = unproven(prove(&store, &location(Some(7))).await);
+        let reason = unproven(prove(&store, &location(Some(7))).await.expect("S3 answers"));
         assert_says(&reason, &["1 of the 2 data file(s)", "data/1.json.gz is missing"]);
     }
 
@@ -616,7 +682,7 @@ mod tests {
         let mut store = layout(&[3, 4]);
         let key = format!("{DIR}/data/1.json.gz");
         store.put(&key, b"");
-        let reason = unproven(prove(&store, &location(Some(7))).await);
+        let reason = unproven(prove(&store, &location(Some(7))).await.expect("S3 answers"));
         assert_says(&reason, &["data/1.json.gz has ETag", "changed since the export"]);
     }
 
@@ -626,14 +692,17 @@ mod tests {
         let key = format!("{DIR}/data/0.json.gz");
         let forged = line(&store, &key, 3).replace("\"md5Checksum\":\"", "\"md5Checksum\":\"A");
         store.put(&format!("{DIR}/manifest-files.json"), forged.as_bytes());
-        let reason = unproven(prove(&store, &location(Some(3))).await);
+        let reason = unproven(prove(&store, &location(Some(3))).await.expect("S3 answers"));
         assert!(reason.contains("md5Checksum"), "{reason}");
         // A multipart ETag carries no MD5: only the ETag is compared.
         store.set(&key, |(_, etag, _)| *etag = "0123-2".into());
         let multipart =
             serde_json::json!({"itemCount": 3, "etag": "0123-2", "dataFileS3Key": key}).to_string();
         store.put(&format!("{DIR}/manifest-files.json"), multipart.as_bytes());
-        assert!(prove(&store, &location(Some(3))).await.is_proven());
+        assert!(prove(&store, &location(Some(3)))
+            .await
+            .expect("S3 answers")
+            .is_proven());
     }
 
     #[tokio::test]
@@ -650,7 +719,7 @@ mod tests {
             store.set(&format!("{DIR}/data/0.json.gz"), |(_, _, c)| {
                 *c = Some(class.into())
             });
-            let proof = prove(&store, &location(Some(7))).await;
+            let proof = prove(&store, &location(Some(7))).await.expect("S3 answers");
             assert_eq!(proof.is_proven(), readable, "{class}: {proof:?}");
             if !readable {
                 assert!(unproven(proof).contains(&format!("storage class {class}")));
@@ -666,7 +735,7 @@ mod tests {
         let lines = line(&store, elsewhere, 3);
         store.put(&format!("{DIR}/manifest-files.json"), lines.as_bytes());
         store.0.remove(&format!("{DIR}/data/0.json.gz"));
-        let reason = unproven(prove(&store, &location(Some(3))).await);
+        let reason = unproven(prove(&store, &location(Some(3))).await.expect("S3 answers"));
         assert_says(
             &reason,
             &["outside the export's s3://b/p/t/AWSDynamoDB/01/data/", elsewhere],
@@ -677,7 +746,7 @@ mod tests {
     async fn an_object_in_data_the_manifest_does_not_list_is_not_proven() {
         let mut store = layout(&[3]);
         store.put(&format!("{DIR}/data/extra.json.gz"), b"more");
-        let reason = unproven(prove(&store, &location(Some(3))).await);
+        let reason = unproven(prove(&store, &location(Some(3))).await.expect("S3 answers"));
         assert_says(&reason, &["not in the manifest", "data/extra.json.gz"]);
     }
 
@@ -691,20 +760,30 @@ mod tests {
             export: export.to_string(),
             ..location(None)
         };
-        let reason = unproven(prove(&store, &of(&format!("{other}/export/01"))).await);
+        let reason = unproven(
+            prove(&store, &of(&format!("{other}/export/01")))
+                .await
+                .expect("S3 answers"),
+        );
         assert_says(
             &reason,
             &["is of table arn:aws:dynamodb:us-east-1:1:table/u, not of t"],
         );
         // The summary's table this one, its export another table's.
         store.put(&manifest, &summary(&format!("{other}/export/01"), TABLE_ARN, 3));
-        let reason = unproven(prove(&store, &of(&format!("{other}/export/01"))).await);
+        let reason = unproven(
+            prove(&store, &of(&format!("{other}/export/01")))
+                .await
+                .expect("S3 answers"),
+        );
         assert!(reason.contains("is not an export of its table"), "{reason}");
         // No tableArn at all.
         let mut bare: serde_json::Value = serde_json::from_slice(&summary(EXPORT, TABLE_ARN, 3)).unwrap();
         bare.as_object_mut().unwrap().remove("tableArn");
         store.put(&manifest, bare.to_string().as_bytes());
-        assert!(unproven(prove(&store, &location(None)).await).contains("names no table"));
+        assert!(
+            unproven(prove(&store, &location(None)).await.expect("S3 answers")).contains("names no table")
+        );
     }
 
     /// Issue 37, finding 4: an object a lifecycle rule will delete (S3's `x-amz-expiration`
@@ -719,7 +798,7 @@ mod tests {
         ] {
             let mut store = layout(&[3, 4]);
             store.1.insert(key.clone(), header.into());
-            let reason = unproven(prove(&store, &location(Some(7))).await);
+            let reason = unproven(prove(&store, &location(Some(7))).await.expect("S3 answers"));
             assert_says(
                 &reason,
                 &[
@@ -731,23 +810,29 @@ mod tests {
     }
 
     /// Issue 37, finding 9: every read expects the account the bucket must belong to; S3's 403
-    /// for a bucket of another owner is a reason naming that account, never a proof.
+    /// for a bucket of another owner is a failed read naming that account, never a proof
+    /// (issue 38: a failed read fails the run).
     #[tokio::test]
     async fn a_bucket_of_another_owner_proves_nothing() {
         let mut store = layout(&[3, 4]);
         store.2 = "444455556666";
-        let reason = unproven(prove(&store, &location(Some(7))).await);
-        assert_says(&reason, &["403", "not owned by account 111122223333"]);
+        let failed = prove(&store, &location(Some(7))).await.unwrap_err();
+        assert_eq!(failed.operation, "GetObject");
+        assert_says(&failed.message, &["403", "not owned by account 111122223333"]);
     }
 
     #[tokio::test]
     async fn counts_that_disagree_are_said() {
-        let reason = unproven(prove(&layout(&[3, 4]), &location(Some(8))).await);
+        let reason = unproven(
+            prove(&layout(&[3, 4]), &location(Some(8)))
+                .await
+                .expect("S3 answers"),
+        );
         assert!(reason.contains("DescribeExport counts 8"), "{reason}");
         let mut store = layout(&[3, 4]);
         let first = line(&store, &format!("{DIR}/data/0.json.gz"), 3);
         store.put(&format!("{DIR}/manifest-files.json"), first.as_bytes());
-        let reason = unproven(prove(&store, &location(None)).await);
+        let reason = unproven(prove(&store, &location(None)).await.expect("S3 answers"));
         assert_says(&reason, &["list 3 item(s) but the manifest says 7"]);
     }
 
@@ -755,14 +840,14 @@ mod tests {
     async fn a_missing_or_foreign_manifest_is_said() {
         let reason_of = |mut loc: ExportLocation| async move {
             loc.manifest = loc.manifest.map(|m| m.replace("summary", "other"));
-            unproven(prove(&layout(&[1]), &loc).await)
+            unproven(prove(&layout(&[1]), &loc).await.expect("S3 answers"))
         };
         assert!(reason_of(location(None)).await.contains("is missing"));
         let mut loc = location(None);
         loc.manifest = None;
-        assert!(unproven(prove(&layout(&[1]), &loc).await).contains("names no manifest"));
+        assert!(unproven(prove(&layout(&[1]), &loc).await.expect("S3 answers")).contains("names no manifest"));
         let mut loc = location(None);
         loc.export = "arn:other".into();
-        assert!(unproven(prove(&layout(&[1]), &loc).await).contains("not of arn:other"));
+        assert!(unproven(prove(&layout(&[1]), &loc).await.expect("S3 answers")).contains("not of arn:other"));
     }
 }

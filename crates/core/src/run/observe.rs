@@ -734,7 +734,8 @@ async fn read_archive_proof<C: ControlPlane>(
 
 /// The archive's proof of `export`, every read expecting `bucket_owner` to own the bucket
 /// (unproven without one: nothing to hold S3's answers to); `None` when the endpoint cannot
-/// check S3, and unproven when the export cannot be read.
+/// check S3. A read that failed (DescribeExport, or S3's) leaves it unproven and fails the run
+/// ([`Unsupported::failed`]); an export DynamoDB no longer knows is only unproven.
 async fn prove_export<C: ControlPlane>(
     control: &C,
     table: &str,
@@ -753,9 +754,12 @@ async fn prove_export<C: ControlPlane>(
         control.prove_archive(table, &export, &bucket_owner).await,
     ) {
         Ok(proof) => proof,
-        Err(error) => Some(ArchiveProof::Unproven {
-            export,
-            reason: format!("the export could not be read: {error}"),
-        }),
+        Err(error) => {
+            let reason = format!("the export could not be read: {error}");
+            if error.kind != ErrorKind::NotFound {
+                unsupported.failed(error);
+            }
+            Some(ArchiveProof::Unproven { export, reason })
+        }
     }
 }

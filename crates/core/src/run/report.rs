@@ -329,7 +329,7 @@ impl RunReport {
 
 /// One evidence read that failed this run, for every table it failed on: what a run's failed
 /// line and `status`'s warning say, once per read.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct UnreadEvidence {
     /// The call (`DescribeKinesisStreamingDestination`, ...).
     pub operation: &'static str,
@@ -369,15 +369,20 @@ impl UnreadEvidence {
             .collect()
     }
 
+    /// What every unread line's reason ends with: the run's line for a failed read is told
+    /// from a table's by it.
+    pub const CONSEQUENCE: &'static str =
+        "each is kept, neither deleted nor reported ready on evidence that was not read, until a run can read it";
+
     /// What it means for the tables.
     pub fn reason(&self) -> String {
         format!(
-            "{} failed for {} table{} ({}): each is kept, neither deleted nor reported ready on \
-             evidence that was not read, until a run can read it",
+            "{} failed for {} table{} ({}): {}",
             self.operation,
             self.tables.len(),
             if self.tables.len() == 1 { "" } else { "s" },
-            self.tables.join(", ")
+            self.tables.join(", "),
+            Self::CONSEQUENCE
         )
     }
 }

@@ -20,6 +20,7 @@ use crate::policy::warm::WarmThroughput;
 use crate::policy::Policy;
 use crate::run::observe::{run_view, Observation};
 use crate::run::readiness::{assess_between_runs, Readiness};
+use crate::run::report::UnreadEvidence;
 use crate::table::{ArchiveState, ObservedTable, ObservedWarm};
 
 /// What one operation would do with a table next time it runs, and the verdict it decides on.
@@ -193,14 +194,17 @@ pub struct StatusReport {
     /// (create_new's `next_table_ready`, by the same derivation on what a create_new run reads
     /// of this observation: no waiting).
     pub health: Readiness,
+    /// The evidence reads that failed, once per read: each fails the runs that need it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unread: Vec<UnreadEvidence>,
 }
 
 impl StatusReport {
     /// Whether the next runs would go through and the tables writers need are ready: no line is
-    /// blocked (a run would fail on it) and the health line is ready (what create_new's
+    /// blocked and no evidence read failed (a run would fail on either) and the health line is ready (what create_new's
     /// `NextTableReady` says). `status` exits 1 otherwise, as the run would.
     pub fn succeeded(&self) -> bool {
-        self.health.ready && !self.tables.iter().any(TableStatusLine::blocked)
+        self.health.ready && self.unread.is_empty() && !self.tables.iter().any(TableStatusLine::blocked)
     }
 }
 
@@ -330,6 +334,7 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observation: &Observation) ->
         tables,
         warnings,
         health,
+        unread: UnreadEvidence::of(&observation.unread),
     }
 }
 

@@ -14,8 +14,10 @@ use ddb_rollover::ledger::{keys, TableRecord};
 use ddb_rollover::plan::verdict::ForeignPart;
 use ddb_rollover::plan::Decision;
 use ddb_rollover::run::control::ErrorKind;
+use ddb_rollover::run::observe::observe;
+use ddb_rollover::run::status::status;
 use ddb_rollover::table::stream::MappingState;
-use ddb_rollover::{run, ApplyOptions, Operation, Outcome, Policy, RunReport};
+use ddb_rollover::{run, ApplyOptions, Operation, Outcome, Policy, RunReport, Scope};
 use fake_aws::scenarios::FAMILY_CONSUMER;
 use fake_aws::{Config, FakeAws};
 
@@ -330,6 +332,65 @@ fn a_failed_evidence_read_keeps_the_tables_and_fails_the_run_once() {
         assert!(
             fake.with_world(|w| w.tables.contains_key(table)),
             "{table} deleted"
+        );
+    }
+}
+
+/// Turning a table's stream off ends the feed of every mapping on it: the template's `"off"`,
+/// and the first step of a view change alike. Someone else's mapping vetoes it, as it vetoes a
+/// deletion: that table keeps its stream, named in the run's line; the other is turned off.
+#[test]
+fn someone_elses_mapping_keeps_the_stream_the_template_would_turn_off() {
+    for template in ["stream = \"off\"", "stream = \"keys_only\""] {
+        let fake = fake();
+        assert!(create_new(&fake, &policy()).next_table_ready.unwrap().ready);
+        fake.create_function(THEIRS);
+        let theirs = fake
+            .foreign_map("someone", THEIRS, &fake.stream_arn(TABLES[0]).unwrap())
+            .unwrap();
+        fake.advance(Duration::minutes(5));
+        let changed = policy_of(&[STRING_KEY, &format!("[template]\n{template}\n")]);
+        // status names their mapping, and says the run leaves the stream on for it.
+        let now = fake.now();
+        let observed = futures::executor::block_on(observe(&fake, &changed, Scope::Full(now), 4)).unwrap();
+        let line = status(&changed, now, &observed)
+            .tables
+            .into_iter()
+            .find(|l| l.table == TABLES[0])
+            .unwrap();
+        let said = serde_json::to_string(&line).unwrap();
+        for part in [
+            theirs.as_str(),
+            "event_source_mapping",
+            "turning it off would end their consumer's feed",
+        ] {
+            assert!(said.contains(part), "{template}: {part:?} not in status: {said}");
+        }
+        let report = create_new(&fake, &changed);
+        assert_eq!(report.summary.failed, 0, "{template}: {report:#?}");
+        let stream = |table: &str| fake.with_world(|w| w.tables[table].stream);
+        assert!(
+            stream(TABLES[0]).is_some(),
+            "{template}: their consumer's stream stays on: {report:#?}"
+        );
+        assert_eq!(
+            stream(TABLES[1]),
+            None,
+            "{template}: a stream no one else reads is turned off"
+        );
+        let vetoed = report.tables.iter().any(|l| {
+            l.item.table == TABLES[0]
+                && l.item.decision == Decision::Skipped
+                && l.item.reason.contains(&theirs)
+                && l.item.reason.contains(THEIRS)
+        });
+        assert!(vetoed, "{template}: the line names their mapping: {report:#?}");
+        // Their mapping still reads the stream it read.
+        let on = fake.mappings_on(&fake.stream_arn(TABLES[0]).unwrap());
+        assert!(
+            on.iter()
+                .any(|m| m.uuid == theirs && m.state == MappingState::Enabled),
+            "{on:#?}"
         );
     }
 }

@@ -11,8 +11,9 @@ use chrono::{DateTime, Duration, NaiveDate, Utc};
 use ddb_rollover::policy::settings::{Billing, Capacity};
 use ddb_rollover::policy::tags::{TAG_FAMILY, TAG_KEEP_UNTIL};
 use ddb_rollover::run::clock::simulation;
+use ddb_rollover::run::report::TableLine;
 use ddb_rollover::run::restore::{restore, Restoration, RestoreOptions, RestoreReport};
-use ddb_rollover::{run, ApplyOptions, Operation, Policy};
+use ddb_rollover::{run, ApplyOptions, Operation, Outcome, Policy};
 use fake_aws::FakeAws;
 
 use crate::common::daily::*;
@@ -370,9 +371,34 @@ async fn an_archive_s3_will_expire_keeps_the_table() {
 async fn an_archive_bucket_of_another_owner_keeps_the_table() {
     let policy = policy();
     let fake = account();
-    let d = until_final_export(&fake, &policy).await;
+    let mut d = until_final_export(&fake, &policy).await;
     fake.foreign_bucket_owner("mallory", "archive", "210987654321");
-    let d = kept_for_days(&fake, &policy, d, "another owner's bucket").await;
+    // Issue 38: a read S3 refused is no evidence either way: each resize_old keeps the table
+    // and fails, once, naming the read, the table and what S3 said.
+    for _ in 0..3 {
+        let report = run_at(
+            &fake,
+            &policy,
+            Operation::ResizeOld,
+            at(d + Duration::days(1), "00:15:00"),
+        )
+        .await;
+        assert!(
+            fake.state().tables.contains_key(TABLE),
+            "another owner's bucket: deleted"
+        );
+        let failed: Vec<&TableLine> = report.lines_with(Outcome::Failed).collect();
+        assert_eq!(failed.len(), 1, "{report:#?}");
+        let reason = &failed[0].item.reason;
+        assert!(
+            reason.starts_with("GetObject failed for") && reason.contains(TABLE),
+            "{reason}"
+        );
+        let error = failed[0].error.as_deref().unwrap_or_default();
+        assert!(error.contains("not owned by account 123456789012"), "{error}");
+        d += Duration::days(1);
+        one_run(&fake, &policy, Operation::CreateNew, at(d, "23:45:00")).await;
+    }
     let reason = unproven_reason(&fake, &policy).await;
     for part in ["123456789012", "AccessDenied", "s3://archive/"] {
         assert!(reason.contains(part), "{part:?} not in: {reason}");

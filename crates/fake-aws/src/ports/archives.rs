@@ -40,7 +40,7 @@ impl Archives for FakeAws {
             };
             (location, s3::FakeS3::of(&world))
         };
-        Ok(prove(&store, &location).await)
+        prove(&store, &location).await.map_err(|failed| failed.on(table))
     }
 
     async fn recheck_archive(

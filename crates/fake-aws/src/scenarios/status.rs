@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use ddb_rollover::run::report::Outcome;
+use ddb_rollover::run::report::UnreadEvidence;
 use ddb_rollover::Operation;
 
 use super::*;
@@ -68,6 +69,23 @@ pub fn status_predicts_run(f: &RunFacts<'_>) -> Vec<String> {
         }
     }
     for line in &f.report.tables {
+        // An evidence read that failed: the run's line for the read (no verdict: it is no
+        // table's decision), which status names alike.
+        if line.outcome == Outcome::Failed && line.item.reason.ends_with(UnreadEvidence::CONSEQUENCE) {
+            let named = f.status.unread.iter().any(|read| {
+                line.item
+                    .reason
+                    .starts_with(&format!("{} failed for", read.operation))
+                    && read.tables.contains(&line.item.table)
+            });
+            if !named {
+                out.push(format!(
+                    "{}: the run failed on a read ({}), which status did not name; it named {:?}",
+                    f.step, line.item.reason, f.status.unread
+                ));
+            }
+            continue;
+        }
         let Some(status_line) = f.status.tables.iter().find(|l| l.table == line.item.table) else {
             continue;
         };

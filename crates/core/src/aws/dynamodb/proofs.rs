@@ -57,7 +57,9 @@ impl Archives for DynamoDb {
             items: description.item_count().and_then(|n| u64::try_from(n).ok()),
             bucket_owner: bucket_owner.to_string(),
         };
-        Ok(prove(&store(s3), &location).await)
+        prove(&store(s3), &location)
+            .await
+            .map_err(|failed| failed.on(table))
     }
 
     async fn recheck_archive(

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use ddb_rollover::run::clock::simulation;
-use ddb_rollover::{run, ApplyOptions, Operation, Policy};
+use ddb_rollover::{run, ApplyOptions, Operation, Policy, RunReport};
 use fake_aws::{Config, FakeAws};
 
 pub(crate) const POLICY: &str = r#"
@@ -66,8 +66,19 @@ pub(crate) async fn resize_old_after(fake: &FakeAws, policy: &Policy, d: NaiveDa
 
 /// One scheduled run at `when`, on the fake's clock; it must succeed.
 pub(crate) async fn one_run(fake: &FakeAws, policy: &Policy, operation: Operation, when: DateTime<Utc>) {
+    let report = run_at(fake, policy, operation, when).await;
+    assert!(report.succeeded(), "{report:#?}");
+}
+
+/// One scheduled run at `when`, on the fake's clock, as it went.
+pub(crate) async fn run_at(
+    fake: &FakeAws,
+    policy: &Policy,
+    operation: Operation,
+    when: DateTime<Utc>,
+) -> RunReport {
     fake.set_now(when);
-    let report = run(
+    run(
         fake,
         policy,
         operation,
@@ -75,8 +86,7 @@ pub(crate) async fn one_run(fake: &FakeAws, policy: &Policy, operation: Operatio
         ApplyOptions::default(),
     )
     .await
-    .unwrap();
-    assert!(report.succeeded(), "{report:#?}");
+    .unwrap()
 }
 
 /// The [`policy`] run on a fresh [`account`] day by day from 10-01 until retention deleted

@@ -4,9 +4,9 @@
 
 use chrono::{Duration, NaiveDate};
 use ddb_rollover::plan::Decision;
-use ddb_rollover::{DeferralCause, Outcome, Policy};
+use ddb_rollover::{DeferralCause, Operation, Outcome, Policy};
 
-use crate::support::days::day_runs;
+use crate::support::days::{at, day_runs, run_at};
 use crate::support::ArchiveRig;
 
 const POLICY: &str = r#"
@@ -279,8 +279,8 @@ async fn a_table_is_kept_while_s3_will_expire_its_archive() {
 
 /// Issue 37, finding 9: once the archive bucket's name belongs to another account, that
 /// account's answers prove nothing (every read expects the table's account as the bucket's
-/// owner, and S3 refuses it); the bucket back with the account, the archive is proven and the
-/// table deleted.
+/// owner, and S3 refuses it: a failed read, which fails the run); the bucket back with the
+/// account, the archive is proven and the table deleted.
 #[tokio::test]
 async fn a_table_is_kept_while_its_archive_bucket_has_another_owner() {
     let rig = ArchiveRig::start().await;
@@ -288,11 +288,31 @@ async fn a_table_is_kept_while_its_archive_bucket_has_another_owner() {
     let table = "arch_2018-10-02";
     rig.server.set_bucket_owner("archive", "210987654321");
 
-    let first = NaiveDate::from_ymd_opt(2018, 10, 1).unwrap();
-    let (line, day) = until_due(&rig, &policy, table, first).await;
-    let reason = kept_unproven(&line);
+    // Issue 38: S3's refusal is a read that failed, not only an unproven archive: the run that
+    // would delete the table keeps it and fails, naming the read, the table and the account.
+    let mut day = NaiveDate::from_ymd_opt(2018, 10, 1).unwrap();
+    let report = loop {
+        run_at(&rig.control, &policy, Operation::CreateNew, at(day, "23:45:00")).await;
+        day += Duration::days(1);
+        let report = run_at(&rig.control, &policy, Operation::ResizeOld, at(day, "00:15:00")).await;
+        if !report.succeeded() {
+            break report;
+        }
+        assert!(day < NaiveDate::from_ymd_opt(2018, 10, 10).unwrap(), "{table} never due: {report:#?}");
+    };
+    let line = report
+        .tables
+        .iter()
+        .find(|l| l.item.table == table && matches!(l.item.decision, Decision::Deferred { .. }))
+        .unwrap_or_else(|| panic!("{table} not deferred: {report:#?}"));
+    let reason = kept_unproven(line);
+    let failed: Vec<_> = report.lines_with(Outcome::Failed).collect();
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert!(failed[0].item.reason.starts_with("GetObject failed for") && failed[0].item.reason.contains(table), "{failed:#?}");
+    let error = failed[0].error.as_deref().unwrap_or_default();
     for part in [testkit::MOTO_ACCOUNT, "AccessDenied", "s3://archive/"] {
         assert!(reason.contains(part), "{part:?} not in: {reason}");
+        assert!(error.contains(part), "{part:?} not in: {error}");
     }
     assert!(
         exists(&rig.client, table).await,

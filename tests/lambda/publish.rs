@@ -352,3 +352,75 @@ async fn a_parameter_someone_else_wrote_is_never_overwritten() {
     );
     assert_eq!(version(&clients).await, ours + 1);
 }
+
+/// The ledger's record of the tables parameter, read back from the server.
+async fn parameter_record(client: &aws_sdk_dynamodb::Client, parameter: &str) -> ddb_rollover::ledger::ParameterRecord {
+    let book = ddb_rollover::ledger::Book::read(
+        ddb_rollover::run::control::Ledger::read_ledger(
+            &ddb_rollover::aws::dynamodb::DynamoDb::local(client.clone()),
+            &crate::support::ledger::ledger_name("timeseries"),
+            "timeseries",
+        )
+        .await
+        .unwrap(),
+    );
+    book.parameters[parameter].record.clone()
+}
+
+/// Hostile read of issue 41, findings 1 and 2. A write that failed leaves no intent behind (a
+/// version someone makes later is never taken for that write's). A parameter deleted and made
+/// again restarts at version 1, our recorded version: the date Systems Manager gave our
+/// version tells it apart, so a copy of our document made again is theirs and left as it is.
+/// Before: the intent stayed, and the version alone made the new parameter ours, overwritten.
+#[tokio::test]
+async fn a_failed_write_leaves_no_intent_and_a_parameter_made_again_is_not_ours() {
+    let db = LocalDynamo::start(Server::Moto);
+    let client = db.client().await;
+    let proxy = testkit::Proxy::start(db.endpoint());
+    let clients = crate::support::aws_clients(&proxy.endpoint()).await;
+    stack_ledger(&client, "timeseries").await;
+    let publishing = Publishing {
+        tables: true,
+        events: false,
+    };
+    let handler = Handler::new(Operation::CreateNew, Policy::default(), client.clone())
+        .with_publishing(publishing, clients.clone());
+    let parameter = publish::parameter_name("timeseries");
+    handler.handle(json!({})).await.unwrap();
+    let ours = parameter_record(&client, &parameter).await;
+    assert_eq!(ours.version, Some(1));
+    assert!(ours.modified.is_some(), "{ours:?}");
+
+    // A write Systems Manager refuses: the run fails, and the record is what stood.
+    proxy.add(
+        testkit::Rule::op("PutParameter").always(),
+        testkit::Fault::Error {
+            status: 400,
+            error_type: "AccessDeniedException".into(),
+            message: "not authorized to perform: ssm:PutParameter".into(),
+        },
+    );
+    let error = handler.handle(json!({})).await.unwrap_err();
+    assert_eq!(error.error_type(), "PublishFailed", "{error}");
+    assert_eq!(parameter_record(&client, &parameter).await, ours);
+    proxy.clear();
+
+    // Deleted, and made again by someone with our very document: version 1 again.
+    let (_, copy) = stored(&clients, &parameter).await;
+    clients.ssm.delete_parameter().name(&parameter).send().await.unwrap();
+    clients
+        .ssm
+        .put_parameter()
+        .name(&parameter)
+        .value(&copy)
+        .r#type(aws_sdk_ssm::types::ParameterType::String)
+        .send()
+        .await
+        .unwrap();
+    let error = handler.handle(json!({})).await.unwrap_err();
+    assert_eq!(error.error_type(), "PublishFailed", "{error}");
+    assert!(error.to_string().contains("made it again"), "{error}");
+    assert_eq!(stored(&clients, &parameter).await.1, copy);
+    let theirs = clients.ssm.get_parameter().name(&parameter).send().await.unwrap();
+    assert_eq!(theirs.parameter().unwrap().version(), 1);
+}

@@ -5,8 +5,9 @@
 //!
 //! One write: read the ledger and the parameter; record the intent (the version we are about to
 //! replace); PutParameter (without overwrite when there was none, so one made meanwhile is
-//! kept); record the version it returned. A crash in between leaves the intent, which makes the
-//! next version, written since, ours. Systems Manager has no conditional overwrite: a write by
+//! kept); record the version it returned and that version's date; a write that fails withdraws
+//! the intent. A crash in between leaves the intent, which makes the next version, written
+//! within the write's window, ours. Systems Manager has no conditional overwrite: a write by
 //! someone else between our read and ours is replaced, and the version we record is ours.
 
 use chrono::{DateTime, Utc};
@@ -124,7 +125,7 @@ mod write {
             let owner = parameter_owner(entry.map(|e| &e.record), stored.as_ref().map(|p| &p.seen), || {
                 stored
                     .as_ref()
-                    .map_or(Ok(()), |p| our_previous_write(self.policy, &p.kind, &p.value))
+                    .map_or(Ok(()), |p| our_previous_write(self.policy, &p.seen.kind, &p.value))
             });
             match owner {
                 ParameterOwner::Foreign(why) => {
@@ -147,11 +148,17 @@ mod write {
                 }
                 ParameterOwner::Nobody => {}
             }
-            let replaced = stored.as_ref().map(|p| p.seen.version);
-            let intent = ParameterRecord {
+            // What stands now, recorded again with the intent (and again alone if the write
+            // fails): the version and date that stay ours when nothing is written.
+            let standing = ParameterRecord {
                 name: self.name.to_owned(),
-                version: replaced,
+                version: stored.as_ref().map(|p| p.seen.version),
+                modified: stored.as_ref().and_then(|p| p.seen.last_modified),
+                intended_at: None,
+            };
+            let intent = ParameterRecord {
                 intended_at: Some(wall),
+                ..standing.clone()
             };
             let Some(intent_version) = self.record(entry, &intent).await? else {
                 tracing::info!(
@@ -160,12 +167,41 @@ mod write {
                 );
                 return Ok(());
             };
-            let written = match replaced {
+            let written = match standing.version {
                 None => create_parameter(&self.clients.ssm, self.name, value).await,
                 Some(_) => put_parameter(&self.clients.ssm, self.name, value).await,
+            };
+            let written = match written {
+                Ok(written) => written,
+                Err(e) => {
+                    // Nothing was written: the intent goes, so no later version is taken for
+                    // this write's (one made meanwhile, ParameterAlreadyExists, stays theirs).
+                    self.withdraw(intent_version, &standing).await;
+                    return Err(format!("{} {}", explain(&e), self.name));
+                }
+            };
+            // The date Systems Manager gave our version, by its selector: what tells it from a
+            // parameter made again under the name at the same version.
+            let modified = get_parameter(&self.clients.ssm, &format!("{}:{written}", self.name))
+                .await
+                .ok()
+                .flatten()
+                .and_then(|p| p.seen.last_modified);
+            self.record_written(intent_version, written, modified).await
+        }
+
+        /// Puts `standing` back over our intent (recorded as `intent_version`) after a write
+        /// that failed; when that fails too, the intent stays, and only a version made within
+        /// the write's window is taken for ours ([`ddb_rollover::ledger::PARAMETER_WRITE_WINDOW`]).
+        async fn withdraw(&self, intent_version: u64, standing: &ParameterRecord) {
+            let entry = Entry {
+                key: keys::parameter(self.name),
+                version: intent_version,
+                record: standing.clone(),
+            };
+            if let Err(error) = self.record(Some(&entry), standing).await {
+                tracing::warn!(parameter = self.name, %error, "the failed write's intent stays in the ledger");
             }
-            .map_err(|e| format!("{} {}", explain(&e), self.name))?;
-            self.record_written(intent_version, written).await
         }
 
         async fn book(&self) -> Result<Book, String> {
@@ -215,10 +251,16 @@ mod write {
         /// Records `written`, the version our PutParameter made, over our intent. When another
         /// run's record moved meanwhile, the version is recorded again over that one while the
         /// parameter still stands at it; once someone wrote after us, that writer records it.
-        async fn record_written(&self, intent_version: u64, written: i64) -> Result<(), String> {
+        async fn record_written(
+            &self,
+            intent_version: u64,
+            written: i64,
+            modified: Option<DateTime<Utc>>,
+        ) -> Result<(), String> {
             let done = ParameterRecord {
                 name: self.name.to_owned(),
                 version: Some(written),
+                modified,
                 intended_at: None,
             };
             let mut entry = Entry {
@@ -234,7 +276,7 @@ mod write {
                 let stands = get_parameter(&self.clients.ssm, self.name)
                     .await
                     .map_err(|e| format!("{} {}", explain(&e), self.name))?
-                    .is_some_and(|p| p.seen.version == written);
+                    .is_some_and(|p| p.seen.version == written && (modified.is_none() || p.seen.last_modified == modified));
                 match book.parameters.get(self.name) {
                     Some(now) if stands && now.record.version != Some(written) => entry = now.clone(),
                     _ => return Ok(()),

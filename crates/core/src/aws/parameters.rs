@@ -42,19 +42,18 @@ async fn write(
         .map_err(|e| CallError::from_sdk("PutParameter", &e))
 }
 
-/// A parameter as it stands: its type (`String`, `StringList`, `SecureString`), its value
-/// (a SecureString's as stored, not decrypted) and what Systems Manager gave its last write.
+/// A parameter as it stands: its value (a SecureString's as stored, not decrypted), its type and
+/// what Systems Manager gave its last write.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredParameter {
-    /// The parameter's type, as Systems Manager names it.
-    pub kind: String,
     /// Its value (ciphertext for a SecureString: read without decryption).
     pub value: String,
     /// Its version and when it was last written.
     pub seen: SeenParameter,
 }
 
-/// What `name` holds; `None` when there is no such parameter.
+/// What `name` holds (or, as `NAME:VERSION`, that version of it); `None` when there is no
+/// such parameter.
 pub async fn get_parameter(
     client: &aws_sdk_ssm::Client,
     name: &str,
@@ -67,16 +66,16 @@ pub async fn get_parameter(
         .await
     {
         Ok(answer) => Ok(answer.parameter().map(|p| StoredParameter {
-            kind: p.r#type().map(|t| t.as_str().to_owned()).unwrap_or_default(),
             value: p.value().unwrap_or_default().to_owned(),
             seen: SeenParameter {
+                kind: p.r#type().map(|t| t.as_str().to_owned()).unwrap_or_default(),
                 version: p.version(),
                 last_modified: p.last_modified_date().and_then(utc),
             },
         })),
         Err(e) => {
             let error = CallError::from_sdk("GetParameter", &e);
-            if error.code == "ParameterNotFound" {
+            if error.code == "ParameterNotFound" || error.code == "ParameterVersionNotFound" {
                 Ok(None)
             } else {
                 Err(error)

@@ -1,8 +1,10 @@
 //! The published parameter (`/ddb-rollover/{prefix}/tables`, written by create_new after each
-//! run) by the identity Systems Manager gives each write: its `Version`. A parameter at our name
-//! is ours while it stands at the version our last write recorded; a write by anyone else moves
-//! the version on, and from then on the parameter is theirs, reported and never overwritten. A
-//! name, a type or a document anyone can copy decides nothing once the ledger holds a record.
+//! run) by the identity Systems Manager gives each write: its `Version` and that version's
+//! `LastModifiedDate`. A parameter at our name is ours while it stands at the version our last
+//! write recorded, modified when that write was; a write by anyone else moves the version on, a
+//! parameter deleted and made again restarts at version 1 with another date, and from then on
+//! it is theirs, reported and never overwritten. A name, a type or a document anyone can copy
+//! decides nothing once the ledger holds a record.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -17,15 +19,26 @@ pub struct ParameterRecord {
     /// The `Version` PutParameter returned for our last write; `None` before the first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<i64>,
+    /// The `LastModifiedDate` Systems Manager gave that version (read back by its selector,
+    /// `NAME:VERSION`): a parameter made again under the name restarts its versions, never at
+    /// our date. `None` in records from before it was recorded (the version alone decides).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modified: Option<DateTime<Utc>>,
     /// When a run was about to write and has not recorded the version yet (a crash in between):
     /// the version right after [`Self::version`], written since then, is that run's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intended_at: Option<DateTime<Utc>>,
 }
 
+/// The longest a write of ours can be in flight after its intent: Lambda's longest timeout
+/// (15 minutes), and the clock skew. A version made later is no crashed write of ours.
+pub const PARAMETER_WRITE_WINDOW: chrono::Duration = chrono::Duration::minutes(15);
+
 /// The parameter as GetParameter shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SeenParameter {
+    /// Its `Type` (`String`, `StringList`, `SecureString`): ours are `String`.
+    pub kind: String,
     /// Its `Version` (1 when created, one more at each write).
     pub version: i64,
     /// Its `LastModifiedDate`.
@@ -55,6 +68,9 @@ pub fn parameter_owner(
     let Some(seen) = seen else {
         return ParameterOwner::Nobody;
     };
+    if seen.kind != "String" {
+        return ParameterOwner::Foreign(format!("it is a {} parameter; ours are String", seen.kind));
+    }
     let Some(record) = record else {
         return match before_records() {
             Ok(()) => ParameterOwner::Us,
@@ -62,15 +78,26 @@ pub fn parameter_owner(
         };
     };
     if record.version == Some(seen.version) {
-        return ParameterOwner::Us;
+        return match record.modified {
+            Some(ours) if seen.last_modified != Some(ours) => ParameterOwner::Foreign(format!(
+                "it is at version {} as our last write was, but modified {}, not {} as ours was: \
+                 someone deleted it and made it again",
+                seen.version,
+                seen.last_modified
+                    .map_or("at an unknown time".to_owned(), |m| m.to_rfc3339()),
+                ours.to_rfc3339()
+            )),
+            _ => ParameterOwner::Us,
+        };
     }
-    // A write of ours that crashed before its record: exactly one version on, made since the intent.
+    // A write of ours that crashed before its record: exactly one version on, made while the
+    // intent's run could still be writing.
     let next = record.version.unwrap_or(0) + 1;
     let crashed_write = record.intended_at.is_some_and(|at| {
         seen.version == next
-            && seen
-                .last_modified
-                .is_some_and(|modified| modified + INTENT_SKEW >= at)
+            && seen.last_modified.is_some_and(|modified| {
+                modified + INTENT_SKEW >= at && modified <= at + PARAMETER_WRITE_WINDOW + INTENT_SKEW
+            })
     });
     if crashed_write {
         return ParameterOwner::Us;
@@ -98,12 +125,14 @@ mod tests {
         ParameterRecord {
             name: "/ddb-rollover/ts/tables".into(),
             version,
+            modified: None,
             intended_at: intended_at.map(t),
         }
     }
 
     fn seen(version: i64, modified: &str) -> SeenParameter {
         SeenParameter {
+            kind: "String".into(),
             version,
             last_modified: Some(t(modified)),
         }
@@ -135,8 +164,13 @@ mod tests {
             parameter_owner(Some(&intended), Some(&seen(4, "2024-05-01T23:45:02Z")), never),
             ParameterOwner::Us
         );
-        // Someone wrote again after the crashed write, or before the intent.
-        for (version, modified) in [(5, "2024-05-01T23:46:00Z"), (4, "2024-05-01T23:30:00Z")] {
+        // Someone wrote again after the crashed write, or before the intent, or the next
+        // version came after the intent's run could have been writing (hostile read of issue 41).
+        for (version, modified) in [
+            (5, "2024-05-01T23:46:00Z"),
+            (4, "2024-05-01T23:30:00Z"),
+            (4, "2024-05-02T00:06:00Z"),
+        ] {
             assert!(matches!(
                 parameter_owner(Some(&intended), Some(&seen(version, modified)), never),
                 ParameterOwner::Foreign(_)
@@ -158,5 +192,34 @@ mod tests {
             parameter_owner(None, Some(&seen), || Err("a SecureString".into())),
             ParameterOwner::Foreign("a SecureString".into())
         );
+    }
+
+    /// Hostile read of issue 41, finding 1: deleted and made again, a parameter restarts at
+    /// version 1, which may be our recorded version: its date tells it apart. A type other than
+    /// String is never ours.
+    #[test]
+    fn a_parameter_made_again_at_our_version_is_not_ours() {
+        let never = || Err("not our document".to_owned());
+        let ours = ParameterRecord {
+            modified: Some(t("2024-05-01T23:45:01Z")),
+            ..record(Some(1), None)
+        };
+        let again = seen(1, "2024-05-02T08:00:00Z");
+        match parameter_owner(Some(&ours), Some(&again), never) {
+            ParameterOwner::Foreign(why) => assert!(why.contains("made it again"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            parameter_owner(Some(&ours), Some(&seen(1, "2024-05-01T23:45:01Z")), never),
+            ParameterOwner::Us
+        );
+        let secure = SeenParameter {
+            kind: "SecureString".into(),
+            ..seen(1, "2024-05-01T23:45:01Z")
+        };
+        assert!(matches!(
+            parameter_owner(Some(&ours), Some(&secure), never),
+            ParameterOwner::Foreign(_)
+        ));
     }
 }

@@ -618,13 +618,20 @@ async fn with_a_consumer_each_mapping_call_is_allowed_and_each_grant_is_used() {
             }
         }
         if day == 0 {
-            // Someone changes our mapping's batch size: the next create_new puts it back
-            // (UpdateEventSourceMapping).
-            let ours = mapped
-                .keys()
-                .next()
-                .expect("create_new mapped nothing on day 0")
-                .clone();
+            // Someone changes the batch size of ours on the table current on day 1: that day's
+            // create_new puts it back (UpdateEventSourceMapping).
+            let stream = testkit::describe(&client, "timeseries_2018-10-26")
+                .await
+                .latest_stream_arn()
+                .expect("the pre-built table has a stream")
+                .to_owned();
+            let listed = plain
+                .list_event_source_mappings()
+                .event_source_arn(&stream)
+                .send()
+                .await
+                .unwrap();
+            let ours = listed.event_source_mappings()[0].uuid().unwrap().to_owned();
             plain
                 .update_event_source_mapping()
                 .uuid(&ours)

@@ -293,3 +293,39 @@ pub struct MappingRemoval {
     /// The function it invoked.
     pub function_arn: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::table::stream::same_filters;
+
+    fn list(patterns: &[&str]) -> Vec<String> {
+        patterns.iter().map(|p| p.to_string()).collect()
+    }
+
+    #[test]
+    fn filters_are_the_same_as_json_in_any_order_and_differ_otherwise() {
+        let policy = list(&[
+            r#"{"eventName": ["INSERT"]}"#,
+            r#"{"dynamodb": {"Keys": {"pk": {"S": ["a"]}}}}"#,
+        ]);
+        let respelled = list(&[
+            r#"{"dynamodb":{"Keys":{"pk":{"S":["a"]}}}}"#,
+            "{ \"eventName\" : [\"INSERT\"] }\n",
+        ]);
+        assert!(same_filters(&respelled, &policy));
+        assert!(same_filters(&[], &[]));
+        assert!(!same_filters(&[], &policy[..1]));
+        assert!(!same_filters(&policy[..1], &[]));
+        assert!(!same_filters(
+            &list(&[r#"{"eventName": ["REMOVE"]}"#]),
+            &policy[..1]
+        ));
+        // A pattern twice is not the same as two patterns.
+        assert!(!same_filters(
+            &list(&[policy[0].as_str(), policy[0].as_str()]),
+            &policy
+        ));
+        // Not JSON: compared as written, without outer whitespace.
+        assert!(same_filters(&list(&[" not json "]), &list(&["not json"])));
+    }
+}

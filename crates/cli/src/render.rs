@@ -99,6 +99,9 @@ fn action(decision: &Decision) -> String {
         Decision::CreateEventSourceMapping(change) => {
             format!("map to {}", function_name(change.consumer.function.as_str()))
         }
+        Decision::UpdateEventSourceMapping(update) => {
+            format!("reset mapping to {}", function_name(&update.function_arn))
+        }
         Decision::DeleteEventSourceMapping(removal) => {
             format!("unmap {}", function_name(&removal.function_arn))
         }

@@ -205,9 +205,10 @@ impl Features {
     }
 
     /// The Lambda actions `operation`'s role needs for the event source mappings, each with the
-    /// one resource it is granted on (the create and delete also scoped to [`FUNCTION_ARN`] by
-    /// `lambda:FunctionArn`): create_new's, with the consumer, what maps it to the current and
-    /// pre-built tables and reads their mappings back (readiness); resize_old's, when it
+    /// one resource it is granted on (the create, update and delete also scoped to
+    /// [`FUNCTION_ARN`] by `lambda:FunctionArn`): create_new's, with the consumer, what maps it
+    /// to the current and pre-built tables, reads their mappings back (readiness) and puts the
+    /// policy's settings back on ours; resize_old's, when it
     /// deletes, the list that finds someone else's mapping on a table about to go (whatever
     /// `ConsumerFunctionArn`), and with the consumer too the removal of ours. List and Create
     /// take no resource type (`*`).
@@ -217,6 +218,7 @@ impl Features {
             Operation::CreateNew if self.consumer => {
                 actions.insert(("lambda:CreateEventSourceMapping", "*"));
                 actions.insert(("lambda:ListEventSourceMappings", "*"));
+                actions.insert(("lambda:UpdateEventSourceMapping", ANY_MAPPING));
             }
             Operation::ResizeOld if self.delete => {
                 actions.insert(("lambda:ListEventSourceMappings", "*"));
@@ -396,7 +398,8 @@ mod tests {
             consumer.mapping_actions(Operation::CreateNew),
             BTreeSet::from([
                 ("lambda:CreateEventSourceMapping", "*"),
-                ("lambda:ListEventSourceMappings", "*")
+                ("lambda:ListEventSourceMappings", "*"),
+                ("lambda:UpdateEventSourceMapping", ANY_MAPPING)
             ])
         );
         // resize_old never maps; without deletions it reads no mapping either.

@@ -155,6 +155,14 @@ pub enum Effect {
         uuid: String,
         function_arn: String,
     },
+    /// UpdateEventSourceMapping of a mapping's batch size and filters, or of its function (now
+    /// `function_arn`); `maker` made the mapping.
+    UpdatedMapping {
+        table: String,
+        uuid: String,
+        function_arn: String,
+        maker: Maker,
+    },
     /// Lambda DeleteFunction, with the mappings that invoked it (they stay). On no table:
     /// [`Effect::table`] is empty.
     DeletedFunction {
@@ -192,6 +200,7 @@ impl Effect {
             | Effect::CreatedMapping { table, .. }
             | Effect::DeletedMapping { table, .. }
             | Effect::DisabledMapping { table, .. }
+            | Effect::UpdatedMapping { table, .. }
             | Effect::AutoscalerCapacity { table, .. } => table,
             Effect::DeletedKinesisStream { .. } | Effect::DeletedFunction { .. } => "",
             Effect::DeletedTable { table } => &table.name,

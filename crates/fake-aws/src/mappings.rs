@@ -24,14 +24,21 @@
 //!   UPDATING"); otherwise it is `Deleting` for the same delay, then gone;
 //! - UpdateEventSourceMapping `Enabled = false` (someone pausing the consumer) of an `Enabled`
 //!   mapping: `Disabling`, then `Disabled`; any other state is `InUse`;
+//! - UpdateEventSourceMapping of `BatchSize` and `FilterCriteria` (an empty one removes the
+//!   filters): an unknown UUID is `NotFound`; one `Creating`, `Enabling`, `Disabling`,
+//!   `Updating` or `Deleting` is `InUse`; an `Enabled` one is `Updating` for the delay, then
+//!   `Enabled` (it keeps polling); a `Disabled` one takes the settings and stays `Disabled`;
+//!   `FunctionName` re-points it to another function (someone's act only);
 //! - ListEventSourceMappings(EventSourceArn): every mapping on that stream, in any state.
 //!
 //! IAM (through the family role, [`crate::iam`]): CreateEventSourceMapping on `*` with the
-//! request's function as `lambda:FunctionArn`, DeleteEventSourceMapping on the mapping's ARN
-//! with the mapping's function as `lambda:FunctionArn`, ListEventSourceMappings on `*`.
+//! request's function as `lambda:FunctionArn`, UpdateEventSourceMapping and
+//! DeleteEventSourceMapping on the mapping's ARN with the mapping's function as
+//! `lambda:FunctionArn`, ListEventSourceMappings on `*`.
 //!
 //! Every change is logged with its actor ([`Effect::CreatedMapping`],
-//! [`Effect::DeletedMapping`], [`Effect::DisabledMapping`], [`Effect::DeletedFunction`]).
+//! [`Effect::DeletedMapping`], [`Effect::DisabledMapping`], [`Effect::UpdatedMapping`],
+//! [`Effect::DeletedFunction`]).
 
 use chrono::{DateTime, Duration, Utc};
 use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
@@ -86,6 +93,10 @@ pub struct Mapping {
     pub last_result: Option<String>,
     /// LastModified: when it was created, or last updated.
     pub last_modified: DateTime<Utc>,
+    /// BatchSize.
+    pub batch_size: u32,
+    /// FilterCriteria's patterns, as sent (Lambda keeps each pattern's text).
+    pub filters: Vec<String>,
 }
 
 impl Mapping {
@@ -99,6 +110,8 @@ impl Mapping {
             reason: Some("User action".to_string()),
             last_result: self.last_result.clone(),
             last_modified: Some(self.last_modified),
+            batch_size: Some(self.batch_size),
+            filters: self.filters.clone(),
         }
     }
 
@@ -144,6 +157,26 @@ pub enum MappingAct {
     Disable {
         uuid: String,
     },
+    /// UpdateEventSourceMapping of its batch size and filters.
+    Configure {
+        uuid: String,
+        batch_size: u32,
+        filters: Vec<String>,
+    },
+    /// UpdateEventSourceMapping of its FunctionName: it invokes another function from now on.
+    Repoint {
+        uuid: String,
+        function_arn: String,
+    },
+}
+
+/// What an UpdateEventSourceMapping changes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum MappingEdit {
+    /// BatchSize and FilterCriteria.
+    Settings { batch_size: u32, filters: Vec<String> },
+    /// FunctionName.
+    Function(String),
 }
 
 fn not_found_mapping(operation: &'static str, table: &str, uuid: &str) -> ControlPlaneError {
@@ -176,12 +209,14 @@ pub(crate) fn stream_exists(world: &World, stream_arn: &str) -> bool {
         .any(|t| t.stream.is_some() && t.stream_arn.as_deref() == Some(stream_arn))
 }
 
-/// CreateEventSourceMapping of `function_arn` on `stream_arn` by `actor`.
+/// CreateEventSourceMapping of `function_arn` on `stream_arn` by `actor`, with its batch size
+/// and filters.
 pub(crate) fn create(
     world: &mut World,
     actor: &Maker,
     function_arn: &str,
     stream_arn: &str,
+    (batch_size, filters): (u32, &[String]),
     effects: &mut Vec<Effect>,
 ) -> Result<ObservedMapping, ControlPlaneError> {
     const OP: &str = "CreateEventSourceMapping";
@@ -229,6 +264,8 @@ pub(crate) fn create(
         maker: actor.clone(),
         last_result: None,
         last_modified: world.now,
+        batch_size,
+        filters: filters.to_vec(),
     };
     let observed = mapping.observed();
     world.mappings.insert(uuid.clone(), mapping);
@@ -292,6 +329,54 @@ pub(crate) fn disable(
         table: mapping.table().to_string(),
         uuid: uuid.to_string(),
         function_arn: mapping.function_arn.clone(),
+    });
+    Ok(())
+}
+
+/// UpdateEventSourceMapping of `uuid`'s settings or function (see the module's rules).
+pub(crate) fn update(
+    world: &mut World,
+    uuid: &str,
+    edit: MappingEdit,
+    effects: &mut Vec<Effect>,
+) -> Result<(), ControlPlaneError> {
+    const OP: &str = "UpdateEventSourceMapping";
+    let ready_at = world.now + world.config.mapping_delay;
+    if let MappingEdit::Function(function_arn) = &edit {
+        if !world.functions.contains(function_arn) {
+            return Err(error(
+                ErrorKind::NotFound,
+                OP,
+                "",
+                format!("ResourceNotFoundException: Function not found: {function_arn}"),
+            ));
+        }
+    }
+    let mapping = world
+        .mappings
+        .get_mut(uuid)
+        .ok_or_else(|| not_found_mapping(OP, "", uuid))?;
+    if !matches!(mapping.state, MappingState::Enabled | MappingState::Disabled) {
+        let table = mapping.table().to_string();
+        return Err(in_use_mapping(OP, &table, mapping));
+    }
+    match edit {
+        MappingEdit::Settings { batch_size, filters } => {
+            mapping.batch_size = batch_size;
+            mapping.filters = filters;
+        }
+        MappingEdit::Function(function_arn) => mapping.function_arn = function_arn,
+    }
+    if mapping.state == MappingState::Enabled {
+        mapping.state = MappingState::Updating;
+        mapping.ready_at = Some(ready_at);
+    }
+    mapping.last_modified = world.now;
+    effects.push(Effect::UpdatedMapping {
+        table: mapping.table().to_string(),
+        uuid: uuid.to_string(),
+        function_arn: mapping.function_arn.clone(),
+        maker: mapping.maker.clone(),
     });
     Ok(())
 }
@@ -367,7 +452,26 @@ impl FakeAws {
     ) -> Result<String, ControlPlaneError> {
         let table = table_of_stream(stream_arn).unwrap_or_default();
         self.foreign(who, "CreateEventSourceMapping", table, |world, actor, effects| {
-            create(world, actor, function_arn, stream_arn, effects).map(|m| m.uuid)
+            create(world, actor, function_arn, stream_arn, (100, &[]), effects).map(|m| m.uuid)
+        })
+    }
+
+    /// Someone's UpdateEventSourceMapping of a mapping's batch size and filters, or of its
+    /// function.
+    pub(crate) fn foreign_update_mapping(
+        &self,
+        who: &str,
+        uuid: &str,
+        edit: MappingEdit,
+    ) -> Result<(), ControlPlaneError> {
+        let table = self
+            .lock()
+            .mappings
+            .get(uuid)
+            .map(|m| m.table().to_string())
+            .unwrap_or_default();
+        self.foreign(who, "UpdateEventSourceMapping", &table, |world, _, effects| {
+            update(world, uuid, edit, effects)
         })
     }
 
@@ -418,6 +522,21 @@ impl FakeAws {
             } => self.foreign_map(who, function_arn, stream_arn).map(drop),
             MappingAct::Unmap { uuid } => self.foreign_unmap(who, uuid),
             MappingAct::Disable { uuid } => self.foreign_disable_mapping(who, uuid),
+            MappingAct::Configure {
+                uuid,
+                batch_size,
+                filters,
+            } => self.foreign_update_mapping(
+                who,
+                uuid,
+                MappingEdit::Settings {
+                    batch_size: *batch_size,
+                    filters: filters.clone(),
+                },
+            ),
+            MappingAct::Repoint { uuid, function_arn } => {
+                self.foreign_update_mapping(who, uuid, MappingEdit::Function(function_arn.clone()))
+            }
         }
     }
 }

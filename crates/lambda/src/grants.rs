@@ -35,8 +35,8 @@ pub enum Capability {
     Autoscaling,
     /// EnableKinesisStreamingDestination, and the Kinesis stream it streams into.
     Stream,
-    /// CreateEventSourceMapping (create_new) and DeleteEventSourceMapping (resize_old, when it
-    /// deletes) of the one consumer function.
+    /// CreateEventSourceMapping and UpdateEventSourceMapping (create_new) and
+    /// DeleteEventSourceMapping (resize_old, when it deletes) of the one consumer function.
     Consumer,
 }
 

@@ -552,13 +552,24 @@ fn lambda_request(
             )
             .with_context("lambda:FunctionArn", function)
         }
+        ("PUT", Some(uuid)) => {
+            let function = functions
+                .get(uuid)
+                .unwrap_or_else(|| panic!("UpdateEventSourceMapping {uuid}: a mapping never listed"));
+            Request::new(
+                "lambda:UpdateEventSourceMapping",
+                &format!("arn:aws:lambda:us-east-1:123456789012:event-source-mapping:{uuid}"),
+            )
+            .with_context("lambda:FunctionArn", function)
+        }
         other => panic!("an unexpected Lambda request: {method} {path} ({other:?})"),
     }
 }
 
 /// With ConsumerFunctionArn (and deletions), every Lambda call the functions send over the
 /// days is allowed by its role, with the function each maps or unmaps; the Lambda actions sent
-/// are exactly those granted (create_new maps and lists, resize_old lists and unmaps); and the
+/// are exactly those granted (create_new maps, lists and puts our mapping's batch size back
+/// after someone changed it, resize_old lists and unmaps); and the
 /// DynamoDB calls pass [`check_calls`] as without a consumer.
 #[tokio::test]
 async fn with_a_consumer_each_mapping_call_is_allowed_and_each_grant_is_used() {
@@ -605,6 +616,29 @@ async fn with_a_consumer_each_mapping_call_is_allowed_and_each_grant_is_used() {
                     m.function_arn().unwrap_or_default().to_owned(),
                 );
             }
+        }
+        if day == 0 {
+            // Someone changes the batch size of ours on the table current on day 1: that day's
+            // create_new puts it back (UpdateEventSourceMapping).
+            let stream = testkit::describe(&client, "timeseries_2018-10-26")
+                .await
+                .latest_stream_arn()
+                .expect("the pre-built table has a stream")
+                .to_owned();
+            let listed = plain
+                .list_event_source_mappings()
+                .event_source_arn(&stream)
+                .send()
+                .await
+                .unwrap();
+            let ours = listed.event_source_mappings()[0].uuid().unwrap().to_owned();
+            plain
+                .update_event_source_mapping()
+                .uuid(&ours)
+                .batch_size(7)
+                .send()
+                .await
+                .unwrap();
         }
     }
     assert!(!mapped.is_empty(), "create_new mapped nothing");

@@ -297,9 +297,10 @@ fn check_grants(d: &Deployed, overrides: &[(&str, &str)]) {
 
 /// The consumer function's grants, request by request: create_new may map exactly
 /// ConsumerFunctionArn (lambda:FunctionArn) to a stream and list mappings when the parameter is
-/// set; resize_old may list mappings when it deletes, whatever the parameter, and remove a
-/// mapping of exactly that function when it deletes and the parameter is set. Neither may map
-/// or unmap another function, change a mapping, or touch the functions themselves.
+/// set, and update a mapping of exactly that function (its settings back); resize_old may list
+/// mappings when it deletes, whatever the parameter, and remove a mapping of exactly that
+/// function when it deletes and the parameter is set. Neither may map, update or unmap another
+/// function's mapping, or touch the functions themselves.
 #[test]
 fn the_consumer_function_is_mapped_and_unmapped_only_with_its_arn() {
     let other_function = "arn:aws:lambda:us-east-1:123456789012:function:orders-consumer";
@@ -358,9 +359,37 @@ fn the_consumer_function_is_mapped_and_unmapped_only_with_its_arn() {
                 !allowed(&of(delete, other_account, FUNCTION_ARN)),
                 "{what}: a mapping of another account"
             );
-            // Never changed, and nothing of the functions themselves.
+            // create_new puts our mapping's settings back: an update of a mapping of exactly
+            // ConsumerFunctionArn, in the stack's account.
+            let update = "lambda:UpdateEventSourceMapping";
+            assert_eq!(
+                allowed(&of(update, mapping, FUNCTION_ARN)),
+                mapping_ours,
+                "{what}: updating a mapping of ConsumerFunctionArn"
+            );
+            for (request, case) in [
+                (
+                    of(update, mapping, other_function),
+                    "updating a mapping of another function",
+                ),
+                (
+                    of(update, mapping, &format!("{FUNCTION_ARN}:live")),
+                    "updating a mapping of an alias of the function",
+                ),
+                (
+                    Request::new(update, mapping),
+                    "updating a mapping without its function",
+                ),
+                (
+                    of(update, other_account, FUNCTION_ARN),
+                    "updating a mapping of another account",
+                ),
+                (of(update, "*", FUNCTION_ARN), "updating on `*`"),
+            ] {
+                assert!(!allowed(&request), "{what}: {case}");
+            }
+            // Nothing of the functions themselves.
             for action in [
-                "lambda:UpdateEventSourceMapping",
                 "lambda:GetEventSourceMapping",
                 "lambda:InvokeFunction",
                 "lambda:UpdateFunctionConfiguration",

@@ -1,6 +1,6 @@
 //! Lambda's event source mappings on the SDK: ListEventSourceMappings of one stream,
-//! CreateEventSourceMapping of the family's consumer, DeleteEventSourceMapping of ours; and what
-//! each error means for a run.
+//! CreateEventSourceMapping of the family's consumer, UpdateEventSourceMapping and
+//! DeleteEventSourceMapping of ours; and what each error means for a run.
 
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_lambda::error::{ProvideErrorMetadata, SdkError};
@@ -9,7 +9,7 @@ use aws_sdk_lambda::Client;
 
 use crate::aws::utc;
 use crate::run::control::{ControlPlaneError, ErrorKind};
-use crate::table::stream::{MappingChange, MappingRemoval, MappingState, ObservedMapping};
+use crate::table::stream::{MappingChange, MappingRemoval, MappingState, MappingUpdate, ObservedMapping};
 
 /// Every mapping on `stream_arn`, whatever its function, across all pages.
 pub(crate) async fn list(
@@ -37,17 +37,7 @@ pub(crate) async fn create(
     stream_arn: &str,
 ) -> Result<ObservedMapping, ControlPlaneError> {
     let consumer = &change.consumer;
-    let filters = (!consumer.filters.is_empty()).then(|| {
-        FilterCriteria::builder()
-            .set_filters(Some(
-                consumer
-                    .filters
-                    .iter()
-                    .map(|pattern| Filter::builder().pattern(pattern).build())
-                    .collect(),
-            ))
-            .build()
-    });
+    let filters = (!consumer.filters.is_empty()).then(|| filter_criteria(&consumer.filters));
     let answer = client
         .create_event_source_mapping()
         .event_source_arn(stream_arn)
@@ -70,7 +60,48 @@ pub(crate) async fn create(
         reason: answer.state_transition_reason().map(str::to_string),
         last_result: answer.last_processing_result().map(str::to_string),
         last_modified: answer.last_modified().and_then(utc),
+        batch_size: answer.batch_size().and_then(|size| u32::try_from(size).ok()),
+        filters: patterns(answer.filter_criteria()),
     })
+}
+
+/// The policy's patterns as Lambda takes them; none is an empty `FilterCriteria`, which is how
+/// UpdateEventSourceMapping removes a mapping's filters.
+fn filter_criteria(patterns: &[String]) -> FilterCriteria {
+    FilterCriteria::builder()
+        .set_filters((!patterns.is_empty()).then(|| {
+            patterns
+                .iter()
+                .map(|pattern| Filter::builder().pattern(pattern).build())
+                .collect()
+        }))
+        .build()
+}
+
+/// The patterns of a mapping's filters, as Lambda reports them.
+fn patterns(criteria: Option<&FilterCriteria>) -> Vec<String> {
+    criteria
+        .map(|c| {
+            c.filters()
+                .iter()
+                .filter_map(|f| f.pattern().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Puts the policy's batch size and filters back on one of ours, by its UUID. Sends neither
+/// FunctionName nor Enabled: the run never re-points a mapping nor enables or disables one.
+pub(crate) async fn update(client: &Client, update: &MappingUpdate) -> Result<(), ControlPlaneError> {
+    client
+        .update_event_source_mapping()
+        .uuid(&update.uuid)
+        .batch_size(i32::try_from(update.batch_size).unwrap_or(i32::MAX))
+        .filter_criteria(filter_criteria(&update.filters))
+        .send()
+        .await
+        .map_err(|e| classify("UpdateEventSourceMapping", &update.name, &e))?;
+    Ok(())
 }
 
 /// Deletes one of ours by its UUID.
@@ -99,6 +130,8 @@ fn observed_mapping(mapping: &EventSourceMappingConfiguration) -> ObservedMappin
             .filter(|r| !r.is_empty())
             .map(str::to_string),
         last_modified: mapping.last_modified().and_then(utc),
+        batch_size: mapping.batch_size().and_then(|size| u32::try_from(size).ok()),
+        filters: patterns(mapping.filter_criteria()),
     }
 }
 
@@ -136,7 +169,7 @@ where
     let kind = match error.code() {
         _ if endpoint_lacks_the_api(error) => ErrorKind::Unsupported,
         Some("ResourceConflictException") => ErrorKind::AlreadyExists,
-        // The mapping is gone (delete); on create, the function or the stream is missing: a
+        // The mapping is gone (update, delete); on create, the function or the stream is missing: a
         // failure to say as it is, never "the table vanished".
         Some("ResourceNotFoundException") if operation != "CreateEventSourceMapping" => ErrorKind::NotFound,
         Some("ResourceInUseException") => ErrorKind::InUse,

@@ -16,7 +16,7 @@ use crate::table::changes::{
     CapacityChange, ClassChange, DeleteRequest, ExportRequest, SealRequest, SettingChange, TableSpec,
     TagChange, TtlChange, UnsealRequest,
 };
-use crate::table::stream::{DestinationChange, MappingChange, MappingRemoval};
+use crate::table::stream::{DestinationChange, MappingChange, MappingRemoval, MappingUpdate};
 
 /// The two scheduled jobs of the blog's DailyResize.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -94,6 +94,8 @@ pub enum Decision {
     EnableKinesisDestination(DestinationChange),
     /// Map the family's consumer function to the table's DynamoDB stream.
     CreateEventSourceMapping(MappingChange),
+    /// Put the policy's batch size and filters back on our mapping after someone changed them.
+    UpdateEventSourceMapping(MappingUpdate),
     /// Once its table is deleted: remove our mapping from the table's stream.
     DeleteEventSourceMapping(MappingRemoval),
     /// Autoscaling phases: register scalable targets with our target-tracking policy.
@@ -161,6 +163,7 @@ impl Decision {
             Decision::Delete(_) => "delete",
             Decision::EnableKinesisDestination(_) => "enable_kinesis_destination",
             Decision::CreateEventSourceMapping(_) => "create_event_source_mapping",
+            Decision::UpdateEventSourceMapping(_) => "update_event_source_mapping",
             Decision::DeleteEventSourceMapping(_) => "delete_event_source_mapping",
             Decision::RegisterScaling(_) => "register_scaling",
             Decision::DeregisterScaling(_) => "deregister_scaling",

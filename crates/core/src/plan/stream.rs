@@ -10,12 +10,19 @@
 //! new table's right after its creation; resize_old removes our mapping once it deletes the
 //! table. Only a mapping of the policy's function on the table's stream is ours; any other is
 //! someone's consumer, never deleted, and it keeps the table from deletion.
+//!
+//! Our mapping's settings are the policy's: a batch size or filters someone changed on it are
+//! put back by create_new (UpdateEventSourceMapping by its UUID), so a consumer never silently
+//! gets fewer records than the policy says. Its state (someone disabled it) and its function
+//! (someone re-pointed it) are not settings: the run leaves them, and readiness says so.
 
 use crate::plan::context::{Context, Owned};
 use crate::plan::decision::{Decision, PlanItem};
 use crate::plan::verdict::{ConsumerState, StreamState};
 use crate::policy::period::Slot;
-use crate::table::stream::{DestinationChange, DestinationStatus, MappingChange, MappingRemoval};
+use crate::table::stream::{
+    DestinationChange, DestinationStatus, MappingChange, MappingRemoval, MappingUpdate,
+};
 
 impl Context<'_> {
     /// The enable a table needs, when the policy names a stream: for a table this run creates
@@ -84,7 +91,10 @@ impl Context<'_> {
     /// stream. A table whose stream someone turned off gets it back from upkeep, as a new
     /// stream: ours on the old one (which reads nothing now) is removed, and the new one mapped.
     /// A mapping of ours that someone disabled is left as it is: readiness says so loudly (an
-    /// operator may have paused the consumer; the run never fights that).
+    /// operator may have paused the consumer; the run never fights that). Ours whose batch size
+    /// or filters someone changed gets the policy's back. Ours that someone re-pointed to
+    /// another function gets nothing: neither re-pointed back nor a second mapping beside it
+    /// (readiness names it).
     pub(super) fn mapping_items(
         &self,
         slot: Slot,
@@ -101,8 +111,13 @@ impl Context<'_> {
         let mut items = Vec::new();
         let reason = match existing.and_then(|o| o.verdict.consumer.as_ref()) {
             None => format!("a new table's stream feeds the family's consumer {function}: map it"),
-            Some(ConsumerState::NotRead | ConsumerState::Unsupported) => return items,
-            Some(ConsumerState::Ours { .. }) if !stream_off => return items,
+            Some(ConsumerState::NotRead | ConsumerState::Unsupported | ConsumerState::Repointed { .. }) => {
+                return items
+            }
+            Some(ConsumerState::Ours { uuid, .. }) if !stream_off => {
+                items.extend(existing.and_then(|o| self.reset_item(o, uuid)));
+                return items;
+            }
             Some(ConsumerState::Ours { .. }) => {
                 items.extend(existing.and_then(|o| {
                     self.unmap_item(
@@ -122,6 +137,31 @@ impl Context<'_> {
         });
         items.push(self.target_item(slot, name, owned, decision, reason));
         items
+    }
+
+    /// The update that puts the policy's batch size and filters back on our mapping `uuid`,
+    /// when someone changed them. No ledger record follows: the mapping keeps its UUID, which
+    /// is what the record holds.
+    fn reset_item(&self, owned: &Owned, uuid: &str) -> Option<PlanItem> {
+        let consumer = self.policy.stream.lambda.as_ref()?;
+        let mapping = owned.table.mappings.iter().flatten().find(|m| m.uuid == uuid)?;
+        let drift = mapping.drift_from(consumer);
+        if drift.is_empty() {
+            return None;
+        }
+        let update = MappingUpdate {
+            name: owned.table.name.clone(),
+            uuid: uuid.to_string(),
+            function_arn: consumer.function.to_string(),
+            batch_size: consumer.batch_size,
+            filters: consumer.filters.clone(),
+        };
+        let reason = format!(
+            "our mapping {uuid} to {} has {}: put the policy's settings back",
+            consumer.function,
+            drift.join("; ")
+        );
+        Some(self.item(owned, Decision::UpdateEventSourceMapping(update), reason))
     }
 
     /// Once a table is deleted, the removal of our mapping on its stream (Lambda keeps a

@@ -39,7 +39,7 @@ use crate::policy::scaling::{policy_name, resource_id, ObservedScalableTarget, S
 use crate::policy::settings::{Billing, Capacity, KeySchema, LocalIndex, Projection};
 use crate::policy::tags::{TAG_FAMILY, TAG_SHORT_IMPORT};
 use crate::policy::Policy;
-use crate::table::stream::{DestinationStatus, MappingState, ObservedDestination};
+use crate::table::stream::{DestinationStatus, MappingState, ObservedDestination, ObservedMapping};
 use crate::table::{ObservedTable, ObservedWarm};
 use feeds::OurFeeds;
 
@@ -93,6 +93,19 @@ pub enum ConsumerState {
         state: MappingState,
         /// Why it is in that state, or its last batch's result, when Lambda says.
         reason: Option<String>,
+    },
+    /// No mapping of ours invokes the policy's function, but ours (by its recorded UUID) now
+    /// invokes another: someone re-pointed it. The run never re-points it back (that is
+    /// someone's choice to undo, not drift of a setting) and never maps the consumer beside it
+    /// (two mappings of ours would both be ours to keep); the table is not ready until someone
+    /// points it back or deletes it.
+    Repointed {
+        /// Its identifier.
+        uuid: String,
+        /// The function it invokes now.
+        function_arn: String,
+        /// Its state.
+        state: MappingState,
     },
 }
 
@@ -299,6 +312,9 @@ pub enum NoEvidence {
     ForeignEventSourceMapping,
     /// The event source mappings on its stream were not read this run.
     MappingsNotRead,
+    /// Our mapping on its stream now invokes another function than the policy's (someone
+    /// re-pointed it): deleting the table would end that function's feed.
+    RepointedEventSourceMapping,
     /// The family's ledger cannot be rested on (missing, never started, or holding records
     /// this version cannot read): a record someone deleted or edited there may be the one that
     /// would keep this table, so nothing is deleted until it is put right.
@@ -728,6 +744,9 @@ impl fmt::Display for NoEvidence {
                 "someone else's Lambda event source mapping reads its stream (deleting the table would end their consumer's feed)",
             ),
             NoEvidence::MappingsNotRead => f.write_str("the event source mappings on its stream were not read this run"),
+            NoEvidence::RepointedEventSourceMapping => f.write_str(
+                "our event source mapping on its stream now invokes another function than the policy's consumer (someone re-pointed it; deleting the table would end that function's feed)",
+            ),
             NoEvidence::LedgerNotSound => f.write_str(
                 "the family's ledger cannot be rested on (missing, never started, or holding records this version cannot read): nothing is deleted until it is put right",
             ),
@@ -962,19 +981,22 @@ impl<'a> Judge<'a> {
             Reading::Read => table.mappings.as_deref().unwrap_or_default(),
         };
         let feeds = self.feeds(table);
-        Some(
-            match mappings
-                .iter()
-                .find(|m| m.is_to(consumer) && m.state.stays() && feeds.mapping(m))
-            {
-                Some(m) => ConsumerState::Ours {
-                    uuid: m.uuid.clone(),
-                    state: m.state.clone(),
-                    reason: m.reason.clone().or_else(|| m.last_result.clone()),
-                },
-                None => ConsumerState::Absent,
+        let ours = |m: &&ObservedMapping| m.state.stays() && feeds.mapping(m);
+        let to_consumer = mappings.iter().filter(ours).find(|m| m.is_to(consumer));
+        let repointed = mappings.iter().find(ours);
+        Some(match (to_consumer, repointed) {
+            (Some(m), _) => ConsumerState::Ours {
+                uuid: m.uuid.clone(),
+                state: m.state.clone(),
+                reason: m.reason.clone().or_else(|| m.last_result.clone()),
             },
-        )
+            (None, Some(m)) => ConsumerState::Repointed {
+                uuid: m.uuid.clone(),
+                function_arn: m.function_arn.clone(),
+                state: m.state.clone(),
+            },
+            (None, None) => ConsumerState::Absent,
+        })
     }
 
     /// Every piece of positive evidence retention needs and the table lacks.
@@ -1052,6 +1074,15 @@ impl<'a> Judge<'a> {
         }
         if seen.mappings == Reading::NotRead {
             missing.push(NoEvidence::MappingsNotRead);
+        }
+        let feeds = self.feeds(table);
+        let repointed = |m: &ObservedMapping| {
+            m.state.stays()
+                && feeds.mapping(m)
+                && !self.policy.stream.lambda.as_ref().is_some_and(|c| m.is_to(c))
+        };
+        if table.mappings.iter().flatten().any(repointed) {
+            missing.push(NoEvidence::RepointedEventSourceMapping);
         }
         missing
     }

@@ -506,7 +506,9 @@ fn conclude(operation: Operation, item: PlanItem, outcome: Result<Outcome, Contr
             if e.kind == ErrorKind::Unsupported
                 && matches!(
                     item.decision,
-                    Decision::CreateEventSourceMapping(_) | Decision::DeleteEventSourceMapping(_)
+                    Decision::CreateEventSourceMapping(_)
+                        | Decision::UpdateEventSourceMapping(_)
+                        | Decision::DeleteEventSourceMapping(_)
                 ) =>
         {
             let reason = format!("{}; not made: this endpoint has no Lambda", item.reason);
@@ -602,6 +604,8 @@ async fn send<C: ControlPlane>(
         Decision::CreateEventSourceMapping(change) => {
             create_mapping(control, recorder, change, wait_until(control, options)).await
         }
+        // No ledger record: the mapping keeps its UUID, which is what the record holds.
+        Decision::UpdateEventSourceMapping(update) => control.update_event_source_mapping(update).await,
         Decision::DeleteEventSourceMapping(removal) => control.delete_event_source_mapping(removal).await,
         Decision::RegisterScaling(change) => {
             let arns = control.register_scaling(change).await?;

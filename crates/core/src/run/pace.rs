@@ -21,7 +21,8 @@ use crate::table::changes::{
 use crate::table::evidence::{ArchiveRecord, TableIdentity};
 use crate::table::seal::ResourcePolicy;
 use crate::table::stream::{
-    DestinationChange, DestinationStatus, MappingChange, MappingRemoval, ObservedDestination, ObservedMapping,
+    DestinationChange, DestinationStatus, MappingChange, MappingRemoval, MappingUpdate, ObservedDestination,
+    ObservedMapping,
 };
 use crate::table::{ExportState, ObservedTable, TtlState};
 
@@ -227,6 +228,11 @@ impl<C: Mappings + Send> Mappings for Paced<C> {
     ) -> Result<ObservedMapping, ControlPlaneError> {
         self.lambda.until_ready().await;
         self.inner.create_event_source_mapping(change, stream_arn).await
+    }
+
+    async fn update_event_source_mapping(&self, update: &MappingUpdate) -> Result<(), ControlPlaneError> {
+        self.lambda.until_ready().await;
+        self.inner.update_event_source_mapping(update).await
     }
 
     async fn delete_event_source_mapping(&self, removal: &MappingRemoval) -> Result<(), ControlPlaneError> {

@@ -440,7 +440,24 @@ fn consumer_status(state: &ConsumerState, stream_off: bool) -> Option<(String, O
             Some("no mapping of the policy's consumer function on its stream".into()),
         ),
         ConsumerState::Ours { state, reason, .. } => (state.as_str().to_string(), reason.clone()),
+        ConsumerState::Repointed {
+            uuid,
+            function_arn,
+            state,
+        } => (
+            "REPOINTED".into(),
+            Some(repointed_detail(uuid, function_arn, state)),
+        ),
     })
+}
+
+/// What readiness and `status` say of our mapping someone re-pointed: the run leaves it, so
+/// someone must act.
+pub(crate) fn repointed_detail(uuid: &str, function_arn: &str, state: &MappingState) -> String {
+    format!(
+        "our mapping {uuid} now invokes {function_arn} ({}), not the policy's consumer: someone re-pointed it, and runs never point it back; point it back, or delete it and create_new maps the consumer again",
+        state.as_str()
+    )
 }
 
 /// The status of the warm throughput of `table` and of the policy's indexes on it: the first

@@ -448,5 +448,13 @@ fn consumer_cell(state: &ConsumerState) -> Option<String> {
             ..
         } if !state.reads() => format!("{}: {why}", state.as_str()),
         ConsumerState::Ours { state, .. } => state.as_str().to_string(),
+        ConsumerState::Repointed {
+            uuid,
+            function_arn,
+            state,
+        } => format!(
+            "REPOINTED: {}",
+            crate::run::readiness::repointed_detail(uuid, function_arn, state)
+        ),
     })
 }

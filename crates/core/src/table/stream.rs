@@ -189,6 +189,13 @@ pub struct ObservedMapping {
     /// a crashed run's mapping intent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_modified: Option<DateTime<Utc>>,
+    /// Records per invocation (`BatchSize`), when Lambda says: ours is put back to the
+    /// policy's when someone changed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch_size: Option<u32>,
+    /// Its filter patterns (`FilterCriteria.Filters[].Pattern`); empty: none, every record.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub filters: Vec<String>,
 }
 
 impl ObservedMapping {
@@ -196,6 +203,56 @@ impl ObservedMapping {
     pub fn is_to(&self, consumer: &LambdaConsumer) -> bool {
         self.function_arn == consumer.function.as_str()
     }
+
+    /// How this mapping's settings differ from the policy's, in words ("batch size 7, the
+    /// policy says 100"); empty when they are the policy's. Only what UpdateEventSourceMapping
+    /// can put back: the starting position matters at creation only, and Lambda cannot change
+    /// it. A batch size Lambda did not report is not counted as drift.
+    pub fn drift_from(&self, consumer: &LambdaConsumer) -> Vec<String> {
+        let mut drift = Vec::new();
+        if let Some(have) = self.batch_size.filter(|have| *have != consumer.batch_size) {
+            drift.push(format!(
+                "batch size {have}, the policy says {}",
+                consumer.batch_size
+            ));
+        }
+        if !same_filters(&self.filters, &consumer.filters) {
+            let shown = |filters: &[String]| match filters {
+                [] => "none".to_string(),
+                some => some.join(", "),
+            };
+            drift.push(format!(
+                "filters {}, the policy says {}",
+                shown(&self.filters),
+                shown(&consumer.filters)
+            ));
+        }
+        drift
+    }
+}
+
+/// Whether two lists of filter patterns select the same records: the same patterns as JSON
+/// values, in any order (Lambda ORs them), so Lambda's own spelling of a pattern (spacing, key
+/// order) never reads as drift and never makes a run update the mapping again and again. A
+/// pattern that is not JSON is compared as written, without its outer whitespace.
+pub fn same_filters(have: &[String], want: &[String]) -> bool {
+    fn value(pattern: &str) -> Result<serde_json::Value, String> {
+        serde_json::from_str(pattern).map_err(|_| pattern.trim().to_string())
+    }
+    if have.len() != want.len() {
+        return false;
+    }
+    let mut unmatched: Vec<_> = have.iter().map(|p| value(p)).collect();
+    want.iter().all(|pattern| {
+        let wanted = value(pattern);
+        match unmatched.iter().position(|h| *h == wanted) {
+            Some(at) => {
+                drop(unmatched.swap_remove(at));
+                true
+            }
+            None => false,
+        }
+    })
 }
 
 /// CreateEventSourceMapping: the family's consumer function on the table's DynamoDB stream
@@ -209,6 +266,23 @@ pub struct MappingChange {
     pub consumer: LambdaConsumer,
 }
 
+/// UpdateEventSourceMapping of ours, by its UUID: the policy's batch size and filters back
+/// after someone changed them. Never its function (a mapping someone re-pointed is left as it
+/// is) nor its state (one someone disabled stays disabled).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MappingUpdate {
+    /// The table's name (the mapping reads its stream).
+    pub name: String,
+    /// The mapping's identifier.
+    pub uuid: String,
+    /// The function it invokes: the policy's consumer (IAM scopes the call by it).
+    pub function_arn: String,
+    /// The policy's records per invocation.
+    pub batch_size: u32,
+    /// The policy's filter patterns; empty: none (the update removes the mapping's filters).
+    pub filters: Vec<String>,
+}
+
 /// DeleteEventSourceMapping: ours, once its table is deleted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct MappingRemoval {
@@ -218,4 +292,40 @@ pub struct MappingRemoval {
     pub uuid: String,
     /// The function it invoked.
     pub function_arn: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::table::stream::same_filters;
+
+    fn list(patterns: &[&str]) -> Vec<String> {
+        patterns.iter().map(|p| p.to_string()).collect()
+    }
+
+    #[test]
+    fn filters_are_the_same_as_json_in_any_order_and_differ_otherwise() {
+        let policy = list(&[
+            r#"{"eventName": ["INSERT"]}"#,
+            r#"{"dynamodb": {"Keys": {"pk": {"S": ["a"]}}}}"#,
+        ]);
+        let respelled = list(&[
+            r#"{"dynamodb":{"Keys":{"pk":{"S":["a"]}}}}"#,
+            "{ \"eventName\" : [\"INSERT\"] }\n",
+        ]);
+        assert!(same_filters(&respelled, &policy));
+        assert!(same_filters(&[], &[]));
+        assert!(!same_filters(&[], &policy[..1]));
+        assert!(!same_filters(&policy[..1], &[]));
+        assert!(!same_filters(
+            &list(&[r#"{"eventName": ["REMOVE"]}"#]),
+            &policy[..1]
+        ));
+        // A pattern twice is not the same as two patterns.
+        assert!(!same_filters(
+            &list(&[policy[0].as_str(), policy[0].as_str()]),
+            &policy
+        ));
+        // Not JSON: compared as written, without outer whitespace.
+        assert!(same_filters(&list(&[" not json "]), &list(&["not json"])));
+    }
 }

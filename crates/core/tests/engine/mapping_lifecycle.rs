@@ -4,14 +4,16 @@
 //! `lambda:FunctionArn` grants): create_new maps the function to each table's stream and waits
 //! until it is Enabled; someone else's mapping is never touched and keeps its table from
 //! deletion; resize_old removes our mapping once it deletes the table; a deleted consumer
-//! function fails create_new loudly. Read back from the fake, not from the report.
+//! function fails create_new loudly; our mapping's batch size and filters someone changed are
+//! put back, and ours that someone re-pointed is left and named. Read back from the fake, not
+//! from the report.
 
 use crate::common::at;
 use crate::common::fake_runs::create_new;
 use crate::common::policies::{policy_of, STRING_KEY};
 use chrono::Duration;
 use ddb_rollover::ledger::{keys, TableRecord};
-use ddb_rollover::plan::verdict::ForeignPart;
+use ddb_rollover::plan::verdict::{ForeignPart, NoEvidence};
 use ddb_rollover::plan::Decision;
 use ddb_rollover::run::control::ErrorKind;
 use ddb_rollover::run::observe::observe;
@@ -19,7 +21,7 @@ use ddb_rollover::run::status::status;
 use ddb_rollover::table::stream::MappingState;
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome, Policy, RunReport, Scope};
 use fake_aws::scenarios::FAMILY_CONSUMER;
-use fake_aws::{Config, FakeAws};
+use fake_aws::{Config, FakeAws, MappingAct};
 
 const THEIRS: &str = "arn:aws:lambda:us-east-1:123456789012:function:audit";
 const TABLES: [&str; 2] = ["timeseries_2018-10-25", "timeseries_2018-10-26"];
@@ -393,4 +395,213 @@ fn someone_elses_mapping_keeps_the_stream_the_template_would_turn_off() {
             "{on:#?}"
         );
     }
+
+/// A policy whose consumer mapping has settings of its own: a batch size and one filter.
+fn filtered_policy() -> Policy {
+    policy_of(&[
+        STRING_KEY,
+        "[template]\nstream = \"new_and_old_images\"\n",
+        "[retention]\ndelete_after = 1\nkeep_newest = 1\nmax_deletes_per_run = 5\n",
+        &format!(
+            "[stream.lambda]\nfunction = \"{FAMILY_CONSUMER}\"\nbatch_size = 50\nfilters = ['{FILTER}']\n"
+        ),
+    ])
+}
+
+const FILTER: &str = r#"{"eventName": ["INSERT", "MODIFY"]}"#;
+
+/// (batch size, filters) of the mapping `uuid`, from the fake's ground truth.
+fn settings(fake: &FakeAws, table: &str, uuid: &str) -> (u32, Vec<String>) {
+    let stream = fake.stream_arn(table).unwrap();
+    let mapping = fake
+        .mappings_on(&stream)
+        .into_iter()
+        .find(|m| m.uuid == uuid)
+        .unwrap_or_else(|| panic!("no mapping {uuid} on {table}"));
+    (mapping.batch_size, mapping.filters)
+}
+
+/// (table, reason) of each update of a mapping in `report`.
+fn updates(report: &RunReport) -> Vec<(String, String)> {
+    report
+        .tables
+        .iter()
+        .filter(|l| matches!(l.item.decision, Decision::UpdateEventSourceMapping(_)))
+        .map(|l| (l.item.table.clone(), l.item.reason.clone()))
+        .collect()
+}
+
+fn dry_create_new(fake: &FakeAws, policy: &Policy) -> RunReport {
+    let at = ddb_rollover::run::clock::simulation(policy, &[Operation::CreateNew], fake.now()).unwrap();
+    let options = ApplyOptions {
+        dry_run: true,
+        ..ApplyOptions::default()
+    };
+    futures::executor::block_on(run(fake, policy, Operation::CreateNew, &at, options)).unwrap()
+}
+
+/// Issue 38: someone changes our mapping's batch size and filters (to match nothing): `status`
+/// said `Enabled` and readiness ready while the consumer got nothing. Now status and dry run
+/// show the update, create_new puts the policy's settings back by the UUID, and the next run
+/// changes nothing (filters the same as JSON, spelled otherwise, are not drift). Someone
+/// else's mapping with other settings on the same stream is never updated.
+#[test]
+fn our_mappings_changed_batch_size_and_filters_are_put_back_once() {
+    let fake = fake();
+    let policy = filtered_policy();
+    assert!(create_new(&fake, &policy).next_table_ready.unwrap().ready);
+    let uuid_on = |table: &str| fake.mappings_on(&fake.stream_arn(table).unwrap())[0].uuid.clone();
+    let (drifted, respelled) = (uuid_on(TABLES[1]), uuid_on(TABLES[0]));
+    assert_eq!(
+        settings(&fake, TABLES[1], &drifted),
+        (50, vec![FILTER.to_string()])
+    );
+    let configure = |uuid: &str, batch_size: u32, filter: &str| {
+        let act = MappingAct::Configure {
+            uuid: uuid.to_string(),
+            batch_size,
+            filters: vec![filter.to_string()],
+        };
+        fake.mapping_act("someone", &act).unwrap();
+    };
+    configure(&drifted, 7, r#"{"eventName": ["NOTHING"]}"#);
+    configure(&respelled, 50, r#"{ "eventName" : [ "INSERT","MODIFY" ] }"#);
+    fake.create_function(THEIRS);
+    let theirs = fake
+        .foreign_map("someone", THEIRS, &fake.stream_arn(TABLES[1]).unwrap())
+        .unwrap();
+    fake.advance(Duration::minutes(5));
+
+    // status: the update as the run will make it, in the table's other changes.
+    let now = fake.now();
+    let observed = futures::executor::block_on(observe(&fake, &policy, Scope::Full(now), 4)).unwrap();
+    let shown = status(&policy, now, &observed);
+    let said: Vec<(String, String)> = shown
+        .tables
+        .iter()
+        .flat_map(|line| {
+            line.other_changes
+                .iter()
+                .filter(|c| matches!(c.decision, Decision::UpdateEventSourceMapping(_)))
+                .map(|c| (line.table.clone(), c.reason.clone()))
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [(
+            TABLES[1].to_string(),
+            format!(
+                "our mapping {drifted} to {FAMILY_CONSUMER} has batch size 7, the policy says 50; filters {{\"eventName\": [\"NOTHING\"]}}, the policy says {FILTER}: put the policy's settings back"
+            )
+        )],
+        "{shown:#?}"
+    );
+    // Dry run: the same, and nothing changed.
+    let dry = dry_create_new(&fake, &policy);
+    assert_eq!(updates(&dry), said, "{dry:#?}");
+    assert_eq!(settings(&fake, TABLES[1], &drifted).0, 7);
+
+    let report = create_new(&fake, &policy);
+    assert_eq!(updates(&report), said, "{report:#?}");
+    assert_eq!(report.summary.failed, 0, "{report:#?}");
+    assert!(report.next_table_ready.as_ref().unwrap().ready, "{report:#?}");
+    fake.advance(Duration::minutes(5));
+    assert_eq!(
+        settings(&fake, TABLES[1], &drifted),
+        (50, vec![FILTER.to_string()])
+    );
+    assert_eq!(
+        mappings(&fake, TABLES[1]),
+        [
+            (THEIRS.to_string(), MappingState::Enabled, false),
+            (FAMILY_CONSUMER.to_string(), MappingState::Enabled, true),
+        ]
+    );
+    assert_eq!(
+        settings(&fake, TABLES[1], &theirs),
+        (100, Vec::new()),
+        "someone else's mapping keeps its settings"
+    );
+    // Lambda's own spelling of the same filter is not drift: left as it is.
+    assert_eq!(
+        settings(&fake, TABLES[0], &respelled).1,
+        [r#"{ "eventName" : [ "INSERT","MODIFY" ] }"#]
+    );
+    // No update loop.
+    let again = create_new(&fake, &policy);
+    assert!(updates(&again).is_empty(), "{again:#?}");
+    assert_eq!(again.summary.failed, 0, "{again:#?}");
+}
+
+/// Someone re-points our mapping (by its recorded UUID) to another function: the run does not
+/// point it back (that is not a setting) and does not map the consumer beside it (before: the
+/// verdict saw no mapping of ours and create_new made a second one); readiness is not ready,
+/// naming the mapping, and so is `status`. resize_old keeps the table (deleting it would end
+/// that function's feed; before: the mapping, ours by UUID, was no obstacle) and never removes
+/// the mapping.
+#[test]
+fn our_mapping_someone_re_pointed_is_left_named_and_keeps_its_table() {
+    let fake = fake();
+    let policy = policy();
+    assert!(create_new(&fake, &policy).next_table_ready.unwrap().ready);
+    let stream = fake.stream_arn(TABLES[0]).unwrap();
+    let ours = fake.mappings_on(&stream)[0].uuid.clone();
+    fake.create_function(THEIRS);
+    let act = MappingAct::Repoint {
+        uuid: ours.clone(),
+        function_arn: THEIRS.to_string(),
+    };
+    fake.mapping_act("someone", &act).unwrap();
+    fake.advance(Duration::minutes(5));
+
+    let report = create_new(&fake, &policy);
+    let ready = report.next_table_ready.as_ref().unwrap();
+    assert!(!ready.ready, "{report:#?}");
+    let today = ready.tables.iter().find(|t| t.table == TABLES[0]).unwrap();
+    assert_eq!(today.consumer.as_deref(), Some("REPOINTED"), "{today:#?}");
+    let detail = today.consumer_detail.as_deref().unwrap_or_default();
+    assert!(detail.contains(&ours) && detail.contains(THEIRS), "{detail}");
+    assert!(!report.succeeded(), "{report:#?}");
+    let mapping_lines: Vec<&str> = report
+        .tables
+        .iter()
+        .filter(|l| l.item.table == TABLES[0])
+        .map(|l| l.item.decision.action())
+        .filter(|a| a.contains("event_source_mapping"))
+        .collect();
+    assert!(mapping_lines.is_empty(), "{report:#?}");
+    assert_eq!(
+        fake.mappings_on(&stream)
+            .into_iter()
+            .map(|m| (m.uuid, m.function_arn))
+            .collect::<Vec<_>>(),
+        [(ours.clone(), THEIRS.to_string())],
+        "not pointed back, no second mapping"
+    );
+
+    let now = fake.now();
+    let observed = futures::executor::block_on(observe(&fake, &policy, Scope::Full(now), 4)).unwrap();
+    let shown = status(&policy, now, &observed);
+    let line = shown.tables.iter().find(|l| l.table == TABLES[0]).unwrap();
+    let cell = line.consumer.as_deref().unwrap_or_default();
+    assert!(
+        cell.starts_with("REPOINTED: our mapping") && cell.contains(&ours),
+        "{cell}"
+    );
+
+    fake.set_now(at("2018-10-27T00:15:00Z"));
+    let kept = resize_old(&fake, &policy);
+    assert!(fake.with_world(|w| w.tables.contains_key(TABLES[0])), "{kept:#?}");
+    let why = kept
+        .tables
+        .iter()
+        .find(|l| l.item.table == TABLES[0])
+        .and_then(|l| l.item.verdict.clone())
+        .map(|v| v.not_deletable)
+        .unwrap_or_default();
+    assert!(
+        why.contains(&NoEvidence::RepointedEventSourceMapping),
+        "{kept:#?}"
+    );
+    assert_eq!(fake.mappings_on(&stream).len(), 1, "never removed");
 }

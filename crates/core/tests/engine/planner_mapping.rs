@@ -58,6 +58,8 @@ fn mapping(name: &str, function: &str, state: MappingState) -> ObservedMapping {
         reason: Some("User action".into()),
         last_result: None,
         last_modified: None,
+        batch_size: None,
+        filters: Vec::new(),
     }
 }
 

@@ -1,7 +1,8 @@
 //! The SDK adapter's Lambda event source mappings against aws-smithy-mocks: what
 //! CreateEventSourceMapping sends (stream, function, batch size, starting position, filters,
-//! enabled), ListEventSourceMappings followed across its pages for one stream, what
-//! DeleteEventSourceMapping sends, and the errors a run tells apart. Without a Lambda client the
+//! enabled), ListEventSourceMappings followed across its pages for one stream (with each
+//! mapping's batch size and filters), what UpdateEventSourceMapping and DeleteEventSourceMapping
+//! send, and the errors a run tells apart. Without a Lambda client the
 //! adapter answers Unsupported.
 
 use aws_sdk_lambda::error::ErrorMetadata;
@@ -10,6 +11,7 @@ use aws_sdk_lambda::operation::create_event_source_mapping::{
 };
 use aws_sdk_lambda::operation::delete_event_source_mapping::DeleteEventSourceMappingOutput;
 use aws_sdk_lambda::operation::list_event_source_mappings::ListEventSourceMappingsOutput;
+use aws_sdk_lambda::operation::update_event_source_mapping::UpdateEventSourceMappingOutput;
 use aws_sdk_lambda::types::error::ResourceConflictException;
 use aws_sdk_lambda::types::{EventSourceMappingConfiguration, EventSourcePosition};
 use aws_sdk_lambda::Client;
@@ -17,7 +19,7 @@ use aws_smithy_mocks::{mock, mock_client, Rule, RuleMode};
 use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::policy::stream::{FunctionArn, LambdaConsumer, StartingPosition};
 use ddb_rollover::run::control::{ErrorKind, Mappings};
-use ddb_rollover::table::stream::{MappingChange, MappingRemoval, MappingState};
+use ddb_rollover::table::stream::{MappingChange, MappingRemoval, MappingState, MappingUpdate};
 
 use crate::common::mocks;
 
@@ -124,6 +126,12 @@ async fn list_follows_every_page_of_the_stream() {
                     .event_source_arn(STREAM)
                     .state(if *uuid == "odd" { "Paused" } else { "Enabled" })
                     .state_transition_reason("User action")
+                    .batch_size(7)
+                    .set_filter_criteria((*uuid == "ours").then(|| {
+                        aws_sdk_lambda::types::FilterCriteria::builder()
+                            .filters(aws_sdk_lambda::types::Filter::builder().pattern("{}").build())
+                            .build()
+                    }))
                     .build(),
             );
         }
@@ -159,6 +167,11 @@ async fn list_follows_every_page_of_the_stream() {
     );
     assert_eq!(mappings[2].state, MappingState::Other("Paused".into()));
     assert_eq!(mappings[0].reason.as_deref(), Some("User action"));
+    assert_eq!(
+        (mappings[0].batch_size, mappings[0].filters.as_slice()),
+        (Some(7), ["{}".to_string()].as_slice())
+    );
+    assert!(mappings[1].filters.is_empty(), "no FilterCriteria: no filters");
 }
 
 #[tokio::test]
@@ -181,6 +194,49 @@ async fn delete_sends_our_mappings_uuid() {
         .await
         .unwrap();
     assert_eq!(delete.num_calls(), 1);
+}
+
+/// The policy's batch size and filters by the UUID, and nothing else: no FunctionName (never
+/// re-pointed), no Enabled (never enabled or disabled). No filters is an empty FilterCriteria,
+/// which removes the mapping's.
+#[tokio::test]
+async fn update_sends_the_uuid_the_batch_size_and_the_filters_only() {
+    let pattern = r#"{"eventName": ["INSERT"]}"#;
+    fn patterns(
+        r: &aws_sdk_lambda::operation::update_event_source_mapping::UpdateEventSourceMappingInput,
+    ) -> Option<Vec<&str>> {
+        r.filter_criteria()
+            .map(|c| c.filters().iter().filter_map(|f| f.pattern()).collect())
+    }
+    let with = mock!(Client::update_event_source_mapping)
+        .match_requests(move |r| {
+            r.uuid() == Some("u-1")
+                && r.batch_size() == Some(250)
+                && patterns(r) == Some(vec![pattern])
+                && r.function_name().is_none()
+                && r.enabled().is_none()
+        })
+        .then_output(|| UpdateEventSourceMappingOutput::builder().uuid("u-1").build());
+    let without = mock!(Client::update_event_source_mapping)
+        .match_requests(move |r| r.uuid() == Some("u-1") && patterns(r) == Some(vec![]))
+        .then_output(|| UpdateEventSourceMappingOutput::builder().uuid("u-1").build());
+    let update = |filters: Vec<String>| MappingUpdate {
+        name: "ts_2018-10-26".into(),
+        uuid: "u-1".into(),
+        function_arn: FUNCTION.into(),
+        batch_size: 250,
+        filters,
+    };
+    let lambda = adapter(&[&with, &without]);
+    lambda
+        .update_event_source_mapping(&update(vec![pattern.into()]))
+        .await
+        .unwrap();
+    lambda
+        .update_event_source_mapping(&update(Vec::new()))
+        .await
+        .unwrap();
+    assert_eq!((with.num_calls(), without.num_calls()), (1, 1));
 }
 
 #[tokio::test]

@@ -1,12 +1,12 @@
 //! [`Mappings`] on the fake: Lambda's event source mappings ([`crate::mappings`]), through the
-//! role's IAM as the template grants it (CreateEventSourceMapping and DeleteEventSourceMapping
-//! scoped by `lambda:FunctionArn`, ListEventSourceMappings on `*`).
+//! role's IAM as the template grants it (CreateEventSourceMapping, UpdateEventSourceMapping and
+//! DeleteEventSourceMapping scoped by `lambda:FunctionArn`, ListEventSourceMappings on `*`).
 
 use aws_model::iam::Request;
 use ddb_rollover::run::control::{ControlPlaneError, Mappings};
-use ddb_rollover::table::stream::{MappingChange, MappingRemoval, ObservedMapping};
+use ddb_rollover::table::stream::{MappingChange, MappingRemoval, MappingUpdate, ObservedMapping};
 
-use crate::mappings::{self, MAPPING_ARN_PREFIX};
+use crate::mappings::{self, MappingEdit, MAPPING_ARN_PREFIX};
 use crate::FakeAws;
 
 /// The condition key the template scopes the mapping calls with.
@@ -41,7 +41,28 @@ impl Mappings for FakeAws {
             let request =
                 Request::new("lambda:CreateEventSourceMapping", "*").with_context(FUNCTION_KEY, function);
             self.authorize(OP, &change.name, request)?;
-            mappings::create(world, &self.actor, function, stream_arn, effects)
+            let settings = (change.consumer.batch_size, change.consumer.filters.as_slice());
+            mappings::create(world, &self.actor, function, stream_arn, settings, effects)
+        })
+        .await
+    }
+
+    async fn update_event_source_mapping(&self, update: &MappingUpdate) -> Result<(), ControlPlaneError> {
+        const OP: &str = "UpdateEventSourceMapping";
+        self.change(OP, &update.name, |world, effects| {
+            let edit = MappingEdit::Settings {
+                batch_size: update.batch_size,
+                filters: update.filters.clone(),
+            };
+            // Lambda looks the mapping up first: IAM's lambda:FunctionArn is its function.
+            let Some(function) = world.mappings.get(&update.uuid).map(|m| m.function_arn.clone()) else {
+                return mappings::update(world, &update.uuid, edit, effects);
+            };
+            let arn = format!("{MAPPING_ARN_PREFIX}{}", update.uuid);
+            let request =
+                Request::new("lambda:UpdateEventSourceMapping", &arn).with_context(FUNCTION_KEY, &function);
+            self.authorize(OP, &update.name, request)?;
+            mappings::update(world, &update.uuid, edit, effects)
         })
         .await
     }

@@ -286,6 +286,20 @@ pub fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
                     "{op} disabled the mapping {uuid} of {function_arn} on the stream of {name}: runs never disable one"
                 ));
             }
+            Effect::UpdatedMapping {
+                uuid,
+                function_arn,
+                maker,
+                ..
+            } => {
+                count("promise 1: a mapping we updated judged".to_string());
+                let wanted = f.policy.stream.lambda.as_ref().map(|l| l.function.as_str());
+                if wanted != Some(function_arn.as_str()) || !maker.is_us() {
+                    say(format!(
+                        "{op} updated the mapping {uuid} of {function_arn} (made by {maker:?}) on the stream of {name}: only ours, of the policy's consumer ({wanted:?}), is ever updated"
+                    ));
+                }
+            }
             Effect::DeletedFunction { function_arn, .. } => {
                 say(format!("{op} deleted the Lambda function {function_arn}"));
             }

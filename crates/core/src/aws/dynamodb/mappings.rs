@@ -4,7 +4,7 @@
 use super::DynamoDb;
 use crate::aws::lambda;
 use crate::run::control::{ControlPlaneError, Mappings};
-use crate::table::stream::{MappingChange, MappingRemoval, ObservedMapping};
+use crate::table::stream::{MappingChange, MappingRemoval, MappingUpdate, ObservedMapping};
 
 impl DynamoDb {
     fn lambda(
@@ -45,6 +45,12 @@ impl Mappings for DynamoDb {
         )
         .await
         .map_err(|e| self.server.judge(e))
+    }
+
+    async fn update_event_source_mapping(&self, update: &MappingUpdate) -> Result<(), ControlPlaneError> {
+        lambda::update(self.lambda("UpdateEventSourceMapping", &update.name)?, update)
+            .await
+            .map_err(|e| self.server.judge(e))
     }
 
     async fn delete_event_source_mapping(&self, removal: &MappingRemoval) -> Result<(), ControlPlaneError> {

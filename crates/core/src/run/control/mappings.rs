@@ -5,7 +5,7 @@
 use std::future::Future;
 
 use super::{unsupported, ControlPlaneError};
-use crate::table::stream::{MappingChange, MappingRemoval, ObservedMapping};
+use crate::table::stream::{MappingChange, MappingRemoval, MappingUpdate, ObservedMapping};
 
 const NO_LAMBDA: &str = "this control plane has no Lambda event source mappings";
 
@@ -32,6 +32,16 @@ pub trait Mappings: Sync {
     ) -> impl Future<Output = Result<ObservedMapping, ControlPlaneError>> + Send {
         let _ = stream_arn;
         let error = unsupported("CreateEventSourceMapping", &change.name, NO_LAMBDA);
+        async { Err(error) }
+    }
+
+    /// UpdateEventSourceMapping of one of ours: the policy's batch size and filters back.
+    /// `Unsupported` by default.
+    fn update_event_source_mapping(
+        &self,
+        update: &MappingUpdate,
+    ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send {
+        let error = unsupported("UpdateEventSourceMapping", &update.name, NO_LAMBDA);
         async { Err(error) }
     }
 

@@ -298,7 +298,10 @@ async fn a_table_is_kept_while_its_archive_bucket_has_another_owner() {
         if !report.succeeded() {
             break report;
         }
-        assert!(day < NaiveDate::from_ymd_opt(2018, 10, 10).unwrap(), "{table} never due: {report:#?}");
+        assert!(
+            day < NaiveDate::from_ymd_opt(2018, 10, 10).unwrap(),
+            "{table} never due: {report:#?}"
+        );
     };
     let line = report
         .tables
@@ -308,7 +311,10 @@ async fn a_table_is_kept_while_its_archive_bucket_has_another_owner() {
     let reason = kept_unproven(line);
     let failed: Vec<_> = report.lines_with(Outcome::Failed).collect();
     assert_eq!(failed.len(), 1, "{failed:#?}");
-    assert!(failed[0].item.reason.starts_with("GetObject failed for") && failed[0].item.reason.contains(table), "{failed:#?}");
+    assert!(
+        failed[0].item.reason.starts_with("GetObject failed for") && failed[0].item.reason.contains(table),
+        "{failed:#?}"
+    );
     let error = failed[0].error.as_deref().unwrap_or_default();
     for part in [testkit::MOTO_ACCOUNT, "AccessDenied", "s3://archive/"] {
         assert!(reason.contains(part), "{part:?} not in: {reason}");

@@ -354,7 +354,10 @@ async fn a_parameter_someone_else_wrote_is_never_overwritten() {
 }
 
 /// The ledger's record of the tables parameter, read back from the server.
-async fn parameter_record(client: &aws_sdk_dynamodb::Client, parameter: &str) -> ddb_rollover::ledger::ParameterRecord {
+async fn parameter_record(
+    client: &aws_sdk_dynamodb::Client,
+    parameter: &str,
+) -> ddb_rollover::ledger::ParameterRecord {
     let book = ddb_rollover::ledger::Book::read(
         ddb_rollover::run::control::Ledger::read_ledger(
             &ddb_rollover::aws::dynamodb::DynamoDb::local(client.clone()),
@@ -407,7 +410,13 @@ async fn a_failed_write_leaves_no_intent_and_a_parameter_made_again_is_not_ours(
 
     // Deleted, and made again by someone with our very document: version 1 again.
     let (_, copy) = stored(&clients, &parameter).await;
-    clients.ssm.delete_parameter().name(&parameter).send().await.unwrap();
+    clients
+        .ssm
+        .delete_parameter()
+        .name(&parameter)
+        .send()
+        .await
+        .unwrap();
     clients
         .ssm
         .put_parameter()

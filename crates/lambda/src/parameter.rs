@@ -123,9 +123,9 @@ mod write {
                 .map_err(|e| format!("{} {}", explain(&e), self.name))?;
             let entry = book.parameters.get(self.name);
             let owner = parameter_owner(entry.map(|e| &e.record), stored.as_ref().map(|p| &p.seen), || {
-                stored
-                    .as_ref()
-                    .map_or(Ok(()), |p| our_previous_write(self.policy, &p.seen.kind, &p.value))
+                stored.as_ref().map_or(Ok(()), |p| {
+                    our_previous_write(self.policy, &p.seen.kind, &p.value)
+                })
             });
             match owner {
                 ParameterOwner::Foreign(why) => {
@@ -276,7 +276,9 @@ mod write {
                 let stands = get_parameter(&self.clients.ssm, self.name)
                     .await
                     .map_err(|e| format!("{} {}", explain(&e), self.name))?
-                    .is_some_and(|p| p.seen.version == written && (modified.is_none() || p.seen.last_modified == modified));
+                    .is_some_and(|p| {
+                        p.seen.version == written && (modified.is_none() || p.seen.last_modified == modified)
+                    });
                 match book.parameters.get(self.name) {
                     Some(now) if stands && now.record.version != Some(written) => entry = now.clone(),
                     _ => return Ok(()),

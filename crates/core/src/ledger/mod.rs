@@ -26,7 +26,9 @@ pub use crate::table::evidence::{
     to_millisecond, ArchiveRecord, ArchivedFile, PeriodBounds, Receipt, TableIdentity,
 };
 pub use book::{Book, Entry, LedgerState, StoredRecord};
-pub use parameter::{parameter_owner, ParameterOwner, ParameterRecord, SeenParameter, PARAMETER_WRITE_WINDOW};
+pub use parameter::{
+    parameter_owner, ParameterOwner, ParameterRecord, SeenParameter, PARAMETER_WRITE_WINDOW,
+};
 pub use record::{keys, Feeds, Lease, Meta, Origin, TableRecord, TableState};
 
 use std::collections::BTreeMap;

@@ -395,6 +395,7 @@ fn someone_elses_mapping_keeps_the_stream_the_template_would_turn_off() {
             "{on:#?}"
         );
     }
+}
 
 /// A policy whose consumer mapping has settings of its own: a batch size and one filter.
 fn filtered_policy() -> Policy {

@@ -19,7 +19,7 @@ use crate::run::control::{ControlPlaneError, ErrorKind};
 
 /// Whose answers the clients read: AWS's, or a local server's (moto, dynalite, DynamoDB Local:
 /// an endpoint on loopback). Only a local server's answer can mean "this API is not here"
-/// ([`ErrorKind::Unsupported`](crate::run::control::ErrorKind::Unsupported): its reads are
+/// ([`ErrorKind::Unsupported`]: its reads are
 /// skipped and said once); from AWS the same answer is a failure like any other, since a read
 /// AWS refuses (a missing grant, an SCP, a Region without the API) must never pass for "nothing
 /// there".

@@ -235,20 +235,25 @@ pub fn status_report(report: &StatusReport) -> String {
         .tables
         .iter()
         .map(|line| {
-            let mut next = match line.pending_change() {
-                Some((operation, next)) => {
-                    format!("{operation}: {}: {}", action(&next.decision), next.reason)
-                }
-                None => "nothing".into(),
-            };
-            for other in &line.other_changes {
-                next.push_str(&format!(
-                    "; {}: {}: {}",
+            // The main change, then the other changes; "nothing" only when there is none.
+            let mut changes: Vec<String> = line
+                .pending_change()
+                .map(|(operation, next)| format!("{operation}: {}: {}", action(&next.decision), next.reason))
+                .into_iter()
+                .collect();
+            changes.extend(line.other_changes.iter().map(|other| {
+                format!(
+                    "{}: {}: {}",
                     other.operation,
                     action(&other.decision),
                     other.reason
-                ));
-            }
+                )
+            }));
+            let mut next = if changes.is_empty() {
+                "nothing".to_string()
+            } else {
+                changes.join("; ")
+            };
             if let Some(deferral) = &line.last_deferral {
                 next.push_str(&format!(" (last deferred {deferral})"));
             }
@@ -256,7 +261,7 @@ pub fn status_report(report: &StatusReport) -> String {
             let mut retention = Vec::new();
             if let Some(archive) = &line.archive {
                 retention.push(match archive.state {
-                    ArchiveState::NotStarted => format!("archive {}", day(archive.due)),
+                    ArchiveState::NotStarted => format!("archive due {}", day(archive.due)),
                     ref state => format!("archive {}", state.as_str()),
                 });
             }
@@ -264,7 +269,7 @@ pub fn status_report(report: &StatusReport) -> String {
                 retention.push(format!("sealed {}", day(at)));
             }
             if let Some(due) = line.delete_due {
-                retention.push(format!("delete {}", day(due)));
+                retention.push(format!("delete due {}", day(due)));
             }
             let retention = if retention.is_empty() {
                 "-".to_string()

@@ -486,7 +486,8 @@ async fn create_new_writes_emf_metrics_with_next_table_ready_on_moto() {
 
     // Deleted, and no table under the name: this run creates it again, ready again.
     delete_next().await.unwrap();
-    let (result, documents) = handler
+    let (result, documents) = h
+        .handler_at(Operation::CreateNew, "2018-10-25T23:55:00Z")
         .handle_metered(scheduled("2018-10-25T23:55:00Z"), None)
         .await;
     result.unwrap();
@@ -554,4 +555,32 @@ async fn an_unreachable_server_is_a_function_error() {
         "{message}"
     );
     assert_eq!(Diagnostic::from(error).error_type, "ListTablesFailed");
+}
+
+/// Hostile read of issue 41, finding 3: a later time of the wall clock's own period is not now.
+/// Within a period the write grace, a restored table's keep and a deferral's time still run: an
+/// event at 23:50 while the wall clock says 21:50 let resize_old dial yesterday's table down
+/// before its grace ended. Refused before any call; the period's scheduled time retried later
+/// that day is now.
+#[tokio::test]
+async fn a_later_time_of_the_wall_clocks_period_is_not_now() {
+    let h = Harness::start(Server::Moto).await;
+    h.handler_at(Operation::CreateNew, CREATE_AT)
+        .handle(scheduled(CREATE_AT))
+        .await
+        .unwrap();
+    let before = h.capacities().await;
+    let resize = h.handler_at(Operation::ResizeOld, "2018-10-26T21:50:00Z");
+    let error = resize
+        .handle(json!({"at": "2018-10-26T23:50:00Z"}))
+        .await
+        .unwrap_err();
+    assert_eq!(error.error_type(), "BadEvent", "{error}");
+    assert!(error.to_string().contains("\"replay\": true"), "{error}");
+    assert_eq!(h.capacities().await, before, "a refused event changed capacities");
+    let retried = resize
+        .handle(json!({"scheduled_time": "2018-10-26T00:15:00Z"}))
+        .await
+        .unwrap();
+    assert_eq!(retried.at.to_rfc3339(), "2018-10-26T00:15:00+00:00");
 }

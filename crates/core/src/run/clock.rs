@@ -183,19 +183,21 @@ fn check_one(
     }
 }
 
-/// Whether `at` stands for the wall clock's now: in the wall clock's period, or within
-/// five minutes ([`clock_skew`]) of it across a boundary (a scheduled run fired or retried a little late or
-/// early). A run for any other instant acts for another period: the Lambda functions take one
-/// only when the event says it is a replay, and such a run says nothing about now (no
-/// readiness, no published tables). Retries of one scheduled run within its period stay "now",
-/// so they decide the same thing.
+/// Whether `at` stands for the wall clock's now: within five minutes ([`clock_skew`]) of it
+/// (a scheduled run fired a little late or early, across a boundary too), or earlier in the
+/// wall clock's period (a retry of that period's scheduled run, which decides what the run it
+/// retries decided). Never later than the wall clock beyond the skew: within a period the write
+/// grace, a restored table's keep and a deferral's time still run, and a later instant would
+/// let them pass early (dial yesterday's table down inside its grace). A run for any other
+/// instant acts for another period: the Lambda functions take one only when the event says it
+/// is a replay, and such a run says nothing about now (no readiness, no published tables).
 pub fn is_now(policy: &Policy, at: DateTime<Utc>, wall: DateTime<Utc>) -> bool {
     if (at - wall).abs() <= CLOCK_SKEW {
         return true;
     }
     let calendar = policy.calendar();
     match (calendar.labelled_floor(at), calendar.labelled_floor(wall)) {
-        (Some(period), Some(today)) => period == today,
+        (Some(period), Some(today)) => period == today && at < wall,
         _ => false,
     }
 }
@@ -413,14 +415,19 @@ mod tests {
     }
 
     #[test]
-    fn now_is_the_wall_clocks_period_or_the_skew_across_its_boundary() {
+    fn now_is_the_wall_clocks_period_until_now_or_the_skew_across_its_boundary() {
         let policy = Policy::default();
         let now = |at| is_now(&policy, t(at), t(WALL));
-        // The wall clock's day, any time of it: a retry of the 23:45 run at 23:52 is now.
-        for at in [WALL, "2018-10-25T00:00:00Z", "2018-10-25T23:59:59Z"] {
+        // The wall clock's day until now: a retry of the 00:15 run at 10:00 is now; within the
+        // skew ahead too.
+        for at in [WALL, "2018-10-25T00:00:00Z", "2018-10-25T10:04:00Z"] {
             assert!(now(at), "{at}");
         }
+        // Later in the wall clock's day (hostile read of issue 41: a grace ending at 23:00 would
+        // pass at 10:00), or another day.
         for at in [
+            "2018-10-25T10:06:00Z",
+            "2018-10-25T23:59:59Z",
             "2018-10-24T23:59:00Z",
             "2018-10-26T00:00:00Z",
             "2030-01-01T00:00:00Z",

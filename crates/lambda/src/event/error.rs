@@ -52,8 +52,8 @@ pub enum EventError {
 
     /// An instant that is not now ([`ddb_rollover::run::clock::is_now`]) without `"replay": true`.
     #[error(
-        "{field} is {at}, not now (the wall clock is {wall}; an event's time must be in the wall clock's \
-         period or within {skew} of it). A console or manual run acts for now: send no time. To act for \
+        "{field} is {at}, not now (the wall clock is {wall}; an event's time must be earlier in the wall \
+         clock's period or within {skew} of it). A console or manual run acts for now: send no time. To act for \
          that instant on purpose (a dead-letter replay), add \"replay\": true: the run then acts for \
          that instant's periods and leaves the readiness metric and the published tables to a run for now. \
          Or add \"dry_run\": true to preview it"

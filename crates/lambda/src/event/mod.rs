@@ -11,8 +11,8 @@
 //! `allow_future_clock` (see [`ddb_rollover::run::clock`]) and `replay`, every key optional;
 //! `null` or `{}` runs now (a console "Test" with an empty event). Both times are RFC 3339; when
 //! both are given, `scheduled_time` wins: it is what makes retries of one scheduled run decide
-//! the same thing. A time must be now (the wall clock's period, or within the clock guard's skew
-//! of it) unless the event says `"replay": true` or `"dry_run": true` ([`Invocation::checked_now`]).
+//! the same thing. A time must be now (earlier in the wall clock's period, or within the clock
+//! guard's skew of it) unless the event says `"replay": true` or `"dry_run": true` ([`Invocation::checked_now`]).
 //!
 //! The keys are a serde struct that refuses unknown keys (`deny_unknown_fields`): serde's
 //! errors say what was refused and what is allowed (the struct's own keys, or a field's

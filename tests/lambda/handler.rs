@@ -22,7 +22,7 @@ use testkit::{LocalDynamo, Server};
 use crate::support::ledger::{stack_ledger, without_ledger};
 
 use super::common::{
-    assert_capacities_by_age, create_new_failures, event_file, four_periods_to_now, HOT, WARM,
+    assert_capacities_by_age, create_new_failures, event_file, four_periods_to_now, COLD, HOT, WARM,
 };
 
 /// Every file in `events/` and the function it is for.
@@ -117,6 +117,18 @@ const CREATE_AT: &str = "2018-10-25T23:45:00Z";
 /// What Scheduler sends for a run at `time`; on a handler whose wall clock is then, it is now.
 fn scheduled(time: &str) -> Value {
     json!({ "Operation": "create_new", "scheduled_time": time })
+}
+
+/// The blog's resize_old schedule time after [`CREATE_AT`].
+const RESIZE_AT: &str = "2018-10-26T00:15:00Z";
+
+/// The shipped scheduler event `file` as Scheduler sends it at its time (without the
+/// `"replay": true` that makes a console test of it a replay): on a handler whose wall clock
+/// is then, it is now.
+fn as_sent(file: &str) -> Value {
+    let mut event = event_file(file);
+    event.as_object_mut().unwrap().remove("replay");
+    event
 }
 
 /// A manual run for `instant`, which is not now: a replay.
@@ -219,8 +231,8 @@ async fn scheduler_payloads_create_then_dial_down_on_moto() {
     assert_eq!(response["at"], "2018-10-25T23:45:00Z");
     assert_eq!(response["summary"]["done"], 2, "{response:#}");
 
-    h.run(Operation::ResizeOld, event_file("scheduler_resize_old.json"))
-        .await;
+    let resize = h.handler_at(Operation::ResizeOld, RESIZE_AT);
+    resize.handle(as_sent("scheduler_resize_old.json")).await.unwrap();
     let after_resize = h.capacities().await;
     assert_eq!(
         after_resize,
@@ -228,11 +240,33 @@ async fn scheduler_payloads_create_then_dial_down_on_moto() {
     );
 
     // Scheduler retries deliver the same payload: same decision, nothing left to do.
-    let retry = h
-        .run(Operation::ResizeOld, event_file("scheduler_resize_old.json"))
-        .await;
+    let retry = resize.handle(as_sent("scheduler_resize_old.json")).await.unwrap();
     assert_eq!(retry.summary.done, 0, "{retry:#?}");
     assert_eq!(h.capacities().await, after_resize);
+
+    // Hostile read of issue 41, finding 4: a day later resize_old dials 10-25 down again; the
+    // day before's resize_old replayed then (the shipped event, as a console test or a
+    // dead-letter replay sends it) makes only what is missing: it raises nothing back, read
+    // back from the server. Before: 10-25 went back up to WARM.
+    let next_create = "2018-10-26T23:45:00Z";
+    h.handler_at(Operation::CreateNew, next_create)
+        .handle(scheduled(next_create))
+        .await
+        .unwrap();
+    let next_resize = "2018-10-27T00:15:00Z";
+    h.handler_at(Operation::ResizeOld, next_resize)
+        .handle(json!({ "scheduled_time": next_resize }))
+        .await
+        .unwrap();
+    let dialled = h.capacities().await;
+    assert_eq!(dialled["timeseries_2018-10-25"], COLD);
+    let replayed = h
+        .handler_at(Operation::ResizeOld, "2018-10-27T00:20:00Z")
+        .handle(event_file("scheduler_resize_old.json"))
+        .await
+        .unwrap();
+    assert_eq!(replayed.summary.done, 0, "{replayed:#?}");
+    assert_eq!(h.capacities().await, dialled);
 }
 
 #[tokio::test]
@@ -413,8 +447,8 @@ async fn deferred_tables_are_not_a_function_error_on_dynalite() {
     assert_eq!(created.summary.done, 2);
     assert_eq!(metric(&documents, "NextTableReady").value, 0.0);
     let (report, documents) = h
-        .handler(Operation::ResizeOld)
-        .handle_metered(event_file("scheduler_resize_old.json"), None)
+        .handler_at(Operation::ResizeOld, RESIZE_AT)
+        .handle_metered(as_sent("scheduler_resize_old.json"), None)
         .await;
     let report = report.unwrap();
     assert_eq!(report.summary.deferred, 1, "{report:#?}");

@@ -283,6 +283,7 @@ impl Handler {
         let options = ApplyOptions {
             dry_run: invocation.dry_run,
             deadline,
+            replay: invocation.replay,
             ..ApplyOptions::default()
         };
         let mut report = ddb_rollover::run(&self.control, &self.policy, self.operation, &at, options).await?;

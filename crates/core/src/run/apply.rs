@@ -46,6 +46,9 @@ pub struct ApplyOptions {
     /// to become ACTIVE before it reports whether the next table is ready
     /// (`readiness::MAX_WAIT` by default).
     pub readiness_wait: Duration,
+    /// A replay (a Lambda event for another instant than now, `"replay": true`): it makes only
+    /// what is missing ([`replay_plan`]).
+    pub replay: bool,
 }
 
 impl Default for ApplyOptions {
@@ -55,6 +58,7 @@ impl Default for ApplyOptions {
             concurrency: 8,
             deadline: None,
             readiness_wait: readiness::MAX_WAIT,
+            replay: false,
         }
     }
 }
@@ -205,6 +209,9 @@ pub async fn run_each<C: ControlPlane>(
         if let Some(held) = &held {
             plan = lease_held(plan, held);
         }
+        if options.replay {
+            plan = replay_plan(plan);
+        }
         let mut report = apply_recording(control, &recorder, plan, &observation.unreadable, options)
             .boxed()
             .await;
@@ -231,6 +238,23 @@ pub async fn run_each<C: ControlPlane>(
         recorder.release(operation).boxed().await;
     }
     Ok(reports)
+}
+
+/// `plan` of a replay: only what is missing is made (a missed period's table, and what a new
+/// table gets with it). A change to a table that exists is the next scheduled run's, at its
+/// time: from a replay's earlier instant a table looks younger, so its change would take it back
+/// to an earlier phase (raise what resize_old dialled down) or undo what a later run did.
+fn replay_plan(mut plan: Plan) -> Plan {
+    for item in &mut plan.items {
+        if item.decision.is_change() && item.status.is_some() {
+            item.reason = format!(
+                "a replay makes only what is missing; the next scheduled run makes this change at its own time: {}",
+                item.reason
+            );
+            item.decision = Decision::Skipped;
+        }
+    }
+    plan
 }
 
 /// `plan` when another run holds the operation's lease: every change deferred to it.

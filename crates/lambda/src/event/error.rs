@@ -54,8 +54,8 @@ pub enum EventError {
     #[error(
         "{field} is {at}, not now (the wall clock is {wall}; an event's time must be earlier in the wall \
          clock's period or within {skew} of it). A console or manual run acts for now: send no time. To act for \
-         that instant on purpose (a dead-letter replay), add \"replay\": true: the run then acts for \
-         that instant's periods and leaves the readiness metric and the published tables to a run for now. \
+         that instant on purpose (a dead-letter replay), add \"replay\": true: the run then makes only what \
+         is missing for that instant's periods and leaves the readiness metric and the published tables to a run for now. \
          Or add \"dry_run\": true to preview it"
     )]
     NotNow {

@@ -44,8 +44,8 @@ pub struct Invocation {
     /// [`ddb_rollover::run::clock`]).
     pub allow_future_clock: bool,
     /// `"replay": true`: the event's time may be any instant (a dead-letter replay, a run that
-    /// catches up on purpose); the run acts for that instant's periods and says nothing about
-    /// now (no readiness, no published tables).
+    /// catches up on purpose); the run makes only what is missing for that instant's periods
+    /// (`ApplyOptions::replay`) and says nothing about now (no readiness, no published tables).
     pub replay: bool,
     pub clock: ClockSource,
 }

@@ -47,7 +47,7 @@ pub struct ApplyOptions {
     /// (`readiness::MAX_WAIT` by default).
     pub readiness_wait: Duration,
     /// A replay (a Lambda event for another instant than now, `"replay": true`): it makes only
-    /// what is missing ([`replay_plan`]).
+    /// what is missing: a change to a table that exists is left to the next scheduled run.
     pub replay: bool,
 }
 

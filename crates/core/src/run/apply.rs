@@ -224,8 +224,15 @@ pub async fn run_each<C: ControlPlane>(
                 .await;
             report = report.with_readiness(ready);
         }
-        // Evidence that could not be read: the run fails, once per read.
-        report = report.with_unread(&observation.unread);
+        // Evidence that could not be read: the run fails, once per read. An operator's view
+        // read everything once: each operation fails only on the reads of its own tables.
+        let unread: Vec<ControlPlaneError> = observation
+            .unread
+            .iter()
+            .filter(|error| seen.tables.iter().any(|table| table.name == error.table))
+            .cloned()
+            .collect();
+        report = report.with_unread(&unread);
         // APIs the endpoint lacks: said once per report, not once per table.
         for sentence in &observation.skipped {
             if !report.warnings.contains(sentence) {

@@ -314,6 +314,28 @@ fn a_failed_evidence_read_keeps_the_tables_and_fails_the_run_once() {
     for table in TABLES {
         fake.fail("ListEventSourceMappings", table, ErrorKind::Other);
     }
+    // `plan` reads everything once: only resize_old, which reads those tables' mappings,
+    // fails on them (hostile read of issue 38: create_new's preview failed too).
+    let operations = [Operation::CreateNew, Operation::ResizeOld];
+    let at_now = ddb_rollover::run::clock::simulation(&policy(), &operations, fake.now()).unwrap();
+    let dry = ApplyOptions {
+        dry_run: true,
+        ..ApplyOptions::default()
+    };
+    let planned = futures::executor::block_on(ddb_rollover::run_each(
+        &fake,
+        &policy(),
+        &operations,
+        &at_now,
+        dry,
+    ))
+    .unwrap();
+    assert!(
+        planned[0].succeeded(),
+        "create_new reads no due table's mappings: {:#?}",
+        planned[0]
+    );
+    assert!(!planned[1].succeeded(), "{:#?}", planned[1]);
     let failed = resize_old(&fake, &policy());
     assert!(!failed.succeeded(), "{failed:#?}");
     let lines: Vec<_> = failed.lines_with(Outcome::Failed).collect();

@@ -234,7 +234,7 @@ async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tabl
         let line = report
             .tables
             .iter()
-            .find(|l| l.item.table == table)
+            .find(|l| l.item.facts.table == table)
             .unwrap_or_else(|| panic!("{table} not reported: {report:#?}"));
         assert_eq!(line.outcome, Outcome::Foreign, "{line:?}");
         line.item.reason.clone()
@@ -273,7 +273,7 @@ async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tabl
     assert!(!report.succeeded());
     let blocked: Vec<&str> = report
         .lines_with(Outcome::Failed)
-        .map(|l| l.item.table.as_str())
+        .map(|l| l.item.facts.table.as_str())
         .collect();
     assert_eq!(blocked, ["x_2018-09-25"]);
     assert_eq!(

@@ -73,7 +73,7 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
                         Decision::Export(_) | Decision::Delete(_) | Decision::Seal(_)
                     )
                 })
-                .map(|l| (l.item.decision.action(), l.item.table.as_str()))
+                .map(|l| (l.item.decision.action(), l.item.facts.table.as_str()))
                 .collect();
             assert_eq!(
                 pending,

@@ -309,7 +309,7 @@ async fn manifests_rewritten_after_the_deletion_change_nothing_restored() {
         let reasons: Vec<&String> = report
             .tables
             .iter()
-            .filter(|l| l.item.table == TABLE)
+            .filter(|l| l.item.facts.table == TABLE)
             .map(|l| &l.item.reason)
             .collect();
         assert!(

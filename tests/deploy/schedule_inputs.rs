@@ -67,7 +67,7 @@ async fn schedule_inputs_do_the_day_through_the_handlers() {
                 assert_eq!(report.summary.failed, 0, "{what}");
                 let done: Vec<_> = report
                     .lines_with(Outcome::Done)
-                    .map(|l| l.item.table.as_str())
+                    .map(|l| l.item.facts.table.as_str())
                     .collect();
                 let expected: &[&str] = match (delivery, operation) {
                     (1, Operation::CreateNew) => &["timeseries_2018-10-25", "timeseries_2018-10-26"],

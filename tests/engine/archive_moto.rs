@@ -128,7 +128,7 @@ async fn a_delete_waits_while_a_data_file_the_manifest_lists_is_missing() {
         let report = day_runs(&control, &policy, day).await;
         day += Duration::days(1);
         if let Some(line) = report.tables.iter().find(|l| {
-            l.item.table == table
+            l.item.facts.table == table
                 && matches!(l.item.decision, Decision::Deferred { .. } | Decision::Delete(_))
         }) {
             break line.clone();
@@ -165,7 +165,7 @@ async fn a_delete_waits_while_a_data_file_the_manifest_lists_is_missing() {
             let line = report
                 .tables
                 .iter()
-                .find(|l| l.item.table == table && matches!(l.item.decision, Decision::Deferred { .. }))
+                .find(|l| l.item.facts.table == table && matches!(l.item.decision, Decision::Deferred { .. }))
                 .unwrap_or_else(|| panic!("{why}: {table} not deferred: {report:#?}"));
             assert!(exists(client, table).await, "{why}: {table} deleted");
             line.item.reason.clone()
@@ -187,7 +187,7 @@ async fn a_delete_waits_while_a_data_file_the_manifest_lists_is_missing() {
     let deleted = day_runs(&control, &policy, day).await;
     let line = deleted
         .lines_with(Outcome::Done)
-        .find(|l| l.item.table == table && l.item.decision.action() == "delete")
+        .find(|l| l.item.facts.table == table && l.item.decision.action() == "delete")
         .unwrap_or_else(|| panic!("{table} not deleted: {deleted:#?}"));
     assert!(
         line.item.reason.contains("archive proven") && line.item.reason.contains("item(s)"),
@@ -211,7 +211,7 @@ async fn until_due(
         let report = day_runs(&rig.control, policy, day).await;
         day += Duration::days(1);
         if let Some(line) = report.tables.iter().find(|l| {
-            l.item.table == table
+            l.item.facts.table == table
                 && matches!(l.item.decision, Decision::Deferred { .. } | Decision::Delete(_))
         }) {
             return (line.clone(), day);
@@ -240,7 +240,7 @@ async fn deleted_on(rig: &ArchiveRig, policy: &Policy, table: &str, day: NaiveDa
     assert!(
         report
             .lines_with(Outcome::Done)
-            .any(|l| l.item.table == table && l.item.decision.action() == "delete"),
+            .any(|l| l.item.facts.table == table && l.item.decision.action() == "delete"),
         "{table} not deleted: {report:#?}"
     );
     assert!(!exists(&rig.client, table).await, "{table} still there");
@@ -311,7 +311,7 @@ async fn a_table_is_kept_while_its_archive_bucket_has_another_owner() {
         let deferred = report
             .tables
             .iter()
-            .find(|l| l.item.table == table && matches!(l.item.decision, Decision::Deferred { .. }));
+            .find(|l| l.item.facts.table == table && matches!(l.item.decision, Decision::Deferred { .. }));
         if let Some(line) = deferred {
             assert!(
                 !report.succeeded(),

@@ -248,7 +248,11 @@ async fn autoscaling_hot_phase_registers_and_fixed_phases_deregister_on_moto() {
     for (n, index_want) in [(6, (100, 1)), (7, (1, 1))] {
         let resize = run_at(&control, &policy, Operation::ResizeOld, at(n, "00:15")).await;
         assert_succeeded(&resize);
-        let lines: Vec<_> = resize.tables.iter().filter(|l| l.item.table == table).collect();
+        let lines: Vec<_> = resize
+            .tables
+            .iter()
+            .filter(|l| l.item.facts.table == table)
+            .collect();
         let actions: Vec<&str> = lines.iter().map(|l| l.item.decision.action()).collect();
         let expected: &[&str] = if n == 6 {
             &["deregister_scaling", "update"]

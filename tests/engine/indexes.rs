@@ -284,7 +284,7 @@ async fn a_switch_to_provisioned_carries_every_index_and_is_never_made_over_a_fo
     let line = resize
         .tables
         .iter()
-        .find(|l| l.item.table == hand_indexed)
+        .find(|l| l.item.facts.table == hand_indexed)
         .expect("a line for the hand-indexed table");
     assert_eq!(line.item.decision.action(), "skipped", "{line:#?}");
     assert!(line.item.reason.contains("index by_hand"), "{}", line.item.reason);

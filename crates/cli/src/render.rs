@@ -185,11 +185,11 @@ pub fn run_report(report: &RunReport) -> String {
                 None => line.item.reason.clone(),
             };
             vec![
-                line.item.table.clone(),
-                opt(line.item.age),
-                opt(line.item.phase),
-                opt(line.item.status.clone()),
-                billing(line.item.billing),
+                line.item.facts.table.clone(),
+                opt(line.item.facts.age),
+                opt(line.item.facts.phase),
+                opt(line.item.facts.status.clone()),
+                billing(line.item.facts.billing),
                 verdict(line.item.verdict.as_ref()),
                 action(&line.item.decision),
                 line.outcome.as_str().to_string(),
@@ -283,12 +283,12 @@ pub fn status_report(report: &StatusReport) -> String {
                 text.push_str(&format!(" (write grace until {})", until.format("%H:%M UTC")));
             }
             let mut row = vec![
-                line.table.clone(),
-                opt(line.period.clone()),
-                opt(line.age),
-                opt(line.phase),
-                line.status.clone().unwrap_or_else(|| "MISSING".into()),
-                billing(line.billing),
+                line.facts.table.clone(),
+                opt(line.facts.period.clone()),
+                opt(line.facts.age),
+                opt(line.facts.phase),
+                line.facts.status.clone().unwrap_or_else(|| "MISSING".into()),
+                billing(line.facts.billing),
             ];
             if warm_column {
                 row.push(line.warm.as_ref().map_or_else(|| "-".into(), warm_cell));

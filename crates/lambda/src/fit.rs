@@ -54,15 +54,15 @@ pub fn failure_summary(report: &RunReport) -> String {
     let mut named = Vec::new();
     let mut seen = BTreeSet::new();
     for line in report.lines_with(Outcome::Failed) {
-        if !seen.insert(line.item.table.as_str()) || named.len() == NAMED_FAILURES {
+        if !seen.insert(line.item.facts.table.as_str()) || named.len() == NAMED_FAILURES {
             continue;
         }
         let error = line.error.as_deref().unwrap_or(&line.item.reason);
         let error = cut(error, MAX_ERROR_IN_SUMMARY);
-        named.push(if error.contains(&line.item.table) {
+        named.push(if error.contains(&line.item.facts.table) {
             error
         } else {
-            format!("{}: {error}", line.item.table)
+            format!("{}: {error}", line.item.facts.table)
         });
     }
     let more = s.failed_tables.saturating_sub(named.len());
@@ -134,8 +134,8 @@ mod tests {
                 } else {
                     line(&table, Decision::Unchanged, Outcome::Unchanged, None)
                 };
-                line.item.age = Some(3);
-                line.item.phase = Some(2);
+                line.item.facts.age = Some(3);
+                line.item.facts.phase = Some(2);
                 line.item.reason = "already at phase 2 (1 RCU / 1 WCU) for age 3".into();
                 line.error = failed.then(|| error.replace("{}", &table));
                 line
@@ -168,7 +168,7 @@ mod tests {
         for copy in 0..34 {
             for line in &small.tables {
                 let mut line = line.clone();
-                line.item.table = format!("{}_{copy}", line.item.table);
+                line.item.facts.table = format!("{}_{copy}", line.item.facts.table);
                 line.outcome = if copy == 0 {
                     Outcome::Done
                 } else {

@@ -360,7 +360,7 @@ impl Handler {
         let failed = report
             .lines_with(Outcome::Failed)
             .map(|line| FailedAction {
-                table: line.item.table.clone(),
+                table: line.item.facts.table.clone(),
                 error: line.error.clone().unwrap_or_else(|| line.item.reason.clone()),
             })
             .collect();

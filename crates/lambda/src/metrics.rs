@@ -84,7 +84,10 @@ pub fn run_documents(report: &RunReport, timestamp_ms: u64) -> Vec<String> {
     // Each table's lines, to count it once.
     let mut by_table: BTreeMap<&str, Vec<&ddb_rollover::run::report::TableLine>> = BTreeMap::new();
     for line in &report.tables {
-        by_table.entry(line.item.table.as_str()).or_default().push(line);
+        by_table
+            .entry(line.item.facts.table.as_str())
+            .or_default()
+            .push(line);
     }
     let mut counts: BTreeMap<&str, u64> = BY_SEVERITY.iter().map(|(_, name)| (*name, 0)).collect();
     let mut owned = 0;
@@ -130,8 +133,8 @@ pub fn run_documents(report: &RunReport, timestamp_ms: u64) -> Vec<String> {
 /// A table of the policy that exists once the run ends: seen or created, and neither deleted
 /// by the run nor gone during it.
 fn exists_at_the_end(lines: &[&ddb_rollover::run::report::TableLine]) -> bool {
-    let ours = lines.iter().any(|l| l.item.period.is_some());
-    let seen = lines.iter().any(|l| l.item.status.is_some());
+    let ours = lines.iter().any(|l| l.item.facts.period.is_some());
+    let seen = lines.iter().any(|l| l.item.facts.status.is_some());
     let created = lines
         .iter()
         .any(|l| matches!(l.item.decision, Decision::Create(_)) && l.outcome == Outcome::Done);

@@ -158,7 +158,7 @@ pub fn events_with(report: &RunReport, readiness: Option<&Readiness>) -> Vec<Eve
     for line in report.lines_with(Outcome::Done) {
         let item = &line.item;
         let detail_type = match &item.decision {
-            Decision::Create(_) | Decision::Recreate(_) if ready.contains(&item.table.as_str()) => {
+            Decision::Create(_) | Decision::Recreate(_) if ready.contains(&item.facts.table.as_str()) => {
                 TABLE_READY
             }
             Decision::Update(_)
@@ -172,7 +172,7 @@ pub fn events_with(report: &RunReport, readiness: Option<&Readiness>) -> Vec<Eve
         // One event per table and kind: a phase change may take several calls.
         if events
             .iter()
-            .any(|e: &Event| e.detail_type == detail_type && e.detail["table"] == item.table.as_str())
+            .any(|e: &Event| e.detail_type == detail_type && e.detail["table"] == item.facts.table.as_str())
         {
             continue;
         }
@@ -180,10 +180,10 @@ pub fn events_with(report: &RunReport, readiness: Option<&Readiness>) -> Vec<Eve
             detail_type,
             detail: json!({
                 "prefix": report.prefix,
-                "table": item.table,
-                "period": item.period,
-                "age": item.age,
-                "phase": item.phase,
+                "table": item.facts.table,
+                "period": item.facts.period,
+                "age": item.facts.age,
+                "phase": item.facts.phase,
                 "operation": report.operation.as_str(),
                 "run_at": report.at.to_rfc3339(),
                 "reason": item.reason,

@@ -2,7 +2,7 @@
 //! report around them, as a run at 2018-10-26T00:15Z writes them.
 
 use chrono::{DateTime, Utc};
-use ddb_rollover::plan::{Decision, PlanItem};
+use ddb_rollover::plan::{Decision, PlanItem, TableFacts};
 use ddb_rollover::run::report::TableLine;
 use ddb_rollover::{DeferralCause, Operation, Outcome, RunReport};
 
@@ -16,13 +16,15 @@ pub(crate) fn line(
 ) -> TableLine {
     TableLine {
         item: PlanItem {
-            table: table.into(),
-            period: Some(table[11..].into()),
-            slot: None,
-            age: Some(1),
-            phase: Some(1),
-            status: Some("ACTIVE".into()),
-            billing: None,
+            facts: TableFacts {
+                table: table.into(),
+                period: Some(table[11..].into()),
+                slot: None,
+                age: Some(1),
+                phase: Some(1),
+                status: Some("ACTIVE".into()),
+                billing: None,
+            },
             arn: None,
             verdict: None,
             decision,

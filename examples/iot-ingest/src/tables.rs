@@ -126,7 +126,7 @@ async fn create_new(
             .map(|line| {
                 format!(
                     "{}: {}",
-                    line.item.table,
+                    line.item.facts.table,
                     line.error.as_deref().unwrap_or(&line.item.reason)
                 )
             })

@@ -45,7 +45,7 @@ impl Account for MotoAccount {
             for line in &report.tables {
                 eprintln!(
                     "  {} {} {} {:?} {}",
-                    line.item.table,
+                    line.item.facts.table,
                     line.item.decision.action(),
                     line.outcome.as_str(),
                     line.error,

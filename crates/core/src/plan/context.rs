@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::plan::decision::{Decision, PlanItem};
+use crate::plan::decision::{Decision, PlanItem, TableFacts};
 use crate::plan::deferral::DeferralCause;
 use crate::plan::verdict::Verdict;
 use crate::policy::limits::spaced_change_allowed;
@@ -141,13 +141,15 @@ impl Context<'_> {
     ) -> PlanItem {
         let age = self.age(slot);
         PlanItem {
-            table: name.to_string(),
-            period: Some(period.to_string()),
-            slot: Some(slot),
-            age: Some(age),
-            phase: Some(self.phase_index(slot)),
-            status: table.map(|t| t.status.as_str().to_string()),
-            billing: table.map(|t| t.billing),
+            facts: TableFacts {
+                table: name.to_string(),
+                period: Some(period.to_string()),
+                slot: Some(slot),
+                age: Some(age),
+                phase: Some(self.phase_index(slot)),
+                status: table.map(|t| t.status.as_str().to_string()),
+                billing: table.map(|t| t.billing),
+            },
             arn: table.and_then(|t| t.arn.clone()),
             verdict: None,
             decision,

@@ -177,9 +177,10 @@ impl Decision {
     }
 }
 
-/// One table's decision and why.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct PlanItem {
+/// What a plan's line and a `status` line say of the table itself, before what a run does with
+/// it: its name, its period and age, and what DynamoDB showed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TableFacts {
     /// The table's name.
     pub table: String,
     /// The period label, for tables we own.
@@ -194,8 +195,26 @@ pub struct PlanItem {
     pub phase: Option<usize>,
     /// TableStatus as observed; `None` when the table does not exist.
     pub status: Option<String>,
-    /// Throughput as observed.
+    /// Throughput as observed; `None` when the table does not exist.
     pub billing: Option<Billing>,
+}
+
+impl TableFacts {
+    /// A table known by its name alone: no period, nothing observed.
+    pub(crate) fn named(table: &str) -> TableFacts {
+        TableFacts {
+            table: table.to_string(),
+            ..TableFacts::default()
+        }
+    }
+}
+
+/// One table's decision and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PlanItem {
+    /// The table, where it stands.
+    #[serde(flatten)]
+    pub facts: TableFacts,
     /// The table's ARN, for the executor's own tags; not part of reports.
     #[serde(skip)]
     pub arn: Option<String>,
@@ -213,13 +232,7 @@ impl PlanItem {
     /// An item for a table known by its name alone: no period, nothing observed, no verdict.
     pub(crate) fn unobserved(table: &str, decision: Decision, reason: String) -> PlanItem {
         PlanItem {
-            table: table.to_string(),
-            period: None,
-            slot: None,
-            age: None,
-            phase: None,
-            status: None,
-            billing: None,
+            facts: TableFacts::named(table),
             arn: None,
             verdict: None,
             decision,

@@ -5,7 +5,7 @@
 //! fixed clock. Every item carries the reason for its decision, including the reasons for
 //! doing nothing.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
 
@@ -32,13 +32,15 @@ mod stream;
 mod upkeep;
 pub mod verdict;
 mod warm;
+mod warnings;
 
 use context::{ages_from, premake_slots, Context, Owned};
 
-pub use decision::{Decision, Operation, Plan, PlanItem};
-pub(crate) use quota::{family_tables, quota_warning, QuotaHorizon};
+pub use decision::{Decision, Operation, Plan, PlanItem, TableFacts};
+use quota::{family_tables, quota_warning, QuotaHorizon};
 pub(crate) use scope::{names_to_describe, reads_for};
 pub use scope::{target_names, Reads, Scope};
+use warnings::{named_like_ours, neighbour_warnings, retagged_warning};
 
 /// Decides what `operation` does at `now`, given the tables that exist, as if the family's
 /// ledger recorded every one of them that carries its family tag, its key and a period
@@ -147,7 +149,7 @@ pub fn plan_run(policy: &Policy, now: DateTime<Utc>, seen: &Seen<'_>, operation:
                 // (The ledger's own items name tables of ours.)
                 let taken = items
                     .iter_mut()
-                    .find(|i| i.table == name && !matches!(i.decision, Decision::Record(_)));
+                    .find(|i| i.facts.table == name && !matches!(i.decision, Decision::Record(_)));
                 if let Some(taken) = taken {
                     taken.reason = format!(
                         "the {} period's table name is taken by a table that is not this policy's ({}): rename or delete that table, or change the policy's prefix",
@@ -275,7 +277,7 @@ pub fn plan_run(policy: &Policy, now: DateTime<Utc>, seen: &Seen<'_>, operation:
         Some(PlanItem::unobserved(name, Decision::Foreign, reason))
     }));
     // Stable: a table's items keep their order (main item first).
-    items.sort_by(|a, b| a.table.cmp(&b.table));
+    items.sort_by(|a, b| a.facts.table.cmp(&b.facts.table));
 
     Plan {
         operation,
@@ -304,70 +306,33 @@ pub fn plan_run(policy: &Policy, now: DateTime<Utc>, seen: &Seen<'_>, operation:
     }
 }
 
-/// Whether `name` is named like one of the family's tables: `{prefix}_{label}` for a label of
-/// the policy's period, or of any period kind (a table made under an earlier `period`).
-fn named_like_ours(naming: &TableNaming, name: &str) -> bool {
-    matches!(naming.classify(name), Ownership::Owned(_)) || naming.is_label_of_any_period(name)
-}
-
-/// The one rule for neighbours under our name prefix, from a plan's own items (so every run
-/// and view says them from what it decided on): each table that is not ours is named in one
-/// warning, once. Another family's, when its tags were read (the operator's views read every
-/// table's), in that family's warning; every other table named like ours (not in the ledger,
-/// made again under the name, keyed otherwise, or only listed by a run that does not describe
-/// it, as create_new lists every table but its own) in one warning, which both runs say alike.
-/// A name that is no period label at all is only a foreign line. They are never touched, but an
-/// operator should know they share the prefix (and the IAM resource pattern `table/{prefix}_*`).
-pub(crate) fn neighbour_warnings(naming: &TableNaming, items: &[PlanItem]) -> Vec<String> {
-    let listed = |names: &[&str]| {
-        const SHOWN: usize = 5;
-        let mut text = names.iter().take(SHOWN).copied().collect::<Vec<_>>().join(", ");
-        if names.len() > SHOWN {
-            text.push_str(&format!(" and {} more", names.len() - SHOWN));
+/// What an operator's view (`status`, `plan`: `observed` read in full) warns of: the
+/// neighbours under the prefix as the full view knows them (it reads every table's tags, so
+/// another family's are named as such), the runs' own other warnings (`runs`, each planned on
+/// what its run reads), and the table quota. A table is named in one warning: the runs' own
+/// neighbour warnings, from what they read, would name the same tables again, maybe as
+/// something else ("not in the ledger" for another family's), so they are left to the full
+/// view's. Each warning said once.
+pub(crate) fn operator_warnings(
+    policy: &Policy,
+    now: DateTime<Utc>,
+    seen: &Seen<'_>,
+    runs: &[&Plan],
+) -> Vec<String> {
+    let naming = policy.naming();
+    let full = plan_run(policy, now, seen, Operation::ResizeOld);
+    // Where an operator plans, the table quota is said however far away it is.
+    let tables = family_tables(&naming, seen.tables.iter().map(|t| t.name.as_str()));
+    let quota = quota_warning(policy, now, tables, QuotaHorizon::Ever);
+    let runs_own = runs.iter().flat_map(|run| {
+        let neighbours = neighbour_warnings(&naming, &run.items);
+        run.warnings.iter().filter(move |w| !neighbours.contains(w))
+    });
+    let mut warnings: Vec<String> = Vec::new();
+    for warning in full.warnings.iter().chain(runs_own).cloned().chain(quota) {
+        if !warnings.contains(&warning) {
+            warnings.push(warning);
         }
-        text
-    };
-    let mut families: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    let mut unproven: BTreeSet<&str> = BTreeSet::new();
-    for item in items {
-        let name = item.table.as_str();
-        match item.verdict.as_ref().map(|v| &v.owner) {
-            Some(Owner::NotOurs { why }) => match why {
-                NotOurs::OtherFamily { family } => {
-                    families.entry(family).or_default().insert(name);
-                }
-                NotOurs::LookAlike { .. } | NotOurs::NotRecorded | NotOurs::MadeAgain { .. } => {
-                    unproven.insert(name);
-                }
-                NotOurs::UnknownName | NotOurs::ShortImport { .. } => {}
-            },
-            None if item.decision == Decision::Foreign && named_like_ours(naming, name) => {
-                unproven.insert(name);
-            }
-            _ => {}
-        }
-    }
-    let unproven: Vec<&str> = unproven.into_iter().collect();
-    let prefix = naming.name_prefix();
-    let mut warnings: Vec<String> = families
-        .into_iter()
-        .map(|(family, names)| {
-            let names: Vec<&str> = names.into_iter().collect();
-            format!(
-                "{} table(s) of another ddb-rollover family ({family:?}) share this policy's name prefix {prefix:?}: {}. \
-                 They are never touched by this policy; IAM patterns like table/{prefix}* match them too",
-                names.len(),
-                listed(&names)
-            )
-        })
-        .collect();
-    if !unproven.is_empty() {
-        warnings.push(format!(
-            "{} table(s) named like this policy's are not this family's (not in the family's ledger, made again under the name, or keyed otherwise): {}. \
-             They are never touched; `ddb-rollover status` says whose each is, `ddb-rollover adopt` records one an operator vouches for (`ddb-rollover init` records those carrying this family's tag)",
-            unproven.len(),
-            listed(&unproven)
-        ));
     }
     warnings
 }
@@ -396,8 +361,11 @@ fn foreign_item(policy: &Policy, table: &ObservedTable, verdict: Verdict) -> Pla
         }
     };
     PlanItem {
-        status: Some(table.status.as_str().to_string()),
-        billing: Some(table.billing),
+        facts: TableFacts {
+            status: Some(table.status.as_str().to_string()),
+            billing: Some(table.billing),
+            ..TableFacts::named(&table.name)
+        },
         verdict: Some(verdict),
         ..PlanItem::unobserved(&table.name, Decision::Foreign, reason)
     }
@@ -485,27 +453,4 @@ fn ledger_items(
         });
     }
     items
-}
-
-/// One warning naming the tables the ledger records as ours whose tags, where read, name
-/// another family: ours by identity, but the functions' roles decide changes by that tag (the
-/// change is refused, loudly) and retention never deletes without our family tag.
-fn retagged_warning(policy: &Policy, owned: &[Owned]) -> Option<String> {
-    let retagged: Vec<String> = owned
-        .iter()
-        .filter_map(|o| {
-            let family = o.table.tags.as_ref()?.get(TAG_FAMILY)?;
-            (*family != policy.prefix).then(|| format!("{} ({family:?})", o.table.name))
-        })
-        .collect();
-    if retagged.is_empty() {
-        return None;
-    }
-    Some(format!(
-        "{} table(s) the family's ledger records as its own carry another family's {TAG_FAMILY} tag: {}. \
-         Still this family's by the identity recorded when it made them, but the functions' roles refuse changes to them \
-         (their IAM decides by that tag) and retention never deletes them; put this family's tag back (ddb-rollover adopt)",
-        retagged.len(),
-        retagged.join(", ")
-    ))
 }

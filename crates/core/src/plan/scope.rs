@@ -235,7 +235,7 @@ pub(crate) fn reads_needed(
     };
     let retention = policy.retention.as_ref();
     for item in &first.items {
-        let exists = item.status.is_some();
+        let exists = item.facts.status.is_some();
         // A capacity change waiting for the scalable targets: the final plan makes it.
         let awaits_scaling = matches!(
             item.decision,
@@ -245,17 +245,17 @@ pub(crate) fn reads_needed(
             }
         );
         if awaits_scaling {
-            need(&item.table, only(|r| r.scaling = true));
+            need(&item.facts.table, only(|r| r.scaling = true));
         }
-        match (operation, item.age) {
-            (_, Some(age)) if age <= 0 && exists => need(&item.table, target),
+        match (operation, item.facts.age) {
+            (_, Some(age)) if age <= 0 && exists => need(&item.facts.table, target),
             (Operation::ResizeOld, Some(age)) => {
                 if item.decision.updates_table() || awaits_scaling {
-                    need(&item.table, upkeep);
+                    need(&item.facts.table, upkeep);
                 }
                 if policy.archive().is_some_and(|a| age >= i64::from(a.after)) {
                     need(
-                        &item.table,
+                        &item.facts.table,
                         only(|r| {
                             r.tags = true;
                             r.point_in_time_recovery = true;
@@ -267,7 +267,7 @@ pub(crate) fn reads_needed(
                     .is_some_and(|after| age >= i64::from(after))
                 {
                     need(
-                        &item.table,
+                        &item.facts.table,
                         only(|r| {
                             r.tags = true;
                             r.scaling = true;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crate::ledger::{keys, Book, LedgerState, TableState};
 use crate::plan::deferral::DeferralCause;
 use crate::plan::Scope;
-use crate::plan::{plan_run, Decision, Operation, Plan, PlanItem};
+use crate::plan::{operator_warnings, plan_run, Decision, Operation, Plan, PlanItem};
 use crate::policy::limits::TABLE_QUOTA_ADVICE;
 use crate::policy::tags::{
     deferral_value, export_tag_value, TAG_EXPORT, TAG_FINAL_EXPORT, TAG_LAST_DEFERRAL, TAG_SEALED,
@@ -22,7 +22,6 @@ use crate::run::ledger::{self, since, Recorder, LEASE_WAIT, LEASE_WITHOUT_DEADLI
 use crate::run::observe::{observe, run_view, SCALING_UNSUPPORTED};
 use crate::run::readiness::{self, Readiness};
 use crate::run::report::{Outcome, RunReport, TableLine};
-use crate::run::status::operator_warnings;
 use crate::table::changes::{
     DeleteRequest, ExportRequest, SealRequest, SettingChange, TableSetting, TableSpec, TagChange,
     UnsealRequest,
@@ -253,7 +252,7 @@ pub async fn run_each<C: ControlPlane>(
 /// to an earlier phase (raise what resize_old dialled down) or undo what a later run did.
 fn replay_plan(mut plan: Plan) -> Plan {
     for item in &mut plan.items {
-        if item.decision.is_change() && item.status.is_some() {
+        if item.decision.is_change() && item.facts.status.is_some() {
             item.reason = format!(
                 "a replay makes only what is missing; the next scheduled run makes this change at its own time: {}",
                 item.reason
@@ -307,13 +306,17 @@ async fn next_table_ready<C: ControlPlane>(
     let mut ready = readiness::assess(policy, now, observed, book);
     for line in report.lines_with(Outcome::Done) {
         match &line.item.decision {
-            Decision::Create(_) | Decision::Recreate(_) => readiness::created(&mut ready, &line.item.table),
+            Decision::Create(_) | Decision::Recreate(_) => {
+                readiness::created(&mut ready, &line.item.facts.table)
+            }
             Decision::Configure(SettingChange {
                 setting: TableSetting::Warm(_),
                 ..
-            }) => readiness::warming(&mut ready, &line.item.table),
-            Decision::EnableKinesisDestination(_) => readiness::enabling(&mut ready, &line.item.table),
-            Decision::CreateEventSourceMapping(_) => readiness::mapping_created(&mut ready, &line.item.table),
+            }) => readiness::warming(&mut ready, &line.item.facts.table),
+            Decision::EnableKinesisDestination(_) => readiness::enabling(&mut ready, &line.item.facts.table),
+            Decision::CreateEventSourceMapping(_) => {
+                readiness::mapping_created(&mut ready, &line.item.facts.table)
+            }
             _ => {}
         }
     }
@@ -362,13 +365,13 @@ async fn apply_recording<C: ControlPlane>(
     } = plan;
     let (blocked, items): (Vec<_>, Vec<_>) = items
         .into_iter()
-        .partition(|item| unreadable.iter().any(|e| e.table == item.table));
+        .partition(|item| unreadable.iter().any(|e| e.table == item.facts.table));
     // A table's items run in order (its main change first, a delete after lifting protection);
     // different tables run concurrently.
     let mut by_table: Vec<Vec<PlanItem>> = Vec::new();
     for item in items {
         match by_table.last_mut() {
-            Some(group) if group[0].table == item.table => group.push(item),
+            Some(group) if group[0].facts.table == item.facts.table => group.push(item),
             _ => by_table.push(vec![item]),
         }
     }
@@ -379,7 +382,7 @@ async fn apply_recording<C: ControlPlane>(
         .await;
     let mut lines: Vec<TableLine> = lines.into_iter().flatten().collect();
     lines.extend(unreadable.iter().map(|error| unreadable_line(error, &blocked)));
-    lines.sort_by(|a, b| a.item.table.cmp(&b.item.table));
+    lines.sort_by(|a, b| a.item.facts.table.cmp(&b.item.facts.table));
     // Best effort, and never past the deadline: the report matters more than the tag.
     if !options.dry_run && options.deadline.is_none_or(|d| control.now() < d) {
         record_deferrals(control, &lines, at).await;
@@ -453,7 +456,7 @@ async fn execute<C: ControlPlane>(
     options: ApplyOptions,
 ) -> TableLine {
     let outcome = match (&item.decision, options.dry_run) {
-        (Decision::Blocked, _) => Err(failed("plan", &item.table, item.reason.clone())),
+        (Decision::Blocked, _) => Err(failed("plan", &item.facts.table, item.reason.clone())),
         (decision, true) if decision.is_change() => Ok(Outcome::Planned),
         (Decision::Unchanged, _) => Ok(Outcome::Unchanged),
         (Decision::Deferred { .. }, _) => Ok(Outcome::Deferred),
@@ -472,12 +475,12 @@ async fn execute<C: ControlPlane>(
         },
         (decision, _) => send(control, recorder, &item, decision, options).await,
     };
-    let outcome = match (outcome, item.phase) {
+    let outcome = match (outcome, item.facts.phase) {
         // resize_old dialled the table down: recorded, so no late create_new raises it again.
         (Ok(Outcome::Done), Some(phase))
             if operation == Operation::ResizeOld && phase > 0 && dials_down(&item.decision) =>
         {
-            recorder.lowered(&item.table, phase).await.map(|()| Outcome::Done).map_err(|e| {
+            recorder.lowered(&item.facts.table, phase).await.map(|()| Outcome::Done).map_err(|e| {
                 e.reworded(|message| {
                     format!("changed, but the family's ledger could not record it ({message}): a late create_new may raise it again")
                 })
@@ -504,17 +507,17 @@ fn dials_down(decision: &Decision) -> bool {
 /// The line of a step that ended with `outcome`: what each AWS error means for the run.
 fn conclude(operation: Operation, item: PlanItem, outcome: Result<Outcome, ControlPlaneError>) -> TableLine {
     // create_new's own tables must exist when it ends: one that vanished is not "gone".
-    let must_exist = operation == Operation::CreateNew && item.age.is_some_and(|age| age <= 0);
+    let must_exist = operation == Operation::CreateNew && item.facts.age.is_some_and(|age| age <= 0);
     match outcome {
         Ok(outcome) => {
             if outcome == Outcome::Done {
-                tracing::info!(table = %item.table, action = item.decision.action(), reason = %item.reason, "changed");
+                tracing::info!(table = %item.facts.table, action = item.decision.action(), reason = %item.reason, "changed");
             }
             TableLine::new(item, outcome, None)
         }
         // Deleted by another run (or by hand) since this run listed it: nothing left to do.
         Err(e) if e.kind == ErrorKind::NotFound && !must_exist => {
-            tracing::info!(table = %item.table, error = %e, "table gone");
+            tracing::info!(table = %item.facts.table, error = %e, "table gone");
             TableLine::new(item, Outcome::Gone, None)
         }
         // Another run made the same change first.
@@ -552,7 +555,7 @@ fn conclude(operation: Operation, item: PlanItem, outcome: Result<Outcome, Contr
             } else {
                 e
             };
-            tracing::error!(table = %item.table, error = %e, "the period's table could not be created");
+            tracing::error!(table = %item.facts.table, error = %e, "the period's table could not be created");
             TableLine::new(item, Outcome::Failed, Some(e.to_string()))
         }
         // DynamoDB refused for now (busy table, too many operations, decrease budget): a
@@ -560,7 +563,7 @@ fn conclude(operation: Operation, item: PlanItem, outcome: Result<Outcome, Contr
         Err(e)
             if matches!(e.kind, ErrorKind::InUse | ErrorKind::LimitExceeded) && item.decision.is_change() =>
         {
-            tracing::warn!(table = %item.table, error = %e, "deferred");
+            tracing::warn!(table = %item.facts.table, error = %e, "deferred");
             let cause = if e.kind == ErrorKind::InUse {
                 DeferralCause::TableBusy
             } else {
@@ -576,7 +579,7 @@ fn conclude(operation: Operation, item: PlanItem, outcome: Result<Outcome, Contr
             } else {
                 e
             };
-            tracing::error!(table = %item.table, error = %e, "failed");
+            tracing::error!(table = %item.facts.table, error = %e, "failed");
             TableLine::new(item, Outcome::Failed, Some(e.to_string()))
         }
     }
@@ -589,12 +592,12 @@ fn out_of_time(item: PlanItem) -> TableLine {
     let error = if creates {
         format!(
             "CreateTable {}: not sent, the run's time budget ended first; the next run (a retry) creates it",
-            item.table
+            item.facts.table
         )
     } else {
         "the run's time budget ended before this change; the next run makes it".to_string()
     };
-    tracing::warn!(table = %item.table, action = item.decision.action(), "out of time");
+    tracing::warn!(table = %item.facts.table, action = item.decision.action(), "out of time");
     if creates {
         TableLine::new(item, Outcome::Failed, Some(error))
     } else {
@@ -666,7 +669,7 @@ async fn create<C: ControlPlane>(
     item: &PlanItem,
     spec: &TableSpec,
 ) -> Result<(), ControlPlaneError> {
-    let slot = item.slot.expect("a created table's item holds its period");
+    let slot = item.facts.slot.expect("a created table's item holds its period");
     if !recorder.can_record() {
         return Err(crate::run::control::failed(
             "CreateTable",
@@ -1034,11 +1037,11 @@ async fn record_deferrals<C: ControlPlane>(control: &C, lines: &[TableLine], at:
             continue;
         };
         let value = deferral_value(at, line.item.decision.action(), error);
-        let change = TagChange::one(&line.item.table, arn, TAG_LAST_DEFERRAL, value);
+        let change = TagChange::one(&line.item.facts.table, arn, TAG_LAST_DEFERRAL, value);
         // The line itself says the change was deferred and why; only `status`'s "last
         // deferred" note is missing until the next deferral: a log line only.
         if let Err(error) = control.tag_table(&change).await {
-            tracing::info!(table = %line.item.table, %error, "could not record the deferral");
+            tracing::info!(table = %line.item.facts.table, %error, "could not record the deferral");
         }
     }
 }
@@ -1046,7 +1049,7 @@ async fn record_deferrals<C: ControlPlane>(control: &C, lines: &[TableLine], at:
 fn unreadable_line(error: &ControlPlaneError, blocked: &[PlanItem]) -> TableLine {
     let item = blocked
         .iter()
-        .find(|item| item.table == error.table)
+        .find(|item| item.facts.table == error.table)
         .cloned()
         .unwrap_or_else(|| PlanItem::unobserved(&error.table, Decision::Skipped, String::new()));
     TableLine::new(

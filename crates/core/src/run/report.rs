@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::plan::deferral::DeferralCause;
-use crate::plan::{Decision, Operation, PlanItem};
+use crate::plan::{Decision, Operation, PlanItem, TableFacts};
 use crate::run::control::ControlPlaneError;
 use crate::run::readiness::Readiness;
 
@@ -176,7 +176,7 @@ impl RunReport {
         }
         let distinct = |lines: &mut dyn Iterator<Item = &TableLine>| {
             lines
-                .map(|line| line.item.table.as_str())
+                .map(|line| line.item.facts.table.as_str())
                 .collect::<std::collections::BTreeSet<_>>()
                 .len()
         };
@@ -220,7 +220,7 @@ impl RunReport {
         for lost in ready.lost() {
             let failed = tables
                 .iter()
-                .any(|line| line.item.table == lost.table && line.outcome == Outcome::Failed);
+                .any(|line| line.item.facts.table == lost.table && line.outcome == Outcome::Failed);
             if failed {
                 continue;
             }
@@ -230,7 +230,7 @@ impl RunReport {
             // action failed, with DynamoDB's or Lambda's reason.
             let kinesis = lost.kinesis_is_the_trouble();
             let enabled = tables.iter_mut().find(|line| {
-                line.item.table == lost.table
+                line.item.facts.table == lost.table
                     && line.outcome == Outcome::Done
                     && match line.item.decision {
                         Decision::EnableKinesisDestination(_) => kinesis,
@@ -246,11 +246,14 @@ impl RunReport {
             // The verdict the run decided on for the table, as its own line carries it.
             let verdict = tables
                 .iter()
-                .find(|line| line.item.table == lost.table)
+                .find(|line| line.item.facts.table == lost.table)
                 .and_then(|line| line.item.verdict.clone());
             tables.push(TableLine::new(
                 PlanItem {
-                    status: lost.status.clone(),
+                    facts: TableFacts {
+                        status: lost.status.clone(),
+                        ..TableFacts::named(&lost.table)
+                    },
                     verdict,
                     ..PlanItem::unobserved(
                         &lost.table,
@@ -262,7 +265,7 @@ impl RunReport {
                 Some(error),
             ));
         }
-        tables.sort_by(|a, b| a.item.table.cmp(&b.item.table));
+        tables.sort_by(|a, b| a.item.facts.table.cmp(&b.item.facts.table));
         let report = RunReport::new(
             self.operation,
             self.at,
@@ -295,7 +298,7 @@ impl RunReport {
                 Some(read.error),
             ));
         }
-        tables.sort_by(|a, b| a.item.table.cmp(&b.item.table));
+        tables.sort_by(|a, b| a.item.facts.table.cmp(&b.item.facts.table));
         let report = RunReport::new(
             self.operation,
             self.at,

@@ -8,13 +8,10 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::plan::operator_warnings;
 use crate::plan::verdict::{ConsumerState, Judge, NotOurs, Owner, StreamState, Verdict};
-use crate::plan::{
-    family_tables, neighbour_warnings, plan_run, quota_warning, Decision, Operation, Plan, PlanItem,
-    QuotaHorizon, Seen,
-};
+use crate::plan::{plan_run, Decision, Operation, PlanItem, TableFacts};
 use crate::policy::period::Slot;
-use crate::policy::settings::Billing;
 use crate::policy::tags::TAG_LAST_DEFERRAL;
 use crate::policy::warm::WarmThroughput;
 use crate::policy::Policy;
@@ -94,21 +91,9 @@ pub struct NextPhase {
 /// Where one table stands, and what the next runs will do with it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TableStatusLine {
-    /// The table's name.
-    pub table: String,
-    /// The period label, for tables we own.
-    pub period: Option<String>,
-    /// The period itself, from which the next phase, archive and deletion are dated.
-    #[serde(skip)]
-    pub slot: Option<Slot>,
-    /// Periods since the table's period: 0 is current, negative is a pre-built future table.
-    pub age: Option<i64>,
-    /// Index into the policy's phases that the table's age calls for.
-    pub phase: Option<usize>,
-    /// TableStatus, or `None` for a table create_new would make.
-    pub status: Option<String>,
-    /// Throughput as observed; `None` for a table create_new would make.
-    pub billing: Option<Billing>,
+    /// The table, where it stands.
+    #[serde(flatten)]
+    pub facts: TableFacts,
     /// What the next create_new run would do with the table.
     pub create_new: Option<NextRun>,
     /// What the next resize_old run would do with the table.
@@ -230,17 +215,11 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observation: &Observation) ->
     ] {
         for item in items {
             let line = lines
-                .entry(item.table.clone())
+                .entry(item.facts.table.clone())
                 .or_insert_with(|| empty_line(&item));
             // A run that only lists a name says nothing of its period; the one that owns it does.
-            if line.slot.is_none() && item.slot.is_some() {
-                let fresh = empty_line(&item);
-                line.period = fresh.period;
-                line.slot = fresh.slot;
-                line.age = fresh.age;
-                line.phase = fresh.phase;
-                line.status = fresh.status;
-                line.billing = fresh.billing;
+            if line.facts.slot.is_none() && item.facts.slot.is_some() {
+                line.facts = item.facts.clone();
             }
             let main = match operation {
                 Operation::CreateNew => &mut line.create_new,
@@ -272,7 +251,7 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observation: &Observation) ->
     let theirs = |line: &TableStatusLine| {
         let other_family = observed
             .iter()
-            .find(|t| t.name == line.table)
+            .find(|t| t.name == line.facts.table)
             .and_then(|t| judge.verdict(t))
             .is_some_and(|v| {
                 matches!(
@@ -286,14 +265,15 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observation: &Observation) ->
     };
     let mut tables: Vec<TableStatusLine> = lines.into_values().filter(|line| !theirs(line)).collect();
     for line in &mut tables {
-        let table = observed.iter().find(|t| t.name == line.table);
+        let table = observed.iter().find(|t| t.name == line.facts.table);
         // A run that only lists a name (create_new lists every table but its own, resize_old
         // every name that is no period label) says nothing of its status: status read it.
-        if let (None, Some(table)) = (&line.status, table) {
-            line.status = Some(table.status.as_str().to_string());
-            line.billing = Some(table.billing);
+        if let (None, Some(table)) = (&line.facts.status, table) {
+            line.facts.status = Some(table.status.as_str().to_string());
+            line.facts.billing = Some(table.billing);
         }
         line.warm = line
+            .facts
             .phase
             .zip(table)
             .and_then(|(phase, table)| warm_status(policy, &judge, phase, table));
@@ -302,7 +282,7 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observation: &Observation) ->
         line.consumer = ours.as_ref().and_then(|v| consumer_cell(v.consumer.as_ref()?));
         line.sealed = observation
             .book
-            .table(&line.table)
+            .table(&line.facts.table)
             .and_then(|entry| entry.record.seal.as_ref())
             .map(|seal| seal.at);
         line.last_deferral = table
@@ -310,12 +290,12 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observation: &Observation) ->
             .and_then(|tags| tags.get(TAG_LAST_DEFERRAL))
             .cloned();
         // Only tables the planner found ours have a period.
-        if let Some(slot) = line.slot {
+        if let Some(slot) = line.facts.slot {
             let calendar = policy.calendar();
             line.grace_until = policy
                 .grace_end(slot)
-                .filter(|until| now < *until && line.age.is_some_and(|age| age > 0));
-            line.next_phase = next_phase(policy, slot, line.phase, now);
+                .filter(|until| now < *until && line.facts.age.is_some_and(|age| age > 0));
+            line.next_phase = next_phase(policy, slot, line.facts.phase, now);
             line.delete_due = policy
                 .retention
                 .as_ref()
@@ -336,37 +316,6 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observation: &Observation) ->
         health,
         unread: UnreadEvidence::of(&observation.unread),
     }
-}
-
-/// What an operator's view (`status`, `plan`: `observed` read in full) warns of: the
-/// neighbours under the prefix as the full view knows them (it reads every table's tags, so
-/// another family's are named as such), the runs' own other warnings (`runs`, each planned on
-/// what its run reads), and the table quota. A table is named in one warning: the runs' own
-/// neighbour warnings, from what they read, would name the same tables again, maybe as
-/// something else ("not in the ledger" for another family's), so they are left to the full
-/// view's. Each warning said once.
-pub(crate) fn operator_warnings(
-    policy: &Policy,
-    now: DateTime<Utc>,
-    seen: &Seen<'_>,
-    runs: &[&Plan],
-) -> Vec<String> {
-    let naming = policy.naming();
-    let full = plan_run(policy, now, seen, Operation::ResizeOld);
-    // Where an operator plans, the table quota is said however far away it is.
-    let tables = family_tables(&naming, seen.tables.iter().map(|t| t.name.as_str()));
-    let quota = quota_warning(policy, now, tables, QuotaHorizon::Ever);
-    let runs_own = runs.iter().flat_map(|run| {
-        let neighbours = neighbour_warnings(&naming, &run.items);
-        run.warnings.iter().filter(move |w| !neighbours.contains(w))
-    });
-    let mut warnings: Vec<String> = Vec::new();
-    for warning in full.warnings.iter().chain(runs_own).cloned().chain(quota) {
-        if !warnings.contains(&warning) {
-            warnings.push(warning);
-        }
-    }
-    warnings
 }
 
 /// What `status` shows of a table's warm throughput in phase `phase`: `None` for a table that is
@@ -398,13 +347,7 @@ fn next_phase(policy: &Policy, slot: Slot, phase: Option<usize>, now: DateTime<U
 
 fn empty_line(item: &PlanItem) -> TableStatusLine {
     TableStatusLine {
-        table: item.table.clone(),
-        period: item.period.clone(),
-        slot: item.slot,
-        age: item.age,
-        phase: item.phase,
-        status: item.status.clone(),
-        billing: item.billing,
+        facts: item.facts.clone(),
         create_new: None,
         resize_old: None,
         next_phase: None,

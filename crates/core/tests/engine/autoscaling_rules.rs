@@ -129,7 +129,7 @@ fn steps(plan: &Plan) -> Vec<(String, &'static str, String)> {
                     .join("; "),
                 _ => String::new(),
             };
-            (item.table.clone(), item.decision.action(), detail)
+            (item.facts.table.clone(), item.decision.action(), detail)
         })
         .collect()
 }
@@ -153,7 +153,7 @@ fn assert_leaves_alone(plan: &Plan, table: &str) {
         !plan
             .items
             .iter()
-            .any(|i| i.table == table && i.decision.is_change()),
+            .any(|i| i.facts.table == table && i.decision.is_change()),
         "{table}: {:#?}",
         plan.items
     );
@@ -286,7 +286,7 @@ fn a_target_left_on_the_name_is_not_registered_over() {
     let skipped = plan
         .items
         .iter()
-        .find(|i| i.table == "ts_2018-10-25" && i.decision == Decision::Skipped)
+        .find(|i| i.facts.table == "ts_2018-10-25" && i.decision == Decision::Skipped)
         .expect("a line for the registration left out");
     assert_reason_mentions(skipped, &["no scalable target is this policy's to register"]);
     assert_eq!(steps(&plan)[3], registers_both("ts_2018-10-26"));
@@ -530,7 +530,7 @@ fn a_foreign_scalable_target_is_reported_never_resized_against_or_deregistered()
     let register = plan
         .items
         .iter()
-        .find(|i| i.table == "ts_2018-10-27" && i.decision.action() == "register_scaling")
+        .find(|i| i.facts.table == "ts_2018-10-27" && i.decision.action() == "register_scaling")
         .unwrap();
     assert_reason_mentions(register, &["table/ts_2018-10-27 read"]);
     assert!(plan.warnings.iter().any(|w| w.contains("ts_2018-10-27")));
@@ -604,7 +604,7 @@ fn a_foreign_target_on_one_dimension_leaves_only_that_dimension() {
     let raise = plan
         .items
         .iter()
-        .find(|i| i.table == "ts_2018-10-26" && i.decision.action() == "update")
+        .find(|i| i.facts.table == "ts_2018-10-26" && i.decision.action() == "update")
         .unwrap_or_else(|| panic!("{:#?}", plan.items));
     let Decision::Update(change) = &raise.decision else {
         unreachable!()

@@ -63,7 +63,7 @@ async fn a_past_instant_does_not_make_a_deleted_period_again() {
     let line = report
         .tables
         .iter()
-        .find(|l| l.item.table == TABLE)
+        .find(|l| l.item.facts.table == TABLE)
         .unwrap_or_else(|| panic!("no line for {TABLE}: {report:#?}"));
     assert!(line.item.reason.contains("receipt"), "{line:#?}");
     assert!(!report.succeeded(), "{report:#?}");
@@ -202,7 +202,7 @@ async fn a_recorded_seal_is_lifted_when_retention_is_called_off() {
         status(policy, now, &observation)
             .tables
             .into_iter()
-            .find(|l| l.table == TABLE)
+            .find(|l| l.facts.table == TABLE)
             .and_then(|l| l.sealed)
     };
     assert!(shown(&fake, &policy).is_some(), "status does not show the seal");

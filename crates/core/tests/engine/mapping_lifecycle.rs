@@ -101,7 +101,7 @@ fn create_new_maps_each_tables_stream_and_maps_again_one_someone_deleted() {
         .tables
         .iter()
         .filter(|l| matches!(l.item.decision, Decision::CreateEventSourceMapping(_)))
-        .map(|l| l.item.table.as_str())
+        .map(|l| l.item.facts.table.as_str())
         .collect();
     assert_eq!(
         made,
@@ -129,7 +129,7 @@ fn someone_elses_mapping_keeps_its_table_and_ours_goes_with_the_table() {
     let kept = resize_old(&fake, &policy());
     assert!(fake.with_world(|w| w.tables.contains_key(TABLES[0])), "{kept:#?}");
     // Named in the verdict as someone else's, vetoing the deletion.
-    let judged = kept.tables.iter().filter(|l| l.item.table == TABLES[0]).any(|l| {
+    let judged = kept.tables.iter().filter(|l| l.item.facts.table == TABLES[0]).any(|l| {
         l.item.verdict.as_ref().is_some_and(|v| {
             v.foreign
                 .iter()
@@ -147,7 +147,8 @@ fn someone_elses_mapping_keeps_its_table_and_ours_goes_with_the_table() {
         .tables
         .iter()
         .find(|l| {
-            l.item.table == TABLES[0] && matches!(l.item.decision, Decision::DeleteEventSourceMapping(_))
+            l.item.facts.table == TABLES[0]
+                && matches!(l.item.decision, Decision::DeleteEventSourceMapping(_))
         })
         .unwrap_or_else(|| panic!("no unmap line: {deleted:#?}"));
     assert_eq!(unmap.outcome, Outcome::Done);
@@ -172,7 +173,7 @@ fn a_deleted_consumer_function_fails_create_new_on_the_new_tables_mapping() {
         .tables
         .iter()
         .find(|l| {
-            l.item.table == "timeseries_2018-10-27"
+            l.item.facts.table == "timeseries_2018-10-27"
                 && matches!(l.item.decision, Decision::CreateEventSourceMapping(_))
         })
         .unwrap_or_else(|| panic!("no mapping line: {report:#?}"));
@@ -225,7 +226,8 @@ fn a_mapping_of_our_function_that_someone_else_made_is_theirs() {
         .tables
         .iter()
         .find(|l| {
-            l.item.table == TABLES[0] && matches!(l.item.decision, Decision::CreateEventSourceMapping(_))
+            l.item.facts.table == TABLES[0]
+                && matches!(l.item.decision, Decision::CreateEventSourceMapping(_))
         })
         .unwrap_or_else(|| panic!("no mapping line: {again:#?}"));
     assert_eq!(line.outcome, Outcome::Failed, "{line:#?}");
@@ -268,7 +270,9 @@ fn a_mapping_whose_record_was_lost_is_resolved_by_the_intent() {
     let line = first
         .tables
         .iter()
-        .find(|l| l.item.table == next && matches!(l.item.decision, Decision::CreateEventSourceMapping(_)))
+        .find(|l| {
+            l.item.facts.table == next && matches!(l.item.decision, Decision::CreateEventSourceMapping(_))
+        })
         .unwrap_or_else(|| panic!("no mapping line: {first:#?}"));
     assert_eq!(line.outcome, Outcome::Failed, "{line:#?}");
     let feeds = record(&fake, next).feeds.unwrap();
@@ -380,7 +384,7 @@ fn someone_elses_mapping_keeps_the_stream_the_template_would_turn_off() {
         let line = status(&changed, now, &observed)
             .tables
             .into_iter()
-            .find(|l| l.table == TABLES[0])
+            .find(|l| l.facts.table == TABLES[0])
             .unwrap();
         let said = serde_json::to_string(&line).unwrap();
         for part in [
@@ -403,7 +407,7 @@ fn someone_elses_mapping_keeps_the_stream_the_template_would_turn_off() {
             "{template}: a stream no one else reads is turned off"
         );
         let vetoed = report.tables.iter().any(|l| {
-            l.item.table == TABLES[0]
+            l.item.facts.table == TABLES[0]
                 && l.item.decision == Decision::Skipped
                 && l.item.reason.contains(&theirs)
                 && l.item.reason.contains(THEIRS)
@@ -450,7 +454,7 @@ fn updates(report: &RunReport) -> Vec<(String, String)> {
         .tables
         .iter()
         .filter(|l| matches!(l.item.decision, Decision::UpdateEventSourceMapping(_)))
-        .map(|l| (l.item.table.clone(), l.item.reason.clone()))
+        .map(|l| (l.item.facts.table.clone(), l.item.reason.clone()))
         .collect()
 }
 
@@ -506,7 +510,7 @@ fn our_mappings_changed_batch_size_and_filters_are_put_back_once() {
             line.other_changes
                 .iter()
                 .filter(|c| matches!(c.decision, Decision::UpdateEventSourceMapping(_)))
-                .map(|c| (line.table.clone(), c.reason.clone()))
+                .map(|c| (line.facts.table.clone(), c.reason.clone()))
         })
         .collect();
     assert_eq!(
@@ -588,7 +592,7 @@ fn our_mapping_someone_re_pointed_is_left_named_and_keeps_its_table() {
     let mapping_lines: Vec<&str> = report
         .tables
         .iter()
-        .filter(|l| l.item.table == TABLES[0])
+        .filter(|l| l.item.facts.table == TABLES[0])
         .map(|l| l.item.decision.action())
         .filter(|a| a.contains("event_source_mapping"))
         .collect();
@@ -605,7 +609,7 @@ fn our_mapping_someone_re_pointed_is_left_named_and_keeps_its_table() {
     let now = fake.now();
     let observed = futures::executor::block_on(observe(&fake, &policy, Scope::Full(now), 4)).unwrap();
     let shown = status(&policy, now, &observed);
-    let line = shown.tables.iter().find(|l| l.table == TABLES[0]).unwrap();
+    let line = shown.tables.iter().find(|l| l.facts.table == TABLES[0]).unwrap();
     let cell = line.consumer.as_deref().unwrap_or_default();
     assert!(
         cell.starts_with("REPOINTED: our mapping") && cell.contains(&ours),
@@ -618,7 +622,7 @@ fn our_mapping_someone_re_pointed_is_left_named_and_keeps_its_table() {
     let why = kept
         .tables
         .iter()
-        .find(|l| l.item.table == TABLES[0])
+        .find(|l| l.item.facts.table == TABLES[0])
         .and_then(|l| l.item.verdict.clone())
         .map(|v| v.not_deletable)
         .unwrap_or_default();

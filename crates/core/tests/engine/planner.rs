@@ -33,8 +33,8 @@ fn changes(plan: &Plan) -> Vec<(String, String)> {
     plan.items
         .iter()
         .filter_map(|item| match &item.decision {
-            Decision::Create(spec) => Some((item.table.clone(), format!("create {}", spec.billing))),
-            Decision::Update(change) => Some((item.table.clone(), format!("update {}", change.to))),
+            Decision::Create(spec) => Some((item.facts.table.clone(), format!("create {}", spec.billing))),
+            Decision::Update(change) => Some((item.facts.table.clone(), format!("update {}", change.to))),
             _ => None,
         })
         .collect()
@@ -44,7 +44,7 @@ fn decision_of<'a>(plan: &'a Plan, table: &str) -> &'a Decision {
     &plan
         .items
         .iter()
-        .find(|item| item.table == table)
+        .find(|item| item.facts.table == table)
         .unwrap_or_else(|| panic!("{table} not in plan: {plan:#?}"))
         .decision
 }
@@ -172,7 +172,7 @@ fn resize_old_moves_each_table_to_the_phase_of_its_age() {
     assert_eq!(decision_of(&plan, "timeseries_2018-10-24"), &Decision::Unchanged);
     assert_eq!(decision_of(&plan, "timeseries_2018-10-26"), &Decision::Skipped);
     assert_eq!(decision_of(&plan, "timeseries_2018-10-27"), &Decision::Skipped);
-    let ages: Vec<_> = plan.items.iter().map(|i| i.age.unwrap()).collect();
+    let ages: Vec<_> = plan.items.iter().map(|i| i.facts.age.unwrap()).collect();
     assert_eq!(ages, [4, 3, 2, 1, 0, -1]);
 }
 
@@ -300,7 +300,7 @@ fn foreign_and_unrelated_tables_are_never_touched() {
             .items
             .iter()
             .filter(|i| i.decision == Decision::Foreign)
-            .map(|i| i.table.as_str())
+            .map(|i| i.facts.table.as_str())
             .collect();
         assert_eq!(
             foreign,
@@ -316,7 +316,7 @@ fn foreign_and_unrelated_tables_are_never_touched() {
         assert!(!plan
             .items
             .iter()
-            .any(|i| i.table == "orders" || i.table == "timeseries2018-10-20"));
+            .any(|i| i.facts.table == "orders" || i.facts.table == "timeseries2018-10-20"));
     }
 }
 
@@ -520,12 +520,12 @@ fn ages_across_a_dst_change_match_the_calendar() {
     for operation in [Operation::CreateNew, Operation::ResizeOld] {
         let plan = plan(&policy, now, &existing, operation);
         for item in &plan.items {
-            let slot = calendar.parse(item.period.as_deref().unwrap()).unwrap();
+            let slot = calendar.parse(item.facts.period.as_deref().unwrap()).unwrap();
             assert_eq!(
-                item.age,
+                item.facts.age,
                 Some(calendar.periods_between(slot, current)),
                 "{}",
-                item.table
+                item.facts.table
             );
         }
     }

@@ -81,7 +81,7 @@ fn hot(name: &str) -> ObservedTable {
 }
 
 fn items<'a>(plan: &'a Plan, table: &str) -> Vec<&'a PlanItem> {
-    plan.items.iter().filter(|i| i.table == table).collect()
+    plan.items.iter().filter(|i| i.facts.table == table).collect()
 }
 
 fn update_of<'a>(plan: &'a Plan, table: &str) -> &'a CapacityChange {
@@ -322,7 +322,7 @@ fn with_a_grace_yesterdays_table_keeps_phase_0_until_the_grace_ends() {
     );
     let item = items(&early, "timeseries_2018-10-25")[0];
     assert_eq!(item.decision, Decision::Unchanged);
-    assert_eq!(item.phase, Some(0));
+    assert_eq!(item.facts.phase, Some(0));
     assert_reason_mentions(item, &["2018-10-26T02:00:00+00:00"]);
     let late = plan(
         &policy,

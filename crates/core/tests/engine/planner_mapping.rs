@@ -76,7 +76,7 @@ fn ours(policy: &Policy, name: &str, mappings: Option<Vec<ObservedMapping>>) -> 
 }
 
 fn items<'a>(plan: &'a Plan, table: &str) -> Vec<&'a PlanItem> {
-    plan.items.iter().filter(|i| i.table == table).collect()
+    plan.items.iter().filter(|i| i.facts.table == table).collect()
 }
 
 fn map_item<'a>(plan: &'a Plan, table: &str) -> Option<&'a PlanItem> {

@@ -55,7 +55,7 @@ fn ours(policy: &Policy, name: &str, destinations: Option<Vec<ObservedDestinatio
 }
 
 fn items<'a>(plan: &'a Plan, table: &str) -> Vec<&'a PlanItem> {
-    plan.items.iter().filter(|i| i.table == table).collect()
+    plan.items.iter().filter(|i| i.facts.table == table).collect()
 }
 
 fn enable_item<'a>(plan: &'a Plan, table: &str) -> Option<&'a PlanItem> {

@@ -93,7 +93,7 @@ fn at_phase_1(mut t: ObservedTable) -> ObservedTable {
 }
 
 fn items<'a>(plan: &'a Plan, table: &str) -> Vec<&'a PlanItem> {
-    plan.items.iter().filter(|i| i.table == table).collect()
+    plan.items.iter().filter(|i| i.facts.table == table).collect()
 }
 
 /// The table's warm throughput item, if it has one.

@@ -332,7 +332,9 @@ async fn unproven_reason(fake: &FakeAws, policy: &Policy) -> String {
     let line = report
         .tables
         .iter()
-        .find(|l| l.item.table == TABLE && matches!(l.item.decision, ddb_rollover::Decision::Deferred { .. }))
+        .find(|l| {
+            l.item.facts.table == TABLE && matches!(l.item.decision, ddb_rollover::Decision::Deferred { .. })
+        })
         .unwrap_or_else(|| panic!("{TABLE} not deferred: {report:#?}"));
     assert!(line.item.reason.contains("not proven"), "{line:#?}");
     line.item.reason.clone()

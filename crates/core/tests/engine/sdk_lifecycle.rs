@@ -36,7 +36,7 @@ use crate::common::reports::step_outcomes;
 use chrono::{DateTime, Utc};
 use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::ledger::{Book, PeriodBounds, Receipt, TableIdentity};
-use ddb_rollover::plan::{Decision, Plan, PlanItem};
+use ddb_rollover::plan::{Decision, Plan, PlanItem, TableFacts};
 use ddb_rollover::policy::settings::{Encryption, StreamView};
 use ddb_rollover::policy::tags::TAG_LAST_DEFERRAL;
 use ddb_rollover::policy::Policy;
@@ -118,13 +118,15 @@ async fn delete(control: &DynamoDb, name: &str, lift: bool) -> (Outcome, Option<
         archive: None,
     };
     let item = PlanItem {
-        table: name.into(),
-        period: Some("2018-10-01".into()),
-        slot: None,
-        age: Some(30),
-        phase: Some(2),
-        status: Some("ACTIVE".into()),
-        billing: None,
+        facts: TableFacts {
+            table: name.into(),
+            period: Some("2018-10-01".into()),
+            slot: None,
+            age: Some(30),
+            phase: Some(2),
+            status: Some("ACTIVE".into()),
+            billing: None,
+        },
         arn: None,
         verdict: None,
         decision: Decision::Delete(DeleteRequest {

@@ -132,7 +132,7 @@ fn resize(tables: &[ObservedTable]) -> Plan {
 fn last<'a>(plan: &'a Plan, table: &str) -> &'a PlanItem {
     plan.items
         .iter()
-        .rfind(|i| i.table == table)
+        .rfind(|i| i.facts.table == table)
         .unwrap_or_else(|| panic!("{table} not in {plan:#?}"))
 }
 
@@ -386,7 +386,7 @@ fn status_shows_each_step_of_the_deletion() {
     more.push(archived(6));
     let report = status(&policy, now(), &Observation::enrolled(&policy, more.to_vec()));
     let step = |age: i64| {
-        let line = report.tables.iter().find(|l| l.table == name(age)).unwrap();
+        let line = report.tables.iter().find(|l| l.facts.table == name(age)).unwrap();
         let next = line.resize_old.as_ref().unwrap();
         let others: Vec<&str> = line.other_changes.iter().map(|c| c.decision.action()).collect();
         (next.decision.action(), others, next.reason.clone())

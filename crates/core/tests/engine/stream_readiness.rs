@@ -51,7 +51,9 @@ fn enable_line<'r>(report: &'r RunReport, table: &str) -> &'r ddb_rollover::run:
     report
         .tables
         .iter()
-        .find(|l| l.item.table == table && matches!(l.item.decision, Decision::EnableKinesisDestination(_)))
+        .find(|l| {
+            l.item.facts.table == table && matches!(l.item.decision, Decision::EnableKinesisDestination(_))
+        })
         .unwrap_or_else(|| panic!("no enable line for {table}: {report:#?}"))
 }
 

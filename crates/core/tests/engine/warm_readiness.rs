@@ -144,7 +144,7 @@ fn a_raise_of_a_pre_built_table_is_waited_for_and_status_shows_it() {
         .tables
         .iter()
         .filter(|l| l.item.decision.action() == "configure" && l.outcome == Outcome::Done)
-        .map(|l| l.item.table.as_str())
+        .map(|l| l.item.facts.table.as_str())
         .collect();
     assert_eq!(raised, ["timeseries_2018-10-26"], "only the pre-built table");
     assert!(report.next_table_ready.unwrap().ready);

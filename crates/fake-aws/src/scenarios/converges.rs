@@ -207,7 +207,7 @@ pub fn resize_old_converges(f: &RunFacts<'_>) -> Vec<String> {
             .report
             .tables
             .iter()
-            .filter(|l| l.item.table == before.name && l.outcome == Outcome::Deferred)
+            .filter(|l| l.item.facts.table == before.name && l.outcome == Outcome::Deferred)
             .filter_map(|l| l.deferral)
             .collect();
         let confirmed: Vec<Result<(), String>> =
@@ -219,7 +219,7 @@ pub fn resize_old_converges(f: &RunFacts<'_>) -> Vec<String> {
                     .report
                     .tables
                     .iter()
-                    .filter(|l| l.item.table == before.name && l.deferral == Some(*cause))
+                    .filter(|l| l.item.facts.table == before.name && l.deferral == Some(*cause))
                     .map(|l| l.item.decision.action())
                     .collect();
                 count(format!("promise 4: excused by {cause} on {actions:?}"));

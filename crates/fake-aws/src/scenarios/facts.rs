@@ -54,7 +54,7 @@ impl RunFacts<'_> {
         self.report
             .tables
             .iter()
-            .filter(|l| l.item.table == table)
+            .filter(|l| l.item.facts.table == table)
             .map(|l| {
                 format!(
                     "[{} {}{}: {}]",
@@ -440,7 +440,7 @@ pub fn nothing_foreign_changed(f: &RunFacts<'_>) -> Vec<String> {
             if !theirs.is_empty() || !target_is_ours(target) {
                 out.push(format!(
                     "{}: {} planned to deregister the scalable target {} (made by {:?}), which carries the policies {theirs:?} that are not ours",
-                    f.step, line.item.table, removal.key, target.maker
+                    f.step, line.item.facts.table, removal.key, target.maker
                 ));
             }
         }

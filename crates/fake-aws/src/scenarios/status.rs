@@ -19,8 +19,8 @@ pub fn status_predicts_run(f: &RunFacts<'_>) -> Vec<String> {
             Operation::CreateNew => &line.create_new,
             Operation::ResizeOld => &line.resize_old,
         };
-        let entry = predicted.entry(line.table.as_str()).or_default();
-        let why = reasons.entry(line.table.as_str()).or_default();
+        let entry = predicted.entry(line.facts.table.as_str()).or_default();
+        let why = reasons.entry(line.facts.table.as_str()).or_default();
         if let Some(next) = main {
             why.push(format!("{}: {}", next.decision.action(), next.reason));
             if next.decision.is_change() {
@@ -39,12 +39,12 @@ pub fn status_predicts_run(f: &RunFacts<'_>) -> Vec<String> {
     // table's, which status (reading no lease) predicts as the changes themselves.
     let mut leased: BTreeMap<&str, usize> = BTreeMap::new();
     for line in &f.report.tables {
-        let entry = done.entry(line.item.table.as_str()).or_default();
+        let entry = done.entry(line.item.facts.table.as_str()).or_default();
         if line.item.decision.is_change() {
             entry.push(line.item.decision.action());
         }
         if line.deferral == Some(ddb_rollover::DeferralCause::LeaseHeld) {
-            *leased.entry(line.item.table.as_str()).or_default() += 1;
+            *leased.entry(line.item.facts.table.as_str()).or_default() += 1;
         }
     }
     let names: BTreeSet<&str> = predicted.keys().chain(done.keys()).copied().collect();
@@ -57,7 +57,7 @@ pub fn status_predicts_run(f: &RunFacts<'_>) -> Vec<String> {
                 .as_deref()
                 .is_some_and(|e| e.contains("AccessDeniedException"))
     }) {
-        let table = line.item.table.as_str();
+        let table = line.item.facts.table.as_str();
         if !f.status.warnings.iter().any(|w| w.contains(table)) {
             out.push(format!(
                 "{}: {table}: the run's {} was refused by the role ({}), and status did not warn of it; its warnings: {:?}",
@@ -76,7 +76,7 @@ pub fn status_predicts_run(f: &RunFacts<'_>) -> Vec<String> {
                 line.item
                     .reason
                     .starts_with(&format!("{} failed for", read.operation))
-                    && read.tables.contains(&line.item.table)
+                    && read.tables.contains(&line.item.facts.table)
             });
             if !named {
                 out.push(format!(
@@ -86,7 +86,12 @@ pub fn status_predicts_run(f: &RunFacts<'_>) -> Vec<String> {
             }
             continue;
         }
-        let Some(status_line) = f.status.tables.iter().find(|l| l.table == line.item.table) else {
+        let Some(status_line) = f
+            .status
+            .tables
+            .iter()
+            .find(|l| l.facts.table == line.item.facts.table)
+        else {
             continue;
         };
         let main = match f.operation {
@@ -98,7 +103,7 @@ pub fn status_predicts_run(f: &RunFacts<'_>) -> Vec<String> {
             out.push(format!(
                 "{}: {}: status's {} verdict was {:?}, the run's line ({}) decided on {:?}",
                 f.step,
-                line.item.table,
+                line.item.facts.table,
                 f.operation,
                 predicted,
                 line.item.decision.action(),

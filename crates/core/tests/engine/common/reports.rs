@@ -8,7 +8,7 @@ use ddb_rollover::{Outcome, RunReport};
 pub(crate) fn table_outcomes<'r>(lines: impl IntoIterator<Item = &'r TableLine>) -> Vec<(&'r str, Outcome)> {
     lines
         .into_iter()
-        .map(|l| (l.item.table.as_str(), l.outcome))
+        .map(|l| (l.item.facts.table.as_str(), l.outcome))
         .collect()
 }
 
@@ -26,6 +26,6 @@ pub(crate) fn line_with<'r>(report: &'r RunReport, table: &str, outcome: Outcome
     report
         .tables
         .iter()
-        .find(|l| l.item.table == table && l.outcome == outcome)
+        .find(|l| l.item.facts.table == table && l.outcome == outcome)
         .unwrap_or_else(|| panic!("no {outcome:?} line for {table}: {report:#?}"))
 }

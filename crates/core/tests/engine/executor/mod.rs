@@ -231,7 +231,7 @@ fn line<'r>(report: &'r RunReport, table: &str) -> &'r ddb_rollover::run::report
     report
         .tables
         .iter()
-        .find(|l| l.item.table == table)
+        .find(|l| l.item.facts.table == table)
         .unwrap_or_else(|| panic!("no line for {table}: {report:#?}"))
 }
 
@@ -261,7 +261,7 @@ fn predicted(
                 .filter(|d| d.is_change() || matches!(d, Decision::Blocked))
                 .map(Decision::action)
                 .collect();
-            (line.table.clone(), actions)
+            (line.facts.table.clone(), actions)
         })
         .filter(|(_, actions)| !actions.is_empty())
         .collect()
@@ -274,7 +274,7 @@ fn made(report: &RunReport) -> BTreeMap<String, Vec<&'static str>> {
         .iter()
         .filter(|l| l.item.decision.is_change() || matches!(l.item.decision, Decision::Blocked))
     {
-        made.entry(line.item.table.clone())
+        made.entry(line.item.facts.table.clone())
             .or_default()
             .push(line.item.decision.action());
     }

@@ -182,7 +182,7 @@ async fn a_period_table_missing_at_the_end_fails_the_run() {
     assert!(!report.succeeded(), "{report:#?}");
     let lost: Vec<_> = report
         .lines_with(Outcome::Failed)
-        .map(|l| l.item.table.as_str())
+        .map(|l| l.item.facts.table.as_str())
         .collect();
     assert_eq!(lost, ["timeseries_2018-10-26"], "{report:#?}");
     assert_eq!(

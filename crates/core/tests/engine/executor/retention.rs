@@ -65,7 +65,7 @@ async fn a_failed_export_or_delete_blocks_neither_other_tables_nor_create_new() 
         .find(|l| l.item.reason.starts_with("final export after the seal"))
         .unwrap_or_else(|| panic!("{report:#?}"));
     assert_eq!(
-        (final_export.item.table.as_str(), final_export.outcome),
+        (final_export.item.facts.table.as_str(), final_export.outcome),
         ("timeseries_2018-10-20", Outcome::Failed)
     );
     for table in ["timeseries_2018-10-21", "timeseries_2018-10-22"] {

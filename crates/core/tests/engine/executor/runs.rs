@@ -62,7 +62,7 @@ async fn a_table_made_by_someone_else_at_the_name_meanwhile_is_not_ours() {
     let line = report
         .tables
         .iter()
-        .find(|l| l.item.table == "timeseries_2018-10-26")
+        .find(|l| l.item.facts.table == "timeseries_2018-10-26")
         .unwrap();
     assert!(
         line.error

@@ -49,7 +49,11 @@ async fn status_predicts_each_run_exactly_and_names_what_only_it_can_see() {
         );
         // The same verdict, line by line.
         for line in &report.tables {
-            let Some(status_line) = status.tables.iter().find(|l| l.table == line.item.table) else {
+            let Some(status_line) = status
+                .tables
+                .iter()
+                .find(|l| l.facts.table == line.item.facts.table)
+            else {
                 continue;
             };
             let next = match operation {
@@ -60,7 +64,7 @@ async fn status_predicts_each_run_exactly_and_names_what_only_it_can_see() {
                 next.as_ref().and_then(|n| n.verdict.as_ref()),
                 line.item.verdict.as_ref(),
                 "{operation} {}",
-                line.item.table
+                line.item.facts.table
             );
         }
         match operation {

@@ -203,7 +203,10 @@ fn resize(policy: &Policy, tables: &[ObservedTable]) -> Plan {
 }
 
 fn items<'a>(plan: &'a Plan, table: &str) -> Vec<&'a PlanItem> {
-    plan.items.iter().filter(|item| item.table == table).collect()
+    plan.items
+        .iter()
+        .filter(|item| item.facts.table == table)
+        .collect()
 }
 
 fn decisions(plan: &Plan, table: &str) -> Vec<Decision> {
@@ -232,14 +235,14 @@ fn tables_with(plan: &Plan, action: &str) -> Vec<String> {
     plan.items
         .iter()
         .filter(|item| item.decision.action() == action)
-        .map(|item| item.table.clone())
+        .map(|item| item.facts.table.clone())
         .collect()
 }
 
 fn line<'a>(lines: &'a [TableStatusLine], table: &str) -> &'a TableStatusLine {
     lines
         .iter()
-        .find(|l| l.table == table)
+        .find(|l| l.facts.table == table)
         .unwrap_or_else(|| panic!("{table} not in status"))
 }
 

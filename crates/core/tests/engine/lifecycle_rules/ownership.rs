@@ -423,7 +423,7 @@ fn period_tags_older_than_the_name_never_age_a_table() {
     tags.insert(TAG_PERIOD_START.into(), "2015-01-01T00:00:00+00:00".into());
     tags.insert(TAG_PERIOD_END.into(), "2015-01-02T00:00:00+00:00".into());
     let plan = resize(&policy, &[ours(&policy, 3), ours(&policy, 2), current]);
-    assert_eq!(items(&plan, &name(0))[0].age, Some(0), "{plan:#?}");
+    assert_eq!(items(&plan, &name(0))[0].facts.age, Some(0), "{plan:#?}");
     assert!(
         decisions(&plan, &name(0))
             .iter()

@@ -269,7 +269,7 @@ fn period_tags_without_the_family_tag_are_no_evidence() {
     let plan = resize(&policy, &[family, current]);
     let items = items(&plan, "timeseries_2018-10-20");
     // The last hour of 2018-10-20 is 5 days and 1 hour before the current hour.
-    assert_eq!(items[0].age, Some(121), "{items:#?}");
+    assert_eq!(items[0].facts.age, Some(121), "{items:#?}");
     assert!(
         !decisions(&plan, "timeseries_2018-10-20").contains(&Decision::Foreign),
         "{items:#?}"

@@ -21,7 +21,7 @@ fn next_phase(policy: &Policy, now: &str, table: &str) -> Option<NextPhase> {
     let line = report
         .tables
         .iter()
-        .find(|line| line.table == table)
+        .find(|line| line.facts.table == table)
         .unwrap_or_else(|| panic!("no line for {table}: {report:#?}"));
     line.next_phase
 }

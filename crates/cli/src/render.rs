@@ -381,18 +381,44 @@ pub fn init_report(report: &InitReport) -> String {
 /// What `adopt` did or would do with each table.
 pub fn adopt_report(report: &AdoptReport) -> String {
     let rows = operator_rows(&report.tables, |adoption| match adoption {
-        Adoption::Record { identity, tags, .. } if tags.is_empty() => format!(
-            "record in the ledger (created {}; no tags: the endpoint keeps none)",
-            rfc3339(identity.created)
-        ),
-        Adoption::Record { identity, tags, .. } => format!(
-            "record in the ledger (created {}) and tag {}",
-            rfc3339(identity.created),
-            tags.iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        Adoption::Record {
+            identity,
+            tags,
+            feeds,
+            ..
+        } => {
+            let tagged = if tags.is_empty() {
+                "; no tags: the endpoint keeps none".to_string()
+            } else {
+                format!(
+                    " and tag {}",
+                    tags.iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            let taken: Vec<String> = feeds
+                .destinations
+                .iter()
+                .map(|stream| format!("its destination to {stream}"))
+                .chain(
+                    feeds
+                        .mappings
+                        .iter()
+                        .map(|uuid| format!("event source mapping {uuid} of the family's consumer")),
+                )
+                .collect();
+            let taken = if taken.is_empty() {
+                String::new()
+            } else {
+                format!("; takes as ours (vouch for each): {}", taken.join(", "))
+            };
+            format!(
+                "record in the ledger (created {}){tagged}{taken}",
+                rfc3339(identity.created)
+            )
+        }
         Adoption::AlreadyOurs => "already in the family's ledger".into(),
         Adoption::Refused { reasons } => format!("refused: {}", reasons.join("; ")),
     });

@@ -49,6 +49,11 @@ pub enum Adoption {
         period: PeriodBounds,
         /// Our tags to add, by key.
         tags: BTreeMap<String, String>,
+        /// The change feeds on it now that the policy names (its destination to the family's
+        /// stream, the mappings of the family's consumer function, by UUID): recorded as ours
+        /// with it, so each is named here, for the operator to vouch for before `--yes`.
+        #[serde(skip_serializing_if = "feeds_empty")]
+        feeds: Feeds,
     },
     /// The ledger records it already, with the identity it shows.
     AlreadyOurs,
@@ -204,7 +209,12 @@ fn candidate(policy: &Policy, now: DateTime<Utc>, table: &ObservedTable) -> Adop
         identity,
         period: bounds_of(&calendar, slot),
         tags,
+        feeds: feeds_named_ours(policy, table),
     }
+}
+
+fn feeds_empty(feeds: &Feeds) -> bool {
+    feeds.destinations.is_empty() && feeds.mappings.is_empty()
 }
 
 /// Reads the named tables in full, decides, and (unless `dry_run`) records and tags the ones
@@ -245,17 +255,13 @@ pub async fn adopt<C: ControlPlane>(
                     identity,
                     period,
                     tags,
+                    feeds,
                 },
                 None,
             ) => {
                 // The operator vouches for the table, and with it for the feeds the policy
-                // names that are on it now.
-                let feeds = observation
-                    .tables
-                    .iter()
-                    .find(|t| t.name == name)
-                    .map(|t| feeds_named_ours(policy, t))
-                    .unwrap_or_default();
+                // names that are on it now: each named in the line (`feeds`).
+                let feeds = feeds.clone();
                 let adopted = Adopted {
                     name: &name,
                     identity,

@@ -6,7 +6,8 @@ use crate::common::fake_runs::create_new;
 use ddb_rollover::policy::settings::{Billing, Capacity, StreamView};
 use ddb_rollover::policy::stream::Precision;
 use ddb_rollover::run::adopt::{adopt, Adoption};
-use ddb_rollover::{Operation, Policy};
+use ddb_rollover::run::observe::observe;
+use ddb_rollover::{Operation, Policy, Scope};
 use fake_aws::{Config, FakeAws};
 
 const THEIR_STREAM: &str = "arn:aws:kinesis:us-east-1:123456789012:stream/audit";
@@ -62,5 +63,61 @@ fn adopt_names_someone_elses_destination_and_mapping_on_the_table() {
             .iter()
             .all(|n| n.contains("retention will not delete this table")),
         "{notes}"
+    );
+}
+
+/// Hostile read of issue 38, finding 5: adopting a hand-made table took the mappings of the
+/// policy's consumer function already on it as ours without naming them, so someone else's
+/// mapping of that function was recorded as the family's (and went with the table at deletion)
+/// while the operator vouched for the table alone. The adoption names each feed it takes, in
+/// the dry run the operator reads before `--yes`, and records exactly those.
+#[test]
+fn adopt_names_each_mapping_of_the_family_consumer_it_takes_as_ours() {
+    const CONSUMER: &str = "arn:aws:lambda:us-east-1:123456789012:function:family-consumer";
+    let policy = Policy::from_toml(&format!(
+        "prefix = \"ts\"\n[template]\nstream = \"new_and_old_images\"\n[stream.lambda]\nfunction = \"{CONSUMER}\"\n"
+    ))
+    .unwrap();
+    let fake = FakeAws::new("ts", at("2018-10-26T10:00:00Z"), Config::default());
+    fake.create_function(CONSUMER);
+    assert!(create_new(&fake, &policy).succeeded());
+    let mut spec = fake_aws::table_spec(
+        TABLE,
+        policy.key.clone(),
+        Billing::Provisioned(Capacity { read: 5, write: 5 }),
+    );
+    spec.stream = Some(StreamView::NewAndOldImages);
+    fake.foreign_create_table("someone", &spec).unwrap();
+    let stream = fake.stream_arn(TABLE).expect("the table has a stream");
+    let uuid = fake.foreign_map("someone", CONSUMER, &stream).unwrap();
+    fake.advance(chrono::Duration::minutes(5));
+
+    let operator = fake.operator();
+    let at = ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], fake.now()).unwrap();
+    let dry =
+        futures::executor::block_on(adopt(&operator, &policy, &at, &[TABLE.to_string()], true)).unwrap();
+    let Adoption::Record { feeds, .. } = &dry.tables[0].action else {
+        panic!("{:#?}", dry.tables[0]);
+    };
+    assert_eq!(
+        feeds.mappings,
+        vec![uuid.clone()],
+        "the dry run names the mapping it takes"
+    );
+    let json = serde_json::to_string(&dry).unwrap();
+    assert!(json.contains(&uuid), "the report's JSON names it: {json}");
+
+    let done =
+        futures::executor::block_on(adopt(&operator, &policy, &at, &[TABLE.to_string()], false)).unwrap();
+    assert!(
+        matches!(done.tables[0].action, Adoption::Record { .. }),
+        "{done:#?}"
+    );
+    // Read back from the family's ledger: exactly the mapping the line named.
+    let observed = futures::executor::block_on(observe(&fake, &policy, Scope::Full(fake.now()), 4)).unwrap();
+    let record = &observed.book.table(TABLE).expect("recorded").record;
+    assert_eq!(
+        record.feeds.as_ref().map(|f| f.mappings.clone()),
+        Some(vec![uuid])
     );
 }

@@ -194,11 +194,11 @@ pub async fn run_each<C: ControlPlane>(
     let mut reports = Vec::with_capacity(operations.len());
     for &operation in operations {
         let view;
-        let seen = match scope {
-            Scope::Run(..) => observation.seen(),
+        let (seen, failed_reads) = match scope {
+            Scope::Run(..) => (observation.seen(), &observation.unread),
             Scope::Full(_) => {
                 view = run_view(policy, operation, now, &observation);
-                view.seen()
+                (view.seen(), &view.unread)
             }
         };
         let mut plan = plan_run(policy, now, &seen, operation);
@@ -224,13 +224,8 @@ pub async fn run_each<C: ControlPlane>(
             report = report.with_readiness(ready);
         }
         // Evidence that could not be read: the run fails, once per read. An operator's view
-        // read everything once: each operation fails only on the reads of its own tables.
-        let unread: Vec<ControlPlaneError> = observation
-            .unread
-            .iter()
-            .filter(|error| seen.tables.iter().any(|table| table.name == error.table))
-            .cloned()
-            .collect();
+        // read everything once: each operation fails only on the reads its own run makes.
+        let unread: Vec<ControlPlaneError> = failed_reads.iter().map(|f| f.error.clone()).collect();
         report = report.with_unread(&unread);
         // APIs the endpoint lacks: said once per report, not once per table.
         for sentence in &observation.skipped {

@@ -36,7 +36,7 @@ pub struct Observation {
     /// Evidence reads that failed (Kinesis destinations, event source mappings, an export):
     /// the tables they were about are kept (no deletion on evidence not read, no stream ready),
     /// and the run fails once for each such read, naming every table ([`RunReport::with_unread`](crate::RunReport)).
-    pub unread: Vec<ControlPlaneError>,
+    pub unread: Vec<FailedRead>,
     /// One sentence per optional API the endpoint does not implement, naming it and what was
     /// left out for every table; empty against AWS.
     pub skipped: Vec<String>,
@@ -86,6 +86,31 @@ impl Observation {
             listed_only: &self.listed_only,
             vacant_targets: &self.vacant_targets,
             book: &self.book,
+        }
+    }
+}
+
+/// An evidence read that failed: which read, and the error.
+#[derive(Clone, Debug)]
+pub struct FailedRead {
+    read: OptionalRead,
+    /// The error, naming the call and the table.
+    pub error: ControlPlaneError,
+}
+
+impl FailedRead {
+    /// Whether a run that makes the reads `want` of the table makes this one: a view of one run
+    /// fails only on the reads that run makes.
+    fn made_by(&self, want: &Reads) -> bool {
+        match self.read {
+            OptionalRead::Export => want.tags,
+            OptionalRead::ArchiveProof => want.archive_proof,
+            OptionalRead::KinesisDestinations => want.destinations,
+            OptionalRead::EventSourceMappings => want.mappings,
+            OptionalRead::Tags
+            | OptionalRead::Ttl
+            | OptionalRead::PointInTimeRecovery
+            | OptionalRead::ResourcePolicy => true,
         }
     }
 }
@@ -157,16 +182,19 @@ impl OptionalRead {
 /// policy does not ask for itself, such as the mappings looked for before a deletion); and the
 /// evidence reads that failed (the third), which fail the run.
 #[derive(Debug, Default)]
-struct Unsupported([AtomicBool; 8], [AtomicBool; 8], Mutex<Vec<ControlPlaneError>>);
+struct Unsupported([AtomicBool; 8], [AtomicBool; 8], Mutex<Vec<FailedRead>>);
 
 impl Unsupported {
     /// An evidence read that failed: its table is kept on what was not read, and the run
     /// fails, saying so once for every table it failed on.
-    fn failed(&self, error: ControlPlaneError) {
-        self.2.lock().expect("not poisoned").push(error);
+    fn failed(&self, read: OptionalRead, error: ControlPlaneError) {
+        self.2
+            .lock()
+            .expect("not poisoned")
+            .push(FailedRead { read, error });
     }
 
-    fn take_failed(&self) -> Vec<ControlPlaneError> {
+    fn take_failed(&self) -> Vec<FailedRead> {
         std::mem::take(&mut *self.2.lock().expect("not poisoned"))
     }
 
@@ -448,7 +476,7 @@ pub(crate) fn run_view(
         .collect();
     let reads = reads_for(policy, scope, &bare, &observation.book);
     let scaling = policy.uses_autoscaling() || reads.values().any(|r| r.scaling);
-    let tables = bare
+    let tables: Vec<ObservedTable> = bare
         .into_iter()
         .map(|mut table| {
             let want = reads.get(&table.name).copied().unwrap_or_default();
@@ -501,10 +529,20 @@ pub(crate) fn run_view(
             table
         })
         .collect();
+    // The reads this run makes that failed in the full view: the run fails on those alone.
+    let unread = observation
+        .unread
+        .iter()
+        .filter(|failed| {
+            tables.iter().any(|t| t.name == failed.error.table)
+                && failed.made_by(&reads.get(&failed.error.table).copied().unwrap_or_default())
+        })
+        .cloned()
+        .collect();
     Observation {
         tables,
         unreadable: observation.unreadable.clone(),
-        unread: observation.unread.clone(),
+        unread,
         skipped: observation.skipped.clone(),
         listed_only,
         listed: observation.listed.clone(),
@@ -526,7 +564,7 @@ async fn read_export<C: ControlPlane>(
     let state = control.describe_export(table, export_arn).await;
     match unsupported.check(OptionalRead::Export, state) {
         Ok(state) => *slot = state,
-        Err(error) => unsupported.failed(error),
+        Err(error) => unsupported.failed(OptionalRead::Export, error),
     }
 }
 
@@ -652,7 +690,7 @@ async fn read_mappings<C: ControlPlane>(
                 unsupported.remember_quietly(read);
             }
         }
-        Err(error) => unsupported.failed(error),
+        Err(error) => unsupported.failed(read, error),
     }
     Ok(())
 }
@@ -686,7 +724,7 @@ async fn read_destinations<C: ControlPlane>(
         }
         // Gone since it was described: the run drops it, as for its other reads.
         Err(error) if error.kind == ErrorKind::NotFound => return Err(error),
-        Err(error) => unsupported.failed(error),
+        Err(error) => unsupported.failed(read, error),
     }
     Ok(())
 }
@@ -757,7 +795,7 @@ async fn prove_export<C: ControlPlane>(
         Err(error) => {
             let reason = format!("the export could not be read: {error}");
             if error.kind != ErrorKind::NotFound {
-                unsupported.failed(error);
+                unsupported.failed(OptionalRead::ArchiveProof, error);
             }
             Some(ArchiveProof::Unproven { export, reason })
         }

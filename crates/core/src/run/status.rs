@@ -15,6 +15,7 @@ use crate::policy::period::Slot;
 use crate::policy::tags::TAG_LAST_DEFERRAL;
 use crate::policy::warm::WarmThroughput;
 use crate::policy::Policy;
+use crate::run::control::ControlPlaneError;
 use crate::run::observe::{run_view, Observation};
 use crate::run::readiness::{assess_between_runs, Readiness};
 use crate::run::report::UnreadEvidence;
@@ -200,10 +201,19 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observation: &Observation) ->
     let run_plan = |operation| {
         let view = run_view(policy, operation, now, observation);
         let plan = plan_run(policy, now, &view.seen(), operation);
-        (plan, view.tables)
+        (plan, view)
     };
     let (create, create_view) = run_plan(Operation::CreateNew);
-    let (resize, _) = run_plan(Operation::ResizeOld);
+    let (resize, resize_view) = run_plan(Operation::ResizeOld);
+    // The reads the runs would fail on: each run's own (status reads every table's evidence).
+    // (UnreadEvidence says each call once, naming each table once.)
+    let unread: Vec<ControlPlaneError> = create_view
+        .unread
+        .iter()
+        .chain(&resize_view.unread)
+        .map(|failed| failed.error.clone())
+        .collect();
+    let create_view = create_view.tables;
     // The health create_new's own readiness would find, on what that run reads.
     let health = assess_between_runs(policy, now, &create_view, &observation.book);
     let warnings = operator_warnings(policy, now, &observation.seen(), &[&create, &resize]);
@@ -314,7 +324,7 @@ pub fn status(policy: &Policy, now: DateTime<Utc>, observation: &Observation) ->
         tables,
         warnings,
         health,
-        unread: UnreadEvidence::of(&observation.unread),
+        unread: UnreadEvidence::of(&unread),
     }
 }
 

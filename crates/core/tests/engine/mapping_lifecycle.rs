@@ -364,6 +364,76 @@ fn a_failed_evidence_read_keeps_the_tables_and_fails_the_run_once() {
     }
 }
 
+/// Hostile read of issue 38, finding 2: `status` reads every table's evidence, and named in its
+/// failed-read warning tables no run reads that evidence of. It names exactly the tables the
+/// runs fail on (each run's own reads), read back against both runs' previews.
+#[test]
+fn status_names_the_failed_reads_of_the_runs_and_no_others() {
+    // No consumer: only a deletion reads a table's mappings (someone else's keeps it).
+    let policy = || {
+        policy_of(&[
+            STRING_KEY,
+            "[template]\nstream = \"new_and_old_images\"\n",
+            "[retention]\ndelete_after = 1\nkeep_newest = 1\nmax_deletes_per_run = 5\n",
+        ])
+    };
+    let fake = fake();
+    assert!(create_new(&fake, &policy()).next_table_ready.unwrap().ready);
+    fake.set_now(at("2018-10-28T23:45:00Z"));
+    assert!(create_new(&fake, &policy()).next_table_ready.unwrap().ready);
+    // The current table (10-29) is no run's to read the mappings of: not due for deletion.
+    fake.set_now(at("2018-10-29T00:15:00Z"));
+    let all: Vec<String> = fake.with_world(|w| {
+        w.tables
+            .keys()
+            .filter(|name| name.starts_with("timeseries_2018"))
+            .cloned()
+            .collect()
+    });
+    for table in &all {
+        fake.fail("ListEventSourceMappings", table, ErrorKind::Other);
+    }
+    let operations = [Operation::CreateNew, Operation::ResizeOld];
+    let at_now = ddb_rollover::run::clock::simulation(&policy(), &operations, fake.now()).unwrap();
+    let dry = ApplyOptions {
+        dry_run: true,
+        ..ApplyOptions::default()
+    };
+    let planned = futures::executor::block_on(ddb_rollover::run_each(
+        &fake,
+        &policy(),
+        &operations,
+        &at_now,
+        dry,
+    ))
+    .unwrap();
+    let mut failed_on: Vec<&str> = all
+        .iter()
+        .map(String::as_str)
+        .filter(|table| {
+            planned.iter().any(|report| {
+                report
+                    .lines_with(Outcome::Failed)
+                    .any(|line| line.item.reason.contains(table))
+            })
+        })
+        .collect();
+    failed_on.sort_unstable();
+    let now = fake.now();
+    let observed = futures::executor::block_on(observe(&fake, &policy(), Scope::Full(now), 4)).unwrap();
+    let report = status(&policy(), now, &observed);
+    let mut named: Vec<&str> = report
+        .unread
+        .iter()
+        .flat_map(|read| read.tables.iter().map(String::as_str))
+        .collect();
+    named.sort_unstable();
+    named.dedup();
+    assert!(!failed_on.is_empty(), "the runs fail on some: {planned:#?}");
+    assert!(failed_on.len() < all.len(), "and not on all of {all:?}");
+    assert_eq!(named, failed_on, "status names exactly the runs' failed reads");
+}
+
 /// Turning a table's stream off ends the feed of every mapping on it: the template's `"off"`,
 /// and the first step of a view change alike. Someone else's mapping vetoes it, as it vetoes a
 /// deletion: that table keeps its stream, named in the run's line; the other is turned off.

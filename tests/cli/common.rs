@@ -1,5 +1,6 @@
 //! Shared by the CLI's integration tests that run the real binary.
 
+use std::path::Path;
 use std::process::Command;
 
 use testkit::ProcessRun;
@@ -42,6 +43,26 @@ pub fn run_cli(endpoint: &str, env: Vec<(String, String)>, args: &[&str]) -> Pro
             .env_remove("ROLLOVER_POLICY")
             .env_remove("DDB_ROLLOVER_LOG"),
     )
+}
+
+/// The arguments of a scheduled run with a JSON report: `command` at `at` under the policy
+/// file `policy`.
+pub fn scheduled<'a>(policy: &'a str, at: &'a str, command: &'a str) -> [&'a str; 7] {
+    ["--policy", policy, "--output", "json", "--at", at, command]
+}
+
+/// A scheduled run ([`scheduled`]) of the binary against `endpoint` with `env`: it must exit
+/// 0; returns its JSON report.
+pub fn json_run(
+    endpoint: &str,
+    env: Vec<(String, String)>,
+    policy: &Path,
+    at: &str,
+    command: &str,
+) -> serde_json::Value {
+    let policy = policy.to_str().expect("a UTF-8 path");
+    let run = run_cli(endpoint, env, &scheduled(policy, at, command));
+    expect_exit(&run, 0, &format!("{command} at {at}"))
 }
 
 /// The (first) line of `table` in a run's JSON report.

@@ -643,9 +643,11 @@ async fn an_on_demand_phase_on_moto() {
     .unwrap();
     let policy = policy.to_str().unwrap();
     let run = |command: &str, at: &str| {
-        let run = h.cli(&["--policy", policy, "--output", "json", "--at", at, command]);
-        assert_eq!(run.code, 0, "{command} at {at}: {}\n{}", run.stdout, run.stderr);
-        run.json()
+        common::expect_exit(
+            &h.cli(&common::scheduled(policy, at, command)),
+            0,
+            &format!("{command} at {at}"),
+        )
     };
     run("create-new", "2018-10-25T23:45:00Z");
     let first = run("resize-old", "2018-10-28T00:15:00Z");

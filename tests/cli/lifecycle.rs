@@ -1,7 +1,10 @@
-//! The whole lifecycle on moto: 120 days of the two scheduled runs with a table template and
-//! retention (archive after 30 days, delete after 90). Results are read back with the SDK
-//! (DescribeTable, ListTagsOfResource, DescribeTimeToLive, DescribeContinuousBackups, S3
-//! listings), never taken from our own reports.
+//! The whole lifecycle on moto: 16 days of the two scheduled runs with a table template and
+//! retention (archive after 3 days, delete after 9): every phase and every retention step
+//! (export at 3, archived at 4, sealed at 9, exported again at 10, deleted at 11), six tables
+//! through all of them. Results are read back with the SDK (DescribeTable,
+//! ListTagsOfResource, DescribeTimeToLive, DescribeContinuousBackups, S3 listings), never
+//! taken from our own reports. (It ran 120 days at 30 and 90 before: the same steps, each
+//! repeated ten times more, all on moto's wall clock.)
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -25,18 +28,23 @@ stream = "new_and_old_images"
 tags = { team = "iot" }
 
 [retention]
-archive_after = 30
+archive_after = 3
 bucket = "archive"
 prefix = "exports/"
-delete_after = 90
+delete_after = 9
 max_deletes_per_run = 5
 keep_newest = 3
 "#;
 
-const DAYS: i64 = 120;
+/// The policy's `archive_after` and `delete_after`.
+const ARCHIVE_AFTER: i64 = 3;
+const DELETE_AFTER: i64 = 9;
+/// Six tables deleted by the end: sealed at [`DELETE_AFTER`], exported again the day after,
+/// deleted the day after that.
+const DAYS: i64 = 16;
 
 #[tokio::test]
-async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
+async fn sixteen_days_archive_after_3_delete_after_9() {
     let ArchiveRig {
         server,
         client,
@@ -57,9 +65,9 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
         let create = run_at(&control, &policy, Operation::CreateNew, at(day, "23:45:00")).await;
         assert_succeeded(&create);
         let resize_at = at(day + Duration::days(1), "00:15:00");
-        if d == 89 {
-            // The day the first table turns 90: a dry run shows the pending seal (the first
-            // step of its deletion) and export before they happen.
+        if d == DELETE_AFTER - 1 {
+            // The day the first table turns DELETE_AFTER: a dry run shows the pending seal
+            // (the first step of its deletion) and export before they happen.
             let dry = ApplyOptions {
                 dry_run: true,
                 ..ApplyOptions::default()
@@ -75,11 +83,15 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
                 })
                 .map(|l| (l.item.decision.action(), l.item.facts.table.as_str()))
                 .collect();
+            let exported_now = format!(
+                "timeseries_{}",
+                start + Duration::days(DELETE_AFTER - ARCHIVE_AFTER)
+            );
             assert_eq!(
                 pending,
                 [
                     ("seal", "timeseries_2018-07-01"),
-                    ("export", "timeseries_2018-08-30")
+                    ("export", exported_now.as_str())
                 ]
             );
             assert!(testkit::describe_all(&client)
@@ -108,15 +120,17 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
         max_deletes_in_a_run = max_deletes_in_a_run.max(deletes);
     }
 
-    // The last create_new ran on day 119 and pre-built day 120, the current day of the last
-    // resize_old (2018-10-29): tables exist for days 0..=120, minus those deleted. A table is
-    // sealed against writes by the run that finds it 90 days old, exported again by the next
-    // (91) and deleted by the one after (92), once that export is proven: days 0..=28 are gone.
+    // The last create_new ran on day DAYS - 1 and pre-built day DAYS, the current day of the
+    // last resize_old: tables exist for days 0..=DAYS, minus those deleted. A table is sealed
+    // against writes by the run that finds it DELETE_AFTER days old, exported again by the next
+    // and deleted by the one after, once that export is proven: days 0..=DAYS - DELETE_AFTER - 2
+    // are gone.
     let current = start + Duration::days(DAYS);
-    let expected_deleted: Vec<String> = (0..=DAYS - 92)
+    let last_deleted = DAYS - DELETE_AFTER - 2;
+    let expected_deleted: Vec<String> = (0..=last_deleted)
         .map(|d| format!("timeseries_{}", start + Duration::days(d)))
         .collect();
-    let expected_kept: BTreeSet<String> = (DAYS - 92 + 1..=DAYS)
+    let expected_kept: BTreeSet<String> = (last_deleted + 1..=DAYS)
         .map(|d| format!("timeseries_{}", start + Duration::days(d)))
         .collect();
 
@@ -150,13 +164,13 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
             "{name}: nothing in s3://archive/exports/{name}/"
         );
     }
-    // Exports happen when a table turns 30.
+    // Exports happen when a table turns ARCHIVE_AFTER.
     for (name, day) in &exported_when {
         let table_day =
             NaiveDate::parse_from_str(name.trim_start_matches("timeseries_"), "%Y-%m-%d").unwrap();
         assert_eq!(
             (start + Duration::days(*day + 1) - table_day).num_days(),
-            30,
+            ARCHIVE_AFTER,
             "{name}"
         );
     }
@@ -192,12 +206,12 @@ async fn a_hundred_and_twenty_days_archive_after_30_delete_after_90() {
         );
         assert_eq!(
             tags.contains_key("ddb-rollover:archived"),
-            age >= 31,
+            age > ARCHIVE_AFTER,
             "{name} (age {age}): archived once its export completed"
         );
         assert_eq!(
             tags.contains_key("ddb-rollover:export"),
-            age >= 30,
+            age >= ARCHIVE_AFTER,
             "{name} (age {age})"
         );
 

@@ -14,7 +14,7 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use serde_json::Value;
 use testkit::{LocalDynamo, Server};
 
-use super::common::run_cli;
+use super::common::{json_run, run_cli};
 use crate::support::lambda::{create_function, lambda_client, mappings_on, streams_of};
 
 fn policy_text(function: &str) -> String {
@@ -60,21 +60,7 @@ async fn ten_days_each_table_has_one_mapping_of_ours_made_with_it_and_gone_with_
     let audit = create_function(server.server_endpoint(), "audit").await;
     let file = policy_file("ten-days", &consumer);
     let run = |at: DateTime<Utc>, command: &str| {
-        let run = run_cli(
-            server.endpoint(),
-            server.env(),
-            &[
-                "--policy",
-                file.to_str().unwrap(),
-                "--output",
-                "json",
-                "--at",
-                &at.to_rfc3339(),
-                command,
-            ],
-        );
-        assert_eq!(run.code, 0, "{command} at {at}:\n{}\n{}", run.stdout, run.stderr);
-        run.json()
+        json_run(server.endpoint(), server.env(), &file, &at.to_rfc3339(), command)
     };
 
     let first = Utc.with_ymd_and_hms(2018, 10, 25, 0, 0, 0).unwrap();

@@ -20,7 +20,7 @@ use ddb_rollover_app::{table_for, ChangeDecoder, ChangeKind};
 use serde_json::Value;
 use testkit::{create_plain_table, LocalDynamo, Proxy, Server};
 
-use super::common::run_cli;
+use super::common::{json_run, run_cli};
 use crate::support::kinesis::{create_stream, records as stream_records};
 use crate::support::kinesis_client;
 
@@ -101,21 +101,7 @@ async fn ten_days_of_writes_across_every_boundary_reach_the_one_stream_item_by_i
     let policy = Policy::from_toml(&policy_text(FAMILY_STREAM)).unwrap();
     let file = policy_file("ten-days", FAMILY_STREAM);
     let run = |at: DateTime<Utc>, command: &str| {
-        let run = run_cli(
-            server.endpoint(),
-            server.env(),
-            &[
-                "--policy",
-                file.to_str().unwrap(),
-                "--output",
-                "json",
-                "--at",
-                &at.to_rfc3339(),
-                command,
-            ],
-        );
-        assert_eq!(run.code, 0, "{command} at {at}:\n{}\n{}", run.stdout, run.stderr);
-        run.json()
+        json_run(server.endpoint(), server.env(), &file, &at.to_rfc3339(), command)
     };
 
     // A neighbour under the prefix with its own change feed to another stream.

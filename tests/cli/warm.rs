@@ -11,7 +11,7 @@ use aws_sdk_dynamodb::Client;
 use serde_json::Value;
 use testkit::{LocalDynamo, Proxy, Server};
 
-use super::common::{line_of, run_cli};
+use super::common::{json_run, line_of, run_cli};
 
 /// An on-demand hot phase pre-warmed to `read` / `write`, a provisioned phase after it.
 fn policy_file(name: &str, read: i64, write: i64) -> PathBuf {
@@ -35,26 +35,6 @@ write = 5
     );
     std::fs::write(&path, text).unwrap();
     path
-}
-
-/// Runs `command` at `at` under `policy` against `endpoint` with `server`'s credentials; it must
-/// succeed. Returns its JSON report.
-fn json_run(endpoint: &str, server: &LocalDynamo, policy: &Path, at: &str, command: &str) -> Value {
-    let run = run_cli(
-        endpoint,
-        server.env(),
-        &[
-            "--policy",
-            policy.to_str().unwrap(),
-            "--output",
-            "json",
-            "--at",
-            at,
-            command,
-        ],
-    );
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    run.json()
 }
 
 /// (read, write, status) of the table's warm throughput, then of each index's, as DynamoDB
@@ -105,7 +85,7 @@ async fn an_on_demand_hot_phase_pre_builds_raises_and_never_lowers_warm_throughp
     let endpoint = proxy.endpoint();
     let (today, tomorrow) = ("timeseries_2018-10-25", "timeseries_2018-10-26");
 
-    let run = |policy: &Path, at: &str, command: &str| json_run(&endpoint, &server, policy, at, command);
+    let run = |policy: &Path, at: &str, command: &str| json_run(&endpoint, server.env(), policy, at, command);
     let warm40 = policy_file("40", 40_000, 20_000);
     let created = run(&warm40, "2018-10-25T23:45:00Z", "create-new");
     assert_eq!(created["next_table_ready"]["ready"], true, "{created:#}");
@@ -230,7 +210,7 @@ async fn servers_without_warm_throughput_run_the_same_policy_cleanly() {
     ] {
         let server = LocalDynamo::start(server);
         let client = server.client().await;
-        let run = |at: &str, command: &str| json_run(server.endpoint(), &server, &policy, at, command);
+        let run = |at: &str, command: &str| json_run(server.endpoint(), server.env(), &policy, at, command);
         let created = run("2018-10-25T23:45:00Z", "create-new");
         assert_eq!(created["summary"]["failed"], 0, "{}: {created:#}", server.name());
         assert_eq!(created["next_table_ready"]["ready"], true, "{}", server.name());

@@ -12,8 +12,11 @@
 //!   statement on `!GetAtt LedgerTable.Arn` is evaluated on that table).
 //! - [`role`]: a function's role as the template grants it, and IAM's decision for a request
 //!   made with it: `Role::from_template(path, "CreateNewFunction", &[("Period", "hour")])`.
+//! - [`rates`]: DynamoDB's per-account rates of the tag calls and the token bucket that meters
+//!   them.
 
 pub mod iam;
+pub mod rates;
 pub mod role;
 pub mod stack;
 pub mod template;

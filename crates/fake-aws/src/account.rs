@@ -29,6 +29,8 @@ pub struct FakeAws {
     pub(crate) traffic: Arc<Mutex<Traffic>>,
     /// The failures and acts tests inject into our calls.
     pub(crate) injected: Arc<Mutex<Injected>>,
+    /// The account's per-account rates, when a test turned them on ([`FakeAws::aws_rates`]).
+    pub(crate) rates: Arc<Mutex<crate::rates::Rates>>,
 }
 
 impl FakeAws {
@@ -44,6 +46,7 @@ impl FakeAws {
             iam: true,
             traffic: Arc::default(),
             injected: Arc::default(),
+            rates: Arc::default(),
         };
         // The family's ledger, as its stack made it (template.yaml's LedgerTable): empty, ACTIVE.
         let ledger = crate::ports::ledger_spec(&format!("{family}_ledger"), family);
@@ -73,6 +76,7 @@ impl FakeAws {
             iam: true,
             traffic: Arc::clone(&self.traffic),
             injected: Arc::clone(&self.injected),
+            rates: Arc::clone(&self.rates),
         }
     }
 
@@ -86,6 +90,7 @@ impl FakeAws {
             iam: false,
             traffic: Arc::clone(&self.traffic),
             injected: Arc::clone(&self.injected),
+            rates: Arc::clone(&self.rates),
         }
     }
 

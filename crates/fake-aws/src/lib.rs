@@ -65,7 +65,8 @@
 //! ([`FakeAws::mark_adopted`]).
 //!
 //! Simplifications, each on the safe side for the engine: no account-wide quotas (table count,
-//! operations in flight), no throttling, no TTL change spacing, and the autoscaler's own capacity
+//! operations in flight), no throttling but of the tag calls once a test turns AWS's rates on
+//! ([`FakeAws::aws_rates`]), no TTL change spacing, and the autoscaler's own capacity
 //! changes happen only when a target is registered (there is no traffic).
 //!
 //! For hand-written tests of a run (the executor's): a starting state set outside any API
@@ -93,6 +94,7 @@ mod mappings;
 mod mutations;
 mod objects;
 mod ports;
+mod rates;
 mod s3;
 pub mod scenarios;
 mod seed;

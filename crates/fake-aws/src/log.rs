@@ -302,7 +302,8 @@ impl FakeAws {
     }
 
     /// Where every port method starts: the request is recorded, held while the others in flight
-    /// run, then refused if a test injected a failure for it ([`Self::fail`]).
+    /// run, then refused if a test injected a failure for it ([`Self::fail`]) or throttled
+    /// beyond the account's rate ([`Self::aws_rates`]).
     pub(crate) async fn request(
         &self,
         operation: &'static str,
@@ -324,7 +325,7 @@ impl FakeAws {
         self.traffic().in_flight -= 1;
         match self.injected_failure(operation, table) {
             Some(error) => Err(error),
-            None => Ok(()),
+            None => self.within_rate(operation, table),
         }
     }
 }

@@ -5,12 +5,13 @@
 //! from our report alone; the report and the calls the proxy saw are checked as well.
 //!
 //! - `transient_drops_and_resets_are_absorbed`, `transient_500s_and_503s_are_absorbed`,
-//!   `transient_throttling_is_absorbed`, `transient_latency_is_absorbed`: Drop, Reset, HTTP 500, HTTP 503,
+//!   `transient_throttling_of_*_is_absorbed` (the operations in four groups, side by side),
+//!   `transient_latency_is_absorbed`: Drop, Reset, HTTP 500, HTTP 503,
 //!   ThrottlingException and 200 ms of latency, each applied once to each operation a day
 //!   cycle sends (ListTables, DescribeTable, ListTagsOfResource, CreateTable, TagResource,
 //!   UpdateTable, DeleteTable; checked against a clean reference cycle's calls), armed again
 //!   before each of create_new at 23:45 and resize_old at 00:15, over 16 simulated days of
-//!   2018 (9 for the tests of one fault) with a template tag (removed by hand from the current table every day, so create_new
+//!   2018 (9 for the tests of one fault, 3 to 5 for a throttled group) with a template tag (removed by hand from the current table every day, so create_new
 //!   puts it back) and retention (`delete_after = 2`). Proves: the SDK's retries absorb one
 //!   transient fault anywhere; every run exits 0; its report is the clean cycle's (same
 //!   actions and outcomes, nothing deferred or failed); a fault costs exactly one more attempt

@@ -3,11 +3,14 @@
 //! instead of collecting ThrottlingExceptions until the SDK's retries run out. Every other call
 //! passes straight through: DynamoDB's general control-plane limit (2,500 requests per second)
 //! is far above what a run sends.
+//!
+//! The pace is measured and waited on the control plane's own [`Clock`]: the wall clock for the
+//! SDK's, the fake time of an in-memory account, so a test of a catch-up at AWS's rates runs in
+//! virtual time.
 
 use std::collections::BTreeMap;
-use std::num::NonZeroU32;
-
-use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use crate::policy::rates::Rates;
 use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
@@ -30,33 +33,74 @@ use crate::table::{ExportState, ObservedTable, TtlState};
 #[derive(Debug)]
 pub struct Paced<C> {
     inner: C,
-    list_tags: DefaultDirectRateLimiter,
-    tag_writes: DefaultDirectRateLimiter,
-    lambda: DefaultDirectRateLimiter,
+    list_tags: Bucket,
+    tag_writes: Bucket,
+    lambda: Bucket,
 }
 
 /// Lambda's control-plane quota: 15 requests per second for the account and Region across all
 /// its control-plane calls (event source mappings among them), shared with every other caller.
 const LAMBDA_CONTROL_PLANE_PER_SECOND: u32 = 15;
 
+/// A token bucket of `burst` calls refilled at one call per `interval`, kept as the instant its
+/// next call would find it empty (the generic cell rate algorithm): each call takes the next
+/// slot, then waits for it, so calls in flight at once leave one after the other.
+#[derive(Debug)]
+struct Bucket {
+    interval: Duration,
+    /// How far ahead of now the slots may already be taken: `burst - 1` intervals.
+    tolerance: Duration,
+    /// The slot after the last one taken; `None` before the first call.
+    next: Mutex<Option<Instant>>,
+}
+
+impl Bucket {
+    /// AWS's token bucket holds one second's worth. The pacer's holds half of it: a steady
+    /// run's few tag calls go out without waiting, a catch-up over thousands of tables settles
+    /// at the rate, and the other half is headroom for calls that leave paced but arrive
+    /// bunched (a busy client, the network), which AWS would throttle. Another caller spending
+    /// the same budget meets a throttle, which the SDK's retries absorb.
+    fn per_second(per_second: u32) -> Bucket {
+        let per_second = per_second.max(1);
+        let burst = (per_second / 2).max(1);
+        let interval = Duration::from_secs(1) / per_second;
+        Bucket {
+            interval,
+            tolerance: interval * (burst - 1),
+            next: Mutex::new(None),
+        }
+    }
+
+    /// Takes the next slot for a call at `now`: how long the call waits for it.
+    fn take(&self, now: Instant) -> Duration {
+        let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = next.map_or(now, |next| next.max(now));
+        let leaves = slot
+            .checked_sub(self.tolerance)
+            .map_or(now, |earliest| earliest.max(now));
+        *next = Some(slot + self.interval);
+        leaves - now
+    }
+
+    /// Waits on `clock` for the next slot.
+    async fn until_ready(&self, clock: &impl Clock) {
+        // Taken and waited for with nothing between: an in-memory clock, which a wait moves,
+        // stays in step with the slots taken.
+        let wait = self.take(clock.now());
+        if !wait.is_zero() {
+            clock.sleep(wait).await;
+        }
+    }
+}
+
 impl<C> Paced<C> {
     /// `inner`, its tag calls paced at `rates`.
     pub fn new(inner: C, rates: Rates) -> Self {
-        // AWS's token bucket holds one second's worth. The pacer's holds half of it: a steady
-        // run's few tag calls go out without waiting, a catch-up over thousands of tables
-        // settles at the rate, and the other half is headroom for calls that leave paced but
-        // arrive bunched (a busy client, the network), which AWS would throttle. Another caller
-        // spending the same budget meets a throttle, which the SDK's retries absorb.
-        let quota = |per_second: u32| {
-            let per_second = NonZeroU32::new(per_second.max(1)).expect("at least 1");
-            let burst = NonZeroU32::new(per_second.get() / 2).unwrap_or(NonZeroU32::MIN);
-            Quota::per_second(per_second).allow_burst(burst)
-        };
         Paced {
             inner,
-            list_tags: RateLimiter::direct(quota(rates.list_tags_of_resource)),
-            tag_writes: RateLimiter::direct(quota(rates.tag_resource)),
-            lambda: RateLimiter::direct(quota(LAMBDA_CONTROL_PLANE_PER_SECOND)),
+            list_tags: Bucket::per_second(rates.list_tags_of_resource),
+            tag_writes: Bucket::per_second(rates.tag_resource),
+            lambda: Bucket::per_second(LAMBDA_CONTROL_PLANE_PER_SECOND),
         }
     }
 
@@ -66,7 +110,7 @@ impl<C> Paced<C> {
     }
 }
 
-impl<C: Tables + Send> Tables for Paced<C> {
+impl<C: Tables + Clock + Send> Tables for Paced<C> {
     async fn list_table_names(&self, prefix: &str) -> Result<Vec<String>, ControlPlaneError> {
         self.inner.list_table_names(prefix).await
     }
@@ -88,7 +132,7 @@ impl<C: Tables + Send> Tables for Paced<C> {
     }
 
     async fn list_tags(&self, arn: &str) -> Result<BTreeMap<String, String>, ControlPlaneError> {
-        self.list_tags.until_ready().await;
+        self.list_tags.until_ready(&self.inner).await;
         self.inner.list_tags(arn).await
     }
 
@@ -105,7 +149,7 @@ impl<C: Tables + Send> Tables for Paced<C> {
     }
 
     async fn tag_table(&self, change: &TagChange) -> Result<(), ControlPlaneError> {
-        self.tag_writes.until_ready().await;
+        self.tag_writes.until_ready(&self.inner).await;
         self.inner.tag_table(change).await
     }
 
@@ -211,13 +255,13 @@ impl<C: Scaling + Send> Scaling for Paced<C> {
     }
 }
 
-impl<C: Mappings + Send> Mappings for Paced<C> {
+impl<C: Mappings + Clock + Send> Mappings for Paced<C> {
     async fn list_event_source_mappings(
         &self,
         table: &str,
         stream_arn: &str,
     ) -> Result<Vec<ObservedMapping>, ControlPlaneError> {
-        self.lambda.until_ready().await;
+        self.lambda.until_ready(&self.inner).await;
         self.inner.list_event_source_mappings(table, stream_arn).await
     }
 
@@ -226,17 +270,17 @@ impl<C: Mappings + Send> Mappings for Paced<C> {
         change: &MappingChange,
         stream_arn: &str,
     ) -> Result<ObservedMapping, ControlPlaneError> {
-        self.lambda.until_ready().await;
+        self.lambda.until_ready(&self.inner).await;
         self.inner.create_event_source_mapping(change, stream_arn).await
     }
 
     async fn update_event_source_mapping(&self, update: &MappingUpdate) -> Result<(), ControlPlaneError> {
-        self.lambda.until_ready().await;
+        self.lambda.until_ready(&self.inner).await;
         self.inner.update_event_source_mapping(update).await
     }
 
     async fn delete_event_source_mapping(&self, removal: &MappingRemoval) -> Result<(), ControlPlaneError> {
-        self.lambda.until_ready().await;
+        self.lambda.until_ready(&self.inner).await;
         self.inner.delete_event_source_mapping(removal).await
     }
 }
@@ -300,6 +344,12 @@ impl<C: Ledger + Send> Ledger for Paced<C> {
 mod tests {
     use super::*;
 
+    /// How many calls at one instant go out without waiting.
+    fn sent_at_once(bucket: &Bucket) -> usize {
+        let now = Instant::now();
+        (0..20).take_while(|_| bucket.take(now).is_zero()).count()
+    }
+
     /// Half of AWS's one-second bucket goes out at once, the next call waits: the other half is
     /// headroom for calls that arrive bunched.
     #[test]
@@ -311,10 +361,16 @@ mod tests {
                 tag_resource: 5,
             },
         );
-        let sent =
-            |limiter: &DefaultDirectRateLimiter| (0..20).take_while(|_| limiter.check().is_ok()).count();
-        assert_eq!(sent(&paced.list_tags), 5);
-        assert_eq!(sent(&paced.tag_writes), 2);
+        assert_eq!(sent_at_once(&paced.list_tags), 5);
+        assert_eq!(sent_at_once(&paced.tag_writes), 2);
+        // Then one call every tenth of a second: the sixth waits one interval, the seventh two.
+        let now = Instant::now();
+        let bucket = Bucket::per_second(10);
+        let waits: Vec<Duration> = (0..7).map(|_| bucket.take(now)).collect();
+        assert_eq!(waits[5], Duration::from_millis(100));
+        assert_eq!(waits[6], Duration::from_millis(200));
+        // Once the rate has caught up with the slots taken, a call goes out at once again.
+        assert!(bucket.take(now + Duration::from_millis(1_200)).is_zero());
     }
 
     /// A policy's lower rate lowers the burst with it, never below one call.
@@ -327,13 +383,7 @@ mod tests {
                 tag_resource: 1,
             },
         );
-        assert!(paced
-            .list_tags
-            .check_n(NonZeroU32::new(2).unwrap())
-            .unwrap()
-            .is_ok());
-        assert!(paced.list_tags.check().is_err());
-        assert!(paced.tag_writes.check().is_ok());
-        assert!(paced.tag_writes.check().is_err());
+        assert_eq!(sent_at_once(&paced.list_tags), 2);
+        assert_eq!(sent_at_once(&paced.tag_writes), 1);
     }
 }

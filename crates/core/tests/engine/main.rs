@@ -23,6 +23,7 @@ mod policy_bounds;
 mod policy_checks;
 mod promises;
 mod restore;
+mod scale;
 mod sdk_errors;
 mod sdk_lifecycle;
 mod sdk_mapping;

@@ -4,17 +4,8 @@
 
 use std::time::Duration;
 
-/// DynamoDB's documented per-account rates, in calls per second, for the control-plane APIs
-/// that have one (API Reference: "You can call ListTagsOfResource up to 10 times per second,
-/// per account"; TagResource and UntagResource "up to five times per second, per account").
-/// DescribeExport and ExportTableToPointInTime document no per-second rate (exports are
-/// limited by how many run at once), so they are not limited here. [`super::Proxy::aws_rates`]
-/// sets these.
-pub const AWS_RATES: [(&str, u32); 3] = [
-    ("ListTagsOfResource", 10),
-    ("TagResource", 5),
-    ("UntagResource", 5),
-];
+/// DynamoDB's documented per-account rates ([`super::Proxy::aws_rates`] sets these).
+pub use aws_model::rates::AWS_RATES;
 
 /// DynamoDB's default table quota per account and Region (adjustable in Service Quotas).
 pub const DEFAULT_TABLE_QUOTA: usize = 2_500;

@@ -7,6 +7,8 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+pub(super) use aws_model::rates::Bucket;
+
 use super::kinesis_state::Destinations;
 use super::rules::{Call, Fault, Rule};
 
@@ -191,37 +193,6 @@ pub(super) struct Armed {
     pub(super) applied: usize,
 }
 
-/// A token bucket: `capacity` tokens, refilled continuously at `capacity` a second.
-#[derive(Debug)]
-pub(super) struct Bucket {
-    capacity: f64,
-    tokens: f64,
-    at: Instant,
-}
-
-impl Bucket {
-    pub(super) fn new(per_second: u32, now: Instant) -> Bucket {
-        Bucket {
-            capacity: f64::from(per_second),
-            tokens: f64::from(per_second),
-            at: now,
-        }
-    }
-
-    /// Takes a token if there is one.
-    pub(super) fn take(&mut self, now: Instant) -> bool {
-        let elapsed = now.saturating_duration_since(self.at).as_secs_f64();
-        self.tokens = (self.tokens + elapsed * self.capacity).min(self.capacity);
-        self.at = self.at.max(now);
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
-    }
-}
-
 pub(super) fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
     state.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -294,19 +265,6 @@ mod tests {
             Some(Fault::Throttle)
         );
         assert_eq!(state.decide("CreateTable", None, now).fault, None);
-    }
-
-    #[test]
-    fn bucket_allows_a_burst_then_the_rate() {
-        let t0 = Instant::now();
-        let mut bucket = Bucket::new(5, t0);
-        assert_eq!((0..7).filter(|_| bucket.take(t0)).count(), 5);
-        assert!(!bucket.take(t0 + Duration::from_millis(100)));
-        assert!(bucket.take(t0 + Duration::from_millis(200)));
-        assert!(!bucket.take(t0 + Duration::from_millis(210)));
-        // A long pause refills only up to the burst.
-        let later = t0 + Duration::from_secs(10);
-        assert_eq!((0..7).filter(|_| bucket.take(later)).count(), 5);
     }
 
     #[test]

@@ -9,8 +9,12 @@
 //! virtual time.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::num::NonZeroU32;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+use governor::state::{InMemoryState, NotKeyed};
+use governor::{Quota, RateLimiter};
 
 use crate::policy::rates::Rates;
 use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
@@ -42,16 +46,38 @@ pub struct Paced<C> {
 /// its control-plane calls (event source mappings among them), shared with every other caller.
 const LAMBDA_CONTROL_PLANE_PER_SECOND: u32 = 15;
 
-/// A token bucket of `burst` calls refilled at one call per `interval`, kept as the instant its
-/// next call would find it empty (the generic cell rate algorithm): each call takes the next
-/// slot, then waits for it, so calls in flight at once leave one after the other.
+/// One rate: governor's token bucket, measured on the control plane's own [`Clock`] (the time
+/// is handed to governor's clock just before each check, and the wait is slept on the port).
 #[derive(Debug)]
 struct Bucket {
-    interval: Duration,
-    /// How far ahead of now the slots may already be taken: `burst - 1` intervals.
-    tolerance: Duration,
-    /// The slot after the last one taken; `None` before the first call.
-    next: Mutex<Option<Instant>>,
+    quota: Quota,
+    /// Made at the first call, so governor counts from the port's time, not the wall clock's
+    /// (an in-memory control plane's instants may lie before this process started).
+    limiter: OnceLock<RateLimiter<NotKeyed, InMemoryState, PortTime>>,
+    time: PortTime,
+}
+
+/// governor's clock: the instant the control plane's [`Clock`] said last.
+#[derive(Clone, Debug)]
+struct PortTime(Arc<Mutex<Option<Instant>>>);
+
+impl PortTime {
+    /// Moves to `now`, never back (several calls wait at once): the instant governor reads.
+    fn advance(&self, now: Instant) -> Instant {
+        let mut time = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let now = time.map_or(now, |was| was.max(now));
+        *time = Some(now);
+        now
+    }
+}
+
+impl governor::clock::Clock for PortTime {
+    type Instant = Instant;
+
+    fn now(&self) -> Instant {
+        let time = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        time.expect("set before governor's first check")
+    }
 }
 
 impl Bucket {
@@ -61,33 +87,35 @@ impl Bucket {
     /// bunched (a busy client, the network), which AWS would throttle. Another caller spending
     /// the same budget meets a throttle, which the SDK's retries absorb.
     fn per_second(per_second: u32) -> Bucket {
-        let per_second = per_second.max(1);
-        let burst = (per_second / 2).max(1);
-        let interval = Duration::from_secs(1) / per_second;
+        let per_second = NonZeroU32::new(per_second.max(1)).unwrap_or(NonZeroU32::MIN);
+        let burst = NonZeroU32::new(per_second.get() / 2).unwrap_or(NonZeroU32::MIN);
         Bucket {
-            interval,
-            tolerance: interval * (burst - 1),
-            next: Mutex::new(None),
+            quota: Quota::per_second(per_second).allow_burst(burst),
+            limiter: OnceLock::new(),
+            time: PortTime(Arc::new(Mutex::new(None))),
         }
     }
 
-    /// Takes the next slot for a call at `now`: how long the call waits for it.
+    /// Takes a call's place at `now` if governor lets it go (zero), else says how long until
+    /// it would.
     fn take(&self, now: Instant) -> Duration {
-        let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
-        let slot = next.map_or(now, |next| next.max(now));
-        let leaves = slot
-            .checked_sub(self.tolerance)
-            .map_or(now, |earliest| earliest.max(now));
-        *next = Some(slot + self.interval);
-        leaves - now
+        let now = self.time.advance(now);
+        let limiter = self
+            .limiter
+            .get_or_init(|| RateLimiter::direct_with_clock(self.quota, self.time.clone()));
+        match limiter.check() {
+            Ok(()) => Duration::ZERO,
+            Err(not_until) => not_until.wait_time_from(now),
+        }
     }
 
-    /// Waits on `clock` for the next slot.
+    /// Waits on `clock` until governor lets the call go.
     async fn until_ready(&self, clock: &impl Clock) {
-        // Taken and waited for with nothing between: an in-memory clock, which a wait moves,
-        // stays in step with the slots taken.
-        let wait = self.take(clock.now());
-        if !wait.is_zero() {
+        loop {
+            let wait = self.take(clock.now());
+            if wait.is_zero() {
+                return;
+            }
             clock.sleep(wait).await;
         }
     }
@@ -346,7 +374,10 @@ mod tests {
 
     /// How many calls at one instant go out without waiting.
     fn sent_at_once(bucket: &Bucket) -> usize {
-        let now = Instant::now();
+        sent_at(bucket, Instant::now())
+    }
+
+    fn sent_at(bucket: &Bucket, now: Instant) -> usize {
         (0..20).take_while(|_| bucket.take(now).is_zero()).count()
     }
 
@@ -363,14 +394,14 @@ mod tests {
         );
         assert_eq!(sent_at_once(&paced.list_tags), 5);
         assert_eq!(sent_at_once(&paced.tag_writes), 2);
-        // Then one call every tenth of a second: the sixth waits one interval, the seventh two.
+        // Then one call every tenth of a second: the sixth waits one interval.
         let now = Instant::now();
         let bucket = Bucket::per_second(10);
-        let waits: Vec<Duration> = (0..7).map(|_| bucket.take(now)).collect();
+        let waits: Vec<Duration> = (0..6).map(|_| bucket.take(now)).collect();
         assert_eq!(waits[5], Duration::from_millis(100));
-        assert_eq!(waits[6], Duration::from_millis(200));
-        // Once the rate has caught up with the slots taken, a call goes out at once again.
-        assert!(bucket.take(now + Duration::from_millis(1_200)).is_zero());
+        assert!(bucket.take(now + Duration::from_millis(100)).is_zero());
+        // Once the rate has caught up with the calls sent, a burst goes out at once again.
+        assert_eq!(sent_at(&bucket, now + Duration::from_millis(1_200)), 5);
     }
 
     /// A policy's lower rate lowers the burst with it, never below one call.

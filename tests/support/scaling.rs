@@ -5,7 +5,7 @@ use aws_sdk_applicationautoscaling::types::{ScalableTarget, ScalingPolicy, Servi
 use aws_sdk_applicationautoscaling::Client;
 
 /// Every DynamoDB scalable target on the server (DescribeScalableTargets).
-pub async fn targets(client: &Client) -> Vec<ScalableTarget> {
+pub(crate) async fn targets(client: &Client) -> Vec<ScalableTarget> {
     client
         .describe_scalable_targets()
         .service_namespace(ServiceNamespace::Dynamodb)
@@ -18,7 +18,7 @@ pub async fn targets(client: &Client) -> Vec<ScalableTarget> {
 }
 
 /// Every DynamoDB scaling policy on the server (DescribeScalingPolicies).
-pub async fn policies(client: &Client) -> Vec<ScalingPolicy> {
+pub(crate) async fn policies(client: &Client) -> Vec<ScalingPolicy> {
     client
         .describe_scaling_policies()
         .service_namespace(ServiceNamespace::Dynamodb)

@@ -4,6 +4,9 @@
 //! [`ddb_rollover::run()`] decides everything else; this crate builds the policy and the SDK
 //! client once per cold start and turns a run with failed actions into a function error, so
 //! EventBridge Scheduler's retries, the dead-letter queue and error alarms see it.
+//!
+//! What the stack's parameters mean, allow and grant is `ddb_rollover_stack`'s, which the deploy
+//! checks call too; the cold start here only asks it for the policy and the grants.
 
 use std::fmt;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};

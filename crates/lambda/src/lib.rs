@@ -12,6 +12,8 @@ use std::fmt;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub mod event;
+#[cfg(any(feature = "ssm", feature = "eventbridge"))]
+mod explain;
 mod fit;
 mod init_error;
 pub mod metrics;

@@ -70,7 +70,7 @@ mod write {
     use ddb_rollover::ledger::{ParameterRecord, StoredRecord};
     use ddb_rollover::run::control::{ErrorKind, Expect, Ledger};
 
-    use crate::publish::explain;
+    use crate::explain::explain;
 
     /// The `updated_at` of our document in `value`, if it has one.
     fn updated_at(value: &str) -> Option<DateTime<Utc>> {

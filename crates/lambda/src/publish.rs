@@ -26,22 +26,13 @@ use ddb_rollover::policy::Policy;
 use ddb_rollover::run::control::Ledger;
 use ddb_rollover::run::readiness::Readiness;
 
+#[cfg(feature = "eventbridge")]
+use crate::explain::explain;
 use crate::parameter::put_tables;
 pub use crate::parameter::DOCUMENT_KEYS;
 use ddb_rollover::{Operation, Outcome, RunReport};
 use ddb_rollover_stack::parameters::PUBLISHING;
 use serde_json::{json, Value};
-
-/// An AWS call's error as the operator reads it: a refusal names the fix (the stack's template
-/// grants what the functions call).
-#[cfg(any(feature = "ssm", feature = "eventbridge"))]
-pub(crate) fn explain(error: &ddb_rollover::aws::call_error::CallError) -> String {
-    if error.is_access_denied() {
-        format!("{error} (the role does not allow it: deploy the stack's template, which grants it)")
-    } else {
-        error.to_string()
-    }
-}
 
 /// A Standard-tier parameter holds at most 4 KB: the document keeps the current table and as
 /// many pre-built ones as fit, and counts the rest (`omitted`).

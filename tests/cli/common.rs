@@ -7,7 +7,7 @@ use testkit::ProcessRun;
 
 /// Text that only a Rust debug dump of an SDK error would contain: a report line must never
 /// show one.
-pub const DEBUG_DUMP: [&str; 5] = [
+pub(super) const DEBUG_DUMP: [&str; 5] = [
     "DispatchFailure(",
     "ConnectorError {",
     "{ source:",
@@ -16,14 +16,14 @@ pub const DEBUG_DUMP: [&str; 5] = [
 ];
 
 /// Fails the test where `text` shows a Rust debug dump ([`DEBUG_DUMP`]).
-pub fn assert_no_debug_dump(text: &str) {
+pub(super) fn assert_no_debug_dump(text: &str) {
     for dump in DEBUG_DUMP {
         assert!(!text.contains(dump), "Rust debug dump {dump:?} in: {text}");
     }
 }
 
 /// A run's exit code must be `code`; returns its JSON report.
-pub fn expect_exit(run: &ProcessRun, code: i32, what: &str) -> serde_json::Value {
+pub(super) fn expect_exit(run: &ProcessRun, code: i32, what: &str) -> serde_json::Value {
     assert_eq!(
         run.code, code,
         "{what}: exit {} (want {code})\nstdout:\n{}\nstderr:\n{}",
@@ -34,7 +34,7 @@ pub fn expect_exit(run: &ProcessRun, code: i32, what: &str) -> serde_json::Value
 
 /// Runs the `ddb-rollover` binary against `endpoint` with `env`, with no policy or log level
 /// inherited from the caller's environment.
-pub fn run_cli(endpoint: &str, env: Vec<(String, String)>, args: &[&str]) -> ProcessRun {
+pub(super) fn run_cli(endpoint: &str, env: Vec<(String, String)>, args: &[&str]) -> ProcessRun {
     ProcessRun::of(
         Command::new(crate::support::binaries::cli())
             .args(["--endpoint-url", endpoint, "--region", "us-east-1"])
@@ -66,7 +66,7 @@ pub fn json_run(
 }
 
 /// The (first) line of `table` in a run's JSON report.
-pub fn line_of<'r>(report: &'r serde_json::Value, table: &str) -> &'r serde_json::Value {
+pub(super) fn line_of<'r>(report: &'r serde_json::Value, table: &str) -> &'r serde_json::Value {
     report["tables"]
         .as_array()
         .unwrap()
@@ -77,7 +77,7 @@ pub fn line_of<'r>(report: &'r serde_json::Value, table: &str) -> &'r serde_json
 
 /// Tags the table `arn` as a member of `family` (the tag create-new gives its tables), as
 /// someone outside ddb-rollover would.
-pub async fn tag_family(client: &aws_sdk_dynamodb::Client, arn: &str, family: &str) {
+pub(super) async fn tag_family(client: &aws_sdk_dynamodb::Client, arn: &str, family: &str) {
     client
         .tag_resource()
         .resource_arn(arn)
@@ -94,7 +94,7 @@ pub async fn tag_family(client: &aws_sdk_dynamodb::Client, arn: &str, family: &s
 }
 
 /// The `error` of `table`'s failed line.
-pub fn error_of(report: &serde_json::Value, table: &str) -> String {
+pub(super) fn error_of(report: &serde_json::Value, table: &str) -> String {
     report["tables"]
         .as_array()
         .unwrap()

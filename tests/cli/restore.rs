@@ -23,31 +23,8 @@ use testkit::{LocalDynamo, ProcessRun};
 
 use super::common::run_cli;
 
-const POLICY: &str = r#"
-prefix = "back"
-period = "day"
-premake = 1
-
-[key]
-partition = { name = "pk", type = "S" }
-sort = { name = "sk", type = "S" }
-
-[[phases]]
-min_age = 0
-read = 20
-write = 50
-
-[[phases]]
-min_age = 1
-read = 5
-write = 1
-
-[retention]
-archive_after = 1
-delete_after = 3
-keep_newest = 2
-bucket = "archive"
-"#;
+/// The daily family of the engine's restore tests, one file with them.
+const POLICY: &str = include_str!("../../crates/core/tests/fixtures/daily_retention.toml");
 
 const TABLE: &str = "back_2018-10-02";
 

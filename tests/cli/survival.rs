@@ -36,15 +36,13 @@ use super::common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use aws_sdk_applicationautoscaling::types::{
-    AdjustmentType, MetricType, PolicyType, PredefinedMetricSpecification, ScalableDimension,
-    ServiceNamespace, StepAdjustment, StepScalingPolicyConfiguration,
-    TargetTrackingScalingPolicyConfiguration,
-};
+use aws_sdk_applicationautoscaling::types::ScalableDimension;
 use aws_sdk_dynamodb::types::{AttributeValue, ScalarAttributeType};
 use chrono::{Duration, NaiveDate};
 use common::{run_cli, DEBUG_DUMP};
 use ddb_rollover::policy::tags::TAG_FAMILY;
+
+use crate::support::scaling::{put_policy, register_target, Scales};
 use testkit::{LocalDynamo, Server};
 
 const PREFIX: &str = "survive";
@@ -85,6 +83,8 @@ const DAYS: i64 = 20;
 const STEP_POLICY: &str = "someone-elses-step";
 const FOREIGN_POLICY: &str = "someone-elses-read";
 const READ: &str = "dynamodb:table:ReadCapacityUnits";
+/// [`READ`], as the SDK names it.
+const TABLE_READ: ScalableDimension = ScalableDimension::DynamoDbTableReadCapacityUnits;
 const WRITE: &str = "dynamodb:table:WriteCapacityUnits";
 
 fn start() -> NaiveDate {
@@ -307,25 +307,8 @@ impl Harness {
 
     /// (a): someone's StepScaling policy on our read target of the table.
     async fn attach_step_policy(&self, table: &str) {
-        let configuration = StepScalingPolicyConfiguration::builder()
-            .adjustment_type(AdjustmentType::ChangeInCapacity)
-            .step_adjustments(
-                StepAdjustment::builder()
-                    .metric_interval_lower_bound(0.0)
-                    .scaling_adjustment(5)
-                    .build()
-                    .unwrap(),
-            )
-            .cooldown(60)
-            .build();
-        self.scaling
-            .put_scaling_policy()
-            .policy_name(STEP_POLICY)
-            .service_namespace(ServiceNamespace::Dynamodb)
-            .resource_id(format!("table/{table}"))
-            .scalable_dimension(ScalableDimension::DynamoDbTableReadCapacityUnits)
-            .policy_type(PolicyType::StepScaling)
-            .step_scaling_policy_configuration(configuration)
+        let resource = format!("table/{table}");
+        put_policy(&self.scaling, &resource, TABLE_READ, STEP_POLICY, Scales::Step)
             .send()
             .await
             .unwrap();
@@ -334,38 +317,20 @@ impl Harness {
     /// (c): someone's scalable target with their target-tracking policy on the table's reads.
     async fn register_foreign_target(&self, table: &str) {
         let resource = format!("table/{table}");
-        self.scaling
-            .register_scalable_target()
-            .service_namespace(ServiceNamespace::Dynamodb)
-            .resource_id(&resource)
-            .scalable_dimension(ScalableDimension::DynamoDbTableReadCapacityUnits)
-            .min_capacity(1)
-            .max_capacity(10)
+        register_target(&self.scaling, &resource, TABLE_READ, 1, 10)
             .send()
             .await
             .unwrap();
-        self.scaling
-            .put_scaling_policy()
-            .policy_name(FOREIGN_POLICY)
-            .service_namespace(ServiceNamespace::Dynamodb)
-            .resource_id(&resource)
-            .scalable_dimension(ScalableDimension::DynamoDbTableReadCapacityUnits)
-            .policy_type(PolicyType::TargetTrackingScaling)
-            .target_tracking_scaling_policy_configuration(
-                TargetTrackingScalingPolicyConfiguration::builder()
-                    .target_value(60.0)
-                    .predefined_metric_specification(
-                        PredefinedMetricSpecification::builder()
-                            .predefined_metric_type(MetricType::DynamoDbReadCapacityUtilization)
-                            .build()
-                            .unwrap(),
-                    )
-                    .build()
-                    .unwrap(),
-            )
-            .send()
-            .await
-            .unwrap();
+        put_policy(
+            &self.scaling,
+            &resource,
+            TABLE_READ,
+            FOREIGN_POLICY,
+            Scales::Tracking(60.0),
+        )
+        .send()
+        .await
+        .unwrap();
     }
 
     /// The objects that must survive every run: (a), (b), (c) once made.

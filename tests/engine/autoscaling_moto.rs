@@ -9,11 +9,9 @@
 use std::collections::BTreeMap;
 
 use crate::support::days::{assert_succeeded, run_at};
+use crate::support::scaling::{put_policy, register_target, Scales};
 use crate::support::{autoscaling_client, capacity};
-use aws_sdk_applicationautoscaling::types::{
-    MetricType, PolicyType, PredefinedMetricSpecification, ScalableDimension, ServiceNamespace,
-    TargetTrackingScalingPolicyConfiguration,
-};
+use aws_sdk_applicationautoscaling::types::{ScalableDimension, ServiceNamespace};
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::plan::Decision;
@@ -204,38 +202,21 @@ async fn autoscaling_hot_phase_registers_and_fixed_phases_deregister_on_moto() {
         .send()
         .await
         .unwrap();
-    scaling
-        .register_scalable_target()
-        .service_namespace(ServiceNamespace::Dynamodb)
-        .resource_id(&resource)
-        .scalable_dimension(ScalableDimension::DynamoDbTableWriteCapacityUnits)
-        .min_capacity(2)
-        .max_capacity(20)
+    let write = ScalableDimension::DynamoDbTableWriteCapacityUnits;
+    register_target(&scaling, &resource, write.clone(), 2, 20)
         .send()
         .await
         .unwrap();
-    scaling
-        .put_scaling_policy()
-        .policy_name("their-write-scaling")
-        .service_namespace(ServiceNamespace::Dynamodb)
-        .resource_id(&resource)
-        .scalable_dimension(ScalableDimension::DynamoDbTableWriteCapacityUnits)
-        .policy_type(PolicyType::TargetTrackingScaling)
-        .target_tracking_scaling_policy_configuration(
-            TargetTrackingScalingPolicyConfiguration::builder()
-                .target_value(50.0)
-                .predefined_metric_specification(
-                    PredefinedMetricSpecification::builder()
-                        .predefined_metric_type(MetricType::DynamoDbWriteCapacityUtilization)
-                        .build()
-                        .unwrap(),
-                )
-                .build()
-                .unwrap(),
-        )
-        .send()
-        .await
-        .unwrap();
+    put_policy(
+        &scaling,
+        &resource,
+        write,
+        "their-write-scaling",
+        Scales::Tracking(50.0),
+    )
+    .send()
+    .await
+    .unwrap();
     let theirs: Vec<Target> = registered(&scaling).await[&resource]
         .iter()
         .filter(|t| t.0.ends_with("WriteCapacityUnits"))

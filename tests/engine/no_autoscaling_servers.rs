@@ -14,6 +14,7 @@
 //!   correctly.", for every operation: the SDK reads code `InvalidAction`.
 
 use crate::support::autoscaling_client;
+use crate::support::scaling::{deregister_target, put_policy, register_target, Scales};
 use crate::support::INSTANT_DYNALITE;
 use aws_sdk_applicationautoscaling::config::http::HttpResponse;
 use aws_sdk_applicationautoscaling::error::{ProvideErrorMetadata, SdkError};
@@ -85,13 +86,7 @@ async fn answers(client: &Client) -> Vec<(&'static str, Answer)> {
             "RegisterScalableTarget",
             answer(
                 "RegisterScalableTarget",
-                client
-                    .register_scalable_target()
-                    .service_namespace(namespace.clone())
-                    .resource_id("table/probe")
-                    .scalable_dimension(dimension.clone())
-                    .min_capacity(1)
-                    .max_capacity(5)
+                register_target(client, "table/probe", dimension.clone(), 1, 5)
                     .send()
                     .await,
             ),
@@ -100,14 +95,15 @@ async fn answers(client: &Client) -> Vec<(&'static str, Answer)> {
             "PutScalingPolicy",
             answer(
                 "PutScalingPolicy",
-                client
-                    .put_scaling_policy()
-                    .policy_name("probe-read")
-                    .service_namespace(namespace.clone())
-                    .resource_id("table/probe")
-                    .scalable_dimension(dimension.clone())
-                    .send()
-                    .await,
+                put_policy(
+                    client,
+                    "table/probe",
+                    dimension.clone(),
+                    "probe-read",
+                    Scales::Tracking(70.0),
+                )
+                .send()
+                .await,
             ),
         ),
         (
@@ -117,7 +113,7 @@ async fn answers(client: &Client) -> Vec<(&'static str, Answer)> {
                 client
                     .delete_scaling_policy()
                     .policy_name("probe-read")
-                    .service_namespace(namespace.clone())
+                    .service_namespace(namespace)
                     .resource_id("table/probe")
                     .scalable_dimension(dimension.clone())
                     .send()
@@ -128,13 +124,7 @@ async fn answers(client: &Client) -> Vec<(&'static str, Answer)> {
             "DeregisterScalableTarget",
             answer(
                 "DeregisterScalableTarget",
-                client
-                    .deregister_scalable_target()
-                    .service_namespace(namespace)
-                    .resource_id("table/probe")
-                    .scalable_dimension(dimension)
-                    .send()
-                    .await,
+                deregister_target(client, "table/probe", dimension).send().await,
             ),
         ),
     ]

@@ -11,14 +11,14 @@ use ddb_rollover_lambda::{FailedAction, HandlerError};
 use serde_json::Value;
 
 /// The default policy's (RCU, WCU) of the current and the pre-built table.
-pub const HOT: (i64, i64) = (300, 1000);
+pub(super) const HOT: (i64, i64) = (300, 1000);
 /// ... of yesterday's table.
-pub const WARM: (i64, i64) = (100, 1);
+pub(super) const WARM: (i64, i64) = (100, 1);
 /// ... of every older table.
-pub const COLD: (i64, i64) = (1, 1);
+pub(super) const COLD: (i64, i64) = (1, 1);
 
 /// The event file `name` under `events/`, as the functions receive it.
-pub fn event_file(name: &str) -> Value {
+pub(super) fn event_file(name: &str) -> Value {
     let path = testkit::repo_root().join("events").join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()))
@@ -26,7 +26,11 @@ pub fn event_file(name: &str) -> Value {
 
 /// The tables of the `seeded` periods with the capacity the default policy gives each when
 /// the current period is `now`: the arithmetic a reader would do by hand.
-pub fn capacities_by_age(naming: &TableNaming, seeded: &[Slot], now: Slot) -> BTreeMap<String, (i64, i64)> {
+pub(super) fn capacities_by_age(
+    naming: &TableNaming,
+    seeded: &[Slot],
+    now: Slot,
+) -> BTreeMap<String, (i64, i64)> {
     // Index of `now` in the seeded slots, or one past the end if a boundary was crossed.
     let now_index = seeded.iter().position(|s| *s == now).unwrap_or(seeded.len()) as i64;
     seeded
@@ -45,7 +49,7 @@ pub fn capacities_by_age(naming: &TableNaming, seeded: &[Slot], now: Slot) -> BT
 
 /// The wall clock's period and the three before it, oldest first: the tables a test of a run
 /// "now" seeds (create_new at the first and at the third makes all four).
-pub fn four_periods_to_now(calendar: &Calendar) -> [Slot; 4] {
+pub(super) fn four_periods_to_now(calendar: &Calendar) -> [Slot; 4] {
     let current = calendar.floor(Utc::now());
     let p1 = calendar.previous(current);
     let p2 = calendar.previous(p1);
@@ -56,7 +60,7 @@ pub fn four_periods_to_now(calendar: &Calendar) -> [Slot; 4] {
 /// `found` are the `seeded` tables ([`four_periods_to_now`]) at the phase each one's age calls
 /// for, relative to the wall clock's period before the run or, if the run straddled a boundary
 /// (it ended at `after`), after it.
-pub fn assert_capacities_by_age(
+pub(super) fn assert_capacities_by_age(
     found: &BTreeMap<String, (i64, i64)>,
     naming: &TableNaming,
     seeded: &[Slot; 4],
@@ -72,7 +76,7 @@ pub fn assert_capacities_by_age(
 
 /// The failed actions and the report of create_new's `error`, which must be
 /// [`HandlerError::ActionsFailed`].
-pub fn create_new_failures(error: &HandlerError) -> (&[FailedAction], &RunReport) {
+pub(super) fn create_new_failures(error: &HandlerError) -> (&[FailedAction], &RunReport) {
     let HandlerError::ActionsFailed {
         operation,
         failed,

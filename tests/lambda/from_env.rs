@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use ddb_rollover::policy::POLICY_ENV;
 use ddb_rollover::Operation;
-use ddb_rollover_lambda::stack::VARIABLES;
 use ddb_rollover_lambda::Handler;
+use ddb_rollover_stack::parameters::VARIABLES;
 use serde_json::json;
 use testkit::{LocalDynamo, Server};
 

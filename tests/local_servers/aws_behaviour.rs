@@ -7,10 +7,9 @@
 //!   another family's table, CreateTable and DeleteTable only with our family tag.
 
 use crate::support::autoscaling_client;
+use crate::support::scaling::{deregister_target, put_policy, register_target, Scales};
 use aws_sdk_applicationautoscaling::error::ProvideErrorMetadata;
-use aws_sdk_applicationautoscaling::types::{
-    PolicyType, ScalableDimension, ServiceNamespace, StepAdjustment, StepScalingPolicyConfiguration,
-};
+use aws_sdk_applicationautoscaling::types::ScalableDimension;
 use aws_sdk_applicationautoscaling::Client;
 use testkit::{create_plain_table, LocalDynamo, Proxy, Server};
 
@@ -18,48 +17,22 @@ const READ: ScalableDimension = ScalableDimension::DynamoDbTableReadCapacityUnit
 const WRITE: ScalableDimension = ScalableDimension::DynamoDbTableWriteCapacityUnits;
 
 async fn register(client: &Client, resource: &str, dimension: ScalableDimension) {
-    client
-        .register_scalable_target()
-        .service_namespace(ServiceNamespace::Dynamodb)
-        .resource_id(resource)
-        .scalable_dimension(dimension)
-        .min_capacity(1)
-        .max_capacity(10)
+    register_target(client, resource, dimension, 1, 10)
         .send()
         .await
         .unwrap();
 }
 
 /// A step-scaling policy (no CloudWatch metric needed).
-async fn put_policy(client: &Client, resource: &str, dimension: ScalableDimension, name: &str) {
-    let step = StepAdjustment::builder()
-        .metric_interval_lower_bound(0.0)
-        .scaling_adjustment(1)
-        .build()
-        .unwrap();
-    client
-        .put_scaling_policy()
-        .policy_name(name)
-        .service_namespace(ServiceNamespace::Dynamodb)
-        .resource_id(resource)
-        .scalable_dimension(dimension)
-        .policy_type(PolicyType::StepScaling)
-        .step_scaling_policy_configuration(
-            StepScalingPolicyConfiguration::builder()
-                .step_adjustments(step)
-                .build(),
-        )
+async fn put_step_policy(client: &Client, resource: &str, dimension: ScalableDimension, name: &str) {
+    put_policy(client, resource, dimension, name, Scales::Step)
         .send()
         .await
         .unwrap();
 }
 
 async fn deregister(client: &Client, resource: &str, dimension: ScalableDimension) -> Result<(), String> {
-    client
-        .deregister_scalable_target()
-        .service_namespace(ServiceNamespace::Dynamodb)
-        .resource_id(resource)
-        .scalable_dimension(dimension)
+    deregister_target(client, resource, dimension)
         .send()
         .await
         .map(drop)
@@ -94,7 +67,7 @@ async fn deregistering_a_target_through_the_proxy_deletes_its_policies_as_aws_do
 
     // moto on its own keeps the policies of a target it deregistered.
     register(&direct, "table/kept", READ).await;
-    put_policy(&direct, "table/kept", READ, "left-behind").await;
+    put_step_policy(&direct, "table/kept", READ, "left-behind").await;
     deregister(&direct, "table/kept", READ).await.unwrap();
     assert_eq!(
         policies(&direct).await,
@@ -109,10 +82,10 @@ async fn deregistering_a_target_through_the_proxy_deletes_its_policies_as_aws_do
     register(&through, "table/t", READ).await;
     register(&through, "table/t", WRITE).await;
     register(&through, "table/t.2", READ).await;
-    put_policy(&through, "table/t", READ, "ours").await;
-    put_policy(&through, "table/t", READ, "theirs").await;
-    put_policy(&through, "table/t", WRITE, "write").await;
-    put_policy(&through, "table/t.2", READ, "repeated-hour").await;
+    put_step_policy(&through, "table/t", READ, "ours").await;
+    put_step_policy(&through, "table/t", READ, "theirs").await;
+    put_step_policy(&through, "table/t", WRITE, "write").await;
+    put_step_policy(&through, "table/t.2", READ, "repeated-hour").await;
     let mut all = vec![
         policy("table/kept", &READ, "left-behind"),
         policy("table/t", &READ, "ours"),
@@ -261,16 +234,7 @@ async fn the_family_role_refuses_what_the_template_does_not_allow() {
     assert_eq!(code(create("ts_new", vec![family("ts_eu")]).await), DENIED);
     assert_eq!(code(create("ts_new", vec![family("ts")]).await), "ok");
     // Application Auto Scaling: a target only on a table the role may update.
-    let register = |resource: &str| {
-        scaling
-            .register_scalable_target()
-            .service_namespace(ServiceNamespace::Dynamodb)
-            .resource_id(resource)
-            .scalable_dimension(READ)
-            .min_capacity(1)
-            .max_capacity(10)
-            .send()
-    };
+    let register = |resource: &str| register_target(&scaling, resource, READ, 1, 10).send();
     assert_eq!(code(register("table/ts_untagged").await), "ok");
     assert_eq!(code(register("table/ts_eu_theirs").await), DENIED);
     assert_eq!(code(register("table/other").await), DENIED);

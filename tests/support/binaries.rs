@@ -19,7 +19,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 /// The `ddb-rollover` CLI: [`CLI_BINARY_ENV`]'s file when set, else this build's.
-pub fn cli() -> PathBuf {
+pub(crate) fn cli() -> PathBuf {
     let Some(path) = std::env::var_os(CLI_BINARY_ENV) else {
         return binary("ddb-rollover");
     };
@@ -31,27 +31,27 @@ pub fn cli() -> PathBuf {
 /// Where a test may take the CLI from another build (e.g. another branch's
 /// `target/debug/ddb-rollover`, to show a test fails there): `DDB_ROLLOVER_CLI_BINARY=<file>`,
 /// used as it is (nothing is built).
-pub const CLI_BINARY_ENV: &str = "DDB_ROLLOVER_CLI_BINARY";
+pub(crate) const CLI_BINARY_ENV: &str = "DDB_ROLLOVER_CLI_BINARY";
 
 /// The `iot-ingest` example's binary.
-pub fn iot_ingest() -> PathBuf {
+pub(crate) fn iot_ingest() -> PathBuf {
     binary("iot-ingest")
 }
 
 /// The `create_new` function's bootstrap ([`function_binary`]).
-pub fn create_new() -> PathBuf {
+pub(crate) fn create_new() -> PathBuf {
     function_binary("create-new")
 }
 
 /// The `resize_old` function's bootstrap ([`function_binary`]).
-pub fn resize_old() -> PathBuf {
+pub(crate) fn resize_old() -> PathBuf {
     function_binary("resize-old")
 }
 
 /// Where a test may take the functions' bootstraps from another build (e.g. another branch's
 /// `target/debug`, to show a test fails there): `DDB_ROLLOVER_FUNCTION_BINARIES=<dir>`, which
 /// is then used as it is (nothing is built).
-pub const FUNCTION_BINARIES_ENV: &str = "DDB_ROLLOVER_FUNCTION_BINARIES";
+pub(crate) const FUNCTION_BINARIES_ENV: &str = "DDB_ROLLOVER_FUNCTION_BINARIES";
 
 /// The function binary `name`: from [`FUNCTION_BINARIES_ENV`]'s directory when set, else this
 /// build's.
@@ -71,7 +71,7 @@ fn function_binary(name: &str) -> PathBuf {
 
 /// `<target>/<profile>`, where every binary of the workspace is, built ([`build`]); the examples
 /// are in its `examples/` (scripts/demo.sh takes them from there with `DEMO_BIN_DIR`).
-pub fn profile_dir() -> &'static Path {
+pub(crate) fn profile_dir() -> &'static Path {
     static PROFILE_DIR: OnceLock<PathBuf> = OnceLock::new();
     PROFILE_DIR.get_or_init(build)
 }

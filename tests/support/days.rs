@@ -7,7 +7,7 @@ use ddb_rollover::run::clock::simulation;
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome, Policy, RunReport};
 
 /// `day` at `time` (`HH:MM:SS`), UTC.
-pub fn at(day: NaiveDate, time: &str) -> DateTime<Utc> {
+pub(crate) fn at(day: NaiveDate, time: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(&format!("{day}T{time}Z"))
         .unwrap()
         .with_timezone(&Utc)
@@ -15,7 +15,7 @@ pub fn at(day: NaiveDate, time: &str) -> DateTime<Utc> {
 
 /// `operation` of `policy` through the engine with the default options, its clock simulated
 /// at `when`. Panics only if the run could not start; its report says how it went.
-pub async fn run_at(
+pub(crate) async fn run_at(
     control: &DynamoDb,
     policy: &Policy,
     operation: Operation,
@@ -25,7 +25,7 @@ pub async fn run_at(
 }
 
 /// [`run_at`] with `options` (a dry run, a wait budget).
-pub async fn run_at_with(
+pub(crate) async fn run_at_with(
     control: &DynamoDb,
     policy: &Policy,
     operation: Operation,
@@ -38,7 +38,7 @@ pub async fn run_at_with(
 
 /// Asserts that `report`'s run succeeded, naming its operation, prefix, instant and failed lines
 /// otherwise.
-pub fn assert_succeeded(report: &RunReport) {
+pub(crate) fn assert_succeeded(report: &RunReport) {
     assert!(
         report.succeeded(),
         "{} of {} at {} failed: {:#?}",
@@ -50,12 +50,12 @@ pub fn assert_succeeded(report: &RunReport) {
 }
 
 /// The warnings of `report` that mention `text`.
-pub fn warnings_about<'a>(report: &'a RunReport, text: &str) -> Vec<&'a String> {
+pub(crate) fn warnings_about<'a>(report: &'a RunReport, text: &str) -> Vec<&'a String> {
     report.warnings.iter().filter(|w| w.contains(text)).collect()
 }
 
 /// Both scheduled runs of `day`; each must succeed. Returns resize_old's report.
-pub async fn day_runs(control: &DynamoDb, policy: &Policy, day: NaiveDate) -> RunReport {
+pub(crate) async fn day_runs(control: &DynamoDb, policy: &Policy, day: NaiveDate) -> RunReport {
     let mut reports = Vec::new();
     for (operation, when) in [
         (Operation::CreateNew, at(day, "23:45:00")),

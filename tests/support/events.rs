@@ -5,13 +5,13 @@ use ddb_rollover::aws::events::EVENT_SOURCE;
 use serde_json::{json, Value};
 
 /// The SQS queue the rule delivers to, and its URL.
-pub struct Queue {
+pub(crate) struct Queue {
     sqs: aws_sdk_sqs::Client,
     url: String,
 }
 
 /// A queue subscribed to every `ddb-rollover` event on the default bus at `endpoint`.
-pub async fn subscribe(endpoint: &str) -> Queue {
+pub(crate) async fn subscribe(endpoint: &str) -> Queue {
     let config = crate::support::sdk_config(endpoint).await;
     let sqs = aws_sdk_sqs::Client::new(&config);
     let events = aws_sdk_eventbridge::Client::new(&config);
@@ -60,7 +60,7 @@ pub async fn subscribe(endpoint: &str) -> Queue {
 }
 
 /// Every event delivered to the queue so far: (detail type, table).
-pub async fn received(queue: &Queue) -> Vec<(String, String)> {
+pub(crate) async fn received(queue: &Queue) -> Vec<(String, String)> {
     let mut events = Vec::new();
     loop {
         let batch = queue

@@ -4,7 +4,7 @@
 use aws_sdk_kinesis::types::{Record, ShardIteratorType};
 
 /// Creates the one-shard stream `name` and returns its ARN.
-pub async fn create_stream(kinesis: &aws_sdk_kinesis::Client, name: &str) -> String {
+pub(crate) async fn create_stream(kinesis: &aws_sdk_kinesis::Client, name: &str) -> String {
     kinesis
         .create_stream()
         .stream_name(name)
@@ -27,7 +27,7 @@ pub async fn create_stream(kinesis: &aws_sdk_kinesis::Client, name: &str) -> Str
 
 /// Every record in the one-shard stream `arn`, oldest first (GetRecords until a page comes back
 /// empty, at most 100 pages).
-pub async fn records(kinesis: &aws_sdk_kinesis::Client, arn: &str) -> Vec<Record> {
+pub(crate) async fn records(kinesis: &aws_sdk_kinesis::Client, arn: &str) -> Vec<Record> {
     let shards = kinesis.list_shards().stream_arn(arn).send().await.unwrap();
     let shard = shards.shards()[0].shard_id().to_owned();
     let mut iterator = kinesis

@@ -9,7 +9,7 @@ use super::testkit_credentials;
 
 /// A Lambda client for `endpoint` (moto serves it on DynamoDB's port), with the testkit's Region
 /// and credentials.
-pub fn lambda_client(endpoint: &str) -> aws_sdk_lambda::Client {
+pub(crate) fn lambda_client(endpoint: &str) -> aws_sdk_lambda::Client {
     let config = aws_sdk_lambda::Config::builder()
         .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())
         .region(aws_sdk_lambda::config::Region::new(testkit::REGION))
@@ -26,7 +26,7 @@ const EMPTY_ZIP: [u8; 22] = [
 
 /// Creates the function `name` on moto at `endpoint` (with a role of the same name in moto's
 /// IAM, which CreateFunction checks) and returns its ARN.
-pub async fn create_function(endpoint: &str, name: &str) -> String {
+pub(crate) async fn create_function(endpoint: &str, name: &str) -> String {
     let body =
         format!("Action=CreateRole&Version=2010-05-08&RoleName={name}&AssumeRolePolicyDocument=%7B%7D");
     // moto routes by the credential scope's service and checks no signature.
@@ -68,7 +68,10 @@ pub async fn create_function(endpoint: &str, name: &str) -> String {
 }
 
 /// (function ARN, state, UUID) of every mapping on the stream `stream_arn`.
-pub async fn mappings_on(lambda: &aws_sdk_lambda::Client, stream_arn: &str) -> Vec<(String, String, String)> {
+pub(crate) async fn mappings_on(
+    lambda: &aws_sdk_lambda::Client,
+    stream_arn: &str,
+) -> Vec<(String, String, String)> {
     let out = lambda
         .list_event_source_mappings()
         .event_source_arn(stream_arn)
@@ -88,7 +91,7 @@ pub async fn mappings_on(lambda: &aws_sdk_lambda::Client, stream_arn: &str) -> V
 }
 
 /// The event source ARN of every mapping of the function `function_arn`.
-pub async fn streams_of(lambda: &aws_sdk_lambda::Client, function_arn: &str) -> Vec<String> {
+pub(crate) async fn streams_of(lambda: &aws_sdk_lambda::Client, function_arn: &str) -> Vec<String> {
     let out = lambda
         .list_event_source_mappings()
         .function_name(function_arn)

@@ -15,7 +15,7 @@ use ddb_rollover::run::control::Ledger;
 use ddb_rollover::Policy;
 
 /// The ledger table of the family `prefix` (core's `TableNaming::ledger_name`).
-pub fn ledger_name(prefix: &str) -> String {
+pub(crate) fn ledger_name(prefix: &str) -> String {
     let policy = Policy {
         prefix: prefix.to_string(),
         ..Policy::default()
@@ -26,7 +26,7 @@ pub fn ledger_name(prefix: &str) -> String {
 /// `tables` (a server's tables as testkit's readers give them, which leave every family's
 /// ledger out: [`testkit::ledgers`] reads those), checked to hold none of the ledgers of the
 /// families `prefixes`: the period tables, to compare with what a test expects.
-pub fn without_ledgers<V: std::fmt::Debug>(
+pub(crate) fn without_ledgers<V: std::fmt::Debug>(
     tables: BTreeMap<String, V>,
     prefixes: &[&str],
 ) -> BTreeMap<String, V> {
@@ -38,7 +38,10 @@ pub fn without_ledgers<V: std::fmt::Debug>(
 }
 
 /// [`without_ledgers`] of one family.
-pub fn without_ledger<V: std::fmt::Debug>(tables: BTreeMap<String, V>, prefix: &str) -> BTreeMap<String, V> {
+pub(crate) fn without_ledger<V: std::fmt::Debug>(
+    tables: BTreeMap<String, V>,
+    prefix: &str,
+) -> BTreeMap<String, V> {
     without_ledgers(tables, &[prefix])
 }
 
@@ -47,7 +50,7 @@ pub fn without_ledger<V: std::fmt::Debug>(tables: BTreeMap<String, V>, prefix: &
 /// `record` keys, on-demand, deletion protection and our tags where the server keeps them),
 /// which `init` and a new family's first run send too. No record is written: the first run
 /// starts the ledger (a family with no table yet), or `init` does.
-pub async fn stack_ledger(client: &aws_sdk_dynamodb::Client, prefix: &str) {
+pub(crate) async fn stack_ledger(client: &aws_sdk_dynamodb::Client, prefix: &str) {
     DynamoDb::local(client.clone())
         .create_ledger(&ledger_name(prefix), prefix)
         .await
@@ -56,7 +59,7 @@ pub async fn stack_ledger(client: &aws_sdk_dynamodb::Client, prefix: &str) {
 
 /// The ledger table of `prefix` among `tables` ([`testkit::ledgers`], which checks each is keyed
 /// by `family` and `record`), checked to be on demand.
-pub fn assert_is_ledger(tables: &BTreeMap<String, TableDescription>, prefix: &str) {
+pub(crate) fn assert_is_ledger(tables: &BTreeMap<String, TableDescription>, prefix: &str) {
     let ledger = ledger_name(prefix);
     let table = tables
         .get(&ledger)
@@ -74,7 +77,7 @@ pub fn assert_is_ledger(tables: &BTreeMap<String, TableDescription>, prefix: &st
 /// policy's key and a period. How tests whose tables were seeded as an earlier version made
 /// them give them to the family, as a user upgrading would. Returns the report; every line
 /// must have succeeded (a refusal is not a failure).
-pub async fn init<C: ddb_rollover::run::control::ControlPlane>(
+pub(crate) async fn init<C: ddb_rollover::run::control::ControlPlane>(
     control: &C,
     policy: &Policy,
     at: chrono::DateTime<chrono::Utc>,
@@ -89,7 +92,7 @@ pub async fn init<C: ddb_rollover::run::control::ControlPlane>(
 }
 
 /// The names `init`'s report recorded, sorted.
-pub fn recorded_by(report: &ddb_rollover::run::init::InitReport) -> Vec<&str> {
+pub(crate) fn recorded_by(report: &ddb_rollover::run::init::InitReport) -> Vec<&str> {
     report
         .tables
         .iter()

@@ -6,7 +6,7 @@ use aws_sdk_dynamodb::types::{
 };
 
 /// The definition of the attribute `name` of type `kind`.
-pub fn attribute(name: &str, kind: ScalarAttributeType) -> AttributeDefinition {
+pub(crate) fn attribute(name: &str, kind: ScalarAttributeType) -> AttributeDefinition {
     AttributeDefinition::builder()
         .attribute_name(name)
         .attribute_type(kind)
@@ -15,7 +15,7 @@ pub fn attribute(name: &str, kind: ScalarAttributeType) -> AttributeDefinition {
 }
 
 /// The key element `name`, as the partition (`KeyType::Hash`) or the sort (`KeyType::Range`) key.
-pub fn key_element(name: &str, kind: KeyType) -> KeySchemaElement {
+pub(crate) fn key_element(name: &str, kind: KeyType) -> KeySchemaElement {
     KeySchemaElement::builder()
         .attribute_name(name)
         .key_type(kind)
@@ -24,7 +24,7 @@ pub fn key_element(name: &str, kind: KeyType) -> KeySchemaElement {
 }
 
 /// An index's projection of the keys only.
-pub fn keys_only() -> Projection {
+pub(crate) fn keys_only() -> Projection {
     Projection::builder()
         .projection_type(ProjectionType::KeysOnly)
         .build()

@@ -10,7 +10,7 @@ use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 /// dial old ones down, never touch tables that are not ours.
 #[derive(Debug, Parser)]
 #[command(name = "ddb-rollover", version, about, long_about = None)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Policy file (TOML, or JSON if it ends in .json). Without it, the JSON in the
     /// ROLLOVER_POLICY environment variable, else the blog's defaults.
     #[arg(long, global = true, value_name = "FILE")]
@@ -67,13 +67,13 @@ pub struct Cli {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Output {
+pub(crate) enum Output {
     Table,
     Json,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Make sure the current period's table and the next `premake` ones exist (never lowers, never deletes).
     CreateNew,
     /// Move every aged table to the phase its age calls for, within DynamoDB's limits.
@@ -102,7 +102,7 @@ pub enum Command {
 
 /// Whether `init` writes.
 #[derive(Debug, Args)]
-pub struct InitArgs {
+pub(crate) struct InitArgs {
     /// Create the ledger and write the records. Without it, init only shows what it would do.
     #[arg(long)]
     pub yes: bool,
@@ -110,7 +110,7 @@ pub struct InitArgs {
 
 /// The tables to adopt.
 #[derive(Debug, Args)]
-pub struct AdoptArgs {
+pub(crate) struct AdoptArgs {
     /// Table names, each `{prefix}_{label}` (or carrying our period tags) with the policy's key.
     #[arg(required = true, value_name = "TABLE")]
     pub tables: Vec<String>,
@@ -122,7 +122,7 @@ pub struct AdoptArgs {
 
 /// The periods to restore: labels, or a range of them.
 #[derive(Debug, Args)]
-pub struct RestoreArgs {
+pub(crate) struct RestoreArgs {
     /// Period labels as in table names (2018-10-20, 2018-W42, 2018-10-20T06, ...).
     #[arg(
         value_name = "LABEL",
@@ -160,7 +160,7 @@ pub struct RestoreArgs {
 
 /// A time range `[from, to)`; without one, the table holding `--at` (or now).
 #[derive(Debug, Args)]
-pub struct RouteArgs {
+pub(crate) struct RouteArgs {
     /// Start of the range (RFC 3339), inclusive.
     #[arg(long, value_name = "RFC3339", value_parser = parse_at, requires = "to")]
     pub from: Option<DateTime<Utc>>,
@@ -178,7 +178,7 @@ pub struct RouteArgs {
         .multiple(true)
         .args(["events_per_sec", "items", "read_units", "write_units"])
 ))]
-pub struct CapacityArgs {
+pub(crate) struct CapacityArgs {
     /// Size of one item in bytes (1 to 409600).
     #[arg(
         long,

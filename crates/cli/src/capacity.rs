@@ -31,7 +31,7 @@ struct PartitionCount {
 }
 
 /// The text to print for the flags, or why they cannot be sized.
-pub fn report(args: &CapacityArgs, output: Output) -> Result<String, CapacityError> {
+pub(crate) fn report(args: &CapacityArgs, output: Output) -> Result<String, CapacityError> {
     Ok(match (question(args), output) {
         (Question::Steady(load), Output::Json) => json(&load, capacity::size_write_load(&load)?),
         (Question::Steady(load), Output::Table) => {

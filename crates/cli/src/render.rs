@@ -22,7 +22,7 @@ fn columns(header: &[&str], rows: &[Vec<String>]) -> String {
 }
 
 /// Left-aligned columns, two spaces apart; the last column is not padded.
-pub fn aligned<'a>(rows: impl Iterator<Item = &'a Vec<String>> + Clone) -> String {
+pub(crate) fn aligned<'a>(rows: impl Iterator<Item = &'a Vec<String>> + Clone) -> String {
     let mut widths: Vec<usize> = Vec::new();
     for row in rows.clone() {
         widths.resize(widths.len().max(row.len()), 0);
@@ -51,7 +51,7 @@ pub fn aligned<'a>(rows: impl Iterator<Item = &'a Vec<String>> + Clone) -> Strin
 }
 
 /// The tables holding a time or a time range, oldest first.
-pub fn period_tables(tables: &[PeriodTable]) -> String {
+pub(crate) fn period_tables(tables: &[PeriodTable]) -> String {
     let rows: Vec<Vec<String>> = tables
         .iter()
         .map(|t| vec![t.name.clone(), rfc3339(t.start), rfc3339(t.end)])
@@ -144,7 +144,7 @@ fn function_name(arn: &str) -> &str {
     arn.split_once(":function:").map_or(arn, |(_, name)| name)
 }
 
-pub fn summary(summary: &Summary) -> String {
+pub(crate) fn summary(summary: &Summary) -> String {
     let mut text = format!(
         "{} done, {} planned, {} unchanged, {} deferred, {} failed, {} foreign, {} skipped",
         summary.done,
@@ -175,7 +175,7 @@ fn warnings(warnings: &[String]) -> String {
     warnings.iter().map(|w| format!("warning: {w}\n")).collect()
 }
 
-pub fn run_report(report: &RunReport) -> String {
+pub(crate) fn run_report(report: &RunReport) -> String {
     let rows: Vec<Vec<String>> = report
         .tables
         .iter()
@@ -220,7 +220,7 @@ pub fn run_report(report: &RunReport) -> String {
     )
 }
 
-pub fn status_report(report: &StatusReport) -> String {
+pub(crate) fn status_report(report: &StatusReport) -> String {
     // The WARM column only where the policy asks for warm throughput somewhere.
     let warm_column = report
         .tables
@@ -348,7 +348,7 @@ fn warm_cell(warm: &WarmStatus) -> String {
 }
 
 /// What `init` did or would do.
-pub fn init_report(report: &InitReport) -> String {
+pub(crate) fn init_report(report: &InitReport) -> String {
     let rows = operator_rows(&report.tables, |enrolment| match enrolment {
         Enrolment::Record => "record: made before the ledger (family tag, key, period)".into(),
         Enrolment::AlreadyRecorded => "already in the ledger".into(),
@@ -379,7 +379,7 @@ pub fn init_report(report: &InitReport) -> String {
 }
 
 /// What `adopt` did or would do with each table.
-pub fn adopt_report(report: &AdoptReport) -> String {
+pub(crate) fn adopt_report(report: &AdoptReport) -> String {
     let rows = operator_rows(&report.tables, |adoption| match adoption {
         Adoption::Record {
             identity,
@@ -496,7 +496,7 @@ fn rfc3339(t: chrono::DateTime<chrono::Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-pub fn restore_report(report: &RestoreReport) -> String {
+pub(crate) fn restore_report(report: &RestoreReport) -> String {
     let rows = operator_rows(&report.tables, |action| {
         match &action.restoration {
         Restoration::Import {

@@ -47,12 +47,17 @@ pub fn combinations() -> Vec<Vec<(&'static str, &'static str)>> {
 /// What a stack with these parameter overrides (the rest at their defaults) turns on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Features {
+    /// `TtlAttribute` set.
     pub ttl: bool,
     /// Point-in-time recovery asked for (archiving needs it too: see [`Features::pitr`]).
     pub pitr_requested: bool,
+    /// `DeletionProtection`: the tables are made protected (no grant of its own).
     pub deletion_protection: bool,
+    /// `ArchiveBucket` set: exports to S3 before deletion.
     pub archive: bool,
+    /// `DeleteAfter` above 0: DeleteTable.
     pub delete: bool,
+    /// `Autoscaling` on: Application Auto Scaling's targets and policies.
     pub autoscaling: bool,
     /// `ChangeStreamArn` set: the family's Kinesis destination.
     pub stream: bool,
@@ -61,10 +66,12 @@ pub struct Features {
     /// `PublishTables` and `PublishEvents` (both on by default; not among [`SWITCHES`]: they
     /// add statements of their own, checked on their own).
     pub publish_tables: bool,
+    /// See [`Self::publish_tables`].
     pub publish_events: bool,
 }
 
 impl Features {
+    /// The features of a stack with these parameter overrides: a later override wins.
     pub fn of(overrides: &[(&str, &str)]) -> Features {
         let value = |name: &str, default: &'static str| {
             overrides
@@ -90,7 +97,7 @@ impl Features {
 
     /// The capabilities the stack grants its roles beyond the tables themselves: what
     /// what the functions read back from the parameters (names of
-    /// `ddb_rollover_lambda::grants::Capability`).
+    /// `ddb_rollover_stack::grants::Capability`).
     pub fn grants(&self) -> BTreeSet<&'static str> {
         [
             (self.ttl, "ttl"),
@@ -253,6 +260,7 @@ pub const ANY_STREAM: &str = "arn:aws:kinesis:us-east-1:123456789012:stream/*";
 /// The service-linked role DynamoDB creates on the first EnableKinesisStreamingDestination of
 /// an account, and the service it is for (`iam:AWSServiceName`).
 pub const KINESIS_REPLICATION_ROLE: &str = "arn:aws:iam::123456789012:role/aws-service-role/kinesisreplication.dynamodb.amazonaws.com/AWSServiceRoleForDynamoDBKinesisDataStreamsReplication";
+/// The service [`KINESIS_REPLICATION_ROLE`] is for.
 pub const KINESIS_REPLICATION_SERVICE: &str = "kinesisreplication.dynamodb.amazonaws.com";
 
 /// The reads of scalable targets, their policies and scheduled actions both roles always have.

@@ -10,6 +10,7 @@ use crate::template::{Function, Schedule, SCHEDULED_TIME_PLACEHOLDER};
 
 /// The blog's day: `create_new` at 23:45 before the boundary, `resize_old` at 00:15 after it.
 pub const CREATE_AT: &str = "2018-10-25T23:45:00Z";
+/// resize_old's run, after the boundary.
 pub const RESIZE_AT: &str = "2018-10-26T00:15:00Z";
 
 /// When the scenario runs each operation's schedule.

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 pub use aws_model::template::Template;
 use aws_model::template::Value;
 use ddb_rollover::{Operation, Policy};
-use ddb_rollover_lambda::grants::Grants;
-use ddb_rollover_lambda::stack::StackParameters;
-use ddb_rollover_lambda::InitError;
+use ddb_rollover_stack::grants::Grants;
+use ddb_rollover_stack::parameters::StackParameters;
+use ddb_rollover_stack::InitError;
 
 /// What EventBridge Scheduler replaces with the schedule's own invocation time.
 pub const SCHEDULED_TIME_PLACEHOLDER: &str = "<aws.scheduler.scheduled-time>";
@@ -28,23 +28,29 @@ pub fn samconfig_path() -> PathBuf {
 /// One `AWS::Serverless::Function`.
 #[derive(Clone, Debug)]
 pub struct Function {
+    /// The resource's logical id, e.g. `CreateNewFunction`.
     pub logical_id: String,
     /// The cargo binary `sam build` packages: `Metadata.BuildProperties.Binary`, or else the
     /// package's at `CodeUri` (its name).
     pub binary: String,
+    /// The package directory `sam build` builds.
     pub code_uri: String,
     /// Logical id of the `AWS::IAM::Role` named by `Role: !GetAtt X.Arn`, if any.
     pub role: Option<String>,
     /// `Globals.Function.Environment` merged with the function's own, resolved.
     pub environment: BTreeMap<String, String>,
+    /// Its `ScheduleV2` events.
     pub schedules: Vec<Schedule>,
 }
 
 /// One `ScheduleV2` event of a function.
 #[derive(Clone, Debug)]
 pub struct Schedule {
+    /// The event's name under the function's `Events`.
     pub event: String,
+    /// `ScheduleExpression`, e.g. `cron(45 23 * * ? *)`.
     pub expression: String,
+    /// `ScheduleExpressionTimezone`, if set.
     pub timezone: Option<String>,
     /// The `Input` string as Scheduler gets it, placeholders not yet substituted.
     pub input: String,
@@ -61,10 +67,10 @@ impl Function {
     }
 
     /// The policy the function builds at its cold start from this environment: the same
-    /// code ([`ddb_rollover_lambda::policy_from_variables`]), so `ROLLOVER_POLICY` (the
+    /// code ([`ddb_rollover_stack::policy_from_variables`]), so `ROLLOVER_POLICY` (the
     /// `PolicyOverride`) or the stack's parameters, one variable each.
     pub fn policy(&self) -> Result<Policy, InitError> {
-        ddb_rollover_lambda::policy_from_variables(|name| self.environment.get(name).cloned())
+        ddb_rollover_stack::policy_from_variables(|name| self.environment.get(name).cloned())
     }
 
     /// What the function's cold start takes its role to be granted (`None`: no stack

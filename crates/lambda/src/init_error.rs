@@ -9,7 +9,7 @@ use lambda_runtime::Diagnostic;
 use lambda_runtime_api_client::body::Body;
 use lambda_runtime_api_client::{build_request, Client};
 
-use crate::cold_start::InitError;
+use ddb_rollover_stack::InitError;
 
 const INIT_ERROR_PATH: &str = "/2018-06-01/runtime/init/error";
 

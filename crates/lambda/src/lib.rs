@@ -4,44 +4,47 @@
 //! [`ddb_rollover::run()`] decides everything else; this crate builds the policy and the SDK
 //! client once per cold start and turns a run with failed actions into a function error, so
 //! EventBridge Scheduler's retries, the dead-letter queue and error alarms see it.
+//!
+//! What the stack's parameters mean, allow and grant is `ddb_rollover_stack`'s, which the deploy
+//! checks call too; the cold start here only asks it for the policy and the grants.
 
 use std::fmt;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-pub mod allowed;
-mod cold_start;
-pub mod environment;
 pub mod event;
+#[cfg(any(feature = "ssm", feature = "eventbridge"))]
+mod explain;
 mod fit;
-pub mod grants;
 mod init_error;
 pub mod metrics;
 mod parameter;
 pub mod publish;
 #[cfg(test)]
 mod report_fixtures;
-pub mod stack;
 
-pub use cold_start::InitError;
+pub use ddb_rollover_stack::InitError;
 pub use fit::{failure_summary, report_chunks, response, MAX_LOG_EVENT_BYTES};
 pub use init_error::report_init_error;
 
 use crate::event::{EventError, Invocation, Payload};
 use crate::publish::Publishing;
-use crate::stack::StackParameters;
 use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
 use chrono::{DateTime, Utc};
 use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::aws::sdk::{AwsClients, SdkSettings};
-use ddb_rollover::policy::{Policy, PolicyDocument, POLICY_ENV};
+use ddb_rollover::policy::Policy;
 use ddb_rollover::run::pace::Paced;
 use ddb_rollover::{ApplyOptions, ControlPlaneError, Operation, Outcome, RunReport};
+use ddb_rollover_stack::parameters::StackParameters;
+use ddb_rollover_stack::policy_from_env;
 use lambda_runtime::{service_fn, Diagnostic, LambdaEvent};
 
 /// One failed table action, as listed in [`HandlerError::ActionsFailed`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FailedAction {
+    /// The table acted on.
     pub table: String,
+    /// The call's error, or the plan's reason when there was no call.
     pub error: String,
 }
 
@@ -72,7 +75,9 @@ pub enum HandlerError {
     /// parts that each fit one CloudWatch Logs event.
     #[error("{operation}: {}", failure_summary(.report))]
     ActionsFailed {
+        /// The function's operation.
         operation: Operation,
+        /// Each failed action, in the report's order.
         failed: Vec<FailedAction>,
         /// Boxed: a report is large and the error path should stay cheap to move.
         report: Box<RunReport>,
@@ -81,8 +86,11 @@ pub enum HandlerError {
     /// ([`publish`]): writers reading the parameter may see stale names, so it pages.
     #[error("{operation}: {error}")]
     PublishFailed {
+        /// The function's operation.
         operation: Operation,
+        /// What could not be published.
         error: publish::PublishError,
+        /// The run's report, all of its actions done.
         report: Box<RunReport>,
     },
 }
@@ -177,7 +185,7 @@ impl Handler {
     /// environment. A bad policy fails here, with the field or variable named, before any AWS
     /// call: a misconfigured function errors on its first invocation instead of acting on a
     /// policy nobody wrote. So does a policy that needs permissions the role was not given
-    /// ([`grants`]), when the stack's parameters say what it was given.
+    /// ([`ddb_rollover_stack::grants`]), when the stack's parameters say what it was given.
     pub async fn from_env(operation: Operation) -> Result<Self, InitError> {
         let policy = policy_from_env()?;
         // policy_from_env checked that the stack's variables are all there.
@@ -198,10 +206,12 @@ impl Handler {
             .with_publishing(publishing, clients))
     }
 
+    /// The operation this function runs: an event naming the other one is refused.
     pub fn operation(&self) -> Operation {
         self.operation
     }
 
+    /// The policy the cold start built.
     pub fn policy(&self) -> &Policy {
         &self.policy
     }
@@ -393,36 +403,6 @@ impl Handler {
             _ => Ok(()),
         }
     }
-}
-
-/// The function's policy from the process environment ([`policy_from_variables`]).
-pub fn policy_from_env() -> Result<Policy, InitError> {
-    policy_from_variables(|name| std::env::var(name).ok())
-}
-
-/// The function's policy from its environment variables, which must be the stack's whole
-/// environment ([`environment::check_environment`]: every variable the template sets, each
-/// holding what its parameter allows; there are no built-in defaults for a function):
-/// `ROLLOVER_POLICY` (JSON, the template's `PolicyOverride`) when it is not blank, read
-/// strictly (an object, each key once); else the one the stack's parameters build
-/// ([`StackParameters::policy`]). The deploy checks call it with each function's `Environment`.
-pub fn policy_from_variables(lookup: impl Fn(&str) -> Option<String>) -> Result<Policy, InitError> {
-    environment::check_environment(&lookup).map_err(InitError::Stack)?;
-    if let Some(json) = lookup(POLICY_ENV).filter(|json| !json.trim().is_empty()) {
-        let value = ddb_rollover::policy::strict_json::parse(&json, "(the document)")
-            .map_err(|refusal| InitError::PolicyText(format!("{}: {}", refusal.path, refusal.message)))?;
-        if !value.is_object() {
-            return Err(InitError::PolicyText(format!(
-                "(the document): must be a JSON object such as {{\"prefix\": \"timeseries\"}}, not {}",
-                event::excerpt(&value.to_string())
-            )));
-        }
-        return PolicyDocument::from_json(&json)
-            .and_then(|document| document.validate())
-            .map_err(InitError::Policy);
-    }
-    let stack = StackParameters::from_lookup(lookup).expect("check_environment found ROLLOVER_TABLE_PREFIX");
-    stack.policy().map_err(InitError::Stack)
 }
 
 /// Time kept back from Lambda's deadline to finish the calls in flight, log the report and

@@ -13,7 +13,6 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use ddb_rollover::ledger::{Book, LedgerState, ParameterRecord, StoredRecord};
 use ddb_rollover::policy::Policy;
 
 /// The keys of the document [`crate::publish::tables_document`] writes, in its order.
@@ -31,7 +30,9 @@ pub const DOCUMENT_KEYS: [&str; 7] = [
 /// published before the ledger recorded parameters): a `String` parameter whose value is our
 /// document ([`DOCUMENT_KEYS`], nothing else) for this policy's prefix. `Err` says why it is
 /// not. That is a mark anyone could copy; it decides only until our next write is recorded.
-pub fn our_previous_write(policy: &Policy, kind: &str, value: &str) -> Result<(), String> {
+// Only the write calls it (the `ssm` feature); the tests read it in every build.
+#[cfg_attr(not(feature = "ssm"), allow(dead_code))]
+pub(crate) fn our_previous_write(policy: &Policy, kind: &str, value: &str) -> Result<(), String> {
     if kind != "String" {
         return Err(format!("it is a {kind} parameter; ours are String"));
     }
@@ -56,13 +57,6 @@ pub fn our_previous_write(policy: &Policy, kind: &str, value: &str) -> Result<()
     Ok(())
 }
 
-/// The `updated_at` of our document in `value`, if it has one.
-fn updated_at(value: &str) -> Option<DateTime<Utc>> {
-    let document: Value = serde_json::from_str(value).ok()?;
-    let at = DateTime::parse_from_rfc3339(document.get("updated_at")?.as_str()?).ok()?;
-    Some(at.with_timezone(&Utc))
-}
-
 #[cfg(feature = "ssm")]
 pub(crate) use write::put_tables;
 
@@ -72,10 +66,18 @@ mod write {
 
     use ddb_rollover::aws::parameters::{create_parameter, get_parameter, put_parameter};
     use ddb_rollover::aws::sdk::AwsClients;
-    use ddb_rollover::ledger::{keys, parameter_owner, Entry, ParameterOwner};
+    use ddb_rollover::ledger::{keys, parameter_owner, Book, Entry, LedgerState, ParameterOwner};
+    use ddb_rollover::ledger::{ParameterRecord, StoredRecord};
     use ddb_rollover::run::control::{ErrorKind, Expect, Ledger};
 
-    use crate::grants::explain;
+    use crate::explain::explain;
+
+    /// The `updated_at` of our document in `value`, if it has one.
+    fn updated_at(value: &str) -> Option<DateTime<Utc>> {
+        let document: Value = serde_json::from_str(value).ok()?;
+        let at = DateTime::parse_from_rfc3339(document.get("updated_at")?.as_str()?).ok()?;
+        Some(at.with_timezone(&Utc))
+    }
 
     /// How often a run records its write again when another run's record moved meanwhile.
     const RECORD_ATTEMPTS: usize = 3;

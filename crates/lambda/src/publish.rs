@@ -27,10 +27,11 @@ use ddb_rollover::run::control::Ledger;
 use ddb_rollover::run::readiness::Readiness;
 
 #[cfg(feature = "eventbridge")]
-use crate::grants::explain;
+use crate::explain::explain;
 use crate::parameter::put_tables;
 pub use crate::parameter::DOCUMENT_KEYS;
 use ddb_rollover::{Operation, Outcome, RunReport};
+use ddb_rollover_stack::parameters::PUBLISHING;
 use serde_json::{json, Value};
 
 /// A Standard-tier parameter holds at most 4 KB: the document keeps the current table and as
@@ -49,17 +50,21 @@ pub fn parameter_name(prefix: &str) -> String {
 /// Which of the two the stack publishes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Publishing {
+    /// The tables parameter, after each create_new run.
     pub tables: bool,
+    /// The runs' events.
     pub events: bool,
 }
 
 impl Publishing {
-    pub const TABLES_VARIABLE: &'static str = "ROLLOVER_PUBLISH_TABLES";
-    pub const EVENTS_VARIABLE: &'static str = "ROLLOVER_PUBLISH_EVENTS";
+    /// `PublishTables`' variable.
+    pub const TABLES_VARIABLE: &'static str = PUBLISHING[0].name;
+    /// `PublishEvents`' variable.
+    pub const EVENTS_VARIABLE: &'static str = PUBLISHING[1].name;
 
     /// `"true"` turns each on; `"false"`, or no variable (a handler built in code, a local run),
     /// leaves it off. Lenient: the cold start checks the stack's values first
-    /// ([`crate::environment::check_environment`]), so a function never reads `True` or `1` as off.
+    /// ([`ddb_rollover_stack::environment::check_environment`]), so a function never reads `True` or `1` as off.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Publishing {
         let on = |name: &str| lookup(name).is_some_and(|v| v == "true");
         Publishing {
@@ -68,12 +73,7 @@ impl Publishing {
         }
     }
 
-    /// Each variable and the template parameter it carries.
-    pub const VARIABLES: [(&'static str, &'static str); 2] = [
-        (Self::TABLES_VARIABLE, "PublishTables"),
-        (Self::EVENTS_VARIABLE, "PublishEvents"),
-    ];
-
+    /// Whether a run publishes anything: the handler skips publishing altogether when not.
     pub fn any(&self) -> bool {
         self.tables || self.events
     }
@@ -196,6 +196,7 @@ pub fn events_with(report: &RunReport, readiness: Option<&Readiness>) -> Vec<Eve
 /// A finished run, as [`publish`] sends it.
 #[derive(Clone, Copy, Debug)]
 pub struct Published<'a> {
+    /// The run's report.
     pub report: &'a RunReport,
     /// The run's own readiness, for its events: the report's, or a replay's that the report no
     /// longer carries.

@@ -7,7 +7,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 
 use ddb_rollover::policy::POLICY_ENV;
-use ddb_rollover_lambda::{policy_from_env, report_init_error};
+use ddb_rollover_lambda::report_init_error;
+use ddb_rollover_stack::policy_from_env;
 
 /// Accepts one request and answers 202 Accepted; returns the request line, headers and body.
 fn fake_runtime_api() -> (String, std::thread::JoinHandle<(String, Vec<String>, String)>) {

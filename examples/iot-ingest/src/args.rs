@@ -6,7 +6,7 @@ use clap::{value_parser, CommandFactory, Parser, ValueEnum};
 
 /// How the summary is printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Output {
+pub(crate) enum Output {
     Text,
     Json,
 }
@@ -15,7 +15,7 @@ pub enum Output {
 /// sensor's day back across every table and shard and checks it.
 #[derive(Debug, Parser)]
 #[command(name = "iot-ingest", version)]
-pub struct Args {
+pub(crate) struct Args {
     /// A local server (moto, dynalite, DynamoDB Local) instead of AWS.
     #[arg(long, value_name = "URL")]
     pub endpoint_url: Option<String>,
@@ -66,7 +66,7 @@ pub struct Args {
 impl Args {
     /// Parses the command line; exits 2 (clap's usage error) when `--sensor` is not one of
     /// the generated sensors, before any AWS call.
-    pub fn parse_checked() -> Args {
+    pub(crate) fn parse_checked() -> Args {
         let args = Args::parse();
         if !(1..=args.sensors).contains(&args.sensor) {
             Args::command()

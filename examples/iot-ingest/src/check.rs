@@ -6,7 +6,12 @@ use ddb_rollover_app::keys::parse_sort_key;
 
 /// Problems with one sensor's day as read: `read` must be exactly `written` (the sort keys the
 /// program wrote for the sensor, in time order), strictly increasing, every time in `[start, end)`.
-pub fn day(read: &[String], written: &[String], start: DateTime<Utc>, end: DateTime<Utc>) -> Vec<String> {
+pub(crate) fn day(
+    read: &[String],
+    written: &[String],
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+) -> Vec<String> {
     let mut problems = Vec::new();
     if read.len() != written.len() {
         problems.push(format!("read {} items, wrote {}", read.len(), written.len()));
@@ -31,7 +36,7 @@ pub fn day(read: &[String], written: &[String], start: DateTime<Utc>, end: DateT
 }
 
 /// Problems with the newest-first read: it must be the last `min(n, day)` keys of the day, newest first.
-pub fn latest(latest: &[String], day: &[String], n: usize) -> Vec<String> {
+pub(crate) fn latest(latest: &[String], day: &[String], n: usize) -> Vec<String> {
     let expected: Vec<&String> = day.iter().rev().take(n).collect();
     let got: Vec<&String> = latest.iter().collect();
     if got == expected {

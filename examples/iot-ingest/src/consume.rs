@@ -21,14 +21,14 @@ const EMPTY_PAGE_PAUSE: Duration = Duration::from_millis(200);
 
 /// Every record's data read, and how many calls it took.
 #[derive(Debug, Default)]
-pub struct StreamRead {
+pub(crate) struct StreamRead {
     pub records: Vec<Vec<u8>>,
     pub shards: usize,
     pub get_records_calls: usize,
 }
 
 /// A Kinesis client for the flags' region and endpoint, from the usual chain.
-pub async fn client(args: &Args) -> Client {
+pub(crate) async fn client(args: &Args) -> Client {
     let mut loader = aws_config::defaults(BehaviorVersion::latest());
     if let Some(region) = &args.region {
         loader = loader.region(Region::new(region.clone()));
@@ -41,13 +41,13 @@ pub async fn client(args: &Args) -> Client {
 
 /// The stream as Kinesis calls take it: an ARN (`arn:...:stream/NAME`) or a name.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum StreamId {
+pub(crate) enum StreamId {
     Arn(String),
     Name(String),
 }
 
 impl StreamId {
-    pub fn parse(text: &str) -> StreamId {
+    pub(crate) fn parse(text: &str) -> StreamId {
         if text.starts_with("arn:") {
             StreamId::Arn(text.to_string())
         } else {
@@ -72,7 +72,7 @@ impl StreamId {
 
 /// Reads every shard from its oldest record to its end (a closed shard) or to the tip (an open
 /// one: an empty page with nothing left behind it).
-pub async fn read_all(client: &Client, stream: &StreamId) -> Result<StreamRead, Box<dyn Error>> {
+pub(crate) async fn read_all(client: &Client, stream: &StreamId) -> Result<StreamRead, Box<dyn Error>> {
     let mut read = StreamRead::default();
     for shard in list_shards(client, stream).await? {
         read.shards += 1;

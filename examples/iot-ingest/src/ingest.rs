@@ -14,19 +14,19 @@ use crate::readings::Reading;
 
 /// Records per `write_batch` call: enough for the writer to keep several BatchWriteItem calls
 /// in flight, small enough that a failure names a small slice of the day.
-pub const BATCH_RECORDS: usize = 500;
+pub(crate) const BATCH_RECORDS: usize = 500;
 
 /// How many of the newest readings the second read asks for.
-pub const LATEST: usize = 5;
+pub(crate) const LATEST: usize = 5;
 
 #[derive(Clone, Debug, Default)]
-pub struct WriteTotals {
+pub(crate) struct WriteTotals {
     pub batch: BatchWritten,
     pub time: Duration,
 }
 
 /// Writes every reading, `BATCH_RECORDS` at a time; stops at the first incomplete batch.
-pub async fn write(writer: &Writer, readings: &[Reading]) -> Result<WriteTotals, Box<dyn Error>> {
+pub(crate) async fn write(writer: &Writer, readings: &[Reading]) -> Result<WriteTotals, Box<dyn Error>> {
     let started = Instant::now();
     let mut totals = WriteTotals::default();
     for (index, chunk) in readings.chunks(BATCH_RECORDS).enumerate() {
@@ -49,7 +49,7 @@ pub async fn write(writer: &Writer, readings: &[Reading]) -> Result<WriteTotals,
 
 /// One sensor's day and its newest readings, as sort keys.
 #[derive(Clone, Debug, Default)]
-pub struct ReadBack {
+pub(crate) struct ReadBack {
     /// The whole day, oldest first.
     pub day: Vec<String>,
     /// The newest `LATEST`, newest first.
@@ -64,7 +64,7 @@ pub struct ReadBack {
 /// Reads `base` over `[start, end)` twice: the whole range oldest first, then the newest
 /// `LATEST` (which stops after the newest table that has enough). Strongly consistent, so
 /// items written a moment ago on real DynamoDB are all there.
-pub async fn read(
+pub(crate) async fn read(
     client: &Client,
     layout: &Layout,
     base: &str,

@@ -12,11 +12,11 @@ use ddb_rollover_app::keys::{composite_key, sort_key, ttl_epoch_seconds};
 use ddb_rollover_app::Record;
 
 /// How long DynamoDB keeps a reading (TTL), counted from the reading's time.
-pub const KEEP: TimeDelta = TimeDelta::days(30);
+pub(crate) const KEEP: TimeDelta = TimeDelta::days(30);
 
 /// One measurement of one sensor.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Reading {
+pub(crate) struct Reading {
     pub sensor: u32,
     /// Position in the sensor's day: the sort key suffix, unique per sensor and instant.
     pub seq: u32,
@@ -26,12 +26,12 @@ pub struct Reading {
 }
 
 /// The logical partition key of a sensor, `SENSOR#0007`; the writer appends the shard.
-pub fn sensor_key(sensor: u32) -> String {
+pub(crate) fn sensor_key(sensor: u32) -> String {
     composite_key(&["SENSOR", &format!("{sensor:04}")]).expect("both parts are non-empty and free of '#'")
 }
 
 /// Reading times of one day: `start`, `start + every`, ... before `end`.
-pub fn times(start: DateTime<Utc>, end: DateTime<Utc>, every_seconds: u32) -> Vec<DateTime<Utc>> {
+pub(crate) fn times(start: DateTime<Utc>, end: DateTime<Utc>, every_seconds: u32) -> Vec<DateTime<Utc>> {
     let step = TimeDelta::seconds(i64::from(every_seconds.max(1)));
     std::iter::successors(Some(start), |t| Some(*t + step))
         .take_while(|t| *t < end)
@@ -40,7 +40,12 @@ pub fn times(start: DateTime<Utc>, end: DateTime<Utc>, every_seconds: u32) -> Ve
 
 /// Every sensor's readings in `[start, end)`, in time order (then sensor order), as a
 /// gateway would deliver them.
-pub fn day(sensors: u32, start: DateTime<Utc>, end: DateTime<Utc>, every_seconds: u32) -> Vec<Reading> {
+pub(crate) fn day(
+    sensors: u32,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+    every_seconds: u32,
+) -> Vec<Reading> {
     let times = times(start, end, every_seconds);
     let mut per_sensor: Vec<Vec<Reading>> = (1..=sensors).map(|s| sensor_day(s, &times)).collect();
     let mut all = Vec::with_capacity(times.len() * per_sensor.len());
@@ -81,18 +86,18 @@ fn round2(x: f64) -> f64 {
 }
 
 impl Reading {
-    pub fn unique(&self) -> String {
+    pub(crate) fn unique(&self) -> String {
         format!("{:05}", self.seq)
     }
 
     /// The sort key the writer gives this reading.
-    pub fn sort_key(&self) -> String {
+    pub(crate) fn sort_key(&self) -> String {
         sort_key(self.time, &self.unique())
     }
 
     /// The record to write. The shard is calculated from the reading's own identity: spread as
     /// evenly as random shards (readers still query every shard), but the same on a rerun.
-    pub fn record(&self) -> Record {
+    pub(crate) fn record(&self) -> Record {
         let base = sensor_key(self.sensor);
         Record::new(&base, self.time)
             .shard_by(format!("{base}/{}", self.seq))

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub day: String,
     pub period: String,
     pub sensors: u32,
@@ -34,11 +34,11 @@ pub struct Summary {
 }
 
 impl Summary {
-    pub fn verified(&self) -> bool {
+    pub(crate) fn verified(&self) -> bool {
         self.problems.is_empty()
     }
 
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         json!({
             "day": self.day,
             "period": self.period,
@@ -65,7 +65,7 @@ impl Summary {
         })
     }
 
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let none = || "-".to_string();
         let missing = if self.missing_tables.is_empty() {
             "none".to_string()

@@ -15,7 +15,7 @@ use ddb_rollover::{
 use ddb_rollover_app::{tables_between, PeriodTable};
 
 /// The attribute DynamoDB's TTL reads (epoch seconds).
-pub const TTL_ATTRIBUTE: &str = "expires_at";
+pub(crate) const TTL_ATTRIBUTE: &str = "expires_at";
 
 /// How long to wait for a new table to become ACTIVE (real AWS takes seconds).
 const ACTIVE_TIMEOUT: Duration = Duration::from_secs(300);
@@ -23,7 +23,7 @@ const ACTIVE_TIMEOUT: Duration = Duration::from_secs(300);
 /// The policy as TOML: string keys (the shard key and `time#suffix` sort keys need them),
 /// and on-demand billing, so an idle example table costs storage only and a run of a few
 /// thousand writes costs under a cent.
-pub fn policy_toml(prefix: &str, period: &str, premake: usize) -> String {
+pub(crate) fn policy_toml(prefix: &str, period: &str, premake: usize) -> String {
     // A JSON string is a valid TOML basic string: quotes in user input cannot break the document.
     let quote = |s: &str| serde_json::Value::from(s).to_string();
     format!(
@@ -50,7 +50,7 @@ ttl_attribute = "{TTL_ATTRIBUTE}"
 
 /// The policy whose `premake` covers `[start, end)`: create_new at `start` then builds the
 /// table of every period of the day.
-pub fn policy_for_day(
+pub(crate) fn policy_for_day(
     prefix: &str,
     period: &str,
     start: DateTime<Utc>,
@@ -67,14 +67,14 @@ pub fn policy_for_day(
 
 /// What making the tables did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Ensured {
+pub(crate) struct Ensured {
     /// Tables CreateTable made in this run (0 on a rerun).
     pub created: usize,
 }
 
 /// Creates the day's tables if missing, waits until they are ACTIVE, then runs create_new once
 /// more: DynamoDB cannot set TTL at CreateTable, so the template's TTL comes from a second run.
-pub async fn ensure(
+pub(crate) async fn ensure(
     client: &Client,
     server: Server,
     policy: &Policy,

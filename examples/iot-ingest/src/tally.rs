@@ -9,20 +9,20 @@ use serde_json::{json, Value};
 
 /// One period's changes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PeriodCount {
+pub(crate) struct PeriodCount {
     pub inserts: usize,
     pub modifies: usize,
     pub removes: usize,
 }
 
 impl PeriodCount {
-    pub fn total(&self) -> usize {
+    pub(crate) fn total(&self) -> usize {
         self.inserts + self.modifies + self.removes
     }
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// By period label, oldest first (labels sort in time order).
     pub periods: BTreeMap<String, PeriodCount>,
     pub records: usize,
@@ -36,7 +36,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn of<'a>(decoder: &ChangeDecoder, records: impl IntoIterator<Item = &'a [u8]>) -> Tally {
+    pub(crate) fn of<'a>(decoder: &ChangeDecoder, records: impl IntoIterator<Item = &'a [u8]>) -> Tally {
         let mut tally = Tally::default();
         let mut seen = HashSet::new();
         for data in records {
@@ -63,11 +63,11 @@ impl Tally {
         tally
     }
 
-    pub fn changes(&self) -> usize {
+    pub(crate) fn changes(&self) -> usize {
         self.periods.values().map(PeriodCount::total).sum()
     }
 
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         let periods: serde_json::Map<String, Value> = self
             .periods
             .iter()
@@ -92,7 +92,7 @@ impl Tally {
         })
     }
 
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let mut lines = vec![format!(
             "stream    {} records from {} shards in {} GetRecords calls: {} changes, {} duplicates",
             self.records,

@@ -2,6 +2,7 @@
 //! people's acts, each through its own clients.
 
 use super::*;
+use crate::support::scaling::{deregister_target, put_policy, register_target, Scales};
 
 impl Account for MotoAccount {
     fn now(&self) -> DateTime<Utc> {
@@ -339,16 +340,12 @@ impl Account for MotoAccount {
                 key.resource_id
             ));
         }
-        self.act(
-            self.person_scaling
-                .register_scalable_target()
-                .service_namespace(aas::types::ServiceNamespace::Dynamodb)
-                .resource_id(&key.resource_id)
-                .scalable_dimension(sdk_dimension(key.dimension))
-                .min_capacity(i32::try_from(min).expect("small"))
-                .max_capacity(i32::try_from(max).expect("small"))
-                .send(),
-        )?;
+        let (min, max) = (
+            i32::try_from(min).expect("small"),
+            i32::try_from(max).expect("small"),
+        );
+        let dimension = sdk_dimension(key.dimension);
+        self.act(register_target(&self.person_scaling, &key.resource_id, dimension, min, max).send())?;
         self.ledger()
             .targets
             .entry(key.clone())
@@ -363,42 +360,13 @@ impl Account for MotoAccount {
                 "ObjectNotFoundException: No scalable target registered for {key}"
             ));
         }
-        let request = self
-            .person_scaling
-            .put_scaling_policy()
-            .policy_name(name)
-            .service_namespace(aas::types::ServiceNamespace::Dynamodb)
-            .resource_id(&key.resource_id)
-            .scalable_dimension(sdk_dimension(key.dimension));
-        let request = if policy_type == "TargetTrackingScaling" {
-            let metric = aas::types::PredefinedMetricSpecification::builder()
-                .predefined_metric_type(aas::types::MetricType::from(key.dimension.metric()))
-                .build()
-                .expect("a metric");
-            request
-                .policy_type(aas::types::PolicyType::TargetTrackingScaling)
-                .target_tracking_scaling_policy_configuration(
-                    aas::types::TargetTrackingScalingPolicyConfiguration::builder()
-                        .target_value(50.0)
-                        .predefined_metric_specification(metric)
-                        .build()
-                        .expect("a configuration"),
-                )
+        let scales = if policy_type == "TargetTrackingScaling" {
+            Scales::Tracking(50.0)
         } else {
-            let step = aas::types::StepAdjustment::builder()
-                .metric_interval_lower_bound(0.0)
-                .scaling_adjustment(1)
-                .build()
-                .expect("a step");
-            request
-                .policy_type(aas::types::PolicyType::StepScaling)
-                .step_scaling_policy_configuration(
-                    aas::types::StepScalingPolicyConfiguration::builder()
-                        .step_adjustments(step)
-                        .build(),
-                )
+            Scales::Step
         };
-        self.act(request.send())?;
+        let dimension = sdk_dimension(key.dimension);
+        self.act(put_policy(&self.person_scaling, &key.resource_id, dimension, name, scales).send())?;
         self.ledger()
             .policies
             .entry((key.clone(), name.to_string()))
@@ -407,14 +375,8 @@ impl Account for MotoAccount {
     }
 
     fn deregister_target(&self, _by: &str, key: &ScalableKey) -> Result<(), String> {
-        self.act(
-            self.person_scaling
-                .deregister_scalable_target()
-                .service_namespace(aas::types::ServiceNamespace::Dynamodb)
-                .resource_id(&key.resource_id)
-                .scalable_dimension(sdk_dimension(key.dimension))
-                .send(),
-        )
+        let dimension = sdk_dimension(key.dimension);
+        self.act(deregister_target(&self.person_scaling, &key.resource_id, dimension).send())
     }
 
     fn raise_warm(

@@ -1,12 +1,11 @@
-//! The cold start's rule for each stack variable (`ddb_rollover_lambda::allowed::RULES`) is
+//! The cold start's rule for each stack variable (`ddb_rollover_stack::allowed::RULES`) is
 //! template.yaml's own: each parameter's `AllowedPattern`, `AllowedValues`, `MinValue` and
 //! `MaxValue`, read from the template here, so the function refuses exactly what CloudFormation
 //! refuses and the two cannot drift (issue 41).
 
 use aws_model::template::Value;
-use ddb_rollover_lambda::allowed::{Rule, RULES};
-use ddb_rollover_lambda::publish::Publishing;
-use ddb_rollover_lambda::stack::VARIABLES;
+use ddb_rollover_stack::allowed::{Rule, RULES};
+use ddb_rollover_stack::parameters::{PUBLISHING, VARIABLES};
 use deploy_checks::template::{RepoTemplate, Template};
 
 /// A scalar as CloudFormation reads it: a string, a number or a boolean as written.
@@ -52,11 +51,7 @@ fn templates_rule(template: &Template, parameter: &str) -> Rule {
 #[test]
 fn every_variables_rule_is_its_template_parameters() {
     let template = Template::load();
-    let parameters: Vec<&str> = VARIABLES
-        .iter()
-        .map(|v| v.parameter)
-        .chain(Publishing::VARIABLES.iter().map(|(_, p)| *p))
-        .collect();
+    let parameters: Vec<&str> = VARIABLES.iter().chain(&PUBLISHING).map(|v| v.parameter).collect();
     let ruled: Vec<&str> = RULES.iter().map(|(p, _)| *p).collect();
     assert_eq!(
         ruled, parameters,

@@ -1,20 +1,19 @@
 //! The stack's parameters reach both functions as plain environment variables, one per
 //! parameter (no JSON is built in template.yaml), and the functions turn them into their
-//! policy and grants with `ddb_rollover_lambda::stack`, the code these checks call with each
+//! policy and grants with `ddb_rollover_stack::parameters`, the code these checks call with each
 //! function's resolved `Environment`: for every combination of the optional parameters the
 //! policy says what the parameters mean, and it is the policy today's template built with
 //! `Fn::Sub` before (tests/fixtures/template_policies_before.json, captured from that template
 //! with this crate's evaluator). Then the key, the cold phase and the write grace; PolicyOverride,
 //! which replaces it all; and the grants, which must be what the roles were given, so the
-//! cold-start check (`ddb_rollover_lambda::grants`) refuses exactly the policies the roles
+//! cold-start check (`ddb_rollover_stack::grants`) refuses exactly the policies the roles
 //! cannot serve.
 
 use std::collections::BTreeMap;
 
 use ddb_rollover::Policy;
-use ddb_rollover_lambda::grants::{self, Capability, Grants};
-use ddb_rollover_lambda::publish::Publishing;
-use ddb_rollover_lambda::stack::VARIABLES;
+use ddb_rollover_stack::grants::{self, Capability, Grants};
+use ddb_rollover_stack::parameters::{PUBLISHING, VARIABLES};
 use deploy_checks::features::{combinations, Features, FUNCTION_ARN, STREAM_ARN, SWITCHES};
 use deploy_checks::template::{function_environment, Function, RepoTemplate, Template};
 use serde_json::{json, Value};
@@ -191,8 +190,8 @@ fn every_parameter_reaches_the_functions_as_its_own_plain_variable() {
             // The policy's and the grants' variables, and what the functions publish.
             let mut expected: BTreeMap<String, String> = VARIABLES
                 .iter()
+                .chain(&PUBLISHING)
                 .map(|v| (v.name, v.parameter))
-                .chain(Publishing::VARIABLES)
                 .map(|(name, parameter)| {
                     let value = parameters
                         .iter()
@@ -203,7 +202,7 @@ fn every_parameter_reaches_the_functions_as_its_own_plain_variable() {
                 .collect();
             expected.insert(ddb_rollover::policy::POLICY_ENV.into(), String::new());
             expected.insert(
-                ddb_rollover_lambda::environment::ACCOUNT_ENV.into(),
+                ddb_rollover_stack::environment::ACCOUNT_ENV.into(),
                 aws_model::stack::ACCOUNT_ID.into(),
             );
             assert_eq!(f.environment, expected, "{} with {parameters:?}", f.logical_id);

@@ -25,6 +25,7 @@ pub enum ClockSource {
 }
 
 impl ClockSource {
+    /// The name the log and the warnings use.
     pub fn as_str(self) -> &'static str {
         match self {
             ClockSource::ScheduledTime => "scheduled_time",
@@ -39,6 +40,7 @@ impl ClockSource {
 pub struct Invocation {
     /// The instant to decide for; `None` means the wall clock.
     pub at: Option<DateTime<Utc>>,
+    /// Plan and report, change nothing.
     pub dry_run: bool,
     /// An explicit opt-in to an instant far ahead of the wall clock, for simulations (see
     /// [`ddb_rollover::run::clock`]).
@@ -47,6 +49,7 @@ pub struct Invocation {
     /// catches up on purpose); the run makes only what is missing for that instant's periods
     /// (`ApplyOptions::replay`) and says nothing about now (no readiness, no published tables).
     pub replay: bool,
+    /// Where [`Self::at`] came from.
     pub clock: ClockSource,
 }
 

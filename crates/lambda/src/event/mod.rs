@@ -39,7 +39,6 @@ use serde_json::Value;
 
 use ddb_rollover::Operation;
 
-pub(crate) use error::excerpt;
 pub use error::{EventError, MAX_ECHO_CHARS};
 pub use invocation::{ClockSource, Invocation};
 pub use payload::Payload;

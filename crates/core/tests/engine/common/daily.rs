@@ -6,27 +6,8 @@ use ddb_rollover::run::clock::simulation;
 use ddb_rollover::{run, ApplyOptions, Operation, Policy, RunReport};
 use fake_aws::{Config, FakeAws};
 
-pub(crate) const POLICY: &str = r#"
-prefix = "back"
-period = "day"
-premake = 1
-
-[[phases]]
-min_age = 0
-read = 20
-write = 50
-
-[[phases]]
-min_age = 1
-read = 5
-write = 1
-
-[retention]
-archive_after = 1
-delete_after = 3
-keep_newest = 2
-bucket = "archive"
-"#;
+/// The family's policy, one file with the CLI's restore system test.
+pub(crate) const POLICY: &str = include_str!("../../fixtures/daily_retention.toml");
 
 pub(crate) fn at(day: NaiveDate, time: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(&format!("{day}T{time}Z"))

@@ -4,7 +4,7 @@
 //! DeleteTable, Application Auto Scaling, the Kinesis destination, the consumer function's event
 //! source mappings) only when its parameters ask for them, and scopes the tables to
 //! `TablePrefix`, the Kinesis writes to `ChangeStreamArn` and the mappings to
-//! `ConsumerFunctionArn`; [`crate::stack::StackParameters::grants`] reads the same parameters
+//! `ConsumerFunctionArn`; [`crate::parameters::StackParameters::grants`] reads the same parameters
 //! back. A policy given whole (the template's `PolicyOverride`) can ask for more than the
 //! parameters granted: the cold start then refuses it, naming the policy field and the
 //! parameter to set, instead of the run failing table by table with AccessDenied. No stack
@@ -41,6 +41,7 @@ pub enum Capability {
 }
 
 impl Capability {
+    /// Every capability, in the order the deploy checks list them.
     pub const ALL: [Capability; 7] = [
         Capability::Ttl,
         Capability::Pitr,
@@ -130,6 +131,7 @@ pub fn needs(policy: &Policy) -> Vec<(Capability, &'static str)> {
 /// What the role was granted, as the template says.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Grants {
+    /// The optional permissions the template's conditions gave.
     pub capabilities: BTreeSet<Capability>,
     /// `None`: the prefix is not checked.
     pub table_prefix: Option<String>,
@@ -147,30 +149,44 @@ pub struct Grants {
 /// One thing the policy needs that the role lacks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Missing {
+    /// A capability the template's conditions did not grant.
     Capability {
+        /// What is missing.
         capability: Capability,
+        /// The policy field that needs it.
         field: &'static str,
     },
+    /// The policy's prefix is not `TablePrefix`, the one the role's table statements name.
     Prefix {
+        /// The policy's prefix.
         policy: String,
+        /// `TablePrefix`.
         granted: String,
     },
     /// The policy's `stream.kinesis` is another stream than the one the role may write to.
     StreamArn {
+        /// The policy's stream.
         policy: String,
+        /// `ChangeStreamArn`.
         granted: String,
     },
     /// The policy's `stream.lambda.function` is another function than the one the role may map.
     ConsumerFunctionArn {
+        /// The policy's function.
         policy: String,
+        /// `ConsumerFunctionArn`.
         granted: String,
     },
     /// The policy's `retention.bucket` or `retention.prefix` is not what the role's S3
     /// statements name: its first export would fail periods later, with AccessDenied.
     Archive {
+        /// `retention.bucket` or `retention.prefix`.
         field: &'static str,
+        /// The policy's value.
         policy: String,
+        /// The parameter's value.
         granted: String,
+        /// `ArchiveBucket` or `ArchivePrefix`.
         parameter: &'static str,
     },
 }
@@ -299,17 +315,6 @@ impl Grants {
         } else {
             Err(GrantsError(missing))
         }
-    }
-}
-
-/// An AWS call's error as the operator reads it: a refusal names the fix (the stack's template
-/// grants what the functions call).
-#[cfg(any(feature = "ssm", feature = "eventbridge"))]
-pub(crate) fn explain(error: &ddb_rollover::aws::call_error::CallError) -> String {
-    if error.is_access_denied() {
-        format!("{error} (the role does not allow it: deploy the stack's template, which grants it)")
-    } else {
-        error.to_string()
     }
 }
 

@@ -20,7 +20,12 @@ pub enum Rule {
     Values(&'static [&'static str]),
     /// `Type: Number` with `MinValue` / `MaxValue`; a whole number written plainly (no spaces,
     /// no `+`, no fraction).
-    Number { min: Option<i64>, max: Option<i64> },
+    Number {
+        /// `MinValue`, if the template sets one.
+        min: Option<i64>,
+        /// `MaxValue`, if the template sets one.
+        max: Option<i64>,
+    },
 }
 
 const fn number(min: Option<i64>, max: Option<i64>) -> Rule {

@@ -4,15 +4,15 @@
 //! `timeseries` family, perhaps another stack's); a `PublishTables=True` must not read as off.
 //!
 //! What the template sets: `ROLLOVER_POLICY` (the `PolicyOverride`, empty when none), the
-//! variables that decide the roles' permissions ([`Variable::grants`]), `ROLLOVER_AUTOSCALING`,
+//! variables that decide the roles' permissions ([`crate::parameters::Variable::grants`]), `ROLLOVER_AUTOSCALING`,
 //! `ROLLOVER_PUBLISH_TABLES` and `ROLLOVER_PUBLISH_EVENTS` always; without a `PolicyOverride`,
 //! every other [`VARIABLES`] entry too.
 
+use ddb_rollover::policy::strict_json::excerpt;
 use ddb_rollover::policy::POLICY_ENV;
 
 use crate::allowed;
-use crate::publish::Publishing;
-use crate::stack::{BadVariable, StackError, Variable, VARIABLES};
+use crate::parameters::{BadVariable, StackError, PUBLISHING, VARIABLES};
 
 /// The Region the function runs in (Lambda sets it): an ARN the stack names must be in it.
 pub const REGION_ENV: &str = "AWS_REGION";
@@ -38,12 +38,6 @@ pub fn check_environment(lookup: impl Fn(&str) -> Option<String>) -> Result<(), 
         });
     }
     let overridden = policy.is_some_and(|json| !json.trim().is_empty());
-    let publishing = Publishing::VARIABLES.map(|(name, parameter)| Variable {
-        name,
-        parameter,
-        field: None,
-        grants: true,
-    });
     let region = lookup(REGION_ENV).filter(|r| !r.is_empty());
     let account = lookup(ACCOUNT_ENV);
     match &account {
@@ -58,7 +52,7 @@ pub fn check_environment(lookup: impl Fn(&str) -> Option<String>) -> Result<(), 
                 bad.push(BadVariable {
                     name: ACCOUNT_ENV,
                     parameter: "AWS::AccountId",
-                    value: Some(crate::event::excerpt(value)),
+                    value: Some(excerpt(value)),
                     message,
                 });
             }
@@ -68,7 +62,7 @@ pub fn check_environment(lookup: impl Fn(&str) -> Option<String>) -> Result<(), 
         region: region.as_deref(),
         account: account.as_deref(),
     };
-    for v in VARIABLES.iter().chain(&publishing) {
+    for v in VARIABLES.iter().chain(&PUBLISHING) {
         let set_by_template = v.grants || v.parameter == "Autoscaling" || !overridden;
         let Some(value) = lookup(v.name) else {
             if set_by_template {
@@ -90,7 +84,7 @@ pub fn check_environment(lookup: impl Fn(&str) -> Option<String>) -> Result<(), 
             bad.push(BadVariable {
                 name: v.name,
                 parameter: v.parameter,
-                value: Some(crate::event::excerpt(&value)),
+                value: Some(excerpt(&value)),
                 message,
             });
         }
@@ -141,7 +135,7 @@ mod tests {
 
     /// What template.yaml sets with its defaults, without a PolicyOverride.
     fn stack() -> BTreeMap<&'static str, String> {
-        let mut env: BTreeMap<&str, String> = crate::stack::tests_support::defaults()
+        let mut env: BTreeMap<&str, String> = crate::parameters::tests_support::defaults()
             .into_iter()
             .map(|(parameter, value)| {
                 let v = VARIABLES.iter().find(|v| v.parameter == parameter).unwrap();

@@ -51,7 +51,7 @@ const fn var(
 }
 
 /// Every parameter that builds the policy or decides the roles' permissions, in the template's
-/// order. `PublishTables` and `PublishEvents` are read by [`crate::publish::Publishing`].
+/// order. `PublishTables` and `PublishEvents` are [`PUBLISHING`]'s.
 pub const VARIABLES: [Variable; 28] = [
     var("ROLLOVER_TABLE_PREFIX", "TablePrefix", Some("prefix"), true),
     var("ROLLOVER_PERIOD", "Period", Some("period"), false),
@@ -188,6 +188,13 @@ pub const VARIABLES: [Variable; 28] = [
     var("ROLLOVER_AUTOSCALING", "Autoscaling", None, true),
 ];
 
+/// The switches of what a run publishes (the Lambda glue's `Publishing` reads them): set even
+/// with a `PolicyOverride`, as each decides a grant (`ssm:PutParameter`, `events:PutEvents`).
+pub const PUBLISHING: [Variable; 2] = [
+    var("ROLLOVER_PUBLISH_TABLES", "PublishTables", None, true),
+    var("ROLLOVER_PUBLISH_EVENTS", "PublishEvents", None, true),
+];
+
 /// The variable of a template parameter. Panics on a name not in [`VARIABLES`] (a typo here).
 fn variable(parameter: &str) -> &'static Variable {
     VARIABLES
@@ -199,10 +206,13 @@ fn variable(parameter: &str) -> &'static Variable {
 /// One variable that does not hold what its parameter allows.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BadVariable {
+    /// The environment variable.
     pub name: &'static str,
+    /// The stack parameter that sets it: what to fix.
     pub parameter: &'static str,
     /// The value as set; `None` when the variable is missing.
     pub value: Option<String>,
+    /// What is wrong with it, or what it allows.
     pub message: String,
 }
 

@@ -3,12 +3,13 @@
 
 use std::collections::BTreeMap;
 
+use aws_model::exports;
+use aws_model::resource_policy::{denies_to_everyone, explicit_deny};
 use ddb_rollover::policy::scaling::{table_of, ScalableKey};
 use ddb_rollover::policy::settings::{Billing, GlobalIndex};
 use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
 use ddb_rollover::table::changes::{TableSetting, TableSpec, WarmPart, WarmRaise};
-use ddb_rollover::table::seal::denies_to_everyone;
 
 use crate::errors::{arn_of, error, in_use, not_found, validation};
 use crate::mutations::CapacityRequest;
@@ -192,8 +193,12 @@ impl FakeAws {
                     OP,
                     table,
                     format!(
-                        "AccessDeniedException: User: arn:aws:sts::123456789012:assumed-role/app/{who} is not authorized to perform: dynamodb:BatchWriteItem on resource: {} with an explicit deny in a resource-based policy",
-                        t.arn
+                        "AccessDeniedException: {}",
+                        explicit_deny(
+                            &format!("arn:aws:sts::123456789012:assumed-role/app/{who}"),
+                            "dynamodb:BatchWriteItem",
+                            &t.arn
+                        )
                     ),
                 ));
             }
@@ -356,23 +361,18 @@ impl FakeAws {
         table: &str,
         items: u64,
     ) -> String {
-        let (directory, now) = {
+        let (id, now) = {
             let world = self.lock();
-            let directory = format!(
-                "{}/AWSDynamoDB/{:020}-ffffffff",
-                prefix.trim_end_matches('/'),
-                world.now.timestamp_millis() + 1
-            );
-            (directory, world.now)
+            (
+                format!("{:020}-ffffffff", world.now.timestamp_millis() + 1),
+                world.now,
+            )
         };
-        let export = format!(
-            "{}/export/{}",
-            arn_of(table),
-            directory.rsplit('/').next().unwrap_or_default()
-        );
-        let files = [(format!("{directory}/data/0000.json.gz"), items)];
+        let directory = exports::directory(prefix, &id);
+        let export = exports::export_arn(&arn_of(table), &id);
+        let files = [(exports::data_key(&directory, "0000.json.gz"), items)];
         let objects = s3::export_objects(&export, &arn_of(table), &directory, &files, now);
-        let manifest = format!("{directory}/manifest-summary.json");
+        let manifest = exports::summary_key(&directory);
         let _ = self.foreign(who, "PutObject", &manifest, |world, _, _| {
             for (key, object) in objects {
                 world.s3.insert((bucket.to_string(), key), object);

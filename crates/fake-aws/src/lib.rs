@@ -47,7 +47,7 @@
 //!   through the role's IAM; deleting a table leaves its mappings;
 //! - the IAM role `template.yaml` gives the functions of one family (the prefix the fake is
 //!   built for), decided by the template's own statements (create_new's and resize_old's
-//!   together, every optional grant on) through `aws_model`'s evaluator ([`iam::FamilyRole`]):
+//!   together, every optional grant on) through `aws_model`'s evaluator (`aws_model::family_role::FamilyRole`):
 //!   e.g. tables reachable only under `table/{prefix}_*`, CreateTable only with the family tag
 //!   in its tags, DeleteTable only of a table carrying it, no change to another family's table,
 //!   item calls only on the family's ledger `{prefix}_ledger` and no change to any ledger table.
@@ -86,7 +86,7 @@ mod budgets;
 mod destinations;
 mod errors;
 mod foreign;
-pub mod iam;
+mod iam;
 mod injection;
 mod log;
 mod mappings;
@@ -94,7 +94,6 @@ mod mutations;
 mod objects;
 mod ports;
 mod s3;
-pub mod scenarios;
 mod seed;
 mod warm;
 mod world;
@@ -114,6 +113,7 @@ pub use objects::{
     key_for, Export, Gsi, Import, LedgerWrite, ScalingPolicy, ScheduledAction, Table, TablePolicy, Target,
     Write,
 };
+pub use ports::ledger_spec;
 pub use s3::{data_file, Bucket, ExpirationRule, S3Object, ACCOUNT_ID};
 pub use seed::table_spec;
 pub use warm::{Warm, LOWER_WARM};

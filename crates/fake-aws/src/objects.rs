@@ -258,12 +258,14 @@ pub struct Export {
 }
 
 impl Export {
+    /// Its `manifest-summary.json`'s key (DescribeExport's `ExportManifest`).
     pub fn manifest_key(&self) -> String {
-        format!("{}/manifest-summary.json", self.directory)
+        aws_model::exports::summary_key(&self.directory)
     }
 
+    /// Its `manifest-files.json`'s key.
     pub fn files_key(&self) -> String {
-        format!("{}/manifest-files.json", self.directory)
+        aws_model::exports::files_key(&self.directory)
     }
 
     pub(crate) fn items(&self) -> u64 {
@@ -271,7 +273,7 @@ impl Export {
     }
 
     /// The objects a COMPLETED export leaves in S3: data files and both manifests.
-    pub(crate) fn objects(&self) -> Vec<(String, S3Object)> {
+    pub fn objects(&self) -> Vec<(String, S3Object)> {
         s3::export_objects(
             &self.arn,
             &arn_of(&self.table),

@@ -47,6 +47,7 @@ use tokio::net::TcpListener;
 
 mod attribute_definitions;
 mod create_table_tags;
+mod export_arns;
 mod exports;
 mod family_role;
 mod forward;

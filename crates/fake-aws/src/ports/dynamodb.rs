@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use aws_model::exports;
 use chrono::Duration;
 use ddb_rollover::run::control::{ControlPlaneError, ErrorKind, Tables};
 use ddb_rollover::table::archive::ImportState;
@@ -303,15 +304,15 @@ impl Tables for FakeAws {
             let id = world.next_id;
             world.next_id += 1;
             let export_id = format!("{:020}-{id:08x}", world.now.timestamp_millis());
-            let arn = format!("{}/export/{export_id}", arn_of(&name));
-            let directory = format!("{}/AWSDynamoDB/{export_id}", request.prefix.trim_end_matches('/'));
+            let arn = exports::export_arn(&arn_of(&name), &export_id);
+            let directory = exports::directory(&request.prefix, &export_id);
             // The table as of now (ExportTime), in one data file per partition, as AWS writes them.
             let items = table.items.clone();
             let total = items.len() as u64;
             let files = (0..2u64)
                 .map(|n| {
                     let count = if n == 0 { total / 2 } else { total - total / 2 };
-                    (format!("{directory}/data/{n:04}.json.gz"), count)
+                    (exports::data_key(&directory, &format!("{n:04}.json.gz")), count)
                 })
                 .collect();
             world.exports.insert(

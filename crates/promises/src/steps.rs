@@ -4,10 +4,10 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use crate::Config;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::{Operation, Policy};
+use fake_aws::Config;
 use proptest::prelude::*;
 
 use super::*;

@@ -1,9 +1,9 @@
 //! Promise 2: no data lost: nothing deleted that was not provably ours and archived, and
 //! every accepted write is in a live table or an export.
 
-use crate::{Effect, Maker, Table, World, FAMILY_TAG};
 use chrono::Duration;
 use ddb_rollover::Policy;
+use fake_aws::{Effect, Maker, Table, World, FAMILY_TAG};
 
 use super::*;
 
@@ -174,7 +174,7 @@ fn archive_cannot_last(policy: &Policy, world: &World, t: &Table) -> Vec<String>
     };
     count("promise 2: a deleted table's archive judged for owner and expiry");
     let bucket = world.bucket(&export.bucket);
-    let expected = archive.bucket_owner.as_deref().unwrap_or(crate::ACCOUNT_ID);
+    let expected = archive.bucket_owner.as_deref().unwrap_or(fake_aws::ACCOUNT_ID);
     let mut why = Vec::new();
     if bucket.owner != expected {
         why.push(format!(

@@ -1,6 +1,5 @@
 //! Promise 4: resize_old converges: each table of ours ends in the phase its age calls for.
 
-use crate::{Effect, Status, Table};
 use chrono::{DateTime, Duration, Utc};
 use ddb_rollover::plan::deferral::DeferralCause;
 use ddb_rollover::policy::period::Slot;
@@ -8,6 +7,7 @@ use ddb_rollover::policy::scaling::{ScalableDimension, ScalableKey};
 use ddb_rollover::policy::settings::Billing;
 use ddb_rollover::run::report::Outcome;
 use ddb_rollover::{Operation, Policy};
+use fake_aws::{Effect, Status, Table};
 
 use super::*;
 

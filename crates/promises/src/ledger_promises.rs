@@ -4,11 +4,11 @@
 //! or time zone; promise 9: `restore` brings back exactly the archive the deletion relied on.
 //! Each judged from the fake's ground truth: who made each table, who wrote each ledger item.
 
-use crate::{Effect, LedgerWrite, Maker, Table, World};
 use ddb_rollover::ledger::{TableIdentity, TableRecord};
 use ddb_rollover::policy::settings::Billing;
 use ddb_rollover::policy::tags::{export_arn_from_tag, TAG_EXPORT, TAG_FINAL_EXPORT};
 use ddb_rollover::Operation;
+use fake_aws::{Effect, LedgerWrite, Maker, Table, World};
 
 use super::*;
 
@@ -108,7 +108,7 @@ pub fn ledger_keeps_memory(f: &RunFacts<'_>) -> Vec<String> {
                         f.before
                             .tables
                             .values()
-                            .filter(|t| t.status == crate::Status::Deleting),
+                            .filter(|t| t.status == fake_aws::Status::Deleting),
                     )
                     .any(|t| t.name == *table && t.deleted_by.as_ref().is_some_and(Maker::is_us));
                 if !deleted_by_us {
@@ -284,7 +284,7 @@ pub fn ages_hold(f: &RunFacts<'_>) -> Vec<String> {
 /// export, a file list pointed elsewhere) is ever imported.
 pub fn restore_brings_back_the_receipts_archive(before: &World, after: &World, name: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let imports: Vec<&crate::Import> = after
+    let imports: Vec<&fake_aws::Import> = after
         .imports
         .iter()
         .filter(|(arn, import)| import.table == name && !before.imports.contains_key(*arn))
@@ -311,7 +311,7 @@ pub fn restore_brings_back_the_receipts_archive(before: &World, after: &World, n
     };
     count("promise 9: restore imported, judged");
     let data = format!("{}/data/", export.directory);
-    let written: Vec<(String, crate::S3Object)> = export
+    let written: Vec<(String, fake_aws::S3Object)> = export
         .objects()
         .into_iter()
         .filter(|(key, _)| key.starts_with(&data))
@@ -324,7 +324,7 @@ pub fn restore_brings_back_the_receipts_archive(before: &World, after: &World, n
             ));
             continue;
         }
-        let found: Vec<(String, crate::S3Object)> = before
+        let found: Vec<(String, fake_aws::S3Object)> = before
             .s3
             .iter()
             .filter(|((bucket, key), _)| *bucket == import.bucket && key.starts_with(&import.data_prefix))

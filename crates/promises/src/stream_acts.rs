@@ -4,7 +4,7 @@
 
 use ddb_rollover::policy::stream::Precision;
 
-use crate::KinesisAct;
+use fake_aws::KinesisAct;
 
 use super::*;
 

@@ -1,8 +1,8 @@
 //! One run's facts ([`RunFacts`]), and promise 1: nothing foreign was changed or deleted.
 
-use crate::{Effect, World, FAMILY_TAG, LOWER_WARM};
 use chrono::{DateTime, Utc};
 use ddb_rollover::{Operation, Policy, RunReport};
+use fake_aws::{Effect, World, FAMILY_TAG, LOWER_WARM};
 
 use super::*;
 
@@ -26,7 +26,7 @@ pub struct RunFacts<'a> {
     pub before: &'a World,
     pub after: &'a World,
     /// Our calls during the run.
-    pub calls: &'a [crate::Call],
+    pub calls: &'a [fake_aws::Call],
     pub report: &'a RunReport,
     pub status: &'a ddb_rollover::run::status::StatusReport,
 }
@@ -44,7 +44,7 @@ impl RunFacts<'_> {
         }
     }
 
-    pub fn effects(&self) -> impl Iterator<Item = (&crate::Call, &Effect)> {
+    pub fn effects(&self) -> impl Iterator<Item = (&fake_aws::Call, &Effect)> {
         self.calls
             .iter()
             .flat_map(|c| c.effects.iter().map(move |e| (c, e)))

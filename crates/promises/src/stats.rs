@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::Table;
 use ddb_rollover::run::report::Outcome;
+use fake_aws::Table;
 
 use super::*;
 

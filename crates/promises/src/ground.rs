@@ -2,13 +2,13 @@
 
 use std::collections::BTreeMap;
 
-use crate::{Maker, ScalingPolicy, Status, Table, Target, World, FAMILY_TAG};
 use ddb_rollover::ledger::{TableIdentity, TableRecord, TableState};
 use ddb_rollover::policy::period::Slot;
 use ddb_rollover::policy::scaling::ScalableDimension;
 use ddb_rollover::policy::settings::{Billing, LocalIndex};
 use ddb_rollover::run::control::StoredRecord;
 use ddb_rollover::Policy;
+use fake_aws::{Maker, ScalingPolicy, Status, Table, Target, World, FAMILY_TAG};
 
 use super::*;
 

@@ -2,7 +2,7 @@
 //! streams, ours deleted or disabled, the consumer function deleted. Each is counted by outcome
 //! (`PROMISES_STATS`), since Lambda refuses some of them.
 
-use crate::MappingAct;
+use fake_aws::MappingAct;
 
 use super::*;
 

@@ -3,7 +3,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::World;
 use chrono::{DateTime, Duration, Utc};
 use ddb_rollover::policy::period::Slot;
 use ddb_rollover::policy::scaling::ScalableKey;
@@ -14,6 +13,7 @@ use ddb_rollover::run::control::StoredRecord;
 use ddb_rollover::run::status::StatusReport;
 use ddb_rollover::table::changes::TableSpec;
 use ddb_rollover::{Operation, Policy, RunReport};
+use fake_aws::World;
 
 use super::*;
 
@@ -32,13 +32,13 @@ pub struct Ran {
     pub before: World,
     pub after: World,
     /// Our mutating calls during the run, each with what it did.
-    pub calls: Vec<crate::Call>,
+    pub calls: Vec<fake_aws::Call>,
     pub report: RunReport,
     /// `status` from a full observation just before the run.
     pub status: StatusReport,
 }
 
-/// An AWS account the scenarios play in: [`crate::FakeAws`] (`promises.rs`), or moto behind
+/// An AWS account the scenarios play in: [`fake_aws::FakeAws`] (`promises.rs`), or moto behind
 /// the testkit proxy's AWS behaviours (`tests/engine/promises_moto/`). Foreign acts may be refused (by
 /// DynamoDB's rules): the harness ignores their errors, as life does.
 pub trait Account {
@@ -106,13 +106,13 @@ pub trait Account {
     fn set_deletion_protection(&self, who: &str, table: &str, on: bool) -> Result<(), String>;
     /// A Kinesis act: a data stream created or deleted, a table's destination enabled, disabled
     /// or its precision updated (within DynamoDB's rules). Unmodelled by default.
-    fn kinesis_act(&self, who: &str, act: &crate::KinesisAct) -> Result<(), String> {
+    fn kinesis_act(&self, who: &str, act: &fake_aws::KinesisAct) -> Result<(), String> {
         let _ = (who, act);
         Err("this account does not model Kinesis data streams".into())
     }
     /// A Lambda act: a function created or deleted, an event source mapping made, deleted or
     /// disabled (within Lambda's rules). Unmodelled by default.
-    fn mapping_act(&self, who: &str, act: &crate::MappingAct) -> Result<(), String> {
+    fn mapping_act(&self, who: &str, act: &fake_aws::MappingAct) -> Result<(), String> {
         let _ = (who, act);
         Err("this account does not model Lambda event source mappings".into())
     }
@@ -129,13 +129,13 @@ pub trait Account {
         None
     }
     /// A ledger item put unconditionally in the family's ledger by `actor`: someone with rights
-    /// on it, or a crashed run of ours ([`crate::Maker::Us`]). Unmodelled by default.
-    fn put_record(&self, actor: &crate::Maker, record: &StoredRecord) -> Result<(), String> {
+    /// on it, or a crashed run of ours ([`fake_aws::Maker::Us`]). Unmodelled by default.
+    fn put_record(&self, actor: &fake_aws::Maker, record: &StoredRecord) -> Result<(), String> {
         let _ = (actor, record);
         Err("this account does not model the ledger's items".into())
     }
     /// A ledger item deleted unconditionally by `actor`. Unmodelled by default.
-    fn delete_record(&self, actor: &crate::Maker, key: &str) -> Result<(), String> {
+    fn delete_record(&self, actor: &fake_aws::Maker, key: &str) -> Result<(), String> {
         let _ = (actor, key);
         Err("this account does not model the ledger's items".into())
     }
@@ -152,7 +152,7 @@ pub trait Account {
         Err("this account does not model restore".into())
     }
     /// An S3 act on `export` (one of [`World::exports`]) in its bucket. Unmodelled by default.
-    fn archive_act(&self, who: &str, export: &crate::Export, act: ArchiveAct) -> Result<(), String> {
+    fn archive_act(&self, who: &str, export: &fake_aws::Export, act: ArchiveAct) -> Result<(), String> {
         let _ = (who, export, act);
         Err("S3 acts are not modelled in this account".into())
     }

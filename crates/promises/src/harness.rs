@@ -4,13 +4,13 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::{Maker, World};
 use chrono::{DateTime, Duration, Utc};
 use ddb_rollover::policy::scaling::ScalableKey;
 use ddb_rollover::policy::settings::{
     AttributeKind, Billing, Capacity, KeyAttribute, KeySchema, OnDemandLimits,
 };
 use ddb_rollover::{ApplyOptions, Operation, Policy};
+use fake_aws::{Maker, World};
 
 use super::*;
 
@@ -174,7 +174,7 @@ impl<A: Account> Harness<'_, A> {
             .iter()
             .flat_map(|c| c.effects.iter().map(move |e| (c, e)))
         {
-            if let crate::Effect::CreatedTable { table } = effect {
+            if let fake_aws::Effect::CreatedTable { table } = effect {
                 let mut made_under = self.made_under.borrow_mut();
                 if policy.hash() == self.policy.hash() {
                     made_under.remove(table);
@@ -265,7 +265,7 @@ impl<A: Account> Harness<'_, A> {
     /// Every step of the case in turn; the first broken promise ends it.
     pub fn run_case(&self) -> Result<(), String> {
         if let Some(kinesis) = &self.policy.stream.kinesis {
-            let create = crate::KinesisAct::CreateStream {
+            let create = fake_aws::KinesisAct::CreateStream {
                 stream_arn: kinesis.stream_arn.to_string(),
             };
             if let Err(e) = self.account.kinesis_act(OPERATOR, &create) {
@@ -273,7 +273,7 @@ impl<A: Account> Harness<'_, A> {
             }
         }
         if let Some(lambda) = &self.policy.stream.lambda {
-            let create = crate::MappingAct::CreateFunction {
+            let create = fake_aws::MappingAct::CreateFunction {
                 function_arn: lambda.function.to_string(),
             };
             if let Err(e) = self.account.mapping_act(OPERATOR, &create) {

@@ -13,11 +13,14 @@
 //! - [`role`]: a function's role as the template grants it, and IAM's decision for a request
 //!   made with it: `Role::from_template(path, "CreateNewFunction", &[("Period", "hour")])`.
 
+pub mod destinations;
 pub mod exports;
 pub mod family_role;
 pub mod iam;
 pub mod item_writes;
 pub mod resource_policy;
 pub mod role;
+pub mod scaling;
 pub mod stack;
 pub mod template;
+pub mod warm;

@@ -11,8 +11,7 @@
 //!   conflicts with the resource's availability"); a table streams to one Kinesis data stream
 //!   (Developer Guide, "You can only stream data from a DynamoDB table to one Kinesis data
 //!   stream"), so while one destination is anything but DISABLED or ENABLE_FAILED another
-//!   enable is refused with the ValidationException AWS answers ([`NOT_ENABLEABLE`], its wording
-//!   as users quote it); the new destination is ENABLING for [`crate::Config::destination_delay`]
+//!   enable is refused with the ValidationException AWS answers; the new destination is ENABLING for [`crate::Config::destination_delay`]
 //!   of fake time, then ACTIVE if its stream exists then, else ENABLE_FAILED with a
 //!   DestinationStatusDescription naming the missing stream;
 //! - DisableKinesisStreamingDestination of an ACTIVE destination: DISABLING, then DISABLED
@@ -21,6 +20,10 @@
 //! - DescribeKinesisStreamingDestination: every destination of the table, in any status, with
 //!   its description and precision; `NotFound` for a missing table;
 //! - deleting a table drops its destinations when the table is gone.
+//!
+//! The statuses and which transitions are allowed, and where each ends, are
+//! `aws_model::destinations`' rules, which testkit's proxy follows too; this module keeps the
+//! account's destinations, their fake time and their ground truth.
 //!
 //! A stream deleted under an ACTIVE (or UPDATING) destination: AWS documents no change of the
 //! destination's status for it, so the fake keeps the status and records, as ground truth,
@@ -33,14 +36,12 @@
 use chrono::{DateTime, Duration, Utc};
 use ddb_rollover::policy::stream::Precision;
 use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
-use ddb_rollover::table::stream::{DestinationStatus, ObservedDestination};
+use ddb_rollover::table::stream::{DestinationStatus as Observed, ObservedDestination};
+
+use aws_model::destinations::{enable_failed, may_enable, needs_active, Status as DestinationStatus};
 
 use crate::errors::{error, in_use, not_found, validation};
 use crate::{Effect, FakeAws, Maker, Status, World};
-
-/// The start of the ValidationException EnableKinesisStreamingDestination answers while the
-/// table holds a destination (anything but DISABLED or ENABLE_FAILED).
-pub const NOT_ENABLEABLE: &str = "Table is not in a valid state to enable Kinesis Streaming Destination";
 
 /// How long enabling, disabling or updating a destination takes by default, in fake time.
 pub fn default_delay() -> Duration {
@@ -69,7 +70,7 @@ impl Destination {
     pub fn observed(&self) -> ObservedDestination {
         ObservedDestination {
             stream_arn: self.stream_arn.clone(),
-            status: self.status.clone(),
+            status: Observed::from_wire(self.status.as_str()),
             description: self.description.clone(),
             precision: Some(self.precision),
         }
@@ -82,19 +83,11 @@ impl Destination {
             return;
         }
         self.ready_at = None;
-        self.status = match self.status {
-            DestinationStatus::Enabling if exists => DestinationStatus::Active,
-            DestinationStatus::Enabling => {
-                self.description = Some(format!(
-                    "Kinesis data stream {} does not exist or DynamoDB cannot access it",
-                    self.stream_arn
-                ));
-                DestinationStatus::EnableFailed
-            }
-            DestinationStatus::Disabling => DestinationStatus::Disabled,
-            DestinationStatus::Updating => DestinationStatus::Active,
-            ref other => other.clone(),
-        };
+        let was = self.status;
+        self.status = was.settled(exists);
+        if was == DestinationStatus::Enabling && self.status == DestinationStatus::EnableFailed {
+            self.description = Some(enable_failed(&self.stream_arn, None));
+        }
     }
 }
 
@@ -132,7 +125,7 @@ pub(crate) fn enable(
     stream_arn: &str,
     precision: Precision,
     effects: &mut Vec<Effect>,
-) -> Result<DestinationStatus, ControlPlaneError> {
+) -> Result<Observed, ControlPlaneError> {
     const OP: &str = "EnableKinesisStreamingDestination";
     let t = FakeAws::table_mut(world, OP, table)?;
     if !matches!(t.status, Status::Active | Status::Updating) {
@@ -140,17 +133,8 @@ pub(crate) fn enable(
     }
     let ready_at = world.now + world.config.destination_delay;
     let list = world.destinations.entry(table.to_string()).or_default();
-    if let Some(held) = list.iter().find(|d| d.status.holds()) {
-        return Err(validation(
-            OP,
-            table,
-            format!(
-                "{NOT_ENABLEABLE}: EnableKinesisStreamingDestination must be DISABLED or ENABLE_FAILED to perform ENABLE operation (the table's destination {} is {})",
-                held.stream_arn,
-                held.status.as_str()
-            ),
-        ));
-    }
+    may_enable(list.iter().map(|d| (d.stream_arn.as_str(), d.status)))
+        .map_err(|why| validation(OP, table, why))?;
     list.retain(|d| d.stream_arn != stream_arn);
     list.push(Destination {
         stream_arn: stream_arn.to_string(),
@@ -166,7 +150,7 @@ pub(crate) fn enable(
         stream_arn: stream_arn.to_string(),
         precision,
     });
-    Ok(DestinationStatus::Enabling)
+    Ok(Observed::Enabling)
 }
 
 /// The table's destination into `stream_arn` for a change that needs it ACTIVE.
@@ -181,25 +165,18 @@ fn active_destination<'w>(
     if !matches!(t.status, Status::Active | Status::Updating) {
         return Err(in_use(operation, table, t.status));
     }
-    let wrong_state = |status: &str| {
-        validation(
-            operation,
-            table,
-            format!(
-                "Table is not in a valid state to {verb} Kinesis Streaming Destination: {operation} must be ACTIVE to perform {} operation (the destination {stream_arn} is {status})",
-                verb.to_uppercase()
-            ),
-        )
-    };
     let destination = world
         .destinations
         .get_mut(table)
-        .and_then(|list| list.iter_mut().find(|d| d.stream_arn == stream_arn))
-        .ok_or_else(|| wrong_state("not on the table"))?;
-    if destination.status != DestinationStatus::Active {
-        return Err(wrong_state(destination.status.as_str()));
-    }
-    Ok(destination)
+        .and_then(|list| list.iter_mut().find(|d| d.stream_arn == stream_arn));
+    needs_active(
+        operation,
+        verb,
+        stream_arn,
+        destination.as_ref().map(|d| d.status),
+    )
+    .map_err(|why| validation(operation, table, why))?;
+    Ok(destination.expect("an ACTIVE destination"))
 }
 
 /// DisableKinesisStreamingDestination: an ACTIVE destination is DISABLING, then DISABLED.

@@ -19,7 +19,7 @@
 //!   `Ok(None)`);
 //! - warm throughput for each table and GSI ([`warm`]): CreateTable's or DynamoDB's starting
 //!   values, raised by UpdateTable (UPDATING for [`Config::warm_delay`], then ACTIVE), a lower
-//!   value refused with a ValidationException ([`LOWER_WARM`]);
+//!   value refused with a ValidationException (`aws_model::warm::LOWER_WARM`);
 //! - the decrease budget of each table and each GSI (4 decreases a UTC day at any time, then one
 //!   more whenever there was none in the past hour, 27 at most), provisioned-to-on-demand
 //!   switches (4 in any rolling 24 hours) and table class changes (2 in any trailing 30 days):
@@ -105,7 +105,7 @@ pub use account::{FakeAws, STACK};
 pub use budgets::{
     Decreases, CLASS_CHANGES_PER_30_DAYS, FREE_DECREASES, MAX_DECREASES, ON_DEMAND_SWITCHES_PER_DAY,
 };
-pub use destinations::{Destination, KinesisAct, NOT_ENABLEABLE};
+pub use destinations::{Destination, KinesisAct};
 pub use injection::Around;
 pub use log::{Call, Effect, Request};
 pub use mappings::{table_of_stream, Mapping, MappingAct, FUNCTION_GONE, MAPPING_ARN_PREFIX};
@@ -116,5 +116,5 @@ pub use objects::{
 pub use ports::ledger_spec;
 pub use s3::{data_file, Bucket, ExpirationRule, S3Object, ACCOUNT_ID};
 pub use seed::table_spec;
-pub use warm::{Warm, LOWER_WARM};
+pub use warm::Warm;
 pub use world::{Config, Maker, Status, World, FAMILY_TAG, KEY_LOSS_UNTIL_ARCHIVING, TABLE_ARN_PREFIX};

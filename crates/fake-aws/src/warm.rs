@@ -8,8 +8,8 @@
 //! - DynamoDB raises it by itself when provisioned capacity (or the switch to on-demand) asks
 //!   for more;
 //! - UpdateTable's `WarmThroughput` raises it: UPDATING for [`crate::Config::warm_delay`] of fake
-//!   time, then ACTIVE; a lower value on either dimension is a ValidationException, and a
-//!   raise does not make the table itself UPDATING ("pre-warm requests ... will not interfere
+//!   time, then ACTIVE; a lower value on either dimension is a ValidationException
+//!   (`aws_model::warm::lowered`, as testkit's proxy refuses it), and a raise does not make the table itself UPDATING ("pre-warm requests ... will not interfere
 //!   with any table operations").
 
 use chrono::{DateTime, Duration, Utc};
@@ -19,12 +19,18 @@ use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
 use ddb_rollover::table::changes::WarmRaise;
 use ddb_rollover::table::{ObservedWarm, TableStatus};
 
+use aws_model::warm::{lowered, Part, Units};
+
 use crate::errors::{error, validation};
 use crate::{Effect, FakeAws, World};
 
-/// What the ValidationException for a lower warm throughput says, so the harness can tell an
-/// attempt to lower one from any other refusal.
-pub const LOWER_WARM: &str = "warm throughput cannot be decreased";
+/// A warm throughput in `aws_model`'s units, which decide whether a raise lowers it.
+fn units(warm: WarmThroughput) -> Units {
+    Units {
+        read: warm.read,
+        write: warm.write,
+    }
+}
 
 /// A table's or an index's warm throughput.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,16 +116,9 @@ pub(crate) fn raise(
                 }
             },
         };
-        if !part.to.covers(have) {
-            let what = part
-                .index
-                .as_deref()
-                .map_or("the table".to_string(), |i| format!("index {i}"));
-            return Err(validation(
-                OP,
-                name,
-                format!("{LOWER_WARM}: {what} has {have}, the request asks {}", part.to),
-            ));
+        let part_of = part.index.as_deref().map_or(Part::Table, Part::Index);
+        if let Some(why) = lowered(part_of, units(part.to), units(have)) {
+            return Err(validation(OP, name, why));
         }
     }
     for part in &raise.parts {
@@ -287,7 +286,7 @@ mod tests {
             write: 19_999,
         };
         let refused = block_on(fake.configure(&raise(lower))).unwrap_err();
-        assert!(refused.message.contains(LOWER_WARM), "{refused}");
+        assert!(refused.message.contains(aws_model::warm::LOWER_WARM), "{refused}");
         assert_eq!(observed(&fake).0, WANT, "nothing changed");
         // The log shows the one raise, with what it changed.
         let raised: Vec<Effect> = fake

@@ -1,8 +1,9 @@
 //! One run's facts ([`RunFacts`]), and promise 1: nothing foreign was changed or deleted.
 
+use aws_model::warm::LOWER_WARM;
 use chrono::{DateTime, Utc};
 use ddb_rollover::{Operation, Policy, RunReport};
-use fake_aws::{Effect, World, FAMILY_TAG, LOWER_WARM};
+use fake_aws::{Effect, World, FAMILY_TAG};
 
 use super::*;
 

@@ -11,7 +11,11 @@ use chrono::{DateTime, Duration, Utc};
 use crate::errors::not_found;
 use crate::injection::{Around, Injected};
 use crate::log::Traffic;
-use crate::{Call, Config, Effect, Maker, Status, Table, World};
+use crate::log::{Call, Effect};
+use crate::maker::Maker;
+use crate::objects::Status;
+use crate::objects::Table;
+use crate::world::{Config, World};
 
 /// Who made the family's ledger: its stack (template.yaml), not a run.
 pub const STACK: &str = "stack";
@@ -28,7 +32,7 @@ pub struct FakeAws {
     /// The requests made through the ports, as the tests observe them.
     pub(crate) traffic: Arc<Mutex<Traffic>>,
     /// The failures and acts tests inject into our calls.
-    pub(crate) injected: Arc<Mutex<Injected>>,
+    pub(crate) injected: Arc<Mutex<Injected<FakeAws>>>,
 }
 
 impl FakeAws {
@@ -46,7 +50,7 @@ impl FakeAws {
             injected: Arc::default(),
         };
         // The family's ledger, as its stack made it (template.yaml's LedgerTable): empty, ACTIVE.
-        let ledger = crate::ports::ledger_spec(&format!("{family}_ledger"), family);
+        let ledger = crate::specs::ledger_spec(&format!("{family}_ledger"), family);
         {
             let mut world = fake.lock();
             Self::create(

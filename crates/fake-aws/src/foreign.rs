@@ -11,13 +11,18 @@ use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
 use ddb_rollover::table::changes::{TableSetting, TableSpec, WarmPart, WarmRaise};
 
-use crate::errors::{arn_of, error, in_use, not_found, validation};
-use crate::mutations::CapacityRequest;
-use crate::{s3, warm};
-use crate::{
-    Effect, Export, FakeAws, Maker, S3Object, ScalingPolicy, ScheduledAction, Status, World, Write,
-    KEY_LOSS_UNTIL_ARCHIVING,
-};
+use crate::account::FakeAws;
+use crate::errors::{error, in_use, not_found, validation};
+use crate::log::Effect;
+use crate::maker::Maker;
+use crate::mutations::tables::CapacityRequest;
+use crate::mutations::warm;
+use crate::objects::arn_of;
+use crate::objects::{Export, ScalingPolicy, ScheduledAction, Write};
+use crate::objects::{Status, KEY_LOSS_UNTIL_ARCHIVING};
+use crate::s3;
+use crate::s3::S3Object;
+use crate::world::World;
 
 impl FakeAws {
     pub(crate) fn foreign<T>(

@@ -10,8 +10,10 @@ use aws_model::iam::Request;
 use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
 use ddb_rollover::table::changes::TableSpec;
 
-use crate::errors::{arn_of, error};
-use crate::{FakeAws, World};
+use crate::account::FakeAws;
+use crate::errors::error;
+use crate::objects::arn_of;
+use crate::world::World;
 
 impl FakeAws {
     /// Refuses `request` on `table` as AWS would when the role does not allow it (never with

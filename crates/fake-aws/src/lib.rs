@@ -86,15 +86,18 @@ mod budgets;
 mod destinations;
 mod errors;
 mod foreign;
+mod hooks;
 mod iam;
 mod injection;
 mod log;
+mod maker;
 mod mappings;
 mod mutations;
 mod objects;
 mod ports;
 mod s3;
 mod seed;
+mod specs;
 mod warm;
 mod world;
 
@@ -108,13 +111,13 @@ pub use budgets::{
 pub use destinations::{Destination, KinesisAct};
 pub use injection::Around;
 pub use log::{Call, Effect, Request};
+pub use maker::Maker;
 pub use mappings::{table_of_stream, Mapping, MappingAct, FUNCTION_GONE, MAPPING_ARN_PREFIX};
 pub use objects::{
-    key_for, Export, Gsi, Import, LedgerWrite, ScalingPolicy, ScheduledAction, Table, TablePolicy, Target,
-    Write,
+    key_for, Export, Gsi, Import, LedgerWrite, ScalingPolicy, ScheduledAction, Status, Table, TablePolicy,
+    Target, Write, FAMILY_TAG, KEY_LOSS_UNTIL_ARCHIVING, TABLE_ARN_PREFIX,
 };
-pub use ports::ledger_spec;
 pub use s3::{data_file, Bucket, ExpirationRule, S3Object, ACCOUNT_ID};
-pub use seed::table_spec;
+pub use specs::{ledger_spec, table_spec};
 pub use warm::Warm;
-pub use world::{Config, Maker, Status, World, FAMILY_TAG, KEY_LOSS_UNTIL_ARCHIVING, TABLE_ARN_PREFIX};
+pub use world::{Config, World};

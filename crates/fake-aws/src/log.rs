@@ -10,9 +10,10 @@ use ddb_rollover::policy::scaling::{table_of, ScalableKey};
 use ddb_rollover::policy::settings::{Billing, TableClass};
 use ddb_rollover::policy::stream::Precision;
 use ddb_rollover::policy::warm::WarmThroughput;
-use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
+use ddb_rollover::run::control::ErrorKind;
 
-use crate::{FakeAws, Maker, ScalingPolicy, ScheduledAction, Table};
+use crate::maker::Maker;
+use crate::objects::{ScalingPolicy, ScheduledAction, Table};
 
 /// What a mutating call did, object by object.
 #[derive(Clone, Debug, PartialEq)]
@@ -262,85 +263,11 @@ impl std::fmt::Display for Request {
 /// requests were in flight at once.
 #[derive(Debug, Default)]
 pub(crate) struct Traffic {
-    requests: Vec<Request>,
-    waits: Vec<std::time::Duration>,
-    in_flight: usize,
-    max_in_flight: usize,
+    pub(crate) requests: Vec<Request>,
+    pub(crate) waits: Vec<std::time::Duration>,
+    pub(crate) in_flight: usize,
+    pub(crate) max_in_flight: usize,
     /// How many times a request lets the others in flight run before it is answered (0: at
     /// once, as the property tests want it).
-    yields: usize,
-}
-
-impl FakeAws {
-    fn traffic(&self) -> std::sync::MutexGuard<'_, Traffic> {
-        self.traffic.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Every request made through the ports so far, in order.
-    pub fn requests(&self) -> Vec<Request> {
-        self.traffic().requests.clone()
-    }
-
-    /// The waits a run asked of the clock, in order.
-    pub fn waits(&self) -> Vec<std::time::Duration> {
-        self.traffic().waits.clone()
-    }
-
-    /// The most requests in flight at once so far (see [`Self::hold_requests`]).
-    pub fn max_in_flight(&self) -> usize {
-        self.traffic().max_in_flight
-    }
-
-    /// Each request from now on lets the others in flight run `yields` times before it is
-    /// answered (yielding, never sleeping), so a run's concurrency is observable.
-    pub fn hold_requests(&self, yields: usize) {
-        self.traffic().yields = yields;
-    }
-
-    pub(crate) fn record_wait(&self, duration: std::time::Duration) {
-        self.traffic().waits.push(duration);
-    }
-
-    /// Where every port method starts: the request is recorded, held while the others in flight
-    /// run, then refused if a test injected a failure for it ([`Self::fail`]).
-    pub(crate) async fn request(
-        &self,
-        operation: &'static str,
-        table: &str,
-    ) -> Result<(), ControlPlaneError> {
-        let yields = {
-            let mut traffic = self.traffic();
-            traffic.requests.push(Request {
-                operation,
-                table: table.to_string(),
-            });
-            traffic.in_flight += 1;
-            traffic.max_in_flight = traffic.max_in_flight.max(traffic.in_flight);
-            traffic.yields
-        };
-        for _ in 0..yields {
-            YieldOnce(false).await;
-        }
-        self.traffic().in_flight -= 1;
-        match self.injected_failure(operation, table) {
-            Some(error) => Err(error),
-            None => Ok(()),
-        }
-    }
-}
-
-/// Pending once (waking itself at once), so the executor polls the other futures in flight.
-struct YieldOnce(bool);
-
-impl std::future::Future for YieldOnce {
-    type Output = ();
-
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
-        if self.0 {
-            return std::task::Poll::Ready(());
-        }
-        self.0 = true;
-        cx.waker().wake_by_ref();
-        std::task::Poll::Pending
-    }
+    pub(crate) yields: usize,
 }

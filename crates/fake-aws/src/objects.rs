@@ -3,20 +3,74 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 use ddb_rollover::policy::scaling::{
     ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension, ScalableKey, TargetValue,
 };
 use ddb_rollover::policy::settings::{Billing, KeySchema, LocalIndex, Projection, StreamSetting, TableClass};
 use ddb_rollover::run::control::StoredRecord;
 use ddb_rollover::table::{
-    ExportStatus, ObservedEncryption, ObservedIndex, ObservedLocalIndex, ObservedTable,
+    ExportStatus, ObservedEncryption, ObservedIndex, ObservedLocalIndex, ObservedTable, TableStatus,
 };
 
 use crate::budgets::Decreases;
-use crate::errors::arn_of;
+use crate::maker::Maker;
 use crate::s3;
-use crate::{Maker, S3Object, Status, Warm, FAMILY_TAG};
+use crate::s3::S3Object;
+use crate::warm::Warm;
+
+/// The tag key `template.yaml`'s IAM conditions check (`aws:ResourceTag/ddb-rollover:family`).
+pub const FAMILY_TAG: &str = "ddb-rollover:family";
+/// The fake account's table ARNs: `{TABLE_ARN_PREFIX}{name}`.
+pub const TABLE_ARN_PREFIX: &str = "arn:aws:dynamodb:us-east-1:123456789012:table/";
+
+/// A table's or an index's status, as the fake keeps it (DynamoDB's, and the archiving that
+/// follows a lost key).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Creating,
+    Updating,
+    Active,
+    Deleting,
+    /// The table's KMS key is disabled or its grant revoked: reads and writes fail; after
+    /// [`KEY_LOSS_UNTIL_ARCHIVING`] DynamoDB starts archiving the table.
+    InaccessibleEncryptionCredentials,
+    /// Being archived: no operations are allowed; ARCHIVED after the account's `update_delay`.
+    Archiving,
+    /// Archived (ArchivalSummary): only a restore from its backup brings the data back.
+    Archived,
+}
+
+impl Status {
+    pub fn observed(self) -> TableStatus {
+        match self {
+            Status::Creating => TableStatus::Creating,
+            Status::Updating => TableStatus::Updating,
+            Status::Active => TableStatus::Active,
+            Status::Deleting => TableStatus::Deleting,
+            Status::InaccessibleEncryptionCredentials => {
+                TableStatus::Other("INACCESSIBLE_ENCRYPTION_CREDENTIALS".into())
+            }
+            Status::Archiving => TableStatus::Other("ARCHIVING".into()),
+            Status::Archived => TableStatus::Other("ARCHIVED".into()),
+        }
+    }
+}
+
+/// How long a table's KMS key may stay inaccessible before DynamoDB archives the table
+/// (TableDescription.TableStatus: "more than seven days").
+pub const KEY_LOSS_UNTIL_ARCHIVING: Duration = Duration::days(7);
+
+/// The fake account's ARN of the table `name`.
+pub(crate) fn arn_of(name: &str) -> String {
+    format!("{TABLE_ARN_PREFIX}{name}")
+}
+
+/// The table an ARN (or a name) names.
+pub(crate) fn name_of_arn(arn: &str) -> &str {
+    arn.strip_prefix(TABLE_ARN_PREFIX)
+        .map_or(arn, |rest| rest.split('/').next().unwrap_or(rest))
+}
 
 /// A global secondary index.
 #[derive(Clone, Debug, PartialEq)]

@@ -192,17 +192,6 @@ pub struct FakeS3 {
 }
 
 impl FakeS3 {
-    /// The world's S3 as it is now.
-    pub fn of(world: &crate::World) -> FakeS3 {
-        FakeS3 {
-            objects: world.s3.clone(),
-            buckets: world.buckets.clone(),
-            now: world.now,
-        }
-    }
-}
-
-impl FakeS3 {
     fn bucket(&self, name: &str) -> Bucket {
         self.buckets.get(name).cloned().unwrap_or_default()
     }

@@ -6,8 +6,13 @@ use ddb_rollover::policy::scaling::{table_of, ScalableKey};
 use ddb_rollover::policy::settings::{Billing, Capacity};
 use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
 
+use crate::account::FakeAws;
 use crate::errors::error;
-use crate::{Effect, FakeAws, Maker, ScalingPolicy, Status, Target, World};
+use crate::log::Effect;
+use crate::maker::Maker;
+use crate::objects::Status;
+use crate::objects::{ScalingPolicy, Target};
+use crate::world::World;
 
 impl FakeAws {
     /// The resource a scalable target scales must exist (a table being created does not, yet).

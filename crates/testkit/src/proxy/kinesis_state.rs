@@ -218,7 +218,12 @@ mod tests {
         d.settle("t", STREAM, Some("no such stream".into()));
         let listed = d.listed("t");
         assert_eq!(listed[0]["DestinationStatus"], "ENABLE_FAILED");
-        assert_eq!(listed[0]["DestinationStatusDescription"], "no such stream");
+        assert_eq!(
+            listed[0]["DestinationStatusDescription"],
+            format!(
+                "Kinesis data stream {STREAM} does not exist or DynamoDB cannot access it (no such stream)"
+            )
+        );
         d.enable("t", STREAM, Precision::Millisecond).unwrap();
         assert_eq!(status(&d, "t"), [(STREAM.to_owned(), "ENABLING".to_owned())]);
     }

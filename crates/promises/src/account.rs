@@ -15,7 +15,7 @@ use ddb_rollover::table::changes::TableSpec;
 use ddb_rollover::{Operation, Policy, RunReport};
 use fake_aws::World;
 
-use super::*;
+use crate::steps::ArchiveAct;
 
 pub fn checks() -> BTreeSet<u8> {
     match std::env::var("PROMISES_CHECK") {

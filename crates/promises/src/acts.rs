@@ -12,7 +12,12 @@ use ddb_rollover::policy::settings::{
 use ddb_rollover::table::changes::{IndexSpec, TableSpec};
 use fake_aws::FAMILY_TAG;
 
-use super::*;
+use crate::account::Account;
+use crate::ground::{our_policy_name, Ground};
+use crate::harness::{on_demand, other_key, our_target_keys, provisioned, Harness};
+use crate::names::{PERSON, PREFIX, SIBLING};
+use crate::steps::{pre_warmed, Act, GsiKind, NameKind, TagKind};
+use crate::tally::count;
 
 impl<A: Account> Harness<'_, A> {
     pub(super) fn hand_made(&self, act: &Act) -> TableSpec {

@@ -9,7 +9,10 @@ use ddb_rollover::run::report::Outcome;
 use ddb_rollover::{Operation, Policy};
 use fake_aws::{Effect, Status, Table};
 
-use super::*;
+use crate::facts::RunFacts;
+use crate::ground::{is_our_policy, label_slot, ledger_items, ledger_unsound, our_policy_name};
+use crate::loud::confirm_deferral;
+use crate::tally::count;
 
 /// The parts of `table` (the table, its GSIs) with less warm throughput than `phase` asks for.
 pub fn warm_differences(f: &RunFacts<'_>, table: &Table, phase: usize) -> Vec<String> {

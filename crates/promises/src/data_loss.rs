@@ -5,7 +5,11 @@ use chrono::Duration;
 use ddb_rollover::Policy;
 use fake_aws::{Effect, Maker, Table, World, FAMILY_TAG};
 
-use super::*;
+use crate::facts::RunFacts;
+use crate::ground::foreign_statements;
+use crate::ground::{label_slot, ledger_unsound, same_lsis};
+use crate::names::PREFIX;
+use crate::tally::count;
 
 /// Promise 2: no table was deleted unless it was provably ours, had the policy's key and local
 /// indexes, nothing foreign claimed it, it was old enough and its write grace had ended.

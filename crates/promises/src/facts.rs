@@ -5,7 +5,8 @@ use chrono::{DateTime, Utc};
 use ddb_rollover::{Operation, Policy, RunReport};
 use fake_aws::{Effect, World, FAMILY_TAG};
 
-use super::*;
+use crate::ground::{is_our_policy, is_our_policy_name, target_is_ours, Ground};
+use crate::tally::count;
 
 /// One promise's check: its violations, each a sentence naming the step, the table and the facts.
 pub type Invariant = fn(&RunFacts<'_>) -> Vec<String>;

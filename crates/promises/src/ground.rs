@@ -10,7 +10,7 @@ use ddb_rollover::run::control::StoredRecord;
 use ddb_rollover::Policy;
 use fake_aws::{Maker, ScalingPolicy, Status, Table, Target, World, FAMILY_TAG};
 
-use super::*;
+use crate::names::{PERSON, PREFIX};
 
 pub struct Ground<'a> {
     pub policy: &'a Policy,
@@ -344,4 +344,63 @@ pub(super) fn scheduled_on(target: &Target) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// The statements of `table`'s resource-based policy that are not a seal (a Deny of item
+/// writes to everyone under the seal's Sid): someone else's, by Sid.
+pub fn foreign_statements(table: &Table) -> Vec<String> {
+    let Some(document) = table
+        .resource_policy
+        .as_ref()
+        .and_then(|p| serde_json::from_str::<serde_json::Value>(&p.document).ok())
+    else {
+        return Vec::new();
+    };
+    let statements = match &document["Statement"] {
+        serde_json::Value::Array(list) => list.clone(),
+        one @ serde_json::Value::Object(_) => vec![one.clone()],
+        _ => Vec::new(),
+    };
+    statements
+        .iter()
+        .filter(|s| {
+            !(s["Sid"] == ddb_rollover::table::seal::SEAL_SID
+                && s["Effect"] == "Deny"
+                && s["Principal"] == "*")
+        })
+        .map(|s| s["Sid"].as_str().unwrap_or("(no Sid)").to_string())
+        .collect()
+}
+
+/// The family's ledger table.
+pub fn ledger_name() -> String {
+    format!("{PREFIX}_ledger")
+}
+
+/// The identity DynamoDB shows for `table`.
+pub fn identity_of(table: &Table) -> TableIdentity {
+    TableIdentity::new(&table.arn, table.created_at, Some(&table.table_id))
+}
+
+/// Whether `identity` first came into the ledger's record of `name` by someone else's edit (a
+/// run that carries such a record forward writes it again as its own).
+pub fn forged_identity(world: &World, name: &str, identity: &TableIdentity) -> bool {
+    let key = format!("table#{name}");
+    world
+        .ledger_writes
+        .iter()
+        .filter(|w| w.ledger == ledger_name() && w.key == key)
+        .find(|w| {
+            w.record
+                .as_ref()
+                .and_then(|r| serde_json::from_str::<TableRecord>(&r.body).ok())
+                .is_some_and(|r| r.identity().is_some_and(|i| i.is(identity)))
+        })
+        .is_some_and(|w| w.actor == Maker::Foreign(PERSON.into()))
+}
+
+/// Whether someone other than our runs made `table` carrying our family tag: an impersonation
+/// of the family in every mark the engine can read (the evidence before the ledger was that tag).
+pub fn impersonates(table: &Table) -> bool {
+    !table.maker.is_us() && table.family() == Some(PREFIX)
 }

@@ -12,7 +12,21 @@ use ddb_rollover::policy::settings::{
 use ddb_rollover::{ApplyOptions, Operation, Policy};
 use fake_aws::{Maker, World};
 
-use super::*;
+use crate::account::Account;
+use crate::converges::resize_old_converges;
+use crate::data_loss::{archives_hold_every_write, no_data_loss};
+use crate::facts::{nothing_foreign_changed, Invariant, RunFacts};
+use crate::ground::ledger_name;
+use crate::ground::{is_our_policy, ledger_unsound};
+use crate::knobs::Knobs;
+use crate::ledger_promises::{ages_hold, ledger_keeps_memory};
+use crate::loud::create_new_is_loud;
+use crate::names::{OPERATOR, PREFIX};
+use crate::policies::PolicySpec;
+use crate::stats::count_run;
+use crate::status::status_predicts_run;
+use crate::steps::{Case, Step};
+use crate::tally::count;
 
 /// Plays one case in an account, checking the promises after each of our runs.
 pub struct Harness<'a, A: Account> {

@@ -8,22 +8,19 @@ use chrono::{Duration, TimeZone, Utc};
 use ddb_rollover::ledger::{keys, Lease, PeriodBounds, TableIdentity, TableRecord, TableState};
 use ddb_rollover::run::control::StoredRecord;
 use ddb_rollover::table::changes::TableSpec;
-use fake_aws::{Maker, Table, FAMILY_TAG};
+use fake_aws::{Maker, FAMILY_TAG};
 
-use super::*;
-
-/// The family's ledger table.
-pub fn ledger_name() -> String {
-    format!("{PREFIX}_ledger")
-}
+use crate::account::Account;
+use crate::ground::our_policy_name;
+use crate::ground::{identity_of, ledger_name};
+use crate::harness::{provisioned, Harness};
+use crate::ledger_promises::restore_brings_back_the_receipts_archive;
+use crate::names::{PERSON, PREFIX};
+use crate::steps::{Act, IntentLeft, RecordEdit, RecordKind};
+use crate::tally::count;
 
 /// What someone writes over a record to make it unreadable.
 pub const UNREADABLE: &str = "{\"edited\": by hand";
-
-/// The identity DynamoDB shows for `table`.
-pub fn identity_of(table: &Table) -> TableIdentity {
-    TableIdentity::new(&table.arn, table.created_at, Some(&table.table_id))
-}
 
 impl<A: Account> Harness<'_, A> {
     /// The ledger's items in our family's partition, by key (none without a ledger table).

@@ -4,42 +4,23 @@
 //! or time zone; promise 9: `restore` brings back exactly the archive the deletion relied on.
 //! Each judged from the fake's ground truth: who made each table, who wrote each ledger item.
 
-use ddb_rollover::ledger::{TableIdentity, TableRecord};
+use ddb_rollover::ledger::TableRecord;
 use ddb_rollover::policy::settings::Billing;
 use ddb_rollover::policy::tags::{export_arn_from_tag, TAG_EXPORT, TAG_FINAL_EXPORT};
 use ddb_rollover::Operation;
-use fake_aws::{Effect, LedgerWrite, Maker, Table, World};
+use fake_aws::{Effect, LedgerWrite, Maker, World};
 
-use super::*;
+use crate::facts::RunFacts;
+use crate::ground::ledger_name;
+use crate::ground::{forged_identity, impersonates};
+use crate::ground::{label_slot, ledger_items, table_with_identity};
+use crate::tally::count;
 
 /// The ledger writes our run made.
 fn run_writes<'w>(f: &'w RunFacts<'_>) -> impl Iterator<Item = &'w LedgerWrite> {
     f.after.ledger_writes[f.before.ledger_writes.len()..]
         .iter()
         .filter(|w| w.actor.is_us() && w.ledger == ledger_name())
-}
-
-/// Whether `identity` first came into the ledger's record of `name` by someone else's edit (a
-/// run that carries such a record forward writes it again as its own).
-pub fn forged_identity(world: &World, name: &str, identity: &TableIdentity) -> bool {
-    let key = format!("table#{name}");
-    world
-        .ledger_writes
-        .iter()
-        .filter(|w| w.ledger == ledger_name() && w.key == key)
-        .find(|w| {
-            w.record
-                .as_ref()
-                .and_then(|r| serde_json::from_str::<TableRecord>(&r.body).ok())
-                .is_some_and(|r| r.identity().is_some_and(|i| i.is(identity)))
-        })
-        .is_some_and(|w| w.actor == Maker::Foreign(PERSON.into()))
-}
-
-/// Whether someone other than our runs made `table` carrying our family tag: an impersonation
-/// of the family in every mark the engine can read (the evidence before the ledger was that tag).
-pub fn impersonates(table: &Table) -> bool {
-    !table.maker.is_us() && table.family() == Some(PREFIX)
 }
 
 /// Promise 7: the ledger keeps the family's memory.

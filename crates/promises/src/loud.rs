@@ -6,7 +6,10 @@ use ddb_rollover::plan::deferral::DeferralCause;
 use ddb_rollover::{Operation, Policy};
 use fake_aws::{Status, Table};
 
-use super::*;
+use crate::facts::RunFacts;
+use crate::ground::{is_our_policy, Ground};
+use crate::names::PREFIX;
+use crate::tally::count;
 
 /// The names of the current and pre-built tables at `now`.
 pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {

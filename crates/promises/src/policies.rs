@@ -3,7 +3,8 @@
 
 use proptest::prelude::*;
 
-use super::*;
+use crate::knobs::Knobs;
+use crate::names::{FAMILY_CONSUMER, FAMILY_STREAM};
 
 #[derive(Clone, Debug)]
 pub enum PhaseKind {
@@ -259,6 +260,7 @@ pub fn policy_strategy(k: &Knobs) -> impl Strategy<Value = PolicySpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::names::PREFIX;
     use ddb_rollover::policy::stream::Precision;
     use ddb_rollover::Policy;
     use proptest::strategy::ValueTree;

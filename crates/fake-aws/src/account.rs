@@ -100,6 +100,7 @@ impl FakeAws {
         }
     }
 
+    /// The family whose role this handle acts with.
     pub fn family(&self) -> &str {
         &self.family
     }
@@ -110,6 +111,7 @@ impl FakeAws {
         world
     }
 
+    /// The account's fake time now.
     pub fn now(&self) -> DateTime<Utc> {
         self.lock().now
     }
@@ -123,6 +125,7 @@ impl FakeAws {
         world.tick();
     }
 
+    /// Moves the clock forward by `by`, ending what was due meanwhile.
     pub fn advance(&self, by: Duration) {
         let mut world = self.lock();
         world.now += by;
@@ -144,10 +147,12 @@ impl FakeAws {
         state
     }
 
+    /// Reads the account (after ending what was due) without copying it.
     pub fn with_world<T>(&self, f: impl FnOnce(&World) -> T) -> T {
         f(&self.lock())
     }
 
+    /// How many calls are logged so far: a mark for [`FakeAws::calls_since`].
     pub fn log_len(&self) -> usize {
         self.lock().log.len()
     }

@@ -42,17 +42,20 @@ use aws_model::destinations::{enable_failed, Status as DestinationStatus};
 use crate::maker::Maker;
 
 /// How long enabling, disabling or updating a destination takes by default, in fake time.
-pub fn default_delay() -> Duration {
+pub(crate) fn default_delay() -> Duration {
     Duration::minutes(2)
 }
 
 /// One Kinesis data stream destination of a table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Destination {
+    /// The Kinesis data stream it streams into.
     pub stream_arn: String,
+    /// Its DestinationStatus, as `aws_model::destinations` moves it.
     pub status: DestinationStatus,
     /// DestinationStatusDescription (why enabling failed).
     pub description: Option<String>,
+    /// ApproximateCreationDateTimePrecision of its records.
     pub precision: Precision,
     /// When the current ENABLING, DISABLING or UPDATING ends.
     pub ready_at: Option<DateTime<Utc>>,
@@ -93,24 +96,39 @@ impl Destination {
 /// created or deleted, a destination enabled, disabled or its precision updated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum KinesisAct {
+    /// Someone creates the Kinesis data stream (set-up, not logged).
     CreateStream {
+        /// The Kinesis data stream's ARN.
         stream_arn: String,
     },
+    /// Someone deletes the Kinesis data stream.
     DeleteStream {
+        /// The Kinesis data stream's ARN.
         stream_arn: String,
     },
+    /// EnableKinesisStreamingDestination of `table` into `stream_arn`.
     Enable {
+        /// The table whose destination it is.
         table: String,
+        /// The Kinesis data stream's ARN.
         stream_arn: String,
+        /// The precision of the records' creation time.
         precision: Precision,
     },
+    /// DisableKinesisStreamingDestination of `table`'s destination into `stream_arn`.
     Disable {
+        /// The table whose destination it is.
         table: String,
+        /// The Kinesis data stream's ARN.
         stream_arn: String,
     },
+    /// UpdateKinesisStreamingDestination of the destination's precision.
     UpdatePrecision {
+        /// The table whose destination it is.
         table: String,
+        /// The Kinesis data stream's ARN.
         stream_arn: String,
+        /// The precision of the records' creation time.
         precision: Precision,
     },
 }

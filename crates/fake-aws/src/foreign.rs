@@ -60,6 +60,7 @@ impl FakeAws {
         })
     }
 
+    /// Someone tags `table` (TagResource), outside the role's IAM.
     pub fn foreign_tag(
         &self,
         who: &str,
@@ -71,6 +72,7 @@ impl FakeAws {
         })
     }
 
+    /// Someone removes tags from `table` (UntagResource).
     pub fn foreign_untag(&self, who: &str, table: &str, keys: &[String]) -> Result<(), ControlPlaneError> {
         self.foreign(who, "UntagResource", table, |world, _, effects| {
             let t = Self::table_mut(world, "UntagResource", table)?;
@@ -264,6 +266,7 @@ impl FakeAws {
         })
     }
 
+    /// Someone deletes `table` (DeleteTable), as DynamoDB allows it.
     pub fn foreign_delete_table(&self, who: &str, table: &str) -> Result<(), ControlPlaneError> {
         self.foreign(who, "DeleteTable", table, |world, actor, effects| {
             Self::delete(world, actor, table, effects)
@@ -416,6 +419,7 @@ impl FakeAws {
         .is_ok()
     }
 
+    /// Someone adds a global secondary index to `table` (UpdateTable).
     pub fn foreign_add_index(
         &self,
         who: &str,

@@ -10,6 +10,7 @@ pub enum Maker {
 }
 
 impl Maker {
+    /// Whether our runs made it.
     pub fn is_us(&self) -> bool {
         *self == Maker::Us
     }

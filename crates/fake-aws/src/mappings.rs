@@ -47,7 +47,7 @@ use crate::maker::Maker;
 use crate::objects::TABLE_ARN_PREFIX;
 
 /// How long a mapping stays Creating, Disabling or Deleting by default, in fake time.
-pub fn default_delay() -> Duration {
+pub(crate) fn default_delay() -> Duration {
     Duration::seconds(30)
 }
 
@@ -68,11 +68,13 @@ pub fn table_of_stream(stream_arn: &str) -> Option<&str> {
 /// One Lambda event source mapping.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mapping {
+    /// Its UUID, Lambda's id for it.
     pub uuid: String,
     /// The function it invokes (an ARN).
     pub function_arn: String,
     /// The stream it reads.
     pub event_source_arn: String,
+    /// Its State (Creating, Enabled, ...).
     pub state: MappingState,
     /// When the current Creating, Disabling or Deleting ends.
     pub ready_at: Option<DateTime<Utc>>,
@@ -130,31 +132,47 @@ impl Mapping {
 /// made, deleted or disabled.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MappingAct {
+    /// Someone creates the Lambda function (set-up, not logged).
     CreateFunction {
+        /// The function's ARN.
         function_arn: String,
     },
+    /// Someone deletes the Lambda function.
     DeleteFunction {
+        /// The function's ARN.
         function_arn: String,
     },
+    /// CreateEventSourceMapping of the function on the stream.
     Map {
+        /// The function's ARN.
         function_arn: String,
+        /// The table's stream it reads.
         stream_arn: String,
     },
+    /// DeleteEventSourceMapping.
     Unmap {
+        /// The mapping's UUID.
         uuid: String,
     },
+    /// UpdateEventSourceMapping with `Enabled: false`.
     Disable {
+        /// The mapping's UUID.
         uuid: String,
     },
     /// UpdateEventSourceMapping of its batch size and filters.
     Configure {
+        /// The mapping's UUID.
         uuid: String,
+        /// The BatchSize to set.
         batch_size: u32,
+        /// The FilterCriteria patterns to set.
         filters: Vec<String>,
     },
     /// UpdateEventSourceMapping of its FunctionName: it invokes another function from now on.
     Repoint {
+        /// The mapping's UUID.
         uuid: String,
+        /// The function's ARN.
         function_arn: String,
     },
 }

@@ -14,7 +14,9 @@ use md5::{Digest, Md5};
 /// One object: its bytes and `x-amz-storage-class` (`None`: STANDARD).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct S3Object {
+    /// Its bytes.
     pub bytes: Vec<u8>,
+    /// `x-amz-storage-class` (`None`: STANDARD).
     pub storage_class: Option<String>,
 }
 
@@ -52,7 +54,7 @@ impl S3Object {
 }
 
 /// S3's objects by (bucket, key).
-pub type Objects = BTreeMap<(String, String), S3Object>;
+pub(crate) type Objects = BTreeMap<(String, String), S3Object>;
 
 /// The account the fake's tables are in, and the owner of every bucket no act gave to another.
 pub const ACCOUNT_ID: &str = "123456789012";
@@ -82,8 +84,11 @@ impl Default for Bucket {
 /// creation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExpirationRule {
+    /// The rule's ID.
     pub id: String,
+    /// The prefix it applies to.
     pub prefix: String,
+    /// After how many days objects expire.
     pub days: u32,
 }
 
@@ -129,7 +134,7 @@ pub fn data_file(items: u64) -> Vec<u8> {
 
 /// Every object a COMPLETED export of `table_arn` writes in `directory`: its data files (key,
 /// items), `manifest-files.json` and `manifest-summary.json` (last).
-pub fn export_objects(
+pub(crate) fn export_objects(
     export_arn: &str,
     table_arn: &str,
     directory: &str,
@@ -157,7 +162,7 @@ pub fn export_objects(
 
 /// What ImportTable makes of the objects under `prefix`: (items imported, errors), or why it
 /// fails (an object it cannot read).
-pub fn import_counts(objects: &Objects, bucket: &str, prefix: &str) -> Result<(u64, u64), String> {
+pub(crate) fn import_counts(objects: &Objects, bucket: &str, prefix: &str) -> Result<(u64, u64), String> {
     let mut counts = (0, 0);
     for ((b, key), object) in objects {
         if b != bucket || !key.starts_with(prefix) {

@@ -26,7 +26,7 @@ pub fn table_spec(name: &str, key: KeySchema, billing: Billing) -> TableSpec {
 }
 
 /// The ledger's key: `family` + `record`, both strings.
-pub fn ledger_key() -> KeySchema {
+pub(crate) fn ledger_key() -> KeySchema {
     let attribute = |name: &str| KeyAttribute {
         name: name.into(),
         kind: AttributeKind::S,

@@ -20,6 +20,7 @@ use ddb_rollover::table::{ObservedWarm, TableStatus};
 /// A table's or an index's warm throughput.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Warm {
+    /// Read and write units per second.
     pub units: WarmThroughput,
     /// When the raise in progress ends (UPDATING until then); `None`: ACTIVE.
     pub ready_at: Option<DateTime<Utc>>,
@@ -55,16 +56,19 @@ impl Warm {
         self.units = self.units.raised_to(WarmThroughput::floor_for(billing));
     }
 
+    /// Ends the raise in progress once its time has come.
     pub fn tick(&mut self, now: DateTime<Utc>) {
         if self.ready_at.is_some_and(|at| at <= now) {
             self.ready_at = None;
         }
     }
 
+    /// Whether a raise is in progress (UPDATING).
     pub fn is_updating(&self) -> bool {
         self.ready_at.is_some()
     }
 
+    /// What DescribeTable reports of it.
     pub fn observed(&self) -> ObservedWarm {
         ObservedWarm {
             units: self.units,
@@ -78,6 +82,6 @@ impl Warm {
 }
 
 /// How long a raise takes by default, in fake time.
-pub fn default_delay() -> Duration {
+pub(crate) fn default_delay() -> Duration {
     Duration::seconds(90)
 }

@@ -17,10 +17,15 @@ use crate::{s3, warm};
 /// How long DynamoDB and its exports take, in fake time.
 #[derive(Clone, Debug)]
 pub struct Config {
+    /// How long a table stays CREATING.
     pub create_delay: Duration,
+    /// How long an UpdateTable keeps the table UPDATING.
     pub update_delay: Duration,
+    /// How long a table stays DELETING.
     pub delete_delay: Duration,
+    /// How long a new index stays CREATING.
     pub index_delay: Duration,
+    /// How long an export stays IN_PROGRESS.
     pub export_delay: Duration,
     /// How long a warm throughput raise stays UPDATING (also after CreateTable asked for one,
     /// counted from the table's ACTIVE).
@@ -71,10 +76,15 @@ impl Default for Config {
 /// Everything the fake knows: the state of the account and the log of changes.
 #[derive(Clone, Debug)]
 pub struct World {
+    /// The fake time now.
     pub now: DateTime<Utc>,
+    /// How long DynamoDB takes.
     pub config: Config,
+    /// The tables, by name.
     pub tables: BTreeMap<String, Table>,
+    /// The scalable targets, by key.
     pub targets: BTreeMap<ScalableKey, Target>,
+    /// The exports, by ARN.
     pub exports: BTreeMap<String, Export>,
     /// S3's objects by (bucket, key): what completed exports wrote, and others' objects.
     pub s3: s3::Objects,
@@ -83,6 +93,7 @@ pub struct World {
     pub buckets: BTreeMap<String, s3::Bucket>,
     /// ImportTable's imports by ARN (COMPLETED once their table is ACTIVE).
     pub imports: BTreeMap<String, Import>,
+    /// Every mutating call, in order.
     pub log: Vec<Call>,
     /// Tables whose deletion completed, as they were when deleted.
     pub gone: Vec<Table>,

@@ -17,6 +17,7 @@ use fake_aws::World;
 
 use crate::steps::ArchiveAct;
 
+/// The promises checked: all nine, or those `PROMISES_CHECK` lists (comma-separated).
 pub fn checks() -> BTreeSet<u8> {
     match std::env::var("PROMISES_CHECK") {
         Ok(list) if !list.trim().is_empty() => {
@@ -30,9 +31,11 @@ pub fn checks() -> BTreeSet<u8> {
 pub struct Ran {
     /// The account just before and just after the run.
     pub before: World,
+    /// The account just after the run.
     pub after: World,
     /// Our mutating calls during the run, each with what it did.
     pub calls: Vec<fake_aws::Call>,
+    /// What the run reported.
     pub report: RunReport,
     /// `status` from a full observation just before the run.
     pub status: StatusReport,
@@ -46,6 +49,7 @@ pub trait Account {
     fn now(&self) -> DateTime<Utc>;
     /// Moves the clock to `t` (never backwards).
     fn set_now(&self, t: DateTime<Utc>);
+    /// Moves the clock forward by `by`.
     fn advance(&self, by: Duration);
     /// The account's state with its ground truth: who made each table, target and policy,
     /// which tables the operator adopted.
@@ -59,19 +63,27 @@ pub trait Account {
     /// and the tables it really wrote our family tag on, which the ground truth now counts
     /// as adopted.
     fn adopt(&self, policy: &Policy, table: &str) -> (Result<AdoptReport, String>, Vec<String>);
+    /// `who`'s CreateTable.
     fn create_table(&self, who: &str, spec: &TableSpec) -> Result<(), String>;
+    /// `who` tags `table`.
     fn tag(&self, who: &str, table: &str, tags: BTreeMap<String, String>) -> Result<(), String>;
+    /// `who` removes the tag `keys` from `table`.
     fn untag(&self, who: &str, table: &str, keys: &[String]) -> Result<(), String>;
     /// The table's throughput (every index's too when `to` is provisioned).
     fn update_capacity(&self, who: &str, table: &str, to: Billing) -> Result<(), String>;
+    /// `who` sets the capacity of `table`'s index `index`.
     fn update_index_capacity(&self, who: &str, table: &str, index: &str, to: Billing) -> Result<(), String>;
+    /// `who` deletes `table`.
     fn delete_table(&self, who: &str, table: &str) -> Result<(), String>;
+    /// `who` adds the index `index` to `table`.
     fn add_index(&self, who: &str, table: &str, index: &GlobalIndex, billing: Billing) -> Result<(), String>;
+    /// `who` registers a scalable target with these bounds.
     fn register_target(&self, who: &str, key: &ScalableKey, min: i64, max: i64) -> Result<(), String>;
     /// `StepScaling`, or `TargetTrackingScaling` on the dimension's utilisation at 50%.
     fn put_policy(&self, who: &str, key: &ScalableKey, name: &str, policy_type: &str) -> Result<(), String>;
     /// DeregisterScalableTarget: every policy on the target goes with it.
     fn deregister_target(&self, who: &str, key: &ScalableKey) -> Result<(), String>;
+    /// `who` deletes the scaling policy `name` from the target.
     fn delete_policy(&self, who: &str, key: &ScalableKey, name: &str) -> Result<(), String>;
     /// Pre-warms the table (`index` None) or one of its indexes to `to` (UpdateTable).
     fn raise_warm(
@@ -101,6 +113,7 @@ pub trait Account {
     fn disable_key(&self, who: &str, table: &str) -> Result<(), String>;
     /// PutScheduledAction on a registered target.
     fn put_scheduled_action(&self, who: &str, key: &ScalableKey, name: &str) -> Result<(), String>;
+    /// `who` deletes the scheduled action `name` from the target.
     fn delete_scheduled_action(&self, who: &str, key: &ScalableKey, name: &str) -> Result<(), String>;
     /// UpdateTable DeletionProtectionEnabled.
     fn set_deletion_protection(&self, who: &str, table: &str, on: bool) -> Result<(), String>;

@@ -12,16 +12,21 @@ use fake_aws::{Maker, ScalingPolicy, Status, Table, Target, World, FAMILY_TAG};
 
 use crate::names::{PERSON, PREFIX};
 
+/// Whose each object is, by the fake's records (who made it, whether the operator adopted it), never by the engine's opinion.
 pub struct Ground<'a> {
+    /// The family's policy.
     pub policy: &'a Policy,
+    /// The account.
     pub world: &'a World,
 }
 
+/// The name our runs give their target-tracking policy on `dimension`.
 pub fn our_policy_name(dimension: ScalableDimension) -> String {
     let short = if dimension.is_read() { "read" } else { "write" };
     format!("ddb-rollover-{PREFIX}-{short}")
 }
 
+/// Whether a scaling policy bears one of our runs' names.
 pub fn is_our_policy_name(name: &str) -> bool {
     name == format!("ddb-rollover-{PREFIX}-read") || name == format!("ddb-rollover-{PREFIX}-write")
 }
@@ -32,16 +37,19 @@ pub fn is_our_policy(policy: &ScalingPolicy) -> bool {
     policy.maker.is_us() && is_our_policy_name(&policy.name)
 }
 
+/// Whether our runs registered the target.
 pub fn target_is_ours(target: &Target) -> bool {
     let ours = our_policy_name(target.key.dimension);
     target.policies.iter().any(|p| p.name == ours && p.maker.is_us())
 }
 
+/// The period the table named `name` holds, by its label under `policy`.
 pub fn label_slot(policy: &Policy, name: &str) -> Option<Slot> {
     let label = name.strip_prefix(&format!("{PREFIX}_"))?;
     policy.calendar().parse(label).ok()
 }
 
+/// Whether the table has exactly the policy's local indexes.
 pub fn same_lsis(table: &Table, policy: &Policy) -> bool {
     let sorted = |indexes: &[LocalIndex]| {
         let mut indexes = indexes.to_vec();
@@ -67,6 +75,7 @@ pub fn dimensions_changed(from: Billing, to: Billing) -> Vec<bool> {
     }
 }
 
+/// `read` or `write`, as the promises' messages say it.
 pub fn dimension_name(read: bool) -> &'static str {
     if read {
         "read"
@@ -138,6 +147,7 @@ pub fn table_with_identity<'w>(world: &'w World, identity: &TableIdentity) -> Op
 }
 
 impl Ground<'_> {
+    /// Whether our CreateTable made `table`, or the operator adopted it.
     pub fn provably_ours(&self, table: &Table) -> bool {
         table.maker == Maker::Us || table.adopted
     }
@@ -199,6 +209,7 @@ impl Ground<'_> {
         }
     }
 
+    /// Whether our runs may claim `table` by name: `{prefix}_{label}`, the policy's key, no family tag.
     pub fn claimable_by_name(&self, table: &Table) -> bool {
         !self.provably_ours(table)
             && label_slot(self.policy, &table.name).is_some()

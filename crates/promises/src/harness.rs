@@ -30,11 +30,17 @@ use crate::tally::count;
 
 /// Plays one case in an account, checking the promises after each of our runs.
 pub struct Harness<'a, A: Account> {
+    /// The case it plays.
     pub case: &'a Case,
+    /// The case's policy.
     pub policy: Policy,
+    /// The nested family's policy (the same under `ts_eu`).
     pub sibling: Policy,
+    /// The account it plays in.
     pub account: A,
+    /// The promises it checks.
     pub checks: BTreeSet<u8>,
+    /// The kinds of acts in play.
     pub knobs: Knobs,
     /// The policy our runs use: `policy` until a [`Step::Zone`] changes its time zone.
     runs: RefCell<Policy>,
@@ -43,6 +49,8 @@ pub struct Harness<'a, A: Account> {
     made_under: RefCell<BTreeMap<String, Policy>>,
 }
 
+/// The runs' apply options: the executor's defaults, waiting up to 120 s for a table's
+/// readiness (a slowed CreateTable takes longer: see `Slowness`).
 pub fn options() -> ApplyOptions {
     ApplyOptions {
         readiness_wait: std::time::Duration::from_secs(120),
@@ -50,6 +58,7 @@ pub fn options() -> ApplyOptions {
     }
 }
 
+/// A key unlike the policy's, for tables that are not the family's.
 pub fn other_key() -> KeySchema {
     KeySchema {
         partition: KeyAttribute {
@@ -60,10 +69,12 @@ pub fn other_key() -> KeySchema {
     }
 }
 
+/// On-demand billing without maximums.
 pub fn on_demand() -> Billing {
     Billing::OnDemand(OnDemandLimits::default())
 }
 
+/// Provisioned billing with these capacities.
 pub fn provisioned(read: i64, write: i64) -> Billing {
     Billing::Provisioned(Capacity { read, write })
 }

@@ -23,10 +23,12 @@ use std::collections::BTreeSet;
 ///   data stream), `lambda` (no policy names a consumer function or gives its tables a stream).
 #[derive(Clone, Debug)]
 pub struct Knobs {
+    /// The names `PROMISES_WITHOUT` takes out.
     pub without: BTreeSet<String>,
 }
 
 impl Knobs {
+    /// The knobs `PROMISES_WITHOUT` and `PROMISES_WITH` set.
     pub fn from_env() -> Knobs {
         Knobs {
             without: std::env::var("PROMISES_WITHOUT")

@@ -74,12 +74,14 @@
 //! before or after one of them ([`FakeAws::around`]), and every request made through the ports
 //! observed ([`FakeAws::requests`], [`FakeAws::waits`], [`FakeAws::max_in_flight`]).
 //!
-//! Its modules: the account ([`World`], [`FakeAws`]'s handle on it, the objects it holds
-//! and the log of calls and requests), the decrease budgets, the role's IAM (`iam`, which
-//! testkit's proxy shares), the mutations our calls and the foreign acts share, the foreign acts, what a test
-//! injects (`injection`) and seeds (`seed`), one module a port (`ports`), the S3 of the exports,
-//! the warm throughput, the Kinesis destinations (`destinations`) and Lambda's event source
-//! mappings (`mappings`).
+//! Its modules, from the ground up: what the account holds (`maker`, `objects`, `s3`,
+//! `budgets`, `warm`, `destinations`, `mappings`: data and the transitions the clock ends),
+//! the log of calls (`log`) and what a test injects (`injection`), the account itself
+//! ([`World`], with its clock), the errors, the handle ([`FakeAws`], `account`), then what
+//! acts on it: the role's IAM (`iam`, the role being `aws_model::family_role`'s, which testkit's
+//! proxy asks too), the changes our calls and the foreign acts share (`mutations`), the
+//! foreign acts (`foreign`), a test's seeds (`seed`, `specs`) and hooks (`hooks`), and one
+//! module a port (`ports`). The AWS rules it shares with testkit's proxy are `aws_model`'s.
 
 mod account;
 mod budgets;

@@ -47,13 +47,13 @@ pub(super) fn run_cli(endpoint: &str, env: Vec<(String, String)>, args: &[&str])
 
 /// The arguments of a scheduled run with a JSON report: `command` at `at` under the policy
 /// file `policy`.
-pub fn scheduled<'a>(policy: &'a str, at: &'a str, command: &'a str) -> [&'a str; 7] {
+pub(crate) fn scheduled<'a>(policy: &'a str, at: &'a str, command: &'a str) -> [&'a str; 7] {
     ["--policy", policy, "--output", "json", "--at", at, command]
 }
 
 /// A scheduled run ([`scheduled`]) of the binary against `endpoint` with `env`: it must exit
 /// 0; returns its JSON report.
-pub fn json_run(
+pub(crate) fn json_run(
     endpoint: &str,
     env: Vec<(String, String)>,
     policy: &Path,

@@ -35,6 +35,7 @@ pub enum Operator {
 }
 
 impl Operator {
+    /// The operator of a `Condition` block's key, or why it is not evaluated.
     pub fn parse(name: &str) -> Result<Operator, String> {
         match name {
             "StringEquals" => Ok(Operator::StringEquals),
@@ -116,7 +117,9 @@ impl ConditionKey {
 /// One `Operator: {Key: values}` entry of a statement's `Condition` block.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Condition {
+    /// How the values are compared.
     pub operator: Operator,
+    /// The context key compared.
     pub key: ConditionKey,
     /// One or more values; the key matches if it matches any of them.
     pub values: Vec<String>,
@@ -186,11 +189,13 @@ impl Request {
         }
     }
 
+    /// The request with the resource's tags (`aws:ResourceTag/...`).
     pub fn with_resource_tags(mut self, tags: Tags) -> Request {
         self.resource_tags = tags;
         self
     }
 
+    /// The request with the tags it writes (`aws:RequestTag/...`).
     pub fn with_request_tags(mut self, tags: Tags) -> Request {
         self.request_tags = tags;
         self
@@ -206,11 +211,17 @@ impl Request {
 /// One policy statement, intrinsics resolved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Statement {
+    /// Its Sid, if any.
     pub sid: Option<String>,
+    /// Allow or Deny.
     pub effect: String,
+    /// `Action`'s patterns.
     pub actions: Vec<String>,
+    /// `NotAction`'s patterns.
     pub not_actions: Vec<String>,
+    /// `Resource`'s patterns.
     pub resources: Vec<String>,
+    /// `NotResource`'s patterns.
     pub not_resources: Vec<String>,
     /// Every entry of the `Condition` block: all must hold for the statement to apply.
     pub conditions: Vec<Condition>,
@@ -245,6 +256,7 @@ pub enum Decision {
 }
 
 impl Decision {
+    /// Whether the request is allowed.
     pub fn is_allowed(&self) -> bool {
         matches!(self, Decision::Allowed(_))
     }

@@ -11,7 +11,11 @@ use chrono::{DateTime, Duration, Utc};
 use crate::errors::not_found;
 use crate::injection::{Around, Injected};
 use crate::log::Traffic;
-use crate::{Call, Config, Effect, Maker, Status, Table, World};
+use crate::log::{Call, Effect};
+use crate::maker::Maker;
+use crate::objects::Status;
+use crate::objects::Table;
+use crate::world::{Config, World};
 
 /// Who made the family's ledger: its stack (template.yaml), not a run.
 pub const STACK: &str = "stack";
@@ -28,7 +32,7 @@ pub struct FakeAws {
     /// The requests made through the ports, as the tests observe them.
     pub(crate) traffic: Arc<Mutex<Traffic>>,
     /// The failures and acts tests inject into our calls.
-    pub(crate) injected: Arc<Mutex<Injected>>,
+    pub(crate) injected: Arc<Mutex<Injected<FakeAws>>>,
     /// The account's per-account rates, when a test turned them on ([`FakeAws::aws_rates`]).
     pub(crate) rates: Arc<Mutex<crate::rates::Rates>>,
 }
@@ -49,7 +53,7 @@ impl FakeAws {
             rates: Arc::default(),
         };
         // The family's ledger, as its stack made it (template.yaml's LedgerTable): empty, ACTIVE.
-        let ledger = crate::ports::ledger_spec(&format!("{family}_ledger"), family);
+        let ledger = crate::specs::ledger_spec(&format!("{family}_ledger"), family);
         {
             let mut world = fake.lock();
             Self::create(
@@ -101,6 +105,7 @@ impl FakeAws {
         }
     }
 
+    /// The family whose role this handle acts with.
     pub fn family(&self) -> &str {
         &self.family
     }
@@ -111,6 +116,7 @@ impl FakeAws {
         world
     }
 
+    /// The account's fake time now.
     pub fn now(&self) -> DateTime<Utc> {
         self.lock().now
     }
@@ -124,6 +130,7 @@ impl FakeAws {
         world.tick();
     }
 
+    /// Moves the clock forward by `by`, ending what was due meanwhile.
     pub fn advance(&self, by: Duration) {
         let mut world = self.lock();
         world.now += by;
@@ -145,10 +152,12 @@ impl FakeAws {
         state
     }
 
+    /// Reads the account (after ending what was due) without copying it.
     pub fn with_world<T>(&self, f: impl FnOnce(&World) -> T) -> T {
         f(&self.lock())
     }
 
+    /// How many calls are logged so far: a mark for [`FakeAws::calls_since`].
     pub fn log_len(&self) -> usize {
         self.lock().log.len()
     }

@@ -6,6 +6,7 @@ use ddb_rollover::policy::settings::Billing;
 
 /// Decreases allowed at any time in a UTC day, and at most in one.
 pub const FREE_DECREASES: usize = 4;
+/// The most decreases a table or index may have in one UTC day.
 pub const MAX_DECREASES: usize = 27;
 /// Provisioned-to-on-demand switches allowed in any rolling 24 hours.
 pub const ON_DEMAND_SWITCHES_PER_DAY: usize = 4;
@@ -15,6 +16,7 @@ pub const CLASS_CHANGES_PER_30_DAYS: usize = 2;
 /// The provisioned-throughput decreases of a table or an index.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Decreases {
+    /// When each decrease of the current UTC day happened.
     pub at: Vec<DateTime<Utc>>,
 }
 

@@ -4,15 +4,14 @@
 //! DisableKinesisStreamingDestination, UpdateKinesisStreamingDestination,
 //! KinesisDataStreamDestination):
 //!
-//! - the account holds Kinesis data streams by ARN ([`FakeAws::create_kinesis_stream`]; someone
-//!   may delete one, [`FakeAws::foreign_delete_kinesis_stream`]);
+//! - the account holds Kinesis data streams by ARN ([`crate::FakeAws::create_kinesis_stream`]; someone
+//!   may delete one, [`crate::FakeAws::foreign_delete_kinesis_stream`]);
 //! - EnableKinesisStreamingDestination: `NotFound` for a missing table (ResourceNotFoundException),
 //!   `InUse` unless the table is ACTIVE or UPDATING (ResourceInUseException: "The operation
 //!   conflicts with the resource's availability"); a table streams to one Kinesis data stream
 //!   (Developer Guide, "You can only stream data from a DynamoDB table to one Kinesis data
 //!   stream"), so while one destination is anything but DISABLED or ENABLE_FAILED another
-//!   enable is refused with the ValidationException AWS answers ([`NOT_ENABLEABLE`], its wording
-//!   as users quote it); the new destination is ENABLING for [`crate::Config::destination_delay`]
+//!   enable is refused with the ValidationException AWS answers; the new destination is ENABLING for [`crate::Config::destination_delay`]
 //!   of fake time, then ACTIVE if its stream exists then, else ENABLE_FAILED with a
 //!   DestinationStatusDescription naming the missing stream;
 //! - DisableKinesisStreamingDestination of an ACTIVE destination: DISABLING, then DISABLED
@@ -22,38 +21,41 @@
 //!   its description and precision; `NotFound` for a missing table;
 //! - deleting a table drops its destinations when the table is gone.
 //!
+//! The statuses and which transitions are allowed, and where each ends, are
+//! `aws_model::destinations`' rules, which testkit's proxy follows too; this module holds what a
+//! destination is (its fake time and ground truth), `mutations::destinations` the changes.
+//!
 //! A stream deleted under an ACTIVE (or UPDATING) destination: AWS documents no change of the
 //! destination's status for it, so the fake keeps the status and records, as ground truth,
 //! that the records are lost from then on ([`Destination::records_lost_since`]).
 //!
-//! Every change is logged with its actor ([`Effect::EnabledDestination`],
-//! [`Effect::DisabledDestination`], [`Effect::DestinationPrecision`],
-//! [`Effect::DeletedKinesisStream`]); [`FakeAws::destinations`] reads a table's.
+//! Every change is logged with its actor ([`crate::Effect::EnabledDestination`],
+//! [`crate::Effect::DisabledDestination`], [`crate::Effect::DestinationPrecision`],
+//! [`crate::Effect::DeletedKinesisStream`]); [`crate::FakeAws::destinations`] reads a table's.
 
 use chrono::{DateTime, Duration, Utc};
 use ddb_rollover::policy::stream::Precision;
-use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
-use ddb_rollover::table::stream::{DestinationStatus, ObservedDestination};
+use ddb_rollover::table::stream::{DestinationStatus as Observed, ObservedDestination};
 
-use crate::errors::{error, in_use, not_found, validation};
-use crate::{Effect, FakeAws, Maker, Status, World};
+use aws_model::destinations::{enable_failed, Status as DestinationStatus};
 
-/// The start of the ValidationException EnableKinesisStreamingDestination answers while the
-/// table holds a destination (anything but DISABLED or ENABLE_FAILED).
-pub const NOT_ENABLEABLE: &str = "Table is not in a valid state to enable Kinesis Streaming Destination";
+use crate::maker::Maker;
 
 /// How long enabling, disabling or updating a destination takes by default, in fake time.
-pub fn default_delay() -> Duration {
+pub(crate) fn default_delay() -> Duration {
     Duration::minutes(2)
 }
 
 /// One Kinesis data stream destination of a table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Destination {
+    /// The Kinesis data stream it streams into.
     pub stream_arn: String,
+    /// Its DestinationStatus, as `aws_model::destinations` moves it.
     pub status: DestinationStatus,
     /// DestinationStatusDescription (why enabling failed).
     pub description: Option<String>,
+    /// ApproximateCreationDateTimePrecision of its records.
     pub precision: Precision,
     /// When the current ENABLING, DISABLING or UPDATING ends.
     pub ready_at: Option<DateTime<Utc>>,
@@ -69,7 +71,7 @@ impl Destination {
     pub fn observed(&self) -> ObservedDestination {
         ObservedDestination {
             stream_arn: self.stream_arn.clone(),
-            status: self.status.clone(),
+            status: Observed::from_wire(self.status.as_str()),
             description: self.description.clone(),
             precision: Some(self.precision),
         }
@@ -82,19 +84,11 @@ impl Destination {
             return;
         }
         self.ready_at = None;
-        self.status = match self.status {
-            DestinationStatus::Enabling if exists => DestinationStatus::Active,
-            DestinationStatus::Enabling => {
-                self.description = Some(format!(
-                    "Kinesis data stream {} does not exist or DynamoDB cannot access it",
-                    self.stream_arn
-                ));
-                DestinationStatus::EnableFailed
-            }
-            DestinationStatus::Disabling => DestinationStatus::Disabled,
-            DestinationStatus::Updating => DestinationStatus::Active,
-            ref other => other.clone(),
-        };
+        let was = self.status;
+        self.status = was.settled(exists);
+        if was == DestinationStatus::Enabling && self.status == DestinationStatus::EnableFailed {
+            self.description = Some(enable_failed(&self.stream_arn, None));
+        }
     }
 }
 
@@ -102,318 +96,41 @@ impl Destination {
 /// created or deleted, a destination enabled, disabled or its precision updated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum KinesisAct {
+    /// Someone creates the Kinesis data stream (set-up, not logged).
     CreateStream {
+        /// The Kinesis data stream's ARN.
         stream_arn: String,
     },
+    /// Someone deletes the Kinesis data stream.
     DeleteStream {
+        /// The Kinesis data stream's ARN.
         stream_arn: String,
     },
+    /// EnableKinesisStreamingDestination of `table` into `stream_arn`.
     Enable {
+        /// The table whose destination it is.
         table: String,
+        /// The Kinesis data stream's ARN.
         stream_arn: String,
+        /// The precision of the records' creation time.
         precision: Precision,
     },
+    /// DisableKinesisStreamingDestination of `table`'s destination into `stream_arn`.
     Disable {
+        /// The table whose destination it is.
         table: String,
+        /// The Kinesis data stream's ARN.
         stream_arn: String,
     },
+    /// UpdateKinesisStreamingDestination of the destination's precision.
     UpdatePrecision {
+        /// The table whose destination it is.
         table: String,
+        /// The Kinesis data stream's ARN.
         stream_arn: String,
+        /// The precision of the records' creation time.
         precision: Precision,
     },
-}
-
-/// EnableKinesisStreamingDestination of `table` into `stream_arn` by `actor`.
-pub(crate) fn enable(
-    world: &mut World,
-    actor: &Maker,
-    table: &str,
-    stream_arn: &str,
-    precision: Precision,
-    effects: &mut Vec<Effect>,
-) -> Result<DestinationStatus, ControlPlaneError> {
-    const OP: &str = "EnableKinesisStreamingDestination";
-    let t = FakeAws::table_mut(world, OP, table)?;
-    if !matches!(t.status, Status::Active | Status::Updating) {
-        return Err(in_use(OP, table, t.status));
-    }
-    let ready_at = world.now + world.config.destination_delay;
-    let list = world.destinations.entry(table.to_string()).or_default();
-    if let Some(held) = list.iter().find(|d| d.status.holds()) {
-        return Err(validation(
-            OP,
-            table,
-            format!(
-                "{NOT_ENABLEABLE}: EnableKinesisStreamingDestination must be DISABLED or ENABLE_FAILED to perform ENABLE operation (the table's destination {} is {})",
-                held.stream_arn,
-                held.status.as_str()
-            ),
-        ));
-    }
-    list.retain(|d| d.stream_arn != stream_arn);
-    list.push(Destination {
-        stream_arn: stream_arn.to_string(),
-        status: DestinationStatus::Enabling,
-        description: None,
-        precision,
-        ready_at: Some(ready_at),
-        maker: actor.clone(),
-        records_lost_since: None,
-    });
-    effects.push(Effect::EnabledDestination {
-        table: table.to_string(),
-        stream_arn: stream_arn.to_string(),
-        precision,
-    });
-    Ok(DestinationStatus::Enabling)
-}
-
-/// The table's destination into `stream_arn` for a change that needs it ACTIVE.
-fn active_destination<'w>(
-    world: &'w mut World,
-    operation: &'static str,
-    verb: &str,
-    table: &str,
-    stream_arn: &str,
-) -> Result<&'w mut Destination, ControlPlaneError> {
-    let t = FakeAws::table_mut(world, operation, table)?;
-    if !matches!(t.status, Status::Active | Status::Updating) {
-        return Err(in_use(operation, table, t.status));
-    }
-    let wrong_state = |status: &str| {
-        validation(
-            operation,
-            table,
-            format!(
-                "Table is not in a valid state to {verb} Kinesis Streaming Destination: {operation} must be ACTIVE to perform {} operation (the destination {stream_arn} is {status})",
-                verb.to_uppercase()
-            ),
-        )
-    };
-    let destination = world
-        .destinations
-        .get_mut(table)
-        .and_then(|list| list.iter_mut().find(|d| d.stream_arn == stream_arn))
-        .ok_or_else(|| wrong_state("not on the table"))?;
-    if destination.status != DestinationStatus::Active {
-        return Err(wrong_state(destination.status.as_str()));
-    }
-    Ok(destination)
-}
-
-/// DisableKinesisStreamingDestination: an ACTIVE destination is DISABLING, then DISABLED.
-pub(crate) fn disable(
-    world: &mut World,
-    table: &str,
-    stream_arn: &str,
-    effects: &mut Vec<Effect>,
-) -> Result<(), ControlPlaneError> {
-    let ready_at = world.now + world.config.destination_delay;
-    let destination = active_destination(
-        world,
-        "DisableKinesisStreamingDestination",
-        "disable",
-        table,
-        stream_arn,
-    )?;
-    destination.status = DestinationStatus::Disabling;
-    destination.ready_at = Some(ready_at);
-    effects.push(Effect::DisabledDestination {
-        table: table.to_string(),
-        stream_arn: stream_arn.to_string(),
-    });
-    Ok(())
-}
-
-/// UpdateKinesisStreamingDestination of an ACTIVE destination's precision: UPDATING, then
-/// ACTIVE.
-pub(crate) fn update_precision(
-    world: &mut World,
-    table: &str,
-    stream_arn: &str,
-    precision: Precision,
-    effects: &mut Vec<Effect>,
-) -> Result<(), ControlPlaneError> {
-    let ready_at = world.now + world.config.destination_delay;
-    let destination = active_destination(
-        world,
-        "UpdateKinesisStreamingDestination",
-        "update",
-        table,
-        stream_arn,
-    )?;
-    effects.push(Effect::DestinationPrecision {
-        table: table.to_string(),
-        stream_arn: stream_arn.to_string(),
-        from: destination.precision,
-        to: precision,
-    });
-    destination.precision = precision;
-    destination.status = DestinationStatus::Updating;
-    destination.ready_at = Some(ready_at);
-    Ok(())
-}
-
-/// Kinesis DeleteStream: the stream is gone; destinations still streaming into it lose their
-/// records from now on (their status stays, as AWS documents no change).
-pub(crate) fn delete_stream(
-    world: &mut World,
-    stream_arn: &str,
-    effects: &mut Vec<Effect>,
-) -> Result<(), ControlPlaneError> {
-    if !world.kinesis_streams.remove(stream_arn) {
-        return Err(error(
-            ErrorKind::NotFound,
-            "DeleteStream",
-            stream_arn,
-            format!("ResourceNotFoundException: Stream {stream_arn} not found"),
-        ));
-    }
-    let now = world.now;
-    let mut losing = Vec::new();
-    for (table, list) in &mut world.destinations {
-        for d in list
-            .iter_mut()
-            .filter(|d| d.stream_arn == stream_arn && d.status.streams())
-        {
-            d.records_lost_since.get_or_insert(now);
-            losing.push(table.clone());
-        }
-    }
-    effects.push(Effect::DeletedKinesisStream {
-        stream_arn: stream_arn.to_string(),
-        losing,
-    });
-    Ok(())
-}
-
-/// Ends the destinations' transitions whose time has come, and drops those of `gone` tables.
-pub(crate) fn tick(world: &mut World, gone: &[String]) {
-    let now = world.now;
-    for name in gone {
-        world.destinations.remove(name);
-    }
-    let streams = &world.kinesis_streams;
-    for destination in world.destinations.values_mut().flatten() {
-        let exists = streams.contains(&destination.stream_arn);
-        destination.tick(now, exists);
-    }
-}
-
-impl FakeAws {
-    /// A Kinesis data stream in the account (the operator's or the family's own, made before
-    /// any destination into it).
-    pub fn create_kinesis_stream(&self, stream_arn: &str) {
-        self.lock().kinesis_streams.insert(stream_arn.to_string());
-    }
-
-    /// Whether the account holds the Kinesis data stream `stream_arn`.
-    pub fn has_kinesis_stream(&self, stream_arn: &str) -> bool {
-        self.lock().kinesis_streams.contains(stream_arn)
-    }
-
-    /// Ground truth: the table's destinations, in any status (none for a missing table).
-    pub fn destinations(&self, table: &str) -> Vec<Destination> {
-        self.lock().destinations.get(table).cloned().unwrap_or_default()
-    }
-
-    /// Someone deletes the Kinesis data stream (Kinesis DeleteStream), logged by its ARN.
-    pub fn foreign_delete_kinesis_stream(
-        &self,
-        who: &str,
-        stream_arn: &str,
-    ) -> Result<(), ControlPlaneError> {
-        self.foreign(who, "DeleteStream", stream_arn, |world, _, effects| {
-            delete_stream(world, stream_arn, effects)
-        })
-    }
-
-    /// Someone's EnableKinesisStreamingDestination on `table`, within DynamoDB's rules.
-    pub fn foreign_enable_destination(
-        &self,
-        who: &str,
-        table: &str,
-        stream_arn: &str,
-        precision: Precision,
-    ) -> Result<(), ControlPlaneError> {
-        self.foreign(
-            who,
-            "EnableKinesisStreamingDestination",
-            table,
-            |world, actor, effects| enable(world, actor, table, stream_arn, precision, effects).map(drop),
-        )
-    }
-
-    /// Someone's DisableKinesisStreamingDestination.
-    pub fn foreign_disable_destination(
-        &self,
-        who: &str,
-        table: &str,
-        stream_arn: &str,
-    ) -> Result<(), ControlPlaneError> {
-        self.foreign(
-            who,
-            "DisableKinesisStreamingDestination",
-            table,
-            |world, _, effects| disable(world, table, stream_arn, effects),
-        )
-    }
-
-    /// Someone's UpdateKinesisStreamingDestination of the destination's precision.
-    pub fn foreign_update_destination_precision(
-        &self,
-        who: &str,
-        table: &str,
-        stream_arn: &str,
-        precision: Precision,
-    ) -> Result<(), ControlPlaneError> {
-        self.foreign(
-            who,
-            "UpdateKinesisStreamingDestination",
-            table,
-            |world, _, effects| update_precision(world, table, stream_arn, precision, effects),
-        )
-    }
-
-    /// One [`KinesisAct`] by `who` (a stream's creation is not logged: it is set-up).
-    pub fn kinesis_act(&self, who: &str, act: &KinesisAct) -> Result<(), ControlPlaneError> {
-        match act {
-            KinesisAct::CreateStream { stream_arn } => {
-                self.create_kinesis_stream(stream_arn);
-                Ok(())
-            }
-            KinesisAct::DeleteStream { stream_arn } => self.foreign_delete_kinesis_stream(who, stream_arn),
-            KinesisAct::Enable {
-                table,
-                stream_arn,
-                precision,
-            } => self.foreign_enable_destination(who, table, stream_arn, *precision),
-            KinesisAct::Disable { table, stream_arn } => {
-                self.foreign_disable_destination(who, table, stream_arn)
-            }
-            KinesisAct::UpdatePrecision {
-                table,
-                stream_arn,
-                precision,
-            } => self.foreign_update_destination_precision(who, table, stream_arn, *precision),
-        }
-    }
-
-    /// DescribeKinesisStreamingDestination's answer from the world (the table must exist).
-    pub(crate) fn described_destinations(
-        world: &World,
-        table: &str,
-    ) -> Result<Vec<ObservedDestination>, ControlPlaneError> {
-        if !world.tables.contains_key(table) {
-            return Err(not_found("DescribeKinesisStreamingDestination", table));
-        }
-        Ok(world
-            .destinations
-            .get(table)
-            .map(|list| list.iter().map(Destination::observed).collect())
-            .unwrap_or_default())
-    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
 
-use crate::{Status, TABLE_ARN_PREFIX};
+use crate::objects::Status;
 
 pub(crate) fn error(
     kind: ErrorKind,
@@ -83,11 +83,4 @@ pub(crate) fn validation(
     )
 }
 
-pub(crate) fn arn_of(name: &str) -> String {
-    format!("{TABLE_ARN_PREFIX}{name}")
-}
-
-pub(crate) fn name_of_arn(arn: &str) -> &str {
-    arn.strip_prefix(TABLE_ARN_PREFIX)
-        .map_or(arn, |rest| rest.split('/').next().unwrap_or(rest))
-}
+//END

@@ -3,20 +3,26 @@
 
 use std::collections::BTreeMap;
 
+use aws_model::exports;
+use aws_model::resource_policy::{denies_to_everyone, explicit_deny};
 use ddb_rollover::policy::scaling::{table_of, ScalableKey};
 use ddb_rollover::policy::settings::{Billing, GlobalIndex};
 use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
 use ddb_rollover::table::changes::{TableSetting, TableSpec, WarmPart, WarmRaise};
-use ddb_rollover::table::seal::denies_to_everyone;
 
-use crate::errors::{arn_of, error, in_use, not_found, validation};
-use crate::mutations::CapacityRequest;
-use crate::{s3, warm};
-use crate::{
-    Effect, Export, FakeAws, Maker, S3Object, ScalingPolicy, ScheduledAction, Status, World, Write,
-    KEY_LOSS_UNTIL_ARCHIVING,
-};
+use crate::account::FakeAws;
+use crate::errors::{error, in_use, not_found, validation};
+use crate::log::Effect;
+use crate::maker::Maker;
+use crate::mutations::tables::CapacityRequest;
+use crate::mutations::warm;
+use crate::objects::arn_of;
+use crate::objects::{Export, ScalingPolicy, ScheduledAction, Write};
+use crate::objects::{Status, KEY_LOSS_UNTIL_ARCHIVING};
+use crate::s3;
+use crate::s3::S3Object;
+use crate::world::World;
 
 impl FakeAws {
     pub(crate) fn foreign<T>(
@@ -54,6 +60,7 @@ impl FakeAws {
         })
     }
 
+    /// Someone tags `table` (TagResource), outside the role's IAM.
     pub fn foreign_tag(
         &self,
         who: &str,
@@ -65,6 +72,7 @@ impl FakeAws {
         })
     }
 
+    /// Someone removes tags from `table` (UntagResource).
     pub fn foreign_untag(&self, who: &str, table: &str, keys: &[String]) -> Result<(), ControlPlaneError> {
         self.foreign(who, "UntagResource", table, |world, _, effects| {
             let t = Self::table_mut(world, "UntagResource", table)?;
@@ -192,8 +200,12 @@ impl FakeAws {
                     OP,
                     table,
                     format!(
-                        "AccessDeniedException: User: arn:aws:sts::123456789012:assumed-role/app/{who} is not authorized to perform: dynamodb:BatchWriteItem on resource: {} with an explicit deny in a resource-based policy",
-                        t.arn
+                        "AccessDeniedException: {}",
+                        explicit_deny(
+                            &format!("arn:aws:sts::123456789012:assumed-role/app/{who}"),
+                            "dynamodb:BatchWriteItem",
+                            &t.arn
+                        )
                     ),
                 ));
             }
@@ -254,6 +266,7 @@ impl FakeAws {
         })
     }
 
+    /// Someone deletes `table` (DeleteTable), as DynamoDB allows it.
     pub fn foreign_delete_table(&self, who: &str, table: &str) -> Result<(), ControlPlaneError> {
         self.foreign(who, "DeleteTable", table, |world, actor, effects| {
             Self::delete(world, actor, table, effects)
@@ -356,23 +369,18 @@ impl FakeAws {
         table: &str,
         items: u64,
     ) -> String {
-        let (directory, now) = {
+        let (id, now) = {
             let world = self.lock();
-            let directory = format!(
-                "{}/AWSDynamoDB/{:020}-ffffffff",
-                prefix.trim_end_matches('/'),
-                world.now.timestamp_millis() + 1
-            );
-            (directory, world.now)
+            (
+                format!("{:020}-ffffffff", world.now.timestamp_millis() + 1),
+                world.now,
+            )
         };
-        let export = format!(
-            "{}/export/{}",
-            arn_of(table),
-            directory.rsplit('/').next().unwrap_or_default()
-        );
-        let files = [(format!("{directory}/data/0000.json.gz"), items)];
+        let directory = exports::directory(prefix, &id);
+        let export = exports::export_arn(&arn_of(table), &id);
+        let files = [(exports::data_key(&directory, "0000.json.gz"), items)];
         let objects = s3::export_objects(&export, &arn_of(table), &directory, &files, now);
-        let manifest = format!("{directory}/manifest-summary.json");
+        let manifest = exports::summary_key(&directory);
         let _ = self.foreign(who, "PutObject", &manifest, |world, _, _| {
             for (key, object) in objects {
                 world.s3.insert((bucket.to_string(), key), object);
@@ -411,6 +419,7 @@ impl FakeAws {
         .is_ok()
     }
 
+    /// Someone adds a global secondary index to `table` (UpdateTable).
     pub fn foreign_add_index(
         &self,
         who: &str,

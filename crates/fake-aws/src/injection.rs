@@ -2,10 +2,7 @@
 //! error a number of times, and another actor's act right before or after one of our calls
 //! (a race with another run, a table deleted behind the run's back).
 
-use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
-
-use crate::errors::error;
-use crate::FakeAws;
+use ddb_rollover::run::control::ErrorKind;
 
 /// When an injected act happens, around our call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,91 +14,33 @@ pub enum Around {
 }
 
 /// The failures and acts waiting for their call.
-#[derive(Default)]
-pub(crate) struct Injected {
-    failures: Vec<Failure>,
-    acts: Vec<Act>,
+pub(crate) struct Injected<H> {
+    pub(crate) failures: Vec<Failure>,
+    pub(crate) acts: Vec<Act<H>>,
 }
 
-struct Failure {
-    operation: &'static str,
-    table: String,
-    kind: ErrorKind,
+/// A failure injected into a call.
+pub(crate) struct Failure {
+    pub(crate) operation: &'static str,
+    pub(crate) table: String,
+    pub(crate) kind: ErrorKind,
     /// How many more calls fail (`usize::MAX`: every one).
-    left: usize,
+    pub(crate) left: usize,
 }
 
-struct Act {
-    around: Around,
-    operation: &'static str,
-    table: String,
-    act: Box<dyn FnOnce(&FakeAws) + Send>,
+/// An act injected around a call, made on the handle `H` the call was made through.
+pub(crate) struct Act<H> {
+    pub(crate) around: Around,
+    pub(crate) operation: &'static str,
+    pub(crate) table: String,
+    pub(crate) act: Box<dyn FnOnce(&H) + Send>,
 }
 
-impl FakeAws {
-    fn injected(&self) -> std::sync::MutexGuard<'_, Injected> {
-        self.injected.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Every `operation` on `table` through the ports fails with `kind`, changing nothing (the
-    /// message says `injected {kind:?}`).
-    pub fn fail(&self, operation: &'static str, table: &str, kind: ErrorKind) {
-        self.fail_times(operation, table, kind, usize::MAX);
-    }
-
-    /// The next `times` calls of `operation` on `table` fail with `kind`; later ones go through.
-    pub fn fail_times(&self, operation: &'static str, table: &str, kind: ErrorKind, times: usize) {
-        self.injected().failures.push(Failure {
-            operation,
-            table: table.to_string(),
-            kind,
-            left: times,
-        });
-    }
-
-    /// `act` happens once, `around` our next `operation` on `table` (whether the call succeeds
-    /// or not); it acts through the handle it is given, usually with a `foreign_*` method.
-    pub fn around(
-        &self,
-        around: Around,
-        operation: &'static str,
-        table: &str,
-        act: impl FnOnce(&FakeAws) + Send + 'static,
-    ) {
-        self.injected().acts.push(Act {
-            around,
-            operation,
-            table: table.to_string(),
-            act: Box::new(act),
-        });
-    }
-
-    /// The injected failure this request meets, if any (counting it).
-    pub(crate) fn injected_failure(&self, operation: &'static str, table: &str) -> Option<ControlPlaneError> {
-        let mut injected = self.injected();
-        let failure = injected
-            .failures
-            .iter_mut()
-            .find(|f| f.operation == operation && f.table == table && f.left > 0)?;
-        if failure.left != usize::MAX {
-            failure.left -= 1;
-        }
-        let kind = failure.kind;
-        Some(error(kind, operation, table, format!("injected {kind:?}")))
-    }
-
-    /// Runs (once) the acts injected `around` this call; the caller holds no lock on the world.
-    pub(crate) fn act_around(&self, around: Around, operation: &'static str, table: &str) {
-        let due: Vec<Act> = {
-            let mut injected = self.injected();
-            let (due, waiting) = std::mem::take(&mut injected.acts)
-                .into_iter()
-                .partition(|a| a.around == around && a.operation == operation && a.table == table);
-            injected.acts = waiting;
-            due
-        };
-        for act in due {
-            (act.act)(self);
+impl<H> Default for Injected<H> {
+    fn default() -> Self {
+        Injected {
+            failures: Vec::new(),
+            acts: Vec::new(),
         }
     }
 }

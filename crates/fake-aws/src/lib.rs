@@ -19,7 +19,7 @@
 //!   `Ok(None)`);
 //! - warm throughput for each table and GSI ([`warm`]): CreateTable's or DynamoDB's starting
 //!   values, raised by UpdateTable (UPDATING for [`Config::warm_delay`], then ACTIVE), a lower
-//!   value refused with a ValidationException ([`LOWER_WARM`]);
+//!   value refused with a ValidationException (`aws_model::warm::LOWER_WARM`);
 //! - the decrease budget of each table and each GSI (4 decreases a UTC day at any time, then one
 //!   more whenever there was none in the past hour, 27 at most), provisioned-to-on-demand
 //!   switches (4 in any rolling 24 hours) and table class changes (2 in any trailing 30 days):
@@ -47,7 +47,7 @@
 //!   through the role's IAM; deleting a table leaves its mappings;
 //! - the IAM role `template.yaml` gives the functions of one family (the prefix the fake is
 //!   built for), decided by the template's own statements (create_new's and resize_old's
-//!   together, every optional grant on) through `aws_model`'s evaluator ([`iam::FamilyRole`]):
+//!   together, every optional grant on) through `aws_model`'s evaluator (`aws_model::family_role::FamilyRole`):
 //!   e.g. tables reachable only under `table/{prefix}_*`, CreateTable only with the family tag
 //!   in its tags, DeleteTable only of a table carrying it, no change to another family's table,
 //!   item calls only on the family's ledger `{prefix}_ledger` and no change to any ledger table.
@@ -75,29 +75,33 @@
 //! before or after one of them ([`FakeAws::around`]), and every request made through the ports
 //! observed ([`FakeAws::requests`], [`FakeAws::waits`], [`FakeAws::max_in_flight`]).
 //!
-//! Its modules: the account ([`World`], [`FakeAws`]'s handle on it, the objects it holds
-//! and the log of calls and requests), the decrease budgets, the role's IAM (`iam`, which
-//! testkit's proxy shares), the mutations our calls and the foreign acts share, the foreign acts, what a test
-//! injects (`injection`) and seeds (`seed`), one module a port (`ports`), the S3 of the exports,
-//! the warm throughput, the Kinesis destinations (`destinations`) and Lambda's event source
-//! mappings (`mappings`).
+//! Its modules, from the ground up: what the account holds (`maker`, `objects`, `s3`,
+//! `budgets`, `warm`, `destinations`, `mappings`: data and the transitions the clock ends),
+//! the log of calls (`log`) and what a test injects (`injection`), the account itself
+//! ([`World`], with its clock), the errors, the handle ([`FakeAws`], `account`), then what
+//! acts on it: the role's IAM (`iam`, the role being `aws_model::family_role`'s, which testkit's
+//! proxy asks too), the changes our calls and the foreign acts share (`mutations`), the
+//! foreign acts (`foreign`), a test's seeds (`seed`, `specs`) and hooks (`hooks`), and one
+//! module a port (`ports`). The AWS rules it shares with testkit's proxy are `aws_model`'s.
 
 mod account;
 mod budgets;
 mod destinations;
 mod errors;
 mod foreign;
-pub mod iam;
+mod hooks;
+mod iam;
 mod injection;
 mod log;
+mod maker;
 mod mappings;
 mod mutations;
 mod objects;
 mod ports;
 mod rates;
 mod s3;
-pub mod scenarios;
 mod seed;
+mod specs;
 mod warm;
 mod world;
 
@@ -108,15 +112,16 @@ pub use account::{FakeAws, STACK};
 pub use budgets::{
     Decreases, CLASS_CHANGES_PER_30_DAYS, FREE_DECREASES, MAX_DECREASES, ON_DEMAND_SWITCHES_PER_DAY,
 };
-pub use destinations::{Destination, KinesisAct, NOT_ENABLEABLE};
+pub use destinations::{Destination, KinesisAct};
 pub use injection::Around;
 pub use log::{Call, Effect, Request};
+pub use maker::Maker;
 pub use mappings::{table_of_stream, Mapping, MappingAct, FUNCTION_GONE, MAPPING_ARN_PREFIX};
 pub use objects::{
-    key_for, Export, Gsi, Import, LedgerWrite, ScalingPolicy, ScheduledAction, Table, TablePolicy, Target,
-    Write,
+    key_for, Export, Gsi, Import, LedgerWrite, ScalingPolicy, ScheduledAction, Status, Table, TablePolicy,
+    Target, Write, FAMILY_TAG, KEY_LOSS_UNTIL_ARCHIVING, TABLE_ARN_PREFIX,
 };
 pub use s3::{data_file, Bucket, ExpirationRule, S3Object, ACCOUNT_ID};
-pub use seed::table_spec;
-pub use warm::{Warm, LOWER_WARM};
-pub use world::{Config, Maker, Status, World, FAMILY_TAG, KEY_LOSS_UNTIL_ARCHIVING, TABLE_ARN_PREFIX};
+pub use specs::{ledger_spec, table_spec};
+pub use warm::Warm;
+pub use world::{Config, World};

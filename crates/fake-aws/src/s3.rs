@@ -1,12 +1,12 @@
 //! The fake's S3, as far as exports, proofs and imports use it: objects with S3's ETag (a
 //! single-part upload's: the hex MD5 of the bytes), size and storage class; exports laid out
-//! as AWS documents them ("DynamoDB table export output format": `manifest-summary.json` with
-//! the export's and the table's ARNs, `manifest-files.json` with each data file's `itemCount`,
-//! `md5Checksum` (base64), `etag` (hex) and key); and ImportTable's reading of every object
+//! as AWS documents them (`aws_model::exports`, the one writer of the manifests); and
+//! ImportTable's reading of every object
 //! under a prefix, one item per line, a line that is not an item counted as an error.
 
 use std::collections::BTreeMap;
 
+use aws_model::exports::{self, DataFile};
 use ddb_rollover::run::archive::{access_denied, ArchiveStore, Bucket as Expected};
 use ddb_rollover::table::archive::{ObjectBody, ObjectHead, READABLE_STORAGE_CLASSES};
 use md5::{Digest, Md5};
@@ -14,7 +14,9 @@ use md5::{Digest, Md5};
 /// One object: its bytes and `x-amz-storage-class` (`None`: STANDARD).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct S3Object {
+    /// Its bytes.
     pub bytes: Vec<u8>,
+    /// `x-amz-storage-class` (`None`: STANDARD).
     pub storage_class: Option<String>,
 }
 
@@ -52,7 +54,7 @@ impl S3Object {
 }
 
 /// S3's objects by (bucket, key).
-pub type Objects = BTreeMap<(String, String), S3Object>;
+pub(crate) type Objects = BTreeMap<(String, String), S3Object>;
 
 /// The account the fake's tables are in, and the owner of every bucket no act gave to another.
 pub const ACCOUNT_ID: &str = "123456789012";
@@ -82,8 +84,11 @@ impl Default for Bucket {
 /// creation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExpirationRule {
+    /// The rule's ID.
     pub id: String,
+    /// The prefix it applies to.
     pub prefix: String,
+    /// After how many days objects expire.
     pub days: u32,
 }
 
@@ -129,7 +134,7 @@ pub fn data_file(items: u64) -> Vec<u8> {
 
 /// Every object a COMPLETED export of `table_arn` writes in `directory`: its data files (key,
 /// items), `manifest-files.json` and `manifest-summary.json` (last).
-pub fn export_objects(
+pub(crate) fn export_objects(
     export_arn: &str,
     table_arn: &str,
     directory: &str,
@@ -141,103 +146,23 @@ pub fn export_objects(
         .map(|(key, items)| (key.clone(), S3Object::new(data_file(*items))))
         .collect();
     let etags: Vec<String> = objects.iter().map(|(_, object)| object.etag()).collect();
-    let listed: Vec<(&str, &str, u64)> = files
+    let listed: Vec<DataFile<'_>> = files
         .iter()
         .zip(&etags)
-        .map(|((key, items), etag)| (key.as_str(), etag.as_str(), *items))
+        .map(|((key, items), etag)| DataFile {
+            key,
+            etag,
+            items: *items,
+        })
         .collect();
-    let manifests = S3Object::export_manifests(export_arn, table_arn, None, directory, &listed, export_time);
-    objects.extend(manifests);
+    let manifests = exports::manifests(export_arn, table_arn, None, directory, &listed, export_time);
+    objects.extend(manifests.map(|(key, bytes)| (key, S3Object::new(bytes))));
     objects
-}
-
-impl S3Object {
-    /// The two manifest objects AWS writes beside a COMPLETED export's `data/` folder
-    /// ("DynamoDB table export output format"), by key: `manifest-files.json` (one line per
-    /// data file: `itemCount`, `md5Checksum` in base64, `etag` in hex, `dataFileS3Key`), then
-    /// `manifest-summary.json` (the export's and the table's ARNs, the time, the item count,
-    /// the key of the file list, the format, and the bucket and prefix when `location` gives
-    /// them). Each file is (key, ETag in hex, items). The one writer of this layout: the fake's
-    /// exports and the testkit's proxy (for moto's) both use it.
-    pub fn export_manifests(
-        export_arn: &str,
-        table_arn: &str,
-        location: Option<(&str, Option<&str>)>,
-        directory: &str,
-        files: &[(&str, &str, u64)],
-        export_time: chrono::DateTime<chrono::Utc>,
-    ) -> Vec<(String, S3Object)> {
-        let files_key = format!("{directory}/manifest-files.json");
-        let lines: String = files
-            .iter()
-            .map(|&(key, etag, items)| {
-                let etag = etag.trim_matches('"');
-                let md5 = md5_of_etag(etag).map_or_else(|| "null".to_owned(), |md5| json_text(&md5));
-                format!(
-                    "{{\"itemCount\":{},\"md5Checksum\":{md5},\"etag\":{},\"dataFileS3Key\":{}}}\n",
-                    items,
-                    json_text(etag),
-                    json_text(key)
-                )
-            })
-            .collect();
-        let items: u64 = files.iter().map(|(_, _, items)| items).sum();
-        let location = match location {
-            None => String::new(),
-            Some((bucket, prefix)) => format!(
-                ",\"s3Bucket\":{},\"s3Prefix\":{},\"s3SseAlgorithm\":\"AES256\"",
-                json_text(bucket),
-                prefix.map_or_else(|| "null".to_owned(), json_text)
-            ),
-        };
-        let summary = format!(
-        "{{\"version\":\"2020-06-30\",\"exportArn\":{},\"tableArn\":{},\"exportTime\":\"{}\"{location},\"itemCount\":{items},\"manifestFilesS3Key\":{},\"outputFormat\":\"DYNAMODB_JSON\"}}",
-        json_text(export_arn),
-        json_text(table_arn),
-        export_time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        json_text(&files_key),
-    );
-        vec![
-            (files_key, S3Object::new(lines.into_bytes())),
-            (
-                format!("{directory}/manifest-summary.json"),
-                S3Object::new(summary.into_bytes()),
-            ),
-        ]
-    }
-}
-
-/// The MD5 a single-part ETag (32 hex digits) spells, in base64 as the manifest writes it;
-/// `None` for a multipart ETag.
-fn md5_of_etag(etag: &str) -> Option<String> {
-    if etag.len() != 32 || !etag.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
-    let bytes: Option<Vec<u8>> = (0..16)
-        .map(|i| u8::from_str_radix(&etag[2 * i..2 * i + 2], 16).ok())
-        .collect();
-    Some(aws_smithy_types::base64::encode(bytes?))
-}
-
-/// `text` as a JSON string, quotes included.
-fn json_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// What ImportTable makes of the objects under `prefix`: (items imported, errors), or why it
 /// fails (an object it cannot read).
-pub fn import_counts(objects: &Objects, bucket: &str, prefix: &str) -> Result<(u64, u64), String> {
+pub(crate) fn import_counts(objects: &Objects, bucket: &str, prefix: &str) -> Result<(u64, u64), String> {
     let mut counts = (0, 0);
     for ((b, key), object) in objects {
         if b != bucket || !key.starts_with(prefix) {
@@ -269,17 +194,6 @@ pub struct FakeS3 {
     pub objects: Objects,
     pub buckets: BTreeMap<String, Bucket>,
     pub now: chrono::DateTime<chrono::Utc>,
-}
-
-impl FakeS3 {
-    /// The world's S3 as it is now.
-    pub fn of(world: &crate::World) -> FakeS3 {
-        FakeS3 {
-            objects: world.s3.clone(),
-            buckets: world.buckets.clone(),
-            now: world.now,
-        }
-    }
 }
 
 impl FakeS3 {
@@ -363,43 +277,5 @@ mod tests {
         assert!(import_counts(&objects, "b", "e/data/")
             .unwrap_err()
             .contains("GLACIER"));
-    }
-
-    #[test]
-    fn manifests_list_every_file_and_the_sum_of_their_items() {
-        let files = [
-            ("d/AWSDynamoDB/1/data/a.gz", "\"e1\"", 2),
-            (
-                "d/AWSDynamoDB/1/data/b.gz",
-                "\"d41d8cd98f00b204e9800998ecf8427e\"",
-                3,
-            ),
-        ];
-        let at = chrono::DateTime::from_timestamp_millis(1_538_740_800_123).unwrap();
-        let location = Some(("b", Some("d")));
-        let objects =
-            S3Object::export_manifests("arn:t/export/1", "arn:t", location, "d/AWSDynamoDB/1", &files, at);
-        let summary = String::from_utf8(objects[1].1.bytes.clone()).unwrap();
-        assert_eq!(objects[1].0, "d/AWSDynamoDB/1/manifest-summary.json");
-        for field in [
-            "\"itemCount\":5",
-            "\"tableArn\":\"arn:t\"",
-            "\"exportTime\":\"2018-10-05T12:00:00.123Z\"",
-            "\"manifestFilesS3Key\":\"d/AWSDynamoDB/1/manifest-files.json\"",
-            "\"s3Bucket\":\"b\"",
-            "\"s3Prefix\":\"d\"",
-        ] {
-            assert!(summary.contains(field), "{field} not in {summary}");
-        }
-        let lines = String::from_utf8(objects[0].1.bytes.clone()).unwrap();
-        assert_eq!(lines.lines().count(), 2);
-        assert!(
-            lines.contains("\"dataFileS3Key\":\"d/AWSDynamoDB/1/data/b.gz\"")
-                && lines.contains("\"etag\":\"d41d8cd98f00b204e9800998ecf8427e\"")
-                && lines.contains("\"md5Checksum\":\"1B2M2Y8AsgTpgAmY7PhCfg==\"")
-                && lines.contains("\"md5Checksum\":null"),
-            "{lines}"
-        );
-        assert_eq!(json_text("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
     }
 }

@@ -2,34 +2,17 @@
 //! run, made by us and settled (ACTIVE, no transition pending), set outside any API and logged
 //! nowhere, and the plain [`TableSpec`] they are made from.
 
-use std::collections::BTreeMap;
-
 use ddb_rollover::ledger::{bounds_of, keys, Feeds, Meta, Origin, TableRecord, TableState};
 use ddb_rollover::policy::naming::Ownership;
 use ddb_rollover::policy::scaling::table_of;
-use ddb_rollover::policy::settings::{Billing, KeySchema};
 use ddb_rollover::run::control::StoredRecord;
 use ddb_rollover::table::changes::TableSpec;
 use ddb_rollover::Policy;
 
-use crate::{FakeAws, Maker, Status, Table, Target};
-
-/// A table with `key` and `billing` and nothing else: no index, no tag, DynamoDB's defaults.
-pub fn table_spec(name: &str, key: KeySchema, billing: Billing) -> TableSpec {
-    TableSpec {
-        name: name.into(),
-        key,
-        billing,
-        global_indexes: Vec::new(),
-        local_indexes: Vec::new(),
-        table_class: None,
-        deletion_protection: false,
-        stream: None,
-        encryption: None,
-        tags: BTreeMap::new(),
-        warm: None,
-    }
-}
+use crate::account::FakeAws;
+use crate::maker::Maker;
+use crate::objects::Status;
+use crate::objects::{Table, Target};
 
 impl FakeAws {
     /// A table made by us before the test starts, as `spec` says, already ACTIVE.

@@ -11,7 +11,7 @@ use ddb_rollover::table::changes::{CapacityChange, ExportRequest, TableSpec, Tag
 use ddb_rollover::table::seal::{ResourcePolicy, NO_POLICY};
 use ddb_rollover::table::TableStatus;
 
-use crate::errors::arn_of;
+use crate::objects::arn_of;
 use crate::*;
 use chrono::TimeZone;
 use ddb_rollover::policy::scaling::{ScalingRemoval, ScalingTarget};
@@ -411,7 +411,7 @@ fn buckets_have_owners_and_lifecycle_rules() {
         name: "b",
         owner: "210987654321",
     };
-    let s3 = crate::s3::FakeS3::of(&fake.snapshot());
+    let s3 = fake.snapshot().s3_snapshot();
     assert_eq!(block_on(s3.head(ours, "p/k")).unwrap().unwrap().expiration, None);
     let refused = block_on(s3.get(theirs, "p/k")).unwrap_err();
     assert!(
@@ -420,7 +420,7 @@ fn buckets_have_owners_and_lifecycle_rules() {
     );
 
     fake.foreign_put_lifecycle_expiration("someone", "b", "tidy up", "p/", 3);
-    let s3 = crate::s3::FakeS3::of(&fake.snapshot());
+    let s3 = fake.snapshot().s3_snapshot();
     let expiration = block_on(s3.head(ours, "p/k")).unwrap().unwrap().expiration;
     assert_eq!(
         expiration.as_deref(),
@@ -431,7 +431,7 @@ fn buckets_have_owners_and_lifecycle_rules() {
         expiration
     );
     fake.foreign_delete_lifecycle("someone", "b");
-    let s3 = crate::s3::FakeS3::of(&fake.snapshot());
+    let s3 = fake.snapshot().s3_snapshot();
     assert_eq!(block_on(s3.get(ours, "p/k")).unwrap().unwrap().expiration, None);
 
     // The bucket's name taken by another account: an export naming ours fails, unwritten.

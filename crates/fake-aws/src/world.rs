@@ -1,55 +1,31 @@
-//! The account the fake keeps: who made what ([`Maker`]), how long DynamoDB takes ([`Config`]),
-//! table statuses, and the [`World`] itself, whose transitions end on the fake clock.
+//! The account the fake keeps ([`World`]): its objects, how long DynamoDB takes ([`Config`]),
+//! and the transitions that end on the fake clock.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use chrono::{DateTime, Duration, Utc};
 use ddb_rollover::policy::scaling::{table_of, ScalableKey};
-use ddb_rollover::table::{ExportStatus, TableStatus};
+use ddb_rollover::table::ExportStatus;
 
-use crate::{destinations, mappings, s3, warm};
-use crate::{Call, Destination, Export, Import, LedgerWrite, Mapping, Table, Target, Write};
-
-/// The tag key `template.yaml`'s IAM conditions check (`aws:ResourceTag/ddb-rollover:family`).
-pub const FAMILY_TAG: &str = "ddb-rollover:family";
-/// The fake account's table ARNs: `{TABLE_ARN_PREFIX}{name}`.
-pub const TABLE_ARN_PREFIX: &str = "arn:aws:dynamodb:us-east-1:123456789012:table/";
-
-/// Who made an object, or made a call.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Maker {
-    /// Our runs, through the control plane of the fake built with [`FakeAws::new`].
-    Us,
-    /// Anyone else: a person, another tool, another family's runs.
-    Foreign(String),
-}
-
-impl Maker {
-    pub fn is_us(&self) -> bool {
-        *self == Maker::Us
-    }
-
-    /// The operator's own credentials (`FakeAws::operator`): a foreign actor whose calls go
-    /// through the ports, as ours do.
-    pub fn operator() -> Maker {
-        Maker::Foreign("operator".into())
-    }
-
-    /// Whether injected acts happen around this actor's calls: ours and the operator's (the
-    /// ports), not the foreign acts themselves.
-    pub(crate) fn meets_injections(&self) -> bool {
-        self.is_us() || *self == Maker::operator()
-    }
-}
+use crate::destinations::{self, Destination};
+use crate::log::Call;
+use crate::mappings::{self, Mapping};
+use crate::objects::{Export, Import, LedgerWrite, Status, Table, Target, Write};
+use crate::{s3, warm};
 
 /// How long DynamoDB and its exports take, in fake time.
 #[derive(Clone, Debug)]
 pub struct Config {
+    /// How long a table stays CREATING.
     pub create_delay: Duration,
+    /// How long an UpdateTable keeps the table UPDATING.
     pub update_delay: Duration,
+    /// How long a table stays DELETING.
     pub delete_delay: Duration,
+    /// How long a new index stays CREATING.
     pub index_delay: Duration,
+    /// How long an export stays IN_PROGRESS.
     pub export_delay: Duration,
     /// How long a warm throughput raise stays UPDATING (also after CreateTable asked for one,
     /// counted from the table's ACTIVE).
@@ -97,48 +73,18 @@ impl Default for Config {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Status {
-    Creating,
-    Updating,
-    Active,
-    Deleting,
-    /// The table's KMS key is disabled or its grant revoked: reads and writes fail; after
-    /// [`KEY_LOSS_UNTIL_ARCHIVING`] DynamoDB starts archiving the table.
-    InaccessibleEncryptionCredentials,
-    /// Being archived: no operations are allowed; ARCHIVED after [`Config::update_delay`].
-    Archiving,
-    /// Archived (ArchivalSummary): only a restore from its backup brings the data back.
-    Archived,
-}
-
-impl Status {
-    pub fn observed(self) -> TableStatus {
-        match self {
-            Status::Creating => TableStatus::Creating,
-            Status::Updating => TableStatus::Updating,
-            Status::Active => TableStatus::Active,
-            Status::Deleting => TableStatus::Deleting,
-            Status::InaccessibleEncryptionCredentials => {
-                TableStatus::Other("INACCESSIBLE_ENCRYPTION_CREDENTIALS".into())
-            }
-            Status::Archiving => TableStatus::Other("ARCHIVING".into()),
-            Status::Archived => TableStatus::Other("ARCHIVED".into()),
-        }
-    }
-}
-
-/// How long a table's KMS key may stay inaccessible before DynamoDB archives the table
-/// (TableDescription.TableStatus: "more than seven days").
-pub const KEY_LOSS_UNTIL_ARCHIVING: Duration = Duration::days(7);
-
 /// Everything the fake knows: the state of the account and the log of changes.
 #[derive(Clone, Debug)]
 pub struct World {
+    /// The fake time now.
     pub now: DateTime<Utc>,
+    /// How long DynamoDB takes.
     pub config: Config,
+    /// The tables, by name.
     pub tables: BTreeMap<String, Table>,
+    /// The scalable targets, by key.
     pub targets: BTreeMap<ScalableKey, Target>,
+    /// The exports, by ARN.
     pub exports: BTreeMap<String, Export>,
     /// S3's objects by (bucket, key): what completed exports wrote, and others' objects.
     pub s3: s3::Objects,
@@ -147,6 +93,7 @@ pub struct World {
     pub buckets: BTreeMap<String, s3::Bucket>,
     /// ImportTable's imports by ARN (COMPLETED once their table is ACTIVE).
     pub imports: BTreeMap<String, Import>,
+    /// Every mutating call, in order.
     pub log: Vec<Call>,
     /// Tables whose deletion completed, as they were when deleted.
     pub gone: Vec<Table>,
@@ -231,8 +178,17 @@ impl World {
                 self.gone.push(table);
             }
         }
-        destinations::tick(self, &gone);
-        mappings::tick(self);
+        // Destinations go with their table; the others' transitions end on the clock.
+        for name in &gone {
+            self.destinations.remove(name);
+        }
+        let streams = &self.kinesis_streams;
+        for destination in self.destinations.values_mut().flatten() {
+            let exists = streams.contains(&destination.stream_arn);
+            destination.tick(now, exists);
+        }
+        // A mapping whose deletion ended is gone.
+        self.mappings.retain(|_, mapping| mapping.tick(now));
         for export in self.exports.values_mut() {
             if export.status == ExportStatus::InProgress && export.done_at <= now {
                 // S3BucketOwner: DynamoDB writes only to a bucket of the account named; without
@@ -254,6 +210,15 @@ impl World {
                     self.s3.insert((export.bucket.clone(), key), bytes);
                 }
             }
+        }
+    }
+
+    /// The account's S3 as it is now, as a proof reads it.
+    pub fn s3_snapshot(&self) -> s3::FakeS3 {
+        s3::FakeS3 {
+            objects: self.s3.clone(),
+            buckets: self.buckets.clone(),
+            now: self.now,
         }
     }
 

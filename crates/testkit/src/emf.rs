@@ -38,19 +38,25 @@ pub const UNITS: [&str; 27] = [
 /// One metric CloudWatch would extract: under one dimension set, with its value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EmfMetric {
+    /// The CloudWatch namespace.
     pub namespace: String,
     /// (dimension name, value), in the dimension set's order.
     pub dimensions: Vec<(String, String)>,
+    /// The metric's name.
     pub name: String,
+    /// Its unit.
     pub unit: Option<String>,
+    /// Its value.
     pub value: f64,
 }
 
 impl EmfMetric {
+    /// The names of its dimensions.
     pub fn dimension_names(&self) -> Vec<&str> {
         self.dimensions.iter().map(|(name, _)| name.as_str()).collect()
     }
 
+    /// The value of the dimension `name`.
     pub fn dimension(&self, name: &str) -> Option<&str> {
         self.dimensions
             .iter()

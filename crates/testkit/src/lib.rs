@@ -29,7 +29,6 @@
 
 mod client;
 pub mod emf;
-mod export_layout;
 mod http;
 mod launcher;
 pub mod proxy;

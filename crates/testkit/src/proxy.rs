@@ -34,10 +34,13 @@
 //!
 //! Its parts, from the bottom: `wire` (DynamoDB's JSON protocol), `upstream` (the server behind
 //! it), `rules` and `state` (what a test sets, and the proxy's bookkeeping), one module per AWS
-//! behaviour it adds (`family_role`, `item_writes`, `warm`, `exports`, `scaling`,
-//! `create_table_tags`, `attribute_definitions`, `kinesis_destinations` with `kinesis_requests`, `kinesis_state`,
-//! `kinesis_delivery` and `kinesis_records`, `s3_buckets`), then `forward`, which puts them together per
-//! request.
+//! behaviour it adds (`family_role`, `item_writes`, `warm`, `exports` with `export_arns`,
+//! `scaling`, `create_table_tags`, `attribute_definitions`, `kinesis_destinations` with
+//! `kinesis_requests`, `kinesis_state`, `kinesis_delivery` and `kinesis_records`, `s3_buckets`),
+//! then `forward`, which puts them together per request. The rules of AWS those modules add
+//! (the family role's IAM, warm throughput never lowered, the destinations' states, the
+//! scaling cascade, the export layout, the seal) are `aws_model`'s, which fake-aws follows
+//! too: the proxy keeps the wire, the upstream and the faults.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -47,6 +50,7 @@ use tokio::net::TcpListener;
 
 mod attribute_definitions;
 mod create_table_tags;
+mod export_arns;
 mod exports;
 mod family_role;
 mod forward;
@@ -237,7 +241,7 @@ impl Proxy {
 
     /// Lay out each COMPLETED export in S3 as AWS documents it, as moto does not: on the first
     /// DescribeExport that reports it COMPLETED, the proxy writes `manifest-summary.json` and
-    /// `manifest-files.json` beside the data file moto wrote (see `export_layout.rs`), and every
+    /// `manifest-files.json` beside the data file moto wrote (`aws_model::exports`), and every
     /// DescribeExport of it then names the summary in `ExportManifest`. moto only: the upstream
     /// must serve S3 on the same port. [`crate::LocalDynamo`] turns it on in front of every moto.
     pub fn export_layout(&self) {
@@ -277,7 +281,7 @@ impl Proxy {
     /// does not allow (both functions' statements together, every optional grant on), as AWS
     /// would: HTTP 400 `AccessDeniedException`, recorded as `"error AccessDeniedException"`, not
     /// forwarded. The template's statements decide, through the evaluator the fake uses
-    /// (`fake_aws::iam::FamilyRole`): every DynamoDB request naming a table (its ARN, the tags
+    /// (`aws_model::family_role::FamilyRole`): every DynamoDB request naming a table (its ARN, the tags
     /// CreateTable and TagResource write), and every Application Auto Scaling request (on a
     /// DynamoDB scalable target; RegisterScalableTarget and PutScalingPolicy also need
     /// DescribeTable and UpdateTable on the table, as Application Auto Scaling checks). Other

@@ -4,8 +4,11 @@
 /// What a binary under test did: exit code and output.
 #[derive(Debug)]
 pub struct ProcessRun {
+    /// The exit code (`None`: killed by a signal).
     pub code: i32,
+    /// What it wrote to standard output.
     pub stdout: String,
+    /// What it wrote to standard error.
     pub stderr: String,
 }
 

@@ -1,5 +1,5 @@
 //! The sampled replay: a fixed, documented sample of the promises' scenarios
-//! (`fake_aws::scenarios`, the same [`Case`]s, steps and invariants as `promises.rs`) played on
+//! (`promises`, `crates/promises/`, the same [`Case`]s, steps and invariants as `promises.rs`) played on
 //! moto through the real SDK adapter (`DynamoDb::local(client).with_autoscaling(client)`), with
 //! the foreign acts made with the SDK directly and the promises checked on the state read back
 //! from moto with the SDK (DescribeTable, ListTagsOfResource, DescribeTimeToLive,
@@ -48,8 +48,8 @@ use ddb_rollover::run::adopt::{adopt, AdoptReport};
 use ddb_rollover::run::status::status;
 use ddb_rollover::table::changes::TableSpec;
 use ddb_rollover::{observe, run, Operation, Policy, Scope};
-use fake_aws::scenarios;
 use fake_aws::{Call, Effect, Gsi, Maker, ScalingPolicy, Status, Table, Target, Warm, World};
+use promises as scenarios;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config as ProptestConfig, RngAlgorithm, TestRng, TestRunner};
 use scenarios::{

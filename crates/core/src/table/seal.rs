@@ -182,43 +182,6 @@ pub(crate) fn seal_statement(table_arn: &str) -> Value {
     })
 }
 
-/// Whether `document` denies `action` to every principal (a `Deny` statement with principal
-/// `*` whose actions match it, `dynamodb:*` included): how AWS refuses a write under a seal,
-/// for the fakes and the tests' proxy.
-pub fn denies_to_everyone(document: &str, action: &str) -> bool {
-    let Ok(value) = serde_json::from_str::<Value>(document) else {
-        return false;
-    };
-    let statements = match value.get("Statement") {
-        Some(Value::Array(list)) => list.clone(),
-        Some(one @ Value::Object(_)) => vec![one.clone()],
-        _ => return false,
-    };
-    let matches = |pattern: &str| {
-        pattern == "*"
-            || pattern.eq_ignore_ascii_case(action)
-            || pattern.strip_suffix('*').is_some_and(|stem| {
-                action
-                    .to_ascii_lowercase()
-                    .starts_with(&stem.to_ascii_lowercase())
-            })
-    };
-    statements.iter().any(|s| {
-        let deny = s.get("Effect").and_then(Value::as_str) == Some("Deny");
-        let everyone = match s.get("Principal") {
-            Some(Value::String(p)) => p == "*",
-            Some(Value::Object(map)) => map.get("AWS").and_then(Value::as_str) == Some("*"),
-            _ => false,
-        };
-        let action_matches = match s.get("Action") {
-            Some(Value::String(a)) => matches(a),
-            Some(Value::Array(list)) => list.iter().filter_map(Value::as_str).any(matches),
-            _ => false,
-        };
-        deny && everyone && action_matches
-    })
-}
-
 /// When the table was sealed and the policy revision the seal put: what the family's ledger
 /// records (and the seal tag says, for people).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -267,11 +230,11 @@ mod tests {
             revision: Some("1".into()),
         };
         assert!(sealed.is_sealed());
-        assert!(denies_to_everyone(
+        assert!(aws_model::resource_policy::denies_to_everyone(
             sealed.document.as_deref().unwrap(),
             "dynamodb:PutItem"
         ));
-        assert!(!denies_to_everyone(
+        assert!(!aws_model::resource_policy::denies_to_everyone(
             sealed.document.as_deref().unwrap(),
             "dynamodb:GetItem"
         ));

@@ -20,8 +20,8 @@ use ddb_rollover::run::observe::observe;
 use ddb_rollover::run::status::status;
 use ddb_rollover::table::stream::MappingState;
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome, Policy, RunReport, Scope};
-use fake_aws::scenarios::FAMILY_CONSUMER;
 use fake_aws::{Config, FakeAws, MappingAct};
+use promises::FAMILY_CONSUMER;
 
 const THEIRS: &str = "arn:aws:lambda:us-east-1:123456789012:function:audit";
 const TABLES: [&str; 2] = ["timeseries_2018-10-25", "timeseries_2018-10-26"];

@@ -11,7 +11,7 @@
 //! scalable targets and policies someone else made or removed, and the operator's real
 //! `adopt`). After every run the promises below are checked against the fake's ground truth
 //! (who made what, what the operator's `adopt` really tagged, and what each call changed), not
-//! against the engine's opinion (`crates/fake-aws/src/scenarios/`):
+//! against the engine's opinion (`crates/promises/src/`):
 //!
 //! 1. `nothing_foreign_changed`: our runs change only tables that are provably ours (made by
 //!    our CreateTable, or adopted) or claimable by name (`{prefix}_{label}`, the policy's key,
@@ -51,8 +51,8 @@
 //! distinct failure once one is known; `PROMISES_STATS=1` prints what the cases exercised (each
 //! effect, each line's action and outcome, the promises' excuses).
 //!
-//! The scenarios, the ground truth and the invariants live in `fake_aws::scenarios`
-//! (`crates/fake-aws/src/scenarios/`), shared with the sampled replay on moto
+//! The scenarios, the ground truth and the invariants live in the `promises` crate
+//! (`crates/promises/src/`), shared with the sampled replay on moto
 //! (`tests/engine/promises_moto/`).
 
 use std::collections::BTreeMap;
@@ -70,9 +70,9 @@ use ddb_rollover::run::restore::{restore, Restoration, RestoreOptions};
 use ddb_rollover::run::status::status;
 use ddb_rollover::table::changes::TableSpec;
 use ddb_rollover::{check_clock, observe, run, CheckedInstant, ClockAllowance, Operation, Policy, Scope};
-use fake_aws::scenarios;
 use fake_aws::{Effect, FakeAws, Maker, World, FAMILY_TAG};
 use futures::executor::block_on;
+use promises as scenarios;
 use proptest::test_runner::{Config as ProptestConfig, TestCaseError};
 use scenarios::{
     case_strategy, checks, ledger_name, options, print_stats, Account, Act, ArchiveAct, Case, GsiKind,

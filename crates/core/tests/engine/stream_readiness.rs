@@ -43,7 +43,7 @@ fn fake(destination_delay: Duration, stream: bool) -> FakeAws {
 fn destinations(fake: &FakeAws, table: &str) -> Vec<(String, DestinationStatus, bool)> {
     fake.destinations(table)
         .into_iter()
-        .map(|d| (d.stream_arn, d.status, d.maker.is_us()))
+        .map(|d| (d.stream_arn.clone(), d.observed().status, d.maker.is_us()))
         .collect()
 }
 

@@ -9,7 +9,9 @@ use ddb_rollover::table::stream::{DestinationChange, DestinationStatus};
 use futures::executor::block_on;
 use std::collections::BTreeMap;
 
-use crate::{Config, Effect, FakeAws, Maker, FAMILY_TAG, NOT_ENABLEABLE};
+use aws_model::destinations::{Status, NOT_ENABLEABLE};
+
+use crate::{Config, Effect, FakeAws, Maker, FAMILY_TAG};
 
 const OURS: &str = "arn:aws:kinesis:us-east-1:123456789012:stream/ts-changes";
 const THEIRS: &str = "arn:aws:kinesis:us-east-1:123456789012:stream/someone-elses";
@@ -250,9 +252,9 @@ fn someone_disables_an_active_destination_only() {
             stream_arn: OURS.into()
         }]
     );
-    assert_eq!(fake.destinations(TABLE)[0].status, DestinationStatus::Disabling);
+    assert_eq!(fake.destinations(TABLE)[0].status, Status::Disabling);
     fake.advance(delay());
-    assert_eq!(fake.destinations(TABLE)[0].status, DestinationStatus::Disabled);
+    assert_eq!(fake.destinations(TABLE)[0].status, Status::Disabled);
     let none = fake
         .foreign_disable_destination("someone", TABLE, THEIRS)
         .unwrap_err();
@@ -278,7 +280,7 @@ fn someone_updates_the_precision_records_flowing_meanwhile() {
         }]
     );
     let updating = &fake.destinations(TABLE)[0];
-    assert_eq!(updating.status, DestinationStatus::Updating);
+    assert_eq!(updating.status, Status::Updating);
     assert!(updating.status.streams());
     assert!(fake
         .foreign_update_destination_precision("ops", TABLE, OURS, Precision::Millisecond)
@@ -286,8 +288,8 @@ fn someone_updates_the_precision_records_flowing_meanwhile() {
     fake.advance(delay());
     let done = &fake.destinations(TABLE)[0];
     assert_eq!(
-        (done.status.clone(), done.precision),
-        (DestinationStatus::Active, Precision::Microsecond)
+        (done.status, done.precision),
+        (Status::Active, Precision::Microsecond)
     );
 }
 
@@ -331,7 +333,7 @@ fn a_deleted_stream_keeps_the_status_and_loses_the_records() {
     );
     fake.advance(delay());
     let destination = &fake.destinations(TABLE)[0];
-    assert_eq!(destination.status, DestinationStatus::Active);
+    assert_eq!(destination.status, Status::Active);
     assert_eq!(destination.records_lost_since, Some(deleted_at));
     let again = fake.foreign_delete_kinesis_stream("ops", OURS).unwrap_err();
     assert_eq!(again.kind, ErrorKind::NotFound);
@@ -345,6 +347,6 @@ fn a_stream_deleted_while_enabling_fails_the_enable() {
     fake.foreign_delete_kinesis_stream("ops", OURS).unwrap();
     fake.advance(delay());
     let destination = &fake.destinations(TABLE)[0];
-    assert_eq!(destination.status, DestinationStatus::EnableFailed);
+    assert_eq!(destination.status, Status::EnableFailed);
     assert_eq!(destination.records_lost_since, None);
 }

@@ -11,10 +11,13 @@ use ddb_rollover::table::stream::{MappingChange, MappingRemoval, MappingState};
 use futures::executor::block_on;
 use std::collections::BTreeMap;
 
-use crate::scenarios::{FAMILY_CONSUMER, FOREIGN_CONSUMER};
+use aws_model::family_role::FAMILY_CONSUMER;
+
 use crate::{table_of_stream, Config, Effect, FakeAws, Maker, MappingAct, FAMILY_TAG, FUNCTION_GONE};
 
 const TABLE: &str = "ts_a";
+/// Someone else's Lambda function.
+const FOREIGN_CONSUMER: &str = "arn:aws:lambda:us-east-1:123456789012:function:someone-elses-consumer";
 
 fn start() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2024, 3, 30, 0, 0, 0).unwrap()

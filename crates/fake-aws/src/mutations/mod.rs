@@ -1,8 +1,11 @@
 //! The changes to the account, shared by the ports (our calls, after IAM) and the foreign acts
-//! (outside IAM): DynamoDB's tables in [`tables`], Application Auto Scaling's targets in
-//! [`targets`]. Each checks what AWS checks and records its [`Effect`]s.
+//! (outside IAM): DynamoDB's tables in [`tables`] and their warm throughput in [`warm`],
+//! Application Auto Scaling's targets in [`targets`], Kinesis destinations in
+//! [`destinations`], Lambda's event source mappings in [`mappings`]. Each checks what AWS
+//! checks and records its `Effect`s.
 
+pub(crate) mod destinations;
+pub(crate) mod mappings;
 pub(crate) mod tables;
 pub(crate) mod targets;
-
-pub(crate) use tables::{encryption_of, CapacityRequest};
+pub(crate) mod warm;

@@ -11,10 +11,17 @@ use ddb_rollover::table::changes::{IndexSpec, TableSpec};
 use ddb_rollover::table::seal::NO_POLICY;
 use ddb_rollover::table::ObservedEncryption;
 
+use crate::account::FakeAws;
 use crate::budgets::{lowers, Decreases, ON_DEMAND_SWITCHES_PER_DAY};
-use crate::errors::{arn_of, error, in_use, limit, not_found, policy_not_found, validation};
-use crate::{mappings, warm};
-use crate::{Effect, FakeAws, Gsi, Maker, Status, Table, TablePolicy, Warm, World};
+use crate::errors::{error, in_use, limit, not_found, policy_not_found, validation};
+use crate::log::Effect;
+use crate::maker::Maker;
+use crate::mutations::{mappings, warm};
+use crate::objects::arn_of;
+use crate::objects::Status;
+use crate::objects::{Gsi, Table, TablePolicy};
+use crate::warm::Warm;
+use crate::world::World;
 
 /// One capacity UpdateTable, however it is asked for.
 pub(crate) struct CapacityRequest<'a> {

@@ -1,12 +1,18 @@
 //! Application Auto Scaling's mutations: register a target (bringing the table's capacity within
 //! its bounds), put a policy, deregister a target with everything on it.
 
+use aws_model::scaling;
 use ddb_rollover::policy::scaling::{table_of, ScalableKey};
 use ddb_rollover::policy::settings::{Billing, Capacity};
 use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
 
+use crate::account::FakeAws;
 use crate::errors::error;
-use crate::{Effect, FakeAws, Maker, ScalingPolicy, Status, Target, World};
+use crate::log::Effect;
+use crate::maker::Maker;
+use crate::objects::Status;
+use crate::objects::{ScalingPolicy, Target};
+use crate::world::World;
 
 impl FakeAws {
     /// The resource a scalable target scales must exist (a table being created does not, yet).
@@ -170,7 +176,8 @@ impl FakeAws {
         Ok(arn)
     }
 
-    /// DeregisterScalableTarget: the target goes, with every policy and scheduled action on it.
+    /// DeregisterScalableTarget: the target goes, with every policy and scheduled action on it
+    /// (`aws_model::scaling::DELETED_WITH_TARGET`: the target holds both kinds).
     pub(crate) fn deregister_target(
         world: &mut World,
         key: &ScalableKey,
@@ -181,7 +188,10 @@ impl FakeAws {
                 ErrorKind::NotFound,
                 "DeregisterScalableTarget",
                 table_of(&key.resource_id).unwrap_or_default(),
-                format!("ObjectNotFoundException: No scalable target found for service namespace: dynamodb, resource ID: {}, scalable dimension: {}", key.resource_id, key.dimension),
+                format!(
+                    "ObjectNotFoundException: {}",
+                    scaling::no_target(&key.resource_id, &key.dimension.to_string())
+                ),
             ));
         };
         effects.push(Effect::DeregisteredTarget {

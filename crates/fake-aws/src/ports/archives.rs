@@ -7,9 +7,8 @@ use ddb_rollover::table::archive::{ArchiveProof, ExportLocation};
 use ddb_rollover::table::evidence::ArchiveRecord;
 use ddb_rollover::table::ExportStatus;
 
+use crate::account::FakeAws;
 use crate::errors::export_not_found;
-use crate::s3;
-use crate::FakeAws;
 
 impl Archives for FakeAws {
     async fn prove_archive(
@@ -38,7 +37,7 @@ impl Archives for FakeAws {
                 items: Some(found.items()),
                 bucket_owner: bucket_owner.to_string(),
             };
-            (location, s3::FakeS3::of(&world))
+            (location, world.s3_snapshot())
         };
         prove(&store, &location).await.map_err(|failed| failed.on(table))
     }
@@ -49,7 +48,7 @@ impl Archives for FakeAws {
         record: &ArchiveRecord,
         bucket_owner: &str,
     ) -> Result<ArchiveProof, ControlPlaneError> {
-        let store = s3::FakeS3::of(&self.lock());
+        let store = self.lock().s3_snapshot();
         Ok(recheck(&store, record, bucket_owner).await)
     }
 }

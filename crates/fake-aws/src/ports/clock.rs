@@ -6,7 +6,7 @@ use std::time::Instant;
 use chrono::Duration;
 use ddb_rollover::run::control::Clock;
 
-use crate::FakeAws;
+use crate::account::FakeAws;
 
 impl Clock for FakeAws {
     fn now(&self) -> Instant {

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use aws_model::exports;
 use chrono::Duration;
 use ddb_rollover::run::control::{ControlPlaneError, ErrorKind, Tables};
 use ddb_rollover::table::archive::ImportState;
@@ -16,11 +17,16 @@ use ddb_rollover::table::seal::ResourcePolicy;
 use ddb_rollover::table::stream::{DestinationChange, DestinationStatus, ObservedDestination};
 use ddb_rollover::table::{ExportState, ExportStatus, ObservedTable, TtlState};
 
+use crate::account::FakeAws;
 use crate::budgets::CLASS_CHANGES_PER_30_DAYS;
-use crate::errors::{arn_of, error, export_not_found, in_use, limit, name_of_arn, not_found, validation};
-use crate::mutations::{encryption_of, CapacityRequest};
-use crate::{destinations, s3, warm};
-use crate::{Effect, Export, FakeAws, Import, Status};
+use crate::errors::{error, export_not_found, in_use, limit, not_found, validation};
+use crate::log::Effect;
+use crate::mutations::tables::{encryption_of, CapacityRequest};
+use crate::mutations::{destinations, warm};
+use crate::objects::Status;
+use crate::objects::{arn_of, name_of_arn};
+use crate::objects::{Export, Import};
+use crate::s3;
 
 impl Tables for FakeAws {
     async fn list_table_names(&self, prefix: &str) -> Result<Vec<String>, ControlPlaneError> {
@@ -254,7 +260,8 @@ impl Tables for FakeAws {
             // Turning the stream on makes a new stream (a new LatestStreamArn).
             let turned_on = matches!(change.setting, TableSetting::Stream(Some(_)))
                 && world.tables.get(&change.name).is_some_and(|t| t.stream.is_none());
-            let new_stream = turned_on.then(|| crate::mappings::new_stream_arn(world, &change.name));
+            let new_stream =
+                turned_on.then(|| crate::mutations::mappings::new_stream_arn(world, &change.name));
             let table = Self::active_table_mut(world, OP, &change.name)?;
             if let Some(arn) = new_stream {
                 table.stream_arn = Some(arn);
@@ -303,15 +310,15 @@ impl Tables for FakeAws {
             let id = world.next_id;
             world.next_id += 1;
             let export_id = format!("{:020}-{id:08x}", world.now.timestamp_millis());
-            let arn = format!("{}/export/{export_id}", arn_of(&name));
-            let directory = format!("{}/AWSDynamoDB/{export_id}", request.prefix.trim_end_matches('/'));
+            let arn = exports::export_arn(&arn_of(&name), &export_id);
+            let directory = exports::directory(&request.prefix, &export_id);
             // The table as of now (ExportTime), in one data file per partition, as AWS writes them.
             let items = table.items.clone();
             let total = items.len() as u64;
             let files = (0..2u64)
                 .map(|n| {
                     let count = if n == 0 { total / 2 } else { total - total / 2 };
-                    (format!("{directory}/data/{n:04}.json.gz"), count)
+                    (exports::data_key(&directory, &format!("{n:04}.json.gz")), count)
                 })
                 .collect();
             world.exports.insert(

@@ -6,8 +6,9 @@ use aws_model::iam::Request;
 use ddb_rollover::run::control::{ControlPlaneError, Mappings};
 use ddb_rollover::table::stream::{MappingChange, MappingRemoval, MappingUpdate, ObservedMapping};
 
-use crate::mappings::{self, MappingEdit, MAPPING_ARN_PREFIX};
-use crate::FakeAws;
+use crate::account::FakeAws;
+use crate::mappings::{Mapping, MAPPING_ARN_PREFIX};
+use crate::mutations::mappings::{self, MappingEdit};
 
 /// The condition key the template scopes the mapping calls with.
 const FUNCTION_KEY: &str = "lambda:FunctionArn";
@@ -26,7 +27,7 @@ impl Mappings for FakeAws {
             .mappings
             .values()
             .filter(|m| m.event_source_arn == stream_arn)
-            .map(mappings::Mapping::observed)
+            .map(Mapping::observed)
             .collect())
     }
 

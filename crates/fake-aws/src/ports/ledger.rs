@@ -4,37 +4,15 @@
 
 use std::time::Duration;
 
-use ddb_rollover::policy::settings::{AttributeKind, Billing, KeyAttribute, KeySchema, OnDemandLimits};
 use ddb_rollover::run::control::{Clock, ControlPlaneError, ErrorKind, Expect, Ledger, StoredRecord};
-use ddb_rollover::table::changes::TableSpec;
 
+use crate::account::FakeAws;
 use crate::errors::{error, not_found};
-use crate::{seed::table_spec, FakeAws, LedgerWrite, Maker, Status, World, FAMILY_TAG};
-
-/// The ledger's key: `family` + `record`, both strings.
-pub fn ledger_key() -> KeySchema {
-    let attribute = |name: &str| KeyAttribute {
-        name: name.into(),
-        kind: AttributeKind::S,
-    };
-    KeySchema {
-        partition: attribute("family"),
-        sort: Some(attribute("record")),
-    }
-}
-
-/// The ledger table as the engine's CreateTable makes it (and the stack's template).
-pub fn ledger_spec(ledger: &str, family: &str) -> TableSpec {
-    TableSpec {
-        deletion_protection: true,
-        tags: [
-            (FAMILY_TAG.to_string(), family.to_string()),
-            ("ddb-rollover:ledger".to_string(), "true".to_string()),
-        ]
-        .into(),
-        ..table_spec(ledger, ledger_key(), Billing::OnDemand(OnDemandLimits::default()))
-    }
-}
+use crate::maker::Maker;
+use crate::objects::LedgerWrite;
+use crate::objects::Status;
+use crate::specs::ledger_spec;
+use crate::world::World;
 
 fn conflict(operation: &'static str, ledger: &str, key: &str) -> ControlPlaneError {
     error(
@@ -65,7 +43,7 @@ fn usable<'w>(
     world: &'w mut World,
     operation: &'static str,
     ledger: &str,
-) -> Result<&'w mut crate::Table, ControlPlaneError> {
+) -> Result<&'w mut crate::objects::Table, ControlPlaneError> {
     match world.tables.get_mut(ledger) {
         Some(table) if table.status != Status::Deleting => Ok(table),
         _ => Err(not_found(operation, ledger)),

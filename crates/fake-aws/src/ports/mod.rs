@@ -7,5 +7,3 @@ mod dynamodb;
 mod lambda;
 mod ledger;
 mod scaling;
-
-pub use ledger::ledger_spec;

@@ -5,7 +5,9 @@ use ddb_rollover::policy::scaling::{
 };
 use ddb_rollover::run::control::{ControlPlaneError, Scaling};
 
-use crate::{Effect, FakeAws, ScalingPolicy, Target};
+use crate::account::FakeAws;
+use crate::log::Effect;
+use crate::objects::{ScalingPolicy, Target};
 
 impl Scaling for FakeAws {
     async fn describe_scaling(

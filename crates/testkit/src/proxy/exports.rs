@@ -1,27 +1,27 @@
 //! Exports as AWS reports and lays them out, where moto does not: AWS's export ARNs
 //! (`{table ARN}/export/{id}`; moto's are `…:table/{table ARN}/import/{id}`), an `ExportTime`
 //! on every description, and with [`super::Proxy::export_layout`] the manifests of a COMPLETED
-//! export written beside moto's data file (fake-aws's writer, see `export_layout.rs`).
+//! export written beside moto's data file, as `aws_model::exports` lays an export out.
 
 use std::sync::Mutex;
 
-use fake_aws::S3Object;
+use aws_model::exports::{self as layout, DataFile, Location};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::header::HeaderMap;
 use hyper::Response;
 
+use super::export_arns;
 use super::state::{lock, State};
 use super::upstream::Upstream;
 use super::wire::{is_dynamodb, whole, Body};
-use crate::export_layout;
 use crate::http::{percent_encode, xml_elements};
 
 /// The request as moto must get it: a DescribeExport names the export by moto's ARN, which the
 /// client only ever saw in AWS's form.
 pub(super) fn request_for_moto(headers: &HeaderMap, body: Bytes) -> Bytes {
     if is_dynamodb(headers, "DescribeExport") {
-        export_layout::rewrite_export_arns(&body, export_layout::moto_export_arn)
+        export_arns::rewrite_export_arns(&body, export_arns::moto_export_arn)
     } else {
         body
     }
@@ -46,7 +46,7 @@ pub(super) async fn reply_as_aws(
     };
     let (parts, body) = reply.into_parts();
     let bytes = whole(body).await;
-    let rewritten = export_layout::rewrite_export_arns(&bytes, export_layout::aws_export_arn);
+    let rewritten = export_arns::rewrite_export_arns(&bytes, export_arns::aws_export_arn);
     let stamped = stamp_export_time(state, rewritten);
     Response::from_parts(parts, Full::new(stamped))
 }
@@ -103,7 +103,7 @@ async fn lay_out_export(upstream: &Upstream, state: &Mutex<State>, reply: Respon
                 upstream,
                 state,
                 &arn,
-                &export_layout::aws_export_arn(&arn),
+                &export_arns::aws_export_arn(&arn),
                 &bucket,
                 prefix.as_deref(),
                 items,
@@ -115,7 +115,7 @@ async fn lay_out_export(upstream: &Upstream, state: &Mutex<State>, reply: Respon
             }
         }
     };
-    answer["ExportDescription"]["ExportManifest"] = export_layout::manifest_key(&directory).into();
+    answer["ExportDescription"]["ExportManifest"] = layout::summary_key(&directory).into();
     pass_on(Bytes::from(answer.to_string()))
 }
 
@@ -130,7 +130,7 @@ async fn write_manifests(
     prefix: Option<&str>,
     items: u64,
 ) -> Option<String> {
-    let listed = format!("{}/AWSDynamoDB/", prefix.unwrap_or(""));
+    let listed = format!("{}/{}/", prefix.unwrap_or(""), layout::FOLDER);
     let path = format!(
         "/{}?list-type=2&prefix={}",
         percent_encode(bucket),
@@ -148,35 +148,37 @@ async fn write_manifests(
     let data: Vec<(String, String)> = keys
         .into_iter()
         .zip(etags)
-        .filter(|(key, _)| {
-            export_layout::export_directory(key).is_some_and(|d| !claimed.iter().any(|c| c == d))
-        })
+        .filter(|(key, _)| layout::export_directory(key).is_some_and(|d| !claimed.iter().any(|c| c == d)))
         .collect();
-    let directory = export_layout::export_directory(&data.first()?.0)?.to_string();
+    let directory = layout::export_directory(&data.first()?.0)?.to_string();
     // moto writes one data file per export, holding every item.
     let files: Vec<(String, String, u64)> = data
         .into_iter()
-        .filter(|(key, _)| export_layout::export_directory(key) == Some(directory.as_str()))
+        .filter(|(key, _)| layout::export_directory(key) == Some(directory.as_str()))
         .enumerate()
         .map(|(n, (key, etag))| (key, etag, if n == 0 { items } else { 0 }))
         .collect();
     let export_time = export_time(state, aws_arn);
-    let table_arn = aws_arn.split("/export/").next().unwrap_or_default();
-    let listed: Vec<(&str, &str, u64)> = files
+    let table_arn = layout::table_arn_of(aws_arn);
+    let listed: Vec<DataFile<'_>> = files
         .iter()
-        .map(|(key, etag, items)| (key.as_str(), etag.as_str(), *items))
+        .map(|(key, etag, items)| DataFile {
+            key,
+            etag,
+            items: *items,
+        })
         .collect();
-    let manifests = S3Object::export_manifests(
+    let location = Location { bucket, prefix };
+    let manifests = layout::manifests(
         aws_arn,
         table_arn,
-        Some((bucket, prefix)),
+        Some(location),
         &directory,
         &listed,
         export_time,
     );
-    let started = (format!("{directory}/_started"), Vec::new());
-    let objects = manifests.into_iter().map(|(key, object)| (key, object.bytes));
-    for (key, body) in std::iter::once(started).chain(objects) {
+    let started = (layout::started_key(&directory), Vec::new());
+    for (key, body) in std::iter::once(started).chain(manifests) {
         let path = format!(
             "/{}/{}",
             percent_encode(bucket),

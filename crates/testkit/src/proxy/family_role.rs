@@ -1,13 +1,13 @@
 //! The IAM role `template.yaml` gives one family's functions, which no local server enforces:
 //! what [`super::Proxy::family_role`] refuses, in AWS's words. The template's own statements
-//! decide ([`fake_aws::iam::FamilyRole`], as in the fake); this module only turns a request on
+//! decide (`aws_model`'s [`FamilyRole`], as in fake-aws); this module only turns a request on
 //! the wire into the evaluator's: its action, resource, the table's tags and the tags it writes.
 
 use std::collections::BTreeMap;
 
+use aws_model::family_role::{scalable_target_arn, table_actions_checked_by_autoscaling, FamilyRole};
 use aws_model::iam::Request;
 use aws_model::stack::table_arn;
-use fake_aws::iam::{scalable_target_arn, FamilyRole};
 use hyper::body::Bytes;
 use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 
@@ -47,10 +47,9 @@ pub(super) async fn refusal(
         if let Some(why) = refused(request) {
             return Some(why);
         }
-        // Before it registers a target or puts a policy, Application Auto Scaling checks that
-        // the caller may describe and update the table.
-        let table = table.filter(|_| matches!(operation, "RegisterScalableTarget" | "PutScalingPolicy"))?;
-        for action in ["dynamodb:DescribeTable", "dynamodb:UpdateTable"] {
+        let checked = table_actions_checked_by_autoscaling(operation);
+        let table = table.filter(|_| !checked.is_empty())?;
+        for &action in checked {
             if let Some(why) = refused(table_request(upstream, headers, &role, action, &table).await?) {
                 return Some(why);
             }

@@ -12,15 +12,17 @@
 //!   ENABLE_FAILED with a `DestinationStatusDescription` naming the stream and Kinesis's answer.
 //! - A table holds one destination at a time: Enable is refused while any of the table's
 //!   destinations is ENABLING, ACTIVE, UPDATING or DISABLING, to the same stream or another,
-//!   with a ValidationException carrying the message AWS gives (quoted in
-//!   aws-cloudformation/cloudformation-coverage-roadmap#707: "Table is not in a valid state to
-//!   enable Kinesis Streaming Destination: EnableKinesisStreamingDestination must be DISABLED
-//!   or ENABLE_FAILED to perform ENABLE operation."). The API Reference lists both
-//!   ResourceInUseException and ValidationException-shaped errors without saying which this
-//!   is; the quoted message reads as a validation message, which is what the proxy relies on.
+//!   with a ValidationException carrying the message AWS gives (`aws_model::destinations`
+//!   quotes it). The API Reference lists both ResourceInUseException and
+//!   ValidationException-shaped errors without saying which this is; the quoted message reads
+//!   as a validation message, which is what the proxy relies on.
 //! - Disable answers DISABLING, Update answers UPDATING; each becomes DISABLED or ACTIVE (with
 //!   the new precision) on the next Describe. Both need an ACTIVE destination to that stream,
 //!   else a ValidationException worded like Enable's (AWS's own wording is not documented).
+//!
+//! Which operation the state allows and where each transition ends are
+//! `aws_model::destinations`' rules, as in fake-aws; the proxy ends a transition after a
+//! number of Describe answers where fake-aws waits for its fake time.
 //! - Every operation names a table that must exist (ResourceNotFoundException, read from the
 //!   upstream with DescribeTable); a DeleteTable through the proxy drops the table's
 //!   destinations.
@@ -39,7 +41,9 @@ use serde_json::{json, Value};
 use super::kinesis_delivery::{kinesis_headers, KINESIS};
 use super::kinesis_records::Precision;
 use super::kinesis_requests::{existing_table, json_reply, Refusal, Request};
-use super::kinesis_state::{Destinations, Status};
+use aws_model::destinations::Status;
+
+use super::kinesis_state::Destinations;
 use super::state::{lock, State};
 use super::upstream::Upstream;
 use super::wire::Body;
@@ -128,13 +132,17 @@ async fn describe(
     for stream in ending {
         let lookup = json!({ "StreamARN": stream });
         let failure = match upstream
-            .call_as(&kinesis_headers(headers), &format!("{KINESIS}.DescribeStreamSummary"), &lookup)
+            .call_as(
+                &kinesis_headers(headers),
+                &format!("{KINESIS}.DescribeStreamSummary"),
+                &lookup,
+            )
             .await
         {
             Some((status, _)) if status.is_success() => None,
-            Some((status, answer)) if status.is_client_error() => Some(format!(
-                "Kinesis Data Stream {stream} does not exist or cannot be described (DescribeStreamSummary: {answer})"
-            )),
+            Some((status, answer)) if status.is_client_error() => {
+                Some(format!("DescribeStreamSummary: {answer}"))
+            }
             other => {
                 let why = other.map_or_else(|| "no answer".to_owned(), |(status, _)| status.to_string());
                 let message = format!(

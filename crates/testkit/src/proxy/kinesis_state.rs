@@ -1,38 +1,16 @@
-//! The Kinesis destinations model's state: each table's destinations and their statuses, and
-//! the rules DynamoDB applies to them (one destination a table; Disable and Update only of an
-//! ACTIVE one). No I/O: `kinesis_destinations` answers the operations with it, and the proxy's
+//! The Kinesis destinations model's state: each table's destinations and their statuses, kept
+//! by the rules DynamoDB applies to them (`aws_model::destinations`: one destination a table;
+//! Disable and Update only of an ACTIVE one; where each transition ends). No I/O:
+//! `kinesis_destinations` answers the operations with it, and the proxy's
 //! [`super::state::State`] holds it.
 
 use std::collections::HashMap;
 
+use aws_model::destinations::{enable_failed, may_enable, needs_active, Status};
 use serde_json::{json, Value};
 
 use super::kinesis_records::Precision;
 use super::kinesis_requests::Refusal;
-
-/// A destination's `DestinationStatus`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Status {
-    Enabling,
-    Active,
-    Disabling,
-    Disabled,
-    EnableFailed,
-    Updating,
-}
-
-impl Status {
-    pub(super) fn as_str(self) -> &'static str {
-        match self {
-            Status::Enabling => "ENABLING",
-            Status::Active => "ACTIVE",
-            Status::Disabling => "DISABLING",
-            Status::Disabled => "DISABLED",
-            Status::EnableFailed => "ENABLE_FAILED",
-            Status::Updating => "UPDATING",
-        }
-    }
-}
 
 /// One table's destination to one stream.
 #[derive(Debug, Clone)]
@@ -62,7 +40,7 @@ impl Destinations {
         self.tables
             .get(table)?
             .iter()
-            .find(|d| matches!(d.status, Status::Active | Status::Updating))
+            .find(|d| d.status.streams())
             .map(|d| (d.stream_arn.clone(), d.precision))
     }
 
@@ -78,17 +56,8 @@ impl Destinations {
         precision: Precision,
     ) -> Result<(), Refusal> {
         let destinations = self.tables.entry(table.to_owned()).or_default();
-        if destinations
-            .iter()
-            .any(|d| !matches!(d.status, Status::Disabled | Status::EnableFailed))
-        {
-            return Err(invalid_state(
-                "enable",
-                "EnableKinesisStreamingDestination",
-                "DISABLED or ENABLE_FAILED",
-                "ENABLE",
-            ));
-        }
+        may_enable(destinations.iter().map(|d| (d.stream_arn.as_str(), d.status)))
+            .map_err(|why| Refusal::client("ValidationException", why))?;
         destinations.retain(|d| d.stream_arn != stream_arn);
         destinations.push(Destination {
             stream_arn: stream_arn.to_owned(),
@@ -109,12 +78,20 @@ impl Destinations {
         operation: &str,
         verb: &str,
     ) -> Result<&mut Destination, Refusal> {
-        self.tables
+        let destination = self
+            .tables
             .get_mut(table)
             .into_iter()
             .flatten()
-            .find(|d| d.stream_arn == stream_arn && d.status == Status::Active)
-            .ok_or_else(|| invalid_state(&verb.to_ascii_lowercase(), operation, "ACTIVE", verb))
+            .find(|d| d.stream_arn == stream_arn);
+        needs_active(
+            operation,
+            &verb.to_ascii_lowercase(),
+            stream_arn,
+            destination.as_ref().map(|d| d.status),
+        )
+        .map_err(|why| Refusal::client("ValidationException", why))?;
+        Ok(destination.expect("an ACTIVE destination"))
     }
 
     /// One Describe answer of `table` goes by: DISABLING and UPDATING end, ENABLING counts the
@@ -125,9 +102,9 @@ impl Destinations {
         let mut ending = Vec::new();
         for destination in self.tables.get_mut(table).into_iter().flatten() {
             match destination.status {
-                Status::Disabling => destination.status = Status::Disabled,
+                Status::Disabling => destination.status = destination.status.settled(true),
                 Status::Updating => {
-                    destination.status = Status::Active;
+                    destination.status = destination.status.settled(true);
                     destination.precision = destination.updating_to;
                 }
                 Status::Enabling if destination.enabling_answers < hold => destination.enabling_answers += 1,
@@ -139,7 +116,7 @@ impl Destinations {
     }
 
     /// The end of ENABLING of `table`'s destination to `stream_arn`: ACTIVE, or ENABLE_FAILED
-    /// for `failure`.
+    /// for `failure` (how the stream's lookup failed).
     pub(super) fn settle(&mut self, table: &str, stream_arn: &str, failure: Option<String>) {
         let found = self
             .tables
@@ -148,12 +125,8 @@ impl Destinations {
             .flatten()
             .find(|d| d.stream_arn == stream_arn && d.status == Status::Enabling);
         if let Some(destination) = found {
-            destination.status = if failure.is_some() {
-                Status::EnableFailed
-            } else {
-                Status::Active
-            };
-            destination.description = failure;
+            destination.status = destination.status.settled(failure.is_none());
+            destination.description = failure.map(|lookup| enable_failed(stream_arn, Some(&lookup)));
         }
     }
 
@@ -178,14 +151,6 @@ impl Destinations {
             .collect();
         Value::from(list)
     }
-}
-
-/// AWS's refusal of an operation the destination's state does not allow.
-pub(super) fn invalid_state(verb: &str, operation: &str, allowed: &str, action: &str) -> Refusal {
-    let message = format!(
-        "Table is not in a valid state to {verb} Kinesis Streaming Destination: {operation} must be {allowed} to perform {action} operation."
-    );
-    Refusal::client("ValidationException", message)
 }
 
 #[cfg(test)]
@@ -253,7 +218,12 @@ mod tests {
         d.settle("t", STREAM, Some("no such stream".into()));
         let listed = d.listed("t");
         assert_eq!(listed[0]["DestinationStatus"], "ENABLE_FAILED");
-        assert_eq!(listed[0]["DestinationStatusDescription"], "no such stream");
+        assert_eq!(
+            listed[0]["DestinationStatusDescription"],
+            format!(
+                "Kinesis data stream {STREAM} does not exist or DynamoDB cannot access it (no such stream)"
+            )
+        );
         d.enable("t", STREAM, Precision::Millisecond).unwrap();
         assert_eq!(status(&d, "t"), [(STREAM.to_owned(), "ENABLING".to_owned())]);
     }

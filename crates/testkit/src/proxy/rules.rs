@@ -38,8 +38,11 @@ pub enum Fault {
     /// Any AWS error (`LimitExceededException`, `ResourceNotFoundException`,
     /// `ValidationException`, ...) with this status and message. The request is not forwarded.
     Error {
+        /// The HTTP status.
         status: u16,
+        /// The error's `__type`.
         error_type: String,
+        /// Its message.
         message: String,
     },
     /// Wait this long, then forward the request.
@@ -83,9 +86,13 @@ impl Fault {
 /// and the rule is spent. Rules are checked in the order they were added.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rule {
+    /// The operation it applies to (`None`: any).
     pub operation: Option<String>,
+    /// The table it applies to (`None`: any).
     pub table: Option<String>,
+    /// How many matching requests it fails.
     pub times: usize,
+    /// How many matching requests pass before it fails one.
     pub skip: usize,
 }
 

@@ -1,7 +1,8 @@
 //! Application Auto Scaling's DeregisterScalableTarget deleting the target's scaling policies
-//! and scheduled actions, as AWS does and moto does not: what
+//! and scheduled actions, as AWS does (`aws_model::scaling`) and moto does not: what
 //! [`super::Proxy::deregister_deletes_policies`] adds after the upstream's answer.
 
+use aws_model::scaling::{on_target, Attached, DELETED_WITH_TARGET};
 use hyper::body::Bytes;
 use hyper::header::HeaderMap;
 use hyper::Response;
@@ -16,31 +17,6 @@ struct TargetOf {
     dimension: String,
 }
 
-/// One kind of object Application Auto Scaling attaches to a target, and its calls.
-#[derive(Clone, Copy)]
-struct Attached {
-    describe: &'static str,
-    /// The list in the describe call's answer.
-    list: &'static str,
-    /// Each object's name field, in the answer and in the delete call.
-    name: &'static str,
-    delete: &'static str,
-}
-
-impl Attached {
-    const POLICIES: Attached = Attached {
-        describe: "DescribeScalingPolicies",
-        list: "ScalingPolicies",
-        name: "PolicyName",
-        delete: "DeleteScalingPolicy",
-    };
-    const SCHEDULED_ACTIONS: Attached = Attached {
-        describe: "DescribeScheduledActions",
-        list: "ScheduledActions",
-        name: "ScheduledActionName",
-        delete: "DeleteScheduledAction",
-    };
-}
 /// What AWS's DeregisterScalableTarget does and moto's does not: deletes every scaling
 /// policy and every scheduled action on the target (DescribeScalingPolicies, then
 /// DeleteScalingPolicy each; DescribeScheduledActions, then DeleteScheduledAction each; on
@@ -69,7 +45,7 @@ pub(super) async fn delete_target_policies(
         dimension,
     };
     let mut failure = None;
-    for attached in [Attached::POLICIES, Attached::SCHEDULED_ACTIONS] {
+    for attached in DELETED_WITH_TARGET {
         failure = delete_attached(upstream, headers, &target, attached).await;
         if failure.is_some() {
             break;
@@ -123,11 +99,15 @@ async fn delete_attached(
         let Ok(page) = serde_json::from_str::<serde_json::Value>(&page) else {
             return Some(format!("{describe}: not JSON: {page}"));
         };
-        // Kept only when both match exactly: moto matches resource ids by substring.
+        // moto matches resource ids by substring: keep only what is on the target.
         for object in page[attached.list].as_array().into_iter().flatten() {
-            if object["ResourceId"] == target.resource.as_str()
-                && object["ScalableDimension"] == target.dimension.as_str()
-            {
+            let on = |field: &str| object[field].as_str().unwrap_or_default();
+            if on_target(
+                on("ResourceId"),
+                on("ScalableDimension"),
+                &target.resource,
+                &target.dimension,
+            ) {
                 if let Some(name) = object[attached.name].as_str() {
                     names.push(name.to_owned());
                 }

@@ -11,22 +11,20 @@ use hyper::body::Bytes;
 use hyper::header::HeaderMap;
 use hyper::Response;
 
+use aws_model::warm::{Part, Units};
+
 use super::state::{lock, State};
 use super::upstream::Upstream;
 use super::wire::{aws_error, whole, Body};
 
 /// The first part of an UpdateTable (`request`) whose `WarmThroughput` asks less than the table
-/// (`described`, DescribeTable's reply) has on a dimension, said as AWS's refusal would; `None`
-/// when nothing is lowered (or nothing asked).
-fn lowered(request: &Value, described: &Value) -> Option<String> {
+/// (`described`, DescribeTable's reply) has on a dimension, said as AWS's refusal would
+/// (`aws_model::warm::lowered`); `None` when nothing is lowered (or nothing asked).
+fn lowering(request: &Value, described: &Value) -> Option<String> {
     let table = &described["Table"];
-    let mut asked: Vec<(String, &Value, &Value)> = Vec::new();
+    let mut asked: Vec<(Option<&str>, &Value, &Value)> = Vec::new();
     if request.get("WarmThroughput").is_some() {
-        asked.push((
-            "table".to_owned(),
-            &request["WarmThroughput"],
-            &table["WarmThroughput"],
-        ));
+        asked.push((None, &request["WarmThroughput"], &table["WarmThroughput"]));
     }
     for update in request["GlobalSecondaryIndexUpdates"]
         .as_array()
@@ -43,21 +41,26 @@ fn lowered(request: &Value, described: &Value) -> Option<String> {
             .flatten()
             .find(|index| index["IndexName"] == name)
             .map_or(&Value::Null, |index| &index["WarmThroughput"]);
-        asked.push((format!("index {name}"), &update["WarmThroughput"], have));
+        asked.push((Some(name), &update["WarmThroughput"], have));
     }
-    for (part, want, have) in asked {
-        for dimension in ["ReadUnitsPerSecond", "WriteUnitsPerSecond"] {
-            let (Some(want), Some(have)) = (want[dimension].as_i64(), have[dimension].as_i64()) else {
-                continue;
-            };
-            if want < have {
-                return Some(format!(
-                    "One or more parameter values were invalid: Requested {dimension} for WarmThroughput for {part} is lower than the current value ({want} < {have}): warm throughput cannot be decreased"
-                ));
-            }
-        }
-    }
-    None
+    asked.into_iter().find_map(|(part, want, have)| {
+        // A dimension the request or the table does not give is not compared.
+        let dimension = |name: &str| match (want[name].as_i64(), have[name].as_i64()) {
+            (Some(want), Some(have)) => (want, have),
+            _ => (0, 0),
+        };
+        let (read, write) = (dimension("ReadUnitsPerSecond"), dimension("WriteUnitsPerSecond"));
+        let part = part.map_or(Part::Table, Part::Index);
+        let want = Units {
+            read: read.0,
+            write: write.0,
+        };
+        let have = Units {
+            read: read.1,
+            write: write.1,
+        };
+        aws_model::warm::lowered(part, want, have)
+    })
 }
 
 /// Marks the warm throughput of a DescribeTable reply (the table's and every index's) UPDATING;
@@ -103,7 +106,7 @@ pub(super) async fn refuse_lower_warm(
         return None;
     }
     let described = serde_json::from_str::<serde_json::Value>(&reply).ok()?;
-    let why = lowered(&update, &described)?;
+    let why = lowering(&update, &described)?;
     Some(aws_error(400, "ValidationException", &why))
 }
 
@@ -149,10 +152,10 @@ mod tests {
             "WarmThroughput": {"ReadUnitsPerSecond": 40000, "WriteUnitsPerSecond": 30000},
             "GlobalSecondaryIndexUpdates": [{"Update": {"IndexName": "by_device",
                 "WarmThroughput": {"ReadUnitsPerSecond": 40000, "WriteUnitsPerSecond": 20000}}}]});
-        assert_eq!(lowered(&raise, &described()), None);
+        assert_eq!(lowering(&raise, &described()), None);
         let lower_table = json!({"TableName": "t",
             "WarmThroughput": {"ReadUnitsPerSecond": 30000, "WriteUnitsPerSecond": 30000}});
-        let why = lowered(&lower_table, &described()).unwrap();
+        let why = lowering(&lower_table, &described()).unwrap();
         assert!(
             why.contains("ReadUnitsPerSecond for WarmThroughput for table"),
             "{why}"
@@ -160,14 +163,14 @@ mod tests {
         let lower_index = json!({"TableName": "t",
             "GlobalSecondaryIndexUpdates": [{"Update": {"IndexName": "by_device",
                 "WarmThroughput": {"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 3999}}}]});
-        let why = lowered(&lower_index, &described()).unwrap();
+        let why = lowering(&lower_index, &described()).unwrap();
         assert!(
             why.contains("WriteUnitsPerSecond for WarmThroughput for index by_device"),
             "{why}"
         );
         // Not a warm throughput update: nothing to compare.
         let capacity = json!({"TableName": "t", "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}});
-        assert_eq!(lowered(&capacity, &described()), None);
+        assert_eq!(lowering(&capacity, &described()), None);
     }
 
     #[test]

@@ -2,26 +2,31 @@
 
 use std::collections::BTreeMap;
 
-use crate::{Maker, ScalingPolicy, Status, Table, Target, World, FAMILY_TAG};
 use ddb_rollover::ledger::{TableIdentity, TableRecord, TableState};
 use ddb_rollover::policy::period::Slot;
 use ddb_rollover::policy::scaling::ScalableDimension;
 use ddb_rollover::policy::settings::{Billing, LocalIndex};
 use ddb_rollover::run::control::StoredRecord;
 use ddb_rollover::Policy;
+use fake_aws::{Maker, ScalingPolicy, Status, Table, Target, World, FAMILY_TAG};
 
-use super::*;
+use crate::names::{PERSON, PREFIX};
 
+/// Whose each object is, by the fake's records (who made it, whether the operator adopted it), never by the engine's opinion.
 pub struct Ground<'a> {
+    /// The family's policy.
     pub policy: &'a Policy,
+    /// The account.
     pub world: &'a World,
 }
 
+/// The name our runs give their target-tracking policy on `dimension`.
 pub fn our_policy_name(dimension: ScalableDimension) -> String {
     let short = if dimension.is_read() { "read" } else { "write" };
     format!("ddb-rollover-{PREFIX}-{short}")
 }
 
+/// Whether a scaling policy bears one of our runs' names.
 pub fn is_our_policy_name(name: &str) -> bool {
     name == format!("ddb-rollover-{PREFIX}-read") || name == format!("ddb-rollover-{PREFIX}-write")
 }
@@ -32,16 +37,19 @@ pub fn is_our_policy(policy: &ScalingPolicy) -> bool {
     policy.maker.is_us() && is_our_policy_name(&policy.name)
 }
 
+/// Whether our runs registered the target.
 pub fn target_is_ours(target: &Target) -> bool {
     let ours = our_policy_name(target.key.dimension);
     target.policies.iter().any(|p| p.name == ours && p.maker.is_us())
 }
 
+/// The period the table named `name` holds, by its label under `policy`.
 pub fn label_slot(policy: &Policy, name: &str) -> Option<Slot> {
     let label = name.strip_prefix(&format!("{PREFIX}_"))?;
     policy.calendar().parse(label).ok()
 }
 
+/// Whether the table has exactly the policy's local indexes.
 pub fn same_lsis(table: &Table, policy: &Policy) -> bool {
     let sorted = |indexes: &[LocalIndex]| {
         let mut indexes = indexes.to_vec();
@@ -67,6 +75,7 @@ pub fn dimensions_changed(from: Billing, to: Billing) -> Vec<bool> {
     }
 }
 
+/// `read` or `write`, as the promises' messages say it.
 pub fn dimension_name(read: bool) -> &'static str {
     if read {
         "read"
@@ -138,6 +147,7 @@ pub fn table_with_identity<'w>(world: &'w World, identity: &TableIdentity) -> Op
 }
 
 impl Ground<'_> {
+    /// Whether our CreateTable made `table`, or the operator adopted it.
     pub fn provably_ours(&self, table: &Table) -> bool {
         table.maker == Maker::Us || table.adopted
     }
@@ -199,6 +209,7 @@ impl Ground<'_> {
         }
     }
 
+    /// Whether our runs may claim `table` by name: `{prefix}_{label}`, the policy's key, no family tag.
     pub fn claimable_by_name(&self, table: &Table) -> bool {
         !self.provably_ours(table)
             && label_slot(self.policy, &table.name).is_some()
@@ -344,4 +355,63 @@ pub(super) fn scheduled_on(target: &Target) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// The statements of `table`'s resource-based policy that are not a seal (a Deny of item
+/// writes to everyone under the seal's Sid): someone else's, by Sid.
+pub fn foreign_statements(table: &Table) -> Vec<String> {
+    let Some(document) = table
+        .resource_policy
+        .as_ref()
+        .and_then(|p| serde_json::from_str::<serde_json::Value>(&p.document).ok())
+    else {
+        return Vec::new();
+    };
+    let statements = match &document["Statement"] {
+        serde_json::Value::Array(list) => list.clone(),
+        one @ serde_json::Value::Object(_) => vec![one.clone()],
+        _ => Vec::new(),
+    };
+    statements
+        .iter()
+        .filter(|s| {
+            !(s["Sid"] == ddb_rollover::table::seal::SEAL_SID
+                && s["Effect"] == "Deny"
+                && s["Principal"] == "*")
+        })
+        .map(|s| s["Sid"].as_str().unwrap_or("(no Sid)").to_string())
+        .collect()
+}
+
+/// The family's ledger table.
+pub fn ledger_name() -> String {
+    format!("{PREFIX}_ledger")
+}
+
+/// The identity DynamoDB shows for `table`.
+pub fn identity_of(table: &Table) -> TableIdentity {
+    TableIdentity::new(&table.arn, table.created_at, Some(&table.table_id))
+}
+
+/// Whether `identity` first came into the ledger's record of `name` by someone else's edit (a
+/// run that carries such a record forward writes it again as its own).
+pub fn forged_identity(world: &World, name: &str, identity: &TableIdentity) -> bool {
+    let key = format!("table#{name}");
+    world
+        .ledger_writes
+        .iter()
+        .filter(|w| w.ledger == ledger_name() && w.key == key)
+        .find(|w| {
+            w.record
+                .as_ref()
+                .and_then(|r| serde_json::from_str::<TableRecord>(&r.body).ok())
+                .is_some_and(|r| r.identity().is_some_and(|i| i.is(identity)))
+        })
+        .is_some_and(|w| w.actor == Maker::Foreign(PERSON.into()))
+}
+
+/// Whether someone other than our runs made `table` carrying our family tag: an impersonation
+/// of the family in every mark the engine can read (the evidence before the ledger was that tag).
+pub fn impersonates(table: &Table) -> bool {
+    !table.maker.is_us() && table.family() == Some(PREFIX)
 }

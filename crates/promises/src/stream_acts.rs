@@ -4,9 +4,13 @@
 
 use ddb_rollover::policy::stream::Precision;
 
-use crate::KinesisAct;
+use fake_aws::KinesisAct;
 
-use super::*;
+use crate::account::Account;
+use crate::harness::Harness;
+use crate::names::{FOREIGN_STREAM, MISSING_STREAM, PERSON};
+use crate::steps::Act;
+use crate::tally::count;
 
 impl<A: Account> Harness<'_, A> {
     /// One of [`Act::ForeignDestination`], [`Act::DisableDestination`],

@@ -1,21 +1,9 @@
-//! What the cases exercised (`PROMISES_STATS=1` prints it after the run).
+//! What one of our runs exercised, counted in the tally ([`crate::tally`]).
 
-use std::collections::BTreeMap;
-
-use crate::Table;
 use ddb_rollover::run::report::Outcome;
 
-use super::*;
-
-static STATS: std::sync::Mutex<BTreeMap<String, u64>> = std::sync::Mutex::new(BTreeMap::new());
-
-pub fn count(what: impl Into<String>) {
-    *STATS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(what.into())
-        .or_default() += 1;
-}
+use crate::facts::RunFacts;
+use crate::tally::count;
 
 /// Counts what one of our runs did: each effect by kind, each line by action and outcome.
 pub fn count_run(f: &RunFacts<'_>) {
@@ -94,42 +82,4 @@ pub fn count_run(f: &RunFacts<'_>) {
     }
 }
 
-/// The statements of `table`'s resource-based policy that are not a seal (a Deny of item
-/// writes to everyone under the seal's Sid): someone else's, by Sid.
-pub(super) fn foreign_statements(table: &Table) -> Vec<String> {
-    let Some(document) = table
-        .resource_policy
-        .as_ref()
-        .and_then(|p| serde_json::from_str::<serde_json::Value>(&p.document).ok())
-    else {
-        return Vec::new();
-    };
-    let statements = match &document["Statement"] {
-        serde_json::Value::Array(list) => list.clone(),
-        one @ serde_json::Value::Object(_) => vec![one.clone()],
-        _ => Vec::new(),
-    };
-    statements
-        .iter()
-        .filter(|s| {
-            !(s["Sid"] == ddb_rollover::table::seal::SEAL_SID
-                && s["Effect"] == "Deny"
-                && s["Principal"] == "*")
-        })
-        .map(|s| s["Sid"].as_str().unwrap_or("(no Sid)").to_string())
-        .collect()
-}
-
-/// What the cases exercised so far, by kind.
-pub fn stats() -> BTreeMap<String, u64> {
-    STATS.lock().unwrap_or_else(|e| e.into_inner()).clone()
-}
-
-pub fn print_stats() {
-    if std::env::var_os("PROMISES_STATS").is_none() {
-        return;
-    }
-    for (what, n) in STATS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-        eprintln!("{n:>9}  {what}");
-    }
-}
+//END

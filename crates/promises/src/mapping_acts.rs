@@ -2,9 +2,13 @@
 //! streams, ours deleted or disabled, the consumer function deleted. Each is counted by outcome
 //! (`PROMISES_STATS`), since Lambda refuses some of them.
 
-use crate::MappingAct;
+use fake_aws::MappingAct;
 
-use super::*;
+use crate::account::Account;
+use crate::harness::Harness;
+use crate::names::{FOREIGN_CONSUMER, PERSON};
+use crate::steps::Act;
+use crate::tally::count;
 
 impl<A: Account> Harness<'_, A> {
     /// The latest stream ARN of `table` and the uuid of our mapping on it (a mapping of the

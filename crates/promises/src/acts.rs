@@ -4,15 +4,20 @@
 
 use std::collections::BTreeMap;
 
-use crate::FAMILY_TAG;
 use chrono::Duration;
 use ddb_rollover::policy::scaling::{ScalableDimension, ScalableKey};
 use ddb_rollover::policy::settings::{
     AttributeKind, Billing, GlobalIndex, KeyAttribute, LocalIndex, Projection,
 };
 use ddb_rollover::table::changes::{IndexSpec, TableSpec};
+use fake_aws::FAMILY_TAG;
 
-use super::*;
+use crate::account::Account;
+use crate::ground::{our_policy_name, Ground};
+use crate::harness::{on_demand, other_key, our_target_keys, provisioned, Harness};
+use crate::names::{PERSON, PREFIX, SIBLING};
+use crate::steps::{pre_warmed, Act, GsiKind, NameKind, TagKind};
+use crate::tally::count;
 
 impl<A: Account> Harness<'_, A> {
     pub(super) fn hand_made(&self, act: &Act) -> TableSpec {
@@ -140,7 +145,7 @@ impl<A: Account> Harness<'_, A> {
             (true, true) => ScalableDimension::IndexRead,
             (true, false) => ScalableDimension::IndexWrite,
         };
-        Some(crate::key_for(table, gsi.as_deref(), dimension))
+        Some(fake_aws::key_for(table, gsi.as_deref(), dimension))
     }
 
     /// A foreign act; refusals by DynamoDB are part of life and ignored.
@@ -174,7 +179,7 @@ impl<A: Account> Harness<'_, A> {
                         })
                         .collect(),
                     local_indexes: self.policy.local_indexes.clone(),
-                    ..crate::table_spec(&name, self.policy.key.clone(), billing)
+                    ..fake_aws::table_spec(&name, self.policy.key.clone(), billing)
                 };
                 let _ = account.create_table(PERSON, &spec);
             }
@@ -264,7 +269,7 @@ impl<A: Account> Harness<'_, A> {
                 };
                 // One increase (free), then decreases one unit at a time: the capacity stays
                 // above what it was, so a phase change that lowers it meets a spent budget.
-                for step in 0..=crate::FREE_DECREASES + 1 {
+                for step in 0..=fake_aws::FREE_DECREASES + 1 {
                     let world = account.world();
                     let lowered = (|| {
                         let table = world.tables.get(name)?;
@@ -296,7 +301,7 @@ impl<A: Account> Harness<'_, A> {
             }
             Act::Archive { pick, act } => {
                 let world = account.world();
-                let done: Vec<&crate::Export> = world
+                let done: Vec<&fake_aws::Export> = world
                     .exports
                     .values()
                     .filter(|e| e.status == ddb_rollover::table::ExportStatus::Completed)
@@ -337,7 +342,7 @@ impl<A: Account> Harness<'_, A> {
                     "Effect": "Allow",
                     "Principal": {"AWS": "arn:aws:iam::123456789012:role/readers"},
                     "Action": "dynamodb:GetItem",
-                    "Resource": crate::TABLE_ARN_PREFIX.to_string() + name,
+                    "Resource": fake_aws::TABLE_ARN_PREFIX.to_string() + name,
                 });
                 let _ = match pick % 4 {
                     0 => account.put_resource_policy(
@@ -366,7 +371,7 @@ impl<A: Account> Harness<'_, A> {
                             "Effect": "Allow",
                             "Principal": "*",
                             "Action": "dynamodb:PutItem",
-                            "Resource": crate::TABLE_ARN_PREFIX.to_string() + name,
+                            "Resource": fake_aws::TABLE_ARN_PREFIX.to_string() + name,
                         });
                         account.put_resource_policy(
                             PERSON,

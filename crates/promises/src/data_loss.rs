@@ -1,11 +1,15 @@
 //! Promise 2: no data lost: nothing deleted that was not provably ours and archived, and
 //! every accepted write is in a live table or an export.
 
-use crate::{Effect, Maker, Table, World, FAMILY_TAG};
 use chrono::Duration;
 use ddb_rollover::Policy;
+use fake_aws::{Effect, Maker, Table, World, FAMILY_TAG};
 
-use super::*;
+use crate::facts::RunFacts;
+use crate::ground::foreign_statements;
+use crate::ground::{label_slot, ledger_unsound, same_lsis};
+use crate::names::PREFIX;
+use crate::tally::count;
 
 /// Promise 2: no table was deleted unless it was provably ours, had the policy's key and local
 /// indexes, nothing foreign claimed it, it was old enough and its write grace had ended.
@@ -174,7 +178,7 @@ fn archive_cannot_last(policy: &Policy, world: &World, t: &Table) -> Vec<String>
     };
     count("promise 2: a deleted table's archive judged for owner and expiry");
     let bucket = world.bucket(&export.bucket);
-    let expected = archive.bucket_owner.as_deref().unwrap_or(crate::ACCOUNT_ID);
+    let expected = archive.bucket_owner.as_deref().unwrap_or(fake_aws::ACCOUNT_ID);
     let mut why = Vec::new();
     if bucket.owner != expected {
         why.push(format!(

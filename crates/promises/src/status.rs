@@ -6,7 +6,8 @@ use ddb_rollover::run::report::Outcome;
 use ddb_rollover::run::report::UnreadEvidence;
 use ddb_rollover::Operation;
 
-use super::*;
+use crate::facts::RunFacts;
+use crate::tally::count;
 
 /// Promise 5: for every table, the changes `status` predicted for the operation (its next run's
 /// decision and that operation's other changes) are the changes the run planned, on the same

@@ -1,6 +1,5 @@
 //! Promise 4: resize_old converges: each table of ours ends in the phase its age calls for.
 
-use crate::{Effect, Status, Table};
 use chrono::{DateTime, Duration, Utc};
 use ddb_rollover::plan::deferral::DeferralCause;
 use ddb_rollover::policy::period::Slot;
@@ -8,8 +7,12 @@ use ddb_rollover::policy::scaling::{ScalableDimension, ScalableKey};
 use ddb_rollover::policy::settings::Billing;
 use ddb_rollover::run::report::Outcome;
 use ddb_rollover::{Operation, Policy};
+use fake_aws::{Effect, Status, Table};
 
-use super::*;
+use crate::facts::RunFacts;
+use crate::ground::{is_our_policy, label_slot, ledger_items, ledger_unsound, our_policy_name};
+use crate::loud::confirm_deferral;
+use crate::tally::count;
 
 /// The parts of `table` (the table, its GSIs) with less warm throughput than `phase` asks for.
 pub fn warm_differences(f: &RunFacts<'_>, table: &Table, phase: usize) -> Vec<String> {

@@ -3,34 +3,47 @@
 
 use proptest::prelude::*;
 
-use super::*;
+use crate::knobs::Knobs;
+use crate::names::{FAMILY_CONSUMER, FAMILY_STREAM};
 
 #[derive(Clone, Debug)]
+/// A phase's capacity in a generated policy.
 pub enum PhaseKind {
+    /// Fixed provisioned (read, write) capacity.
     Provisioned(i64, i64),
+    /// On demand, with this maximum on both dimensions, if any.
     OnDemand(Option<i64>),
     /// Two sets of bounds, so a table moving between autoscaling phases has its targets
     /// registered again.
     Autoscaling {
+        /// Whether its bounds are the wider of the two sets.
         wide: bool,
     },
 }
 
 #[derive(Clone, Debug)]
+/// One phase of a generated policy.
 pub struct PhaseSpec {
     /// min_age minus the previous phase's (the first phase has min_age 0).
     pub gap: u32,
+    /// Its capacity.
     pub kind: PhaseKind,
+    /// Its table class, if it sets one.
     pub class: Option<&'static str>,
     /// `warm = { read, write }` (units per second): at least any capacity the generator gives.
     pub warm: Option<(i64, i64)>,
 }
 
 #[derive(Clone, Debug)]
+/// A generated policy's `[retention]`.
 pub struct RetentionSpec {
+    /// `delete_after`, in periods.
     pub delete_after: Option<u32>,
+    /// `archive_after`, in periods.
     pub archive_after: Option<u32>,
+    /// `keep_newest`.
     pub keep_newest: u32,
+    /// `max_deletes`.
     pub max_deletes: u32,
 }
 
@@ -38,21 +51,34 @@ pub struct RetentionSpec {
 /// when the case starts) and, when set, the records' precision.
 #[derive(Clone, Debug)]
 pub struct StreamSpec {
+    /// `precision`, if set.
     pub precision: Option<&'static str>,
 }
 
 #[derive(Clone, Debug)]
+/// A generated policy, before it is written as TOML ([`PolicySpec::toml`]).
 pub struct PolicySpec {
+    /// The period (`hour`, `day`, ...).
     pub period: &'static str,
+    /// The time zone.
     pub timezone: &'static str,
+    /// How many tables create_new makes ahead.
     pub premake: u32,
+    /// Whether the tables have the global index `by_device`.
     pub gsi: bool,
+    /// Whether the tables have a local index.
     pub lsi: bool,
+    /// The grace after a period's end, if any.
     pub grace: Option<&'static str>,
+    /// Whether the tables have a TTL attribute.
     pub ttl: bool,
+    /// Whether new tables have deletion protection.
     pub deletion_protection: bool,
+    /// The phases, youngest first.
     pub phases: Vec<PhaseSpec>,
+    /// `[retention]`, if any.
     pub retention: Option<RetentionSpec>,
+    /// `[stream]`, if any.
     pub stream: Option<StreamSpec>,
     /// `[stream.lambda] function = FAMILY_CONSUMER` (which needs `[template] stream`).
     pub consumer: bool,
@@ -62,6 +88,7 @@ pub struct PolicySpec {
 }
 
 impl PolicySpec {
+    /// The policy as TOML for the family `prefix`.
     pub fn toml(&self, prefix: &str) -> String {
         let mut t = format!(
             "prefix = \"{prefix}\"\nperiod = \"{}\"\ntimezone = \"{}\"\npremake = {}\n",
@@ -144,6 +171,7 @@ impl PolicySpec {
     }
 }
 
+/// A random phase.
 pub fn phase_strategy() -> impl Strategy<Value = PhaseSpec> {
     let kind = prop_oneof![
         3 => prop_oneof![Just((300, 1000)), Just((100, 1)), Just((1, 1)), Just((50, 50)), Just((10, 5))]
@@ -167,6 +195,7 @@ pub fn phase_strategy() -> impl Strategy<Value = PhaseSpec> {
     })
 }
 
+/// A random `[retention]`.
 pub fn retention_strategy() -> impl Strategy<Value = RetentionSpec> {
     (
         prop::option::weighted(0.9, 1u32..=4),
@@ -184,6 +213,7 @@ pub fn retention_strategy() -> impl Strategy<Value = RetentionSpec> {
         )
 }
 
+/// A random policy, within the knobs.
 pub fn policy_strategy(k: &Knobs) -> impl Strategy<Value = PolicySpec> {
     let k = k.clone();
     (
@@ -259,6 +289,7 @@ pub fn policy_strategy(k: &Knobs) -> impl Strategy<Value = PolicySpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::names::PREFIX;
     use ddb_rollover::policy::stream::Precision;
     use ddb_rollover::Policy;
     use proptest::strategy::ValueTree;

@@ -1,18 +1,20 @@
 //! The steps of a case: the foreign acts ([`Act`]), the runs of ours ([`Step`]), how slow
 //! AWS is ([`Slowness`]), and the [`Case`] that strings them together.
 
-use std::collections::BTreeSet;
 use std::fmt;
 
-use crate::Config;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use ddb_rollover::policy::warm::WarmThroughput;
 use ddb_rollover::{Operation, Policy};
+use fake_aws::Config;
 use proptest::prelude::*;
 
-use super::*;
+use crate::knobs::Knobs;
+use crate::names::PREFIX;
+use crate::policies::{policy_strategy, PolicySpec};
 
 #[derive(Clone, Debug)]
+/// How a hand-made table is named.
 pub enum NameKind {
     /// `ts_{label}` of the period `at` periods from the current one.
     Exact,
@@ -23,110 +25,210 @@ pub enum NameKind {
 }
 
 #[derive(Clone, Debug)]
+/// Which global index a hand-made table has.
 pub enum GsiKind {
+    /// None.
     None,
     /// The policy's index exactly (when the policy has one).
     Policy,
     /// The policy's index name on another key.
     SameNameOtherKey,
+    /// An index the policy does not name.
     Extra,
 }
 
 #[derive(Clone, Debug)]
+/// Which tags a hand-made table has.
 pub enum TagKind {
+    /// None.
     None,
+    /// A tag of the user's own.
     User,
+    /// Another family's tag.
     OtherFamily,
 }
 
 #[derive(Clone, Debug)]
+/// A foreign act: what people, other tools, other families and the operator do between our runs.
 pub enum Act {
     /// A hand-made table.
     HandMade {
+        /// Which period, relative to the current one.
         at: i32,
+        /// How the table is named.
         name: NameKind,
+        /// Whether it has the policy's key.
         our_key: bool,
+        /// Its global index.
         gsi: GsiKind,
+        /// Whether it has the policy's local index.
         lsi: bool,
+        /// Its tags.
         tags: TagKind,
+        /// Whether it is on demand (else provisioned).
         on_demand: bool,
     },
     /// Someone restores one of our past tables from a backup (or a version before the family
     /// tag made it): `{prefix}_{label}` `ago` periods back, the policy's key and indexes, no
     /// tags. Claimable by name; only `adopt` makes it provably ours.
-    Restored { ago: u32, on_demand: bool },
+    Restored {
+        /// How many periods back.
+        ago: u32,
+        /// Whether it is on demand (else provisioned).
+        on_demand: bool,
+    },
     /// The nested family's own run (the real engine, with the same policy under `ts_eu`).
     Sibling(Operation),
     /// Another family's tag on one of our tables.
-    TagOtherFamily { pick: usize },
+    TagOtherFamily {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+    },
     /// Our family tag removed from one of our tables.
-    UntagFamily { pick: usize },
+    UntagFamily {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+    },
     /// Someone sets one of our tables' capacity.
-    Capacity { pick: usize, to: Option<(i64, i64)> },
+    Capacity {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+        /// The (read, write) capacity set (`None`: on demand).
+        to: Option<(i64, i64)>,
+    },
     /// Someone deletes one of our tables.
-    Delete { pick: usize },
+    Delete {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+    },
     /// Someone deletes our newest table (the furthest pre-built one).
     DeleteNewest,
     /// Someone registers a scalable target on one of our tables (or its index), with or without
     /// their own target-tracking policy.
     Target {
+        /// Which of our tables (an index, modulo their count).
         pick: usize,
+        /// Whether it acts on the table's first index rather than the table.
         index: bool,
+        /// Whether on the read dimension (else the write one).
         read: bool,
+        /// Whether they also put a target-tracking policy of their own.
         policy: bool,
     },
     /// Someone attaches a step-scaling policy to one of OUR scalable targets.
-    StepPolicy { pick: usize },
+    StepPolicy {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+    },
     /// Someone adds an index to one of our tables.
-    AddIndex { pick: usize, like_policy: bool },
+    AddIndex {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+        /// Whether the index is named like the policy's (on another key).
+        like_policy: bool,
+    },
     /// Someone removes the scaling of one of OUR scalable targets: deregisters it (every policy
     /// goes with it) or deletes our policy from it (the target stays, no longer ours).
-    DropScaling { pick: usize, deregister: bool },
+    DropScaling {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+        /// Whether the target is deregistered (else our policy deleted).
+        deregister: bool,
+    },
     /// Someone lowers one of our tables' provisioned capacity (or one of its indexes') by one
     /// unit five times, waiting for ACTIVE in between: the day's decrease budget is spent.
-    SpendDecreases { pick: usize, index: bool },
+    SpendDecreases {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+        /// Whether it acts on the table's first index rather than the table.
+        index: bool,
+    },
     /// The operator runs the real `adopt` on a table under our prefix that our runs did not
     /// make: one claimable by name (`{prefix}_{label}`, our key, no family tag) when
     /// `claimable` and there is one, else any.
-    Adopt { pick: usize, claimable: bool },
+    Adopt {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+        /// Whether a table claimable by name is preferred.
+        claimable: bool,
+    },
     /// Someone pre-warms one of our tables (or its first index): above anything a policy asks
     /// (`high`; no run may then try to lower it), or to less than some phases ask (a run raises
     /// it further, once this raise is no longer UPDATING).
-    PreWarm { pick: usize, index: bool, high: bool },
+    PreWarm {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+        /// Whether it acts on the table's first index rather than the table.
+        index: bool,
+        /// Whether above anything a policy asks.
+        high: bool,
+    },
     /// The application writes `n` new items to one of our tables, whatever its age (refused
     /// while a resource-based policy denies item writes).
-    WriteItems { pick: usize, n: usize },
+    WriteItems {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+        /// How many items.
+        n: usize,
+    },
     /// Someone else's resource-based policy on one of our tables: put over whatever is there
     /// (`pick % 4 == 0`, our seal gone with it), added beside the statements there (1), the
     /// policy deleted (2), or put over with an Allow under our seal's Sid (3).
-    ResourcePolicy { pick: usize },
+    ResourcePolicy {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+    },
     /// Someone rewrites one of our tables' period tags to a period years back.
-    TagPeriod { pick: usize },
+    TagPeriod {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+    },
     /// Someone disables one of our tables' KMS key (KMS DisableKey, or revokes DynamoDB's
     /// grant): INACCESSIBLE_ENCRYPTION_CREDENTIALS, archived by DynamoDB seven days later. A
     /// current or pre-built table so lost takes no writes: create_new must fail.
-    DisableKey { pick: usize },
+    DisableKey {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+    },
     /// Someone puts a scheduled action on a scalable target of one of our tables (or its first
     /// index), registering the target first when none is there (PutScheduledAction needs one),
     /// or, with `delete`, deletes the scheduled actions on it.
     ScheduledAction {
+        /// Which of our tables (an index, modulo their count).
         pick: usize,
+        /// Whether it acts on the table's first index rather than the table.
         index: bool,
+        /// Whether on the read dimension (else the write one).
         read: bool,
+        /// Whether the scheduled actions are deleted (else one put).
         delete: bool,
     },
     /// Someone turns deletion protection on for one of our tables.
-    DeletionProtection { pick: usize },
+    DeletionProtection {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+    },
     /// Someone enables a Kinesis destination into their own stream on one of our tables: a
     /// stream they made ([`FOREIGN_STREAM`]), or one nobody made ([`MISSING_STREAM`], which
     /// ends ENABLE_FAILED). Refused while the table holds a destination.
-    ForeignDestination { pick: usize, stream_exists: bool },
+    ForeignDestination {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+        /// Whether into a stream they made (else one nobody made).
+        stream_exists: bool,
+    },
     /// Someone disables one of our tables' destination into the family's stream (when the
     /// policy names one).
-    DisableDestination { pick: usize },
+    DisableDestination {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+    },
     /// Someone updates the precision of one of our tables' destination into the family's
     /// stream to the other precision (UpdateKinesisStreamingDestination).
-    DestinationPrecision { pick: usize },
+    DestinationPrecision {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+    },
     /// Someone deletes the family's Kinesis data stream (when the policy names one): its
     /// destinations keep their status, and their records are lost.
     DeleteFamilyStream,
@@ -134,42 +236,98 @@ pub enum Act {
     /// family's consumer (when the policy names one; Lambda refuses while ours is there), to one
     /// of our tables' latest stream: a foreign mapping either way (the function's name is not
     /// proof), never deleted by a run, and it keeps the table.
-    ForeignMapping { pick: usize, our_function: bool },
+    ForeignMapping {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+        /// Whether the function mapped is the family's consumer.
+        our_function: bool,
+    },
     /// Someone deletes our mapping (of the policy's consumer) on one of our tables' stream.
-    DeleteMapping { pick: usize },
+    DeleteMapping {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+    },
     /// Someone disables our mapping on one of our tables' stream (pausing the consumer).
-    DisableMapping { pick: usize },
+    DisableMapping {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+    },
     /// Someone deletes the family's consumer function (when the policy names one).
     DeleteConsumer,
     /// Someone acts on one of the completed exports of our tables in the archive bucket: its
     /// first data file overwritten, deleted or moved to GLACIER (CopyObject), another table's
     /// export placed under its prefix, its file list pointed outside its `data/`, a lifecycle
     /// Expiration rule put on the archive prefix, or the bucket's name taken by another account.
-    Archive { pick: usize, act: ArchiveAct },
+    Archive {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+        /// What is done to it.
+        act: ArchiveAct,
+    },
     /// Someone with rights on the family's ledger deletes one of its records (DeleteItem).
-    LedgerDelete { pick: usize, record: RecordKind },
+    LedgerDelete {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+        /// Which kind of record.
+        record: RecordKind,
+    },
     /// Someone with rights on the family's ledger rewrites one of its records (PutItem over it,
     /// keeping its version, so no conditional write of a run notices).
-    LedgerEdit { pick: usize, edit: RecordEdit },
+    LedgerEdit {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+        /// How it is rewritten.
+        edit: RecordEdit,
+    },
     /// Someone lifts the ledger table's deletion protection (UpdateTable; DynamoDB refuses
     /// DeleteTable while it is on), waits for it, and deletes the table; with `recreate`, makes
     /// an empty table of its name again once it is gone.
-    DeleteLedger { recreate: bool },
+    DeleteLedger {
+        /// Whether an empty table of its name is made again.
+        recreate: bool,
+    },
     /// A run of ours crashed holding its operation's lease (`lease#{operation}`): until a time
     /// ahead of the clock, or one already lapsed.
-    CrashedLease { operation: Operation, lapsed: bool },
+    CrashedLease {
+        /// The operation whose lease it held.
+        operation: Operation,
+        /// Whether the lease has already lapsed.
+        lapsed: bool,
+    },
     /// A run of ours crashed between its intent and its outcome ([`IntentLeft`]).
-    CrashedIntent { at: i32, pick: usize, left: IntentLeft },
+    CrashedIntent {
+        /// Which period, relative to the current one.
+        at: i32,
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+        /// What the crash left.
+        left: IntentLeft,
+    },
     /// Someone deletes one of our tables and, once it is gone, makes one of its name with the
     /// policy's key (and our family tag when `family_tag`).
-    Recreate { pick: usize, family_tag: bool },
+    Recreate {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+        /// Whether the new table carries our family tag.
+        family_tag: bool,
+    },
     /// Someone registers a scalable target on a dimension of one of our tables (or its first
     /// index) where none is, with a target-tracking policy named exactly like ours.
-    NamedLikeOurs { pick: usize, index: bool, read: bool },
+    NamedLikeOurs {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+        /// Whether it acts on the table's first index rather than the table.
+        index: bool,
+        /// Whether on the read dimension (else the write one).
+        read: bool,
+    },
     /// The operator runs the real `ddb-rollover init` (not a dry run).
     Init,
     /// The operator runs the real `ddb-rollover restore` of a period our retention deleted.
-    Restore { pick: usize },
+    Restore {
+        /// Which of our tables (an index, modulo their count).
+        pick: usize,
+    },
 }
 
 impl Act {
@@ -230,10 +388,15 @@ pub enum IntentLeft {
 /// What [`Act::Archive`] does to an export in S3.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArchiveAct {
+    /// PutObject over the first data file.
     Overwrite,
+    /// DeleteObject of the first data file.
     Delete,
+    /// The first data file copied onto itself into GLACIER.
     Glacier,
+    /// Another table's export placed under its prefix.
     ForeignExport,
+    /// Its file list pointed outside its `data/`.
     RepointFileList,
     /// PutBucketLifecycleConfiguration: an Enabled rule expiring everything under the archive
     /// prefix (the folder holding the export's table folder) after 30 days.
@@ -260,94 +423,51 @@ pub fn pre_warmed(high: bool) -> WarmThroughput {
 }
 
 #[derive(Clone, Debug)]
+/// One step of a case: the clock moves, our runs, foreign acts.
 pub enum Step {
     /// The clock to 15 minutes before the `periods`-th boundary ahead (create_new's schedule).
     Before {
+        /// How many boundaries ahead.
         periods: u32,
     },
     /// The clock to 15 minutes after the `periods`-th boundary ahead (resize_old's schedule),
     /// plus the policy's grace when `past_grace`.
     After {
+        /// How many boundaries ahead.
         periods: u32,
+        /// Whether the policy's grace is added.
         past_grace: bool,
     },
     /// A few seconds: transitions in flight.
     Wait {
+        /// How many seconds.
         seconds: i64,
     },
+    /// create_new at the clock.
     CreateNew,
+    /// resize_old at the clock.
     ResizeOld,
     /// `cycles` times: Before 1, CreateNew, After 1 past the grace, ResizeOld.
     Schedule {
+        /// How many cycles.
         cycles: u32,
     },
+    /// A foreign act.
     Foreign(Act),
     /// create_new for an instant `behind` periods before the clock, checked against the clock
     /// as the wall: a late run (a retry, a replayed dead letter) or a past instant (`--at`).
     CreateNewAt {
+        /// How many periods before the clock.
         behind: u32,
     },
     /// The operator changes the policy's time zone: our runs use it from then on.
     Zone {
+        /// The new time zone.
         timezone: &'static str,
     },
 }
 
-/// Which kinds of steps and policies the generator may use; `PROMISES_WITHOUT` (a comma-separated
-/// list) takes names out, `PROMISES_WITH` puts in those [`OFF_BY_DEFAULT`]:
-/// - steps: `foreign` (every foreign act), or one act: `hand_made`, `restored`, `sibling`,
-///   `tag_other_family`, `untag_family`, `capacity`, `delete`, `delete_newest`, `target`,
-///   `step_policy`, `add_index` (the policy's index name on another key), `add_extra_index`,
-///   `drop_scaling`, `spend_decreases`, `adopt`, `pre_warm`, `disable_key`, `scheduled_action`,
-///   `deletion_protection`, `write_items`, `resource_policy`, `foreign_destination`,
-///   `disable_destination`, `destination_precision`, `delete_stream`, `foreign_mapping`,
-///   `delete_mapping`, `disable_mapping`, `delete_consumer`, `ledger_delete`, `ledger_edit`,
-///   `delete_ledger`, `crashed_lease`, `crashed_intent`, `recreate`, `named_like_ours`, `init`,
-///   `restore`; and the steps `create_new_at` and `zone`;
-/// - hand-made tables: `hand_made_extra_gsi` (indexes the policy does not name),
-///   `hand_made_on_demand`;
-/// - policies: `grace`, `ttl`, `autoscaling` (such phases become fixed ones), `retention`,
-///   `archive`, `policy_without_gsi` (every policy then has the index `by_device`),
-///   `table_class` (phases keep the table's class), `on_demand_max` (on-demand phases without
-///   maximums), `warm` (phases without warm throughput), `stream` (no policy names a Kinesis
-///   data stream), `lambda` (no policy names a consumer function or gives its tables a stream).
-#[derive(Clone, Debug)]
-pub struct Knobs {
-    pub without: BTreeSet<String>,
-}
-
-impl Knobs {
-    pub fn from_env() -> Knobs {
-        Knobs {
-            without: std::env::var("PROMISES_WITHOUT")
-                .unwrap_or_default()
-                .split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect(),
-        }
-    }
-
-    /// Whether `name` is in the cases: not taken out, and when it is one of [`OFF_BY_DEFAULT`],
-    /// named in `PROMISES_WITH` (a comma-separated list).
-    pub fn on(&self, name: &str) -> bool {
-        let asked = || {
-            std::env::var("PROMISES_WITH")
-                .unwrap_or_default()
-                .split(',')
-                .any(|s| s.trim() == name)
-        };
-        !self.without.contains(name) && (!OFF_BY_DEFAULT.contains(&name) || asked())
-    }
-}
-
-/// Acts left out unless `PROMISES_WITH` names them: each breaks a promise on today's engine, as
-/// the report of the work that added it says, until the engine is made to keep it.
-/// - `named_like_ours`: the verdict judges a scaling policy ours by its name (`judge_target`),
-///   not by the ARN PutScalingPolicy returned (issue 37, finding 1): someone's target with a
-///   policy named exactly like ours is deregistered, their policy deleted with it.
-pub const OFF_BY_DEFAULT: &[&str] = &["named_like_ours"];
-
+/// A random foreign act, within the knobs.
 pub fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
     let hand_made = (
         -4i32..=2,
@@ -609,6 +729,7 @@ pub fn act_strategy(k: &Knobs) -> impl Strategy<Value = Act> {
     prop::strategy::Union::new_weighted(options)
 }
 
+/// A random step, within the knobs.
 pub fn step_strategy(k: &Knobs) -> impl Strategy<Value = Step> {
     let mut options: Vec<(u32, BoxedStrategy<Step>)> = vec![
         (
@@ -652,12 +773,17 @@ pub fn step_strategy(k: &Knobs) -> impl Strategy<Value = Step> {
 }
 
 #[derive(Clone)]
+/// One case of the property test: a policy, a start, how slow AWS is, and the steps.
 pub struct Case {
+    /// The policy.
     pub spec: PolicySpec,
+    /// The policy as TOML.
     pub toml: String,
+    /// The clock when the case starts.
     pub start: DateTime<Utc>,
     /// How long DynamoDB takes: the defaults, or slower than a create_new run waits (120 s).
     pub slow: Slowness,
+    /// The steps, in order.
     pub steps: Vec<Step>,
 }
 
@@ -677,6 +803,7 @@ pub struct Slowness {
 }
 
 impl Slowness {
+    /// The fake's delays for this slowness.
     pub fn config(self) -> Config {
         let default = Config::default();
         // `minutes` where the step is slowed down, else the default delay.
@@ -714,6 +841,7 @@ impl fmt::Debug for Case {
     }
 }
 
+/// A random case, within the knobs.
 pub fn case_strategy(knobs: Knobs) -> impl Strategy<Value = Case> {
     let starts = prop_oneof![
         // Before Europe/Berlin's spring-forward night, before its fall-back night, a month's end.

@@ -4,42 +4,23 @@
 //! or time zone; promise 9: `restore` brings back exactly the archive the deletion relied on.
 //! Each judged from the fake's ground truth: who made each table, who wrote each ledger item.
 
-use crate::{Effect, LedgerWrite, Maker, Table, World};
-use ddb_rollover::ledger::{TableIdentity, TableRecord};
+use ddb_rollover::ledger::TableRecord;
 use ddb_rollover::policy::settings::Billing;
 use ddb_rollover::policy::tags::{export_arn_from_tag, TAG_EXPORT, TAG_FINAL_EXPORT};
 use ddb_rollover::Operation;
+use fake_aws::{Effect, LedgerWrite, Maker, World};
 
-use super::*;
+use crate::facts::RunFacts;
+use crate::ground::ledger_name;
+use crate::ground::{forged_identity, impersonates};
+use crate::ground::{label_slot, ledger_items, table_with_identity};
+use crate::tally::count;
 
 /// The ledger writes our run made.
 fn run_writes<'w>(f: &'w RunFacts<'_>) -> impl Iterator<Item = &'w LedgerWrite> {
     f.after.ledger_writes[f.before.ledger_writes.len()..]
         .iter()
         .filter(|w| w.actor.is_us() && w.ledger == ledger_name())
-}
-
-/// Whether `identity` first came into the ledger's record of `name` by someone else's edit (a
-/// run that carries such a record forward writes it again as its own).
-pub fn forged_identity(world: &World, name: &str, identity: &TableIdentity) -> bool {
-    let key = format!("table#{name}");
-    world
-        .ledger_writes
-        .iter()
-        .filter(|w| w.ledger == ledger_name() && w.key == key)
-        .find(|w| {
-            w.record
-                .as_ref()
-                .and_then(|r| serde_json::from_str::<TableRecord>(&r.body).ok())
-                .is_some_and(|r| r.identity().is_some_and(|i| i.is(identity)))
-        })
-        .is_some_and(|w| w.actor == Maker::Foreign(PERSON.into()))
-}
-
-/// Whether someone other than our runs made `table` carrying our family tag: an impersonation
-/// of the family in every mark the engine can read (the evidence before the ledger was that tag).
-pub fn impersonates(table: &Table) -> bool {
-    !table.maker.is_us() && table.family() == Some(PREFIX)
 }
 
 /// Promise 7: the ledger keeps the family's memory.
@@ -108,7 +89,7 @@ pub fn ledger_keeps_memory(f: &RunFacts<'_>) -> Vec<String> {
                         f.before
                             .tables
                             .values()
-                            .filter(|t| t.status == crate::Status::Deleting),
+                            .filter(|t| t.status == fake_aws::Status::Deleting),
                     )
                     .any(|t| t.name == *table && t.deleted_by.as_ref().is_some_and(Maker::is_us));
                 if !deleted_by_us {
@@ -284,7 +265,7 @@ pub fn ages_hold(f: &RunFacts<'_>) -> Vec<String> {
 /// export, a file list pointed elsewhere) is ever imported.
 pub fn restore_brings_back_the_receipts_archive(before: &World, after: &World, name: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let imports: Vec<&crate::Import> = after
+    let imports: Vec<&fake_aws::Import> = after
         .imports
         .iter()
         .filter(|(arn, import)| import.table == name && !before.imports.contains_key(*arn))
@@ -311,7 +292,7 @@ pub fn restore_brings_back_the_receipts_archive(before: &World, after: &World, n
     };
     count("promise 9: restore imported, judged");
     let data = format!("{}/data/", export.directory);
-    let written: Vec<(String, crate::S3Object)> = export
+    let written: Vec<(String, fake_aws::S3Object)> = export
         .objects()
         .into_iter()
         .filter(|(key, _)| key.starts_with(&data))
@@ -324,7 +305,7 @@ pub fn restore_brings_back_the_receipts_archive(before: &World, after: &World, n
             ));
             continue;
         }
-        let found: Vec<(String, crate::S3Object)> = before
+        let found: Vec<(String, fake_aws::S3Object)> = before
             .s3
             .iter()
             .filter(|((bucket, key), _)| *bucket == import.bucket && key.starts_with(&import.data_prefix))

@@ -1,12 +1,15 @@
 //! Promise 3: create_new is loud when the next table is not ready; and the deferral causes
 //! the runs report, confirmed against the fake.
 
-use crate::{Status, Table};
 use chrono::{DateTime, Duration, Utc};
 use ddb_rollover::plan::deferral::DeferralCause;
 use ddb_rollover::{Operation, Policy};
+use fake_aws::{Status, Table};
 
-use super::*;
+use crate::facts::RunFacts;
+use crate::ground::{is_our_policy, Ground};
+use crate::names::PREFIX;
+use crate::tally::count;
 
 /// The names of the current and pre-built tables at `now`.
 pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
@@ -87,7 +90,7 @@ pub fn create_new_is_loud(f: &RunFacts<'_>) -> Vec<String> {
             let Some(table) = f.after.tables.get(&name) else {
                 continue;
             };
-            let mappings: Vec<&crate::Mapping> = f
+            let mappings: Vec<&fake_aws::Mapping> = f
                 .after
                 .mappings
                 .values()
@@ -169,7 +172,7 @@ pub fn confirm_deferral(f: &RunFacts<'_>, table: &Table, cause: DeferralCause) -
                 .iter()
                 .filter(|t| now - **t < Duration::hours(24))
                 .count();
-            if budget_spent().is_empty() && switches < crate::ON_DEMAND_SWITCHES_PER_DAY {
+            if budget_spent().is_empty() && switches < fake_aws::ON_DEMAND_SWITCHES_PER_DAY {
                 Err("deferred for limit_exceeded, but no budget of the fake is spent".into())
             } else {
                 Ok(())

@@ -1,15 +1,19 @@
 //! One run's facts ([`RunFacts`]), and promise 1: nothing foreign was changed or deleted.
 
-use crate::{Effect, World, FAMILY_TAG, LOWER_WARM};
+use aws_model::warm::LOWER_WARM;
 use chrono::{DateTime, Utc};
 use ddb_rollover::{Operation, Policy, RunReport};
+use fake_aws::{Effect, World, FAMILY_TAG};
 
-use super::*;
+use crate::ground::{is_our_policy, is_our_policy_name, target_is_ours, Ground};
+use crate::tally::count;
 
 /// One promise's check: its violations, each a sentence naming the step, the table and the facts.
 pub type Invariant = fn(&RunFacts<'_>) -> Vec<String>;
 
+/// What one run of ours did, for the promises: the account before and after, our calls, the report, and the `status` computed just before.
 pub struct RunFacts<'a> {
+    /// The step that ran it, as the case prints it.
     pub step: String,
     /// The policy the run used.
     pub policy: &'a Policy,
@@ -18,16 +22,21 @@ pub struct RunFacts<'a> {
     /// The policy each table our runs made was made under, by name, where it is not `truth`:
     /// the ground truth of the period a table holds (see [`RunFacts::truth_of`]).
     pub made_under: &'a std::collections::BTreeMap<String, Policy>,
+    /// create_new or resize_old.
     pub operation: Operation,
     /// The account's clock when the run started: the wall clock.
     pub now: DateTime<Utc>,
     /// The instant the run decided for: `now`, or earlier for a late run or a past instant.
     pub at: DateTime<Utc>,
+    /// The account just before the run.
     pub before: &'a World,
+    /// The account just after the run.
     pub after: &'a World,
     /// Our calls during the run.
-    pub calls: &'a [crate::Call],
+    pub calls: &'a [fake_aws::Call],
+    /// What the run reported.
     pub report: &'a RunReport,
+    /// `status` from a full observation just before the run.
     pub status: &'a ddb_rollover::run::status::StatusReport,
 }
 
@@ -37,6 +46,7 @@ impl RunFacts<'_> {
         self.made_under.get(name).unwrap_or(self.truth)
     }
 
+    /// The ground truth of the account after the run.
     pub fn ground(&self) -> Ground<'_> {
         Ground {
             policy: self.policy,
@@ -44,12 +54,14 @@ impl RunFacts<'_> {
         }
     }
 
-    pub fn effects(&self) -> impl Iterator<Item = (&crate::Call, &Effect)> {
+    /// Each effect of our calls, with its call.
+    pub fn effects(&self) -> impl Iterator<Item = (&fake_aws::Call, &Effect)> {
         self.calls
             .iter()
             .flat_map(|c| c.effects.iter().map(move |e| (c, e)))
     }
 
+    /// The report's lines about `table`, for a failure's message.
     pub fn lines_of(&self, table: &str) -> String {
         self.report
             .tables

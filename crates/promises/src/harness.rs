@@ -4,23 +4,43 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::{Maker, World};
 use chrono::{DateTime, Duration, Utc};
 use ddb_rollover::policy::scaling::ScalableKey;
 use ddb_rollover::policy::settings::{
     AttributeKind, Billing, Capacity, KeyAttribute, KeySchema, OnDemandLimits,
 };
 use ddb_rollover::{ApplyOptions, Operation, Policy};
+use fake_aws::{Maker, World};
 
-use super::*;
+use crate::account::Account;
+use crate::converges::resize_old_converges;
+use crate::data_loss::{archives_hold_every_write, no_data_loss};
+use crate::facts::{nothing_foreign_changed, Invariant, RunFacts};
+use crate::ground::ledger_name;
+use crate::ground::{is_our_policy, ledger_unsound};
+use crate::knobs::Knobs;
+use crate::ledger_promises::{ages_hold, ledger_keeps_memory};
+use crate::loud::create_new_is_loud;
+use crate::names::{OPERATOR, PREFIX};
+use crate::policies::PolicySpec;
+use crate::stats::count_run;
+use crate::status::status_predicts_run;
+use crate::steps::{Case, Step};
+use crate::tally::count;
 
 /// Plays one case in an account, checking the promises after each of our runs.
 pub struct Harness<'a, A: Account> {
+    /// The case it plays.
     pub case: &'a Case,
+    /// The case's policy.
     pub policy: Policy,
+    /// The nested family's policy (the same under `ts_eu`).
     pub sibling: Policy,
+    /// The account it plays in.
     pub account: A,
+    /// The promises it checks.
     pub checks: BTreeSet<u8>,
+    /// The kinds of acts in play.
     pub knobs: Knobs,
     /// The policy our runs use: `policy` until a [`Step::Zone`] changes its time zone.
     runs: RefCell<Policy>,
@@ -29,6 +49,8 @@ pub struct Harness<'a, A: Account> {
     made_under: RefCell<BTreeMap<String, Policy>>,
 }
 
+/// The runs' apply options: the executor's defaults, waiting up to 120 s for a table's
+/// readiness (a slowed CreateTable takes longer: see `Slowness`).
 pub fn options() -> ApplyOptions {
     ApplyOptions {
         readiness_wait: std::time::Duration::from_secs(120),
@@ -36,6 +58,7 @@ pub fn options() -> ApplyOptions {
     }
 }
 
+/// A key unlike the policy's, for tables that are not the family's.
 pub fn other_key() -> KeySchema {
     KeySchema {
         partition: KeyAttribute {
@@ -46,10 +69,12 @@ pub fn other_key() -> KeySchema {
     }
 }
 
+/// On-demand billing without maximums.
 pub fn on_demand() -> Billing {
     Billing::OnDemand(OnDemandLimits::default())
 }
 
+/// Provisioned billing with these capacities.
 pub fn provisioned(read: i64, write: i64) -> Billing {
     Billing::Provisioned(Capacity { read, write })
 }
@@ -174,7 +199,7 @@ impl<A: Account> Harness<'_, A> {
             .iter()
             .flat_map(|c| c.effects.iter().map(move |e| (c, e)))
         {
-            if let crate::Effect::CreatedTable { table } = effect {
+            if let fake_aws::Effect::CreatedTable { table } = effect {
                 let mut made_under = self.made_under.borrow_mut();
                 if policy.hash() == self.policy.hash() {
                     made_under.remove(table);
@@ -265,7 +290,7 @@ impl<A: Account> Harness<'_, A> {
     /// Every step of the case in turn; the first broken promise ends it.
     pub fn run_case(&self) -> Result<(), String> {
         if let Some(kinesis) = &self.policy.stream.kinesis {
-            let create = crate::KinesisAct::CreateStream {
+            let create = fake_aws::KinesisAct::CreateStream {
                 stream_arn: kinesis.stream_arn.to_string(),
             };
             if let Err(e) = self.account.kinesis_act(OPERATOR, &create) {
@@ -273,7 +298,7 @@ impl<A: Account> Harness<'_, A> {
             }
         }
         if let Some(lambda) = &self.policy.stream.lambda {
-            let create = crate::MappingAct::CreateFunction {
+            let create = fake_aws::MappingAct::CreateFunction {
                 function_arn: lambda.function.to_string(),
             };
             if let Err(e) = self.account.mapping_act(OPERATOR, &create) {

@@ -1,15 +1,10 @@
-//! An export laid out in S3 as AWS documents it (DynamoDB developer guide, "DynamoDB table
-//! export output format"), for [`crate::Proxy::export_layout`]: moto writes only an export's
-//! data file, under `{S3Prefix}/AWSDynamoDB/{uuid}/data/`, names exports by ARNs of its own
-//! form, and its DescribeExport names no `ExportManifest`. The ARNs' two forms and where an
-//! export's folder is; the manifests themselves are written by fake-aws's one writer of them
-//! (`S3Object::export_manifests`), beside an empty `_started`. moto uploads the data file in
-//! one part, so its ETag is the MD5 of the bytes, as a single-part upload's is on S3. The
-//! `.checksum` files are left out: nothing here or in ddb-rollover reads them.
+//! Export ARNs in their two forms, for [`super::Proxy`]'s exports: moto names an export
+//! `arn:…:table/{table ARN}/import/{id}`, AWS `{table ARN}/export/{id}`
+//! (`aws_model::exports::export_arn`). The proxy gives clients AWS's form and moto its own.
 
 /// AWS's form of a moto export ARN (`arn:…:table/{table ARN}/import/{id}` to
 /// `{table ARN}/export/{id}`); any other ARN as it is.
-pub fn aws_export_arn(arn: &str) -> String {
+pub(super) fn aws_export_arn(arn: &str) -> String {
     let Some((_, rest)) = arn.split_once(":table/arn:") else {
         return arn.to_string();
     };
@@ -20,7 +15,7 @@ pub fn aws_export_arn(arn: &str) -> String {
 }
 
 /// moto's form of an AWS export ARN (the inverse of [`aws_export_arn`]).
-pub fn moto_export_arn(arn: &str) -> String {
+pub(super) fn moto_export_arn(arn: &str) -> String {
     if arn.contains(":table/arn:") {
         return arn.to_string();
     }
@@ -35,7 +30,7 @@ pub fn moto_export_arn(arn: &str) -> String {
 
 /// A JSON body with every `ExportArn` field (at any depth) mapped by `map`; other bodies as
 /// they are.
-pub fn rewrite_export_arns(body: &[u8], map: fn(&str) -> String) -> hyper::body::Bytes {
+pub(super) fn rewrite_export_arns(body: &[u8], map: fn(&str) -> String) -> hyper::body::Bytes {
     fn walk(value: &mut serde_json::Value, map: fn(&str) -> String) {
         match value {
             serde_json::Value::Object(fields) => {
@@ -59,17 +54,6 @@ pub fn rewrite_export_arns(body: &[u8], map: fn(&str) -> String) -> hyper::body:
     }
 }
 
-/// The folder of an export (`{prefix}/AWSDynamoDB/{id}`) a data file's key belongs to.
-pub fn export_directory(data_key: &str) -> Option<&str> {
-    let (directory, _) = data_key.split_once("/data/")?;
-    directory.contains("AWSDynamoDB/").then_some(directory)
-}
-
-/// The key DescribeExport's `ExportManifest` names.
-pub fn manifest_key(directory: &str) -> String {
-    format!("{directory}/manifest-summary.json")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,15 +70,5 @@ mod tests {
             aws_export_arn,
         );
         assert!(String::from_utf8_lossy(&body).contains(aws));
-    }
-
-    #[test]
-    fn the_directory_is_the_folder_above_data() {
-        assert_eq!(
-            export_directory("p/t//AWSDynamoDB/abc/data/def.gz"),
-            Some("p/t//AWSDynamoDB/abc")
-        );
-        assert_eq!(export_directory("p/t/other/data/def.gz"), None);
-        assert_eq!(export_directory("p/t/AWSDynamoDB/abc/manifest-files.json"), None);
     }
 }

@@ -4,26 +4,23 @@
 
 use std::collections::BTreeMap;
 
-use crate::{Maker, Table, FAMILY_TAG};
 use chrono::{Duration, TimeZone, Utc};
 use ddb_rollover::ledger::{keys, Lease, PeriodBounds, TableIdentity, TableRecord, TableState};
 use ddb_rollover::run::control::StoredRecord;
 use ddb_rollover::table::changes::TableSpec;
+use fake_aws::{Maker, FAMILY_TAG};
 
-use super::*;
-
-/// The family's ledger table.
-pub fn ledger_name() -> String {
-    format!("{PREFIX}_ledger")
-}
+use crate::account::Account;
+use crate::ground::our_policy_name;
+use crate::ground::{identity_of, ledger_name};
+use crate::harness::{provisioned, Harness};
+use crate::ledger_promises::restore_brings_back_the_receipts_archive;
+use crate::names::{PERSON, PREFIX};
+use crate::steps::{Act, IntentLeft, RecordEdit, RecordKind};
+use crate::tally::count;
 
 /// What someone writes over a record to make it unreadable.
 pub const UNREADABLE: &str = "{\"edited\": by hand";
-
-/// The identity DynamoDB shows for `table`.
-pub fn identity_of(table: &Table) -> TableIdentity {
-    TableIdentity::new(&table.arn, table.created_at, Some(&table.table_id))
-}
 
 impl<A: Account> Harness<'_, A> {
     /// The ledger's items in our family's partition, by key (none without a ledger table).
@@ -99,7 +96,7 @@ impl<A: Account> Harness<'_, A> {
                 count("ledger: someone deleted the ledger table");
                 if *recreate {
                     account.advance(account.world().config.delete_delay + Duration::seconds(1));
-                    let spec = crate::ports::ledger_spec(&ledger, PREFIX);
+                    let spec = fake_aws::ledger_spec(&ledger, PREFIX);
                     if account.create_table(PERSON, &spec).is_ok() {
                         count("ledger: someone made the ledger table again, empty");
                     }
@@ -161,7 +158,7 @@ impl<A: Account> Harness<'_, A> {
                     (true, true) => D::IndexRead,
                     (true, false) => D::IndexWrite,
                 };
-                let key = crate::key_for(name, gsi.as_deref(), dimension);
+                let key = fake_aws::key_for(name, gsi.as_deref(), dimension);
                 // Where no target is: theirs alone, with a policy of exactly our policy's name.
                 if world.targets.contains_key(&key) || account.register_target(PERSON, &key, 1, 10).is_err() {
                     return Ok(());
@@ -184,7 +181,7 @@ impl<A: Account> Harness<'_, A> {
     /// A table someone makes under `name`: the policy's key and indexes, and our family tag when
     /// `family_tag` (a look-alike in every mark a name and a tag can carry).
     pub(super) fn theirs(&self, name: &str, family_tag: bool) -> TableSpec {
-        let mut spec = crate::table_spec(name, self.policy.key.clone(), provisioned(5, 5));
+        let mut spec = fake_aws::table_spec(name, self.policy.key.clone(), provisioned(5, 5));
         spec.local_indexes = self.policy.local_indexes.clone();
         if family_tag {
             spec.tags = BTreeMap::from([(FAMILY_TAG.to_string(), PREFIX.to_string())]);

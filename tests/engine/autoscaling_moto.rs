@@ -15,10 +15,10 @@ use aws_sdk_applicationautoscaling::types::{
     TargetTrackingScalingPolicyConfiguration,
 };
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::plan::Decision;
 use ddb_rollover::policy::Policy;
 use ddb_rollover::Operation;
+use ddb_rollover_aws::dynamodb::DynamoDb;
 use testkit::{LocalDynamo, Server};
 
 const POLICY: &str = r#"

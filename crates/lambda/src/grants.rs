@@ -305,7 +305,7 @@ impl Grants {
 /// An AWS call's error as the operator reads it: a refusal names the fix (the stack's template
 /// grants what the functions call).
 #[cfg(any(feature = "ssm", feature = "eventbridge"))]
-pub(crate) fn explain(error: &ddb_rollover::aws::call_error::CallError) -> String {
+pub(crate) fn explain(error: &ddb_rollover_aws::call_error::CallError) -> String {
     if error.is_access_denied() {
         format!("{error} (the role does not allow it: deploy the stack's template, which grants it)")
     } else {

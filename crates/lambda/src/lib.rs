@@ -31,11 +31,11 @@ use crate::publish::Publishing;
 use crate::stack::StackParameters;
 use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
 use chrono::{DateTime, Utc};
-use ddb_rollover::aws::dynamodb::DynamoDb;
-use ddb_rollover::aws::sdk::{AwsClients, SdkSettings};
 use ddb_rollover::policy::{Policy, PolicyDocument, POLICY_ENV};
 use ddb_rollover::run::pace::Paced;
 use ddb_rollover::{ApplyOptions, ControlPlaneError, Operation, Outcome, RunReport};
+use ddb_rollover_aws::dynamodb::DynamoDb;
+use ddb_rollover_aws::sdk::{AwsClients, SdkSettings};
 use lambda_runtime::{service_fn, Diagnostic, LambdaEvent};
 
 /// One failed table action, as listed in [`HandlerError::ActionsFailed`].

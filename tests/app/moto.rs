@@ -8,12 +8,12 @@ use std::collections::BTreeSet;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
-use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::{Operation, Policy};
 use ddb_rollover_app::keys::{sort_key, sort_key_time};
 use ddb_rollover_app::query::{query, TimeRange};
 use ddb_rollover_app::write::{Item, UnwrittenReason};
 use ddb_rollover_app::{table_for, tables_between, ItemStream, Layout, Record, Sharding, WriteError, Writer};
+use ddb_rollover_aws::dynamodb::DynamoDb;
 use testkit::{LocalDynamo, Server};
 
 use crate::support::days::run_at;

@@ -18,8 +18,8 @@
 use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::Client;
-use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::{Policy, Tables};
+use ddb_rollover_aws::dynamodb::DynamoDb;
 use testkit::{LocalDynamo, ProcessRun, Server};
 
 use super::common::{self, run_cli};

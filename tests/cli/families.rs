@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::Client;
 use chrono::{Duration, NaiveDate};
-use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::{run_each, ApplyOptions, Operation, Outcome, Policy};
+use ddb_rollover_aws::dynamodb::DynamoDb;
 use testkit::{LocalDynamo, Server};
 
 use crate::support::days::{assert_succeeded, at, run_at};

@@ -18,7 +18,7 @@ use ddb_rollover_app::{ItemStream, Layout, Record, Sharding, Writer};
 use crate::support::days::{at, day_runs};
 use crate::support::ArchiveRig;
 use aws_sdk_dynamodb::Client;
-use ddb_rollover::aws::dynamodb::DynamoDb;
+use ddb_rollover_aws::dynamodb::DynamoDb;
 use testkit::{LocalDynamo, ProcessRun};
 
 use super::common::run_cli;

@@ -4,8 +4,8 @@
 //! (moto), with the policy the template's `ROLLOVER_POLICY` gives for the parameter defaults.
 
 use chrono::{DateTime, Utc};
-use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::{Operation, Outcome};
+use ddb_rollover_aws::dynamodb::DynamoDb;
 use deploy_checks::scenario;
 use deploy_checks::template::{Function, RepoTemplate, Template};
 use testkit::{LocalDynamo, Server};

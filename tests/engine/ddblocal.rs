@@ -27,8 +27,8 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 use chrono::{TimeZone, Utc};
-use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::{observe, ErrorKind, Operation, Policy, Scope, Tables};
+use ddb_rollover_aws::dynamodb::DynamoDb;
 use testkit::{LocalDynamo, Server};
 
 use crate::support::days::{run_at, warnings_about};

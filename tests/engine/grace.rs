@@ -2,8 +2,8 @@
 //! capacity through the 01:00 run and is lowered by the 02:15 one. Read back with DescribeTable.
 
 use chrono::{DateTime, Utc};
-use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::{Operation, Policy};
+use ddb_rollover_aws::dynamodb::DynamoDb;
 use testkit::{LocalDynamo, Server};
 
 use crate::support::capacity;

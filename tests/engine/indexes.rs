@@ -133,7 +133,7 @@ async fn settle(client: &aws_sdk_dynamodb::Client) {
 async fn ten_days(kind: Server) {
     let server = LocalDynamo::start(kind);
     let client = server.client().await;
-    let control = ddb_rollover::aws::dynamodb::DynamoDb::local(client.clone());
+    let control = ddb_rollover_aws::dynamodb::DynamoDb::local(client.clone());
     let before = Policy::from_toml(POLICY).unwrap();
     let after = Policy::from_toml(&format!("{POLICY}{ADDED}")).unwrap();
 
@@ -217,7 +217,7 @@ async fn a_switch_to_provisioned_carries_every_index_and_is_never_made_over_a_fo
 {
     let server = LocalDynamo::start(Server::DynamoDbLocal);
     let client = server.client().await;
-    let control = ddb_rollover::aws::dynamodb::DynamoDb::local(client.clone());
+    let control = ddb_rollover_aws::dynamodb::DynamoDb::local(client.clone());
     let policy = Policy::from_toml(&POLICY.replace(
         "min_age = 0\nread = 50\nwrite = 500\nindex_read = 20\nindex_write = 200\nindex_overrides = { by_site = { read = 10, write = 100 } }",
         "min_age = 0\nbilling = \"on_demand\"",

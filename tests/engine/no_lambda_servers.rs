@@ -10,10 +10,10 @@
 
 use crate::support::lambda::lambda_client;
 use crate::support::INSTANT_DYNALITE;
-use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::policy::stream::{FunctionArn, LambdaConsumer, StartingPosition};
 use ddb_rollover::table::stream::{MappingChange, MappingRemoval};
 use ddb_rollover::{ErrorKind, Mappings};
+use ddb_rollover_aws::dynamodb::DynamoDb;
 use testkit::{LocalDynamo, Server};
 
 const FUNCTION: &str = "arn:aws:lambda:us-east-1:123456789012:function:ingest-consumer";

@@ -178,7 +178,7 @@ async fn a_week_publishes_the_tables_writers_need_and_an_event_for_each_change()
 }
 
 /// The parameter as it stands on the server: its type and value.
-async fn stored(clients: &ddb_rollover::aws::sdk::AwsClients, name: &str) -> (String, String) {
+async fn stored(clients: &ddb_rollover_aws::sdk::AwsClients, name: &str) -> (String, String) {
     let got = clients.ssm.get_parameter().name(name).send().await.unwrap();
     let p = got.parameter().unwrap();
     (
@@ -312,7 +312,7 @@ async fn a_parameter_someone_else_wrote_is_never_overwritten() {
         "{first} {second}"
     );
     // The ledger holds the version our last write got, read back from the server.
-    let version = |clients: &ddb_rollover::aws::sdk::AwsClients| {
+    let version = |clients: &ddb_rollover_aws::sdk::AwsClients| {
         let ssm = clients.ssm.clone();
         let name = parameter.clone();
         async move {
@@ -323,7 +323,7 @@ async fn a_parameter_someone_else_wrote_is_never_overwritten() {
     let ours = version(&clients).await;
     let book = ddb_rollover::ledger::Book::read(
         ddb_rollover::run::control::Ledger::read_ledger(
-            &ddb_rollover::aws::dynamodb::DynamoDb::local(client.clone()),
+            &ddb_rollover_aws::dynamodb::DynamoDb::local(client.clone()),
             &crate::support::ledger::ledger_name("timeseries"),
             "timeseries",
         )
@@ -360,7 +360,7 @@ async fn parameter_record(
 ) -> ddb_rollover::ledger::ParameterRecord {
     let book = ddb_rollover::ledger::Book::read(
         ddb_rollover::run::control::Ledger::read_ledger(
-            &ddb_rollover::aws::dynamodb::DynamoDb::local(client.clone()),
+            &ddb_rollover_aws::dynamodb::DynamoDb::local(client.clone()),
             &crate::support::ledger::ledger_name("timeseries"),
             "timeseries",
         )

@@ -18,8 +18,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use aws_sdk_ssm::types::ParameterType;
 use chrono::{Duration, Utc};
-use ddb_rollover::aws::sdk::AwsClients;
 use ddb_rollover::{Operation, Policy};
+use ddb_rollover_aws::sdk::AwsClients;
 use ddb_rollover_lambda::publish::{self, Publishing};
 use ddb_rollover_lambda::Handler;
 use deploy_checks::template::{template_path, RepoTemplate, Template};

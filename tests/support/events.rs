@@ -1,7 +1,7 @@
 //! EventBridge events read back on moto: a queue subscribed to the default bus's
 //! `ddb-rollover` events through a rule, and what reached it.
 
-use ddb_rollover::aws::events::EVENT_SOURCE;
+use ddb_rollover_aws::events::EVENT_SOURCE;
 use serde_json::{json, Value};
 
 /// The SQS queue the rule delivers to, and its URL.

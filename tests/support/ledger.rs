@@ -10,9 +10,9 @@
 use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::types::{BillingMode, TableDescription};
-use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::run::control::Ledger;
 use ddb_rollover::Policy;
+use ddb_rollover_aws::dynamodb::DynamoDb;
 
 /// The ledger table of the family `prefix` (core's `TableNaming::ledger_name`).
 pub(crate) fn ledger_name(prefix: &str) -> String {

@@ -11,8 +11,8 @@ pub(crate) mod schema;
 
 use aws_config::{BehaviorVersion, Region};
 use aws_sdk_dynamodb::config::Credentials;
-use ddb_rollover::aws::dynamodb::DynamoDb;
-use ddb_rollover::aws::sdk::AwsClients;
+use ddb_rollover_aws::dynamodb::DynamoDb;
+use ddb_rollover_aws::sdk::AwsClients;
 
 /// The SDK's clients (DynamoDB, S3, Systems Manager, EventBridge, ...) for `endpoint` with the
 /// test credentials, built as the functions and the CLI build theirs (one configuration).

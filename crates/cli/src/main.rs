@@ -11,20 +11,20 @@ use std::time::Instant;
 
 use chrono::Utc;
 use clap::Parser;
-use ddb_rollover::aws::dynamodb::DynamoDb;
-use ddb_rollover::aws::sdk::{AwsClients, SdkSettings};
 use ddb_rollover::route;
 use ddb_rollover::run::clock::{check_clock, clock_warning, CheckedInstant, ClockAllowance, ClockError};
 use ddb_rollover::run::pace::Paced;
 use ddb_rollover::{
     observe, run::status, run_each, ApplyOptions, Operation, Policy, PolicyDocument, PolicyError, Scope,
 };
+use ddb_rollover_aws::dynamodb::DynamoDb;
+use ddb_rollover_aws::sdk::{AwsClients, SdkSettings};
 
 use args::{Cli, Command, Output, RestoreArgs, RouteArgs};
-use ddb_rollover::aws::events::{put_events, Event, TABLE_RESTORED};
 use ddb_rollover::policy::period::Slot;
 use ddb_rollover::run::operator::LineOutcome;
 use ddb_rollover::run::restore::{Restoration, RestoreOptions, RestoreReport};
+use ddb_rollover_aws::events::{put_events, Event, TABLE_RESTORED};
 
 /// Exit codes: 0 nothing failed, 1 an action or AWS call failed, 2 bad input (before any AWS call).
 const EXIT_FAILED: u8 = 1;

@@ -1,5 +1,7 @@
-//! ddb-rollover: one DynamoDB table per time period. This crate is the engine; Lambda lives in
-//! `ddb-rollover-lambda`, the applications' side (writes, queries, sizing) in `ddb-rollover-app`.
+//! ddb-rollover: one DynamoDB table per time period. This crate is the engine, with no AWS SDK
+//! in it: its ports ([`ControlPlane`] and the others) are implemented on the SDK's clients in
+//! `ddb-rollover-aws`. Lambda lives in `ddb-rollover-lambda`, the applications' side (writes,
+//! queries, sizing) in `ddb-rollover-app`.
 //!
 //! Where to start, one folder per layer, each using only the ones before it:
 //!
@@ -14,16 +16,12 @@
 //! 4. [`run`](mod@run): a run end to end: the clock check ([`run::clock`]), observing at the floor of
 //!    calls, applying through a [`ControlPlane`], readiness and the [`RunReport`]; and the
 //!    operator's views on the same steps (`status`, `adopt`, `restore`).
-//! 5. [`aws`]: the [`ControlPlane`] on the SDK's DynamoDB and Application Auto Scaling clients,
-//!    and the S3, Systems Manager and EventBridge clients behind the features `s3`, `ssm` and
-//!    `eventbridge`.
 //!
 //! One run, step by step, and the words the code uses (phase, age, premake, grace, verdict,
 //! deferral, seal, ...): `docs/architecture.md`.
 //!
 //! [`route`] is the applications' entry: which table holds an instant.
 
-pub mod aws;
 pub mod ledger;
 pub mod plan;
 pub mod policy;

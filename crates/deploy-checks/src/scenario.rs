@@ -2,8 +2,8 @@
 //! `<aws.scheduler.scheduled-time>` filled in, parsed as the Lambda runtime would, handed to
 //! `ddb_rollover_lambda::Handler::handle` of the function's own operation.
 
-use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::{Operation, RunReport};
+use ddb_rollover_aws::dynamodb::DynamoDb;
 use ddb_rollover_lambda::{Handler, HandlerError};
 
 use crate::template::{Function, Schedule, SCHEDULED_TIME_PLACEHOLDER};

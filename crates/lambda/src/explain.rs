@@ -1,7 +1,7 @@
 //! An AWS call's error as the operator reads it, for the calls that publish (the tables
 //! parameter, the events): its own module, below both.
 
-use ddb_rollover::aws::call_error::CallError;
+use ddb_rollover_aws::call_error::CallError;
 
 /// A refusal names the fix (the stack's template grants what the functions call).
 pub(crate) fn explain(error: &CallError) -> String {

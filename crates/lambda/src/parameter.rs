@@ -64,11 +64,11 @@ pub(crate) use write::put_tables;
 mod write {
     use super::*;
 
-    use ddb_rollover::aws::parameters::{create_parameter, get_parameter, put_parameter};
-    use ddb_rollover::aws::sdk::AwsClients;
     use ddb_rollover::ledger::{keys, parameter_owner, Book, Entry, LedgerState, ParameterOwner};
     use ddb_rollover::ledger::{ParameterRecord, StoredRecord};
     use ddb_rollover::run::control::{ErrorKind, Expect, Ledger};
+    use ddb_rollover_aws::parameters::{create_parameter, get_parameter, put_parameter};
+    use ddb_rollover_aws::sdk::AwsClients;
 
     use crate::explain::explain;
 
@@ -297,7 +297,7 @@ mod write {
 
 #[cfg(not(feature = "ssm"))]
 pub(crate) async fn put_tables<L>(
-    _: &ddb_rollover::aws::sdk::AwsClients,
+    _: &ddb_rollover_aws::sdk::AwsClients,
     _: &L,
     _: &Policy,
     name: &str,

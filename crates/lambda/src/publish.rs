@@ -18,13 +18,13 @@
 //! the family's ledger; anything else is someone else's, reported and never overwritten.
 
 use chrono::{DateTime, Utc};
-use ddb_rollover::aws::sdk::AwsClients;
 use ddb_rollover::plan::Decision;
 use ddb_rollover::policy::naming::Ownership;
 use ddb_rollover::policy::tags::TAG_ARCHIVED;
 use ddb_rollover::policy::Policy;
 use ddb_rollover::run::control::Ledger;
 use ddb_rollover::run::readiness::Readiness;
+use ddb_rollover_aws::sdk::AwsClients;
 
 #[cfg(feature = "eventbridge")]
 use crate::explain::explain;
@@ -38,7 +38,7 @@ use serde_json::{json, Value};
 /// many pre-built ones as fit, and counts the rest (`omitted`).
 pub const MAX_PARAMETER_BYTES: usize = 4096;
 
-pub use ddb_rollover::aws::events::{
+pub use ddb_rollover_aws::events::{
     Event, EVENT_SOURCE, PHASE_CHANGED, TABLE_ARCHIVED, TABLE_DELETED, TABLE_READY, TABLE_RESTORED,
 };
 
@@ -234,7 +234,7 @@ pub async fn publish<L: Ledger>(
 
 #[cfg(feature = "eventbridge")]
 async fn put_events(clients: &AwsClients, events: &[Event]) -> Vec<String> {
-    ddb_rollover::aws::events::put_events(&clients.eventbridge, events, explain).await
+    ddb_rollover_aws::events::put_events(&clients.eventbridge, events, explain).await
 }
 
 #[cfg(not(feature = "eventbridge"))]

@@ -23,10 +23,10 @@ use std::error::Error;
 use std::process::ExitCode;
 
 use chrono::{DateTime, NaiveTime, TimeDelta, Utc};
-use ddb_rollover::aws::sdk::{AwsClients, SdkSettings};
-use ddb_rollover::aws::Server;
 use ddb_rollover::Policy;
 use ddb_rollover_app::{tables_between, ChangeDecoder, Layout, PeriodTable, Sharding, Writer};
+use ddb_rollover_aws::sdk::{AwsClients, SdkSettings};
+use ddb_rollover_aws::Server;
 
 use args::{Args, Output};
 use readings::Reading;

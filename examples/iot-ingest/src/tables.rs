@@ -7,12 +7,12 @@ use std::time::Duration;
 use aws_sdk_dynamodb::client::Waiters;
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
-use ddb_rollover::aws::dynamodb::DynamoDb;
-use ddb_rollover::aws::Server;
 use ddb_rollover::{
     check_clock, ApplyOptions, ClockAllowance, Decision, Operation, Outcome, Policy, RunReport,
 };
 use ddb_rollover_app::{tables_between, PeriodTable};
+use ddb_rollover_aws::dynamodb::DynamoDb;
+use ddb_rollover_aws::Server;
 
 /// The attribute DynamoDB's TTL reads (epoch seconds).
 pub(crate) const TTL_ATTRIBUTE: &str = "expires_at";

@@ -21,9 +21,9 @@ use std::collections::BTreeSet;
 use aws_model::iam::{self, evaluate, tags, Decision, Request, Statement, Tags};
 use aws_model::stack::table_arn;
 use aws_sdk_dynamodb::types::ScalarAttributeType;
-use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::policy::tags::TAG_FAMILY as FAMILY;
 use ddb_rollover::Operation;
+use ddb_rollover_aws::dynamodb::DynamoDb;
 use deploy_checks::features::{
     archive_s3_actions, combinations, Features, AUTOSCALING_ACTIONS, EXPORT_S3_ACTIONS, FUNCTION_ARN,
     KINESIS_REPLICATION_ROLE, KINESIS_REPLICATION_SERVICE, PROOF_LIST_ACTION, PROOF_S3_ACTIONS,

@@ -231,7 +231,7 @@ impl MotoAccount {
             let mut records = BTreeMap::new();
             if let Some(family) = name.strip_suffix("_ledger") {
                 use ddb_rollover::run::control::Ledger as _;
-                let read = ddb_rollover::aws::dynamodb::DynamoDb::local(self.admin.clone())
+                let read = ddb_rollover_aws::dynamodb::DynamoDb::local(self.admin.clone())
                     .read_ledger(&name, family)
                     .await
                     .unwrap_or_else(|e| panic!("the ledger {name}: {e}"));

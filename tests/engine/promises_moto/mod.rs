@@ -37,7 +37,6 @@ use std::sync::Mutex;
 use aws_sdk_applicationautoscaling as aas;
 use aws_sdk_dynamodb as ddb;
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::policy::scaling::{ScalableDimension, ScalableKey};
 use ddb_rollover::policy::settings::{
     AttributeKind, Billing, Capacity, GlobalIndex, KeyAttribute, KeySchema, LocalIndex, OnDemandLimits,
@@ -48,6 +47,7 @@ use ddb_rollover::run::adopt::{adopt, AdoptReport};
 use ddb_rollover::run::status::status;
 use ddb_rollover::table::changes::TableSpec;
 use ddb_rollover::{observe, run, Operation, Policy, Scope};
+use ddb_rollover_aws::dynamodb::DynamoDb;
 use fake_aws::{Call, Effect, Gsi, Maker, ScalingPolicy, Status, Table, Target, Warm, World};
 use promises as scenarios;
 use proptest::strategy::{Strategy, ValueTree};

@@ -1,8 +1,10 @@
 //! Proving an archive: checking an export's manifest and data files in S3 before retention
 //! deletes the table and before `restore` imports it (the layout and the proof are
 //! [`crate::table::archive`]'s). The S3 reads go through [`ArchiveStore`]: the SDK's adapter
-//! ([`crate::aws::archive`]) or a fake's in-memory S3.
+//! (`ddb_rollover_aws::archive`, in crates/aws) or a fake's in-memory S3.
 
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
 use futures::stream::{self, StreamExt};
 
 use crate::run::control::{ControlPlaneError, ErrorKind};
@@ -108,7 +110,7 @@ fn file_problem(bucket: &str, file: &ManifestFile, head: Option<&ObjectHead>) ->
     // A single-part upload's ETag is the object's MD5 in hex; a multipart one's (`{hex}-{parts}`)
     // is not, and only the ETag can be compared.
     if let Some(md5) = md5_of_etag(etag) {
-        let encoded = aws_smithy_types::base64::encode(md5);
+        let encoded = BASE64.encode(md5);
         if file.md5_checksum.as_deref() != Some(encoded.as_str()) {
             return Some(format!(
                 "the manifest's md5Checksum of s3://{bucket}/{key} is {}, its ETag's MD5 is {encoded}",
@@ -537,7 +539,7 @@ mod tests {
         let md5 = md5_of_etag(etag).unwrap();
         format!(
             "{}\n",
-            serde_json::json!({"itemCount": items, "md5Checksum": aws_smithy_types::base64::encode(md5), "etag": etag, "dataFileS3Key": key})
+            serde_json::json!({"itemCount": items, "md5Checksum": BASE64.encode(md5), "etag": etag, "dataFileS3Key": key})
         )
     }
 

@@ -1,11 +1,9 @@
-//! Helpers shared by the engine's tests: instants, the SDK-adapter tests' mock rules
-//! ([`mocks`]), policy text several test files build on ([`policies`]), reading a plan
-//! ([`plans`]), a run over the in-memory account ([`fake_runs`]), and reading a run's report
-//! ([`reports`]).
+//! Helpers shared by the engine's tests: instants, policy text several test files build on
+//! ([`policies`]), reading a plan ([`plans`]), a run over the in-memory account
+//! ([`fake_runs`]), and reading a run's report ([`reports`]).
 
 pub(crate) mod daily;
 pub(crate) mod fake_runs;
-pub(crate) mod mocks;
 pub(crate) mod plans;
 pub(crate) mod policies;
 pub(crate) mod reports;

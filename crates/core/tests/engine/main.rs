@@ -1,6 +1,6 @@
-//! The engine's self-contained tests, one test binary (one link of the SDK): planning,
-//! execution against the in-memory account, the SDK adapter against mocked replies, the
-//! promises property test and the module graph. Tests that need a local DynamoDB server live
+//! The engine's self-contained tests, one test binary: planning, execution against the
+//! in-memory account, the promises property test and the module graph. The SDK adapters'
+//! tests against mocked replies are crates/aws's; tests that need a local DynamoDB server live
 //! in the top-level `tests/` package (`engine` there).
 
 mod common;
@@ -24,11 +24,6 @@ mod policy_checks;
 mod promises;
 mod restore;
 mod scale;
-mod sdk_errors;
-mod sdk_lifecycle;
-mod sdk_mapping;
-mod sdk_stream;
-mod sdk_warm;
 mod seal_rules;
 mod stream_readiness;
 mod warm_readiness;

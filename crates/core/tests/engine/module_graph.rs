@@ -343,7 +343,7 @@ fn folder_graph(graph: &Graph) -> Graph {
 
 /// The layers as the crate root's doc lists them, lowest first; `route` is the applications'
 /// entry beside them.
-const LAYERS: [&str; 6] = ["policy", "table", "ledger", "plan", "run", "aws"];
+const LAYERS: [&str; 5] = ["policy", "table", "ledger", "plan", "run"];
 
 #[test]
 fn no_two_modules_of_the_workspace_use_each_other() {

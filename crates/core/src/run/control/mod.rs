@@ -2,7 +2,7 @@
 //! [`Scaling`] (Application Auto Scaling), [`Archives`] (the exports S3 holds), [`Mappings`]
 //! (Lambda's event source mappings), [`Ledger`] (the family's own record of its acts) and
 //! [`Clock`]. [`ControlPlane`] names all six together, which is what a run needs. Implemented on the AWS
-//! SDK clients in [`crate::aws::dynamodb`], and by in-memory fakes in tests.
+//! SDK clients in `ddb_rollover_aws::dynamodb` (crates/aws), and by in-memory fakes in tests.
 
 mod archives;
 mod clock;
@@ -61,7 +61,7 @@ pub struct ControlPlaneError {
 
 impl ControlPlaneError {
     /// The same failure, its message said again by `message` (which is given the old one).
-    pub(crate) fn reworded(self, message: impl FnOnce(&str) -> String) -> ControlPlaneError {
+    pub fn reworded(self, message: impl FnOnce(&str) -> String) -> ControlPlaneError {
         ControlPlaneError {
             message: message(&self.message),
             ..self
@@ -76,7 +76,7 @@ impl<T: Tables + Scaling + Archives + Mappings + Ledger + Clock> ControlPlane fo
 
 /// A call that failed for none of the reasons [`ErrorKind`] tells apart: the table's action
 /// failed, the run goes on with the rest.
-pub(crate) fn failed(operation: &'static str, table: &str, message: impl Into<String>) -> ControlPlaneError {
+pub fn failed(operation: &'static str, table: &str, message: impl Into<String>) -> ControlPlaneError {
     ControlPlaneError {
         kind: ErrorKind::Other,
         operation,
@@ -86,7 +86,7 @@ pub(crate) fn failed(operation: &'static str, table: &str, message: impl Into<St
 }
 
 /// The error of a control plane without an optional API.
-pub(crate) fn unsupported(operation: &'static str, table: &str, message: &str) -> ControlPlaneError {
+pub fn unsupported(operation: &'static str, table: &str, message: &str) -> ControlPlaneError {
     ControlPlaneError {
         kind: ErrorKind::Unsupported,
         operation,

@@ -1,6 +1,6 @@
 //! Application Auto Scaling on the AWS SDK's client: the only module that speaks its wire API.
-//! [`crate::aws::dynamodb::DynamoDb`] forwards its scaling calls here when it was given a client
-//! ([`crate::aws::dynamodb::DynamoDb::with_autoscaling`]).
+//! [`crate::dynamodb::DynamoDb`] forwards its scaling calls here when it was given a client
+//! ([`crate::dynamodb::DynamoDb::with_autoscaling`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -12,11 +12,11 @@ use aws_sdk_applicationautoscaling::types::{
 };
 use aws_sdk_applicationautoscaling::Client;
 
-use crate::policy::scaling::{
+use ddb_rollover::policy::scaling::{
     left_registered, table_of, DeregisterScaling, ObservedScalableTarget, ObservedScalingPolicy,
     RegisterScaling, ScalableDimension, ScalableKey, ScalingTarget, TargetValue,
 };
-use crate::run::control::{ControlPlaneError, ErrorKind};
+use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
 
 /// Every DynamoDB scalable target on `tables` (and their indexes), with its policies and
 /// scheduled actions: one paginated DescribeScalableTargets, DescribeScalingPolicies and

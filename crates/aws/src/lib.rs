@@ -1,8 +1,10 @@
-//! The AWS adapters: the [`ControlPlane`](crate::run::control::ControlPlane) on the SDK's
-//! DynamoDB, Application Auto Scaling and Lambda clients; archives in S3, the published table names in
-//! Systems Manager and the runs' events in EventBridge, each on its own SDK client behind a
-//! feature of the same name, so a function links only the clients it calls. Nothing above this
-//! folder names the SDK's control-plane types.
+//! ddb-rollover's engine on AWS: the ports of `ddb-rollover` (the crate `ddb_rollover`, which
+//! names no SDK type) on the SDK's clients. [`dynamodb::DynamoDb`] is the
+//! [`ControlPlane`](ddb_rollover::ControlPlane) on the DynamoDB, Application Auto Scaling and
+//! Lambda clients; archives in S3, the published table names in Systems Manager and the runs'
+//! events in EventBridge are each on their own SDK client behind a feature of the same name
+//! (`s3`, `ssm`, `eventbridge`), so a function links only the clients it calls. [`sdk`] sets
+//! the clients up, once.
 
 #[cfg(feature = "s3")]
 pub mod archive;
@@ -15,7 +17,7 @@ pub(crate) mod lambda;
 pub mod parameters;
 pub mod sdk;
 
-use crate::run::control::{ControlPlaneError, ErrorKind};
+use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
 
 /// Whose answers the clients read: AWS's, or a local server's (moto, dynalite, DynamoDB Local:
 /// an endpoint on loopback). Only a local server's answer can mean "this API is not here"
@@ -60,7 +62,7 @@ impl Server {
     }
 
     /// `error` as this server's answer means it: an "unsupported" answer from AWS is a failure
-    /// ([`ErrorKind::Other`](crate::run::control::ErrorKind::Other)), saying so.
+    /// ([`ErrorKind::Other`]), saying so.
     pub(crate) fn judge(self, error: ControlPlaneError) -> ControlPlaneError {
         if self == Server::Local || error.kind != ErrorKind::Unsupported {
             return error;

@@ -1,10 +1,10 @@
 //! [`Scaling`] through the Application Auto Scaling client, when the caller gave one; the calls
-//! themselves are [`crate::aws::autoscaling`]'s.
+//! themselves are [`crate::autoscaling`]'s.
 
 use super::DynamoDb;
-use crate::aws::autoscaling;
-use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
-use crate::run::control::{ControlPlaneError, Scaling};
+use crate::autoscaling;
+use ddb_rollover::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
+use ddb_rollover::run::control::{ControlPlaneError, Scaling};
 
 impl Scaling for DynamoDb {
     async fn describe_scaling(

@@ -33,19 +33,19 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 
-use crate::aws::Server;
-use crate::policy::settings::Billing;
-use crate::policy::settings::KeySchema;
-use crate::run::control::{failed, no_autoscaling, Clock, ControlPlaneError, ErrorKind, Tables};
-use crate::table::archive::ImportState;
-use crate::table::changes::{
+use crate::Server;
+use ddb_rollover::policy::settings::Billing;
+use ddb_rollover::policy::settings::KeySchema;
+use ddb_rollover::run::control::{failed, no_autoscaling, Clock, ControlPlaneError, ErrorKind, Tables};
+use ddb_rollover::table::archive::ImportState;
+use ddb_rollover::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSetting, TableSpec,
     TagChange, TtlChange,
 };
-use crate::table::evidence::TableIdentity;
-use crate::table::seal::ResourcePolicy;
-use crate::table::stream::{DestinationChange, DestinationStatus, ObservedDestination};
-use crate::table::{ExportState, ExportStatus, ObservedTable, TtlState};
+use ddb_rollover::table::evidence::TableIdentity;
+use ddb_rollover::table::seal::ResourcePolicy;
+use ddb_rollover::table::stream::{DestinationChange, DestinationStatus, ObservedDestination};
+use ddb_rollover::table::{ExportState, ExportStatus, ObservedTable, TtlState};
 
 /// The DynamoDB control plane through an SDK client built once by the caller, and Application
 /// Auto Scaling through its own client when the policy has autoscaling phases.

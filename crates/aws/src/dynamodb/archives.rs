@@ -9,7 +9,7 @@ pub(crate) use none::{store, NoS3 as S3};
 
 #[cfg(feature = "s3")]
 mod s3 {
-    use crate::aws::archive::S3Store;
+    use crate::archive::S3Store;
 
     pub(crate) type S3 = aws_sdk_s3::Client;
 
@@ -20,8 +20,8 @@ mod s3 {
 
 #[cfg(not(feature = "s3"))]
 mod none {
-    use crate::run::archive::{ArchiveStore, Bucket};
-    use crate::table::archive::{ObjectBody, ObjectHead};
+    use ddb_rollover::run::archive::{ArchiveStore, Bucket};
+    use ddb_rollover::table::archive::{ObjectBody, ObjectHead};
 
     /// No S3 client is linked: a value of this type cannot exist.
     #[derive(Clone, Debug)]

@@ -1,10 +1,10 @@
 //! [`Mappings`] through the Lambda client, when the caller gave one; the calls themselves are
-//! [`crate::aws::lambda`]'s.
+//! [`crate::lambda`]'s.
 
 use super::DynamoDb;
-use crate::aws::lambda;
-use crate::run::control::{ControlPlaneError, Mappings};
-use crate::table::stream::{MappingChange, MappingRemoval, MappingUpdate, ObservedMapping};
+use crate::lambda;
+use ddb_rollover::run::control::{ControlPlaneError, Mappings};
+use ddb_rollover::table::stream::{MappingChange, MappingRemoval, MappingUpdate, ObservedMapping};
 
 impl DynamoDb {
     fn lambda(
@@ -13,7 +13,7 @@ impl DynamoDb {
         table: &str,
     ) -> Result<&aws_sdk_lambda::Client, ControlPlaneError> {
         self.lambda.as_ref().ok_or_else(|| {
-            crate::run::control::unsupported(
+            ddb_rollover::run::control::unsupported(
                 operation,
                 table,
                 "no Lambda client: event source mappings need one",

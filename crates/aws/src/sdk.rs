@@ -17,8 +17,8 @@ use aws_config::retry::RetryConfig;
 use aws_config::{BehaviorVersion, SdkConfig};
 use aws_sdk_dynamodb::config::{Region, SharedHttpClient};
 
-use crate::aws::dynamodb::DynamoDb;
-use crate::aws::Server;
+use crate::dynamodb::DynamoDb;
+use crate::Server;
 
 /// What differs between the SDK clients of the CLI, the functions and the example. Each
 /// `None` leaves the setting to the SDK's default chain.
@@ -45,13 +45,13 @@ pub struct AwsClients {
     pub autoscaling: aws_sdk_applicationautoscaling::Client,
     /// Lambda: the consumer function's event source mappings on the tables' streams.
     pub lambda: aws_sdk_lambda::Client,
-    /// Archives: the exports' manifests and data files ([`crate::aws::archive`]).
+    /// Archives: the exports' manifests and data files ([`crate::archive`]).
     #[cfg(feature = "s3")]
     pub s3: aws_sdk_s3::Client,
-    /// The published table names ([`crate::aws::parameters`]).
+    /// The published table names ([`crate::parameters`]).
     #[cfg(feature = "ssm")]
     pub ssm: aws_sdk_ssm::Client,
-    /// The runs' events ([`crate::aws::events`]).
+    /// The runs' events ([`crate::events`]).
     #[cfg(feature = "eventbridge")]
     pub eventbridge: aws_sdk_eventbridge::Client,
     /// Whose endpoint they call (the configuration's endpoint URL, `AWS_ENDPOINT_URL`
@@ -87,7 +87,7 @@ impl AwsClients {
             autoscaling: aws_sdk_applicationautoscaling::Client::new(config),
             lambda: aws_sdk_lambda::Client::new(config),
             #[cfg(feature = "s3")]
-            s3: crate::aws::archive::s3_client(config),
+            s3: crate::archive::s3_client(config),
             #[cfg(feature = "ssm")]
             ssm: aws_sdk_ssm::Client::new(config),
             #[cfg(feature = "eventbridge")]

@@ -4,9 +4,9 @@
 
 use aws_sdk_ssm::types::ParameterType;
 
-use crate::aws::call_error::CallError;
-use crate::aws::utc;
-use crate::ledger::SeenParameter;
+use crate::call_error::CallError;
+use crate::utc;
+use ddb_rollover::ledger::SeenParameter;
 
 /// Writes `value` to the String parameter `name`, replacing what it held; the version it made.
 pub async fn put_parameter(client: &aws_sdk_ssm::Client, name: &str, value: &str) -> Result<i64, CallError> {

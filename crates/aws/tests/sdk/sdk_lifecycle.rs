@@ -34,7 +34,6 @@ use crate::common::mocks::{
 };
 use crate::common::reports::step_outcomes;
 use chrono::{DateTime, Utc};
-use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::ledger::{Book, PeriodBounds, Receipt, TableIdentity};
 use ddb_rollover::plan::{Decision, Plan, PlanItem, TableFacts};
 use ddb_rollover::policy::settings::{Encryption, StreamView};
@@ -44,6 +43,7 @@ use ddb_rollover::run::control::{ErrorKind, Tables};
 use ddb_rollover::table::changes::{DeleteRequest, ExportRequest, SettingChange, TableSetting, TableSpec};
 use ddb_rollover::table::{ExportStatus, ObservedEncryption};
 use ddb_rollover::{ApplyOptions, Operation, Outcome};
+use ddb_rollover_aws::dynamodb::DynamoDb;
 
 const TABLE_ARN: &str = "arn:aws:dynamodb:us-east-1:123456789012:table/t";
 const EXPORT_ARN: &str = "arn:aws:dynamodb:us-east-1:123456789012:table/t/export/01540000000000-abcdef12";

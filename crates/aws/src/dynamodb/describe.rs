@@ -6,11 +6,11 @@ use aws_sdk_dynamodb::types::{
     ScalarAttributeType, SseStatus, TableClass as SdkTableClass, TableDescription,
 };
 
-use crate::policy::settings::StreamView;
-use crate::policy::settings::{AttributeKind, Capacity, KeyAttribute, KeySchema, Projection};
-use crate::policy::settings::{Billing, OnDemandLimits, TableClass};
-use crate::policy::warm::WarmThroughput;
-use crate::table::{
+use ddb_rollover::policy::settings::StreamView;
+use ddb_rollover::policy::settings::{AttributeKind, Capacity, KeyAttribute, KeySchema, Projection};
+use ddb_rollover::policy::settings::{Billing, OnDemandLimits, TableClass};
+use ddb_rollover::policy::warm::WarmThroughput;
+use ddb_rollover::table::{
     ObservedEncryption, ObservedIndex, ObservedLocalIndex, ObservedTable, ObservedWarm, TableStatus,
 };
 
@@ -207,4 +207,4 @@ pub(super) fn key_schema(
     })
 }
 
-pub(super) use crate::aws::utc;
+pub(super) use crate::utc;

@@ -4,8 +4,8 @@
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::update_table::UpdateTableError;
 
-use crate::policy::limits::TABLE_QUOTA_ADVICE;
-use crate::run::control::{ControlPlaneError, ErrorKind};
+use ddb_rollover::policy::limits::TABLE_QUOTA_ADVICE;
+use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
 
 /// What a server answers for an operation it does not implement: HTTP 400 with `__type`
 /// `com.amazonaws.dynamodb.v20120810#UnknownOperationException` (DynamoDB Local 3.3.1, message
@@ -19,7 +19,7 @@ pub(super) const UNKNOWN_OPERATION: &str = "UnknownOperationException";
 /// moto's answer for an action it does not implement (5.x, Flask's page for the
 /// `NotImplementedError` it raises): HTTP 500, `text/html`, werkzeug's "500 Internal Server
 /// Error" page, which names neither the action nor the error. AWS never answers a DynamoDB call
-/// with HTML; and only a local server's answer may mean "not here" ([`crate::aws::Server`]).
+/// with HTML; and only a local server's answer may mean "not here" ([`crate::Server`]).
 fn moto_lacks_the_action<R: std::fmt::Debug + 'static>(response: &R) -> bool {
     let response: &dyn std::any::Any = response;
     let Some(response) = response.downcast_ref::<aws_sdk_dynamodb::config::http::HttpResponse>() else {

@@ -1,5 +1,5 @@
 //! Archives in S3 through `aws-sdk-s3`: the store an export's proof and `restore`'s search read
-//! ([`crate::table::archive`]).
+//! ([`ddb_rollover::table::archive`]).
 //!
 //! An absence is told from a refusal by the status: 404 (NoSuchKey, NotFound, NoSuchBucket) is
 //! "not there"; 403 is an error naming the grant that is missing. S3 answers 403, not 404, for a
@@ -10,16 +10,16 @@
 //! Every read sends `ExpectedBucketOwner`: S3 answers 403 when another account owns the
 //! bucket, so a bucket name that passed to someone else proves nothing. GetObject and
 //! HeadObject give `x-amz-expiration` when a lifecycle rule will delete the object: the proof
-//! refuses it ([`crate::table::archive::expiring`]).
+//! refuses it ([`ddb_rollover::table::archive::expiring`]).
 
 use aws_config::SdkConfig;
 use aws_sdk_s3::config::http::HttpResponse;
 use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::Client;
 
-use crate::aws::call_error::CallError;
-use crate::run::archive::{access_denied, ArchiveStore, Bucket};
-use crate::table::archive::{ObjectBody, ObjectHead};
+use crate::call_error::CallError;
+use ddb_rollover::run::archive::{access_denied, ArchiveStore, Bucket};
+use ddb_rollover::table::archive::{ObjectBody, ObjectHead};
 
 /// The S3 client of `config`: path-style addressing on a custom endpoint (moto, LocalStack),
 /// whose host names carry no bucket; virtual-hosted (the SDK's choice) on AWS.

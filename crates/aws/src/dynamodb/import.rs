@@ -9,10 +9,10 @@ use aws_sdk_dynamodb::Client;
 
 use super::errors::classify;
 use super::requests::{attribute_definitions, global_index, key_elements, sse_specification, throughput};
-use crate::policy::settings::Billing;
-use crate::run::control::{failed, ControlPlaneError};
-use crate::table::archive::ImportState;
-use crate::table::changes::ImportRequest;
+use ddb_rollover::policy::settings::Billing;
+use ddb_rollover::run::control::{failed, ControlPlaneError};
+use ddb_rollover::table::archive::ImportState;
+use ddb_rollover::table::changes::ImportRequest;
 
 /// Starts the import of an export's `data/` folder (DynamoDB JSON, GZIP: how exports write
 /// it) into a new table; returns the import's ARN.

@@ -6,10 +6,10 @@ use aws_sdk_dynamodb::types::ExportStatus as SdkExportStatus;
 use super::archives::store;
 use super::errors::classify;
 use super::DynamoDb;
-use crate::run::archive::{prove, recheck};
-use crate::run::control::{unsupported, Archives, ControlPlaneError};
-use crate::table::archive::{ArchiveProof, ExportLocation};
-use crate::table::evidence::ArchiveRecord;
+use ddb_rollover::run::archive::{prove, recheck};
+use ddb_rollover::run::control::{unsupported, Archives, ControlPlaneError};
+use ddb_rollover::table::archive::{ArchiveProof, ExportLocation};
+use ddb_rollover::table::evidence::ArchiveRecord;
 
 impl Archives for DynamoDb {
     async fn prove_archive(

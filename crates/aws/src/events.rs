@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 #[cfg(feature = "eventbridge")]
-use crate::aws::call_error::CallError;
+use crate::call_error::CallError;
 
 /// The `source` of every event: what an EventBridge rule matches on, and the only source the
 /// functions' roles may put events with.

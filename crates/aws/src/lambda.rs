@@ -7,9 +7,11 @@ use aws_sdk_lambda::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_lambda::types::{EventSourceMappingConfiguration, EventSourcePosition, Filter, FilterCriteria};
 use aws_sdk_lambda::Client;
 
-use crate::aws::utc;
-use crate::run::control::{ControlPlaneError, ErrorKind};
-use crate::table::stream::{MappingChange, MappingRemoval, MappingState, MappingUpdate, ObservedMapping};
+use crate::utc;
+use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
+use ddb_rollover::table::stream::{
+    MappingChange, MappingRemoval, MappingState, MappingUpdate, ObservedMapping,
+};
 
 /// Every mapping on `stream_arn`, whatever its function, across all pages.
 pub(crate) async fn list(

@@ -12,8 +12,8 @@ use aws_sdk_dynamodb::types::{
 
 use super::errors::classify;
 use super::DynamoDb;
-use crate::policy::tags::TAG_FAMILY;
-use crate::run::control::{ControlPlaneError, ErrorKind, Expect, Ledger, StoredRecord};
+use ddb_rollover::policy::tags::TAG_FAMILY;
+use ddb_rollover::run::control::{ControlPlaneError, ErrorKind, Expect, Ledger, StoredRecord};
 
 const FAMILY: &str = "family";
 const RECORD: &str = "record";
@@ -135,7 +135,7 @@ impl Ledger for DynamoDb {
             .wait(LEDGER_ACTIVE_WITHIN)
             .await
             .map_err(|e| {
-                crate::run::control::failed(
+                ddb_rollover::run::control::failed(
                     "CreateTable",
                     ledger,
                     format!("the ledger was created but is not ACTIVE after {LEDGER_ACTIVE_WITHIN:?}: {e}"),

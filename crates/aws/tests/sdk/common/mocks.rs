@@ -13,10 +13,10 @@ use aws_sdk_dynamodb::types::error::{
 use aws_sdk_dynamodb::types::TableDescription;
 use aws_sdk_dynamodb::Client;
 use aws_smithy_mocks::{mock, mock_client, Rule, RuleMode};
-use ddb_rollover::aws::dynamodb::DynamoDb;
 use ddb_rollover::policy::settings::{Billing, Capacity};
 use ddb_rollover::table::changes::TableSpec;
 use ddb_rollover::{run, ApplyOptions, Operation, Policy, RunReport};
+use ddb_rollover_aws::dynamodb::DynamoDb;
 
 use super::at;
 

@@ -1,0 +1,22 @@
+//! Reading a run's report the way the tests assert on it: the outcome each table (or each
+//! step) came to, in report order.
+
+use ddb_rollover::run::report::TableLine;
+use ddb_rollover::{Outcome, RunReport};
+
+/// Each line's table and outcome, in report order.
+pub(crate) fn table_outcomes<'r>(lines: impl IntoIterator<Item = &'r TableLine>) -> Vec<(&'r str, Outcome)> {
+    lines
+        .into_iter()
+        .map(|l| (l.item.facts.table.as_str(), l.outcome))
+        .collect()
+}
+
+/// Each line's step (its decision's action) and outcome, in report order.
+pub(crate) fn step_outcomes(report: &RunReport) -> Vec<(&'static str, Outcome)> {
+    report
+        .tables
+        .iter()
+        .map(|l| (l.item.decision.action(), l.outcome))
+        .collect()
+}

@@ -34,8 +34,14 @@ What it checks there:
    must be part of a `fn NAME`, `mod NAME` or a source file's name in the target's source tree
    (the folder of its `main.rs`/`lib.rs`, or its file plus the folder of the same name).
    Placeholders (`FILTER`, `NAME`, `<...>`) are skipped.
+4. The crates table of `docs/architecture.md` (rows `| `crates/X` | what | may depend on |`):
+   each crate's architectural edges are named in its row, read from its `Cargo.toml`
+   `[dependencies]`: every crate of ours (by package name, or as the row calls it: "the
+   engine", "the glue", "the app crate", "the stack crate", "the SDK adapters") and every AWS
+   crate (`aws-*`, `aws_*`). A row that says "anything" (test support) is not checked.
 """
 import json
+import tomllib
 import os
 import re
 import subprocess
@@ -46,7 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SKIP = {"target", "node_modules", ".local", ".git"}
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 SPAN = re.compile(r"`([^`]+)`")
-CHECKED = {"files": 0, "paths": 0, "cargo test commands": 0}
+CHECKED = {"files": 0, "paths": 0, "cargo test commands": 0, "crate dependencies": 0}
 SHELL_FENCES = {"sh", "bash", "shell", "console", "text", ""}
 HARNESS_OPTIONS_WITH_VALUE = {"--test-threads", "--skip", "--format", "--color", "-Z", "--logfile"}
 CARGO_OPTIONS_WITH_VALUE = {"--features", "-F", "--target", "--profile", "--manifest-path", "-j",
@@ -405,6 +411,56 @@ def check_all(ws):
     for path in files(".md") + files(".rs") + scripts:
         CHECKED["files"] += 1
         problems += check_file(ws, path)
+    architecture = ROOT / ARCHITECTURE
+    problems += check_crate_table(ROOT, ARCHITECTURE, architecture.read_text())
+    return problems
+
+
+# ---------------------------------------------------------------- the crates table
+
+ARCHITECTURE = "docs/architecture.md"
+# How the crates table may call a crate of ours besides its package name.
+OUR_CRATE_WORDS = {
+    "ddb-rollover": ["the engine"],
+    "ddb-rollover-lambda": ["the glue"],
+    "ddb-rollover-app": ["the app crate"],
+    "ddb-rollover-stack": ["the stack crate"],
+    "ddb-rollover-aws": ["the SDK adapters"],
+}
+ROW = re.compile(r"^\| ((?:`[^`]+`(?: \([^)]*\))?,? ?)+) \|(.*)\|(.*)\|\s*$")
+
+
+def named(dependency, text):
+    """Whether `text` names `dependency` as a word (or one of its words for a crate of ours)."""
+    words = [dependency] + OUR_CRATE_WORDS.get(dependency, [])
+    return any(re.search(r"(?<![\w-])" + re.escape(w) + r"(?![\w-])", text) for w in words)
+
+
+def check_crate_table(root, source, text):
+    """Problem lines for the architecture's crates table in `text` (read as `source`)."""
+    problems = []
+    ours = {d.parent.name for d in root.glob("crates/*/Cargo.toml")}
+    packages = set()
+    for manifest in list(root.glob("crates/*/Cargo.toml")) + list(root.glob("examples/*/Cargo.toml")):
+        packages.add(tomllib.loads(manifest.read_text())["package"]["name"])
+    for number, line in enumerate(text.splitlines(), 1):
+        row = ROW.match(line)
+        if not row or "anything" in row.group(3):
+            continue
+        for folder in re.findall(r"`((?:crates|examples)/[^`]+)`", row.group(1)):
+            manifest = root / folder / "Cargo.toml"
+            if not manifest.exists():
+                continue
+            dependencies = tomllib.loads(manifest.read_text()).get("dependencies", {})
+            for dependency in dependencies:
+                architectural = dependency in packages or dependency.startswith(("aws-", "aws_"))
+                if not architectural:
+                    continue
+                CHECKED["crate dependencies"] += 1
+                if not named(dependency, row.group(3)):
+                    problems.append(f"{source}:{number}: `{folder}` depends on {dependency} "
+                                    f"({folder}/Cargo.toml), which its row does not name")
+    del ours
     return problems
 
 
@@ -432,6 +488,14 @@ PLANTED_RS = """\
 //! Gone: the end to end test (crates/lambda/tests/handler.rs).
 fn main() { let url = "http://x//y"; } // crates/lambda/tests/handler.rs
 """
+# A crates table whose engine row forgot the pacer's crate of ours and an AWS crate.
+PLANTED_TABLE = """\
+| crate | what it is | may depend on |
+|---|---|---|
+| `crates/core` (`ddb-rollover`) | the engine | chrono, governor |
+| `crates/cli` (`ddb-rollover-cli`) | the binary | the engine, the app crate, clap, aws-sdk-applicationautoscaling, aws-sdk-dynamodb, aws-sdk-eventbridge |
+| `crates/testkit`, `crates/deploy-checks` | test support | anything |
+"""
 # (file, a word of the planted line, what the report must say about that line)
 PLANTED_SH = """\
 #!/usr/bin/env bash
@@ -449,12 +513,15 @@ EXPECTED = [
     ("crates/core/planted.rs", "handler.rs)", "crates/lambda/tests/handler.rs"),
     ("crates/core/planted.rs", "fn main", "crates/lambda/tests/handler.rs"),
     ("scripts/planted.sh", "Stale", "crates/core/tests/indexes.rs"),
+    ("docs/architecture.md", "`crates/cli`", "depends on ddb-rollover-aws"),
+    ("docs/architecture.md", "`crates/cli`", "depends on aws-config"),
 ]
 
 
 def expected_lines():
     """EXPECTED as (`file:line:` prefix, message)."""
-    texts = {"planted.md": PLANTED, "crates/core/planted.rs": PLANTED_RS, "scripts/planted.sh": PLANTED_SH}
+    texts = {"planted.md": PLANTED, "crates/core/planted.rs": PLANTED_RS, "scripts/planted.sh": PLANTED_SH,
+             "docs/architecture.md": PLANTED_TABLE}
     for file, marker, message in EXPECTED:
         number = next(n for n, line in enumerate(texts[file].splitlines(), 1) if marker in line)
         yield f"{file}:{number}:", message
@@ -465,6 +532,7 @@ def self_test(ws):
     problems = check_file(ws, ws.root / "planted.md", PLANTED)
     problems += check_file(ws, ws.root / "crates/core/planted.rs", PLANTED_RS)
     problems += check_file(ws, ws.root / "scripts/planted.sh", PLANTED_SH)
+    problems += check_crate_table(ws.root, ARCHITECTURE, PLANTED_TABLE)
     for line in problems:
         print(line)
     expected = list(expected_lines())

@@ -18,7 +18,8 @@
 use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::Client;
-use ddb_rollover::{Policy, Tables};
+use ddb_rollover::control::Tables;
+use ddb_rollover::Policy;
 use ddb_rollover_aws::dynamodb::DynamoDb;
 use testkit::{LocalDynamo, ProcessRun, Server};
 

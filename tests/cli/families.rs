@@ -108,7 +108,7 @@ fn expected(policy: &Policy, current: NaiveDate) -> BTreeMap<String, (i64, i64)>
         .map(|age| {
             let day = current - Duration::days(age);
             let capacity = match policy.phase_for_age(age).billing {
-                ddb_rollover::policy::settings::Billing::Provisioned(c) => (c.read, c.write),
+                ddb_rollover::policy::Billing::Provisioned(c) => (c.read, c.write),
                 other => panic!("{other:?}"),
             };
             (format!("{}_{day}", policy.prefix), capacity)
@@ -216,7 +216,7 @@ async fn nested_families_with_retention_never_touch_each_other_or_hand_made_tabl
         &control,
         &x,
         &[Operation::CreateNew, Operation::ResizeOld],
-        &ddb_rollover::run::clock::simulation(
+        &ddb_rollover::simulation(
             &x,
             &[Operation::CreateNew, Operation::ResizeOld],
             at(last_day, "00:20:00"),
@@ -290,7 +290,7 @@ use super::common;
 /// A table made by hand, as `spec` says, with no tags (through the same adapter, so its key,
 /// indexes and capacity are exactly the policy's).
 async fn hand_made(control: &DynamoDb, policy: &Policy, name: &str) {
-    use ddb_rollover::Tables;
+    use ddb_rollover::control::Tables;
     let spec = fake_aws::table_spec(name, policy.key.clone(), policy.hot_phase().billing);
     control.create_table(&spec).await.unwrap();
 }

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use aws_sdk_dynamodb::types::PointInTimeRecoveryStatus;
 use chrono::{Duration, NaiveDate};
-use ddb_rollover::plan::Decision;
+use ddb_rollover::Decision;
 use ddb_rollover::{ApplyOptions, Operation, Outcome, Policy};
 
 use crate::support::days::{assert_succeeded, at, run_at, run_at_with};

@@ -10,7 +10,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use std::path::PathBuf;
 
 use chrono::{DateTime, Duration, NaiveDate, NaiveTime, Utc};
-use ddb_rollover::policy::tags::{TAG_ARCHIVED, TAG_SEALED};
+use ddb_rollover::policy::{TAG_ARCHIVED, TAG_SEALED};
 use ddb_rollover::Policy;
 use ddb_rollover_app::query::TimeRange;
 use ddb_rollover_app::{ItemStream, Layout, Record, Sharding, Writer};

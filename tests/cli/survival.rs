@@ -40,7 +40,7 @@ use aws_sdk_applicationautoscaling::types::ScalableDimension;
 use aws_sdk_dynamodb::types::{AttributeValue, ScalarAttributeType};
 use chrono::{Duration, NaiveDate};
 use common::{run_cli, DEBUG_DUMP};
-use ddb_rollover::policy::tags::TAG_FAMILY;
+use ddb_rollover::policy::TAG_FAMILY;
 
 use crate::support::scaling::{put_policy, register_target, Scales};
 use testkit::{LocalDynamo, Server};

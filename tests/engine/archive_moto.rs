@@ -3,7 +3,7 @@
 //! server (DescribeTable, S3 listings), not from the reports.
 
 use chrono::{Duration, NaiveDate};
-use ddb_rollover::plan::Decision;
+use ddb_rollover::Decision;
 use ddb_rollover::{DeferralCause, Operation, Outcome, Policy};
 
 use crate::support::days::{at, day_runs, run_at};
@@ -205,7 +205,7 @@ async fn until_due(
     policy: &Policy,
     table: &str,
     mut day: NaiveDate,
-) -> (ddb_rollover::run::report::TableLine, NaiveDate) {
+) -> (ddb_rollover::TableLine, NaiveDate) {
     let last = day + Duration::days(10);
     loop {
         let report = day_runs(&rig.control, policy, day).await;
@@ -222,7 +222,7 @@ async fn until_due(
 }
 
 /// Asserts that `line` keeps its table for an unproven archive, and returns its reason.
-fn kept_unproven(line: &ddb_rollover::run::report::TableLine) -> String {
+fn kept_unproven(line: &ddb_rollover::TableLine) -> String {
     assert_eq!(
         line.item.decision,
         Decision::Deferred {

@@ -13,9 +13,9 @@ use crate::support::scaling::{put_policy, register_target, Scales};
 use crate::support::{autoscaling_client, capacity};
 use aws_sdk_applicationautoscaling::types::{ScalableDimension, ServiceNamespace};
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use ddb_rollover::plan::Decision;
-use ddb_rollover::policy::Policy;
+use ddb_rollover::Decision;
 use ddb_rollover::Operation;
+use ddb_rollover::Policy;
 use ddb_rollover_aws::dynamodb::DynamoDb;
 use testkit::{LocalDynamo, Server};
 

@@ -27,7 +27,8 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 use chrono::{TimeZone, Utc};
-use ddb_rollover::{observe, ErrorKind, Operation, Policy, Scope, Tables};
+use ddb_rollover::control::{ErrorKind, Tables};
+use ddb_rollover::{observe, Operation, Policy, Scope};
 use ddb_rollover_aws::dynamodb::DynamoDb;
 use testkit::{LocalDynamo, Server};
 

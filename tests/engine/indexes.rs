@@ -168,7 +168,7 @@ async fn ten_days(kind: Server) {
         };
         let phase = after.phase_for_age(age);
         let ((read, write), indexes) = throughput(table);
-        let ddb_rollover::policy::settings::Billing::Provisioned(want) = phase.billing else {
+        let ddb_rollover::policy::Billing::Provisioned(want) = phase.billing else {
             panic!("provisioned phases only")
         };
         assert_eq!((read, write), (want.read, want.write), "{name} (age {age})");
@@ -189,8 +189,7 @@ async fn ten_days(kind: Server) {
             "{name}"
         );
         for (index, have) in &indexes {
-            let ddb_rollover::policy::settings::Billing::Provisioned(want) = phase.billing_of_index(index)
-            else {
+            let ddb_rollover::policy::Billing::Provisioned(want) = phase.billing_of_index(index) else {
                 panic!("provisioned phases only")
             };
             assert_eq!(*have, (want.read, want.write), "{name} index {index} (age {age})");
@@ -225,7 +224,7 @@ async fn a_switch_to_provisioned_carries_every_index_and_is_never_made_over_a_fo
     .unwrap();
     assert!(matches!(
         policy.hot_phase().billing,
-        ddb_rollover::policy::settings::Billing::OnDemand(_)
+        ddb_rollover::policy::Billing::OnDemand(_)
     ));
     let day = NaiveDate::from_ymd_opt(2024, 3, 1).unwrap();
     assert_succeeded(&run_at(&control, &policy, Operation::CreateNew, at(day, "23:45:00")).await);

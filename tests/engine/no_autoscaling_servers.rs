@@ -20,11 +20,11 @@ use aws_sdk_applicationautoscaling::config::http::HttpResponse;
 use aws_sdk_applicationautoscaling::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_applicationautoscaling::types::{ScalableDimension as SdkDimension, ServiceNamespace};
 use aws_sdk_applicationautoscaling::Client;
-use ddb_rollover::policy::scaling::{
+use ddb_rollover::control::{ErrorKind, Scaling};
+use ddb_rollover::policy::{
     scalable_keys, Autoscaling, DeregisterScaling, RegisterScaling, ScalableDimension, ScalableKey,
     ScalingRemoval,
 };
-use ddb_rollover::{ErrorKind, Scaling};
 use ddb_rollover_aws::dynamodb::DynamoDb;
 use testkit::{LocalDynamo, Server};
 

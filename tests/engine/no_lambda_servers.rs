@@ -10,9 +10,9 @@
 
 use crate::support::lambda::lambda_client;
 use crate::support::INSTANT_DYNALITE;
-use ddb_rollover::policy::stream::{FunctionArn, LambdaConsumer, StartingPosition};
-use ddb_rollover::table::stream::{MappingChange, MappingRemoval};
-use ddb_rollover::{ErrorKind, Mappings};
+use ddb_rollover::control::{ErrorKind, Mappings};
+use ddb_rollover::policy::{FunctionArn, LambdaConsumer, StartingPosition};
+use ddb_rollover::table::{MappingChange, MappingRemoval};
 use ddb_rollover_aws::dynamodb::DynamoDb;
 use testkit::{LocalDynamo, Server};
 

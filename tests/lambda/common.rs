@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use ddb_rollover::policy::naming::TableNaming;
-use ddb_rollover::policy::period::{Calendar, Slot};
+use ddb_rollover::policy::TableNaming;
+use ddb_rollover::policy::{Calendar, Slot};
 use ddb_rollover::{Operation, RunReport};
 use ddb_rollover_lambda::{FailedAction, HandlerError};
 use serde_json::Value;

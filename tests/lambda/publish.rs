@@ -322,7 +322,7 @@ async fn a_parameter_someone_else_wrote_is_never_overwritten() {
     };
     let ours = version(&clients).await;
     let book = ddb_rollover::ledger::Book::read(
-        ddb_rollover::run::control::Ledger::read_ledger(
+        ddb_rollover::control::Ledger::read_ledger(
             &ddb_rollover_aws::dynamodb::DynamoDb::local(client.clone()),
             &crate::support::ledger::ledger_name("timeseries"),
             "timeseries",
@@ -359,7 +359,7 @@ async fn parameter_record(
     parameter: &str,
 ) -> ddb_rollover::ledger::ParameterRecord {
     let book = ddb_rollover::ledger::Book::read(
-        ddb_rollover::run::control::Ledger::read_ledger(
+        ddb_rollover::control::Ledger::read_ledger(
             &ddb_rollover_aws::dynamodb::DynamoDb::local(client.clone()),
             &crate::support::ledger::ledger_name("timeseries"),
             "timeseries",

@@ -2,7 +2,7 @@
 //! create_new at 23:45, resize_old at 00:15 the next day; and one run at any simulated instant.
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use ddb_rollover::run::clock::simulation;
+use ddb_rollover::simulation;
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome, Policy, RunReport};
 use ddb_rollover_aws::dynamodb::DynamoDb;
 

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::types::{BillingMode, TableDescription};
-use ddb_rollover::run::control::Ledger;
+use ddb_rollover::control::Ledger;
 use ddb_rollover::Policy;
 use ddb_rollover_aws::dynamodb::DynamoDb;
 
@@ -77,14 +77,14 @@ pub(crate) fn assert_is_ledger(tables: &BTreeMap<String, TableDescription>, pref
 /// policy's key and a period. How tests whose tables were seeded as an earlier version made
 /// them give them to the family, as a user upgrading would. Returns the report; every line
 /// must have succeeded (a refusal is not a failure).
-pub(crate) async fn init<C: ddb_rollover::run::control::ControlPlane>(
+pub(crate) async fn init<C: ddb_rollover::control::ControlPlane>(
     control: &C,
     policy: &Policy,
     at: chrono::DateTime<chrono::Utc>,
-) -> ddb_rollover::run::init::InitReport {
-    let clock = ddb_rollover::run::clock::simulation(policy, &[ddb_rollover::Operation::CreateNew], at)
+) -> ddb_rollover::InitReport {
+    let clock = ddb_rollover::simulation(policy, &[ddb_rollover::Operation::CreateNew], at)
         .expect("a clock init accepts");
-    let report = ddb_rollover::run::init::init(control, policy, &clock, false)
+    let report = ddb_rollover::init(control, policy, &clock, false)
         .await
         .unwrap_or_else(|e| panic!("init of {}: {e}", policy.prefix));
     assert!(report.succeeded(), "init of {}: {report:#?}", policy.prefix);
@@ -92,13 +92,12 @@ pub(crate) async fn init<C: ddb_rollover::run::control::ControlPlane>(
 }
 
 /// The names `init`'s report recorded, sorted.
-pub(crate) fn recorded_by(report: &ddb_rollover::run::init::InitReport) -> Vec<&str> {
+pub(crate) fn recorded_by(report: &ddb_rollover::InitReport) -> Vec<&str> {
     report
         .tables
         .iter()
         .filter(|l| {
-            l.action == ddb_rollover::run::init::Enrolment::Record
-                && l.outcome == ddb_rollover::run::operator::LineOutcome::Done
+            l.action == ddb_rollover::Enrolment::Record && l.outcome == ddb_rollover::LineOutcome::Done
         })
         .map(|l| l.table.as_str())
         .collect::<std::collections::BTreeSet<_>>()

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Serialize, Serializer};
 
-use ddb_rollover::policy::period::PeriodKind;
+use ddb_rollover::policy::PeriodKind;
 
 /// Write units one partition serves, per the DynamoDB developer guide ("Best practices for
 /// designing and using partition keys effectively": 1,000 write units per second a partition).

@@ -67,8 +67,8 @@ pub use shard::{ShardChoice, Sharding};
 pub use stream::ItemStream;
 pub use write::{BatchWritten, Item, Record, WriteError, Writer};
 
-use ddb_rollover::policy::settings::AttributeKind;
-use ddb_rollover::policy::Policy;
+use ddb_rollover::policy::AttributeKind;
+use ddb_rollover::Policy;
 
 /// Why a policy's key does not fit sharded time series.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

@@ -1,5 +1,5 @@
 //! Archives in S3 through `aws-sdk-s3`: the store an export's proof and `restore`'s search read
-//! ([`ddb_rollover::table::archive`]).
+//! ([`ddb_rollover::control::prove`], over [`ddb_rollover::table::ArchiveProof`]).
 //!
 //! An absence is told from a refusal by the status: 404 (NoSuchKey, NotFound, NoSuchBucket) is
 //! "not there"; 403 is an error naming the grant that is missing. S3 answers 403, not 404, for a
@@ -10,7 +10,7 @@
 //! Every read sends `ExpectedBucketOwner`: S3 answers 403 when another account owns the
 //! bucket, so a bucket name that passed to someone else proves nothing. GetObject and
 //! HeadObject give `x-amz-expiration` when a lifecycle rule will delete the object: the proof
-//! refuses it ([`ddb_rollover::table::archive::expiring`]).
+//! refuses it (`expiring` in crates/core/src/table/archive.rs).
 
 use aws_config::SdkConfig;
 use aws_sdk_s3::config::http::HttpResponse;
@@ -18,8 +18,8 @@ use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::Client;
 
 use crate::call_error::CallError;
-use ddb_rollover::run::archive::{access_denied, ArchiveStore, Bucket};
-use ddb_rollover::table::archive::{ObjectBody, ObjectHead};
+use ddb_rollover::control::{access_denied, ArchiveStore, Bucket};
+use ddb_rollover::table::{ObjectBody, ObjectHead};
 
 /// The S3 client of `config`: path-style addressing on a custom endpoint (moto, LocalStack),
 /// whose host names carry no bucket; virtual-hosted (the SDK's choice) on AWS.

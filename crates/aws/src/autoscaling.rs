@@ -12,11 +12,11 @@ use aws_sdk_applicationautoscaling::types::{
 };
 use aws_sdk_applicationautoscaling::Client;
 
-use ddb_rollover::policy::scaling::{
+use ddb_rollover::control::{ControlPlaneError, ErrorKind};
+use ddb_rollover::policy::{
     left_registered, table_of, DeregisterScaling, ObservedScalableTarget, ObservedScalingPolicy,
     RegisterScaling, ScalableDimension, ScalableKey, ScalingTarget, TargetValue,
 };
-use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
 
 /// Every DynamoDB scalable target on `tables` (and their indexes), with its policies and
 /// scheduled actions: one paginated DescribeScalableTargets, DescribeScalingPolicies and
@@ -362,15 +362,11 @@ where
         ),
         _ => None,
     };
-    ControlPlaneError {
-        kind,
-        operation,
-        table: table.to_string(),
-        message: match advice {
-            Some(advice) => format!("{}. {advice}", text.trim_end_matches('.')),
-            None => text,
-        },
-    }
+    let message = match advice {
+        Some(advice) => format!("{}. {advice}", text.trim_end_matches('.')),
+        None => text,
+    };
+    ControlPlaneError::new(kind, operation, table, message)
 }
 
 #[cfg(test)]

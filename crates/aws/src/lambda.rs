@@ -8,10 +8,8 @@ use aws_sdk_lambda::types::{EventSourceMappingConfiguration, EventSourcePosition
 use aws_sdk_lambda::Client;
 
 use crate::utc;
-use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
-use ddb_rollover::table::stream::{
-    MappingChange, MappingRemoval, MappingState, MappingUpdate, ObservedMapping,
-};
+use ddb_rollover::control::{ControlPlaneError, ErrorKind};
+use ddb_rollover::table::{MappingChange, MappingRemoval, MappingState, MappingUpdate, ObservedMapping};
 
 /// Every mapping on `stream_arn`, whatever its function, across all pages.
 pub(crate) async fn list(
@@ -198,15 +196,11 @@ where
         )),
         _ => None,
     };
-    ControlPlaneError {
-        kind,
-        operation,
-        table: table.to_string(),
-        message: match advice {
-            Some(advice) => format!("{message}. {advice}"),
-            None => message,
-        },
-    }
+    let message = match advice {
+        Some(advice) => format!("{message}. {advice}"),
+        None => message,
+    };
+    ControlPlaneError::new(kind, operation, table, message)
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! ddb-rollover's engine on AWS: the ports of `ddb-rollover` (the crate `ddb_rollover`, which
 //! names no SDK type) on the SDK's clients. [`dynamodb::DynamoDb`] is the
-//! [`ControlPlane`](ddb_rollover::ControlPlane) on the DynamoDB, Application Auto Scaling and
+//! [`ControlPlane`](ddb_rollover::control::ControlPlane) on the DynamoDB, Application Auto Scaling and
 //! Lambda clients; archives in S3, the published table names in Systems Manager and the runs'
 //! events in EventBridge are each on their own SDK client behind a feature of the same name
 //! (`s3`, `ssm`, `eventbridge`), so a function links only the clients it calls. [`sdk`] sets
@@ -17,7 +17,7 @@ pub(crate) mod lambda;
 pub mod parameters;
 pub mod sdk;
 
-use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
+use ddb_rollover::control::{ControlPlaneError, ErrorKind};
 
 /// Whose answers the clients read: AWS's, or a local server's (moto, dynalite, DynamoDB Local:
 /// an endpoint on loopback). Only a local server's answer can mean "this API is not here"
@@ -67,15 +67,12 @@ impl Server {
         if self == Server::Local || error.kind != ErrorKind::Unsupported {
             return error;
         }
-        ControlPlaneError {
-            kind: ErrorKind::Other,
-            message: format!(
-                "{} (an AWS endpoint answered that it lacks {}: that is no evidence of anything, so \
-                 nothing that depends on this read is decided; check the Region and the endpoint)",
-                error.message, error.operation
-            ),
-            ..error
-        }
+        let message = format!(
+            "{} (an AWS endpoint answered that it lacks {}: that is no evidence of anything, so \
+             nothing that depends on this read is decided; check the Region and the endpoint)",
+            error.message, error.operation
+        );
+        ControlPlaneError::new(ErrorKind::Other, error.operation, &error.table, message)
     }
 }
 
@@ -114,12 +111,11 @@ mod tests {
 
     #[test]
     fn an_unsupported_answer_from_aws_is_a_failure_that_says_so() {
-        let unsupported = ControlPlaneError {
-            kind: ErrorKind::Unsupported,
-            operation: "DescribeKinesisStreamingDestination",
-            table: "ts_2018-10-25".into(),
-            message: "UnknownOperationException".into(),
-        };
+        let unsupported = ControlPlaneError::unsupported(
+            "DescribeKinesisStreamingDestination",
+            "ts_2018-10-25",
+            "UnknownOperationException",
+        );
         assert_eq!(
             Server::Local.judge(unsupported.clone()).kind,
             ErrorKind::Unsupported

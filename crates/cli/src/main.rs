@@ -12,18 +12,18 @@ use std::time::Instant;
 use chrono::Utc;
 use clap::Parser;
 use ddb_rollover::route;
-use ddb_rollover::run::clock::{check_clock, clock_warning, CheckedInstant, ClockAllowance, ClockError};
-use ddb_rollover::run::pace::Paced;
+use ddb_rollover::Paced;
+use ddb_rollover::{check_clock, clock_warning, CheckedInstant, ClockAllowance, ClockError};
 use ddb_rollover::{
-    observe, run::status, run_each, ApplyOptions, Operation, Policy, PolicyDocument, PolicyError, Scope,
+    observe, run_each, status, ApplyOptions, Operation, Policy, PolicyDocument, PolicyError, Scope,
 };
 use ddb_rollover_aws::dynamodb::DynamoDb;
 use ddb_rollover_aws::sdk::{AwsClients, SdkSettings};
 
 use args::{Cli, Command, Output, RestoreArgs, RouteArgs};
-use ddb_rollover::policy::period::Slot;
-use ddb_rollover::run::operator::LineOutcome;
-use ddb_rollover::run::restore::{Restoration, RestoreOptions, RestoreReport};
+use ddb_rollover::policy::Slot;
+use ddb_rollover::LineOutcome;
+use ddb_rollover::{Restoration, RestoreOptions, RestoreReport};
 use ddb_rollover_aws::events::{put_events, Event, TABLE_RESTORED};
 
 /// Exit codes: 0 nothing failed, 1 an action or AWS call failed, 2 bad input (before any AWS call).
@@ -135,7 +135,7 @@ async fn execute(
     events: &aws_sdk_eventbridge::Client,
     at: &CheckedInstant,
     options: ApplyOptions,
-) -> Result<bool, ddb_rollover::ControlPlaneError> {
+) -> Result<bool, ddb_rollover::control::ControlPlaneError> {
     let operations: &[Operation] = match &cli.command {
         Command::CreateNew => &[Operation::CreateNew],
         Command::ResizeOld => &[Operation::ResizeOld],
@@ -143,7 +143,7 @@ async fn execute(
         Command::Status => {
             let mut observation = observe(control, policy, Scope::Full(at.at()), options.concurrency).await?;
             observation.book.read_at = at.wall();
-            let mut report = status::status(policy, at.at(), &observation);
+            let mut report = status(policy, at.at(), &observation);
             report.warnings.extend(observation.skipped.iter().cloned());
             match cli.output {
                 Output::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),
@@ -163,7 +163,7 @@ async fn execute(
         }
         Command::Init(args) => {
             let dry_run = options.dry_run || !args.yes;
-            let report = ddb_rollover::run::init::init(control, policy, at, dry_run).await?;
+            let report = ddb_rollover::init(control, policy, at, dry_run).await?;
             match cli.output {
                 Output::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),
                 Output::Table => print!("{}", render::init_report(&report)),
@@ -172,7 +172,7 @@ async fn execute(
         }
         Command::Adopt(args) => {
             let dry_run = options.dry_run || !args.yes;
-            let report = ddb_rollover::run::adopt::adopt(control, policy, at, &args.tables, dry_run).await?;
+            let report = ddb_rollover::adopt(control, policy, at, &args.tables, dry_run).await?;
             match cli.output {
                 Output::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializable")),
                 Output::Table => print!("{}", render::adopt_report(&report)),
@@ -189,7 +189,7 @@ async fn execute(
                 dry_run: options.dry_run || !args.yes,
                 wait: args.wait,
             };
-            let report = ddb_rollover::run::restore::restore(control, policy, at, &slots, options).await?;
+            let report = ddb_rollover::restore(control, policy, at, &slots, options).await?;
             if !args.no_event {
                 publish_restored(events, &report).await;
             }
@@ -267,7 +267,7 @@ fn route(args: &RouteArgs, policy: &Policy, now: chrono::DateTime<Utc>, output: 
 }
 
 /// The clock every operation the command runs will decide for, refused before any AWS call
-/// when it could hurt live tables (see [`ddb_rollover::run::clock`]).
+/// when it could hurt live tables (see [`ddb_rollover::check_clock`]).
 fn check_clock_for(
     cli: &Cli,
     policy: &Policy,

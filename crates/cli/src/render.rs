@@ -1,19 +1,19 @@
 //! Human-readable tables for the terminal; `--output json` prints the core's reports as-is.
 
-use ddb_rollover::plan::verdict::Verdict;
-use ddb_rollover::plan::Decision;
-use ddb_rollover::policy::settings::Billing;
-use ddb_rollover::policy::warm::WarmThroughput;
+use ddb_rollover::policy::Billing;
+use ddb_rollover::policy::WarmThroughput;
 use ddb_rollover::route::PeriodTable;
-use ddb_rollover::run::adopt::{AdoptReport, Adoption};
-use ddb_rollover::run::init::{Enrolment, InitReport};
-use ddb_rollover::run::operator::OperatorLine;
-use ddb_rollover::run::report::{RunReport, Summary};
-use ddb_rollover::run::restore::{Restoration, RestoreReport};
-use ddb_rollover::run::status::{NextRun, StatusReport, TableStatusLine, WarmStatus};
-use ddb_rollover::table::changes::TableSetting;
 use ddb_rollover::table::ArchiveState;
 use ddb_rollover::table::ObservedWarm;
+use ddb_rollover::table::TableSetting;
+use ddb_rollover::Decision;
+use ddb_rollover::OperatorLine;
+use ddb_rollover::Verdict;
+use ddb_rollover::{AdoptReport, Adoption};
+use ddb_rollover::{Enrolment, InitReport};
+use ddb_rollover::{NextRun, StatusReport, TableStatusLine, WarmStatus};
+use ddb_rollover::{Restoration, RestoreReport};
+use ddb_rollover::{RunReport, Summary};
 
 /// Left-aligned columns under a header, two spaces apart; the last column is not padded.
 fn columns(header: &[&str], rows: &[Vec<String>]) -> String {
@@ -116,6 +116,8 @@ fn action(decision: &Decision) -> String {
         Decision::Skipped => "skip".into(),
         Decision::Foreign => "foreign".into(),
         Decision::Blocked => "blocked".into(),
+        // A decision newer than this table: its action's name.
+        other => other.action().into(),
     }
 }
 

@@ -1,42 +1,64 @@
 //! ddb-rollover: one DynamoDB table per time period. This crate is the engine, with no AWS SDK
-//! in it: its ports ([`ControlPlane`] and the others) are implemented on the SDK's clients in
-//! `ddb-rollover-aws`. Lambda lives in `ddb-rollover-lambda`, the applications' side (writes,
-//! queries, sizing) in `ddb-rollover-app`.
+//! in it: its ports ([`control::ControlPlane`] and the others) are implemented on the SDK's
+//! clients in `ddb-rollover-aws`. Lambda lives in `ddb-rollover-lambda`, the applications' side
+//! (writes, queries, sizing) in `ddb-rollover-app`.
 //!
-//! Where to start, one folder per layer, each using only the ones before it:
+//! The front door, one name for each thing another crate uses:
 //!
-//! 1. [`policy`]: what the operator asks for. The [`Policy`] and its vocabulary: periods and
-//!    labels ([`policy::period`]), table names, settings, indexes, autoscaling, retention,
-//!    rates, our tags, and DynamoDB's limits.
-//! 2. [`table`]: what a table is ([`table::ObservedTable`], as DescribeTable shows it) and the
-//!    change requests between what is and what should be ([`table::changes`]).
-//! 3. [`plan`](mod@plan): the pure planner. [`plan::verdict`] says whose each table and each
-//!    of its parts is (every action asks it); [`plan()`] decides, table by table, what a run
-//!    does and what it must read first.
-//! 4. [`run`](mod@run): a run end to end: the clock check ([`run::clock`]), observing at the floor of
-//!    calls, applying through a [`ControlPlane`], readiness and the [`RunReport`]; and the
-//!    operator's views on the same steps (`status`, `adopt`, `restore`).
+//! - here, at the root: the engine's entry points and what they return. [`plan()`] decides,
+//!   table by table, what a run does ([`Plan`], [`Decision`], the [`Verdict`] on whose each
+//!   table is); [`run()`] observes, plans and applies through a
+//!   [`ControlPlane`](control::ControlPlane) at an instant [`check_clock`] checked, and gives
+//!   a [`RunReport`]; the operator's views on the same steps are [`status()`], [`adopt()`],
+//!   [`restore()`] and [`init()`].
+//! - [`policy`]: what the operator asks for, the [`Policy`]'s vocabulary: periods and labels,
+//!   table names, settings, indexes, warm throughput, the change stream, autoscaling,
+//!   retention, our tags and DynamoDB's limits.
+//! - [`table`]: what a table is ([`table::ObservedTable`], as DescribeTable shows it), the
+//!   change requests between what is and what should be, an archive's layout, the seal.
+//! - [`control`]: the ports a control plane implements (DynamoDB, Application Auto Scaling,
+//!   S3's archives, Lambda's mappings, the ledger, the clock) and their errors.
+//! - [`ledger`]: the family's own record of what it made, as stored.
+//! - [`route`]: the applications' entry: which table holds an instant.
 //!
-//! One run, step by step, and the words the code uses (phase, age, premake, grace, verdict,
-//! deferral, seal, ...): `docs/architecture.md`.
-//!
-//! [`route`] is the applications' entry: which table holds an instant.
+//! Inside, one folder per layer, each using only the ones before it: `policy`, `table`,
+//! `ledger`, `plan` (the pure planner), `run` (a run end to end). One run, step by step, and
+//! the words the code uses (phase, age, premake, grace, verdict, deferral, seal, ...):
+//! `docs/architecture.md`.
 
 pub mod ledger;
-pub mod plan;
+mod plan;
 pub mod policy;
 pub mod route;
-pub mod run;
+mod run;
 pub mod table;
 
+pub mod control {
+    //! The ports a control plane implements, and their errors: what a run calls, on the SDK's
+    //! clients (`ddb-rollover-aws`) or in memory (`fake-aws`). [`ControlPlane`] names them all.
+
+    pub use crate::run::archive::{access_denied, prove, recheck, ArchiveStore, Bucket};
+    pub use crate::run::control::{
+        Archives, Clock, ControlPlane, ControlPlaneError, ErrorKind, Expect, Ledger, Mappings, Scaling,
+        Tables,
+    };
+}
+
 pub use plan::deferral::DeferralCause;
-pub use plan::{plan, Decision, Operation, Plan, PlanItem, Scope};
+pub use plan::verdict::{ForeignPart, NoEvidence, Verdict};
+pub use plan::{plan, plan_run, Decision, Operation, Plan, PlanItem, Scope, TableFacts};
 pub use policy::{Policy, PolicyDocument, PolicyError};
+pub use run::adopt::{adopt, AdoptReport, Adoption};
 pub use run::apply::{apply, run, run_each, ApplyOptions};
-pub use run::clock::{check_clock, CheckedInstant, ClockAllowance};
-pub use run::control::{
-    Archives, Clock, ControlPlane, ControlPlaneError, ErrorKind, Mappings, Scaling, Tables,
+pub use run::clock::{
+    check_clock, clock_skew, clock_warning, is_now, same_period, simulation, CheckedInstant, ClockAllowance,
+    ClockError,
 };
-pub use run::observe::{observe, Observation};
-pub use run::readiness::Readiness;
-pub use run::report::{Outcome, RunReport};
+pub use run::init::{init, Enrolment, InitReport};
+pub use run::observe::{observe, FailedRead, Observation};
+pub use run::operator::{LineOutcome, OperatorLine};
+pub use run::pace::Paced;
+pub use run::readiness::{Condition, Readiness, TargetTable};
+pub use run::report::{Outcome, RunReport, Summary, TableLine, UnreadEvidence};
+pub use run::restore::{restore, Restoration, RestoreOptions, RestoreReport};
+pub use run::status::{status, NextPhase, NextRun, StatusReport, TableStatusLine, WarmStatus};

@@ -33,6 +33,7 @@ impl PeriodTable {
 
 /// Why an instant or a time range has no tables.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RouteError {
     /// An instant outside the years period labels can hold.
     #[error("{field} is {value}: tables exist only for instants in the years 1000 to 9999")]

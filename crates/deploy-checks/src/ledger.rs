@@ -2,7 +2,7 @@
 //! make on it, and the table actions no function may make on any ledger under its prefix.
 
 use aws_model::iam::{tags, Tags};
-use ddb_rollover::policy::tags::TAG_FAMILY;
+use ddb_rollover::policy::TAG_FAMILY;
 
 /// The ledger of the family `prefix`: `{prefix}_ledger`. The engine derives the name from the
 /// prefix (core's `TableNaming::ledger_name` on the `ledger` branch; call that here once it is
@@ -77,7 +77,7 @@ mod tests {
         let naming = ddb_rollover::Policy::default().naming();
         assert!(!matches!(
             naming.classify(&ledger_name(naming.prefix())),
-            ddb_rollover::policy::naming::Ownership::Owned(_)
+            ddb_rollover::policy::Ownership::Owned(_)
         ));
     }
 

@@ -2,7 +2,7 @@
 //! operator; the harness moves its clock, reads its state and its log, and every mutating call
 //! goes through [`FakeAws::call`] to be logged.
 
-use ddb_rollover::run::control::ControlPlaneError;
+use ddb_rollover::control::ControlPlaneError;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 

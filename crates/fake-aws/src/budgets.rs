@@ -2,7 +2,7 @@
 //! one an hour, 27 at most), switches to on-demand and table class changes.
 
 use chrono::{DateTime, Duration, Utc};
-use ddb_rollover::policy::settings::Billing;
+use ddb_rollover::policy::Billing;
 
 /// Decreases allowed at any time in a UTC day, and at most in one.
 pub const FREE_DECREASES: usize = 4;

@@ -34,8 +34,8 @@
 //! [`crate::Effect::DeletedKinesisStream`]); [`crate::FakeAws::destinations`] reads a table's.
 
 use chrono::{DateTime, Duration, Utc};
-use ddb_rollover::policy::stream::Precision;
-use ddb_rollover::table::stream::{DestinationStatus as Observed, ObservedDestination};
+use ddb_rollover::policy::Precision;
+use ddb_rollover::table::{DestinationStatus as Observed, ObservedDestination};
 
 use aws_model::destinations::{enable_failed, Status as DestinationStatus};
 

@@ -1,7 +1,7 @@
 //! The errors the fake answers, shaped and classified as the SDK adapter classifies DynamoDB's,
 //! and the fake account's table ARNs.
 
-use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
+use ddb_rollover::control::{ControlPlaneError, ErrorKind};
 
 use crate::objects::Status;
 
@@ -11,12 +11,7 @@ pub(crate) fn error(
     table: &str,
     message: impl Into<String>,
 ) -> ControlPlaneError {
-    ControlPlaneError {
-        kind,
-        operation,
-        table: table.to_string(),
-        message: message.into(),
-    }
+    ControlPlaneError::new(kind, operation, table, message)
 }
 
 pub(crate) fn not_found(operation: &'static str, table: &str) -> ControlPlaneError {

@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 
 use aws_model::exports;
 use aws_model::resource_policy::{denies_to_everyone, explicit_deny};
-use ddb_rollover::policy::scaling::{table_of, ScalableKey};
-use ddb_rollover::policy::settings::{Billing, GlobalIndex};
-use ddb_rollover::policy::warm::WarmThroughput;
-use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
-use ddb_rollover::table::changes::{TableSetting, TableSpec, WarmPart, WarmRaise};
+use ddb_rollover::control::{ControlPlaneError, ErrorKind};
+use ddb_rollover::policy::WarmThroughput;
+use ddb_rollover::policy::{table_of, ScalableKey};
+use ddb_rollover::policy::{Billing, GlobalIndex};
+use ddb_rollover::table::{TableSetting, TableSpec, WarmPart, WarmRaise};
 
 use crate::account::FakeAws;
 use crate::errors::{error, in_use, not_found, validation};

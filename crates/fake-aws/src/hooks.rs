@@ -2,7 +2,7 @@
 //! injected into our calls ([`crate::injection`] keeps them), and the requests, waits and
 //! concurrency it observes ([`crate::log`]'s traffic).
 
-use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
+use ddb_rollover::control::{ControlPlaneError, ErrorKind};
 
 use crate::account::FakeAws;
 use crate::errors::error;

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use aws_model::family_role::{scalable_target_arn, table_actions_checked_by_autoscaling, FamilyRole};
 use aws_model::iam::Request;
-use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
-use ddb_rollover::table::changes::TableSpec;
+use ddb_rollover::control::{ControlPlaneError, ErrorKind};
+use ddb_rollover::table::TableSpec;
 
 use crate::account::FakeAws;
 use crate::errors::error;

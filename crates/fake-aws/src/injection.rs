@@ -2,7 +2,7 @@
 //! error a number of times, and another actor's act right before or after one of our calls
 //! (a race with another run, a table deleted behind the run's back).
 
-use ddb_rollover::run::control::ErrorKind;
+use ddb_rollover::control::ErrorKind;
 
 /// When an injected act happens, around our call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

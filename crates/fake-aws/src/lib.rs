@@ -1,14 +1,14 @@
 //! An in-memory AWS account for the engine's tests: DynamoDB, Application Auto Scaling, the S3
 //! its exports write to and a clock of its own.
 //!
-//! [`FakeAws`] implements the engine's four control-plane ports ([`ddb_rollover::Tables`],
-//! [`ddb_rollover::Scaling`], [`ddb_rollover::Archives`], [`ddb_rollover::Clock`], together
-//! [`ddb_rollover::ControlPlane`]) and models what AWS documents,
+//! [`FakeAws`] implements the engine's four control-plane ports ([`ddb_rollover::control::Tables`],
+//! [`ddb_rollover::control::Scaling`], [`ddb_rollover::control::Archives`], [`ddb_rollover::control::Clock`], together
+//! [`ddb_rollover::control::ControlPlane`]) and models what AWS documents,
 //! independently of the engine's planner (it never asks the engine's limits or decision helpers
 //! what to do):
 //!
 //! - its own clock, moved by the harness ([`FakeAws::set_now`], [`FakeAws::advance`]) and by
-//!   [`Clock::sleep`](ddb_rollover::Clock::sleep), which returns at once; `Clock::now` reads it (an
+//!   [`Clock::sleep`](ddb_rollover::control::Clock::sleep), which returns at once; `Clock::now` reads it (an
 //!   `Instant` that moves with the fake time), so a run's waits (readiness, a DELETING table
 //!   recreated) and its time budget are measured on it, never on the wall clock;
 //! - table and index status: CREATING, UPDATING and DELETING end after [`Config`]'s delays of
@@ -28,7 +28,7 @@
 //!   and scheduled actions (PutScheduledAction needs a registered target);
 //!   DeregisterScalableTarget deletes every policy and every scheduled action on the target,
 //!   whoever made them ([`FakeAws::foreign_deregister_target`]); the engine's
-//!   [`Scaling::deregister_scaling`](ddb_rollover::Scaling::deregister_scaling) is modelled as the SDK adapter implements it
+//!   [`Scaling::deregister_scaling`](ddb_rollover::control::Scaling::deregister_scaling) is modelled as the SDK adapter implements it
 //!   (`autoscaling_sdk::deregister`): our policy is deleted from each target, and the target
 //!   deregistered only when the change asks for it and no policy and no scheduled action is left
 //!   on it once ours is deleted; deleting a

@@ -6,11 +6,11 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use ddb_rollover::policy::scaling::{table_of, ScalableKey};
-use ddb_rollover::policy::settings::{Billing, TableClass};
-use ddb_rollover::policy::stream::Precision;
-use ddb_rollover::policy::warm::WarmThroughput;
-use ddb_rollover::run::control::ErrorKind;
+use ddb_rollover::control::ErrorKind;
+use ddb_rollover::policy::Precision;
+use ddb_rollover::policy::WarmThroughput;
+use ddb_rollover::policy::{table_of, ScalableKey};
+use ddb_rollover::policy::{Billing, TableClass};
 
 use crate::maker::Maker;
 use crate::objects::{ScalingPolicy, ScheduledAction, Table};
@@ -360,7 +360,7 @@ impl std::fmt::Display for Request {
 }
 
 /// What the handles on one account observe of the requests made through the ports: the
-/// requests in order, the waits of [`Clock::sleep`](ddb_rollover::Clock::sleep), and how many
+/// requests in order, the waits of [`Clock::sleep`](ddb_rollover::control::Clock::sleep), and how many
 /// requests were in flight at once.
 #[derive(Debug, Default)]
 pub(crate) struct Traffic {

@@ -41,7 +41,7 @@
 //! [`crate::Effect::DeletedFunction`]).
 
 use chrono::{DateTime, Duration, Utc};
-use ddb_rollover::table::stream::{MappingState, ObservedMapping};
+use ddb_rollover::table::{MappingState, ObservedMapping};
 
 use crate::maker::Maker;
 use crate::objects::TABLE_ARN_PREFIX;

@@ -4,11 +4,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Duration, Utc};
-use ddb_rollover::policy::scaling::{
+use ddb_rollover::ledger::StoredRecord;
+use ddb_rollover::policy::{Billing, KeySchema, LocalIndex, Projection, StreamSetting, TableClass};
+use ddb_rollover::policy::{
     ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension, ScalableKey, TargetValue,
 };
-use ddb_rollover::policy::settings::{Billing, KeySchema, LocalIndex, Projection, StreamSetting, TableClass};
-use ddb_rollover::run::control::StoredRecord;
 use ddb_rollover::table::{
     ExportStatus, ObservedEncryption, ObservedIndex, ObservedLocalIndex, ObservedTable, TableStatus,
 };
@@ -406,7 +406,7 @@ impl Export {
 /// The scalable keys of a table's read and write, and of an index's.
 pub fn key_for(table: &str, index: Option<&str>, dimension: ScalableDimension) -> ScalableKey {
     ScalableKey {
-        resource_id: ddb_rollover::policy::scaling::resource_id(table, index),
+        resource_id: ddb_rollover::policy::resource_id(table, index),
         dimension,
     }
 }

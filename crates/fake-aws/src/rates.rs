@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use aws_model::rates::{Bucket, AWS_RATES};
-use ddb_rollover::run::control::{Clock, ControlPlaneError, ErrorKind};
+use ddb_rollover::control::{Clock, ControlPlaneError, ErrorKind};
 
 use crate::errors::error;
 use crate::FakeAws;

@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 
 use aws_model::exports::{self, DataFile};
-use ddb_rollover::run::archive::{access_denied, ArchiveStore, Bucket as Expected};
-use ddb_rollover::table::archive::{ObjectBody, ObjectHead, READABLE_STORAGE_CLASSES};
+use ddb_rollover::control::{access_denied, ArchiveStore, Bucket as Expected};
+use ddb_rollover::table::{ObjectBody, ObjectHead, READABLE_STORAGE_CLASSES};
 use md5::{Digest, Md5};
 
 /// One object: its bytes and `x-amz-storage-class` (`None`: STANDARD).

@@ -2,11 +2,11 @@
 //! run, made by us and settled (ACTIVE, no transition pending), set outside any API and logged
 //! nowhere, and the plain [`TableSpec`] they are made from.
 
+use ddb_rollover::ledger::StoredRecord;
 use ddb_rollover::ledger::{bounds_of, keys, Feeds, Meta, Origin, TableRecord, TableState};
-use ddb_rollover::policy::naming::Ownership;
-use ddb_rollover::policy::scaling::table_of;
-use ddb_rollover::run::control::StoredRecord;
-use ddb_rollover::table::changes::TableSpec;
+use ddb_rollover::policy::table_of;
+use ddb_rollover::policy::Ownership;
+use ddb_rollover::table::TableSpec;
 use ddb_rollover::Policy;
 
 use crate::account::FakeAws;

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use ddb_rollover::policy::settings::{AttributeKind, Billing, KeyAttribute, KeySchema, OnDemandLimits};
-use ddb_rollover::table::changes::TableSpec;
+use ddb_rollover::policy::{AttributeKind, Billing, KeyAttribute, KeySchema, OnDemandLimits};
+use ddb_rollover::table::TableSpec;
 
 use crate::objects::FAMILY_TAG;
 

@@ -4,19 +4,19 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
-use ddb_rollover::policy::scaling::{DeregisterScaling, RegisterScaling, ScalableDimension};
-use ddb_rollover::policy::settings::{Billing, Capacity, KeySchema};
-use ddb_rollover::run::control::{Clock, ControlPlaneError, ErrorKind, Scaling, Tables};
-use ddb_rollover::table::changes::{CapacityChange, ExportRequest, TableSpec, TagChange};
-use ddb_rollover::table::seal::{ResourcePolicy, NO_POLICY};
+use ddb_rollover::control::{Clock, ControlPlaneError, ErrorKind, Scaling, Tables};
+use ddb_rollover::policy::{Billing, Capacity, KeySchema};
+use ddb_rollover::policy::{DeregisterScaling, RegisterScaling, ScalableDimension};
 use ddb_rollover::table::TableStatus;
+use ddb_rollover::table::{CapacityChange, ExportRequest, TableSpec, TagChange};
+use ddb_rollover::table::{ResourcePolicy, NO_POLICY};
 
 use crate::objects::arn_of;
 use crate::*;
 use chrono::TimeZone;
-use ddb_rollover::policy::scaling::{ScalingRemoval, ScalingTarget};
-use ddb_rollover::policy::settings::{AttributeKind, KeyAttribute};
-use ddb_rollover::table::changes::IndexCapacityChange;
+use ddb_rollover::policy::{AttributeKind, KeyAttribute};
+use ddb_rollover::policy::{ScalingRemoval, ScalingTarget};
+use ddb_rollover::table::IndexCapacityChange;
 use futures::executor::block_on;
 
 fn at(h: u32, m: u32) -> DateTime<Utc> {
@@ -400,7 +400,7 @@ fn item_writes_are_refused_under_a_seal_and_exports_hold_the_table_as_of_their_t
 /// export naming an owner that does not own the bucket FAILS without writing.
 #[test]
 fn buckets_have_owners_and_lifecycle_rules() {
-    use ddb_rollover::run::archive::{ArchiveStore, Bucket};
+    use ddb_rollover::control::{ArchiveStore, Bucket};
     let fake = FakeAws::new("ts", at(0, 0), Config::default());
     fake.foreign_put_object("someone", "b", "p/k", b"x");
     let ours = Bucket {

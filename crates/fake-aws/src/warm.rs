@@ -13,8 +13,8 @@
 //!   with any table operations").
 
 use chrono::{DateTime, Duration, Utc};
-use ddb_rollover::policy::settings::Billing;
-use ddb_rollover::policy::warm::WarmThroughput;
+use ddb_rollover::policy::Billing;
+use ddb_rollover::policy::WarmThroughput;
 use ddb_rollover::table::{ObservedWarm, TableStatus};
 
 /// A table's or an index's warm throughput.

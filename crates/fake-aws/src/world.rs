@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use chrono::{DateTime, Duration, Utc};
-use ddb_rollover::policy::scaling::{table_of, ScalableKey};
+use ddb_rollover::policy::{table_of, ScalableKey};
 use ddb_rollover::table::ExportStatus;
 
 use crate::destinations::{self, Destination};

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use ddb_rollover::run::report::TableLine;
+use ddb_rollover::TableLine;
 use ddb_rollover::{Outcome, RunReport};
 
 /// CloudWatch Logs' limit for one log event.
@@ -115,7 +115,7 @@ fn cut(text: &str, max: usize) -> String {
 mod tests {
     use super::*;
     use crate::report_fixtures::{line, report};
-    use ddb_rollover::plan::Decision;
+    use ddb_rollover::Decision;
     use ddb_rollover::Operation;
 
     /// 600 tables, every other one failed with a long SDK error: what a regional outage looks

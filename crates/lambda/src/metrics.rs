@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ddb_rollover::plan::Decision;
+use ddb_rollover::Decision;
 use ddb_rollover::{DeferralCause, Operation, Outcome, RunReport};
 use serde_json::{json, Map, Value};
 
@@ -82,7 +82,7 @@ pub fn run_documents(report: &RunReport, timestamp_ms: u64) -> Vec<String> {
     let base = [("Prefix", report.prefix.as_str()), ("Operation", operation)];
 
     // Each table's lines, to count it once.
-    let mut by_table: BTreeMap<&str, Vec<&ddb_rollover::run::report::TableLine>> = BTreeMap::new();
+    let mut by_table: BTreeMap<&str, Vec<&ddb_rollover::TableLine>> = BTreeMap::new();
     for line in &report.tables {
         by_table
             .entry(line.item.facts.table.as_str())
@@ -132,7 +132,7 @@ pub fn run_documents(report: &RunReport, timestamp_ms: u64) -> Vec<String> {
 
 /// A table of the policy that exists once the run ends: seen or created, and neither deleted
 /// by the run nor gone during it.
-fn exists_at_the_end(lines: &[&ddb_rollover::run::report::TableLine]) -> bool {
+fn exists_at_the_end(lines: &[&ddb_rollover::TableLine]) -> bool {
     let ours = lines.iter().any(|l| l.item.facts.period.is_some());
     let seen = lines.iter().any(|l| l.item.facts.status.is_some());
     let created = lines
@@ -168,7 +168,7 @@ pub fn failed_run_documents(operation: Operation, prefix: &str, timestamp_ms: u6
 mod tests {
     use super::*;
     use crate::report_fixtures::{line, report};
-    use ddb_rollover::run::readiness::{Readiness, TargetTable};
+    use ddb_rollover::{Readiness, TargetTable};
     use testkit::emf::{validate, EmfMetric};
 
     fn metric(found: &[EmfMetric], name: &str) -> f64 {

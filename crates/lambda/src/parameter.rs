@@ -64,9 +64,9 @@ pub(crate) use write::put_tables;
 mod write {
     use super::*;
 
+    use ddb_rollover::control::{ErrorKind, Expect, Ledger};
     use ddb_rollover::ledger::{keys, parameter_owner, Book, Entry, LedgerState, ParameterOwner};
     use ddb_rollover::ledger::{ParameterRecord, StoredRecord};
-    use ddb_rollover::run::control::{ErrorKind, Expect, Ledger};
     use ddb_rollover_aws::parameters::{create_parameter, get_parameter, put_parameter};
     use ddb_rollover_aws::sdk::AwsClients;
 

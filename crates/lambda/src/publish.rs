@@ -18,12 +18,12 @@
 //! the family's ledger; anything else is someone else's, reported and never overwritten.
 
 use chrono::{DateTime, Utc};
-use ddb_rollover::plan::Decision;
-use ddb_rollover::policy::naming::Ownership;
-use ddb_rollover::policy::tags::TAG_ARCHIVED;
-use ddb_rollover::policy::Policy;
-use ddb_rollover::run::control::Ledger;
-use ddb_rollover::run::readiness::Readiness;
+use ddb_rollover::control::Ledger;
+use ddb_rollover::policy::Ownership;
+use ddb_rollover::policy::TAG_ARCHIVED;
+use ddb_rollover::Decision;
+use ddb_rollover::Policy;
+use ddb_rollover::Readiness;
 use ddb_rollover_aws::sdk::AwsClients;
 
 #[cfg(feature = "eventbridge")]
@@ -252,7 +252,7 @@ async fn put_events(_: &AwsClients, events: &[Event]) -> Vec<String> {
 mod tests {
     use super::*;
     use chrono::{DateTime, Utc};
-    use ddb_rollover::run::readiness::{Readiness, TargetTable};
+    use ddb_rollover::{Readiness, TargetTable};
 
     fn policy(premake: u32) -> Policy {
         Policy::from_toml(&format!("prefix = \"ts\"\npremake = {premake}\n")).unwrap()
@@ -289,7 +289,7 @@ mod tests {
         let lines = ddb_rollover::plan(&policy, at, &[], Operation::CreateNew)
             .items
             .into_iter()
-            .map(|item| ddb_rollover::run::report::TableLine::new(item, Outcome::Done, None))
+            .map(|item| ddb_rollover::TableLine::new(item, Outcome::Done, None))
             .collect();
         let mut report = RunReport::new(
             Operation::CreateNew,

@@ -2,8 +2,8 @@
 //! report around them, as a run at 2018-10-26T00:15Z writes them.
 
 use chrono::{DateTime, Utc};
-use ddb_rollover::plan::{Decision, PlanItem, TableFacts};
-use ddb_rollover::run::report::TableLine;
+use ddb_rollover::TableLine;
+use ddb_rollover::{Decision, PlanItem, TableFacts};
 use ddb_rollover::{DeferralCause, Operation, Outcome, RunReport};
 
 /// A line for an ACTIVE table `timeseries_<period>` of age 1 in phase 1, with no reason and
@@ -14,26 +14,24 @@ pub(crate) fn line(
     outcome: Outcome,
     deferral: Option<DeferralCause>,
 ) -> TableLine {
-    TableLine {
-        item: PlanItem {
-            facts: TableFacts {
-                table: table.into(),
-                period: Some(table[11..].into()),
-                slot: None,
-                age: Some(1),
-                phase: Some(1),
-                status: Some("ACTIVE".into()),
-                billing: None,
-            },
-            arn: None,
-            verdict: None,
-            decision,
-            reason: String::new(),
+    let item = PlanItem {
+        facts: TableFacts {
+            table: table.into(),
+            period: Some(table[11..].into()),
+            slot: None,
+            age: Some(1),
+            phase: Some(1),
+            status: Some("ACTIVE".into()),
+            billing: None,
         },
-        outcome,
-        error: None,
-        deferral,
-    }
+        arn: None,
+        verdict: None,
+        decision,
+        reason: String::new(),
+    };
+    let mut line = TableLine::new(item, outcome, None);
+    line.deferral = deferral;
+    line
 }
 
 /// The report of a run of `operation` (not a dry run) with these lines.

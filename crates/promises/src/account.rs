@@ -4,14 +4,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Duration, Utc};
-use ddb_rollover::policy::period::Slot;
-use ddb_rollover::policy::scaling::ScalableKey;
-use ddb_rollover::policy::settings::{Billing, GlobalIndex};
-use ddb_rollover::policy::warm::WarmThroughput;
-use ddb_rollover::run::adopt::AdoptReport;
-use ddb_rollover::run::control::StoredRecord;
-use ddb_rollover::run::status::StatusReport;
-use ddb_rollover::table::changes::TableSpec;
+use ddb_rollover::ledger::StoredRecord;
+use ddb_rollover::policy::ScalableKey;
+use ddb_rollover::policy::Slot;
+use ddb_rollover::policy::WarmThroughput;
+use ddb_rollover::policy::{Billing, GlobalIndex};
+use ddb_rollover::table::TableSpec;
+use ddb_rollover::AdoptReport;
+use ddb_rollover::StatusReport;
 use ddb_rollover::{Operation, Policy, RunReport};
 use fake_aws::World;
 

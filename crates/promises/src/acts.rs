@@ -5,11 +5,9 @@
 use std::collections::BTreeMap;
 
 use chrono::Duration;
-use ddb_rollover::policy::scaling::{ScalableDimension, ScalableKey};
-use ddb_rollover::policy::settings::{
-    AttributeKind, Billing, GlobalIndex, KeyAttribute, LocalIndex, Projection,
-};
-use ddb_rollover::table::changes::{IndexSpec, TableSpec};
+use ddb_rollover::policy::{AttributeKind, Billing, GlobalIndex, KeyAttribute, LocalIndex, Projection};
+use ddb_rollover::policy::{ScalableDimension, ScalableKey};
+use ddb_rollover::table::{IndexSpec, TableSpec};
 use fake_aws::FAMILY_TAG;
 
 use crate::account::Account;
@@ -367,7 +365,7 @@ impl<A: Account> Harness<'_, A> {
                     2 => account.delete_resource_policy(PERSON, name),
                     _ => {
                         let impostor = serde_json::json!({
-                            "Sid": ddb_rollover::table::seal::SEAL_SID,
+                            "Sid": ddb_rollover::table::SEAL_SID,
                             "Effect": "Allow",
                             "Principal": "*",
                             "Action": "dynamodb:PutItem",
@@ -476,7 +474,7 @@ impl<A: Account> Harness<'_, A> {
                 if let Ok(report) = &report {
                     for line in &report.tables {
                         match &line.action {
-                            ddb_rollover::run::adopt::Adoption::Refused { reasons } => {
+                            ddb_rollover::Adoption::Refused { reasons } => {
                                 for reason in reasons {
                                     let short: String = reason.chars().take(60).collect();
                                     count(format!("adopt refused: {short}"));
@@ -490,7 +488,7 @@ impl<A: Account> Harness<'_, A> {
                     let done: Vec<&str> = report
                         .tables
                         .iter()
-                        .filter(|l| l.outcome == ddb_rollover::run::operator::LineOutcome::Done)
+                        .filter(|l| l.outcome == ddb_rollover::LineOutcome::Done)
                         .map(|l| l.table.as_str())
                         .collect();
                     assert_eq!(

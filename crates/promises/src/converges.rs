@@ -1,11 +1,11 @@
 //! Promise 4: resize_old converges: each table of ours ends in the phase its age calls for.
 
 use chrono::{DateTime, Duration, Utc};
-use ddb_rollover::plan::deferral::DeferralCause;
-use ddb_rollover::policy::period::Slot;
-use ddb_rollover::policy::scaling::{ScalableDimension, ScalableKey};
-use ddb_rollover::policy::settings::Billing;
-use ddb_rollover::run::report::Outcome;
+use ddb_rollover::policy::Billing;
+use ddb_rollover::policy::Slot;
+use ddb_rollover::policy::{ScalableDimension, ScalableKey};
+use ddb_rollover::DeferralCause;
+use ddb_rollover::Outcome;
 use ddb_rollover::{Operation, Policy};
 use fake_aws::{Effect, Status, Table};
 

@@ -164,7 +164,7 @@ pub fn no_data_loss(f: &RunFacts<'_>) -> Vec<String> {
 /// another account than the one the policy expects (`retention.bucket_owner`, else the
 /// account's), or an object of the export under a lifecycle Expiration rule.
 fn archive_cannot_last(policy: &Policy, world: &World, t: &Table) -> Vec<String> {
-    use ddb_rollover::policy::tags::{export_arn_from_tag, TAG_EXPORT, TAG_FINAL_EXPORT};
+    use ddb_rollover::policy::{export_arn_from_tag, TAG_EXPORT, TAG_FINAL_EXPORT};
     let Some(archive) = policy.archive() else {
         return Vec::new();
     };
@@ -205,7 +205,7 @@ fn archive_cannot_last(policy: &Policy, world: &World, t: &Table) -> Vec<String>
 /// archive export: the tags it carried), and every item write DynamoDB accepted is in a table
 /// that was not deleted by us, or in such an export.
 pub fn archives_hold_every_write(policy: &Policy, world: &World) -> Vec<String> {
-    use ddb_rollover::policy::tags::{export_arn_from_tag, TAG_EXPORT, TAG_FINAL_EXPORT};
+    use ddb_rollover::policy::{export_arn_from_tag, TAG_EXPORT, TAG_FINAL_EXPORT};
     if policy.archive().is_none() {
         return Vec::new();
     }

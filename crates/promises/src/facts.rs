@@ -37,7 +37,7 @@ pub struct RunFacts<'a> {
     /// What the run reported.
     pub report: &'a RunReport,
     /// `status` from a full observation just before the run.
-    pub status: &'a ddb_rollover::run::status::StatusReport,
+    pub status: &'a ddb_rollover::StatusReport,
 }
 
 impl RunFacts<'_> {

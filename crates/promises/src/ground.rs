@@ -2,11 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use ddb_rollover::ledger::{TableIdentity, TableRecord, TableState};
-use ddb_rollover::policy::period::Slot;
-use ddb_rollover::policy::scaling::ScalableDimension;
-use ddb_rollover::policy::settings::{Billing, LocalIndex};
-use ddb_rollover::run::control::StoredRecord;
+use ddb_rollover::ledger::{StoredRecord, TableIdentity, TableRecord, TableState};
+use ddb_rollover::policy::ScalableDimension;
+use ddb_rollover::policy::Slot;
+use ddb_rollover::policy::{Billing, LocalIndex};
 use ddb_rollover::Policy;
 use fake_aws::{Maker, ScalingPolicy, Status, Table, Target, World, FAMILY_TAG};
 
@@ -375,9 +374,7 @@ pub fn foreign_statements(table: &Table) -> Vec<String> {
     statements
         .iter()
         .filter(|s| {
-            !(s["Sid"] == ddb_rollover::table::seal::SEAL_SID
-                && s["Effect"] == "Deny"
-                && s["Principal"] == "*")
+            !(s["Sid"] == ddb_rollover::table::SEAL_SID && s["Effect"] == "Deny" && s["Principal"] == "*")
         })
         .map(|s| s["Sid"].as_str().unwrap_or("(no Sid)").to_string())
         .collect()

@@ -5,10 +5,8 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Duration, Utc};
-use ddb_rollover::policy::scaling::ScalableKey;
-use ddb_rollover::policy::settings::{
-    AttributeKind, Billing, Capacity, KeyAttribute, KeySchema, OnDemandLimits,
-};
+use ddb_rollover::policy::ScalableKey;
+use ddb_rollover::policy::{AttributeKind, Billing, Capacity, KeyAttribute, KeySchema, OnDemandLimits};
 use ddb_rollover::{ApplyOptions, Operation, Policy};
 use fake_aws::{Maker, World};
 

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 
 use chrono::{Duration, TimeZone, Utc};
+use ddb_rollover::ledger::StoredRecord;
 use ddb_rollover::ledger::{keys, Lease, PeriodBounds, TableIdentity, TableRecord, TableState};
-use ddb_rollover::run::control::StoredRecord;
-use ddb_rollover::table::changes::TableSpec;
+use ddb_rollover::table::TableSpec;
 use fake_aws::{Maker, FAMILY_TAG};
 
 use crate::account::Account;
@@ -151,7 +151,7 @@ impl<A: Account> Harness<'_, A> {
                 let gsi = index
                     .then(|| world.tables.get(name)?.gsis.first().map(|g| g.name.clone()))
                     .flatten();
-                use ddb_rollover::policy::scaling::ScalableDimension as D;
+                use ddb_rollover::policy::ScalableDimension as D;
                 let dimension = match (gsi.is_some(), *read) {
                     (false, true) => D::TableRead,
                     (false, false) => D::TableWrite,

@@ -5,8 +5,8 @@
 //! Each judged from the fake's ground truth: who made each table, who wrote each ledger item.
 
 use ddb_rollover::ledger::TableRecord;
-use ddb_rollover::policy::settings::Billing;
-use ddb_rollover::policy::tags::{export_arn_from_tag, TAG_EXPORT, TAG_FINAL_EXPORT};
+use ddb_rollover::policy::Billing;
+use ddb_rollover::policy::{export_arn_from_tag, TAG_EXPORT, TAG_FINAL_EXPORT};
 use ddb_rollover::Operation;
 use fake_aws::{Effect, LedgerWrite, Maker, World};
 

@@ -2,7 +2,7 @@
 //! the runs report, confirmed against the fake.
 
 use chrono::{DateTime, Duration, Utc};
-use ddb_rollover::plan::deferral::DeferralCause;
+use ddb_rollover::DeferralCause;
 use ddb_rollover::{Operation, Policy};
 use fake_aws::{Status, Table};
 

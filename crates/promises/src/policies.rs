@@ -290,7 +290,7 @@ pub fn policy_strategy(k: &Knobs) -> impl Strategy<Value = PolicySpec> {
 mod tests {
     use super::*;
     use crate::names::PREFIX;
-    use ddb_rollover::policy::stream::Precision;
+    use ddb_rollover::policy::Precision;
     use ddb_rollover::Policy;
     use proptest::strategy::ValueTree;
     use proptest::test_runner::TestRunner;

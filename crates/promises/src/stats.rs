@@ -1,6 +1,6 @@
 //! What one of our runs exercised, counted in the tally ([`crate::tally`]).
 
-use ddb_rollover::run::report::Outcome;
+use ddb_rollover::Outcome;
 
 use crate::facts::RunFacts;
 use crate::tally::count;
@@ -59,17 +59,13 @@ pub fn count_run(f: &RunFacts<'_>) {
             count(format!("verdict {}", verdict.label()));
             for part in &verdict.foreign {
                 let kind = match part {
-                    ddb_rollover::plan::verdict::ForeignPart::Index { .. } => "index",
-                    ddb_rollover::plan::verdict::ForeignPart::Target { .. } => "target",
-                    ddb_rollover::plan::verdict::ForeignPart::SharedTarget { .. } => "shared target",
-                    ddb_rollover::plan::verdict::ForeignPart::DeletionProtection => "deletion protection",
-                    ddb_rollover::plan::verdict::ForeignPart::ResourcePolicy { .. } => "resource policy",
-                    ddb_rollover::plan::verdict::ForeignPart::KinesisDestination { .. } => {
-                        "kinesis destination"
-                    }
-                    ddb_rollover::plan::verdict::ForeignPart::EventSourceMapping { .. } => {
-                        "event source mapping"
-                    }
+                    ddb_rollover::ForeignPart::Index { .. } => "index",
+                    ddb_rollover::ForeignPart::Target { .. } => "target",
+                    ddb_rollover::ForeignPart::SharedTarget { .. } => "shared target",
+                    ddb_rollover::ForeignPart::DeletionProtection => "deletion protection",
+                    ddb_rollover::ForeignPart::ResourcePolicy { .. } => "resource policy",
+                    ddb_rollover::ForeignPart::KinesisDestination { .. } => "kinesis destination",
+                    ddb_rollover::ForeignPart::EventSourceMapping { .. } => "event source mapping",
                 };
                 count(format!("verdict foreign part: {kind}"));
             }

@@ -2,9 +2,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use ddb_rollover::run::report::Outcome;
-use ddb_rollover::run::report::UnreadEvidence;
 use ddb_rollover::Operation;
+use ddb_rollover::Outcome;
+use ddb_rollover::UnreadEvidence;
 
 use crate::facts::RunFacts;
 use crate::tally::count;

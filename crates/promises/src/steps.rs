@@ -4,7 +4,7 @@
 use std::fmt;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use ddb_rollover::policy::warm::WarmThroughput;
+use ddb_rollover::policy::WarmThroughput;
 use ddb_rollover::{Operation, Policy};
 use fake_aws::Config;
 use proptest::prelude::*;

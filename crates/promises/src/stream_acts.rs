@@ -2,7 +2,7 @@
 //! our tables, ours disabled or its precision changed, the family's stream deleted. Each is
 //! counted by outcome (`PROMISES_STATS`), since DynamoDB refuses many of them.
 
-use ddb_rollover::policy::stream::Precision;
+use ddb_rollover::policy::Precision;
 
 use fake_aws::KinesisAct;
 

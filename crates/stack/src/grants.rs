@@ -18,7 +18,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use ddb_rollover::policy::Policy;
+use ddb_rollover::Policy;
 
 /// An optional part of the roles' permissions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -15,11 +15,12 @@
 
 use std::fmt;
 
-use ddb_rollover::policy::blueprint::BlueprintDocument;
-use ddb_rollover::policy::retention::RetentionDocument;
-use ddb_rollover::policy::settings::{KeyAttributeDocument, KeySchemaDocument};
-use ddb_rollover::policy::stream::{LambdaDocument, StreamDocument};
-use ddb_rollover::policy::{PhaseDocument, Policy, PolicyDocument, PolicyError};
+use ddb_rollover::policy::BlueprintDocument;
+use ddb_rollover::policy::PhaseDocument;
+use ddb_rollover::policy::RetentionDocument;
+use ddb_rollover::policy::{KeyAttributeDocument, KeySchemaDocument};
+use ddb_rollover::policy::{LambdaDocument, StreamDocument};
+use ddb_rollover::{Policy, PolicyDocument, PolicyError};
 
 use crate::grants::{Capability, Grants};
 
@@ -591,8 +592,8 @@ pub(crate) mod tests_support {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ddb_rollover::policy::settings::StreamView;
-    use ddb_rollover::policy::stream::StartingPosition;
+    use ddb_rollover::policy::StartingPosition;
+    use ddb_rollover::policy::StreamView;
 
     fn stack(changes: &[(&str, &str)]) -> StackParameters {
         let mut parameters = tests_support::defaults();
@@ -663,7 +664,7 @@ mod tests {
         assert!(policy.key.sort.is_none());
         assert!(matches!(
             policy.phases[2].billing,
-            ddb_rollover::policy::settings::Billing::OnDemand(_)
+            ddb_rollover::policy::Billing::OnDemand(_)
         ));
         assert_eq!(policy.grace, Some(std::time::Duration::from_secs(5400)));
         // Archiving turns point-in-time recovery on.

@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 use aws_model::iam::{self, evaluate, tags, Decision, Request, Statement, Tags};
 use aws_model::stack::table_arn;
 use aws_sdk_dynamodb::types::ScalarAttributeType;
-use ddb_rollover::policy::tags::TAG_FAMILY as FAMILY;
+use ddb_rollover::policy::TAG_FAMILY as FAMILY;
 use ddb_rollover::Operation;
 use ddb_rollover_aws::dynamodb::DynamoDb;
 use deploy_checks::features::{

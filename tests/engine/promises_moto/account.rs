@@ -230,7 +230,7 @@ impl MotoAccount {
             // A family's ledger: its items, as the engine's own adapter reads them.
             let mut records = BTreeMap::new();
             if let Some(family) = name.strip_suffix("_ledger") {
-                use ddb_rollover::run::control::Ledger as _;
+                use ddb_rollover::control::Ledger as _;
                 let read = ddb_rollover_aws::dynamodb::DynamoDb::local(self.admin.clone())
                     .read_ledger(&name, family)
                     .await

@@ -36,7 +36,7 @@ impl Account for MotoAccount {
                 &self.ours,
                 policy,
                 operation,
-                &ddb_rollover::run::clock::simulation(policy, &[operation], now).unwrap(),
+                &ddb_rollover::simulation(policy, &[operation], now).unwrap(),
                 options(),
             ))
             .map_err(|e| format!("the run failed to start: {e}"))?;
@@ -72,7 +72,7 @@ impl Account for MotoAccount {
                 &self.sibling,
                 sibling,
                 operation,
-                &ddb_rollover::run::clock::simulation(sibling, &[operation], now).unwrap(),
+                &ddb_rollover::simulation(sibling, &[operation], now).unwrap(),
                 options(),
             ));
         });
@@ -85,12 +85,7 @@ impl Account for MotoAccount {
             .block(adopt(
                 &self.operator,
                 policy,
-                &ddb_rollover::run::clock::simulation(
-                    policy,
-                    &[ddb_rollover::Operation::CreateNew],
-                    self.now(),
-                )
-                .unwrap(),
+                &ddb_rollover::simulation(policy, &[ddb_rollover::Operation::CreateNew], self.now()).unwrap(),
                 &names,
                 false,
             ))
@@ -118,11 +113,10 @@ impl Account for MotoAccount {
     }
 
     fn init(&self, policy: &Policy) -> Result<Vec<String>, String> {
-        use ddb_rollover::run::init::{init, Enrolment};
-        use ddb_rollover::run::operator::LineOutcome;
+        use ddb_rollover::LineOutcome;
+        use ddb_rollover::{init, Enrolment};
         let clock =
-            ddb_rollover::run::clock::simulation(policy, &[ddb_rollover::Operation::CreateNew], self.now())
-                .unwrap();
+            ddb_rollover::simulation(policy, &[ddb_rollover::Operation::CreateNew], self.now()).unwrap();
         let report = self
             .block(init(&self.operator, policy, &clock, false))
             .map_err(|e| e.to_string())?;

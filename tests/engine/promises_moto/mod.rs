@@ -37,15 +37,15 @@ use std::sync::Mutex;
 use aws_sdk_applicationautoscaling as aas;
 use aws_sdk_dynamodb as ddb;
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use ddb_rollover::policy::scaling::{ScalableDimension, ScalableKey};
-use ddb_rollover::policy::settings::{
+use ddb_rollover::policy::WarmThroughput;
+use ddb_rollover::policy::{
     AttributeKind, Billing, Capacity, GlobalIndex, KeyAttribute, KeySchema, LocalIndex, OnDemandLimits,
     Projection, StreamView, TableClass,
 };
-use ddb_rollover::policy::warm::WarmThroughput;
-use ddb_rollover::run::adopt::{adopt, AdoptReport};
-use ddb_rollover::run::status::status;
-use ddb_rollover::table::changes::TableSpec;
+use ddb_rollover::policy::{ScalableDimension, ScalableKey};
+use ddb_rollover::status;
+use ddb_rollover::table::TableSpec;
+use ddb_rollover::{adopt, AdoptReport};
 use ddb_rollover::{observe, run, Operation, Policy, Scope};
 use ddb_rollover_aws::dynamodb::DynamoDb;
 use fake_aws::{Call, Effect, Gsi, Maker, ScalingPolicy, Status, Table, Target, Warm, World};

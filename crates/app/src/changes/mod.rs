@@ -20,9 +20,9 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
-use ddb_rollover::policy::naming::{Ownership, TableNaming};
-use ddb_rollover::policy::Policy;
+use ddb_rollover::policy::{Ownership, TableNaming};
 use ddb_rollover::route::PeriodTable;
+use ddb_rollover::Policy;
 use serde::Deserialize;
 
 pub use kds::Precision;

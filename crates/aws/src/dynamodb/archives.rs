@@ -20,8 +20,8 @@ mod s3 {
 
 #[cfg(not(feature = "s3"))]
 mod none {
-    use ddb_rollover::run::archive::{ArchiveStore, Bucket};
-    use ddb_rollover::table::archive::{ObjectBody, ObjectHead};
+    use ddb_rollover::control::{ArchiveStore, Bucket};
+    use ddb_rollover::table::{ObjectBody, ObjectHead};
 
     /// No S3 client is linked: a value of this type cannot exist.
     #[derive(Clone, Debug)]

@@ -6,10 +6,10 @@ use aws_sdk_dynamodb::types::{
     ScalarAttributeType, SseStatus, TableClass as SdkTableClass, TableDescription,
 };
 
-use ddb_rollover::policy::settings::StreamView;
-use ddb_rollover::policy::settings::{AttributeKind, Capacity, KeyAttribute, KeySchema, Projection};
-use ddb_rollover::policy::settings::{Billing, OnDemandLimits, TableClass};
-use ddb_rollover::policy::warm::WarmThroughput;
+use ddb_rollover::policy::StreamView;
+use ddb_rollover::policy::WarmThroughput;
+use ddb_rollover::policy::{AttributeKind, Capacity, KeyAttribute, KeySchema, Projection};
+use ddb_rollover::policy::{Billing, OnDemandLimits, TableClass};
 use ddb_rollover::table::{
     ObservedEncryption, ObservedIndex, ObservedLocalIndex, ObservedTable, ObservedWarm, TableStatus,
 };

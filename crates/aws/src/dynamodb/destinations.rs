@@ -5,8 +5,8 @@ use aws_sdk_dynamodb::types::{
     ApproximateCreationDateTimePrecision, EnableKinesisStreamingConfiguration, KinesisDataStreamDestination,
 };
 
-use ddb_rollover::policy::stream::Precision;
-use ddb_rollover::table::stream::{DestinationStatus, ObservedDestination};
+use ddb_rollover::policy::Precision;
+use ddb_rollover::table::{DestinationStatus, ObservedDestination};
 
 /// One destination as the API describes it.
 pub(super) fn observed_destination(destination: &KinesisDataStreamDestination) -> ObservedDestination {

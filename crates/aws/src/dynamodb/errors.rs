@@ -4,8 +4,8 @@
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::update_table::UpdateTableError;
 
-use ddb_rollover::policy::limits::TABLE_QUOTA_ADVICE;
-use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
+use ddb_rollover::control::{ControlPlaneError, ErrorKind};
+use ddb_rollover::policy::TABLE_QUOTA_ADVICE;
 
 /// What a server answers for an operation it does not implement: HTTP 400 with `__type`
 /// `com.amazonaws.dynamodb.v20120810#UnknownOperationException` (DynamoDB Local 3.3.1, message
@@ -107,12 +107,7 @@ where
             format!("{}. {advice}", one_line(error))
         }
     };
-    ControlPlaneError {
-        kind,
-        operation,
-        table: table.to_string(),
-        message,
-    }
+    ControlPlaneError::new(kind, operation, table, message)
 }
 
 /// An error and its sources as one line (`dispatch failure: io error: Connection refused`),

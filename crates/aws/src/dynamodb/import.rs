@@ -9,10 +9,10 @@ use aws_sdk_dynamodb::Client;
 
 use super::errors::classify;
 use super::requests::{attribute_definitions, global_index, key_elements, sse_specification, throughput};
-use ddb_rollover::policy::settings::Billing;
-use ddb_rollover::run::control::{failed, ControlPlaneError};
-use ddb_rollover::table::archive::ImportState;
-use ddb_rollover::table::changes::ImportRequest;
+use ddb_rollover::control::ControlPlaneError;
+use ddb_rollover::policy::Billing;
+use ddb_rollover::table::ImportRequest;
+use ddb_rollover::table::ImportState;
 
 /// Starts the import of an export's `data/` folder (DynamoDB JSON, GZIP: how exports write
 /// it) into a new table; returns the import's ARN.
@@ -59,7 +59,7 @@ pub(super) async fn import_table(
         .import_table_description()
         .and_then(|d| d.import_arn())
         .map(str::to_owned)
-        .ok_or_else(|| failed("ImportTable", &spec.name, "the response has no ImportArn"))
+        .ok_or_else(|| ControlPlaneError::failed("ImportTable", &spec.name, "the response has no ImportArn"))
 }
 
 pub(super) async fn describe_import(

@@ -12,8 +12,9 @@ use aws_sdk_dynamodb::types::{
 
 use super::errors::classify;
 use super::DynamoDb;
-use ddb_rollover::policy::tags::TAG_FAMILY;
-use ddb_rollover::run::control::{ControlPlaneError, ErrorKind, Expect, Ledger, StoredRecord};
+use ddb_rollover::control::{ControlPlaneError, ErrorKind, Expect, Ledger};
+use ddb_rollover::ledger::StoredRecord;
+use ddb_rollover::policy::TAG_FAMILY;
 
 const FAMILY: &str = "family";
 const RECORD: &str = "record";
@@ -135,7 +136,7 @@ impl Ledger for DynamoDb {
             .wait(LEDGER_ACTIVE_WITHIN)
             .await
             .map_err(|e| {
-                ddb_rollover::run::control::failed(
+                ControlPlaneError::failed(
                     "CreateTable",
                     ledger,
                     format!("the ledger was created but is not ACTIVE after {LEDGER_ACTIVE_WITHIN:?}: {e}"),

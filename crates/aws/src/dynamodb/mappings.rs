@@ -3,8 +3,8 @@
 
 use super::DynamoDb;
 use crate::lambda;
-use ddb_rollover::run::control::{ControlPlaneError, Mappings};
-use ddb_rollover::table::stream::{MappingChange, MappingRemoval, MappingUpdate, ObservedMapping};
+use ddb_rollover::control::{ControlPlaneError, Mappings};
+use ddb_rollover::table::{MappingChange, MappingRemoval, MappingUpdate, ObservedMapping};
 
 impl DynamoDb {
     fn lambda(
@@ -13,7 +13,7 @@ impl DynamoDb {
         table: &str,
     ) -> Result<&aws_sdk_lambda::Client, ControlPlaneError> {
         self.lambda.as_ref().ok_or_else(|| {
-            ddb_rollover::run::control::unsupported(
+            ControlPlaneError::unsupported(
                 operation,
                 table,
                 "no Lambda client: event source mappings need one",

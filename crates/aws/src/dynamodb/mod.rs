@@ -34,17 +34,17 @@ use aws_sdk_dynamodb::types::{
 use aws_sdk_dynamodb::Client;
 
 use crate::Server;
-use ddb_rollover::policy::settings::Billing;
-use ddb_rollover::policy::settings::KeySchema;
-use ddb_rollover::run::control::{failed, no_autoscaling, Clock, ControlPlaneError, ErrorKind, Tables};
-use ddb_rollover::table::archive::ImportState;
-use ddb_rollover::table::changes::{
+use ddb_rollover::control::{Clock, ControlPlaneError, ErrorKind, Tables};
+use ddb_rollover::ledger::TableIdentity;
+use ddb_rollover::policy::Billing;
+use ddb_rollover::policy::KeySchema;
+use ddb_rollover::table::ImportState;
+use ddb_rollover::table::ResourcePolicy;
+use ddb_rollover::table::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSetting, TableSpec,
     TagChange, TtlChange,
 };
-use ddb_rollover::table::evidence::TableIdentity;
-use ddb_rollover::table::seal::ResourcePolicy;
-use ddb_rollover::table::stream::{DestinationChange, DestinationStatus, ObservedDestination};
+use ddb_rollover::table::{DestinationChange, DestinationStatus, ObservedDestination};
 use ddb_rollover::table::{ExportState, ExportStatus, ObservedTable, TtlState};
 
 /// The DynamoDB control plane through an SDK client built once by the caller, and Application
@@ -118,7 +118,9 @@ impl DynamoDb {
         &self,
         operation: &'static str,
     ) -> Result<&aws_sdk_applicationautoscaling::Client, ControlPlaneError> {
-        self.autoscaling.as_ref().ok_or_else(|| no_autoscaling(operation))
+        self.autoscaling
+            .as_ref()
+            .ok_or_else(|| ControlPlaneError::no_autoscaling(operation))
     }
 }
 
@@ -486,7 +488,7 @@ impl Tables for DynamoDb {
             .and_then(|d| d.export_arn())
             .map(str::to_string)
             .ok_or_else(|| {
-                failed(
+                ControlPlaneError::failed(
                     "ExportTableToPointInTime",
                     &request.name,
                     "the response has no ExportArn",

@@ -6,10 +6,10 @@ use aws_sdk_dynamodb::types::ExportStatus as SdkExportStatus;
 use super::archives::store;
 use super::errors::classify;
 use super::DynamoDb;
-use ddb_rollover::run::archive::{prove, recheck};
-use ddb_rollover::run::control::{unsupported, Archives, ControlPlaneError};
-use ddb_rollover::table::archive::{ArchiveProof, ExportLocation};
-use ddb_rollover::table::evidence::ArchiveRecord;
+use ddb_rollover::control::{prove, recheck};
+use ddb_rollover::control::{Archives, ControlPlaneError};
+use ddb_rollover::ledger::ArchiveRecord;
+use ddb_rollover::table::{ArchiveProof, ExportLocation};
 
 impl Archives for DynamoDb {
     async fn prove_archive(
@@ -19,7 +19,7 @@ impl Archives for DynamoDb {
         bucket_owner: &str,
     ) -> Result<ArchiveProof, ControlPlaneError> {
         let Some(s3) = &self.archives else {
-            return Err(unsupported(
+            return Err(ControlPlaneError::unsupported(
                 "GetObject",
                 table,
                 "no S3 client: archives cannot be checked",
@@ -68,10 +68,9 @@ impl Archives for DynamoDb {
         record: &ArchiveRecord,
         bucket_owner: &str,
     ) -> Result<ArchiveProof, ControlPlaneError> {
-        let s3 = self
-            .archives
-            .as_ref()
-            .ok_or_else(|| unsupported("GetObject", table, "no S3 client: archives cannot be checked"))?;
+        let s3 = self.archives.as_ref().ok_or_else(|| {
+            ControlPlaneError::unsupported("GetObject", table, "no S3 client: archives cannot be checked")
+        })?;
         Ok(recheck(&store(s3), record, bucket_owner).await)
     }
 }

@@ -10,11 +10,11 @@ use aws_sdk_dynamodb::types::{
     TableClass as SdkTableClass, Tag, UpdateGlobalSecondaryIndexAction, WarmThroughput as SdkWarmThroughput,
 };
 
-use ddb_rollover::policy::settings::{AttributeKind, Capacity, KeyAttribute, KeySchema, Projection};
-use ddb_rollover::policy::settings::{Billing, OnDemandLimits, TableClass};
-use ddb_rollover::policy::settings::{Encryption, StreamSetting};
-use ddb_rollover::policy::warm::WarmThroughput;
-use ddb_rollover::table::changes::{IndexCapacityChange, IndexSpec, TableSpec, WarmPart};
+use ddb_rollover::policy::WarmThroughput;
+use ddb_rollover::policy::{AttributeKind, Capacity, KeyAttribute, KeySchema, Projection};
+use ddb_rollover::policy::{Billing, OnDemandLimits, TableClass};
+use ddb_rollover::policy::{Encryption, StreamSetting};
+use ddb_rollover::table::{IndexCapacityChange, IndexSpec, TableSpec, WarmPart};
 
 /// The table name in a table ARN (`...:table/NAME`), for error reports.
 pub(super) fn table_name_of(arn: &str) -> &str {

@@ -3,8 +3,8 @@
 
 use super::DynamoDb;
 use crate::autoscaling;
-use ddb_rollover::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
-use ddb_rollover::run::control::{ControlPlaneError, Scaling};
+use ddb_rollover::control::{ControlPlaneError, Scaling};
+use ddb_rollover::policy::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
 
 impl Scaling for DynamoDb {
     async fn describe_scaling(

@@ -20,11 +20,11 @@ use crate::common::mocks::{
 };
 use crate::common::reports::table_outcomes;
 use chrono::{DateTime, Utc};
-use ddb_rollover::policy::settings::Billing;
-use ddb_rollover::policy::settings::Capacity;
-use ddb_rollover::policy::Policy;
-use ddb_rollover::run::control::{ErrorKind, Tables};
-use ddb_rollover::table::changes::{CapacityChange, TableSpec};
+use ddb_rollover::control::{ErrorKind, Tables};
+use ddb_rollover::policy::Billing;
+use ddb_rollover::policy::Capacity;
+use ddb_rollover::table::{CapacityChange, TableSpec};
+use ddb_rollover::Policy;
 use ddb_rollover::{Operation, Outcome};
 
 fn change(name: &str) -> CapacityChange {
@@ -274,8 +274,8 @@ async fn one_failing_table_does_not_stop_the_run() {
 async fn on_demand_limits_and_table_class_reach_the_wire() {
     use aws_sdk_dynamodb::operation::create_table::CreateTableOutput;
     use aws_sdk_dynamodb::types::TableClass as SdkTableClass;
-    use ddb_rollover::policy::settings::{OnDemandLimits, TableClass};
-    use ddb_rollover::table::changes::ClassChange;
+    use ddb_rollover::policy::{OnDemandLimits, TableClass};
+    use ddb_rollover::table::ClassChange;
 
     let to_on_demand = mock!(Client::update_table)
         .match_requests(|r| {
@@ -334,7 +334,7 @@ async fn on_demand_limits_and_table_class_reach_the_wire() {
 #[tokio::test]
 async fn describe_maps_table_class_and_on_demand_limits() {
     use aws_sdk_dynamodb::types::{OnDemandThroughput, TableClass as SdkTableClass, TableClassSummary};
-    use ddb_rollover::policy::settings::{OnDemandLimits, TableClass};
+    use ddb_rollover::policy::{OnDemandLimits, TableClass};
 
     let rule = describes("t", |t| {
         t.table_status(TableStatus::Active)

@@ -34,15 +34,15 @@ use crate::common::mocks::{
 };
 use crate::common::reports::step_outcomes;
 use chrono::{DateTime, Utc};
+use ddb_rollover::control::{ErrorKind, Tables};
 use ddb_rollover::ledger::{Book, PeriodBounds, Receipt, TableIdentity};
-use ddb_rollover::plan::{Decision, Plan, PlanItem, TableFacts};
-use ddb_rollover::policy::settings::{Encryption, StreamView};
-use ddb_rollover::policy::tags::TAG_LAST_DEFERRAL;
-use ddb_rollover::policy::Policy;
-use ddb_rollover::run::control::{ErrorKind, Tables};
-use ddb_rollover::table::changes::{DeleteRequest, ExportRequest, SettingChange, TableSetting, TableSpec};
+use ddb_rollover::policy::TAG_LAST_DEFERRAL;
+use ddb_rollover::policy::{Encryption, StreamView};
+use ddb_rollover::table::{DeleteRequest, ExportRequest, SettingChange, TableSetting, TableSpec};
 use ddb_rollover::table::{ExportStatus, ObservedEncryption};
+use ddb_rollover::Policy;
 use ddb_rollover::{ApplyOptions, Operation, Outcome};
+use ddb_rollover::{Decision, Plan, PlanItem, TableFacts};
 use ddb_rollover_aws::dynamodb::DynamoDb;
 
 const TABLE_ARN: &str = "arn:aws:dynamodb:us-east-1:123456789012:table/t";

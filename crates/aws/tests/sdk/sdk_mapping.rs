@@ -16,9 +16,9 @@ use aws_sdk_lambda::types::error::ResourceConflictException;
 use aws_sdk_lambda::types::{EventSourceMappingConfiguration, EventSourcePosition};
 use aws_sdk_lambda::Client;
 use aws_smithy_mocks::{mock, mock_client, Rule, RuleMode};
-use ddb_rollover::policy::stream::{FunctionArn, LambdaConsumer, StartingPosition};
-use ddb_rollover::run::control::{ErrorKind, Mappings};
-use ddb_rollover::table::stream::{MappingChange, MappingRemoval, MappingState, MappingUpdate};
+use ddb_rollover::control::{ErrorKind, Mappings};
+use ddb_rollover::policy::{FunctionArn, LambdaConsumer, StartingPosition};
+use ddb_rollover::table::{MappingChange, MappingRemoval, MappingState, MappingUpdate};
 use ddb_rollover_aws::dynamodb::DynamoDb;
 
 use crate::common::mocks;

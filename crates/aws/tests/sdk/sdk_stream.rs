@@ -13,9 +13,9 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 use aws_smithy_mocks::{mock, RuleMode};
-use ddb_rollover::policy::stream::{KinesisDestination, KinesisStreamArn, Precision};
-use ddb_rollover::run::control::{ErrorKind, Tables};
-use ddb_rollover::table::stream::{DestinationChange, DestinationStatus, ObservedDestination};
+use ddb_rollover::control::{ErrorKind, Tables};
+use ddb_rollover::policy::{KinesisDestination, KinesisStreamArn, Precision};
+use ddb_rollover::table::{DestinationChange, DestinationStatus, ObservedDestination};
 use ddb_rollover_aws::Server;
 
 const STREAM: &str = "arn:aws:kinesis:us-east-1:123456789012:stream/timeseries-changes";

@@ -11,12 +11,12 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 use aws_smithy_mocks::{mock, RuleMode};
-use ddb_rollover::policy::settings::{Billing, GlobalIndex, KeyAttribute, KeySchema, Projection};
-use ddb_rollover::policy::warm::WarmThroughput;
-use ddb_rollover::policy::Policy;
-use ddb_rollover::run::control::Tables;
-use ddb_rollover::table::changes::{IndexSpec, SettingChange, TableSetting, TableSpec, WarmPart, WarmRaise};
+use ddb_rollover::control::Tables;
+use ddb_rollover::policy::WarmThroughput;
+use ddb_rollover::policy::{Billing, GlobalIndex, KeyAttribute, KeySchema, Projection};
+use ddb_rollover::table::{IndexSpec, SettingChange, TableSetting, TableSpec, WarmPart, WarmRaise};
 use ddb_rollover::table::{ObservedWarm, TableStatus};
+use ddb_rollover::Policy;
 
 const WANT: WarmThroughput = WarmThroughput {
     read: 40_000,
@@ -39,7 +39,7 @@ fn spec() -> TableSpec {
                 key: KeySchema {
                     partition: KeyAttribute {
                         name: "device".into(),
-                        kind: ddb_rollover::policy::settings::AttributeKind::S,
+                        kind: ddb_rollover::policy::AttributeKind::S,
                     },
                     sort: None,
                 },

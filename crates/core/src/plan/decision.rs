@@ -60,6 +60,7 @@ impl FromStr for Operation {
 /// What the run does with one table.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Decision {
     /// CreateTable: the period's table does not exist yet.
     Create(TableSpec),

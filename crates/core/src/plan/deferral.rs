@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// the `Reason` dimension of the Lambda functions' `Deferrals` metric, so they are stable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum DeferralCause {
     /// The table is not ACTIVE (CREATING, UPDATING, ...), or DynamoDB refused the call because
     /// the table was busy (ResourceInUseException).

@@ -19,18 +19,18 @@ use crate::table::{ObservedTable, TableStatus};
 
 mod context;
 mod decision;
-pub mod deferral;
+pub(crate) mod deferral;
 mod indexes;
 mod phase;
 mod quota;
-pub mod restore;
+pub(crate) mod restore;
 mod retention;
 mod scaling;
 mod scope;
 mod seal;
 mod stream;
 mod upkeep;
-pub mod verdict;
+pub(crate) mod verdict;
 mod warm;
 mod warnings;
 
@@ -38,8 +38,9 @@ use context::{ages_from, premake_slots, Context, Owned};
 
 pub use decision::{Decision, Operation, Plan, PlanItem, TableFacts};
 use quota::{family_tables, quota_warning, QuotaHorizon};
+pub use scope::Scope;
 pub(crate) use scope::{names_to_describe, reads_for};
-pub use scope::{target_names, Reads, Scope};
+pub(crate) use scope::{target_names, Reads};
 use warnings::{named_like_ours, neighbour_warnings, retagged_warning};
 
 /// Decides what `operation` does at `now`, given the tables that exist, as if the family's

@@ -74,7 +74,7 @@ pub(crate) fn reads_for(
 
 /// The reads besides DescribeTable a table's decision needs in one run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Reads {
+pub(crate) struct Reads {
     /// The table's tags (ListTagsOfResource).
     pub tags: bool,
     /// The table's TTL (DescribeTimeToLive).
@@ -100,7 +100,7 @@ pub struct Reads {
 
 impl Reads {
     /// Everything the policy uses: the operator's full view (`status`, `plan`).
-    pub fn everything(policy: &Policy) -> Reads {
+    pub(crate) fn everything(policy: &Policy) -> Reads {
         Reads {
             tags: true,
             ttl: policy.template.ttl_attribute.is_some(),
@@ -121,7 +121,7 @@ impl Reads {
     /// and the change feeds on it whatever the policy says of streams (someone else's Kinesis
     /// destination or event source mapping stays theirs after adoption, and keeps the table
     /// from retention: adopt names it, as it names every other foreign part).
-    pub fn adoption(policy: &Policy) -> Reads {
+    pub(crate) fn adoption(policy: &Policy) -> Reads {
         Reads {
             destinations: true,
             mappings: true,
@@ -167,7 +167,7 @@ impl Reads {
 }
 
 /// The names of the current and pre-built periods' tables at `now`: create_new's tables.
-pub fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
+pub(crate) fn target_names(policy: &Policy, now: DateTime<Utc>) -> Vec<String> {
     let naming = policy.naming();
     premake_slots(policy, naming.calendar().floor(now))
         .into_iter()

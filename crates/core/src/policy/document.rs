@@ -110,7 +110,7 @@ pub struct PhaseDocument {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub autoscaling: Option<AutoscalingDocument>,
     /// Warm throughput of the table and its global indexes, `{ read, write }` units per second:
-    /// set at CreateTable and raised, never lowered (see [`crate::policy::warm`]).
+    /// set at CreateTable and raised, never lowered (see [`crate::policy::WarmThroughput`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warm: Option<WarmDocument>,
 }

@@ -11,7 +11,7 @@ use chrono::{DateTime, Duration, NaiveTime, Utc};
 
 /// Tables per account and Region by default (Service Quotas can raise it, to 10,000 at most
 /// per account). CreateTable past it: LimitExceededException.
-pub const DEFAULT_TABLE_QUOTA: u64 = 2_500;
+pub(crate) const DEFAULT_TABLE_QUOTA: u64 = 2_500;
 
 /// What to do when CreateTable is refused for the account's limits: first in the message, so
 /// it survives when an error is cut short (the Lambda error shows 300 characters a table).

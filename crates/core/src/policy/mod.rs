@@ -5,25 +5,50 @@
 //! unknown keys are rejected; [`PolicyDocument::validate`] fills the blog's defaults and checks
 //! every field, naming the field and what is allowed, before anything talks to AWS.
 
-pub mod blueprint;
-pub mod indexes;
-pub mod limits;
-pub mod naming;
-pub mod period;
-pub mod rates;
-pub mod retention;
-pub mod scaling;
-pub mod settings;
-pub mod stream;
+pub(crate) mod blueprint;
+pub(crate) mod indexes;
+pub(crate) mod limits;
+pub(crate) mod naming;
+pub(crate) mod period;
+pub(crate) mod rates;
+pub(crate) mod retention;
+pub(crate) mod scaling;
+pub(crate) mod settings;
+pub(crate) mod stream;
 pub mod strict_json;
-pub mod tags;
-pub mod warm;
+pub(crate) mod tags;
+pub(crate) mod warm;
 
 mod document;
 mod validate;
 
 pub use document::{AutoscalingDocument, PhaseDocument, PolicyDocument, POLICY_ENV};
 pub use validate::{FieldError, PolicyError};
+
+// The policy's vocabulary, one name each (the submodules are the engine's own layout).
+pub use blueprint::BlueprintDocument;
+pub use limits::TABLE_QUOTA_ADVICE;
+pub use naming::{Ownership, TableNaming};
+pub use period::{Calendar, LabelError, PeriodKind, Slot};
+pub use retention::RetentionDocument;
+pub use scaling::{
+    left_registered, policy_name, resource_id, scalable_keys, table_of, Autoscaling, DeregisterScaling,
+    ObservedScalableTarget, ObservedScalingPolicy, RegisterScaling, ScalableDimension, ScalableKey,
+    ScalingRemoval, ScalingTarget, TargetValue,
+};
+pub use settings::{
+    AttributeKind, Billing, Capacity, Encryption, GlobalIndex, KeyAttribute, KeyAttributeDocument, KeySchema,
+    KeySchemaDocument, LocalIndex, OnDemandLimits, Projection, StreamSetting, StreamView, TableClass,
+};
+pub use stream::{
+    FunctionArn, KinesisDestination, KinesisStreamArn, LambdaConsumer, LambdaDocument, Precision,
+    StartingPosition, StreamDocument,
+};
+pub use tags::{
+    export_arn_from_tag, TAG_ARCHIVED, TAG_EXPORT, TAG_FAMILY, TAG_FINAL_EXPORT, TAG_KEEP_UNTIL,
+    TAG_LAST_DEFERRAL, TAG_PERIOD_END, TAG_PERIOD_START, TAG_POLICY_HASH, TAG_SEALED,
+};
+pub use warm::WarmThroughput;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -35,16 +60,10 @@ use serde::Serialize;
 
 use crate::policy::blueprint::Blueprint;
 use crate::policy::indexes::{IndexDocument, LocalIndexDocument};
-use crate::policy::naming::TableNaming;
-use crate::policy::period::{Calendar, PeriodKind, Slot};
 use crate::policy::rates::Rates;
 use crate::policy::retention::Retention;
-use crate::policy::scaling::Autoscaling;
-use crate::policy::settings::{
-    Billing, Capacity, GlobalIndex, KeySchema, KeySchemaDocument, LocalIndex, TableClass,
-};
 use crate::policy::stream::ChangeStream;
-use crate::policy::warm::{WarmDocument, WarmThroughput};
+use crate::policy::warm::WarmDocument;
 
 /// Upper bound for `premake`: each run may create `premake + 1` tables at once, and DynamoDB
 /// allows at most 500 tables in CREATING at a time (fewer on new accounts).

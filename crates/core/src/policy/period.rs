@@ -125,6 +125,7 @@ impl Slot {
 
 /// Why a table-name label is not a period of a calendar.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LabelError {
     /// The label does not have the shape the period kind's labels have.
     #[error("period label {label:?} is malformed: expected {expected} with a year from 1000 to 9999")]

@@ -55,7 +55,7 @@ impl Archive {
 }
 
 /// The 12-digit account of an ARN (`arn:PARTITION:SERVICE:REGION:ACCOUNT:...`).
-pub fn account_of(arn: &str) -> Option<&str> {
+pub(crate) fn account_of(arn: &str) -> Option<&str> {
     let mut parts = arn.splitn(6, ':');
     let (Some("arn"), Some(_), Some(_), Some(_), Some(account), Some(_)) = (
         parts.next(),

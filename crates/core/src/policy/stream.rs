@@ -77,12 +77,12 @@ pub struct LambdaConsumer {
 }
 
 /// Lambda's bounds on a DynamoDB stream mapping's batch size, and its default.
-pub const BATCH_SIZES: std::ops::RangeInclusive<u32> = 1..=10_000;
+pub(crate) const BATCH_SIZES: std::ops::RangeInclusive<u32> = 1..=10_000;
 const DEFAULT_BATCH_SIZE: u32 = 100;
 /// Lambda's default quota of filters on one event source mapping.
-pub const MAX_FILTERS: usize = 5;
+pub(crate) const MAX_FILTERS: usize = 5;
 /// Lambda's limit on one filter pattern's length.
-pub const MAX_FILTER_LENGTH: usize = 4096;
+pub(crate) const MAX_FILTER_LENGTH: usize = 4096;
 
 /// A Lambda function's ARN, checked: `arn:PARTITION:lambda:REGION:ACCOUNT:function:NAME`,
 /// optionally with `:VERSION` or `:ALIAS` (not `:$LATEST`, which is the unqualified ARN). A full ARN, not a name: Lambda reports a mapping's

@@ -40,7 +40,7 @@ pub const TAG_KEEP_UNTIL: &str = "ddb-rollover:keep-until";
 /// On a table `restore` imported short of its archive (fewer items than it lists, or errors):
 /// nobody's until an operator looks into it, so no run manages, archives or deletes it as the
 /// period's table.
-pub const TAG_SHORT_IMPORT: &str = "ddb-rollover:short-import";
+pub(crate) const TAG_SHORT_IMPORT: &str = "ddb-rollover:short-import";
 
 /// DynamoDB's tag limits: 50 tags per resource, keys up to 128 and values up to 256 characters.
 pub(crate) const MAX_TAGS: usize = 50;
@@ -52,7 +52,7 @@ pub(crate) const MAX_TAG_VALUE_LEN: usize = 256;
 pub(crate) const OWN_TAGS: usize = 11;
 
 /// The instant a restored table is kept until, when it carries [`TAG_KEEP_UNTIL`].
-pub fn keep_until(tags: &BTreeMap<String, String>) -> Option<DateTime<Utc>> {
+pub(crate) fn keep_until(tags: &BTreeMap<String, String>) -> Option<DateTime<Utc>> {
     let value = tags.get(TAG_KEEP_UNTIL)?;
     DateTime::parse_from_rfc3339(value)
         .ok()
@@ -66,7 +66,7 @@ pub(crate) fn is_tag_char(c: char) -> bool {
 
 /// The tags ddb-rollover sets on the table of `slot` when it creates it: the family, the
 /// period's bounds (so its period never depends on its name again) and the policy's hash.
-pub fn own_tags(
+pub(crate) fn own_tags(
     family: &str,
     calendar: &Calendar,
     slot: Slot,

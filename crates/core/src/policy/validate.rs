@@ -26,6 +26,7 @@ use crate::policy::{
 
 /// One invalid field: its path in the document and what to change.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FieldError {
     /// The field's path in the document (`phases[1].read`).
     pub field: String,
@@ -41,6 +42,7 @@ impl fmt::Display for FieldError {
 
 /// Why a policy could not be loaded.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PolicyError {
     /// The policy file could not be read.
     #[error("cannot read policy file {path}: {source}")]

@@ -67,10 +67,11 @@ pub enum Adoption {
 /// One table's adoption and how it ended. Its notes are the parts of the table that stay
 /// foreign after adoption (the verdict's foreign parts): no action touches them, and retention
 /// does not delete the table while one is there.
-pub type AdoptionLine = OperatorLine<Adoption>;
+pub(crate) type AdoptionLine = OperatorLine<Adoption>;
 
 /// What `adopt` did with each table it was given.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct AdoptReport {
     /// When the adoption ran.
     pub at: DateTime<Utc>,

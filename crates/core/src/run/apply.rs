@@ -17,7 +17,7 @@ use crate::policy::tags::{
 };
 use crate::policy::Policy;
 use crate::run::clock::CheckedInstant;
-use crate::run::control::{failed, ControlPlane, ControlPlaneError, ErrorKind};
+use crate::run::control::{ControlPlane, ControlPlaneError, ErrorKind};
 use crate::run::ledger::{self, since, Recorder, LEASE_WAIT, LEASE_WITHOUT_DEADLINE};
 use crate::run::observe::{observe, run_view, SCALING_UNSUPPORTED};
 use crate::run::readiness::{self, Readiness};
@@ -451,7 +451,11 @@ async fn execute<C: ControlPlane>(
     options: ApplyOptions,
 ) -> TableLine {
     let outcome = match (&item.decision, options.dry_run) {
-        (Decision::Blocked, _) => Err(failed("plan", &item.facts.table, item.reason.clone())),
+        (Decision::Blocked, _) => Err(ControlPlaneError::failed(
+            "plan",
+            &item.facts.table,
+            item.reason.clone(),
+        )),
         (decision, true) if decision.is_change() => Ok(Outcome::Planned),
         (Decision::Unchanged, _) => Ok(Outcome::Unchanged),
         (Decision::Deferred { .. }, _) => Ok(Outcome::Deferred),
@@ -666,7 +670,7 @@ async fn create<C: ControlPlane>(
 ) -> Result<(), ControlPlaneError> {
     let slot = item.facts.slot.expect("a created table's item holds its period");
     if !recorder.can_record() {
-        return Err(crate::run::control::failed(
+        return Err(ControlPlaneError::failed(
             "CreateTable",
             &spec.name,
             "not sent: the family's ledger does not exist, so the table could never be proven ours: `ddb-rollover init` (or the stack) makes it",
@@ -739,7 +743,7 @@ async fn recreate<C: ControlPlane>(
         }
         let now = control.now();
         if now >= until {
-            return Err(failed(
+            return Err(ControlPlaneError::failed(
                 "CreateTable",
                 &spec.name,
                 format!(
@@ -818,7 +822,7 @@ async fn active_table<C: ControlPlane>(
             None => {
                 return Err(ControlPlaneError {
                     kind: ErrorKind::NotFound,
-                    ..failed(operation, name, "the table does not exist")
+                    ..ControlPlaneError::failed(operation, name, "the table does not exist")
                 })
             }
             Some(table) if matches!(table.status, TableStatus::Active | TableStatus::Updating) => {
@@ -827,13 +831,13 @@ async fn active_table<C: ControlPlane>(
             Some(table) if table.status == TableStatus::Deleting => {
                 return Err(ControlPlaneError {
                     kind: ErrorKind::NotFound,
-                    ..failed(operation, name, "the table is being deleted")
+                    ..ControlPlaneError::failed(operation, name, "the table is being deleted")
                 })
             }
             Some(table) if control.now() >= until => {
                 return Err(ControlPlaneError {
                     kind: ErrorKind::InUse,
-                    ..failed(
+                    ..ControlPlaneError::failed(
                         operation,
                         name,
                         format!(
@@ -872,7 +876,7 @@ async fn create_mapping<C: ControlPlane>(
     let operation = "CreateEventSourceMapping";
     let table = active_table(control, &change.name, operation, "the next run maps it", until).await?;
     let Some(stream_arn) = table.stream.and(table.stream_arn) else {
-        return Err(failed(
+        return Err(ControlPlaneError::failed(
             operation,
             &change.name,
             "the table has no DynamoDB stream to map (template.stream turns it on for the tables a run creates; someone turned it off on this one): turn it on, and the next run maps it",

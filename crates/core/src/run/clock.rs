@@ -25,6 +25,7 @@ pub(crate) const CLOCK_SKEW: Duration = Duration::minutes(5);
 /// Why a run's instant was refused. The messages say what to send instead; callers prefix the
 /// field that carried the instant (`--at`, `scheduled_time`, ...).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ClockError {
     #[error(
         "{at} has no table name: the {what} period's label needs a year from {} to {}",

@@ -39,10 +39,11 @@ pub enum Enrolment {
 }
 
 /// One table's enrolment and how it ended.
-pub type EnrolmentLine = OperatorLine<Enrolment>;
+pub(crate) type EnrolmentLine = OperatorLine<Enrolment>;
 
 /// What `init` did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct InitReport {
     /// When it ran.
     pub at: DateTime<Utc>,

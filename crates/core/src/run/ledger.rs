@@ -250,7 +250,7 @@ impl<'a, C: ControlPlane> Recorder<'a, C> {
             .cloned()
             .flatten();
         if current.is_none() {
-            return Err(crate::run::control::failed(
+            return Err(ControlPlaneError::failed(
                 "PutItem",
                 name,
                 "the table has no record in the family's ledger to add its scaling policies to",

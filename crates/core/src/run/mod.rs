@@ -2,17 +2,17 @@
 //! [`control::ControlPlane`], and report; plus the operator's views built on the same steps
 //! (`status`, `adopt`, `restore`).
 
-pub mod adopt;
-pub mod apply;
-pub mod archive;
-pub mod clock;
-pub mod control;
-pub mod init;
+pub(crate) mod adopt;
+pub(crate) mod apply;
+pub(crate) mod archive;
+pub(crate) mod clock;
+pub(crate) mod control;
+pub(crate) mod init;
 mod ledger;
-pub mod observe;
-pub mod operator;
-pub mod pace;
-pub mod readiness;
-pub mod report;
-pub mod restore;
-pub mod status;
+pub(crate) mod observe;
+pub(crate) mod operator;
+pub(crate) mod pace;
+pub(crate) mod readiness;
+pub(crate) mod report;
+pub(crate) mod restore;
+pub(crate) mod status;

@@ -572,7 +572,7 @@ async fn poll<C: ControlPlane>(
 
 /// Marks the destination of `name` as just enabled by this run: ENABLING until a poll says
 /// otherwise.
-pub fn enabling(readiness: &mut Readiness, name: &str) {
+pub(crate) fn enabling(readiness: &mut Readiness, name: &str) {
     if let Some(entry) = readiness.table_mut(name) {
         entry.stream = Some(DestinationStatus::Enabling.as_str().to_string());
         entry.stream_detail = None;
@@ -581,7 +581,7 @@ pub fn enabling(readiness: &mut Readiness, name: &str) {
 
 /// Marks the consumer mapping of `name` as just created by this run: Creating until a poll
 /// says otherwise.
-pub fn mapping_created(readiness: &mut Readiness, name: &str) {
+pub(crate) fn mapping_created(readiness: &mut Readiness, name: &str) {
     if let Some(entry) = readiness.table_mut(name) {
         entry.consumer = Some(MappingState::Creating.as_str().to_string());
         entry.consumer_detail = None;
@@ -590,7 +590,7 @@ pub fn mapping_created(readiness: &mut Readiness, name: &str) {
 
 /// Marks `name` as just created (or created again after its deletion) by this run: CREATING
 /// until a poll says otherwise.
-pub fn created(readiness: &mut Readiness, name: &str) {
+pub(crate) fn created(readiness: &mut Readiness, name: &str) {
     if let Some(entry) = readiness.table_mut(name) {
         if entry.status.is_none() || entry.status.as_deref() == Some(TableStatus::Deleting.as_str()) {
             entry.status = Some(TableStatus::Creating.as_str().to_string());
@@ -604,7 +604,7 @@ pub fn created(readiness: &mut Readiness, name: &str) {
 
 /// Marks the warm throughput of `name` as just raised by this run: UPDATING until a poll says
 /// otherwise (a table whose warm throughput is not reported has no entry to mark).
-pub fn warming(readiness: &mut Readiness, name: &str) {
+pub(crate) fn warming(readiness: &mut Readiness, name: &str) {
     if let Some(entry) = readiness.table_mut(name) {
         if entry.warm.is_some() {
             entry.warm = Some(TableStatus::Updating.as_str().to_string());

@@ -14,6 +14,7 @@ use crate::run::readiness::Readiness;
 /// What became of one plan item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Outcome {
     /// The change was made (or a concurrent run had made it).
     Done,
@@ -51,6 +52,7 @@ impl Outcome {
 
 /// One plan item and what became of it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct TableLine {
     /// The table, its decision and why.
     #[serde(flatten)]
@@ -94,6 +96,7 @@ impl TableLine {
 
 /// How many lines had each outcome.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Summary {
     /// Lines with outcome `done`.
     pub done: usize,
@@ -119,6 +122,7 @@ pub struct Summary {
 
 /// What a run did with each table: the CLI prints it, the Lambda functions return it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct RunReport {
     /// The operation run.
     pub operation: Operation,
@@ -142,7 +146,7 @@ pub struct RunReport {
     #[serde(skip_serializing_if = "is_zero")]
     pub omitted_lines: usize,
     /// create_new runs (not dry runs): whether the current and every pre-built table exist,
-    /// are this policy's and ACTIVE once the run ends (see [`crate::run::readiness`]).
+    /// are this policy's and ACTIVE once the run ends (see [`crate::Readiness`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_table_ready: Option<Readiness>,
 }
@@ -333,6 +337,7 @@ impl RunReport {
 /// One evidence read that failed this run, for every table it failed on: what a run's failed
 /// line and `status`'s warning say, once per read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct UnreadEvidence {
     /// The call (`DescribeKinesisStreamingDestination`, ...).
     pub operation: &'static str,

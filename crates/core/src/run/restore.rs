@@ -87,10 +87,11 @@ pub struct PeriodRestoration {
 /// One period's restore and how it ended (`importing`: still running when the wait ended, the
 /// table gets its tags from a later `restore` of the same period). Its notes say what the
 /// restored table lacks or gets later.
-pub type RestoreLine = OperatorLine<PeriodRestoration>;
+pub(crate) type RestoreLine = OperatorLine<PeriodRestoration>;
 
 /// What `restore` did with each period it was asked for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct RestoreReport {
     /// When the restore ran.
     pub at: DateTime<Utc>,
@@ -403,7 +404,7 @@ impl<C: ControlPlane> Restoring<'_, C> {
                     let Some(identity) = table.identity() else {
                         return failed(
                             line,
-                            crate::run::control::failed(
+                            ControlPlaneError::failed(
                                 "DescribeTable",
                                 &name,
                                 "no ARN and creation time to record: the table is not ours until `ddb-rollover adopt` records it",

@@ -91,6 +91,7 @@ pub struct NextPhase {
 
 /// Where one table stands, and what the next runs will do with it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct TableStatusLine {
     /// The table, where it stands.
     #[serde(flatten)]
@@ -165,6 +166,7 @@ impl TableStatusLine {
 
 /// Where every table of the policy stands, as `status` prints it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct StatusReport {
     /// When the status was taken.
     pub at: DateTime<Utc>,

@@ -151,7 +151,7 @@ pub struct ObjectHead {
     pub size: u64,
     /// `x-amz-storage-class`; `None` means STANDARD (S3 omits the header for it).
     pub storage_class: Option<String>,
-    /// `x-amz-expiration`: a lifecycle rule will delete the object ([`expiring`]).
+    /// `x-amz-expiration`: a lifecycle rule will delete the object (`expiring`).
     pub expiration: Option<String>,
 }
 
@@ -160,14 +160,14 @@ pub struct ObjectHead {
 pub struct ObjectBody {
     /// The object's bytes.
     pub bytes: Vec<u8>,
-    /// `x-amz-expiration`: a lifecycle rule will delete the object ([`expiring`]).
+    /// `x-amz-expiration`: a lifecycle rule will delete the object (`expiring`).
     pub expiration: Option<String>,
 }
 
 /// Why an object S3 answered with `x-amz-expiration` (`expiry-date="...", rule-id="..."`,
 /// the rule's id URL-encoded) cannot hold an archive: an Enabled lifecycle Expiration rule will
 /// delete it, and the table would outlive its archive. Names the object, the date and the rule.
-pub fn expiring(bucket: &str, key: &str, expiration: &str) -> String {
+pub(crate) fn expiring(bucket: &str, key: &str, expiration: &str) -> String {
     let field = |name: &str| {
         let start = expiration.find(&format!("{name}=\""))? + name.len() + 2;
         let end = expiration[start..].find('"')?;
@@ -222,7 +222,7 @@ pub const READABLE_STORAGE_CLASSES: [&str; 6] = [
 ];
 
 /// The export's `data/` folder beside its manifest (`{dir}/manifest-summary.json`).
-pub fn data_prefix(manifest: &str) -> String {
+pub(crate) fn data_prefix(manifest: &str) -> String {
     let directory = manifest
         .strip_suffix("/manifest-summary.json")
         .unwrap_or(manifest);

@@ -82,7 +82,7 @@ pub struct IndexCapacityChange {
 }
 
 /// Whether going from `from` to `to` lowers provisioned throughput.
-pub fn lowers(from: Billing, to: Billing) -> bool {
+pub(crate) fn lowers(from: Billing, to: Billing) -> bool {
     match (from, to) {
         (Billing::Provisioned(from), Billing::Provisioned(to)) => {
             to.read < from.read || to.write < from.write
@@ -266,7 +266,7 @@ pub struct ExportRequest {
     pub prefix: String,
     /// `S3BucketOwner`: the account that must own `bucket`, or the export fails instead of
     /// writing into a bucket whose name passed to someone else
-    /// ([`crate::policy::retention::Archive::expected_bucket_owner`]).
+    /// (`policy::retention::Archive::expected_bucket_owner`).
     pub bucket_owner: String,
     /// The final export after the seal (recorded in the final-export tag), not the archive
     /// export at `archive_after` (the export tag).

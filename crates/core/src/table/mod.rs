@@ -1,10 +1,25 @@
 //! What a run sees of a table: the facts DescribeTable gives that decisions depend on.
 
-pub mod archive;
-pub mod changes;
-pub mod evidence;
-pub mod seal;
-pub mod stream;
+pub(crate) mod archive;
+pub(crate) mod changes;
+pub(crate) mod evidence;
+pub(crate) mod seal;
+pub(crate) mod stream;
+
+// What a table is and the changes to it, one name each; the evidence a table carries is the
+// ledger's vocabulary (`crate::ledger`).
+pub use archive::{
+    ArchiveProof, ExportLocation, ImportState, ObjectBody, ObjectHead, READABLE_STORAGE_CLASSES,
+};
+pub use changes::{
+    CapacityChange, ClassChange, DeleteRequest, ExportRequest, ImportRequest, IndexCapacityChange, IndexSpec,
+    SettingChange, TableSetting, TableSpec, TagChange, TtlChange, WarmPart, WarmRaise,
+};
+pub use seal::{ResourcePolicy, SealRecord, NO_POLICY, SEAL_SID, SETTLE};
+pub use stream::{
+    DestinationChange, DestinationStatus, MappingChange, MappingRemoval, MappingState, MappingUpdate,
+    ObservedDestination, ObservedMapping,
+};
 
 use std::collections::BTreeMap;
 
@@ -15,7 +30,6 @@ use crate::policy::scaling::ObservedScalableTarget;
 use crate::policy::settings::{Billing, KeySchema, Projection, StreamSetting, TableClass};
 use crate::policy::tags::{TAG_ARCHIVED, TAG_EXPORT};
 use crate::policy::warm::WarmThroughput;
-use archive::ArchiveProof;
 use evidence::TableIdentity;
 
 /// A table's or an index's status, as DescribeTable reports it.

@@ -235,7 +235,7 @@ impl ObservedMapping {
 /// values, in any order (Lambda ORs them), so Lambda's own spelling of a pattern (spacing, key
 /// order) never reads as drift and never makes a run update the mapping again and again. A
 /// pattern that is not JSON is compared as written, without its outer whitespace.
-pub fn same_filters(have: &[String], want: &[String]) -> bool {
+pub(crate) fn same_filters(have: &[String], want: &[String]) -> bool {
     fn value(pattern: &str) -> Result<serde_json::Value, String> {
         serde_json::from_str(pattern).map_err(|_| pattern.trim().to_string())
     }

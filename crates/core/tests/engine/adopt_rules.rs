@@ -3,10 +3,10 @@
 
 use crate::common::at;
 use crate::common::fake_runs::create_new;
-use ddb_rollover::policy::settings::{Billing, Capacity, StreamView};
-use ddb_rollover::policy::stream::Precision;
-use ddb_rollover::run::adopt::{adopt, Adoption};
-use ddb_rollover::run::observe::observe;
+use ddb_rollover::observe;
+use ddb_rollover::policy::Precision;
+use ddb_rollover::policy::{Billing, Capacity, StreamView};
+use ddb_rollover::{adopt, Adoption};
 use ddb_rollover::{Operation, Policy, Scope};
 use fake_aws::{Config, FakeAws};
 
@@ -44,7 +44,7 @@ fn adopt_names_someone_elses_destination_and_mapping_on_the_table() {
     fake.advance(chrono::Duration::minutes(5));
 
     let operator = fake.operator();
-    let at = ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], fake.now()).unwrap();
+    let at = ddb_rollover::simulation(&policy, &[Operation::CreateNew], fake.now()).unwrap();
     let report =
         futures::executor::block_on(adopt(&operator, &policy, &at, &[TABLE.to_string()], true)).unwrap();
     let line = &report.tables[0];
@@ -93,7 +93,7 @@ fn adopt_names_each_mapping_of_the_family_consumer_it_takes_as_ours() {
     fake.advance(chrono::Duration::minutes(5));
 
     let operator = fake.operator();
-    let at = ddb_rollover::run::clock::simulation(&policy, &[Operation::CreateNew], fake.now()).unwrap();
+    let at = ddb_rollover::simulation(&policy, &[Operation::CreateNew], fake.now()).unwrap();
     let dry =
         futures::executor::block_on(adopt(&operator, &policy, &at, &[TABLE.to_string()], true)).unwrap();
     let Adoption::Record { feeds, .. } = &dry.tables[0].action else {

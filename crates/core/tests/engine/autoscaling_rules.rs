@@ -6,14 +6,14 @@
 use crate::common::at;
 use crate::common::plans::{assert_reason_mentions, create_new, resize_old};
 use crate::common::policies::{policy_of, BLOG_HOT_PHASE};
-use ddb_rollover::plan::{plan as plan_for, Decision, Operation, Plan};
-use ddb_rollover::policy::scaling::{
+use ddb_rollover::policy::{
     policy_name, ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension, ScalableKey, TargetValue,
 };
-use ddb_rollover::policy::settings::{Billing, Capacity, OnDemandLimits};
-use ddb_rollover::policy::Policy;
+use ddb_rollover::policy::{Billing, Capacity, OnDemandLimits};
 use ddb_rollover::table::ObservedTable;
 use ddb_rollover::Observation;
+use ddb_rollover::Policy;
+use ddb_rollover::{plan as plan_for, Decision, Operation, Plan};
 
 /// Hot: autoscaling 5-500 RCU / 10-1000 WCU at 70%; yesterday 100 / 1; older 1 / 1.
 const POLICY: &str = r#"
@@ -215,7 +215,7 @@ fn a_target_left_on_the_name_is_not_registered_over() {
         &policy,
         &[recorded("ts_2018-10-25"), recorded("ts_2018-10-26")],
     );
-    let plan = ddb_rollover::plan::plan_run(
+    let plan = ddb_rollover::plan_run(
         &policy,
         now,
         &Observation {
@@ -252,7 +252,7 @@ fn a_target_left_on_the_name_is_not_registered_over() {
         &["table/ts_2018-10-26 read", "operators-step-policy"],
     );
     // The same targets with nothing recorded: a policy of our name is no proof.
-    let plan = ddb_rollover::plan::plan_run(
+    let plan = ddb_rollover::plan_run(
         &policy,
         now,
         &Observation {
@@ -273,7 +273,7 @@ fn a_target_left_on_the_name_is_not_registered_over() {
     // Every target someone else's: no registration at all, and the line says why.
     let mut theirs = ours("ts_2018-10-25", 70.0);
     theirs.iter_mut().for_each(|t| t.policies.clear());
-    let plan = ddb_rollover::plan::plan_run(
+    let plan = ddb_rollover::plan_run(
         &policy,
         now,
         &Observation {

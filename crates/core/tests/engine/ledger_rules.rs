@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
+use ddb_rollover::control::ErrorKind;
 use ddb_rollover::ledger::{keys, Lease, StoredRecord};
-use ddb_rollover::policy::settings::{Billing, Capacity};
-use ddb_rollover::policy::tags::{TAG_FAMILY, TAG_PERIOD_END, TAG_PERIOD_START};
-use ddb_rollover::run::clock::{check_clock, simulation, ClockAllowance};
-use ddb_rollover::run::control::ErrorKind;
-use ddb_rollover::run::init::{init, Enrolment};
-use ddb_rollover::run::status::status;
+use ddb_rollover::policy::{Billing, Capacity};
+use ddb_rollover::policy::{TAG_FAMILY, TAG_PERIOD_END, TAG_PERIOD_START};
+use ddb_rollover::status;
+use ddb_rollover::{check_clock, simulation, ClockAllowance};
+use ddb_rollover::{init, Enrolment};
 use ddb_rollover::{observe, run, ApplyOptions, CheckedInstant, Operation, Policy, RunReport, Scope};
 use fake_aws::{FakeAws, Maker};
 

@@ -9,10 +9,10 @@ use crate::common::at;
 use crate::common::fake_runs::create_new;
 use crate::common::reports::line_with;
 use chrono::Duration;
-use ddb_rollover::policy::settings::{AttributeKind, Billing, Capacity, KeyAttribute, KeySchema};
-use ddb_rollover::policy::tags::TAG_FAMILY;
-use ddb_rollover::run::status::status;
-use ddb_rollover::table::changes::TableSpec;
+use ddb_rollover::policy::TAG_FAMILY;
+use ddb_rollover::policy::{AttributeKind, Billing, Capacity, KeyAttribute, KeySchema};
+use ddb_rollover::status;
+use ddb_rollover::table::TableSpec;
 use ddb_rollover::{observe, Outcome, Policy, Scope};
 use fake_aws::{Config, FakeAws, Status, KEY_LOSS_UNTIL_ARCHIVING};
 

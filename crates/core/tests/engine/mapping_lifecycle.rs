@@ -12,14 +12,14 @@ use crate::common::at;
 use crate::common::fake_runs::create_new;
 use crate::common::policies::{policy_of, STRING_KEY};
 use chrono::Duration;
+use ddb_rollover::control::ErrorKind;
 use ddb_rollover::ledger::{keys, TableRecord};
-use ddb_rollover::plan::verdict::{ForeignPart, NoEvidence};
-use ddb_rollover::plan::Decision;
-use ddb_rollover::run::control::ErrorKind;
-use ddb_rollover::run::observe::observe;
-use ddb_rollover::run::status::status;
-use ddb_rollover::table::stream::MappingState;
+use ddb_rollover::observe;
+use ddb_rollover::status;
+use ddb_rollover::table::MappingState;
+use ddb_rollover::Decision;
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome, Policy, RunReport, Scope};
+use ddb_rollover::{ForeignPart, NoEvidence};
 use fake_aws::{Config, FakeAws, MappingAct};
 use promises::FAMILY_CONSUMER;
 
@@ -49,7 +49,7 @@ fn fake() -> FakeAws {
 }
 
 fn resize_old(fake: &FakeAws, policy: &Policy) -> RunReport {
-    let at = ddb_rollover::run::clock::simulation(policy, &[Operation::ResizeOld], fake.now()).unwrap();
+    let at = ddb_rollover::simulation(policy, &[Operation::ResizeOld], fake.now()).unwrap();
     futures::executor::block_on(run(
         fake,
         policy,
@@ -321,7 +321,7 @@ fn a_failed_evidence_read_keeps_the_tables_and_fails_the_run_once() {
     // `plan` reads everything once: only resize_old, which reads those tables' mappings,
     // fails on them (hostile read of issue 38: create_new's preview failed too).
     let operations = [Operation::CreateNew, Operation::ResizeOld];
-    let at_now = ddb_rollover::run::clock::simulation(&policy(), &operations, fake.now()).unwrap();
+    let at_now = ddb_rollover::simulation(&policy(), &operations, fake.now()).unwrap();
     let dry = ApplyOptions {
         dry_run: true,
         ..ApplyOptions::default()
@@ -394,7 +394,7 @@ fn status_names_the_failed_reads_of_the_runs_and_no_others() {
         fake.fail("ListEventSourceMappings", table, ErrorKind::Other);
     }
     let operations = [Operation::CreateNew, Operation::ResizeOld];
-    let at_now = ddb_rollover::run::clock::simulation(&policy(), &operations, fake.now()).unwrap();
+    let at_now = ddb_rollover::simulation(&policy(), &operations, fake.now()).unwrap();
     let dry = ApplyOptions {
         dry_run: true,
         ..ApplyOptions::default()
@@ -529,7 +529,7 @@ fn updates(report: &RunReport) -> Vec<(String, String)> {
 }
 
 fn dry_create_new(fake: &FakeAws, policy: &Policy) -> RunReport {
-    let at = ddb_rollover::run::clock::simulation(policy, &[Operation::CreateNew], fake.now()).unwrap();
+    let at = ddb_rollover::simulation(policy, &[Operation::CreateNew], fake.now()).unwrap();
     let options = ApplyOptions {
         dry_run: true,
         ..ApplyOptions::default()

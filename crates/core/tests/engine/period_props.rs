@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Datelike, NaiveDate, Offset, TimeDelta, TimeZone, Utc};
 use chrono_tz::Tz;
-use ddb_rollover::policy::period::{Calendar, LabelError, PeriodKind, Slot};
+use ddb_rollover::policy::{Calendar, LabelError, PeriodKind, Slot};
 use proptest::prelude::*;
 
 const KINDS: [PeriodKind; 10] = [

@@ -4,13 +4,13 @@ use crate::common::at;
 use crate::common::plans::{assert_reason_mentions, create_new, resize_old};
 use crate::common::policies::{policy_of, BLOG_HOT_PHASE};
 use chrono::{Duration, TimeZone, Utc};
-use ddb_rollover::plan::deferral::DeferralCause;
-use ddb_rollover::plan::{plan, Decision, Operation, Plan};
-use ddb_rollover::policy::settings::Capacity;
-use ddb_rollover::policy::settings::{Billing, OnDemandLimits, TableClass};
-use ddb_rollover::policy::Policy;
-use ddb_rollover::table::changes::{CapacityChange, ClassChange};
+use ddb_rollover::policy::Capacity;
+use ddb_rollover::policy::{Billing, OnDemandLimits, TableClass};
+use ddb_rollover::table::{CapacityChange, ClassChange};
 use ddb_rollover::table::{ObservedTable, TableStatus};
+use ddb_rollover::DeferralCause;
+use ddb_rollover::Policy;
+use ddb_rollover::{plan, Decision, Operation, Plan};
 
 const HOT: Capacity = Capacity {
     read: 300,

@@ -3,14 +3,14 @@
 use crate::common::at;
 use crate::common::plans::{assert_reason_mentions, create_new, resize_old};
 use crate::common::policies::{policy_of, BY_DEVICE, BY_SITE, STRING_KEY};
-use ddb_rollover::plan::deferral::DeferralCause;
-use ddb_rollover::plan::{plan, Decision, Operation, Plan, PlanItem};
-use ddb_rollover::policy::settings::{
+use ddb_rollover::policy::{
     AttributeKind, Billing, Capacity, KeyAttribute, KeySchema, OnDemandLimits, Projection,
 };
-use ddb_rollover::policy::Policy;
-use ddb_rollover::table::changes::{CapacityChange, TableSetting};
+use ddb_rollover::table::{CapacityChange, TableSetting};
 use ddb_rollover::table::{ObservedIndex, ObservedTable, TableStatus};
+use ddb_rollover::DeferralCause;
+use ddb_rollover::Policy;
+use ddb_rollover::{plan, Decision, Operation, Plan, PlanItem};
 
 /// Phases 0 and 1 with their index throughput.
 const PHASES: &str = r#"

@@ -7,16 +7,16 @@
 
 use crate::common::plans::{assert_reason_mentions, create_new, resize_old};
 use crate::common::policies::{invalid_fields, policy_of, ONE_PHASE, STRING_KEY};
-use ddb_rollover::plan::verdict::{ForeignPart, NoEvidence};
-use ddb_rollover::plan::{Decision, Plan, PlanItem};
-use ddb_rollover::policy::settings::StreamView;
-use ddb_rollover::policy::stream::StartingPosition;
-use ddb_rollover::policy::tags::TAG_FAMILY;
-use ddb_rollover::policy::Policy;
-use ddb_rollover::run::readiness::{Condition, TargetTable};
-use ddb_rollover::table::seal::ResourcePolicy;
-use ddb_rollover::table::stream::{MappingState, ObservedMapping};
+use ddb_rollover::policy::StartingPosition;
+use ddb_rollover::policy::StreamView;
+use ddb_rollover::policy::TAG_FAMILY;
 use ddb_rollover::table::ObservedTable;
+use ddb_rollover::table::ResourcePolicy;
+use ddb_rollover::table::{MappingState, ObservedMapping};
+use ddb_rollover::Policy;
+use ddb_rollover::{Condition, TargetTable};
+use ddb_rollover::{Decision, Plan, PlanItem};
+use ddb_rollover::{ForeignPart, NoEvidence};
 
 const OURS: &str = "arn:aws:lambda:us-east-1:123456789012:function:ingest-consumer";
 const THEIRS: &str = "arn:aws:lambda:us-east-1:123456789012:function:audit";

@@ -8,14 +8,14 @@ use crate::common::plans::{create_new, resize_old};
 use crate::common::policies::{
     policy_of, BLOG_HOT_PHASE, BY_DEVICE, STRING_KEY, WARM_HOT_PHASE, WARM_WANT as WANT,
 };
-use ddb_rollover::plan::deferral::DeferralCause;
-use ddb_rollover::plan::{plan, Decision, Operation, Plan, PlanItem};
-use ddb_rollover::policy::settings::{AttributeKind, Billing, Capacity, KeyAttribute, KeySchema, Projection};
-use ddb_rollover::policy::tags::TAG_FAMILY;
-use ddb_rollover::policy::warm::WarmThroughput;
-use ddb_rollover::policy::Policy;
-use ddb_rollover::table::changes::{TableSetting, WarmPart};
+use ddb_rollover::policy::WarmThroughput;
+use ddb_rollover::policy::TAG_FAMILY;
+use ddb_rollover::policy::{AttributeKind, Billing, Capacity, KeyAttribute, KeySchema, Projection};
 use ddb_rollover::table::{ObservedIndex, ObservedTable, ObservedWarm, TableStatus};
+use ddb_rollover::table::{TableSetting, WarmPart};
+use ddb_rollover::DeferralCause;
+use ddb_rollover::Policy;
+use ddb_rollover::{plan, Decision, Operation, Plan, PlanItem};
 
 /// An on-demand hot phase pre-warmed to 40,000 / 20,000, a provisioned one without warm
 /// throughput, and an on-demand one asking more writes.

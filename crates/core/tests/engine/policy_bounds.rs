@@ -4,7 +4,7 @@
 use crate::common::at;
 use crate::common::policies::{invalid_fields, BY_SITE};
 use chrono::Duration;
-use ddb_rollover::policy::settings::{Billing, Capacity};
+use ddb_rollover::policy::{Billing, Capacity};
 use ddb_rollover::table::ObservedTable;
 use ddb_rollover::{plan, Operation, Policy, PolicyError};
 use proptest::prelude::*;

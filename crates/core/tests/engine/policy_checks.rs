@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use crate::common::at;
 use chrono::{DateTime, Utc};
-use ddb_rollover::policy::period::Slot;
+use ddb_rollover::policy::Slot;
 use ddb_rollover::{Policy, PolicyError};
 
 fn invalid(toml: &str) -> Vec<(String, String)> {

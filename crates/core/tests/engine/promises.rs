@@ -58,18 +58,18 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
+use ddb_rollover::init;
+use ddb_rollover::ledger::StoredRecord;
 use ddb_rollover::ledger::TableRecord;
-use ddb_rollover::policy::period::Slot;
-use ddb_rollover::policy::scaling::ScalableKey;
-use ddb_rollover::policy::settings::{Billing, GlobalIndex};
-use ddb_rollover::policy::warm::WarmThroughput;
-use ddb_rollover::run::adopt::{adopt, AdoptReport};
-use ddb_rollover::run::control::StoredRecord;
-use ddb_rollover::run::init::init;
-use ddb_rollover::run::restore::{restore, Restoration, RestoreOptions};
-use ddb_rollover::run::status::status;
-use ddb_rollover::table::changes::TableSpec;
+use ddb_rollover::policy::ScalableKey;
+use ddb_rollover::policy::Slot;
+use ddb_rollover::policy::WarmThroughput;
+use ddb_rollover::policy::{Billing, GlobalIndex};
+use ddb_rollover::status;
+use ddb_rollover::table::TableSpec;
+use ddb_rollover::{adopt, AdoptReport};
 use ddb_rollover::{check_clock, observe, run, CheckedInstant, ClockAllowance, Operation, Policy, Scope};
+use ddb_rollover::{restore, Restoration, RestoreOptions};
 use fake_aws::{Effect, FakeAws, Maker, World, FAMILY_TAG};
 use futures::executor::block_on;
 use promises as scenarios;
@@ -86,7 +86,7 @@ struct FakeAccount {
     fake: FakeAws,
 }
 
-fn text<T>(result: Result<T, ddb_rollover::ControlPlaneError>) -> Result<T, String> {
+fn text<T>(result: Result<T, ddb_rollover::control::ControlPlaneError>) -> Result<T, String> {
     result.map_err(|e| e.to_string())
 }
 
@@ -146,7 +146,7 @@ impl Account for FakeAccount {
 
     fn our_run(&self, policy: &Policy, operation: Operation) -> Result<Ran, String> {
         let now = self.fake.now();
-        let at = ddb_rollover::run::clock::simulation(policy, &[operation], now).unwrap();
+        let at = ddb_rollover::simulation(policy, &[operation], now).unwrap();
         self.run_from(policy, operation, &at)
     }
 
@@ -170,8 +170,7 @@ impl Account for FakeAccount {
     fn init(&self, policy: &Policy) -> Result<Vec<String>, String> {
         let operator = self.fake.operator();
         let logged = self.fake.state().ledger_writes.len();
-        let at =
-            ddb_rollover::run::clock::simulation(policy, &[Operation::CreateNew], self.fake.now()).unwrap();
+        let at = ddb_rollover::simulation(policy, &[Operation::CreateNew], self.fake.now()).unwrap();
         let report = text(block_on(init(&operator, policy, &at, false)))?;
         // Ground truth from what it wrote: a table it recorded that our runs did not make is
         // the operator's now (init records on our family tag, key and period).
@@ -195,8 +194,7 @@ impl Account for FakeAccount {
     fn restore(&self, policy: &Policy, slot: Slot) -> Result<String, String> {
         let operator = self.fake.operator();
         let logged = self.fake.state().ledger_writes.len();
-        let at =
-            ddb_rollover::run::clock::simulation(policy, &[Operation::CreateNew], self.fake.now()).unwrap();
+        let at = ddb_rollover::simulation(policy, &[Operation::CreateNew], self.fake.now()).unwrap();
         let options = RestoreOptions {
             keep: Duration::days(2),
             dry_run: false,
@@ -233,7 +231,7 @@ impl Account for FakeAccount {
             &role,
             sibling,
             operation,
-            &ddb_rollover::run::clock::simulation(sibling, &[operation], self.fake.now()).unwrap(),
+            &ddb_rollover::simulation(sibling, &[operation], self.fake.now()).unwrap(),
             options(),
         ));
     }
@@ -246,12 +244,8 @@ impl Account for FakeAccount {
         let report = text(block_on(adopt(
             &operator,
             policy,
-            &ddb_rollover::run::clock::simulation(
-                policy,
-                &[ddb_rollover::Operation::CreateNew],
-                self.fake.now(),
-            )
-            .unwrap(),
+            &ddb_rollover::simulation(policy, &[ddb_rollover::Operation::CreateNew], self.fake.now())
+                .unwrap(),
             &names,
             false,
         )));

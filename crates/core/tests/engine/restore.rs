@@ -8,11 +8,11 @@
 use std::time::Duration as StdDuration;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use ddb_rollover::policy::settings::{Billing, Capacity};
-use ddb_rollover::policy::tags::{TAG_FAMILY, TAG_KEEP_UNTIL};
-use ddb_rollover::run::clock::simulation;
-use ddb_rollover::run::report::TableLine;
-use ddb_rollover::run::restore::{restore, Restoration, RestoreOptions, RestoreReport};
+use ddb_rollover::policy::{Billing, Capacity};
+use ddb_rollover::policy::{TAG_FAMILY, TAG_KEEP_UNTIL};
+use ddb_rollover::simulation;
+use ddb_rollover::TableLine;
+use ddb_rollover::{restore, Restoration, RestoreOptions, RestoreReport};
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome, Policy};
 use fake_aws::FakeAws;
 

@@ -2,7 +2,7 @@
 //! ones on the in-memory account, with AWS's per-account tag rates turned on (a
 //! ListTagsOfResource beyond 10 a second, or a TagResource beyond 5, fails the call) and calls
 //! in flight at once. Every call goes through the pacer every run goes through
-//! ([`ddb_rollover::run::pace::Paced`]), which measures and waits on the account's own clock,
+//! ([`ddb_rollover::Paced`]), which measures and waits on the account's own clock,
 //! so minutes of pacing take no wall-clock time.
 //!
 //! The tables were made by an earlier version, with our family tag: the operator's `init`
@@ -20,13 +20,13 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chrono::{DateTime, NaiveDate, Utc};
-use ddb_rollover::plan::deferral::DeferralCause;
-use ddb_rollover::policy::settings::{Billing, Capacity};
-use ddb_rollover::policy::tags::TAG_FAMILY;
-use ddb_rollover::run::clock::simulation;
-use ddb_rollover::run::control::{Clock, Tables};
-use ddb_rollover::run::init::{init, Enrolment};
-use ddb_rollover::run::pace::Paced;
+use ddb_rollover::control::{Clock, Tables};
+use ddb_rollover::policy::TAG_FAMILY;
+use ddb_rollover::policy::{Billing, Capacity};
+use ddb_rollover::simulation;
+use ddb_rollover::DeferralCause;
+use ddb_rollover::Paced;
+use ddb_rollover::{init, Enrolment};
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome, Policy, RunReport};
 use fake_aws::{table_spec, Config, FakeAws};
 

@@ -9,19 +9,19 @@ use crate::common::at;
 use crate::common::plans::assert_reason_mentions;
 use crate::common::policies::{policy_of, ARCHIVE, ONE_PHASE};
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use ddb_rollover::plan::deferral::DeferralCause;
-use ddb_rollover::plan::verdict::ForeignPart;
-use ddb_rollover::plan::{plan, Decision, Operation, Plan, PlanItem};
-use ddb_rollover::policy::settings::{Billing, Capacity};
-use ddb_rollover::policy::tags::{
+use ddb_rollover::policy::{Billing, Capacity};
+use ddb_rollover::policy::{
     TAG_ARCHIVED, TAG_EXPORT, TAG_FAMILY, TAG_FINAL_EXPORT, TAG_KEEP_UNTIL, TAG_PERIOD_END, TAG_PERIOD_START,
     TAG_SEALED,
 };
-use ddb_rollover::policy::Policy;
-use ddb_rollover::run::status::status;
-use ddb_rollover::table::archive::ArchiveProof;
-use ddb_rollover::table::seal::{ResourcePolicy, SealRecord, NO_POLICY, SEAL_SID, SETTLE};
+use ddb_rollover::status;
+use ddb_rollover::table::ArchiveProof;
 use ddb_rollover::table::{ExportState, ExportStatus, ObservedTable};
+use ddb_rollover::table::{ResourcePolicy, SealRecord, NO_POLICY, SEAL_SID, SETTLE};
+use ddb_rollover::DeferralCause;
+use ddb_rollover::ForeignPart;
+use ddb_rollover::Policy;
+use ddb_rollover::{plan, Decision, Operation, Plan, PlanItem};
 
 const FINAL: &str = "export/01540500000000-f1a1f1a1";
 

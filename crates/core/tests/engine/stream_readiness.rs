@@ -10,9 +10,9 @@ use crate::common::at;
 use crate::common::fake_runs::create_new;
 use crate::common::policies::{policy_of, STRING_KEY};
 use chrono::Duration;
-use ddb_rollover::plan::Decision;
-use ddb_rollover::policy::stream::Precision;
-use ddb_rollover::table::stream::DestinationStatus;
+use ddb_rollover::policy::Precision;
+use ddb_rollover::table::DestinationStatus;
+use ddb_rollover::Decision;
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome, Policy, RunReport};
 use fake_aws::{Config, FakeAws};
 
@@ -47,7 +47,7 @@ fn destinations(fake: &FakeAws, table: &str) -> Vec<(String, DestinationStatus, 
         .collect()
 }
 
-fn enable_line<'r>(report: &'r RunReport, table: &str) -> &'r ddb_rollover::run::report::TableLine {
+fn enable_line<'r>(report: &'r RunReport, table: &str) -> &'r ddb_rollover::TableLine {
     report
         .tables
         .iter()
@@ -184,7 +184,7 @@ fn a_destination_we_enabled_stays_ours_after_the_policy_names_another_stream() {
     );
     fake.set_now(at("2018-10-27T00:15:00Z"));
     let policy = with(NEXT);
-    let at = ddb_rollover::run::clock::simulation(&policy, &[Operation::ResizeOld], fake.now()).unwrap();
+    let at = ddb_rollover::simulation(&policy, &[Operation::ResizeOld], fake.now()).unwrap();
     let report = futures::executor::block_on(run(
         &fake,
         &policy,

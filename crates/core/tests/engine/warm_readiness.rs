@@ -7,10 +7,11 @@ use crate::common::at;
 use crate::common::fake_runs::create_new;
 use crate::common::policies::{policy_of, BY_DEVICE, WARM_HOT_PHASE, WARM_WANT as WANT};
 use chrono::Duration;
-use ddb_rollover::policy::warm::WarmThroughput;
-use ddb_rollover::run::status::status;
+use ddb_rollover::control::Tables;
+use ddb_rollover::policy::WarmThroughput;
+use ddb_rollover::status;
 use ddb_rollover::table::TableStatus;
-use ddb_rollover::{observe, Outcome, Policy, RunReport, Scope, Tables};
+use ddb_rollover::{observe, Outcome, Policy, RunReport, Scope};
 use fake_aws::{Config, FakeAws};
 
 /// The `by_device` index and an on-demand hot phase pre-warmed to [`WANT`].

@@ -11,8 +11,8 @@ use aws_model::iam::{glob_match, tags, Decision, Request, Tags};
 use aws_model::role::Role;
 use aws_model::stack::table_arn;
 use aws_model::template::Value;
-use ddb_rollover::policy::naming::Ownership;
-use ddb_rollover::policy::tags::TAG_FAMILY;
+use ddb_rollover::policy::Ownership;
+use ddb_rollover::policy::TAG_FAMILY;
 use deploy_checks::features::combinations;
 use deploy_checks::ledger::{
     is_write, ledger_name, ledger_tags, LEDGER_ACTIONS, LEDGER_DENIED, UNUSED_ITEM_ACTIONS,

@@ -2,10 +2,10 @@
 //! ENABLE_FAILED for a missing stream, the errors, DeleteTable, IAM and each foreign act.
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use ddb_rollover::policy::settings::{Billing, Capacity};
-use ddb_rollover::policy::stream::{KinesisDestination, KinesisStreamArn, Precision};
-use ddb_rollover::run::control::{ErrorKind, Tables};
-use ddb_rollover::table::stream::{DestinationChange, DestinationStatus};
+use ddb_rollover::control::{ErrorKind, Tables};
+use ddb_rollover::policy::{Billing, Capacity};
+use ddb_rollover::policy::{KinesisDestination, KinesisStreamArn, Precision};
+use ddb_rollover::table::{DestinationChange, DestinationStatus};
 use futures::executor::block_on;
 use std::collections::BTreeMap;
 
@@ -25,7 +25,7 @@ fn start() -> DateTime<Utc> {
 fn fake() -> FakeAws {
     let fake = FakeAws::new("ts", start(), Config::default());
     fake.create_kinesis_stream(OURS);
-    let spec = ddb_rollover::table::changes::TableSpec {
+    let spec = ddb_rollover::table::TableSpec {
         tags: BTreeMap::from([(FAMILY_TAG.to_string(), "ts".to_string())]),
         ..crate::table_spec(
             TABLE,

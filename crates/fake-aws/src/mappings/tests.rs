@@ -3,11 +3,11 @@
 //! and each foreign act.
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use ddb_rollover::policy::settings::{Billing, Capacity, StreamView};
-use ddb_rollover::policy::stream::{FunctionArn, LambdaConsumer, StartingPosition};
-use ddb_rollover::run::control::{ErrorKind, Mappings, Tables};
-use ddb_rollover::table::changes::{SettingChange, TableSetting, TableSpec};
-use ddb_rollover::table::stream::{MappingChange, MappingRemoval, MappingState};
+use ddb_rollover::control::{ErrorKind, Mappings, Tables};
+use ddb_rollover::policy::{Billing, Capacity, StreamView};
+use ddb_rollover::policy::{FunctionArn, LambdaConsumer, StartingPosition};
+use ddb_rollover::table::{MappingChange, MappingRemoval, MappingState};
+use ddb_rollover::table::{SettingChange, TableSetting, TableSpec};
 use futures::executor::block_on;
 use std::collections::BTreeMap;
 

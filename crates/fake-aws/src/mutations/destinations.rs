@@ -4,9 +4,9 @@
 //! `aws_model::destinations`' rules.
 
 use aws_model::destinations::{may_enable, needs_active, Status as DestinationStatus};
-use ddb_rollover::policy::stream::Precision;
-use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
-use ddb_rollover::table::stream::{DestinationStatus as Observed, ObservedDestination};
+use ddb_rollover::control::{ControlPlaneError, ErrorKind};
+use ddb_rollover::policy::Precision;
+use ddb_rollover::table::{DestinationStatus as Observed, ObservedDestination};
 
 use crate::account::FakeAws;
 use crate::destinations::{Destination, KinesisAct};

@@ -3,8 +3,8 @@
 //! by our calls and by foreign acts.
 
 use chrono::Duration;
-use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
-use ddb_rollover::table::stream::{MappingState, ObservedMapping};
+use ddb_rollover::control::{ControlPlaneError, ErrorKind};
+use ddb_rollover::table::{MappingState, ObservedMapping};
 
 use crate::account::FakeAws;
 use crate::errors::error;

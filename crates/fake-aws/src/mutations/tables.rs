@@ -4,12 +4,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::Duration;
-use ddb_rollover::policy::settings::{Billing, Encryption, GlobalIndex, OnDemandLimits};
-use ddb_rollover::policy::warm::WarmThroughput;
-use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
-use ddb_rollover::table::changes::{IndexSpec, TableSpec};
-use ddb_rollover::table::seal::NO_POLICY;
+use ddb_rollover::control::{ControlPlaneError, ErrorKind};
+use ddb_rollover::policy::WarmThroughput;
+use ddb_rollover::policy::{Billing, Encryption, GlobalIndex, OnDemandLimits};
 use ddb_rollover::table::ObservedEncryption;
+use ddb_rollover::table::NO_POLICY;
+use ddb_rollover::table::{IndexSpec, TableSpec};
 
 use crate::account::FakeAws;
 use crate::budgets::{lowers, Decreases, ON_DEMAND_SWITCHES_PER_DAY};

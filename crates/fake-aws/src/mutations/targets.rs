@@ -2,9 +2,9 @@
 //! its bounds), put a policy, deregister a target with everything on it.
 
 use aws_model::scaling;
-use ddb_rollover::policy::scaling::{table_of, ScalableKey};
-use ddb_rollover::policy::settings::{Billing, Capacity};
-use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
+use ddb_rollover::control::{ControlPlaneError, ErrorKind};
+use ddb_rollover::policy::{table_of, ScalableKey};
+use ddb_rollover::policy::{Billing, Capacity};
 
 use crate::account::FakeAws;
 use crate::errors::error;

@@ -3,9 +3,9 @@
 //! DynamoDB's starting values.
 
 use aws_model::warm::{lowered, Part, Units};
-use ddb_rollover::policy::warm::WarmThroughput;
-use ddb_rollover::run::control::{ControlPlaneError, ErrorKind};
-use ddb_rollover::table::changes::WarmRaise;
+use ddb_rollover::control::{ControlPlaneError, ErrorKind};
+use ddb_rollover::policy::WarmThroughput;
+use ddb_rollover::table::WarmRaise;
 
 use crate::account::FakeAws;
 use crate::errors::{error, validation};
@@ -94,11 +94,11 @@ mod tests {
     use crate::warm::default_delay;
     use crate::world::Config;
     use chrono::{Duration, TimeZone, Utc};
-    use ddb_rollover::policy::settings::Billing;
-    use ddb_rollover::policy::settings::{Capacity, OnDemandLimits};
-    use ddb_rollover::run::control::Tables;
-    use ddb_rollover::table::changes::{CapacityChange, SettingChange, TableSetting, TableSpec, WarmPart};
+    use ddb_rollover::control::Tables;
+    use ddb_rollover::policy::Billing;
+    use ddb_rollover::policy::{Capacity, OnDemandLimits};
     use ddb_rollover::table::TableStatus;
+    use ddb_rollover::table::{CapacityChange, SettingChange, TableSetting, TableSpec, WarmPart};
     use futures::executor::block_on;
     use std::collections::BTreeMap;
 

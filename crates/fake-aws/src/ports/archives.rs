@@ -1,11 +1,11 @@
 //! [`Archives`] on the fake: what the fake's S3 holds of an export, read and proven by the
 //! engine's own proof over [`crate::s3`].
 
-use ddb_rollover::run::archive::{prove, recheck};
-use ddb_rollover::run::control::{Archives, ControlPlaneError};
-use ddb_rollover::table::archive::{ArchiveProof, ExportLocation};
-use ddb_rollover::table::evidence::ArchiveRecord;
+use ddb_rollover::control::{prove, recheck};
+use ddb_rollover::control::{Archives, ControlPlaneError};
+use ddb_rollover::ledger::ArchiveRecord;
 use ddb_rollover::table::ExportStatus;
+use ddb_rollover::table::{ArchiveProof, ExportLocation};
 
 use crate::account::FakeAws;
 use crate::errors::export_not_found;

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use chrono::Duration;
-use ddb_rollover::run::control::Clock;
+use ddb_rollover::control::Clock;
 
 use crate::account::FakeAws;
 

@@ -6,15 +6,15 @@ use std::collections::BTreeMap;
 
 use aws_model::exports;
 use chrono::Duration;
-use ddb_rollover::run::control::{ControlPlaneError, ErrorKind, Tables};
-use ddb_rollover::table::archive::ImportState;
-use ddb_rollover::table::changes::{
+use ddb_rollover::control::{ControlPlaneError, ErrorKind, Tables};
+use ddb_rollover::ledger::TableIdentity;
+use ddb_rollover::table::ImportState;
+use ddb_rollover::table::ResourcePolicy;
+use ddb_rollover::table::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSetting, TableSpec,
     TagChange, TtlChange,
 };
-use ddb_rollover::table::evidence::TableIdentity;
-use ddb_rollover::table::seal::ResourcePolicy;
-use ddb_rollover::table::stream::{DestinationChange, DestinationStatus, ObservedDestination};
+use ddb_rollover::table::{DestinationChange, DestinationStatus, ObservedDestination};
 use ddb_rollover::table::{ExportState, ExportStatus, ObservedTable, TtlState};
 
 use crate::account::FakeAws;

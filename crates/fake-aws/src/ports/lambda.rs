@@ -3,8 +3,8 @@
 //! DeleteEventSourceMapping scoped by `lambda:FunctionArn`, ListEventSourceMappings on `*`).
 
 use aws_model::iam::Request;
-use ddb_rollover::run::control::{ControlPlaneError, Mappings};
-use ddb_rollover::table::stream::{MappingChange, MappingRemoval, MappingUpdate, ObservedMapping};
+use ddb_rollover::control::{ControlPlaneError, Mappings};
+use ddb_rollover::table::{MappingChange, MappingRemoval, MappingUpdate, ObservedMapping};
 
 use crate::account::FakeAws;
 use crate::mappings::{Mapping, MAPPING_ARN_PREFIX};

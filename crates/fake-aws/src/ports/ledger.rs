@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use ddb_rollover::run::control::{Clock, ControlPlaneError, ErrorKind, Expect, Ledger, StoredRecord};
+use ddb_rollover::control::{Clock, ControlPlaneError, ErrorKind, Expect, Ledger};
+use ddb_rollover::ledger::StoredRecord;
 
 use crate::account::FakeAws;
 use crate::errors::{error, not_found};

@@ -1,9 +1,9 @@
 //! [`Scaling`] on the fake: Application Auto Scaling as the SDK adapter drives it.
 
-use ddb_rollover::policy::scaling::{
+use ddb_rollover::control::{ControlPlaneError, Scaling};
+use ddb_rollover::policy::{
     left_registered, table_of, DeregisterScaling, ObservedScalableTarget, RegisterScaling,
 };
-use ddb_rollover::run::control::{ControlPlaneError, Scaling};
 
 use crate::account::FakeAws;
 use crate::log::Effect;

@@ -84,7 +84,7 @@ pub enum EventError {
         message: String,
     },
 
-    /// An instant that is not now ([`ddb_rollover::run::clock::is_now`]) without `"replay": true`.
+    /// An instant that is not now ([`ddb_rollover::is_now`]) without `"replay": true`.
     #[error(
         "{field} is {at}, not now (the wall clock is {wall}; an event's time must be earlier in the wall \
          clock's period or within {skew} of it). A console or manual run acts for now: send no time. To act for \

@@ -4,11 +4,11 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use ddb_rollover::run::clock::{
-    check_clock, clock_skew, clock_warning, is_now, same_period, CheckedInstant, ClockAllowance,
-};
 use ddb_rollover::Operation;
 use ddb_rollover::Policy;
+use ddb_rollover::{
+    check_clock, clock_skew, clock_warning, is_now, same_period, CheckedInstant, ClockAllowance,
+};
 
 use super::error::EventError;
 
@@ -43,7 +43,7 @@ pub struct Invocation {
     /// Plan and report, change nothing.
     pub dry_run: bool,
     /// An explicit opt-in to an instant far ahead of the wall clock, for simulations (see
-    /// [`ddb_rollover::run::clock`]).
+    /// [`ddb_rollover::check_clock`]).
     pub allow_future_clock: bool,
     /// `"replay": true`: the event's time may be any instant (a dead-letter replay, a run that
     /// catches up on purpose); the run makes only what is missing for that instant's periods
@@ -71,7 +71,7 @@ impl Invocation {
     }
 
     /// The instant the run decides for, checked against the wall clock before any AWS call
-    /// (see [`ddb_rollover::run::clock`]); a refusal names the field that carried the instant.
+    /// (see [`ddb_rollover::check_clock`]); a refusal names the field that carried the instant.
     /// An event's time that is not now ([`is_now`]) is refused unless the event is a replay or
     /// a dry run (which changes and publishes nothing): a console test with an old or a future
     /// time must not act for, and report on, another period without saying so.

@@ -8,7 +8,7 @@
 //! One payload ([`Payload`]): the AWS blog's `{"Operation": "create_new"}`, with
 //! `scheduled_time` (what the template's EventBridge Scheduler schedules send, filled from
 //! `<aws.scheduler.scheduled-time>`), `at` (a manual run's instant), `dry_run` and
-//! `allow_future_clock` (see [`ddb_rollover::run::clock`]) and `replay`, every key optional;
+//! `allow_future_clock` (see [`ddb_rollover::check_clock`]) and `replay`, every key optional;
 //! `null` or `{}` runs now (a console "Test" with an empty event). Both times are RFC 3339; when
 //! both are given, `scheduled_time` wins: it is what makes retries of one scheduled run decide
 //! the same thing. A time must be now (earlier in the wall clock's period, or within the clock

@@ -13,8 +13,8 @@ use aws_sdk_dynamodb::types::error::{
 use aws_sdk_dynamodb::types::TableDescription;
 use aws_sdk_dynamodb::Client;
 use aws_smithy_mocks::{mock, mock_client, Rule, RuleMode};
-use ddb_rollover::policy::settings::{Billing, Capacity};
-use ddb_rollover::table::changes::TableSpec;
+use ddb_rollover::policy::{Billing, Capacity};
+use ddb_rollover::table::TableSpec;
 use ddb_rollover::{run, ApplyOptions, Operation, Policy, RunReport};
 use ddb_rollover_aws::dynamodb::DynamoDb;
 
@@ -54,7 +54,7 @@ pub(crate) fn ledger(policy: &Policy, tables: &[&str]) -> Vec<Rule> {
     use aws_sdk_dynamodb::operation::query::QueryOutput;
     use aws_sdk_dynamodb::types::AttributeValue;
     use ddb_rollover::ledger::{bounds_of, keys, Meta, Origin, TableIdentity, TableRecord, TableState};
-    use ddb_rollover::policy::naming::Ownership;
+    use ddb_rollover::policy::Ownership;
     use std::collections::HashMap;
 
     let naming = policy.naming();
@@ -188,7 +188,7 @@ pub(crate) fn spec(name: &str) -> TableSpec {
 /// One whole run of `operation` through the SDK adapter on `client`, its clock simulated at
 /// `now` (RFC 3339).
 pub(crate) async fn run_on(client: Client, policy: &Policy, operation: Operation, now: &str) -> RunReport {
-    let clock = ddb_rollover::run::clock::simulation(policy, &[operation], at(now)).unwrap();
+    let clock = ddb_rollover::simulation(policy, &[operation], at(now)).unwrap();
     run(
         &DynamoDb::new(client),
         policy,

@@ -4,7 +4,7 @@
 
 use std::future::Future;
 
-use super::{unsupported, ControlPlaneError};
+use super::ControlPlaneError;
 use crate::table::archive::ArchiveProof;
 use crate::table::evidence::ArchiveRecord;
 
@@ -22,7 +22,8 @@ pub trait Archives: Sync {
         bucket_owner: &str,
     ) -> impl Future<Output = Result<ArchiveProof, ControlPlaneError>> + Send {
         let _ = (export, bucket_owner);
-        let error = unsupported("GetObject", table, "no S3 reader: archives cannot be checked");
+        let error =
+            ControlPlaneError::unsupported("GetObject", table, "no S3 reader: archives cannot be checked");
         async { Err(error) }
     }
 
@@ -36,7 +37,8 @@ pub trait Archives: Sync {
         bucket_owner: &str,
     ) -> impl Future<Output = Result<ArchiveProof, ControlPlaneError>> + Send {
         let _ = (record, bucket_owner);
-        let error = unsupported("GetObject", table, "no S3 reader: archives cannot be checked");
+        let error =
+            ControlPlaneError::unsupported("GetObject", table, "no S3 reader: archives cannot be checked");
         async { Err(error) }
     }
 }

@@ -4,7 +4,7 @@
 
 use std::future::Future;
 
-use super::{unsupported, ControlPlaneError};
+use super::ControlPlaneError;
 use crate::table::stream::{MappingChange, MappingRemoval, MappingUpdate, ObservedMapping};
 
 const NO_LAMBDA: &str = "this control plane has no Lambda event source mappings";
@@ -19,7 +19,7 @@ pub trait Mappings: Sync {
         stream_arn: &str,
     ) -> impl Future<Output = Result<Vec<ObservedMapping>, ControlPlaneError>> + Send {
         let _ = stream_arn;
-        let error = unsupported("ListEventSourceMappings", table, NO_LAMBDA);
+        let error = ControlPlaneError::unsupported("ListEventSourceMappings", table, NO_LAMBDA);
         async { Err(error) }
     }
 
@@ -31,7 +31,7 @@ pub trait Mappings: Sync {
         stream_arn: &str,
     ) -> impl Future<Output = Result<ObservedMapping, ControlPlaneError>> + Send {
         let _ = stream_arn;
-        let error = unsupported("CreateEventSourceMapping", &change.name, NO_LAMBDA);
+        let error = ControlPlaneError::unsupported("CreateEventSourceMapping", &change.name, NO_LAMBDA);
         async { Err(error) }
     }
 
@@ -41,7 +41,7 @@ pub trait Mappings: Sync {
         &self,
         update: &MappingUpdate,
     ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send {
-        let error = unsupported("UpdateEventSourceMapping", &update.name, NO_LAMBDA);
+        let error = ControlPlaneError::unsupported("UpdateEventSourceMapping", &update.name, NO_LAMBDA);
         async { Err(error) }
     }
 
@@ -50,7 +50,7 @@ pub trait Mappings: Sync {
         &self,
         removal: &MappingRemoval,
     ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send {
-        let error = unsupported("DeleteEventSourceMapping", &removal.name, NO_LAMBDA);
+        let error = ControlPlaneError::unsupported("DeleteEventSourceMapping", &removal.name, NO_LAMBDA);
         async { Err(error) }
     }
 }

@@ -11,7 +11,7 @@ mod mappings;
 mod scaling;
 mod tables;
 
-pub use crate::ledger::StoredRecord;
+pub(crate) use crate::ledger::StoredRecord;
 pub use archives::Archives;
 pub use clock::Clock;
 pub use ledger::{Expect, Ledger};
@@ -21,6 +21,7 @@ pub use tables::Tables;
 
 /// How the executor should treat a failed call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// CreateTable on a name that exists (ResourceInUseException): for us, done.
     AlreadyExists,
@@ -48,6 +49,7 @@ pub enum ErrorKind {
 /// One control-plane call that failed, and how a run should take it.
 #[derive(Clone, Debug, thiserror::Error)]
 #[error("{operation} {table}: {message}")]
+#[non_exhaustive]
 pub struct ControlPlaneError {
     /// How a run should take the failure.
     pub kind: ErrorKind,
@@ -60,6 +62,43 @@ pub struct ControlPlaneError {
 }
 
 impl ControlPlaneError {
+    /// The failure of `operation` on `table`, taken as `kind` says: how a control plane
+    /// outside this crate (the SDK's, a fake) reports one.
+    pub fn new(
+        kind: ErrorKind,
+        operation: &'static str,
+        table: &str,
+        message: impl Into<String>,
+    ) -> ControlPlaneError {
+        ControlPlaneError {
+            kind,
+            operation,
+            table: table.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// A call that failed for none of the reasons [`ErrorKind`] tells apart: the table's action
+    /// failed, the run goes on with the rest.
+    pub fn failed(operation: &'static str, table: &str, message: impl Into<String>) -> ControlPlaneError {
+        ControlPlaneError::new(ErrorKind::Other, operation, table, message)
+    }
+
+    /// The error of a control plane without an optional API.
+    pub fn unsupported(operation: &'static str, table: &str, message: &str) -> ControlPlaneError {
+        ControlPlaneError::new(ErrorKind::Unsupported, operation, table, message)
+    }
+
+    /// The error of a control plane without Application Auto Scaling.
+    pub fn no_autoscaling(operation: &'static str) -> ControlPlaneError {
+        ControlPlaneError::new(
+            ErrorKind::Unsupported,
+            operation,
+            "",
+            "no Application Auto Scaling client: autoscaling phases need one",
+        )
+    }
+
     /// The same failure, its message said again by `message` (which is given the old one).
     pub fn reworded(self, message: impl FnOnce(&str) -> String) -> ControlPlaneError {
         ControlPlaneError {
@@ -73,34 +112,3 @@ impl ControlPlaneError {
 pub trait ControlPlane: Tables + Scaling + Archives + Mappings + Ledger + Clock {}
 
 impl<T: Tables + Scaling + Archives + Mappings + Ledger + Clock> ControlPlane for T {}
-
-/// A call that failed for none of the reasons [`ErrorKind`] tells apart: the table's action
-/// failed, the run goes on with the rest.
-pub fn failed(operation: &'static str, table: &str, message: impl Into<String>) -> ControlPlaneError {
-    ControlPlaneError {
-        kind: ErrorKind::Other,
-        operation,
-        table: table.to_string(),
-        message: message.into(),
-    }
-}
-
-/// The error of a control plane without an optional API.
-pub fn unsupported(operation: &'static str, table: &str, message: &str) -> ControlPlaneError {
-    ControlPlaneError {
-        kind: ErrorKind::Unsupported,
-        operation,
-        table: table.to_string(),
-        message: message.to_string(),
-    }
-}
-
-/// The error of a control plane without Application Auto Scaling.
-pub fn no_autoscaling(operation: &'static str) -> ControlPlaneError {
-    ControlPlaneError {
-        kind: ErrorKind::Unsupported,
-        operation,
-        table: String::new(),
-        message: "no Application Auto Scaling client: autoscaling phases need one".into(),
-    }
-}

@@ -4,7 +4,7 @@
 
 use std::future::Future;
 
-use super::{no_autoscaling, ControlPlaneError};
+use super::ControlPlaneError;
 use crate::policy::scaling::{DeregisterScaling, ObservedScalableTarget, RegisterScaling};
 
 /// Application Auto Scaling for the tables of a policy with autoscaling phases.
@@ -18,7 +18,7 @@ pub trait Scaling: Sync {
         tables: &[String],
     ) -> impl Future<Output = Result<Vec<ObservedScalableTarget>, ControlPlaneError>> + Send {
         let _ = tables;
-        async { Err(no_autoscaling("DescribeScalableTargets")) }
+        async { Err(ControlPlaneError::no_autoscaling("DescribeScalableTargets")) }
     }
 
     /// RegisterScalableTarget and PutScalingPolicy for each target; returns the policies' ARNs
@@ -28,7 +28,7 @@ pub trait Scaling: Sync {
         change: &RegisterScaling,
     ) -> impl Future<Output = Result<Vec<String>, ControlPlaneError>> + Send {
         let _ = change;
-        async { Err(no_autoscaling("RegisterScalableTarget")) }
+        async { Err(ControlPlaneError::no_autoscaling("RegisterScalableTarget")) }
     }
 
     /// DeleteScalingPolicy and DeregisterScalableTarget for each target. `Ok` names each target
@@ -39,6 +39,6 @@ pub trait Scaling: Sync {
         change: &DeregisterScaling,
     ) -> impl Future<Output = Result<Vec<String>, ControlPlaneError>> + Send {
         let _ = change;
-        async { Err(no_autoscaling("DeregisterScalableTarget")) }
+        async { Err(ControlPlaneError::no_autoscaling("DeregisterScalableTarget")) }
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 
-use super::{unsupported, ControlPlaneError};
+use super::ControlPlaneError;
 use crate::table::archive::ImportState;
 use crate::table::changes::{
     CapacityChange, ClassChange, ExportRequest, ImportRequest, SettingChange, TableSpec, TagChange, TtlChange,
@@ -104,7 +104,7 @@ pub trait Tables: Sync {
         arn: &str,
     ) -> impl Future<Output = Result<ResourcePolicy, ControlPlaneError>> + Send {
         let _ = arn;
-        let error = unsupported(
+        let error = ControlPlaneError::unsupported(
             "GetResourcePolicy",
             table,
             "this control plane has no resource-based policies",
@@ -122,7 +122,7 @@ pub trait Tables: Sync {
         expected_revision: &str,
     ) -> impl Future<Output = Result<String, ControlPlaneError>> + Send {
         let _ = (arn, document, expected_revision);
-        let error = unsupported(
+        let error = ControlPlaneError::unsupported(
             "PutResourcePolicy",
             table,
             "this control plane has no resource-based policies",
@@ -138,7 +138,7 @@ pub trait Tables: Sync {
         expected_revision: &str,
     ) -> impl Future<Output = Result<(), ControlPlaneError>> + Send {
         let _ = (arn, expected_revision);
-        let error = unsupported(
+        let error = ControlPlaneError::unsupported(
             "DeleteResourcePolicy",
             table,
             "this control plane has no resource-based policies",
@@ -152,7 +152,7 @@ pub trait Tables: Sync {
         &self,
         table: &str,
     ) -> impl Future<Output = Result<Vec<ObservedDestination>, ControlPlaneError>> + Send {
-        let error = unsupported(
+        let error = ControlPlaneError::unsupported(
             "DescribeKinesisStreamingDestination",
             table,
             "this control plane has no Kinesis data stream destinations",
@@ -166,7 +166,7 @@ pub trait Tables: Sync {
         &self,
         change: &DestinationChange,
     ) -> impl Future<Output = Result<DestinationStatus, ControlPlaneError>> + Send {
-        let error = unsupported(
+        let error = ControlPlaneError::unsupported(
             "EnableKinesisStreamingDestination",
             &change.name,
             "this control plane has no Kinesis data stream destinations",
@@ -179,7 +179,7 @@ pub trait Tables: Sync {
         &self,
         request: &ImportRequest,
     ) -> impl Future<Output = Result<String, ControlPlaneError>> + Send {
-        let error = unsupported(
+        let error = ControlPlaneError::unsupported(
             "ImportTable",
             &request.spec.name,
             "this control plane cannot import",
@@ -194,7 +194,8 @@ pub trait Tables: Sync {
         arn: &str,
     ) -> impl Future<Output = Result<ImportState, ControlPlaneError>> + Send {
         let _ = arn;
-        let error = unsupported("DescribeImport", table, "this control plane cannot import");
+        let error =
+            ControlPlaneError::unsupported("DescribeImport", table, "this control plane cannot import");
         async { Err(error) }
     }
 }

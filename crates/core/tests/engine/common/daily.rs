@@ -2,7 +2,7 @@
 //! clock: the fixture of the restore and ledger tests.
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use ddb_rollover::run::clock::simulation;
+use ddb_rollover::simulation;
 use ddb_rollover::{run, ApplyOptions, Operation, Policy, RunReport};
 use fake_aws::{Config, FakeAws};
 

@@ -5,7 +5,7 @@ use fake_aws::FakeAws;
 
 /// create_new at the fake's clock, which its readiness polls move on (no wall-clock wait).
 pub(crate) fn create_new(fake: &FakeAws, policy: &Policy) -> RunReport {
-    let at = ddb_rollover::run::clock::simulation(policy, &[Operation::CreateNew], fake.now()).unwrap();
+    let at = ddb_rollover::simulation(policy, &[Operation::CreateNew], fake.now()).unwrap();
     futures::executor::block_on(run(
         fake,
         policy,

@@ -1,7 +1,7 @@
 //! Policy text (TOML) several test files build on, each piece written once: a test joins the
 //! pieces it needs with [`policy_of`] and adds what is its own.
 
-use ddb_rollover::policy::warm::WarmThroughput;
+use ddb_rollover::policy::WarmThroughput;
 use ddb_rollover::{Policy, PolicyError};
 
 /// A string key: partition `pk`, sort `sk`.

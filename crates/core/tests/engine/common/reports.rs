@@ -1,7 +1,7 @@
 //! Reading a run's report the way the tests assert on it: the outcome each table (or each
 //! step) came to, in report order, and the one line a test looks closer at.
 
-use ddb_rollover::run::report::TableLine;
+use ddb_rollover::TableLine;
 use ddb_rollover::{Outcome, RunReport};
 
 /// Each line's table and outcome, in report order.

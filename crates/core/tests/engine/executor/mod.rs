@@ -5,15 +5,15 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use ddb_rollover::plan::deferral::DeferralCause;
-use ddb_rollover::plan::Decision;
-use ddb_rollover::policy::scaling::{policy_name, ScalableDimension, ScalableKey};
-use ddb_rollover::policy::settings::{Billing, Capacity};
-use ddb_rollover::policy::tags::TAG_FAMILY;
-use ddb_rollover::policy::Policy;
-use ddb_rollover::run::control::{Archives, Clock, ErrorKind, Tables};
-use ddb_rollover::table::changes::ExportRequest;
+use ddb_rollover::control::{Archives, Clock, ErrorKind, Tables};
+use ddb_rollover::policy::TAG_FAMILY;
+use ddb_rollover::policy::{policy_name, ScalableDimension, ScalableKey};
+use ddb_rollover::policy::{Billing, Capacity};
+use ddb_rollover::table::ExportRequest;
 use ddb_rollover::table::TableStatus;
+use ddb_rollover::Decision;
+use ddb_rollover::DeferralCause;
+use ddb_rollover::Policy;
 use ddb_rollover::{run, ApplyOptions, Operation, Outcome, RunReport};
 use fake_aws::{table_spec, Around, Config, FakeAws, Maker, ScalingPolicy, Target};
 
@@ -131,7 +131,7 @@ impl Rig {
         operation: Operation,
         at: chrono::DateTime<chrono::Utc>,
     ) -> ddb_rollover::CheckedInstant {
-        ddb_rollover::run::clock::simulation(&self.policy, &[operation], at).expect("a labelled instant")
+        ddb_rollover::simulation(&self.policy, &[operation], at).expect("a labelled instant")
     }
 
     /// The control plane's clock, as the run reads it (deadlines are set on it).
@@ -227,7 +227,7 @@ fn outcomes(report: &RunReport) -> Vec<(&str, Outcome)> {
 }
 
 /// The report's line for `table`'s main item.
-fn line<'r>(report: &'r RunReport, table: &str) -> &'r ddb_rollover::run::report::TableLine {
+fn line<'r>(report: &'r RunReport, table: &str) -> &'r ddb_rollover::TableLine {
     report
         .tables
         .iter()
@@ -238,7 +238,7 @@ fn line<'r>(report: &'r RunReport, table: &str) -> &'r ddb_rollover::run::report
 /// The changes `status` predicts for `operation`, per table (main item, then the other steps),
 /// and the changes a run's report lines carry.
 fn predicted(
-    status: &ddb_rollover::run::status::StatusReport,
+    status: &ddb_rollover::StatusReport,
     operation: Operation,
 ) -> BTreeMap<String, Vec<&'static str>> {
     status

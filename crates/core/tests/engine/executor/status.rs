@@ -40,7 +40,7 @@ async fn status_predicts_each_run_exactly_and_names_what_only_it_can_see() {
         let observation = ddb_rollover::observe(&rig.aws, policy, ddb_rollover::Scope::Full(at(now)), 4)
             .await
             .unwrap();
-        let status = ddb_rollover::run::status::status(policy, at(now), &observation);
+        let status = ddb_rollover::status(policy, at(now), &observation);
         let report = rig.run(operation, now, ApplyOptions::default()).await;
         assert_eq!(
             predicted(&status, operation),
@@ -105,7 +105,7 @@ async fn pacing_passes_the_archive_calls_on() {
         after_seal: false,
     };
     let arn = rig.aws.export_table(&request).await.unwrap();
-    let paced = ddb_rollover::run::pace::Paced::new(rig.aws.clone(), Default::default());
+    let paced = ddb_rollover::Paced::new(rig.aws.clone(), Default::default());
     let proof = paced
         .prove_archive("timeseries_2018-10-20", &arn, fake_aws::ACCOUNT_ID)
         .await

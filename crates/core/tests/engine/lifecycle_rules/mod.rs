@@ -7,25 +7,23 @@ use crate::common::at;
 use crate::common::plans::assert_reason_mentions;
 use crate::common::policies::{ARCHIVE, ONE_PHASE};
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use ddb_rollover::plan::deferral::DeferralCause;
-use ddb_rollover::plan::{plan, plan_run, Decision, Operation, Plan, PlanItem};
-use ddb_rollover::policy::settings::Billing;
-use ddb_rollover::policy::settings::Capacity;
-use ddb_rollover::policy::settings::{Encryption, StreamView};
-use ddb_rollover::policy::tags::{
+use ddb_rollover::policy::Billing;
+use ddb_rollover::policy::Capacity;
+use ddb_rollover::policy::{Encryption, StreamView};
+use ddb_rollover::policy::{
     TAG_ARCHIVED, TAG_EXPORT, TAG_FAMILY, TAG_FINAL_EXPORT, TAG_LAST_DEFERRAL, TAG_PERIOD_END,
     TAG_PERIOD_START, TAG_POLICY_HASH, TAG_SEALED,
 };
-use ddb_rollover::policy::Policy;
-use ddb_rollover::run::status::{status, TableStatusLine};
-use ddb_rollover::table::archive::ArchiveProof;
-use ddb_rollover::table::changes::{
-    DeleteRequest, ExportRequest, SettingChange, TableSetting, TagChange, TtlChange,
-};
-use ddb_rollover::table::seal::{ResourcePolicy, SealRecord};
+use ddb_rollover::table::ArchiveProof;
 use ddb_rollover::table::{
     ArchiveState, ExportState, ExportStatus, ObservedEncryption, ObservedTable, TableStatus, TtlState,
 };
+use ddb_rollover::table::{DeleteRequest, ExportRequest, SettingChange, TableSetting, TagChange, TtlChange};
+use ddb_rollover::table::{ResourcePolicy, SealRecord};
+use ddb_rollover::DeferralCause;
+use ddb_rollover::Policy;
+use ddb_rollover::{plan, plan_run, Decision, Operation, Plan, PlanItem};
+use ddb_rollover::{status, TableStatusLine};
 
 const HOT: Capacity = Capacity {
     read: 300,

@@ -8,10 +8,10 @@ use ddb_rollover::Observation;
 #[test]
 fn retention_never_deletes_a_table_whose_key_is_not_the_policys_even_when_tagged_ours() {
     let policy = one_phase("[retention]\ndelete_after = 3\n");
-    let other_key = ddb_rollover::policy::settings::KeySchema {
-        partition: ddb_rollover::policy::settings::KeyAttribute {
+    let other_key = ddb_rollover::policy::KeySchema {
+        partition: ddb_rollover::policy::KeyAttribute {
             name: "id".into(),
-            kind: ddb_rollover::policy::settings::AttributeKind::S,
+            kind: ddb_rollover::policy::AttributeKind::S,
         },
         sort: None,
     };
@@ -127,7 +127,7 @@ fn runs_warn_of_the_table_quota_within_a_year_and_status_always() {
 /// Deletion needs nothing foreign on the table: kept, and the reason says what.
 #[test]
 fn retention_never_deletes_a_table_under_a_scalable_target_it_did_not_create() {
-    use ddb_rollover::policy::scaling::{
+    use ddb_rollover::policy::{
         ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension, ScalableKey,
     };
     let policy = one_phase("[retention]\ndelete_after = 3\nkeep_newest = 1\n");
@@ -320,7 +320,7 @@ fn a_protection_someone_turned_on_is_never_lifted() {
 }
 
 fn scaled(policy: &Policy, age: i64, scheduled: &[&str]) -> ObservedTable {
-    use ddb_rollover::policy::scaling::{
+    use ddb_rollover::policy::{
         policy_name, ObservedScalableTarget, ObservedScalingPolicy, ScalableDimension, ScalableKey,
     };
     let mut table = ours(policy, age);
@@ -452,7 +452,7 @@ fn someone_elses_resource_policy_keeps_the_table_without_archiving_too() {
     // Not read this run: no deletion either.
     let mut unread = ours(&policy, 4);
     unread.resource_policy = None;
-    let plan = ddb_rollover::plan::plan(&policy, now(), &[unread, ours(&policy, 0)], Operation::ResizeOld);
+    let plan = ddb_rollover::plan(&policy, now(), &[unread, ours(&policy, 0)], Operation::ResizeOld);
     assert!(tables_with(&plan, "delete").is_empty(), "{plan:#?}");
     assert!(last(&plan, &name(4)).reason.contains("was not read"));
 }

@@ -2,11 +2,11 @@
 //! table moves to the phase its age calls for then, which may be past phase 1.
 
 use crate::common::at;
-use ddb_rollover::policy::settings::{Billing, Capacity};
-use ddb_rollover::run::status::{status, NextPhase};
+use ddb_rollover::policy::{Billing, Capacity};
 use ddb_rollover::table::ObservedTable;
 use ddb_rollover::Observation;
 use ddb_rollover::Policy;
+use ddb_rollover::{status, NextPhase};
 
 fn next_phase(policy: &Policy, now: &str, table: &str) -> Option<NextPhase> {
     let hot = Billing::Provisioned(Capacity {

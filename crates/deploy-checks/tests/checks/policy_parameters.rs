@@ -149,13 +149,20 @@ fn a_stack_with_the_default_parameters_gives_the_functions_todays_default_policy
     assert_eq!(policy_of(&[]), readme_policy_with(json!({})));
     // The file the README gives the CLI for a stack on the defaults (hostile read of issue 38,
     // finding 6: `--prefix` alone is the CLI's default policy, with numeric keys).
-    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/examples/stack-defaults.toml");
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/examples/stack-defaults.toml"
+    );
     assert_eq!(
         policy_of(&[]),
         Policy::load(std::path::Path::new(file)).unwrap(),
         "docs/examples/stack-defaults.toml is the stack's default policy"
     );
-    assert_ne!(policy_of(&[]).key, Policy::default().key, "the CLI's own default is another key");
+    assert_ne!(
+        policy_of(&[]).key,
+        Policy::default().key,
+        "the CLI's own default is another key"
+    );
 }
 
 #[test]

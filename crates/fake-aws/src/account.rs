@@ -17,6 +17,10 @@ use crate::objects::Status;
 use crate::objects::Table;
 use crate::world::{Config, World};
 
+/// The buckets of the rate-limited operations, by operation; empty until a test turns AWS's
+/// rates on ([`FakeAws::aws_rates`]).
+pub(crate) type Rates = BTreeMap<&'static str, aws_model::rates::Bucket>;
+
 /// Who made the family's ledger: its stack (template.yaml), not a run.
 pub const STACK: &str = "stack";
 
@@ -34,7 +38,7 @@ pub struct FakeAws {
     /// The failures and acts tests inject into our calls.
     pub(crate) injected: Arc<Mutex<Injected<FakeAws>>>,
     /// The account's per-account rates, when a test turned them on ([`FakeAws::aws_rates`]).
-    pub(crate) rates: Arc<Mutex<crate::rates::Rates>>,
+    pub(crate) rates: Arc<Mutex<Rates>>,
 }
 
 impl FakeAws {

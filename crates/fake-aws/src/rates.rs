@@ -3,16 +3,12 @@
 //! operation's bucket empty is throttled. AWS's throttle would meet the SDK's retries; through
 //! a port it fails the call, so a run that fails nothing under these rates stayed inside them.
 
-use std::collections::BTreeMap;
-
 use aws_model::rates::{Bucket, AWS_RATES};
 use ddb_rollover::control::{Clock, ControlPlaneError, ErrorKind};
 
+use crate::account::Rates;
 use crate::errors::error;
 use crate::FakeAws;
-
-/// The buckets of the rate-limited operations, by operation; empty until turned on.
-pub(crate) type Rates = BTreeMap<&'static str, Bucket>;
 
 impl FakeAws {
     /// Limits the tag calls of the whole account to AWS's per-account rates, each a bucket of

@@ -78,12 +78,12 @@ pub const RULES: [(&str, Rule); 30] = [
     ("MaxDeletesPerRun", number(Some(1), Some(100))),
     (
         "ChangeStreamArn",
-        Rule::Pattern("^$|^arn:aws[a-z-]*:kinesis:[a-z0-9-]+:[0-9]{12}:stream/[a-zA-Z0-9_.-]{1,128}$"),
+        Rule::Pattern("^$|^arn:aws(-cn|-us-gov|-eusc|-iso(-[bef])?)?:kinesis:[a-z0-9-]+:[0-9]{12}:stream/[a-zA-Z0-9_.-]{1,128}$"),
     ),
     (
         "ConsumerFunctionArn",
         Rule::Pattern(
-            "^$|^arn:aws[a-z-]*:lambda:[a-z0-9-]+:[0-9]{12}:function:[a-zA-Z0-9_-]{1,64}(:[a-zA-Z0-9_-]{1,128})?$",
+            "^$|^arn:aws(-cn|-us-gov|-eusc|-iso(-[bef])?)?:lambda:[a-z0-9-]+:[0-9]{12}:function:[a-zA-Z0-9_-]{1,64}(:[a-zA-Z0-9_-]{1,128})?$",
         ),
     ),
     ("Autoscaling", SWITCH),

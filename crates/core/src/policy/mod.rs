@@ -42,7 +42,7 @@ pub use settings::{
 };
 pub use stream::{
     FunctionArn, KinesisDestination, KinesisStreamArn, LambdaConsumer, LambdaDocument, Precision,
-    StartingPosition, StreamDocument,
+    StartingPosition, StreamDocument, AWS_PARTITIONS,
 };
 pub use tags::{
     export_arn_from_tag, TAG_ARCHIVED, TAG_EXPORT, TAG_FAMILY, TAG_FINAL_EXPORT, TAG_KEEP_UNTIL,

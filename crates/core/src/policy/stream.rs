@@ -18,6 +18,19 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+/// AWS's partitions, the second part of every ARN (the SDK's endpoint rules list the same);
+/// template.yaml's `AllowedPattern`s for the stream and consumer ARNs spell them alike.
+pub const AWS_PARTITIONS: [&str; 8] = [
+    "aws",
+    "aws-cn",
+    "aws-us-gov",
+    "aws-eusc",
+    "aws-iso",
+    "aws-iso-b",
+    "aws-iso-e",
+    "aws-iso-f",
+];
+
 /// The `[stream]` section as written.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -108,8 +121,11 @@ impl FunctionArn {
         let [arn, partition, service, region, account, kind, name] = parts[..] else {
             return wrong("does not have the parts of a function's ARN");
         };
-        if arn != "arn" || partition.is_empty() {
-            return wrong("does not start with arn:PARTITION:");
+        if arn != "arn" || !AWS_PARTITIONS.contains(&partition) {
+            return wrong(&format!(
+                "does not start with arn:PARTITION: (an AWS partition: {})",
+                AWS_PARTITIONS.join(", ")
+            ));
         }
         if service != "lambda" {
             return wrong(&format!("names the service {service:?}, not lambda"));
@@ -294,8 +310,11 @@ impl KinesisStreamArn {
         let [arn, partition, service, region, account, resource] = parts[..] else {
             return wrong("does not have the six parts of an ARN");
         };
-        if arn != "arn" || partition.is_empty() {
-            return wrong("does not start with arn:PARTITION:");
+        if arn != "arn" || !AWS_PARTITIONS.contains(&partition) {
+            return wrong(&format!(
+                "does not start with arn:PARTITION: (an AWS partition: {})",
+                AWS_PARTITIONS.join(", ")
+            ));
         }
         if service != "kinesis" {
             return wrong(&format!("names the service {service:?}, not kinesis"));
@@ -465,6 +484,11 @@ mod tests {
                 "no Region",
             ),
             ("kinesis", "37 to 1024"),
+            // Hostile read of issue 41: any partition starting "aws" passed.
+            (
+                "arn:awsevil:kinesis:eu-west-1:123456789012:stream/timeseries-changes",
+                "an AWS partition: aws, aws-cn",
+            ),
         ] {
             let message = KinesisStreamArn::parse(bad).unwrap_err();
             assert!(message.contains(why), "{bad}: {message}");
@@ -505,7 +529,11 @@ mod tests {
 
     #[test]
     fn a_function_arn_is_checked_part_by_part() {
-        for good in [FUNCTION, "arn:aws:lambda:eu-west-1:123456789012:function:f:live"] {
+        for good in [
+            FUNCTION,
+            "arn:aws:lambda:eu-west-1:123456789012:function:f:live",
+            "arn:aws-us-gov:lambda:us-gov-west-1:123456789012:function:f",
+        ] {
             assert_eq!(FunctionArn::parse(good).unwrap().as_str(), good);
         }
         for (bad, why) in [
@@ -516,6 +544,10 @@ mod tests {
             ("ingest-consumer", "parts"),
             ("arn:aws:sqs:eu-west-1:123456789012:function:f", "not lambda"),
             ("arn:aws:lambda:eu-west-1:1234:function:f", "12-digit"),
+            (
+                "arn:awsevil:lambda:eu-west-1:123456789012:function:f",
+                "an AWS partition",
+            ),
             ("arn:aws:lambda:eu-west-1:123456789012:layer:f", "not a function"),
             (
                 "arn:aws:lambda:eu-west-1:123456789012:function:bad name",

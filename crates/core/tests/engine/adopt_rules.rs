@@ -14,6 +14,19 @@ const THEIR_STREAM: &str = "arn:aws:kinesis:us-east-1:123456789012:stream/audit"
 const THEIR_FUNCTION: &str = "arn:aws:lambda:us-east-1:123456789012:function:audit-consumer";
 const TABLE: &str = "ts_2018-10-20";
 
+/// The family's first run (it starts the ledger), then someone's table with a stream under
+/// the policy's name [`TABLE`].
+fn someones_streaming_table(fake: &FakeAws, policy: &Policy) {
+    assert!(create_new(fake, policy).succeeded());
+    let mut spec = fake_aws::table_spec(
+        TABLE,
+        policy.key.clone(),
+        Billing::Provisioned(Capacity { read: 5, write: 5 }),
+    );
+    spec.stream = Some(StreamView::NewAndOldImages);
+    fake.foreign_create_table("someone", &spec).unwrap();
+}
+
 /// Issue 38: `adopt` did not name someone else's Kinesis destination or event source mapping
 /// on the table (it read them only when the policy names a stream or deletes tables), so an
 /// operator vouched for a table whose change feed is someone else's without being told, and
@@ -24,16 +37,8 @@ fn adopt_names_someone_elses_destination_and_mapping_on_the_table() {
     let policy = Policy::from_toml("prefix = \"ts\"\n").unwrap();
     assert!(policy.stream.kinesis.is_none() && policy.stream.lambda.is_none() && !policy.deletes());
     let fake = FakeAws::new("ts", at("2018-10-26T10:00:00Z"), Config::default());
-    // The family's first run starts its ledger.
-    assert!(create_new(&fake, &policy).succeeded());
     // Someone's table under our name, with its own change feed and consumer.
-    let mut spec = fake_aws::table_spec(
-        TABLE,
-        policy.key.clone(),
-        Billing::Provisioned(Capacity { read: 5, write: 5 }),
-    );
-    spec.stream = Some(StreamView::NewAndOldImages);
-    fake.foreign_create_table("someone", &spec).unwrap();
+    someones_streaming_table(&fake, &policy);
     fake.advance(chrono::Duration::minutes(1));
     fake.create_kinesis_stream(THEIR_STREAM);
     fake.foreign_enable_destination("someone", TABLE, THEIR_STREAM, Precision::Millisecond)
@@ -80,14 +85,7 @@ fn adopt_names_each_mapping_of_the_family_consumer_it_takes_as_ours() {
     .unwrap();
     let fake = FakeAws::new("ts", at("2018-10-26T10:00:00Z"), Config::default());
     fake.create_function(CONSUMER);
-    assert!(create_new(&fake, &policy).succeeded());
-    let mut spec = fake_aws::table_spec(
-        TABLE,
-        policy.key.clone(),
-        Billing::Provisioned(Capacity { read: 5, write: 5 }),
-    );
-    spec.stream = Some(StreamView::NewAndOldImages);
-    fake.foreign_create_table("someone", &spec).unwrap();
+    someones_streaming_table(&fake, &policy);
     let stream = fake.stream_arn(TABLE).expect("the table has a stream");
     let uuid = fake.foreign_map("someone", CONSUMER, &stream).unwrap();
     fake.advance(chrono::Duration::minutes(5));

@@ -320,20 +320,7 @@ fn a_failed_evidence_read_keeps_the_tables_and_fails_the_run_once() {
     }
     // `plan` reads everything once: only resize_old, which reads those tables' mappings,
     // fails on them (hostile read of issue 38: create_new's preview failed too).
-    let operations = [Operation::CreateNew, Operation::ResizeOld];
-    let at_now = ddb_rollover::simulation(&policy(), &operations, fake.now()).unwrap();
-    let dry = ApplyOptions {
-        dry_run: true,
-        ..ApplyOptions::default()
-    };
-    let planned = futures::executor::block_on(ddb_rollover::run_each(
-        &fake,
-        &policy(),
-        &operations,
-        &at_now,
-        dry,
-    ))
-    .unwrap();
+    let planned = plan_both(&fake, &policy());
     assert!(
         planned[0].succeeded(),
         "create_new reads no due table's mappings: {:#?}",
@@ -362,6 +349,18 @@ fn a_failed_evidence_read_keeps_the_tables_and_fails_the_run_once() {
             "{table} deleted"
         );
     }
+}
+
+/// `plan` now: both operations' previews, as the CLI's `plan` runs them (one read of
+/// everything, each operation planned on its own run's view).
+fn plan_both(fake: &FakeAws, policy: &Policy) -> Vec<RunReport> {
+    let operations = [Operation::CreateNew, Operation::ResizeOld];
+    let at_now = ddb_rollover::simulation(policy, &operations, fake.now()).unwrap();
+    let dry = ApplyOptions {
+        dry_run: true,
+        ..ApplyOptions::default()
+    };
+    futures::executor::block_on(ddb_rollover::run_each(fake, policy, &operations, &at_now, dry)).unwrap()
 }
 
 /// Hostile read of issue 38, finding 2: `status` reads every table's evidence, and named in its
@@ -393,20 +392,7 @@ fn status_names_the_failed_reads_of_the_runs_and_no_others() {
     for table in &all {
         fake.fail("ListEventSourceMappings", table, ErrorKind::Other);
     }
-    let operations = [Operation::CreateNew, Operation::ResizeOld];
-    let at_now = ddb_rollover::simulation(&policy(), &operations, fake.now()).unwrap();
-    let dry = ApplyOptions {
-        dry_run: true,
-        ..ApplyOptions::default()
-    };
-    let planned = futures::executor::block_on(ddb_rollover::run_each(
-        &fake,
-        &policy(),
-        &operations,
-        &at_now,
-        dry,
-    ))
-    .unwrap();
+    let planned = plan_both(&fake, &policy());
     let mut failed_on: Vec<&str> = all
         .iter()
         .map(String::as_str)

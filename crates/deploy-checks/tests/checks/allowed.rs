@@ -71,3 +71,41 @@ fn the_templates_defaults_pass() {
         assert_eq!(rule.check(&defaults[parameter]), Ok(()), "{parameter}");
     }
 }
+
+/// Hostile read of issue 41: `arn:aws[a-z-]*:` let any partition starting "aws" through. The
+/// stream and consumer ARNs take AWS's partitions only, as the engine's own check does
+/// (`ddb_rollover::policy::AWS_PARTITIONS`).
+#[test]
+fn an_arn_takes_only_awss_partitions() {
+    let rule = |parameter| RULES.iter().find(|(p, _)| *p == parameter).unwrap().1;
+    let stream = rule("ChangeStreamArn");
+    let consumer = rule("ConsumerFunctionArn");
+    for partition in ddb_rollover::policy::AWS_PARTITIONS {
+        assert_eq!(
+            stream.check(&format!(
+                "arn:{partition}:kinesis:eu-west-1:123456789012:stream/changes"
+            )),
+            Ok(()),
+            "{partition}"
+        );
+        assert_eq!(
+            consumer.check(&format!(
+                "arn:{partition}:lambda:eu-west-1:123456789012:function:f"
+            )),
+            Ok(()),
+            "{partition}"
+        );
+    }
+    for partition in ["awsevil", "aws-", "aws-iso-z", "aws-cnx"] {
+        assert!(stream
+            .check(&format!(
+                "arn:{partition}:kinesis:eu-west-1:123456789012:stream/changes"
+            ))
+            .is_err());
+        assert!(consumer
+            .check(&format!(
+                "arn:{partition}:lambda:eu-west-1:123456789012:function:f"
+            ))
+            .is_err());
+    }
+}

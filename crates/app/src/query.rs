@@ -17,8 +17,8 @@ use itertools::Itertools;
 use serde::Serialize;
 
 use crate::keys::sort_key_time;
+use crate::layout::Layout;
 use crate::write::Item;
-use crate::Layout;
 use ddb_rollover::route::{tables_between, PeriodTable, RouteError};
 
 /// Concurrent Query calls when none is given.

@@ -8,11 +8,11 @@ use std::collections::VecDeque;
 use aws_sdk_dynamodb::Client;
 use futures::stream::{self, StreamExt};
 
+use crate::layout::Layout;
 use crate::query::{
     next_page, reads_of, shard_pages, sort_text, Order, Page, QueryError, ShardPages, TimeRange,
 };
 use crate::write::Item;
-use crate::Layout;
 use ddb_rollover::route::PeriodTable;
 
 /// The items of one [`TimeRange`], one at a time:

@@ -18,8 +18,8 @@ use futures::stream::{self, StreamExt};
 use itertools::Itertools;
 
 use crate::keys::{sort_key, unique_suffix};
+use crate::layout::Layout;
 use crate::shard::ShardChoice;
-use crate::Layout;
 use ddb_rollover::route::{table_for, PeriodTable};
 
 /// One DynamoDB item: attribute name to value.
